@@ -1,0 +1,313 @@
+"""Typed, frozen records shared by every backend module and handed to the widgets."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
+ROLE_LETTER = {"user": "u", "assistant": "a", "tool": "t", "system": "s"}
+
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class OpmemError(Exception):
+    """Base of every error the backend raises on purpose; its text is shown to the user."""
+
+
+class InvalidSessionId(OpmemError, ValueError):
+    pass
+
+
+class SessionNotFound(OpmemError, KeyError):
+    def __str__(self) -> str:  # KeyError quotes its argument; we want plain text
+        return str(self.args[0]) if self.args else "session not found"
+
+
+class CorruptFile(OpmemError):
+    """A stored file that cannot be read; names the path and the problem."""
+
+    def __init__(self, path: Any, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+def check_session_id(session_id: object) -> str:
+    """Refuse anything that is not a safe folder name, before any path is built."""
+    if not isinstance(session_id, str) or not session_id:
+        raise InvalidSessionId("invalid session id: empty or not a string")
+    if "\x00" in session_id:
+        raise InvalidSessionId("invalid session id: contains NUL")
+    if len(session_id) > 128:
+        raise InvalidSessionId(f"invalid session id: longer than 128 characters ({len(session_id)})")
+    if not SESSION_ID_RE.fullmatch(session_id) or session_id in (".", ".."):
+        raise InvalidSessionId(
+            f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return session_id
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One message of a session, exactly as stored in history/NNNNNN-r-<id>.json."""
+
+    id: str
+    seq: int
+    role: str
+    content: str = ""
+    parent_id: str | None = None
+    called_by: str | None = None
+    name: str | None = None
+    input: Any = None
+    reads: tuple[str, ...] = ()
+    created_at: float = 0.0
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_tool(self) -> bool:
+        return self.role == "tool" or self.called_by is not None
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.seq:06d}-{ROLE_LETTER.get(self.role, 's')}-{self.id}.json"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "seq": self.seq,
+            "role": self.role,
+            "parent_id": self.parent_id,
+            "called_by": self.called_by,
+            "name": self.name,
+            "content": self.content,
+            "input": self.input,
+            "reads": list(self.reads),
+            "created_at": self.created_at,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Any = "<node>") -> "Node":
+        if not isinstance(data, Mapping):
+            raise CorruptFile(path, "node file is not a JSON object")
+        try:
+            node_id = data["id"]
+            seq = data["seq"]
+            role = data["role"]
+        except KeyError as exc:
+            raise CorruptFile(path, f"node file lacks the field {exc.args[0]!r}") from None
+        if not isinstance(node_id, str) or not node_id:
+            raise CorruptFile(path, "node id must be a non-empty string")
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            raise CorruptFile(path, "node seq must be an integer")
+        if role not in ROLES:
+            raise CorruptFile(path, f"unknown role {role!r}")
+        content = data.get("content")
+        if content is None:
+            content = ""
+        elif not isinstance(content, str):
+            content = str(content)
+        meta = data.get("metadata") or {}
+        if not isinstance(meta, Mapping):
+            meta = {"value": meta}
+        reads = data.get("reads") or ()
+        created = data.get("created_at") or 0.0
+        return cls(
+            id=node_id,
+            seq=seq,
+            role=role,
+            content=content,
+            parent_id=data.get("parent_id") or None,
+            called_by=data.get("called_by") or None,
+            name=data.get("name"),
+            input=data.get("input"),
+            reads=tuple(str(r) for r in reads) if isinstance(reads, (list, tuple)) else (),
+            created_at=float(created) if isinstance(created, (int, float)) else 0.0,
+            metadata=_frozen_map(meta),
+        )
+
+
+META_FIELDS = (
+    "id",
+    "title",
+    "title_source",
+    "agent_id",
+    "project_id",
+    "source",
+    "source_ref",
+    "created_at",
+    "updated_at",
+    "head_id",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMeta:
+    """meta.json of a session; `extra` keeps keys this version does not know."""
+
+    id: str
+    title: str = ""
+    title_source: str = ""
+    agent_id: str = ""
+    project_id: str = ""
+    source: str = "opmem"
+    source_ref: Any = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    head_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # Derived, not stored in meta.json: filled by listing for display.
+    turn_count: int = 0
+    preview: str = ""
+    path: str = ""
+
+    @property
+    def display_title(self) -> str:
+        """User/LLM/excerpt title, else an 80-character preview of the first message."""
+        if self.title:
+            return self.title
+        if self.preview:
+            return self.preview
+        return self.id
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.extra)
+        data.update(
+            id=self.id,
+            title=self.title,
+            title_source=self.title_source,
+            agent_id=self.agent_id,
+            project_id=self.project_id,
+            source=self.source,
+            source_ref=self.source_ref,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            head_id=self.head_id,
+        )
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], path: Any = "<meta>", **derived: Any) -> "SessionMeta":
+        if not isinstance(data, Mapping):
+            raise CorruptFile(path, "meta.json is not a JSON object")
+        sid = data.get("id")
+        extra = {k: v for k, v in data.items() if k not in META_FIELDS}
+
+        def text(key: str) -> str:
+            value = data.get(key)
+            return value if isinstance(value, str) else ""
+
+        def number(key: str) -> float:
+            value = data.get(key)
+            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+        head = data.get("head_id")
+        return cls(
+            id=sid if isinstance(sid, str) and sid else derived.pop("fallback_id", ""),
+            title=text("title"),
+            title_source=text("title_source"),
+            agent_id=text("agent_id"),
+            project_id=text("project_id"),
+            source=text("source") or "opmem",
+            source_ref=data.get("source_ref"),
+            created_at=number("created_at"),
+            updated_at=number("updated_at"),
+            head_id=head if isinstance(head, str) and head else None,
+            extra=_frozen_map(extra),
+            **derived,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One user node and what followed it on a branch, up to the next user node."""
+
+    number: int  # 1-based along the branch
+    nodes: tuple[Node, ...]  # chain nodes and their tool nodes, in seq order
+    commit: str | None = None  # the turn commit whose head is this turn's last node
+    fork_heads: tuple[str, ...] = ()  # other leaf heads that branch off inside this turn
+
+    @property
+    def user(self) -> Node | None:
+        return next((n for n in self.nodes if n.role == "user"), None)
+
+    @property
+    def last(self) -> Node:
+        chain = [n for n in self.nodes if not n.is_tool]
+        return chain[-1] if chain else self.nodes[-1]
+
+    @property
+    def tool_nodes(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.is_tool)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnCommit:
+    """One commit of a session repo as `git log` shows it."""
+
+    oid: str
+    turn: int
+    head_id: str
+    summary: str
+    message: str
+    time: float
+    branches: tuple[str, ...] = ()
+    parents: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    name: str  # git ref short name, e.g. main or retry-<id>
+    head_id: str
+    tip: str  # commit oid
+    turns: int
+    is_current: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionListing:
+    sessions: tuple[SessionMeta, ...]
+    skipped: int = 0
+    problems: tuple[str, ...] = ()  # one line per skipped folder: path and reason
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a memory record came from; every record carries one."""
+
+    project_id: str
+    session_id: str
+    node_ids: tuple[str, ...]
+    commit: str | None
+    event_time: float
+    ingestion_time: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project_id": self.project_id,
+            "session_id": self.session_id,
+            "node_ids": list(self.node_ids),
+            "commit": self.commit,
+            "event_time": self.event_time,
+            "ingestion_time": self.ingestion_time,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    checked: int
+    repaired: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
