@@ -74,7 +74,8 @@ class Node:
 
     @property
     def is_tool(self) -> bool:
-        return self.role == "tool" or self.called_by is not None
+        # What makes a node hang off the chain is its caller, not its role.
+        return self.called_by is not None
 
     @property
     def file_name(self) -> str:
@@ -196,10 +197,11 @@ class SessionMeta:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Any = "<meta>", **derived: Any) -> "SessionMeta":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", **derived: Any) -> "SessionMeta":
         if not isinstance(data, Mapping):
-            raise CorruptFile(path, "meta.json is not a JSON object")
+            raise CorruptFile(where, "meta.json is not a JSON object")
         sid = data.get("id")
+        fallback_id = derived.pop("fallback_id", "")
         extra = {k: v for k, v in data.items() if k not in META_FIELDS}
 
         def text(key: str) -> str:
@@ -212,7 +214,7 @@ class SessionMeta:
 
         head = data.get("head_id")
         return cls(
-            id=sid if isinstance(sid, str) and sid else derived.pop("fallback_id", ""),
+            id=sid if isinstance(sid, str) and sid else fallback_id,
             title=text("title"),
             title_source=text("title_source"),
             agent_id=text("agent_id"),
