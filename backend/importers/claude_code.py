@@ -358,7 +358,7 @@ class ClaudeParser:
             if build.record_ts.get(uuid) == f"{kind}|{record.get('timestamp')}":
                 build.count("duplicate")
                 return
-            uuid = f"{uuid}@{line_no}"
+            uuid = f"{uuid}.l{line_no}"
         if uuid is not None:
             build.record_ts[uuid] = f"{kind}|{record.get('timestamp')}"
         self._envelope(build, record)
@@ -380,6 +380,15 @@ class ClaudeParser:
             if uuid is not None:  # keep its place so children still connect
                 build.anchor[uuid] = self._anchor(build, parent_uuid)
         build.count(kind)
+
+    def holding(self) -> bool:
+        """Something is held back: a model reply still open, or a tool still waiting for its result."""
+        for build in self.builds.values():
+            if build.open_groups:
+                return True
+            if any(not tool.emitted for tool in build.tools.values()):
+                return True
+        return False
 
     def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
         """Sessions with what was emitted since the last take.
@@ -550,7 +559,7 @@ class ClaudeParser:
                 build.anchor[uuid] = same
             return same
         if sid in build.parent_of:  # the id is taken (synthetic ids after a copy): qualify it
-            sid = f"{sid}@{len(build.parent_of)}"
+            sid = f"{sid}.n{len(build.parent_of)}"
         self._ensure_emitted(build, parent)
         self._register_chain(build, sid, parent, role, stamp, content)
         if uuid is not None:
@@ -590,7 +599,7 @@ class ClaudeParser:
             if text:
                 sid = self._chain_node(
                     build,
-                    f"{uuid or f'line-{line_no}'}#text",
+                    f"{uuid or f'line-{line_no}'}.text",
                     "system",
                     text,
                     build.anchor.get(uuid) if uuid else parent,
@@ -649,7 +658,7 @@ class ClaudeParser:
                 if group is None:
                     self._chain_node(
                         build,
-                        f"{uuid or 'result'}#{index}",
+                        f"{uuid or 'result'}.r{index}",
                         "system",
                         text,
                         parent,
@@ -659,14 +668,14 @@ class ClaudeParser:
                     )
                     continue
                 tool = _Tool(
-                    sid=tool_id or f"{uuid or 'result'}#{index}",
+                    sid=tool_id or f"{uuid or 'result'}.r{index}",
                     name=None,
                     input=None,
                     called_by=group.sid,
                     created_at=when,
                 )
                 if tool.sid in build.tools:
-                    tool.sid = f"{tool.sid}@{uuid}"
+                    tool.sid = f"{tool.sid}.{uuid}"
                 build.tools[tool.sid] = tool
                 group.tools.append(tool.sid)
             called_by = tool.called_by
@@ -730,7 +739,7 @@ class ClaudeParser:
             if same is not None and same in build.group_of:
                 group = build.group_of[same]
             else:
-                sid = key if key not in build.parent_of else f"{key}@{line_no}"
+                sid = key if key not in build.parent_of else f"{key}.l{line_no}"
                 self._ensure_emitted(build, parent)
                 group = _Group(sid=sid, parent=parent, created_at=parse_timestamp(stamp), uuid=uuid, last=sid)
                 build.groups[key] = group
@@ -790,7 +799,7 @@ class ClaudeParser:
                 group.last_block = "tool_use"
                 tool_id = block.get("id")
                 if not isinstance(tool_id, str) or not tool_id:
-                    tool_id = f"{uuid or f'line-{line_no}'}#{index}"
+                    tool_id = f"{uuid or f'line-{line_no}'}.t{index}"
                 if tool_id in build.tools:
                     continue
                 name = block.get("name")
@@ -843,7 +852,7 @@ class ClaudeParser:
         content = "\n\n".join(t.strip() for t in texts if t.strip())
         sid = self._chain_node(
             build,
-            f"{uuid or f'line-{line_no}'}#cont",
+            f"{uuid or f'line-{line_no}'}.cont",
             "assistant",
             content,
             group.last,
