@@ -399,15 +399,13 @@ class ClaudeParser:
         """
         sessions: list[ImportedSession] = []
         for build in self.builds.values():
+            if final:
+                self._flush_waiting_tools(build)
             for group in list(build.open_groups.values()):
                 if final or group.sid != build.head or (idle and group.last_block != "thinking"):
                     self._flush_group(build, group)
             if final:
-                for tool in build.tools.values():
-                    if not tool.emitted and build.groups.get(tool.called_by, None) is not None:
-                        group = build.groups[tool.called_by]
-                        if group.emitted:
-                            self._emit_tool(build, tool)
+                self._flush_waiting_tools(build)
             if not build.out and not build.meta_dirty:
                 continue
             if build.nodes_total == 0 and not build.out:
@@ -416,6 +414,13 @@ class ClaudeParser:
             build.out = []
             build.meta_dirty = False
         return sessions
+
+    def _flush_waiting_tools(self, build: _Build) -> None:
+        """Tools that never got a result (the file ended): written without one."""
+        for tool in build.tools.values():
+            group = build.groups.get(tool.called_by)
+            if not tool.emitted and group is not None and group.emitted:
+                self._emit_tool(build, tool)
 
     # -- builds ------------------------------------------------------------------------------
 
