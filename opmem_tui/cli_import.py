@@ -57,7 +57,7 @@ def summary_table(report: ImportReport, title: str) -> Table:
 
 def print_warnings(report: ImportReport, limit: int) -> None:
     for line in report.warnings[:limit]:
-        err_console.print(Text(f"warning: {plain(line)}", style="yellow"))
+        err_console.print(Text(f"warning: {plain(line)}", style="yellow"), soft_wrap=True)
     hidden = len(report.warnings) - limit
     if hidden > 0:
         err_console.print(Text(f"… and {hidden} more warning(s)", style="yellow"))

@@ -85,9 +85,10 @@ class Watcher:
         out: dict[Path, None] = {}
         for roots in self.roots.values():
             for root in roots:
-                folder = root if root.is_dir() else root.parent
-                if folder.is_dir():
-                    out[folder.resolve()] = None
+                if root.is_dir():
+                    out[root.resolve()] = None
+                elif root.is_file():
+                    out[root.parent.resolve()] = None
         return list(out)
 
     # -- work --------------------------------------------------------------------------------
