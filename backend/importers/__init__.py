@@ -119,7 +119,10 @@ def run_import(
     given = list(paths) if paths else []
     for missing in (p for p in given if not Path(p).expanduser().exists()):
         report.warn(missing, None, "no such file or folder")
-    files = importer.discover(given if given else importer.default_paths())
+    roots = given if given else importer.default_paths()
+    if not given and roots and not any(Path(p).exists() for p in roots):
+        report.warn(roots[0], None, f"not found: no {name} sessions here (give a path)")
+    files = importer.discover(roots)
     total = len(files)
     try:
         for done, path in enumerate(files):

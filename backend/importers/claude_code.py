@@ -24,6 +24,7 @@ under that parent.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -150,7 +151,7 @@ def parse_timestamp(value: Any) -> float:
             return 0.0
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
-        if number != number or number in (float("inf"), float("-inf")):
+        if not math.isfinite(number):
             return 0.0
         return number / 1000.0 if abs(number) > 1e11 else number
     return 0.0
@@ -302,6 +303,7 @@ class _Build:
         self.meta_dirty = True
         self.nodes_total = 0
         self.first_prompt = ""
+        self.summaries: dict[str, str] = {}  # leafUuid -> summary not matched yet
 
     def count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -361,6 +363,8 @@ class ClaudeParser:
             uuid = f"{uuid}.l{line_no}"
         if uuid is not None:
             build.record_ts[uuid] = f"{kind}|{record.get('timestamp')}"
+            if uuid in build.summaries:
+                self._title(build, "summary", build.summaries.pop(uuid))
         self._envelope(build, record)
         if kind == "user":
             self._user(build, record, uuid, parent_uuid, line_no)
@@ -1048,8 +1052,8 @@ class ClaudeParser:
             summary = record.get("summary")
             if isinstance(leaf, str) and leaf in build.anchor:
                 self._title(build, "summary", summary)
-            elif isinstance(summary, str) and summary:
-                build.count("foreign_summary")
+            elif isinstance(leaf, str) and isinstance(summary, str) and summary:
+                build.summaries[leaf] = summary  # often written before the record it names
         elif kind == "agent-name":
             self._extra(build, "agent_name", record.get("agentName"))
         elif kind == "last-prompt":
@@ -1089,6 +1093,8 @@ class ClaudeParser:
                 break
         extra = dict(build.extra)
         extra["record_counts"] = dict(sorted(build.counts.items()))
+        if build.summaries:
+            extra["foreign_summaries"] = len(build.summaries)  # they name other sessions
         if title_source:
             extra["title_source"] = title_source
         totals: dict[str, int] = {}

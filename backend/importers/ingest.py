@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..model import OpmemError
 from ..store.session_repo import NODE_ID_RE
@@ -86,9 +87,14 @@ def ingest(
     existed = store.exists(sid)
     report.sessions += 1
     meta = _meta_fields(store, imported, sid)
-    writer = _Writer(store, sid, existed, meta, report, imported)
-    writer.write(imported.nodes)
-    if writer.written and not existed:
+    if imported.nodes:
+        with _open_batch(store, sid) as batch:
+            writer = _Writer(batch, sid, existed, meta, report, imported)
+            writer.write(imported.nodes)
+        written = writer.written
+    else:
+        written = 0
+    if written and not existed:
         report.new_sessions += 1
     if not store.exists(sid):
         return sid  # nothing to write yet (no nodes): no empty session folder
@@ -96,7 +102,7 @@ def ingest(
         _update_meta(store, sid, meta)
     _set_head(store, sid, imported)
     _link_children(store, sid, imported)
-    if on_project is not None and imported.cwd and (writer.written or not existed):
+    if on_project is not None and imported.cwd and (written or not existed):
         bind_cwd(store, sid, imported.cwd, on_project, report)
     return sid
 
@@ -213,19 +219,50 @@ def _link_children(store: Any, sid: str, imported: ImportedSession) -> None:
             continue
 
 
+class _PerCall:
+    """The batch interface over a store without `batch()`: one locked call per operation."""
+
+    def __init__(self, store: Any, sid: str) -> None:
+        self.store = store
+        self.sid = sid
+
+    def has_node(self, node_id: str) -> bool:
+        return self.store.has_node(self.sid, node_id)
+
+    def node_ids(self) -> set[str]:
+        return {node.id for node in self.store.get_nodes(self.sid)}
+
+    def append(self, role: str, content: str = "", **fields: Any) -> Any:
+        return self.store.append_message(self.sid, role, content, **fields)
+
+    def commit_turn(self, head_id: str | None = None) -> str | None:
+        return self.store.commit_turn(self.sid, head_id)
+
+
+@contextmanager
+def _open_batch(store: Any, sid: str) -> Iterator[Any]:
+    """All writes of one ingest under one session lock when the store offers it."""
+    batch = getattr(store, "batch", None)
+    if batch is None:
+        yield _PerCall(store, sid)
+        return
+    with batch(sid) as handle:
+        yield handle
+
+
 class _Writer:
     """Appends the new nodes of one session and commits each turn that got new nodes."""
 
     def __init__(
         self,
-        store: Any,
+        batch: Any,
         sid: str,
         existed: bool,
         meta: dict[str, Any],
         report: ImportReport,
         imported: ImportedSession,
     ) -> None:
-        self.store = store
+        self.batch = batch
         self.sid = sid
         self.existed = existed
         self.meta = meta
@@ -243,7 +280,7 @@ class _Writer:
         if node_id in self.known:
             return True
         if self.existed and not self.prefetched:
-            if self.store.has_node(self.sid, node_id):
+            if self.batch.has_node(node_id):
                 self.known.add(node_id)
                 return True
         return False
@@ -251,7 +288,7 @@ class _Writer:
     def write(self, nodes: tuple[ImportedNode, ...]) -> None:
         if self.existed and len(nodes) > PREFETCH_OVER:
             # One read of the stored ids instead of a locked lookup per node (a re-import).
-            self.known.update(node.id for node in self.store.get_nodes(self.sid))
+            self.known.update(self.batch.node_ids())
             self.prefetched = True
         for node in nodes:
             self._one(node)
@@ -274,8 +311,7 @@ class _Writer:
         if new:
             metadata = dict(node.metadata)
             metadata["source_id"] = node.source_id
-            self.store.append_message(
-                self.sid,
+            self.batch.append(
                 node.role,
                 node.content,
                 parent_id=parent if not is_tool else called_by,
@@ -308,7 +344,7 @@ class _Writer:
         if head is not None:
             self.dirty[head] = False
         try:
-            oid = self.store.commit_turn(self.sid, head)
+            oid = self.batch.commit_turn(head)
         except OpmemError as exc:  # the node files are safe; a later open backfills git
             self.report.warn(self.imported.source_file, None, f"session {self.sid}: commit failed: {exc}")
             return

@@ -214,6 +214,18 @@ def test_titles_and_metadata_records(tmp_path: Path) -> None:
     assert (s.title, s.extra["title_source"]) == ("My own name", "user")
 
 
+def test_summary_written_before_its_leaf_titles_the_session(tmp_path: Path) -> None:
+    t = Transcript()
+    t.meta("summary", summary="Fixing the login bug", leafUuid="00000002-0000-4000-8000-000000000002")
+    t.meta("summary", summary="Some other session", leafUuid="not-here")
+    t.prompt("the login fails")
+    t.assistant("msg_A", text("looking"))  # uuid 00000002-...
+    sessions, _ = parse(tmp_path, t)
+    s = trunk(sessions)
+    assert (s.title, s.extra["title_source"]) == ("Fixing the login bug", "llm")
+    assert s.extra["foreign_summaries"] == 1
+
+
 def test_unknown_types_counted_bad_lines_warned_rest_imported(tmp_path: Path) -> None:
     t = Transcript()
     t.prompt("one")
