@@ -8,6 +8,7 @@ Everything is deterministic apart from the wall-clock times of the project commi
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -18,7 +19,6 @@ from .home import Home
 from .model import Node
 
 DEMO_MARKER = ".opmem-demo"
-BASE_TIME = 1795000000.0  # 2026-11-18, a fixed origin so the demo is the same every time
 DAY = 86400.0
 
 
@@ -143,8 +143,13 @@ def _pytest_log(failures: int, lines: int) -> str:
     return "\n".join(out)
 
 
-def build_demo(path: Path, *, progress: Callable[[str], None] | None = None) -> Home:
-    """Create the demo store in `path` (an empty or missing folder) and return its Home."""
+def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str], None] | None = None) -> Home:
+    """Create the demo store in `path` (an empty or missing folder) and return its Home.
+
+    Sessions are dated over the week before `now` (default: the current time); pass a fixed
+    `now` for a store that is the same every time.
+    """
+    BASE_TIME = (time.time() if now is None else now) - 7 * DAY
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     home = Home(path / "home")
