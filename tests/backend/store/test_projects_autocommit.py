@@ -1,5 +1,4 @@
 import multiprocessing
-import time
 from pathlib import Path
 
 import pygit2
