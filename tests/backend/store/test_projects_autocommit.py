@@ -8,7 +8,7 @@ from opmem_tui.backend.model import Turn
 from opmem_tui.backend.store.project_git import ProjectGit
 from opmem_tui.backend.store.projects import ProjectRegistry
 
-from project_repo_helpers import (
+from .project_repo_helpers import (
     TurnBuilder,
     changed_in,
     fsck,

@@ -5,7 +5,7 @@ import pytest
 
 from opmem_tui.backend.store.project_git import ProjectGit, ProjectGitError, iter_commits
 
-from project_repo_helpers import git, make_repo, user_commit
+from .project_repo_helpers import git, make_repo, user_commit
 
 
 def build_history(path: Path, count: int) -> list[str]:

@@ -12,7 +12,7 @@ from opmem_tui.backend.store.projects import (
     project_commits,
 )
 
-from project_repo_helpers import git, head, make_repo, status, tree_hashes, write
+from .project_repo_helpers import git, head, make_repo, status, tree_hashes, write
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from opmem_tui.backend.store.tool_paths import (
     tool_written_paths,
 )
 
-from project_repo_helpers import TurnBuilder
+from .project_repo_helpers import TurnBuilder
 
 PATCH = """*** Begin Patch
 *** Update File: src/app.py
