@@ -39,7 +39,7 @@ def test_projects_commands(tmp_path: Path):
     result = runner.invoke(projects, ["log", project.id, "--limit", "2"])
     lines = result.output.splitlines()
     assert result.exit_code == 0 and len(lines) == 2
-    assert "change 2" in lines[0] and "\x1b" not in result.output and "?[31mred" in lines[1]
+    assert "change 2" in lines[0] and "\x1b" not in result.output and "sneaky red title" in lines[1]
     result = runner.invoke(projects, ["log", project.id, "--agent-only"])
     assert result.exit_code == 0 and result.output == ""
 

@@ -15,7 +15,7 @@ from opmem_tui.backend.store.project_links import (
 )
 from opmem_tui.backend.store.projects import ProjectRegistry
 
-from project_repo_helpers import TurnBuilder, make_repo, user_commit
+from .project_repo_helpers import TurnBuilder, make_repo, user_commit
 
 T0 = 1_700_000_000.0
 
