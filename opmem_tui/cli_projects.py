@@ -25,6 +25,8 @@ def _registry(ctx: click.Context) -> ProjectRegistry:
         return obj
     if isinstance(obj, Home):
         return obj.projects
+    if isinstance(obj, dict) and isinstance(obj.get("home"), Home):
+        return obj["home"].projects
     return Home().projects
 
 
