@@ -74,7 +74,8 @@ class Node:
 
     @property
     def is_tool(self) -> bool:
-        return self.role == "tool" or self.called_by is not None
+        # What makes a node hang off the chain is its caller, not its role.
+        return self.called_by is not None
 
     @property
     def file_name(self) -> str:
@@ -196,10 +197,30 @@ class SessionMeta:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Any = "<meta>", **derived: Any) -> "SessionMeta":
+    def from_listing(cls, data: dict[str, Any], session_id: str, path: str) -> "SessionMeta":
+        """A listing row: meta.json plus the derived turn count and preview it stores.
+
+        The folder name is the session's id; a meta.json that says otherwise does not win.
+        """
+        turns = data.get("turns", 0)
+        preview = data.get("preview", "")
+        meta = cls.from_json(
+            data,
+            path,
+            turn_count=turns if isinstance(turns, int) and not isinstance(turns, bool) else 0,
+            preview=preview if isinstance(preview, str) else "",
+            path=path,
+        )
+        if meta.id != session_id:
+            object.__setattr__(meta, "id", session_id)  # still frozen to every caller
+        return meta
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", **derived: Any) -> "SessionMeta":
         if not isinstance(data, Mapping):
-            raise CorruptFile(path, "meta.json is not a JSON object")
+            raise CorruptFile(where, "meta.json is not a JSON object")
         sid = data.get("id")
+        fallback_id = derived.pop("fallback_id", "")
         extra = {k: v for k, v in data.items() if k not in META_FIELDS}
 
         def text(key: str) -> str:
@@ -212,7 +233,7 @@ class SessionMeta:
 
         head = data.get("head_id")
         return cls(
-            id=sid if isinstance(sid, str) and sid else derived.pop("fallback_id", ""),
+            id=sid if isinstance(sid, str) and sid else fallback_id,
             title=text("title"),
             title_source=text("title_source"),
             agent_id=text("agent_id"),

@@ -1,0 +1,71 @@
+"""Home: the facade over one opmem state directory. The TUI and the CLI talk only to this."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from .config import Config
+from .store.sessions import DEFAULT_CACHE_CAP, SessionStore
+
+HOME_ENV = "OPMEM_HOME"
+
+
+def default_home_path() -> Path:
+    """`$OPMEM_HOME`, else the platform's user data folder for opmem."""
+    env = os.environ.get(HOME_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir("opmem", appauthor=False))
+
+
+class Home:
+    """One state directory: config.toml, sessions/, projects/, memory/."""
+
+    def __init__(self, path: Path | str | None = None, *, durable: bool = True) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_home_path()
+        self.durable = durable
+
+    @cached_property
+    def config(self) -> Config:
+        return Config(self.path / "config.toml")
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.path / "sessions"
+
+    @property
+    def projects_dir(self) -> Path:
+        return self.path / "projects"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.path / "memory"
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        return SessionStore(
+            self.sessions_dir,
+            cache_cap=self.config.get_int("store.session_cache_cap", DEFAULT_CACHE_CAP),
+            pack_threshold=self.config.get_int("store.pack_loose_objects", 2000),
+            durable=self.durable,
+        )
+
+    @cached_property
+    def projects(self) -> Any:
+        from .store.projects import ProjectRegistry  # lands with the projects layer
+
+        return ProjectRegistry(self.path)
+
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+    def ensure(self) -> None:
+        """Create the folder and a commented config.toml the first time."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not self.config.path.exists():
+            self.config.save()

@@ -1,0 +1,64 @@
+"""Atomic file writes and tolerant JSON reads for the state directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..model import CorruptFile
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write to a temp file beside `path`, fsync it, then rename over `path`.
+
+    A reader sees the old file or the new one, never half of either.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def dump_json(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+
+
+def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:
+    write_atomic(path, dump_json(data), durable=durable)
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; any problem becomes CorruptFile naming the path."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise CorruptFile(path, "file is missing") from None
+    except OSError as exc:
+        raise CorruptFile(path, f"cannot read ({exc.strerror})") from None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise CorruptFile(path, "expected a JSON object")
+    return data

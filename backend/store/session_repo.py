@@ -1,0 +1,862 @@
+"""One session: immutable node files (the truth) and their git mirror (one commit per turn).
+
+Not thread-safe on its own: SessionStore serializes access with a per-session lock and a
+file lock, and calls `refresh()` when another process may have written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import pygit2
+
+from ..model import (
+    ROLES,
+    Branch,
+    CorruptFile,
+    Node,
+    OpmemError,
+    SessionMeta,
+    Turn,
+    TurnCommit,
+)
+from .files import dump_json, read_json_object, write_atomic
+
+NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+NODE_FILE_RE = re.compile(r"^(\d+)-([uats])-(.+)\.json$")
+GIT_NAME = "opmem"
+GIT_EMAIL = "opmem@localhost"
+TITLE_CHARS = 50
+PREVIEW_CHARS = 80
+
+_DEFAULT: Any = object()
+
+
+def excerpt(text: str, limit: int) -> str:
+    """First non-empty line, whitespace collapsed, cut at `limit` chars with an ellipsis."""
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= limit else line[:limit].rstrip() + "…"
+    return ""
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat[:limit]
+
+
+def node_id_from_file_name(name: str) -> str | None:
+    match = NODE_FILE_RE.match(name)
+    return match.group(3) if match else None
+
+
+class SessionRepo:
+    """A session folder: meta.json, history/, context/, workdir/ and .git/."""
+
+    def __init__(self, path: Path, session_id: str, *, pack_threshold: int = 2000, durable: bool = True):
+        self.path = Path(path)
+        self.id = session_id
+        self.pack_threshold = pack_threshold
+        self.durable = durable
+        self.problems: list[str] = []
+        self.mutations = 0  # bumped by every write, so the store knows to publish a change
+        self._reset()
+
+    # ------------------------------------------------------------------ state
+
+    def _reset(self) -> None:
+        self._nodes: dict[str, Node] = {}
+        self._known_files: set[str] = set()
+        self._children: dict[str | None, list[str]] = {}
+        self._tools: dict[str, list[str]] = {}
+        self._max_seq = -1
+        self._meta: dict[str, Any] = {}
+        self._head: str | None = None
+        self._pending_bytes: dict[str, bytes] = {}
+        self._git: pygit2.Repository | None = None
+        self._commits: dict[str, str] | None = None  # turn-end node id -> newest commit
+        self._turn_no: dict[str, int] = {}  # commit oid -> turn number
+        self._loose: int | None = None
+        self.problems = []
+
+    @property
+    def history_dir(self) -> Path:
+        return self.path / "history"
+
+    @property
+    def meta_path(self) -> Path:
+        return self.path / "meta.json"
+
+    def exists(self) -> bool:
+        return self.meta_path.is_file()
+
+    def load(self) -> None:
+        """Read meta.json and every node file (raises CorruptFile for a bad meta.json)."""
+        self._reset()
+        if not self.path.is_dir():
+            return
+        self._meta = read_json_object(self.meta_path)
+        self._scan_history()
+        self._recover_head()
+
+    def refresh(self) -> None:
+        """Pick up what another process wrote: new node files, a new meta.json, new refs."""
+        if not self.path.is_dir():
+            self._reset()
+            return
+        if not self._meta and not self.meta_path.exists():
+            return
+        self._meta = read_json_object(self.meta_path)
+        self._scan_history()
+        self._recover_head()
+        self._commits = None
+        if self._git is not None:
+            self._git = None  # reopen: another process may have packed
+
+    def _scan_history(self) -> None:
+        try:
+            names = os.listdir(self.history_dir)
+        except FileNotFoundError:
+            return
+        new = [n for n in names if n not in self._known_files and n.endswith(".json") and not n.startswith(".")]
+        loaded: list[Node] = []
+        for name in new:
+            path = self.history_dir / name
+            try:
+                node = Node.from_json(read_json_object(path), path)
+            except CorruptFile as exc:
+                self.problems.append(str(exc))
+                self._known_files.add(name)
+                continue
+            self._known_files.add(name)
+            if node.id in self._nodes:
+                self.problems.append(f"{path}: duplicate node id {node.id!r}")
+                continue
+            loaded.append(node)
+        for node in sorted(loaded, key=lambda n: n.seq):
+            self._index(node)
+
+    def _index(self, node: Node) -> None:
+        self._nodes[node.id] = node
+        self._known_files.add(node.file_name)
+        if node.seq > self._max_seq:
+            self._max_seq = node.seq
+        if node.called_by is not None:
+            self._tools.setdefault(node.called_by, []).append(node.id)
+        else:
+            self._children.setdefault(node.parent_id, []).append(node.id)
+
+    def _recover_head(self) -> None:
+        """meta.json's head, moved forward to nodes appended on its line after it was saved."""
+        head = self._meta.get("head_id")
+        if head not in self._nodes:
+            head = None
+        mark = self._meta.get("head_seq_mark", -1)
+        mark = mark if isinstance(mark, int) else -1
+        latest = None
+        for node in self._nodes.values():
+            if node.called_by is None and node.seq > mark and (latest is None or node.seq > latest.seq):
+                latest = node
+        if latest is not None and (head is None or self._is_ancestor(head, latest.id)):
+            head = latest.id
+        self._head = head
+
+    def _is_ancestor(self, ancestor: str, node_id: str) -> bool:
+        cur: str | None = node_id
+        while cur is not None:
+            if cur == ancestor:
+                return True
+            cur = self._nodes[cur].parent_id if cur in self._nodes else None
+        return False
+
+    # ------------------------------------------------------------------ reads
+
+    @property
+    def head(self) -> str | None:
+        return self._head
+
+    def meta(self, **derived: Any) -> SessionMeta:
+        data = dict(self._meta)
+        return SessionMeta.from_json(
+            data,
+            self.meta_path,
+            turn_count=int(data.get("turns", 0) or 0),
+            preview=str(data.get("preview", "") or ""),
+            path=str(self.path),
+            **derived,
+        )
+
+    def raw_meta(self) -> dict[str, Any]:
+        return dict(self._meta)
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._nodes
+
+    def node(self, node_id: str) -> Node:
+        try:
+            return self._nodes[node_id]
+        except KeyError:
+            raise OpmemError(f"session {self.id}: no node {node_id!r}") from None
+
+    def nodes(self) -> list[Node]:
+        return sorted(self._nodes.values(), key=lambda n: n.seq)
+
+    def _chain_node(self, node_id: str) -> str:
+        node = self.node(node_id)
+        return node.called_by if node.called_by is not None else node.id
+
+    def _path_ids(self, head: str | None) -> list[str]:
+        ids: list[str] = []
+        cur = head
+        seen: set[str] = set()
+        while cur is not None:
+            if cur in seen:
+                raise OpmemError(f"session {self.id}: parent cycle at node {cur!r}")
+            seen.add(cur)
+            ids.append(cur)
+            node = self._nodes.get(cur)
+            if node is None:
+                break
+            cur = node.parent_id if node.parent_id in self._nodes else None
+        ids.reverse()
+        return ids
+
+    def get_branch(self, head_id: str | None = None) -> list[Node]:
+        head = self._chain_node(head_id) if head_id is not None else self._head
+        if head is None:
+            return []
+        out: list[Node] = []
+        for cid in self._path_ids(head):
+            out.append(self._nodes[cid])
+            out.extend(self._tool_tree(cid))
+        out.sort(key=lambda n: n.seq)
+        return out
+
+    def _tool_tree(self, caller: str) -> list[Node]:
+        """Tool nodes of a caller, and tools those tools called (nested agents)."""
+        out: list[Node] = []
+        stack = list(self._tools.get(caller, ()))
+        while stack:
+            tid = stack.pop()
+            out.append(self._nodes[tid])
+            stack.extend(self._tools.get(tid, ()))
+        return out
+
+    def leaves(self) -> list[str]:
+        return [nid for nid, n in self._nodes.items() if n.called_by is None and not self._children.get(nid)]
+
+    def _leaves_under(self, node_id: str) -> list[str]:
+        out: list[str] = []
+        stack = [node_id]
+        while stack:
+            cur = stack.pop()
+            kids = self._children.get(cur)
+            if kids:
+                stack.extend(kids)
+            else:
+                out.append(cur)
+        return sorted(out, key=lambda n: self._nodes[n].seq)
+
+    def _latest_leaf(self, node_id: str) -> str:
+        cur = node_id
+        while self._children.get(cur):
+            cur = max(self._children[cur], key=lambda c: self._nodes[c].seq)
+        return cur
+
+    def turns(self, head_id: str | None = None) -> list[Turn]:
+        branch = self.get_branch(head_id)
+        if not branch:
+            return []
+        commits = self._commit_map() if self._git_dir_exists() else {}
+        on_path = {n.id for n in branch if n.called_by is None}
+        groups: list[list[Node]] = []
+        for node in branch:
+            if node.called_by is None and node.role == "user" and groups and any(
+                m.role == "user" and m.called_by is None for m in groups[-1]
+            ):
+                groups.append([node])
+            elif not groups:
+                groups.append([node])
+            else:
+                groups[-1].append(node)
+        turns: list[Turn] = []
+        for number, group in enumerate(groups, start=1):
+            chain = [n for n in group if n.called_by is None]
+            last = chain[-1] if chain else group[-1]
+            fork_points = [chain[0].parent_id] + [n.id for n in chain[:-1]] if chain else []
+            forks: list[str] = []
+            for point in fork_points:
+                for child in self._children.get(point, ()):
+                    if child not in on_path:
+                        forks.extend(self._leaves_under(child))
+            turns.append(
+                Turn(number=number, nodes=tuple(group), commit=commits.get(last.id), fork_heads=tuple(forks))
+            )
+        return turns
+
+    # ------------------------------------------------------------------ writes
+
+    def _ensure_created(self, session_meta: Mapping[str, Any] | None) -> None:
+        if self.meta_path.exists():
+            return
+        now = time.time()
+        for sub in ("history", "context/commits", "workdir"):
+            (self.path / sub).mkdir(parents=True, exist_ok=True)
+        meta: dict[str, Any] = {
+            "id": self.id,
+            "title": "",
+            "title_source": "",
+            "agent_id": "",
+            "project_id": "",
+            "source": "opmem",
+            "source_ref": None,
+            "created_at": 0.0,
+            "updated_at": now,
+            "head_id": None,
+        }
+        for key, value in (session_meta or {}).items():
+            if key != "id":
+                meta[key] = value
+        if meta.get("title") and not meta.get("title_source"):
+            meta["title_source"] = "user"
+        self._init_git()
+        self._meta = meta
+        self._write_meta()
+
+    def _init_git(self) -> None:
+        if (self.path / ".git").exists():
+            return
+        repo = pygit2.init_repository(str(self.path), initial_head="main")
+        repo.config["status.showUntrackedFiles"] = "no"
+        repo.config["gc.auto"] = "0"  # we pack ourselves; the git CLI must not gc behind our lock
+        self._git = repo
+
+    def _write_meta(self) -> bytes:
+        self.mutations += 1
+        data = dump_json(self._meta)
+        write_atomic(self.meta_path, data, durable=self.durable)
+        return data
+
+    def append(
+        self,
+        role: str,
+        content: str = "",
+        *,
+        parent_id: str | None = _DEFAULT,
+        called_by: str | None = None,
+        name: str | None = None,
+        input: Any = None,
+        reads: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        node_id: str | None = None,
+        created_at: float | None = None,
+        session_meta: Mapping[str, Any] | None = None,
+    ) -> Node:
+        if node_id is not None and node_id in self._nodes:
+            return self._nodes[node_id]
+        if role not in ROLES:
+            raise OpmemError(f"session {self.id}: unknown role {role!r} (use one of {', '.join(ROLES)})")
+        if node_id is None:
+            node_id = uuid.uuid4().hex[:12]
+        elif not isinstance(node_id, str) or not NODE_ID_RE.fullmatch(node_id):
+            raise OpmemError(f"session {self.id}: invalid node id {node_id!r}")
+        if called_by is not None and called_by not in self._nodes:
+            raise OpmemError(f"session {self.id}: caller {called_by!r} is not in the session")
+        if parent_id is _DEFAULT:
+            parent_id = called_by if called_by is not None else self._head
+        if parent_id is not None and parent_id not in self._nodes:
+            raise OpmemError(f"session {self.id}: parent {parent_id!r} is not in the session")
+        if not isinstance(content, str):
+            content = "" if content is None else str(content)
+        self._ensure_created(session_meta)
+        created = float(created_at) if created_at is not None else time.time()
+        node = Node(
+            id=node_id,
+            seq=self._max_seq + 1,
+            role=role,
+            content=content,
+            parent_id=parent_id,
+            called_by=called_by,
+            name=name,
+            input=input,
+            reads=tuple(reads),
+            created_at=created,
+            metadata=dict(metadata or {}),
+        )
+        data = dump_json(node.to_json())
+        write_atomic(self.history_dir / node.file_name, data, durable=self.durable)
+        self._pending_bytes[node.id] = data
+        self._index(node)
+        self.mutations += 1
+        meta = self._meta
+        if not meta.get("created_at"):
+            meta["created_at"] = created
+        if created > (meta.get("updated_at") or 0):
+            meta["updated_at"] = created
+        if called_by is None:
+            linear = parent_id == self._head or self._head is None
+            self._head = node.id
+            if not linear:
+                # A fork: a reload could not guess this head, so it is saved now.
+                meta["head_id"] = node.id
+                meta["head_seq_mark"] = node.seq - 1
+                self._write_meta()
+        return node
+
+    def set_head(self, node_id: str) -> None:
+        head = self._chain_node(node_id)
+        self._head = head
+        self._meta["head_id"] = head
+        self._meta["head_seq_mark"] = self._max_seq
+        branch = self._branch_for(head)
+        self._write_meta()
+        if branch is not None:
+            self._checkout(branch)
+
+    def update_meta(self, fields: Mapping[str, Any]) -> None:
+        for key, value in fields.items():
+            if key == "id":
+                continue
+            self._meta[key] = value
+        self._write_meta()
+
+    # ------------------------------------------------------------------ git mirror
+
+    def _git_dir_exists(self) -> bool:
+        return (self.path / ".git").is_dir()
+
+    def _repo(self) -> pygit2.Repository:
+        if self._git is None:
+            if not self._git_dir_exists():
+                self._init_git()
+            if self._git is None:
+                self._git = pygit2.Repository(str(self.path))
+        return self._git
+
+    def _tips(self) -> dict[str, str]:
+        repo = self._repo()
+        tips: dict[str, str] = {}
+        for name in repo.branches.local:
+            ref = repo.references.get(f"refs/heads/{name}")
+            if ref is not None:
+                tips[name] = str(ref.resolve().target)
+        return tips
+
+    @staticmethod
+    def _trailers(message: str) -> tuple[str | None, int]:
+        head, turn = None, 0
+        for line in reversed(message.splitlines()):
+            if line.startswith("Opmem-Head: "):
+                head = line[12:].strip()
+            elif line.startswith("Opmem-Turn: "):
+                try:
+                    turn = int(line[12:].strip())
+                except ValueError:
+                    turn = 0
+            elif line and not line.startswith("Opmem-"):
+                break
+        return head, turn
+
+    def _commit_map(self) -> dict[str, str]:
+        if self._commits is not None:
+            return self._commits
+        commits: dict[str, str] = {}
+        self._turn_no = {}
+        repo = self._repo()
+        tips = self._tips()
+        if tips:
+            walker = repo.walk(None, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+            for oid in set(tips.values()):
+                walker.push(pygit2.Oid(hex=oid))
+            for commit in walker:
+                head, turn = self._trailers(commit.message)
+                oid = str(commit.id)
+                self._turn_no[oid] = turn
+                if head is not None and head not in commits:
+                    commits[head] = oid  # topological order: the newest commit of a head wins
+        self._commits = commits
+        return commits
+
+    def covered_node_ids(self) -> set[str]:
+        """Node ids that some branch tip's tree holds (every commit is an ancestor of a tip)."""
+        if not self._git_dir_exists():
+            return set()
+        repo = self._repo()
+        covered: set[str] = set()
+        for oid in set(self._tips().values()):
+            tree = repo[oid].peel(pygit2.Tree)
+            if "history" not in tree:
+                continue
+            for entry in tree["history"].peel(pygit2.Tree):
+                nid = node_id_from_file_name(entry.name)
+                if nid:
+                    covered.add(nid)
+        return covered
+
+    def _node_bytes(self, node: Node) -> bytes:
+        data = self._pending_bytes.pop(node.id, None)
+        if data is None:
+            data = (self.history_dir / node.file_name).read_bytes()
+        return data
+
+    def commit_turn(self, head_id: str | None = None, *, title_hook: Callable[..., Any] | None = None) -> str | None:
+        end = self._chain_node(head_id) if head_id is not None else self._head
+        if end is None:
+            return None
+        return self._commit_at(end)
+
+    def _turn_chain(self, end: str) -> list[Node]:
+        """Chain nodes of the turn ending at `end`, back to (and with) its user node."""
+        chain: list[Node] = []
+        cur: str | None = end
+        while cur is not None and cur in self._nodes:
+            node = self._nodes[cur]
+            chain.append(node)
+            if node.role == "user":
+                break
+            cur = node.parent_id
+        chain.reverse()
+        return chain
+
+    def _commit_at(self, end: str) -> str | None:
+        repo = self._repo()
+        commits = self._commit_map()
+        segment: list[str] = []
+        cur: str | None = end
+        while cur is not None and cur not in commits:
+            segment.append(cur)
+            parent = self._nodes[cur].parent_id
+            cur = parent if parent in self._nodes else None
+        base_head = cur
+        parent_oid = commits.get(base_head) if base_head is not None else None
+        base_tree = repo[parent_oid].peel(pygit2.Tree) if parent_oid else None
+        base_history = base_tree["history"].peel(pygit2.Tree) if base_tree is not None and "history" in base_tree else None
+
+        new_nodes = [self._nodes[c] for c in segment]
+        tool_callers = list(segment)
+        if base_head is not None:
+            tool_callers.extend(n.id for n in self._turn_chain(base_head))
+        for caller in tool_callers:
+            for tool in self._tool_tree(caller):
+                if base_history is None or tool.file_name not in base_history:
+                    new_nodes.append(tool)
+        if not new_nodes:
+            return None
+
+        builder = repo.TreeBuilder(base_history) if base_history is not None else repo.TreeBuilder()
+        for node in new_nodes:
+            blob = repo.create_blob(self._node_bytes(node))
+            builder.insert(node.file_name, blob, pygit2.enums.FileMode.BLOB)
+        history_oid = builder.write()
+
+        turn_no = self._turn_no.get(parent_oid, 0) if parent_oid else 0
+        turn_no += sum(1 for c in segment if self._nodes[c].role == "user")
+        turn_no = max(turn_no, 1)
+        chain = self._turn_chain(end)
+        self._update_meta_for_commit(end, turn_no)
+        meta_blob = repo.create_blob(self._write_meta())
+        root = repo.TreeBuilder()
+        root.insert("meta.json", meta_blob, pygit2.enums.FileMode.BLOB)
+        root.insert("history", history_oid, pygit2.enums.FileMode.TREE)
+        tree_oid = root.write()
+
+        message = self._commit_message(turn_no, end, chain)
+        when = int(time.time())
+        sig = pygit2.Signature(GIT_NAME, GIT_EMAIL, when, 0)
+        parents = [pygit2.Oid(hex=parent_oid)] if parent_oid else []
+        oid = repo.create_commit(None, sig, sig, message, tree_oid, parents)
+        tips = self._tips()
+        branch = self._choose_branch(tips, parent_oid, segment)
+        repo.references.create(f"refs/heads/{branch}", oid, force=True)
+        if self._head is not None and (self._head == end or self._is_ancestor(end, self._head)):
+            self._checkout(branch, tree_oid)
+        oid_s = str(oid)
+        commits[end] = oid_s
+        self._turn_no[oid_s] = turn_no
+        self._count_loose(len(new_nodes) + 4)
+        return oid_s
+
+    def _checkout(self, branch: str, tree_oid: Any = None) -> None:
+        """Point HEAD at a branch and the index at its tree; files on disk are never touched."""
+        repo = self._repo()
+        repo.set_head(f"refs/heads/{branch}")
+        if tree_oid is None:
+            tree_oid = repo.references[f"refs/heads/{branch}"].peel(pygit2.Commit).tree_id
+        index = repo.index
+        index.read_tree(repo[tree_oid].peel(pygit2.Tree))
+        index.write()
+
+    def _choose_branch(self, tips: dict[str, str], parent_oid: str | None, segment: list[str]) -> str:
+        if parent_oid is None:
+            if "main" not in tips:
+                return "main"
+        else:
+            at_parent = [name for name, tip in tips.items() if tip == parent_oid]
+            if at_parent:
+                try:
+                    current = self._repo().head.shorthand
+                except pygit2.GitError:
+                    current = None
+                if current in at_parent:
+                    return current
+                return "main" if "main" in at_parent else sorted(at_parent)[0]
+        line = [self._nodes[c] for c in reversed(segment)]
+        first = next((n for n in line if n.role == "assistant"), line[0] if line else None)
+        base = f"retry-{first.id if first else uuid.uuid4().hex[:12]}"
+        name, k = base, 2
+        while name in tips:
+            name, k = f"{base}-{k}", k + 1
+        return name
+
+    def _branch_for(self, node_id: str) -> str | None:
+        if not self._git_dir_exists():
+            return None
+        commits = self._commit_map()
+        tips = self._tips()
+        repo = self._repo()
+        # The newest commit on the node's line: the node itself or its nearest committed ancestor.
+        cur: str | None = node_id
+        while cur is not None and cur not in commits:
+            cur = self._nodes[cur].parent_id if cur in self._nodes else None
+        if cur is None:
+            return None
+        target = commits[cur]
+        exact = [name for name, tip in tips.items() if tip == target]
+        if exact:
+            return "main" if "main" in exact else sorted(exact)[0]
+        for name, tip in sorted(tips.items(), key=lambda kv: kv[0] != "main"):
+            if repo.descendant_of(pygit2.Oid(hex=tip), pygit2.Oid(hex=target)):
+                return name
+        return None
+
+    def _update_meta_for_commit(self, end: str, turn_no: int) -> None:
+        meta = self._meta
+        if self._head == end or self._head is None or self._is_ancestor(end, self._head):
+            meta["head_id"] = self._head or end
+            meta["head_seq_mark"] = self._max_seq
+            meta["turns"] = turn_no if self._head == end or self._head is None else meta.get("turns", turn_no)
+        first_user = self._first_user(end)
+        if first_user is not None:
+            if not meta.get("preview"):
+                meta["preview"] = excerpt(first_user.content, PREVIEW_CHARS)
+            if meta.get("title_source") not in ("user", "llm") and not meta.get("title"):
+                title = excerpt(first_user.content, TITLE_CHARS)
+                if title:
+                    meta["title"] = title
+                    meta["title_source"] = "excerpt"
+
+    def _first_user(self, end: str) -> Node | None:
+        for cid in self._path_ids(end):
+            node = self._nodes[cid]
+            if node.role == "user" and node.content.strip():
+                return node
+        return None
+
+    def _commit_message(self, turn_no: int, end: str, chain: list[Node]) -> str:
+        user = next((n for n in chain if n.role == "user"), None)
+        replies = [n for n in chain if n.role == "assistant" and n.content.strip()]
+        tools = [t for c in chain for t in self._tool_tree(c.id)]
+        names = Counter()
+        order: list[str] = []
+        for tool in sorted(tools, key=lambda n: n.seq):
+            label = (tool.name or "tool").strip() or "tool"
+            if label not in names:
+                order.append(label)
+            names[label] += 1
+        tool_line = ", ".join(f"{n} × {names[n]}" if names[n] > 1 else n for n in order)
+        took = max(0.0, chain[-1].created_at - chain[0].created_at) if chain else 0.0
+        tokens = 0
+        for node in chain:
+            tokens += _token_count(node.metadata)
+        subject = _one_line(user.content, 60) if user else _one_line(chain[0].content if chain else "", 60)
+        lines = [f"turn {turn_no}: {subject}".rstrip(), ""]
+        if replies:
+            lines.append(f"assistant: {_one_line(replies[-1].content, 80)}")
+        if tool_line:
+            lines.append(f"tools: {tool_line}")
+        if lines[-1] != "":
+            lines.append("")
+        meta_line = f"[meta: turn took {took:.1f}s, {len(tools)} tools"
+        meta_line += f", {tokens} tokens]" if tokens else "]"
+        lines.append(meta_line)
+        lines.append("")
+        lines.append(f"Opmem-Turn: {turn_no}")
+        lines.append(f"Opmem-Head: {end}")
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ consistency
+
+    def turn_ends(self, start: str) -> list[str]:
+        ends: list[str] = []
+        stack = [start]
+        while stack:
+            cur = stack.pop()
+            kids = self._children.get(cur, [])
+            if not kids or any(self._nodes[k].role == "user" for k in kids):
+                ends.append(cur)
+            stack.extend(k for k in kids if self._nodes[k].role != "user")
+        return ends
+
+    def backfill(self) -> int:
+        """Commit, turn by turn, every node that no branch covers yet. Returns commits made."""
+        if not self._nodes:
+            return 0
+        missing = set(self._nodes) - self.covered_node_ids()
+        if not missing:
+            return 0
+        ends: set[str] = set()
+        for nid in missing:
+            chain_id = nid
+            while self._nodes[chain_id].called_by is not None:
+                chain_id = self._nodes[chain_id].called_by
+            ends.update(self.turn_ends(chain_id))
+        made = 0
+        for end in sorted(ends, key=lambda e: self._nodes[e].seq):
+            if self._commit_at(end):
+                made += 1
+        if self._head is not None:
+            branch = self._branch_for(self._head)
+            if branch:
+                self._checkout(branch)
+        return made
+
+    # ------------------------------------------------------------------ history views
+
+    def branches(self) -> list[Branch]:
+        if not self._git_dir_exists():
+            return []
+        repo = self._repo()
+        try:
+            current = repo.head.shorthand if not repo.head_is_unborn else None
+        except pygit2.GitError:
+            current = None
+        out: list[Branch] = []
+        for name, tip in sorted(self._tips().items(), key=lambda kv: (kv[0] != "main", kv[0])):
+            head, turn = self._trailers(repo[tip].peel(pygit2.Commit).message)
+            out.append(Branch(name=name, head_id=head or "", tip=tip, turns=turn, is_current=name == current))
+        return out
+
+    def session_commits(self, limit: int = 100) -> list[TurnCommit]:
+        if not self._git_dir_exists():
+            return []
+        repo = self._repo()
+        tips = self._tips()
+        if not tips:
+            return []
+        decorations: dict[str, list[str]] = {}
+        for name, tip in tips.items():
+            decorations.setdefault(tip, []).append(name)
+        walker = repo.walk(None, pygit2.enums.SortMode.TIME | pygit2.enums.SortMode.TOPOLOGICAL)
+        for oid in set(tips.values()):
+            walker.push(pygit2.Oid(hex=oid))
+        out: list[TurnCommit] = []
+        for commit in walker:
+            if len(out) >= limit:
+                break
+            head, turn = self._trailers(commit.message)
+            oid = str(commit.id)
+            out.append(
+                TurnCommit(
+                    oid=oid,
+                    turn=turn,
+                    head_id=head or "",
+                    summary=commit.message.split("\n", 1)[0],
+                    message=commit.message,
+                    time=float(commit.commit_time),
+                    branches=tuple(sorted(decorations.get(oid, ()))),
+                    parents=tuple(str(p) for p in commit.parent_ids),
+                )
+            )
+        return out
+
+    def turn_view(self, commit: str) -> list[Node]:
+        """The conversation exactly as it stood at a commit, read from its tree (moves no file)."""
+        repo = self._repo()
+        try:
+            obj = repo.revparse_single(commit)
+            tree = obj.peel(pygit2.Tree)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise OpmemError(f"session {self.id}: no commit {commit!r}") from None
+        if "history" not in tree:
+            return []
+        import json
+
+        nodes: list[Node] = []
+        for entry in tree["history"].peel(pygit2.Tree):
+            blob = repo[entry.id].peel(pygit2.Blob)
+            label = f"{self.path}@{commit[:12]}:history/{entry.name}"
+            try:
+                nodes.append(Node.from_json(json.loads(blob.data), label))
+            except (ValueError, CorruptFile) as exc:
+                raise CorruptFile(label, str(exc)) from None
+        nodes.sort(key=lambda n: n.seq)
+        return nodes
+
+    # ------------------------------------------------------------------ storage
+
+    def _loose_dirs(self) -> list[Path]:
+        objects = self.path / ".git" / "objects"
+        try:
+            return [objects / d for d in os.listdir(objects) if len(d) == 2]
+        except FileNotFoundError:
+            return []
+
+    def loose_object_count(self) -> int:
+        return sum(len(os.listdir(d)) for d in self._loose_dirs())
+
+    def _count_loose(self, added: int) -> None:
+        if self._loose is None:
+            self._loose = self.loose_object_count()
+        else:
+            self._loose += added
+        if self._loose >= self.pack_threshold:
+            self.pack()
+
+    def pack(self) -> int:
+        """Pack every object with deltas into one pack, then drop loose objects and old packs."""
+        if not self._git_dir_exists():
+            return 0
+        repo = self._repo()
+        pack_dir = self.path / ".git" / "objects" / "pack"
+        old_packs = set(pack_dir.glob("pack-*")) if pack_dir.exists() else set()
+        self.mutations += 1
+        written = repo.pack()
+        new_packs = set(pack_dir.glob("pack-*")) - old_packs
+        if not any(p.suffix == ".idx" for p in new_packs):
+            return written
+        for path in old_packs:
+            path.unlink(missing_ok=True)
+        for directory in self._loose_dirs():
+            shutil.rmtree(directory, ignore_errors=True)
+        self._git = None
+        self._loose = 0
+        return written
+
+    def disk_bytes(self) -> tuple[int, int]:
+        """(bytes of node files, bytes of .git)."""
+        nodes = sum(f.stat().st_size for f in self.history_dir.glob("*.json"))
+        git = sum(f.stat().st_size for f in (self.path / ".git").rglob("*") if f.is_file())
+        return nodes, git
+
+
+def _token_count(metadata: Mapping[str, Any]) -> int:
+    value = metadata.get("tokens")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    usage = metadata.get("usage")
+    if isinstance(usage, Mapping):
+        total = 0
+        for key in ("input_tokens", "output_tokens"):
+            part = usage.get(key)
+            if isinstance(part, int) and not isinstance(part, bool):
+                total += part
+        return total
+    return 0

@@ -1,0 +1,482 @@
+"""SessionStore: discovery, locations.json, the LRU cache of open sessions, locks, titles."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import uuid
+from collections import OrderedDict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from filelock import FileLock
+
+from ..model import (
+    Branch,
+    CorruptFile,
+    Node,
+    OpmemError,
+    SessionListing,
+    SessionMeta,
+    SessionNotFound,
+    Turn,
+    TurnCommit,
+    VerifyReport,
+    check_session_id,
+)
+from ..model import SESSION_ID_RE
+from .files import read_json, write_json_atomic
+from .session_repo import _DEFAULT, SessionRepo
+
+DEFAULT_CACHE_CAP = 256
+CACHE_CAP_ENV = "OPENPROGRAM_SESSION_CACHE_CAP"
+
+TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
+
+
+class SessionStore:
+    """Every session of one opmem home. Thread-safe; safe across processes through file locks."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        cache_cap: int | None = None,
+        pack_threshold: int = 2000,
+        durable: bool = True,
+    ) -> None:
+        self.root = Path(root)
+        env_cap = os.environ.get(CACHE_CAP_ENV)
+        if env_cap:
+            try:
+                cache_cap = int(env_cap)
+            except ValueError:
+                raise OpmemError(f"{CACHE_CAP_ENV} must be an integer, got {env_cap!r}") from None
+        self.cache_cap = max(1, cache_cap if cache_cap is not None else DEFAULT_CACHE_CAP)
+        self.pack_threshold = pack_threshold
+        self.durable = durable
+        self.title_hook: TitleHook | None = None  # set by the distiller when an LLM is configured
+        self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
+        self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
+        self._session_locks: dict[str, threading.RLock] = {}
+        self._store_lock = threading.RLock()
+        self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
+        self._listing_entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+
+    # ------------------------------------------------------------------ layout
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.root / ".locks"
+
+    @property
+    def locations_path(self) -> Path:
+        return self.root / "locations.json"
+
+    @property
+    def changed_path(self) -> Path:
+        return self.root / ".changed"
+
+    def locations(self) -> dict[str, str]:
+        if not self.locations_path.exists():
+            return {}
+        data = read_json(self.locations_path)
+        if not isinstance(data, dict):
+            raise CorruptFile(self.locations_path, "expected a JSON object {session_id: path}")
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def _write_locations(self, locations: Mapping[str, str]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.locks_dir / "locations.lock")) if self._ensure_locks_dir() else _null():
+            write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
+
+    def _ensure_locks_dir(self) -> bool:
+        self.locks_dir.mkdir(parents=True, exist_ok=True)
+        return True
+
+    def path_for(self, session_id: str) -> Path:
+        check_session_id(session_id)
+        try:
+            located = self.locations().get(session_id)
+        except CorruptFile:
+            located = None
+        if located:
+            return Path(located)
+        return self.root / session_id
+
+    def _mark_changed(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.changed_path.write_text(uuid.uuid4().hex)
+        except OSError:
+            pass
+        self._listing = None
+
+    # ------------------------------------------------------------------ locking and cache
+
+    def _thread_lock(self, session_id: str) -> threading.RLock:
+        with self._store_lock:
+            lock = self._session_locks.get(session_id)
+            if lock is None:
+                lock = self._session_locks[session_id] = threading.RLock()
+            return lock
+
+    def _token_path(self, session_id: str) -> Path:
+        return self.locks_dir / f"{session_id}.token"
+
+    @contextmanager
+    def _session(self, session_id: str, *, create: bool = False, location: Path | None = None) -> Iterator[SessionRepo]:
+        """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
+        check_session_id(session_id)
+        self._ensure_locks_dir()
+        with self._thread_lock(session_id), FileLock(str(self.locks_dir / f"{session_id}.lock")):
+            repo = self._open(session_id, create=create, location=location)
+            token_before = self._tokens.get(session_id)
+            try:
+                on_disk = self._token_path(session_id).read_text()
+            except OSError:
+                on_disk = None
+            if on_disk is not None and on_disk != token_before:
+                repo.refresh()  # another process (or store) wrote since we last looked
+                self._tokens[session_id] = on_disk
+            mutations_before = repo.mutations
+            try:
+                yield repo
+            finally:
+                if repo.mutations != mutations_before:
+                    token = uuid.uuid4().hex
+                    try:
+                        self._token_path(session_id).write_text(token)
+                        self._tokens[session_id] = token
+                    except OSError:
+                        pass
+                    self._mark_changed()
+
+    def _open(self, session_id: str, *, create: bool, location: Path | None) -> SessionRepo:
+        with self._store_lock:
+            repo = self._cache.get(session_id)
+            if repo is not None:
+                self._cache.move_to_end(session_id)
+                if repo.exists() or create:
+                    return repo
+                del self._cache[session_id]
+            if location is not None:
+                path = Path(location)
+            else:
+                path = self.path_for(session_id)
+            repo = SessionRepo(path, session_id, pack_threshold=self.pack_threshold, durable=self.durable)
+            if not repo.exists():
+                if not create:
+                    raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+                if location is not None:
+                    locations = self.locations()
+                    locations[session_id] = str(Path(location).resolve())
+                    self._write_locations(locations)
+            else:
+                repo.load()
+                if (repo.path / "history").is_dir():
+                    repo.backfill()  # consistency: nodes the refs do not cover yet
+            self._cache[session_id] = repo
+            try:
+                self._tokens[session_id] = self._token_path(session_id).read_text()
+            except OSError:
+                self._tokens.pop(session_id, None)
+            while len(self._cache) > self.cache_cap:
+                # Lossless: everything a SessionRepo holds is on disk.
+                self._cache.popitem(last=False)
+            return repo
+
+    def cached_ids(self) -> list[str]:
+        with self._store_lock:
+            return list(self._cache)
+
+    # ------------------------------------------------------------------ writes
+
+    def append_message(
+        self,
+        session_id: str,
+        role: str,
+        content: str = "",
+        *,
+        parent_id: str | None = _DEFAULT,
+        called_by: str | None = None,
+        name: str | None = None,
+        input: Any = None,
+        reads: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        node_id: str | None = None,
+        created_at: float | None = None,
+        session_meta: Mapping[str, Any] | None = None,
+        location: Path | None = None,
+    ) -> Node:
+        with self._session(session_id, create=True, location=location) as repo:
+            return repo.append(
+                role,
+                content,
+                parent_id=parent_id,
+                called_by=called_by,
+                name=name,
+                input=input,
+                reads=reads,
+                metadata=metadata,
+                node_id=node_id,
+                created_at=created_at,
+                session_meta=session_meta,
+            )
+
+    def commit_turn(self, session_id: str, head_id: str | None = None) -> str | None:
+        with self._session(session_id) as repo:
+            had_title = repo.raw_meta().get("title_source") in ("user", "llm")
+            oid = repo.commit_turn(head_id)
+            if oid and self.title_hook is not None and not had_title:
+                self._apply_title_hook(repo)
+            return oid
+
+    def _apply_title_hook(self, repo: SessionRepo) -> None:
+        try:
+            title = self.title_hook(repo.meta(), repo.get_branch()) if self.title_hook else None
+        except Exception:  # an optional LLM must never break a commit
+            return
+        if title and repo.raw_meta().get("title_source") != "user":
+            repo.update_meta({"title": str(title)[:200], "title_source": "llm"})
+
+    def update_session(self, session_id: str, **fields: Any) -> SessionMeta:
+        with self._session(session_id) as repo:
+            if "title" in fields and "title_source" not in fields:
+                fields["title_source"] = "user"
+            repo.update_meta(fields)
+            self._mark_changed()
+            return repo.meta()
+
+    def rename_session(self, session_id: str, title: str) -> SessionMeta:
+        title = " ".join(str(title).split())
+        if not title:
+            raise OpmemError("a session title cannot be empty")
+        return self.update_session(session_id, title=title, title_source="user")
+
+    def switch_head(self, session_id: str, node_id: str) -> None:
+        with self._session(session_id) as repo:
+            repo.set_head(node_id)
+            self._mark_changed()
+
+    def delete_session(self, session_id: str) -> None:
+        """The only way anything is deleted: the folder and its locations.json entry."""
+        with self._session(session_id) as repo:
+            path = repo.path
+            with self._store_lock:
+                self._cache.pop(session_id, None)
+            shutil.rmtree(path)
+            locations = self.locations()
+            if session_id in locations:
+                del locations[session_id]
+                self._write_locations(locations)
+            self._token_path(session_id).unlink(missing_ok=True)
+            self._tokens.pop(session_id, None)
+        self._mark_changed()
+
+    def pack(self, session_id: str) -> int:
+        with self._session(session_id) as repo:
+            return repo.pack()
+
+    def pack_all(self) -> int:
+        """Pack every session repo (the daily sleep calls this)."""
+        packed = 0
+        for meta in self.list_sessions().sessions:
+            try:
+                if self.pack(meta.id):
+                    packed += 1
+            except OpmemError:
+                continue
+        return packed
+
+    # ------------------------------------------------------------------ reads
+
+    def exists(self, session_id: str) -> bool:
+        try:
+            return SessionRepo(self.path_for(session_id), session_id).exists()
+        except OpmemError:
+            return False
+
+    def has_node(self, session_id: str, node_id: str) -> bool:
+        with self._session(session_id) as repo:
+            return repo.has_node(node_id)
+
+    def get_meta(self, session_id: str) -> SessionMeta:
+        with self._session(session_id) as repo:
+            return repo.meta()
+
+    def get_nodes(self, session_id: str) -> list[Node]:
+        with self._session(session_id) as repo:
+            return repo.nodes()
+
+    def get_node(self, session_id: str, node_id: str) -> Node:
+        with self._session(session_id) as repo:
+            return repo.node(node_id)
+
+    def get_branch(self, session_id: str, head_id: str | None = None) -> list[Node]:
+        with self._session(session_id) as repo:
+            return repo.get_branch(head_id)
+
+    def get_turns(self, session_id: str, head_id: str | None = None) -> list[Turn]:
+        with self._session(session_id) as repo:
+            return repo.turns(head_id)
+
+    def head(self, session_id: str) -> str | None:
+        with self._session(session_id) as repo:
+            return repo.head
+
+    def leaves(self, session_id: str) -> list[str]:
+        with self._session(session_id) as repo:
+            return repo.leaves()
+
+    def branches(self, session_id: str) -> list[Branch]:
+        with self._session(session_id) as repo:
+            return repo.branches()
+
+    def session_commits(self, session_id: str, limit: int = 100) -> list[TurnCommit]:
+        with self._session(session_id) as repo:
+            return repo.session_commits(limit)
+
+    def turn_view(self, session_id: str, commit: str) -> list[Node]:
+        with self._session(session_id) as repo:
+            return repo.turn_view(commit)
+
+    def problems(self, session_id: str) -> list[str]:
+        with self._session(session_id) as repo:
+            return list(repo.problems)
+
+    # ------------------------------------------------------------------ discovery
+
+    def _listing_key(self) -> tuple[Any, ...]:
+        def stamp(path: Path) -> tuple[int, int]:
+            try:
+                st = path.stat()
+                return st.st_mtime_ns, st.st_size
+            except OSError:
+                return (0, 0)
+
+        try:
+            token = self.changed_path.read_text()
+        except OSError:
+            token = ""
+        return (token, stamp(self.root), stamp(self.locations_path))
+
+    def list_sessions(self) -> SessionListing:
+        """Every valid session, newest `updated_at` first; invalid folders are counted, not fatal."""
+        key = self._listing_key()
+        cached = self._listing
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        # Strings, not Paths, and one open+fstat per session: this loop runs 10,000 times.
+        candidates: dict[str, str] = {}
+        try:
+            with os.scandir(str(self.root)) as it:
+                for entry in it:
+                    if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
+                        candidates[entry.name] = entry.path
+        except FileNotFoundError:
+            pass
+        problems: list[str] = []
+        try:
+            for sid, located in self.locations().items():
+                candidates[sid] = located  # in-project location wins over a stray copy
+        except CorruptFile as exc:
+            problems.append(str(exc))
+        metas: list[SessionMeta] = []
+        entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        previous_entries = self._listing_entries
+        for sid, path in candidates.items():
+            meta_path = path + "/meta.json"
+            previous = previous_entries.get(sid)
+            result: SessionMeta | str
+            try:
+                fd = os.open(meta_path, os.O_RDONLY)
+            except FileNotFoundError:
+                result, stamp = f"{path}: no meta.json", (0, 0)
+            except OSError as exc:
+                result, stamp = f"{meta_path}: cannot read ({exc.strerror})", (0, 0)
+            else:
+                try:
+                    st = os.fstat(fd)
+                    stamp = (st.st_mtime_ns, st.st_size)
+                    if previous is not None and previous[0] == stamp:
+                        result = previous[1]
+                    else:
+                        result = _listing_entry(sid, path, meta_path, os.read(fd, st.st_size + 1))
+                finally:
+                    os.close(fd)
+            entries[sid] = (stamp, result)
+            if result.__class__ is str:
+                problems.append(result)  # type: ignore[arg-type]
+            else:
+                metas.append(result)  # type: ignore[arg-type]
+        metas.sort(key=lambda m: (m.updated_at, m.id), reverse=True)
+        listing = SessionListing(sessions=tuple(metas), skipped=len(problems), problems=tuple(problems))
+        self._listing_entries = entries
+        self._listing = (key, listing)
+        return listing
+
+    # ------------------------------------------------------------------ verify
+
+    def verify(self, *, repair: bool = True) -> VerifyReport:
+        """Check every session: meta, node files, git mirror; backfill what git misses."""
+        listing = self.list_sessions()
+        repaired: list[str] = []
+        problems: list[str] = list(listing.problems)
+        for meta in listing.sessions:
+            try:
+                with self._session(meta.id) as repo:
+                    repo.refresh()
+                    problems.extend(repo.problems)
+                    missing = set(n.id for n in repo.nodes()) - repo.covered_node_ids()
+                    if missing:
+                        if repair:
+                            made = repo.backfill()
+                            repaired.append(f"{repo.path}: committed {len(missing)} node(s) in {made} turn commit(s)")
+                        else:
+                            problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
+                    problems.extend(_check_git(repo))
+            except OpmemError as exc:
+                problems.append(str(exc))
+        return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+
+
+def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMeta | str:
+    if not SESSION_ID_RE.fullmatch(sid):
+        return f"{path}: invalid session id {sid!r}"
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return f"{meta_path}: invalid JSON ({exc})"
+    if not isinstance(data, dict):
+        return f"{meta_path}: not a JSON object"
+    return SessionMeta.from_listing(data, sid, path)
+
+
+def _check_git(repo: SessionRepo) -> list[str]:
+    import pygit2
+
+    out: list[str] = []
+    if not (repo.path / ".git").is_dir():
+        return out
+    try:
+        git = pygit2.Repository(str(repo.path))
+        for name in git.branches.local:
+            commit = git.branches.local[name].peel(pygit2.Commit)
+            for c in git.walk(commit.id):
+                c.tree  # reading the tree proves the object is there and parses
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        out.append(f"{repo.path}/.git: {exc}")
+    return out
+
+
+def _meta_kwargs(meta: SessionMeta) -> dict[str, Any]:
+    return {name: getattr(meta, name) for name in meta.__dataclass_fields__}
+
+
+@contextmanager
+def _null() -> Iterator[None]:
+    yield
