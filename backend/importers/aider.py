@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph
+from .drafts import is_final, Draft, DraftGraph
 
 SOURCE = "aider"
 HISTORY_NAME = ".aider.chat.history.md"
@@ -357,10 +357,11 @@ def _search(folder: Path, depth: int) -> list[Path]:
 
 
 def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, live: bool = False
+    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
     """A chat history file -> one session per run (nodes settled at or after start_offset)."""
     path = Path(path)
+    live = not is_final(path, final)
     try:
         data = path.read_bytes()
     except OSError as exc:

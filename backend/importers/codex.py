@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
+from .drafts import is_final, Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
 
 SOURCE = "codex"
 
@@ -136,7 +136,7 @@ def parse_line(text: str) -> CodexRecord:
     if not isinstance(obj, dict):
         raise ImportFormatError(f"a record must be a JSON object, not {type(obj).__name__}")
     stamp = parse_time(obj.get("timestamp"))
-    if "payload" in obj or obj.get("type") in TOP_TYPES:
+    if "payload" in obj or (isinstance(obj.get("type"), str) and obj["type"] in TOP_TYPES):
         kind = obj.get("type")
         if not isinstance(kind, str) or not kind:
             raise ImportFormatError("record has no 'type'")
@@ -576,7 +576,8 @@ class CodexReader:
         self._close_group()
         for draft in self.unsettled_chain:
             self.graph.settle(draft, self.offset)
-        self._settle_pending_calls()
+        if role == "user":
+            self._settle_pending_calls()  # a new turn: calls of the last one get no more output
         sid = self.graph.unique_id(None, f"{self.prefix}:{self.line}")
         draft = self._add(Draft(sid, role, content, parent=self.head, name=name, metadata=meta))
         self.head = sid
@@ -593,6 +594,12 @@ class CodexReader:
         draft.metadata["origins"] = [origin]
 
     def _prompt(self, text: str, origin: str, meta: dict[str, Any]) -> None:
+        last = self.unsettled_chain[-1] if self.unsettled_chain else None
+        if last is not None and last.metadata.get("injected") and _same(last.content, text):
+            origins = last.metadata.setdefault("origins", [])
+            if origin not in origins:
+                origins.append(origin)  # the plain copy of an injected event
+                return
         prompt = self.prompt
         if (
             prompt is not None
@@ -678,7 +685,6 @@ class CodexReader:
 
     def _end_turn(self) -> None:
         self._close_group()
-        self._settle_pending_calls()
         for draft in self.unsettled_chain:
             self.graph.settle(draft, self.offset)
         self.unsettled_chain = []
@@ -688,6 +694,7 @@ class CodexReader:
         if isinstance(num_turns, bool) or not isinstance(num_turns, int) or num_turns < 0:
             raise ImportFormatError("thread_rolled_back 'num_turns' must be a non-negative integer")
         self._end_turn()
+        self._settle_pending_calls()
         if num_turns == 0 or not self.turn_users:
             return
         dropped = self.turn_users[-num_turns:]
@@ -720,6 +727,9 @@ class CodexReader:
         meta = self.meta or {}
         parent, kind = self._parent_link()
         git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+        if not live:
+            for tool in self.pending_calls.values():
+                tool.metadata.setdefault("status", "no_output")
         nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live)
         extra: dict[str, Any] = {"end_offset": end_offset}
         for key in ("originator", "cli_version", "model_provider", "agent_nickname", "agent_role"):
@@ -824,10 +834,11 @@ def discover(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, live: bool = False
+    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
     """One rollout file -> one session (nodes settled at or after start_offset; see drafts.py)."""
     path = Path(path)
+    live = not is_final(path, final)
     try:
         lines, end = read_lines(path)
     except OSError as exc:

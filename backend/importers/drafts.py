@@ -9,10 +9,11 @@ byte offset of the record that *settled* it (after which no record can change it
   the others were returned by an earlier parse of the same (append-only) file prefix and
   are still valid parent references. ``ImportedSession.extra["end_offset"]`` is where the
   next incremental parse starts.
-- With ``live=True`` (the file may still be written to), drafts still unsettled at the end
-  of the file, and everything hanging below them, are held back instead of being frozen
-  half-way; a later parse returns them once settled. With ``live=False`` (the default) they
-  are settled at the end of the file.
+- ``final=False`` (the file may still be written to): drafts still unsettled at the end of the
+  file, and everything hanging below them, are held back instead of being frozen half-way; a
+  later parse returns them once settled. ``final=True``: they are settled at the end of the
+  file. ``final=None`` (the default, as in claude_code.py): final when the file has not been
+  written to for LIVE_SECONDS.
 
 A child is never returned before its parent: its effective offset is at least its parent's.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +30,23 @@ from types import MappingProxyType
 from typing import Any, Iterator
 
 from .base import ImportedNode
+
+# A file written to within this many seconds may still be growing (same rule as claude_code.py).
+LIVE_SECONDS = 30.0
+
+
+def is_final(path: Path, final: bool | None) -> bool:
+    """`final` if given, else whether `path` (a file, or a folder and its files) has been quiet for LIVE_SECONDS."""
+    if final is not None:
+        return final
+    try:
+        newest = path.stat().st_mtime
+        if path.is_dir():
+            for child in path.iterdir():
+                newest = max(newest, child.stat().st_mtime)
+    except OSError:
+        return True
+    return time.time() - newest > LIVE_SECONDS
 
 
 @dataclass(slots=True)
@@ -159,23 +178,28 @@ def parse_time(value: Any) -> float:
         return 0.0
 
 
-def as_text(value: Any) -> str:
+def as_text(value: Any, _depth: int = 0) -> str:
     """Flatten message content (a string, a list of parts, a part) to plain text."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
+    if _depth > 20:
+        return "[...]"  # absurdly nested content: not worth a RecursionError
     if isinstance(value, list):
-        texts = [as_text(part) for part in value]
+        texts = [as_text(part, _depth + 1) for part in value]
         return "\n".join(t for t in texts if t)
     if isinstance(value, dict):
         for key in ("text", "output", "content"):
             inner = value.get(key)
             if isinstance(inner, (str, list)):
-                return as_text(inner)
+                return as_text(inner, _depth + 1)
         if value.get("type") in ("input_image", "image", "output_image") or "inlineData" in value:
             return "[image]"
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        try:
+            return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        except (ValueError, TypeError, RecursionError):
+            return str(value)
     return str(value)
 
 

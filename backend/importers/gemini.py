@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
+from .drafts import is_final, Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
 
 SOURCE = "gemini"
 
@@ -363,10 +363,11 @@ def discover(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, live: bool = False
+    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
     """One chat file -> one session (nodes settled at or after start_offset; see drafts.py)."""
     path = Path(path)
+    live = not is_final(path, final)
     reader = GeminiReader(path, report)
     if path.suffix == ".json":
         return _parse_legacy(path, reader, report, live)

@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph
+from .drafts import is_final, Draft, DraftGraph
 
 SOURCE = "openprogram"
 ROOT = "ROOT"
@@ -398,12 +398,13 @@ def _locations(index: Path) -> list[Path]:
 
 
 def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, live: bool = False
+    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
     """A session folder -> one session. start_offset is ignored: node files are re-read whole."""
     folder = Path(path)
     if folder.name == "history" or folder.name == "meta.json":
         folder = folder.parent
+    live = not is_final(folder / "history", final)
     if is_ipc_dir(folder):
         return []
     if not is_session_dir(folder):
