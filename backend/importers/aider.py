@@ -130,13 +130,16 @@ class Run:
     blocks: list[Block] = field(default_factory=list)
 
 
-def split_runs(path: Path, data: bytes, report: ImportReport) -> tuple[list[Run], int]:
+def split_runs(path: Path, data: bytes, report: ImportReport, *, live: bool = False) -> tuple[list[Run], int]:
+    """Runs and their blocks, and the offset where reading stopped (a live file's unfinished last line is left out)."""
     runs: list[Run] = []
     offset, number, size = 0, 0, len(data)
     current: Block | None = None
     in_fence = False  # inside a ``` block of a reply, where "> " and "#### " are plain text
     while offset < size:
         newline = data.find(b"\n", offset)
+        if newline < 0 and live:
+            return runs, offset  # a line still being written
         end = size if newline < 0 else newline + 1
         raw = data[offset:end]
         number += 1
@@ -374,7 +377,7 @@ def parse_file(
             inputs = parse_input_history(input_file.read_text(encoding="utf-8", errors="replace"))
         except OSError as exc:
             report.warn(input_file, None, f"cannot read: {exc.strerror or exc}")
-    runs, end = split_runs(path, data, report)
+    runs, end = split_runs(path, data, report, live=live)
     reader = AiderReader(path, report, inputs)
     sessions = []
     for index, run in enumerate(runs):
