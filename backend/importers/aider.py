@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import is_final, Draft, DraftGraph
+from .drafts import Draft, DraftGraph, LineParser, is_final
 
 SOURCE = "aider"
 HISTORY_NAME = ".aider.chat.history.md"
@@ -189,9 +189,11 @@ class AiderReader:
         self.inputs = inputs
         self.input_pos = 0
         self.prefix = path.name
+        self.held = False  # something was held back by the last sessions() call
 
     def session(
-        self, run: Run, next_run: Run | None, *, end_offset: int, start_offset: int, live: bool
+        self, run: Run, next_run: Run | None, *, end_offset: int, start_offset: int, live: bool,
+        skip: set[str] | None = None,
     ) -> ImportedSession:
         graph = DraftGraph()
         head: str | None = None
@@ -232,7 +234,8 @@ class AiderReader:
                         model = found.group(1)
                 graph.add(Draft(sid, "system", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled))
                 head = sid
-        nodes = graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live)
+        nodes = graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
+        self.held = self.held or bool(graph.held)
         digest = hashlib.sha1(str(self.path.resolve()).encode()).hexdigest()[:8]
         stamp = datetime.fromtimestamp(run.stamp).strftime("%Y%m%dT%H%M%S") if run.stamp else f"L{run.line}"
         return ImportedSession(
@@ -359,30 +362,91 @@ def _search(folder: Path, depth: int) -> list[Path]:
     return hits
 
 
+def _read_inputs(path: Path, report: ImportReport) -> list[tuple[float, str]]:
+    input_file = path.with_name(INPUT_NAME)
+    if not input_file.is_file():
+        return []
+    try:
+        return parse_input_history(input_file.read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        report.warn(input_file, None, f"cannot read: {exc.strerror or exc}")
+        return []
+
+
+def sessions_from(
+    path: Path, data: bytes, report: ImportReport, *, start_offset: int, live: bool, skip: set[str] | None = None
+) -> tuple[list[ImportedSession], bool]:
+    """The runs of a chat history's bytes as sessions, and whether anything was held back."""
+    runs, end = split_runs(path, data, report, live=live)
+    reader = AiderReader(path, report, _read_inputs(path, report))
+    sessions = []
+    for index, run in enumerate(runs):
+        next_run = runs[index + 1] if index + 1 < len(runs) else None
+        session = reader.session(run, next_run, end_offset=end, start_offset=start_offset, live=live, skip=skip)
+        if session.nodes:
+            sessions.append(session)
+    return sessions, reader.held
+
+
+class AiderParser(LineParser):
+    """For `opmem watch`: keeps the lines fed so far and rebuilds the (small) DAG on take()."""
+
+    def __init__(self, path: Path | str, report: ImportReport) -> None:
+        super().__init__(path, report)
+        self.data = bytearray()
+        self.held = False
+        self.warned: set[str] = set()
+
+    def feed_line(self, line: str | bytes, line_no: int | None = None) -> None:
+        raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+        self.data += raw
+        self.offset += len(raw)
+
+    def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
+        # aider writes a reply whole: once the file is quiet, what is there is final.
+        sessions, self.held = sessions_from(
+            self.path, bytes(self.data), _Once(self.report, self.warned), start_offset=self.taken_to,
+            live=not (final or idle), skip=self.emitted,
+        )
+        self.taken_to = self.offset
+        for session in sessions:
+            self.emitted.update(n.source_id for n in session.nodes)
+        return sessions
+
+    def holding(self) -> bool:
+        return self.held
+
+
+class _Once(ImportReport):
+    """Passes each warning on once: a re-read of the same lines repeats them."""
+
+    def __init__(self, target: ImportReport, seen: set[str]) -> None:
+        super().__init__()
+        self.target, self.seen = target, seen
+
+    def warn(self, path: Path | str, line: int | None, problem: str) -> None:
+        key = f"{path}:{line}: {problem}"
+        if key not in self.seen:
+            self.seen.add(key)
+            self.target.warn(path, line, problem)
+
+
+def open_parser(path: Path | str, report: ImportReport) -> AiderParser:
+    return AiderParser(path, report)
+
+
+def is_complete(path: Path | str) -> bool:
+    return is_final(Path(path), None)
+
+
 def parse_file(
     path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
     """A chat history file -> one session per run (nodes settled at or after start_offset)."""
     path = Path(path)
-    live = not is_final(path, final)
     try:
         data = path.read_bytes()
     except OSError as exc:
         report.warn(path, None, f"cannot read: {exc.strerror or exc}")
         return []
-    inputs: list[tuple[float, str]] = []
-    input_file = path.with_name(INPUT_NAME)
-    if input_file.is_file():
-        try:
-            inputs = parse_input_history(input_file.read_text(encoding="utf-8", errors="replace"))
-        except OSError as exc:
-            report.warn(input_file, None, f"cannot read: {exc.strerror or exc}")
-    runs, end = split_runs(path, data, report, live=live)
-    reader = AiderReader(path, report, inputs)
-    sessions = []
-    for index, run in enumerate(runs):
-        next_run = runs[index + 1] if index + 1 < len(runs) else None
-        session = reader.session(run, next_run, end_offset=end, start_offset=start_offset, live=live)
-        if session.nodes:
-            sessions.append(session)
-    return sessions
+    return sessions_from(path, data, report, start_offset=start_offset, live=not is_final(path, final))[0]

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import is_final, Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
+from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
 
 SOURCE = "codex"
 
@@ -723,14 +723,22 @@ class CodexReader:
 
     # -- result ----------------------------------------------------------------------------
 
-    def session(self, *, end_offset: int, start_offset: int, live: bool) -> ImportedSession:
+    def idle_flush(self, offset: int) -> None:
+        """The file has been quiet: an assistant node only waiting for its token count is done."""
+        a = self.assistant
+        if a is not None and not self.group_open and not self.pending_calls_of(a):
+            self.graph.settle(a, offset)
+
+    def session(
+        self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None = None
+    ) -> ImportedSession:
         meta = self.meta or {}
         parent, kind = self._parent_link()
         git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
         if not live:
             for tool in self.pending_calls.values():
                 tool.metadata.setdefault("status", "no_output")
-        nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live)
+        nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
         extra: dict[str, Any] = {"end_offset": end_offset}
         for key in ("originator", "cli_version", "model_provider", "agent_nickname", "agent_role"):
             if isinstance(meta.get(key), str):
@@ -744,12 +752,14 @@ class CodexReader:
         if self.rollbacks:
             extra["rollbacks"] = self.rollbacks
         if self.spawned:
-            extra["spawned_threads"] = self.spawned
+            extra["children"] = self.spawned  # subagent thread id -> the node that spawned it
         if self.ghosts:
             extra["ghost_commits"] = self.ghosts
         if self.ancestor_ids:
             extra["copied_session_metas"] = self.ancestor_ids
         title = self.title or _thread_name(self.path, self.native_id)
+        if title:
+            extra["title_source"] = "user"  # Codex thread names are given by the user
         return ImportedSession(
             source=SOURCE,
             native_id=self.native_id,
@@ -833,32 +843,58 @@ def discover(paths: Iterable[Path | str]) -> list[Path]:
     return list(found)
 
 
+class CodexParser(LineParser):
+    """Stateful line parser for `opmem watch`: feed_line() then take() (see drafts.LineParser)."""
+
+    def __init__(self, path: Path | str, report: ImportReport) -> None:
+        super().__init__(path, report)
+        self.reader = CodexReader(self.path, report)
+
+    @property
+    def report(self) -> ImportReport:
+        return self._report
+
+    @report.setter
+    def report(self, value: ImportReport) -> None:
+        self._report = value
+        if hasattr(self, "reader"):
+            self.reader.report = value
+
+    def _feed(self, text: str, offset: int, line: int) -> None:
+        self.reader.feed(parse_line(text), offset, line)
+
+    def _idle(self) -> None:
+        self.reader.idle_flush(self.offset)
+
+    def holding(self) -> bool:
+        return self.reader.graph.holding()
+
+    def _sessions(self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None) -> list[ImportedSession]:
+        return [self.reader.session(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)]
+
+
+def open_parser(path: Path | str, report: ImportReport) -> CodexParser:
+    return CodexParser(path, report)
+
+
+def is_complete(path: Path | str) -> bool:
+    """A rollout not written to for LIVE_SECONDS is taken as finished."""
+    return is_final(Path(path), None)
+
+
 def parse_file(
     path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
-    """One rollout file -> one session (nodes settled at or after start_offset; see drafts.py)."""
+    """One rollout file -> one session holding the nodes settled at or after start_offset.
+
+    final=None: final when the file has been quiet for LIVE_SECONDS (see drafts.py).
+    """
     path = Path(path)
-    live = not is_final(path, final)
-    try:
-        lines, end = read_lines(path)
-    except OSError as exc:
-        report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+    parser = CodexParser(path, report)
+    if not feed_file(parser, path):
         return []
-    reader = CodexReader(path, report)
-    for entry in lines:
-        if not isinstance(entry, Line):
-            report.warn(path, entry[1], entry[2])
-            continue
-        try:
-            reader.feed(parse_line(entry.text), entry.offset, entry.number)
-        except ImportFormatError as exc:
-            report.warn(path, entry.number, str(exc))
-        except Exception as exc:  # a parser bug must not stop the rest of the file
-            report.warn(path, entry.number, f"unexpected {type(exc).__name__}: {exc}")
-    session = reader.session(end_offset=end, start_offset=start_offset, live=live)
-    if not session.nodes and start_offset > 0:
-        return []
-    if not session.nodes and reader.meta is None:
+    parser.taken_to = start_offset
+    sessions = parser.take(final=is_final(path, final))
+    if not sessions and start_offset == 0 and parser.reader.meta is None and not parser.reader.graph.drafts:
         report.warn(path, None, "no Codex records found")
-        return []
-    return [session]
+    return sessions

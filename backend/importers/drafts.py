@@ -29,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator
 
-from .base import ImportedNode
+from .base import ImportedNode, ImportFormatError
 
 # A file written to within this many seconds may still be growing (same rule as claude_code.py).
 LIVE_SECONDS = 30.0
@@ -105,7 +105,10 @@ class DraftGraph:
             if draft.settled_at is None:
                 draft.settled_at = offset
 
-    def nodes(self, *, end_offset: int, start_offset: int = 0, live: bool = False) -> tuple[ImportedNode, ...]:
+    def nodes(
+        self, *, end_offset: int, start_offset: int = 0, live: bool = False, skip: set[str] | None = None
+    ) -> tuple[ImportedNode, ...]:
+        """Nodes settled at or after start_offset (and not in `skip`); see the module docstring."""
         effective: dict[str, int | None] = {}  # None = held back
         out: list[ImportedNode] = []
         self.held = set()
@@ -121,7 +124,7 @@ class DraftGraph:
             if eff is None:
                 self.held.add(d.source_id)
                 continue
-            if eff < start_offset:
+            if eff < start_offset or (skip is not None and d.source_id in skip):
                 continue
             out.append(
                 ImportedNode(
@@ -137,6 +140,9 @@ class DraftGraph:
                 )
             )
         return tuple(out)
+
+    def holding(self) -> bool:
+        return any(d.settled_at is None for d in self.drafts)
 
     def visible_head(self, head: str | None) -> str | None:
         """`head`, or its nearest ancestor that was not held back by the last nodes() call."""
@@ -213,40 +219,90 @@ def count_images(value: Any) -> int:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    offset: int  # byte offset of the line's first byte
-    number: int  # 1-based
-    text: str
+class LineParser:
+    """The stateful line parser `opmem watch` keeps per file (the claude_code.py protocol).
 
-
-def read_lines(path: Path) -> tuple[list[Line | tuple[int, int, str]], int]:
-    """The lines of a UTF-8 text file with their byte offsets, and the offset where reading stopped.
-
-    A last line without a newline that is not valid JSON is a record still being written:
-    it is left out and `end` points at its start, so the next incremental parse rereads it.
-    A line that is not UTF-8 comes back as (offset, number, problem) for the caller to report.
+    feed_line() the lines of a file from its start, in order; take() returns sessions holding
+    the nodes that became final since the last take. Subclasses implement `_feed(text, offset,
+    line)` (raising only ImportFormatError), `_session(...)` and, optionally, `_idle()`.
     """
-    data = path.read_bytes()
-    out: list[Line | tuple[int, int, str]] = []
-    offset = 0
-    number = 0
-    size = len(data)
+
+    def __init__(self, path: Path | str, report: Any) -> None:
+        self.path = Path(path)
+        self.report = report
+        self.offset = 0  # bytes fed so far
+        self.line = 0
+        self.taken_to = 0  # offset of the last take
+        self.emitted: set[str] = set()
+
+    def feed_line(self, line: str | bytes, line_no: int | None = None) -> None:
+        raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+        start = self.offset
+        self.offset += len(raw)
+        self.line = line_no if line_no is not None else self.line + 1
+        if not raw.strip():
+            return
+        try:
+            text = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            self.report.warn(self.path, self.line, f"line is not UTF-8 text ({exc.reason} at byte {exc.start})")
+            return
+        try:
+            self._feed(text, start, self.line)
+        except ImportFormatError as exc:
+            self.report.warn(self.path, self.line, str(exc))
+        except Exception as exc:  # a parser bug must not stop the rest of the file
+            self.report.warn(self.path, self.line, f"unexpected {type(exc).__name__}: {exc}")
+
+    def take(self, *, final: bool = True, idle: bool = False) -> list[Any]:
+        """final: the file is complete, settle everything; idle: it has been quiet, settle what looks done."""
+        if idle and not final:
+            self._idle()
+        sessions = self._sessions(end_offset=self.offset, start_offset=self.taken_to, live=not final, skip=self.emitted)
+        self.taken_to = self.offset
+        out = []
+        for session in sessions:
+            self.emitted.update(n.source_id for n in session.nodes)
+            if session.nodes:
+                out.append(session)
+        return out
+
+    def holding(self) -> bool:
+        raise NotImplementedError
+
+    def _feed(self, text: str, offset: int, line: int) -> None:
+        raise NotImplementedError
+
+    def _sessions(self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None) -> list[Any]:
+        raise NotImplementedError
+
+    def _idle(self) -> None:
+        pass
+
+
+def feed_file(parser: LineParser, path: Path, *, json_lines: bool = True) -> bool:
+    """Feed a whole file's lines to `parser`; False when it cannot be read (a warning is made).
+
+    A last line without a newline is a record still being written unless it parses as JSON:
+    it is left out, so the next read starts at it.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        parser.report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+        return False
+    offset, size = 0, len(data)
     while offset < size:
         newline = data.find(b"\n", offset)
-        raw = data[offset:] if newline < 0 else data[offset:newline]
-        number += 1
-        if newline < 0 and raw.strip():
-            try:
-                json.loads(raw)
-            except (ValueError, RecursionError):
-                return out, offset  # torn tail
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            out.append((offset, number, f"line is not UTF-8 text ({exc.reason} at byte {exc.start})"))
-        else:
-            if text.strip():
-                out.append(Line(offset, number, text.rstrip("\r")))
-        offset = size if newline < 0 else newline + 1
-    return out, size
+        if newline < 0:
+            tail = data[offset:]
+            if json_lines and tail.strip():
+                try:
+                    json.loads(tail)
+                except (ValueError, RecursionError):
+                    return True  # torn tail
+            parser.feed_line(tail)
+            return True
+        parser.feed_line(data[offset : newline + 1])
+        offset = newline + 1
+    return True

@@ -26,11 +26,12 @@ from types import MappingProxyType
 from typing import Any, Iterable
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import is_final, Draft, DraftGraph, Line, as_text, count_images, parse_time, read_lines
+from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
 
 SOURCE = "gemini"
 
 SYSTEM_TYPES = frozenset({"info", "error", "warning", "system", "compression"})
+TERMINAL_STATUS = frozenset({"success", "error", "cancelled"})
 _INJECTED_PREFIXES = ("<session_context>", "<system-reminder>", "<memory_context>")
 
 
@@ -82,7 +83,11 @@ def check_message(msg: Any) -> dict[str, Any]:
 
 
 class GeminiReader:
-    """Folds message records into drafts. A message is frozen once a later message or a rewind follows it."""
+    """Folds message records into drafts.
+
+    A message becomes a draft when first seen; a re-appended copy (same id) updates it in place
+    until it is frozen (settled) by a later message, a rewind or a history replacement.
+    """
 
     def __init__(self, path: Path, report: ImportReport) -> None:
         self.path = path
@@ -91,7 +96,8 @@ class GeminiReader:
         self.header: dict[str, Any] = {}
         self.meta: dict[str, Any] = {}
         self.effective: list[str] = []  # message ids of the current history, in order
-        self.open: dict[str, tuple[dict[str, Any], str | None, int]] = {}  # id -> (latest record, parent, line)
+        self.open: dict[str, Draft] = {}  # message id -> its draft, not frozen yet
+        self.tools: dict[str, dict[str, Draft]] = {}  # message id -> call key -> tool draft
         self.node_of: dict[str, str] = {}  # message id -> chain source id
         self.rewinds: list[dict[str, Any]] = []
         self.prefix = path.name
@@ -120,7 +126,7 @@ class GeminiReader:
     def _message(self, msg: dict[str, Any], offset: int, line: int) -> None:
         mid = msg["id"]
         if mid in self.open:
-            self.open[mid] = (msg, self.open[mid][1], self.open[mid][2])  # upsert
+            self._fill(self.open[mid], msg, line)  # upsert: the newest copy wins
             return
         if mid in self.node_of:
             # An update of a frozen message (e.g. masking): keep what was recorded first.
@@ -129,7 +135,7 @@ class GeminiReader:
             return
         self.freeze(offset)
         parent = self.node_of.get(self.effective[-1]) if self.effective else None
-        self.open[mid] = (msg, parent, line)
+        self.open[mid] = self._new(mid, msg, parent, line)
         self.effective.append(mid)
 
     def _rewind(self, target: str, offset: int, line: int) -> None:
@@ -151,25 +157,40 @@ class GeminiReader:
             mid = msg["id"]
             if mid not in self.node_of:
                 parent = self.node_of.get(ids[-1]) if ids else None
-                self._materialize(mid, msg, parent, line, offset)
+                self.open[mid] = self._new(mid, msg, parent, line)
             ids.append(mid)
+        self.freeze(offset)
         self.effective = ids
 
     def freeze(self, offset: int) -> None:
-        for mid, (msg, parent, line) in list(self.open.items()):
-            self._materialize(mid, msg, parent, line, offset)
+        for mid, draft in self.open.items():
+            self.graph.settle(draft, offset)
+            for tool in self.tools.get(mid, {}).values():
+                self.graph.settle(tool, offset)
         self.open.clear()
 
-    def finish(self) -> None:
-        """Materialize what is still open at the end of the file, unsettled."""
-        for mid, (msg, parent, line) in list(self.open.items()):
-            self._materialize(mid, msg, parent, line, None)
-        self.open.clear()
+    def idle_flush(self, offset: int) -> None:
+        """The file has been quiet: freeze the last message unless a tool call of it is still running."""
+        for draft in self.open.values():
+            calls = self.tools.get(self._mid(draft), {}).values()
+            if any(t.metadata.get("status") not in TERMINAL_STATUS for t in calls):
+                return
+        self.freeze(offset)
 
-    def _materialize(self, mid: str, msg: dict[str, Any], parent: str | None, line: int, settled: int | None) -> None:
+    def _mid(self, draft: Draft) -> str:
+        return next((m for m, sid in self.node_of.items() if sid == draft.source_id), "")
+
+    def _new(self, mid: str, msg: dict[str, Any], parent: str | None, line: int) -> Draft:
+        sid = self.graph.unique_id(mid, f"{self.prefix}:{line}")
+        draft = self.graph.add(Draft(sid, "system", parent=parent))
+        self.node_of[mid] = sid
+        self.tools[mid] = {}
+        self._fill(draft, msg, line)
+        return draft
+
+    def _fill(self, draft: Draft, msg: dict[str, Any], line: int) -> None:
         kind = msg["type"]
         text = as_text(msg.get("content"))
-        stamp = parse_time(msg.get("timestamp"))
         meta: dict[str, Any] = {"gemini_type": kind, "line": line}
         display = msg.get("displayContent")
         if display is not None and as_text(display) != text:
@@ -192,55 +213,55 @@ class GeminiReader:
                 meta["thoughts"] = [_thought_text(t) for t in thoughts]
         else:
             role = "system"
-            if kind not in SYSTEM_TYPES:
+            if kind not in SYSTEM_TYPES and draft.metadata.get("gemini_type") != kind:
                 self.report.unknown(f"gemini:message:{kind}")
-        sid = self.graph.unique_id(mid, f"{self.prefix}:{line}")
-        draft = self.graph.add(Draft(sid, role, text, parent=parent, name=name, created_at=stamp, metadata=meta, settled_at=settled))
-        self.node_of[mid] = sid
+        draft.role, draft.content, draft.name, draft.metadata = role, text, name, meta
+        draft.created_at = parse_time(msg.get("timestamp"))
         if role == "assistant":
+            mid = msg["id"]
             for index, call in enumerate(msg.get("toolCalls") or []):
-                self._tool(draft, call, index, line, settled)
+                self._tool(mid, draft, call, index, line)
 
-    def _tool(self, owner: Draft, call: Any, index: int, line: int, settled: int | None) -> None:
+    def _tool(self, mid: str, owner: Draft, call: Any, index: int, line: int) -> None:
         if not isinstance(call, dict):
             self.report.warn(self.path, line, f"tool call {index} of message {owner.source_id!r} is not an object")
             return
         call_id = call.get("id") if isinstance(call.get("id"), str) else None
-        name = call.get("name") if isinstance(call.get("name"), str) else "tool"
+        key = call_id or f"#{index}"
         meta: dict[str, Any] = {"line": line}
-        for key in ("status", "displayName", "description"):
-            if isinstance(call.get(key), str):
-                meta[key] = call[key]
+        for field in ("status", "displayName", "description"):
+            if isinstance(call.get(field), str):
+                meta[field] = call[field]
         if call_id:
             meta["call_id"] = call_id
-        sid = self.graph.unique_id(call_id, f"{owner.source_id}:tool{index}")
-        self.graph.add(
-            Draft(
-                sid,
-                "tool",
-                _tool_result(call),
-                parent=owner.source_id,
-                called_by=owner.source_id,
-                name=name,
-                input=call.get("args"),
-                created_at=parse_time(call.get("timestamp")) or owner.created_at,
-                metadata=meta,
-                settled_at=settled,
-            )
-        )
+        known = self.tools[mid].get(key)
+        if known is None:
+            sid = self.graph.unique_id(call_id, f"{owner.source_id}:tool{index}")
+            known = self.graph.add(Draft(sid, "tool", parent=owner.source_id, called_by=owner.source_id))
+            self.tools[mid][key] = known
+        elif known.settled:
+            return
+        known.content = _tool_result(call)
+        known.name = call.get("name") if isinstance(call.get("name"), str) else "tool"
+        known.input = call.get("args")
+        known.created_at = parse_time(call.get("timestamp")) or owner.created_at
+        known.metadata = meta
 
     # -- result ----------------------------------------------------------------------------
 
-    def session(self, *, end_offset: int, start_offset: int, live: bool, legacy: bool) -> ImportedSession:
+    def session(
+        self, *, end_offset: int, start_offset: int, live: bool, legacy: bool, skip: set[str] | None = None
+    ) -> ImportedSession:
         head_mid = self.effective[-1] if self.effective else None
         head = self.node_of.get(head_mid) if head_mid else None
-        nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live)
+        nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
         meta = self.meta
         native = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else self.path.stem
         parent_native, kind = None, "trunk"
-        if meta.get("kind") == "subagent" or self.path.parent.name != "chats" and self.path.parent.parent.name == "chats":
+        nested = self.path.parent.name != "chats" and self.path.parent.parent.name == "chats"
+        if meta.get("kind") == "subagent" or nested:
             kind = "subagent"
-            if self.path.parent.name != "chats":
+            if nested:
                 parent_native = self.path.parent.name
         extra: dict[str, Any] = {"end_offset": end_offset, "layout": "json" if legacy else "jsonl"}
         for key in ("projectHash", "startTime", "lastUpdated", "directories"):
@@ -249,6 +270,8 @@ class GeminiReader:
         if self.rewinds:
             extra["rewinds"] = self.rewinds
         title = meta.get("summary") if isinstance(meta.get("summary"), str) else ""
+        if title:
+            extra["title_source"] = "llm"  # gemini-cli generates the summary
         return ImportedSession(
             source=SOURCE,
             native_id=native,
@@ -362,38 +385,62 @@ def discover(paths: Iterable[Path | str]) -> list[Path]:
     return list(found)
 
 
+class GeminiParser(LineParser):
+    """Stateful line parser for `opmem watch` over a ``.jsonl`` chat (see drafts.LineParser)."""
+
+    def __init__(self, path: Path | str, report: ImportReport) -> None:
+        super().__init__(path, report)
+        self.reader = GeminiReader(self.path, report)
+
+    @property
+    def report(self) -> ImportReport:
+        return self._report
+
+    @report.setter
+    def report(self, value: ImportReport) -> None:
+        self._report = value
+        if hasattr(self, "reader"):
+            self.reader.report = value
+
+    def _feed(self, text: str, offset: int, line: int) -> None:
+        kind, record = parse_line(text)
+        self.reader.feed(kind, record, offset, line)
+
+    def _idle(self) -> None:
+        self.reader.idle_flush(self.offset)
+
+    def holding(self) -> bool:
+        return bool(self.reader.open) or self.reader.graph.holding()
+
+    def _sessions(self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None) -> list[ImportedSession]:
+        return [self.reader.session(end_offset=end_offset, start_offset=start_offset, live=live, legacy=False, skip=skip)]
+
+
+def open_parser(path: Path | str, report: ImportReport) -> GeminiParser:
+    return GeminiParser(path, report)
+
+
+def is_complete(path: Path | str) -> bool:
+    """A chat not written to for LIVE_SECONDS is taken as finished."""
+    return is_final(Path(path), None)
+
+
 def parse_file(
     path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
 ) -> list[ImportedSession]:
-    """One chat file -> one session (nodes settled at or after start_offset; see drafts.py)."""
+    """One chat file -> one session holding the nodes settled at or after start_offset (see drafts.py)."""
     path = Path(path)
     live = not is_final(path, final)
-    reader = GeminiReader(path, report)
     if path.suffix == ".json":
-        return _parse_legacy(path, reader, report, live)
-    try:
-        lines, end = read_lines(path)
-    except OSError as exc:
-        report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+        return _parse_legacy(path, GeminiReader(path, report), report, live)
+    parser = GeminiParser(path, report)
+    if not feed_file(parser, path):
         return []
-    for entry in lines:
-        if not isinstance(entry, Line):
-            report.warn(path, entry[1], entry[2])
-            continue
-        try:
-            kind, record = parse_line(entry.text)
-            reader.feed(kind, record, entry.offset, entry.number)
-        except ImportFormatError as exc:
-            report.warn(path, entry.number, str(exc))
-        except Exception as exc:  # a parser bug must not stop the rest of the file
-            report.warn(path, entry.number, f"unexpected {type(exc).__name__}: {exc}")
-    reader.finish()
-    session = reader.session(end_offset=end, start_offset=start_offset, live=live, legacy=False)
-    if not session.nodes and (start_offset > 0 or not reader.meta):
-        if not reader.meta and start_offset == 0:
-            report.warn(path, None, "no Gemini chat records found")
-        return []
-    return [session]
+    parser.taken_to = start_offset
+    sessions = parser.take(final=not live)
+    if not sessions and start_offset == 0 and not parser.reader.meta and not parser.reader.graph.drafts:
+        report.warn(path, None, "no Gemini chat records found")
+    return sessions
 
 
 def _parse_legacy(path: Path, reader: GeminiReader, report: ImportReport, live: bool) -> list[ImportedSession]:
@@ -415,5 +462,6 @@ def _parse_legacy(path: Path, reader: GeminiReader, report: ImportReport, live: 
             reader.feed("message", check_message(msg), 0, index + 1)
         except ImportFormatError as exc:
             report.warn(path, None, f"message {index + 1}: {exc}")
-    reader.freeze(len(raw)) if not live else reader.finish()
+    if not live:
+        reader.freeze(len(raw))
     return [reader.session(end_offset=len(raw), start_offset=0, live=live, legacy=True)]

@@ -173,6 +173,8 @@ def read_session(folder: Path, report: ImportReport, *, live: bool = False) -> I
         chain = [d for d in graph.drafts if d.called_by is None]
         head = chain[-1].source_id if chain else None
     extra: dict[str, Any] = {"end_offset": 0, "folder": str(folder)}
+    if isinstance(meta.get("title"), str) and meta["title"]:
+        extra["title_source"] = "llm" if meta.get("_auto_titled") else "user"
     for key in ("project_id", "agent_id", "source", "status", "branches", "channel", "created_at", "updated_at"):
         if key in meta:
             extra[f"openprogram_{key}" if key == "source" else key] = meta[key]
@@ -395,6 +397,11 @@ def _locations(index: Path) -> list[Path]:
     if not isinstance(data, dict):
         return []
     return [Path(p) for p in data.values() if isinstance(p, str) and is_session_dir(Path(p))]
+
+
+def is_complete(path: Path | str) -> bool:
+    """A session folder whose history/ has not changed for LIVE_SECONDS is taken as finished."""
+    return is_final(Path(path) / "history", None)
 
 
 def parse_file(

@@ -183,7 +183,7 @@ def test_catalog_every_record_type_parses():
     call1 = by_id(session)["call-1"]
     assert call1.name == "shell" and call1.content == "a.txt\nb.txt\n"
     assert by_id(session)["call-2"].content == "a.txt\n"
-    assert "[trimmed for fixture]" in session.extra["spawned_threads"]
+    assert "[trimmed for fixture]" in session.extra["children"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def test_subagent_links_to_its_parent_thread(tmp_path: Path):
     parent.event(type="collab_agent_spawn_end", call_id="spawn-1", sender_thread_id="0199cccc-0000-7000-8000-00000000000a",
                  new_thread_id="0199dddd-0000-7000-8000-00000000000b")
     parent_session, _ = only(parent.write(tmp_path / "parent.jsonl"))
-    assert parent_session.extra["spawned_threads"] == {"0199dddd-0000-7000-8000-00000000000b": "spawn-1"}
+    assert parent_session.extra["children"] == {"0199dddd-0000-7000-8000-00000000000b": "spawn-1"}
 
     child = Rollout().meta(
         "0199dddd-0000-7000-8000-00000000000b",
@@ -542,7 +542,7 @@ def test_parse_line_raises_only_format_errors(text):
     assert isinstance(record.payload, dict) and isinstance(record.kind, str)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(records(), max_size=25))
 def test_reader_raises_only_format_errors(recs):
     reader = codex.CodexReader(Path("p.jsonl"), ImportReport())
