@@ -292,12 +292,14 @@ def _merge_command_echoes(blocks: list[Block]) -> list[tuple[Block, str | None]]
 def _settle_offsets(blocks: list[Block], run_end: int | None) -> list[int | None]:
     """Where each block becomes final: when the next block starts. A reply stays open while
     aider's output about it (tokens, applied edits) follows. None: still open at the end."""
-    out: list[int | None] = []
-    for index, block in enumerate(blocks):
-        rest = blocks[index + 1 :]
-        if block.kind == "text":
-            rest = rest[next((i for i, b in enumerate(rest) if b.kind != "output"), len(rest)) :]
-        out.append(rest[0].offset if rest else run_end)
+    out: list[int | None] = [None] * len(blocks)
+    next_block = next_not_output = run_end
+    for index in range(len(blocks) - 1, -1, -1):
+        block = blocks[index]
+        out[index] = next_not_output if block.kind == "text" else next_block
+        next_block = block.offset
+        if block.kind != "output":
+            next_not_output = block.offset
     return out
 
 
