@@ -203,7 +203,7 @@ class AiderReader:
         blocks = _merge_command_echoes(run.blocks)
         closes = _settle_offsets([b for b, _ in blocks], next_run.offset if next_run else None)
         next_stamp = next_run.stamp if next_run else 0.0
-        for (block, command), settled in zip(blocks, closes):
+        for (block, command), settled in zip(blocks, closes, strict=True):
             sid = f"{self.prefix}:{block.line}"
             meta: dict[str, Any] = {"line": block.line}
             if block.kind == "user":

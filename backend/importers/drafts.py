@@ -16,6 +16,10 @@ byte offset of the record that *settled* it (after which no record can change it
   written to for LIVE_SECONDS.
 
 A child is never returned before its parent: its effective offset is at least its parent's.
+
+`LineParser` is the same thing kept alive for `opmem watch` (the protocol of
+claude_code.ClaudeParser): feed_line() each appended line, take() what settled since the last
+take, holding() while something is held back.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any
 
 from .base import ImportedNode, ImportFormatError
 

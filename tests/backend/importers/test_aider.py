@@ -230,3 +230,21 @@ def test_parse_file_never_raises(tmp_path_factory, lines):
     for session in parse(path)[0]:
         assert_well_formed(session)
         assert by_id(session)
+
+
+def test_line_parser_for_watch(tmp_path: Path):
+    path = write(tmp_path / "repo")
+    whole = {n.source_id: n for s in parse(path)[0] for n in s.nodes}
+    report = ImportReport()
+    parser = aider.open_parser(path, report)
+    seen: dict = {}
+    for number, line in enumerate(CHAT.encode().splitlines(keepends=True), 1):
+        parser.feed_line(line, number)
+        for session in parser.take(final=False):
+            for node in session.nodes:
+                assert node.source_id not in seen
+                seen[node.source_id] = node
+    assert parser.holding()  # the last reply could still get aider's output lines
+    for session in parser.take(final=False, idle=True):
+        seen.update({n.source_id: n for n in session.nodes})
+    assert seen == whole and not parser.holding() and report.warnings == []

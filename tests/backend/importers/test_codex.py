@@ -564,3 +564,37 @@ def test_parse_file_never_raises(tmp_path: Path, lines):
     for session in codex.parse_file(path, report, final=True):
         assert_well_formed(session)
     assert all(w.startswith(f"{path}:") or w.startswith(str(path)) for w in report.warnings)
+
+
+def test_line_parser_follows_a_growing_file():
+    """The watch protocol: feed lines as they are appended, take() what became final each time."""
+    whole, _ = only(fixture(REAL))
+    parser = codex.open_parser(fixture(REAL), ImportReport())
+    seen: dict = {}
+    for number, line in enumerate(fixture(REAL).read_bytes().splitlines(keepends=True), 1):
+        parser.feed_line(line, number)
+        if number % 7 == 0 or number in (4, 12, 13):
+            for session in parser.take(final=False):
+                assert_well_formed(session, seen)
+                for node in session.nodes:
+                    assert node.source_id not in seen
+                    seen[node.source_id] = node
+    assert not parser.holding()  # the last call got its output and its token count
+    seen.update({n.source_id: n for s in parser.take(final=True) for n in s.nodes})
+    assert seen == by_id(whole)
+    assert parser.take(final=True) == []
+
+
+def test_line_parser_holds_a_running_tool_and_flushes_when_idle():
+    parser = codex.open_parser("rollout-x.jsonl", ImportReport())
+    r = Rollout().meta().prompt("run it").call("c1", output=None)
+    for line in r.lines:
+        parser.feed_line(line + "\n")
+    assert [n.role for s in parser.take(final=False) for n in s.nodes] == ["user"]
+    assert parser.holding()
+    assert parser.take(final=False, idle=True) == []  # a running tool is never flushed on idle
+    parser.feed_line(json.dumps({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "ok"}}) + "\n")
+    # The model response is done but its token count has not come: idle flushes it.
+    assert [n.role for s in parser.take(final=False) for n in s.nodes] == []
+    assert [(n.role, n.content) for s in parser.take(final=False, idle=True) for n in s.nodes] == [("assistant", ""), ("tool", "ok")]
+    assert not parser.holding()

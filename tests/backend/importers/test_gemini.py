@@ -272,3 +272,20 @@ def test_reader_raises_only_format_errors(texts):
         except ImportFormatError:
             pass
     assert_well_formed(reader.session(end_offset=len(texts) * 100, start_offset=0, live=False, legacy=False))
+
+
+def test_line_parser_for_watch(tmp_path: Path):
+    parser = gemini.open_parser(tmp_path / "chats" / "session-w.jsonl", ImportReport())
+    feed = lambda record: parser.feed_line(json.dumps(record) + "\n")  # noqa: E731
+    feed(HEADER)
+    feed(user("u1", "list files"))
+    assert parser.take(final=False) == [] and parser.holding()
+    feed(reply("g1", "", calls=[call("c1", None, status="executing")]))
+    assert [n.source_id for s in parser.take(final=False) for n in s.nodes] == ["u1"]
+    assert parser.take(final=False, idle=True) == []  # its tool is still running
+    feed(reply("g1", "", calls=[call("c1", "a.txt")]))
+    taken = [n for s in parser.take(final=False, idle=True) for n in s.nodes]
+    assert [(n.source_id, n.content) for n in taken] == [("g1", ""), ("c1", "a.txt")]
+    assert not parser.holding()
+    feed(reply("g2", "One file."))
+    assert [n.source_id for s in parser.take(final=True) for n in s.nodes] == ["g2"]
