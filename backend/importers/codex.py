@@ -263,6 +263,7 @@ class CodexReader:
         self.pending_calls: dict[str, Draft] = {}
         self.prompt: Draft | None = None  # the latest user node
         self.prompt_origins: set[str] = set()
+        self.system_origins: dict[str, set[str]] = {}  # injected node -> the copies seen (item, event)
         self.after_prompt_only_system = False
         self.messages: list[tuple[str, set[str]]] = []  # assistant texts of self.assistant
         self.reasoning: list[tuple[str, set[str]]] = []
@@ -496,7 +497,7 @@ class CodexReader:
             self._end_turn()
         elif event == "turn_aborted":
             last = self.unsettled_chain[-1] if self.unsettled_chain else None
-            if last is not None:
+            if last is not None and not last.settled:
                 last.metadata["turn_aborted"] = _str(p, "reason") or "aborted"
             self._end_turn()
         elif event == "thread_rolled_back":
@@ -587,19 +588,23 @@ class CodexReader:
     def _system(self, text: str, meta: dict[str, Any], origin: str = "item") -> None:
         # The same injected text can arrive as an item and as an event: keep one.
         last = self.unsettled_chain[-1] if self.unsettled_chain else None
-        if last is not None and last.role == "system" and _same(last.content, text) and origin not in last.metadata.setdefault("origins", ["item"]):
-            last.metadata["origins"].append(origin)
+        if last is not None and last.role == "system" and self._copy_of(last, text, origin):
             return
         draft = self._chain("system", text, dict(meta))
-        draft.metadata["origins"] = [origin]
+        self.system_origins[draft.source_id] = {origin}
+
+    def _copy_of(self, node: Draft, text: str, origin: str) -> bool:
+        """`text` from `origin` repeats `node`, written from another origin: note it, no new node."""
+        seen = self.system_origins.setdefault(node.source_id, set())
+        if origin in seen or not _same(node.content, text):
+            return False
+        seen.add(origin)
+        return True
 
     def _prompt(self, text: str, origin: str, meta: dict[str, Any]) -> None:
         last = self.unsettled_chain[-1] if self.unsettled_chain else None
-        if last is not None and last.metadata.get("injected") and _same(last.content, text):
-            origins = last.metadata.setdefault("origins", [])
-            if origin not in origins:
-                origins.append(origin)  # the plain copy of an injected event
-                return
+        if last is not None and last.metadata.get("injected") and self._copy_of(last, text, origin):
+            return  # the plain copy of an injected event
         prompt = self.prompt
         if (
             prompt is not None
@@ -724,7 +729,14 @@ class CodexReader:
     # -- result ----------------------------------------------------------------------------
 
     def idle_flush(self, offset: int) -> None:
-        """The file has been quiet: an assistant node only waiting for its token count is done."""
+        """The file has been quiet: settle what only a later record would have settled.
+
+        A prompt or context node waiting for the next node, and a model response waiting only
+        for its token count, are done. An open response group or a running tool is not.
+        """
+        for draft in self.unsettled_chain:
+            if draft is not self.assistant:
+                self.graph.settle(draft, offset)
         a = self.assistant
         if a is not None and not self.group_open and not self.pending_calls_of(a):
             self.graph.settle(a, offset)

@@ -587,10 +587,14 @@ def test_line_parser_follows_a_growing_file():
 
 def test_line_parser_holds_a_running_tool_and_flushes_when_idle():
     parser = codex.open_parser("rollout-x.jsonl", ImportReport())
-    r = Rollout().meta().prompt("run it").call("c1", output=None)
+    r = Rollout().meta().prompt("run it")
     for line in r.lines:
         parser.feed_line(line + "\n")
-    assert [n.role for s in parser.take(final=False) for n in s.nodes] == ["user"]
+    assert parser.take(final=False) == []  # the prompt waits: its copies may still come
+    assert [n.role for s in parser.take(final=False, idle=True) for n in s.nodes] == ["user"]
+    for line in Rollout().call("c1", output=None).lines:
+        parser.feed_line(line + "\n")
+    assert parser.take(final=False) == []
     assert parser.holding()
     assert parser.take(final=False, idle=True) == []  # a running tool is never flushed on idle
     parser.feed_line(json.dumps({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "ok"}}) + "\n")
