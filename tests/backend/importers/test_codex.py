@@ -602,3 +602,48 @@ def test_line_parser_holds_a_running_tool_and_flushes_when_idle():
     assert [n.role for s in parser.take(final=False) for n in s.nodes] == []
     assert [(n.role, n.content) for s in parser.take(final=False, idle=True) for n in s.nodes] == [("assistant", ""), ("tool", "ok")]
     assert not parser.holding()
+
+
+@st.composite
+def rollouts(draw):
+    """A random but well-formed rollout: turns with tool calls, rollbacks, compactions, injected context."""
+    r = Rollout().meta()
+    for n in range(draw(st.integers(1, 6))):
+        step = draw(st.sampled_from(["turn", "turn", "rollback", "compact", "inject", "abort"]))
+        if step == "turn":
+            r.turn(f"prompt {n}", f"answer {n}", calls=draw(st.integers(0, 3)), tag=str(n))
+        elif step == "rollback":
+            r.event(type="thread_rolled_back", num_turns=draw(st.integers(0, 3)))
+        elif step == "compact":
+            r.add("compacted", {"message": f"summary {n}"})
+        elif step == "inject":
+            r.item(type="message", role="user", content=[{"type": "input_text", "text": f"<environment_context>{n}</environment_context>"}])
+        else:
+            r.prompt(f"aborted {n}").call(f"call_x{n}", output=None).event(type="turn_aborted", reason="interrupted")
+    return r
+
+
+@settings(max_examples=40, deadline=None)
+@given(rollouts(), st.lists(st.integers(1, 400), max_size=8))
+def test_takes_while_growing_equal_one_whole_parse(r, cuts):
+    """Whatever the points at which a live file is read, the nodes returned add up to one whole read."""
+    data = "".join(line + "\n" for line in r.lines).encode()
+    parser = codex.open_parser("rollout-p.jsonl", ImportReport())
+    seen: dict = {}
+    lines = data.splitlines(keepends=True)
+    positions = sorted({min(c, len(lines)) for c in cuts}) + [len(lines)]
+    fed = 0
+    for position in positions:
+        for line in lines[fed:position]:
+            parser.feed_line(line)
+        fed = position
+        for session in parser.take(final=position == len(lines) and position == positions[-1]):
+            assert_well_formed(session, seen)
+            for node in session.nodes:
+                assert node.source_id not in seen
+                seen[node.source_id] = node
+    whole = codex.CodexParser("rollout-p.jsonl", ImportReport())
+    for line in lines:
+        whole.feed_line(line)
+    (expected,) = whole.take(final=True)
+    assert seen == by_id(expected)

@@ -289,3 +289,53 @@ def test_line_parser_for_watch(tmp_path: Path):
     assert not parser.holding()
     feed(reply("g2", "One file."))
     assert [n.source_id for s in parser.take(final=True) for n in s.nodes] == ["g2"]
+
+
+@st.composite
+def chats(draw):
+    """A random well-formed chat: messages, re-appended updates, rewinds, history replacements."""
+    records: list = [HEADER]
+    ids: list[str] = []
+    for n in range(draw(st.integers(1, 10))):
+        step = draw(st.sampled_from(["user", "reply", "tools", "rewind", "set", "meta"]))
+        if step == "user":
+            records.append(user(f"u{n}", f"question {n}"))
+            ids.append(f"u{n}")
+        elif step == "reply":
+            records.append(reply(f"g{n}", f"answer {n}"))
+            ids.append(f"g{n}")
+        elif step == "tools":
+            records.append(reply(f"g{n}", "", calls=[call(f"c{n}", None, status="executing")]))
+            records.append(reply(f"g{n}", "", calls=[call(f"c{n}", f"out {n}")]))
+            ids.append(f"g{n}")
+        elif step == "rewind" and ids:
+            records.append({"$rewindTo": draw(st.sampled_from(ids))})
+        elif step == "set" and ids:
+            records.append({"$set": {"messages": [user(i, i) if i.startswith("u") else reply(i, i) for i in ids[-2:]] + [user(f"s{n}", "summary")]}})
+            ids.append(f"s{n}")
+        else:
+            records.append({"$set": {"summary": f"title {n}"}})
+    return records
+
+
+@settings(max_examples=40, deadline=None)
+@given(chats(), st.lists(st.integers(1, 30), max_size=6))
+def test_takes_while_growing_equal_one_whole_parse(records, cuts):
+    lines = [(json.dumps(r) + "\n").encode() for r in records]
+    parser = gemini.open_parser("chats/session-p.jsonl", ImportReport())
+    seen: dict = {}
+    fed = 0
+    for position in sorted({min(c, len(lines)) for c in cuts}) + [len(lines)]:
+        for line in lines[fed:position]:
+            parser.feed_line(line)
+        fed = position
+        for session in parser.take(final=position == len(lines)):
+            assert_well_formed(session, seen)
+            for node in session.nodes:
+                assert node.source_id not in seen
+                seen[node.source_id] = node
+    whole = gemini.GeminiParser("chats/session-p.jsonl", ImportReport())
+    for line in lines:
+        whole.feed_line(line)
+    expected = [n for s in whole.take(final=True) for n in s.nodes]
+    assert seen == {n.source_id: n for n in expected}
