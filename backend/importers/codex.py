@@ -278,6 +278,7 @@ class CodexReader:
         self.spawned: dict[str, str] = {}
         self.ghosts: list[str] = []
         self.prefix = path.name
+        self.offset, self.line, self.time = 0, 0, 0.0  # of the record being applied
 
     # -- records -------------------------------------------------------------------------
 
