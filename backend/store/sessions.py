@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import weakref
 import shutil
 import threading
 import uuid
@@ -12,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+import pygit2
 from filelock import FileLock
 
 from ..model import (
@@ -45,7 +48,7 @@ class SessionStore:
         root: Path,
         *,
         cache_cap: int | None = None,
-        pack_threshold: int = 2000,
+        pack_threshold: int = 50,
         durable: bool = True,
     ) -> None:
         self.root = Path(root)
@@ -65,6 +68,7 @@ class SessionStore:
         self._store_lock = threading.RLock()
         self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
         self._listing_entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        _OPEN_STORES.add(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -109,10 +113,7 @@ class SessionStore:
 
     def _mark_changed(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            self.changed_path.write_text(uuid.uuid4().hex)
-        except OSError:
-            pass
+        _write_token(self.changed_path, uuid.uuid4().hex)
         self._listing = None
 
     # ------------------------------------------------------------------ locking and cache
@@ -148,11 +149,8 @@ class SessionStore:
             finally:
                 if repo.mutations != mutations_before:
                     token = uuid.uuid4().hex
-                    try:
-                        self._token_path(session_id).write_text(token)
+                    if _write_token(self._token_path(session_id), token):
                         self._tokens[session_id] = token
-                    except OSError:
-                        pass
                     self._mark_changed()
 
     def _open(self, session_id: str, *, create: bool, location: Path | None) -> SessionRepo:
@@ -185,9 +183,20 @@ class SessionStore:
             except OSError:
                 self._tokens.pop(session_id, None)
             while len(self._cache) > self.cache_cap:
-                # Lossless: everything a SessionRepo holds is on disk.
-                self._cache.popitem(last=False)
+                # Lossless: everything a SessionRepo holds is on disk (the index follows HEAD first).
+                _, evicted = self._cache.popitem(last=False)
+                _flush_quietly(evicted)
             return repo
+
+    def flush(self) -> None:
+        """Bring every open session's git index up to date (done lazily after commits)."""
+        with self._store_lock:
+            repos = list(self._cache.items())
+        for sid, repo in repos:
+            with self._thread_lock(sid):
+                _flush_quietly(repo)
+
+    close = flush
 
     def cached_ids(self) -> list[str]:
         with self._store_lock:
@@ -454,6 +463,37 @@ class SessionStore:
             except OpmemError as exc:
                 problems.append(str(exc))
         return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+
+
+def _flush_quietly(repo: SessionRepo) -> None:
+    try:
+        repo.flush_index()
+    except (OSError, pygit2.GitError):
+        pass  # the index is a convenience for `git status`; the commits are already safe
+
+
+_OPEN_STORES: "weakref.WeakSet[SessionStore]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_stores() -> None:
+    for store in list(_OPEN_STORES):
+        store.flush()
+
+
+def _write_token(path: Path, token: str) -> bool:
+    """Overwrite a fixed-length change token in place: a hint for other processes, no new inode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        os.pwrite(fd, token.encode(), 0)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class SessionBatch:
