@@ -238,6 +238,9 @@ class _PerCall:
     def commit_turn(self, head_id: str | None = None) -> str | None:
         return self.store.commit_turn(self.sid, head_id)
 
+    def node(self, node_id: str) -> Any:
+        return self.store.get_node(self.sid, node_id)
+
 
 @contextmanager
 def _open_batch(store: Any, sid: str) -> Iterator[Any]:
@@ -273,6 +276,7 @@ class _Writer:
         self.dirty: dict[str, bool] = {}  # chain node -> its turn has uncommitted new nodes
         self.latest_child: dict[str, str] = {}
         self.known: set[str] = set()  # node ids present in the store (written or found)
+        self.user_line: dict[str, bool] = {}  # chain node -> its line holds a user node
         self.late_tool = False  # a tool of a turn written by an earlier import
         self.prefetched = False
 
@@ -305,7 +309,7 @@ class _Writer:
             self.report.warn(self.imported.source_file, None, f"{node.source_id}: its parent is missing; kept as a root")
             parent = None
         is_tool = called_by is not None
-        if not is_tool and node.role == "user" and parent is not None and self.dirty.get(parent):
+        if not is_tool and node.role == "user" and parent is not None and self.dirty.get(parent) and self._has_user(parent):
             self._commit(parent)
         new = not self.present(nid)
         if new:
@@ -337,6 +341,7 @@ class _Writer:
             return
         carried = self.dirty.get(parent, False) if parent is not None and node.role != "user" else False
         self.dirty[nid] = new or carried
+        self.user_line[nid] = node.role == "user" or (parent is not None and self._has_user(parent))
         if parent is not None:
             self.latest_child[parent] = nid
 
@@ -352,8 +357,36 @@ class _Writer:
             self.commits += 1
             self.report.turns += 1
 
+    def _has_user(self, node_id: str) -> bool:
+        """Whether the line up to `node_id` holds a user node (else it is a preamble)."""
+        if node_id in self.user_line:
+            return self.user_line[node_id]
+        seen: list[str] = []
+        cur: str | None = node_id
+        found = False
+        while cur is not None and cur not in self.user_line:
+            seen.append(cur)
+            try:
+                stored = self.batch.node(cur)
+            except OpmemError:
+                break
+            if stored.role == "user" and stored.called_by is None:
+                found = True
+                break
+            cur = stored.parent_id
+        else:
+            found = found or (cur is not None and self.user_line[cur])
+        for item in seen:
+            self.user_line[item] = found
+        return found
+
     def _commit_tips(self) -> None:
-        tips = [nid for nid, dirty in self.dirty.items() if dirty and nid not in self.latest_child]
+        # A line with no user node yet (a preamble) waits: its commit would count as a turn.
+        tips = [
+            nid
+            for nid, dirty in self.dirty.items()
+            if dirty and nid not in self.latest_child and self._has_user(nid)
+        ]
         head = node_id_for(self.imported.head) if self.imported.head else None
         tips.sort(key=lambda nid: nid == head)  # the current line last, so HEAD follows it
         for tip in tips:

@@ -27,6 +27,22 @@ from .state import FileState, ImportState
 Batch = Callable[["Path | None", ImportReport], Any]
 
 
+def default_sources() -> list[str]:
+    """Sources whose own session folder exists (not ones that read the current folder)."""
+    here = Path.cwd().resolve()
+    names: list[str] = []
+    for name in SOURCES:
+        roots = [Path(p) for p in SOURCES[name].default_paths()]
+        if any(r.exists() for r in roots) and all(r.resolve() != here for r in roots):
+            names.append(name)
+    return names
+
+
+def line_based(importer: ModuleType, path: Path) -> bool:
+    """Appended lines can be parsed on their own (a .json file is rewritten whole instead)."""
+    return hasattr(importer, "open_parser") and path.suffix != ".json"
+
+
 @dataclass(slots=True)
 class Follower:
     path: Path
@@ -55,7 +71,7 @@ class Watcher:
     ) -> None:
         self.store, state_path = resolve_home(home_or_store)
         self.state = ImportState(state_path)
-        names = [source_name(s) for s in sources] if sources else list(SOURCES)
+        names = [source_name(s) for s in sources] if sources else default_sources()
         self.importers: dict[str, ModuleType] = {name: get_importer(name) for name in names}
         given = [Path(p).expanduser() for p in paths] if paths else None
         self.roots: dict[str, list[Path]] = {
@@ -124,7 +140,7 @@ class Watcher:
             if not path.exists():
                 self.followers.pop(path, None)
                 return report
-            if not hasattr(importer, "open_parser"):
+            if not line_based(importer, path):
                 import_file(self.store, name, importer, path, report, self.state, on_project=self.on_project, force=True)
             else:
                 follower = self.followers.get(path)

@@ -512,6 +512,9 @@ class SessionBatch:
     def node_ids(self) -> set[str]:
         return {node.id for node in self._repo.nodes()}
 
+    def node(self, node_id: str) -> Node:
+        return self._repo.node(node_id)
+
     @property
     def head(self) -> str | None:
         return self._repo.head

@@ -234,3 +234,14 @@ def test_incremental_takes_from_a_claude_parser(store: SessionStore, tmp_path: P
     assert {n.id for n in store.get_nodes("cc-abc")} == expected
     assert [t.user.content for t in store.get_turns("cc-abc")] == ["one", "two"]
     assert report.turns >= 2 and report.warnings == []
+
+
+def test_a_preamble_before_the_first_prompt_is_committed_with_turn_one(store: SessionStore) -> None:
+    preamble = session(N("s0", "system", "<environment_context>cwd</environment_context>"))
+    report = ImportReport()
+    sid = ingest(store, preamble, report)
+    assert report.turns == 0  # a commit now would be numbered as a turn of its own
+    ingest(store, session(N("s0", "system", "env"), N("u1", "user", "first real prompt", "s0"), N("a1", "assistant", "ok", "u1")), report)
+    commits = store.session_commits(sid)
+    assert [c.summary for c in commits] == ["turn 1: first real prompt"]
+    assert [n.id for n in store.get_turns(sid)[0].nodes] == ["s0", "u1", "a1"]

@@ -155,3 +155,19 @@ def test_a_finished_turn_reaches_the_store_within_two_seconds(home, tmp_path: Pa
     assert not thread.is_alive()
     entry = ImportState(home.path / "import-state.json").get(path)
     assert entry is not None and entry.offset == path.stat().st_size
+
+
+def test_default_sources_are_those_with_an_existing_folder(tmp_path: Path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from opmem_tui.backend.importers.watch import default_sources, line_based
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.chdir(tmp_path)
+    assert "claude" not in default_sources()
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    names = default_sources()
+    assert "claude" in names and "aider" not in names and "jsonl" not in names  # aider reads the cwd
+    assert line_based(SimpleNamespace(open_parser=None), Path("chat.jsonl"))
+    assert not line_based(SimpleNamespace(open_parser=None), Path("session-1.json"))
+    assert not line_based(SimpleNamespace(), Path("chat.jsonl"))
