@@ -217,6 +217,10 @@ def main() -> None:
     report("full import (fsync)", full, baseline, "json.loads", ">= 0.25", full / baseline >= 0.25, unit="records/s")
     fast, _ = import_rate(root, records, durable=False)
     report("full import (no fsync)", fast, baseline, "json.loads", ">= 0.25", fast / baseline >= 0.25, unit="records/s")
+    # Where the time goes: parsing is the part the importer owns; the rest is the store writing
+    # one node file per node and one git commit per turn.
+    print(f"parsing is {full / parsed:.0%} of the full import's time (fsync), {fast / parsed:.0%} (no fsync); "
+          f"the store writes {result.nodes / records:.2f} node files per record")
 
 
 if __name__ == "__main__":
