@@ -54,6 +54,19 @@ class Follower:
     last_change: float = 0.0
     idle_flushed: bool = True
     sessions: set[str] = field(default_factory=set)
+    log: ImportReport = field(default_factory=ImportReport)  # what the parser reported so far
+    forwarded: int = 0
+    unknown_seen: dict[str, int] = field(default_factory=dict)
+
+    def forward(self, report: ImportReport) -> None:
+        """Copy the parser's new warnings and unknown-record counts into this poll's report."""
+        report.warnings.extend(self.log.warnings[self.forwarded :])
+        self.forwarded = len(self.log.warnings)
+        for kind, count in self.log.unknown_records.items():
+            new = count - self.unknown_seen.get(kind, 0)
+            if new:
+                report.unknown_records[kind] = report.unknown_records.get(kind, 0) + new
+        self.unknown_seen = dict(self.log.unknown_records)
 
 
 class Watcher:
@@ -163,6 +176,7 @@ class Watcher:
                 follower.idle_flushed = True
                 before = report.nodes
                 self._ingest(follower, follower.parser.take(final=False, idle=True), report)
+                follower.forward(report)
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
@@ -176,9 +190,10 @@ class Watcher:
             return
         if follower.parser is None or stat.st_size < follower.offset:
             # First sight in this process, or the file was truncated/replaced: start over.
-            follower.parser = follower.importer.open_parser(follower.path, report)
+            follower.log = ImportReport()
+            follower.forwarded, follower.unknown_seen = 0, {}
+            follower.parser = follower.importer.open_parser(follower.path, follower.log)
             follower.offset = follower.lines = 0
-        follower.parser.report = report
         try:
             with open(follower.path, "rb") as handle:
                 handle.seek(follower.offset)
@@ -195,6 +210,7 @@ class Watcher:
             follower.last_change = time.monotonic()
             follower.idle_flushed = False
         self._ingest(follower, follower.parser.take(final=False), report)
+        follower.forward(report)
         self._record(follower, stat)
 
     def _record(self, follower: Follower, stat: Any = None) -> None:

@@ -171,3 +171,18 @@ def test_default_sources_are_those_with_an_existing_folder(tmp_path: Path, monke
     assert line_based(SimpleNamespace(open_parser=None), Path("chat.jsonl"))
     assert not line_based(SimpleNamespace(open_parser=None), Path("session-1.json"))
     assert not line_based(SimpleNamespace(), Path("chat.jsonl"))
+
+
+def test_each_poll_reports_only_its_own_warnings(home, tmp_path: Path) -> None:
+    t = Transcript()
+    t.prompt("one")
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text("".join(t.lines()) + "{bad line\n")
+    watcher = Watcher(home, ["claude"], [path], idle_seconds=0.0)
+    first = watcher.poll(path)
+    assert [w.split(": ")[0] for w in first.warnings] == [f"{path}:2"]
+    append(path, ['{"type": "brand-new"}\n', "[]\n"])
+    second = watcher.poll(path)
+    assert [w.split(": ")[0] for w in second.warnings] == [f"{path}:4"]
+    assert second.unknown_records == {"brand-new": 1}
+    assert watcher.poll(path).warnings == []
