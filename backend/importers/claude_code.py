@@ -631,6 +631,8 @@ class ClaudeParser:
                 metadata[_snake(key)] = value
         if kind == "prompt":
             role = "user"
+            self._ensure_emitted(build, parent)
+            self._flush_waiting_tools(build)  # a new turn: calls still without a result get none
         else:
             role = "system"
             metadata["kind"] = kind

@@ -309,6 +309,22 @@ def test_tool_without_result_is_held_while_live_and_flushed_when_final(tmp_path:
     assert [(n.role, n.metadata.get("result_missing")) for n in final] == [("tool", True), ("assistant", None)]
 
 
+def test_a_new_prompt_settles_calls_that_never_got_a_result(tmp_path: Path) -> None:
+    t = Transcript()
+    t.prompt("build")
+    t.assistant("msg_A", tool_use("toolu_1", "Bash", command="make"))
+    t.prompt("(the CLI crashed; resumed) try again", parent=t.last)
+    t.assistant("msg_B", text("retrying"))
+    parser = ClaudeParser(tmp_path / f"{SID}.jsonl", ImportReport())
+    for number, line in enumerate(t.lines(), 1):
+        parser.feed_line(line, number)
+    nodes = parser.take(final=False)[0].nodes
+    assert [(n.role, n.metadata.get("result_missing")) for n in nodes] == [
+        ("user", None), ("assistant", None), ("tool", True), ("user", None)
+    ]
+    assert parser.holding()  # only the newest reply is still open
+
+
 def test_subagent_files_and_links(tmp_path: Path) -> None:
     t = Transcript()
     t.prompt("research this")
