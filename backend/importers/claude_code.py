@@ -316,6 +316,8 @@ class ClaudeParser:
         self.path = Path(path)
         self.report = report
         self.agent_file = is_agent_file(self.path)
+        # agent-<something else>.jsonl: an agent file if its records say so (see _build_for).
+        self.undecided = not self.agent_file and self.path.name.startswith("agent-")
         stem = self.path.name[: -len(".jsonl")] if self.path.name.endswith(".jsonl") else self.path.name
         self.stem = stem
         self.trunk_id: str | None = None if self.agent_file else stem
@@ -440,6 +442,11 @@ class ClaudeParser:
         return data if isinstance(data, dict) else {}
 
     def _build_for(self, record: dict[str, Any], uuid: str | None, parent_uuid: str | None) -> _Build:
+        if self.undecided and uuid is not None:
+            self.undecided = False
+            if record.get("isSidechain") is True and record.get("agentId") == self.stem[len("agent-") :]:
+                self.agent_file, self.trunk_id = True, None
+                self.sidecar = self._read_sidecar()
         if self.agent_file:
             return self._get_build("agent")
         if record.get("isSidechain") is True and uuid is not None:

@@ -362,6 +362,17 @@ def test_subagent_files_and_links(tmp_path: Path) -> None:
     assert [n.role for n in k.nodes] == ["user", "assistant"]
 
 
+def test_an_agent_file_with_an_unusual_id_is_known_by_its_records(tmp_path: Path) -> None:
+    sub = Transcript(session=SID)
+    sub.prompt("explore the repo", parent=None, isSidechain=True, agentId="explore-7")
+    sub.assistant("msg_S", text("found it"), isSidechain=True, agentId="explore-7")
+    path = sub.write(tmp_path / "agent-explore-7.jsonl")
+    assert not is_agent_file(path)
+    [session] = parse_file(path, ImportReport(), final=True)
+    assert session.kind == "subagent" and session.native_id == f"{SID}/agent-explore-7"
+    assert session.parent_native_id == SID
+
+
 def test_inline_sidechain_rows_become_their_own_session(tmp_path: Path) -> None:
     t = Transcript()
     t.prompt("delegate")
