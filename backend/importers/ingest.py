@@ -100,7 +100,8 @@ def ingest(
         return sid  # nothing to write yet (no nodes): no empty session folder
     if existed:
         _update_meta(store, sid, meta)
-    _set_head(store, sid, imported)
+    if written:
+        _set_head(store, sid, imported)  # a re-import leaves a head the user chose alone
     _link_children(store, sid, imported)
     if on_project is not None and imported.cwd and (written or not existed):
         bind_cwd(store, sid, imported.cwd, on_project, report)
