@@ -254,7 +254,11 @@ class SessionStore:
         Other store calls for the same session must wait until the batch ends.
         """
         with self._session(session_id, create=True, location=location) as repo:
-            yield SessionBatch(self, repo)
+            repo.begin_group_sync()
+            try:
+                yield SessionBatch(self, repo)
+            finally:
+                repo.end_group_sync()
 
     def _apply_title_hook(self, repo: SessionRepo) -> None:
         try:
