@@ -667,8 +667,8 @@ class SessionRepo:
         objects.append((TREE, history_raw))
 
         turn_no = self._turn_no.get(parent_oid, 0) if parent_oid else 0
+        # Turn N counts user nodes; a commit of only a system preface is turn 0.
         turn_no += sum(1 for c in segment if self._nodes[c].role == "user")
-        turn_no = max(turn_no, 1)
         chain = self._turn_chain(end)
         self._update_meta_for_commit(end, turn_no)
         meta_raw = self._write_meta(durable=False)  # derived fields; recomputed if lost
