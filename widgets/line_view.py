@@ -71,6 +71,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
     LineView {
         overflow-x: hidden;
         overflow-y: auto;
+        scrollbar-gutter: stable;
         & > .line--selected { background: $boost; }
     }
     """

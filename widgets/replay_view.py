@@ -276,6 +276,8 @@ class ReplayHeader(Static):
         height: 2;
         padding: 0 1;
         background: $boost;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     """
 
@@ -319,16 +321,13 @@ class ReplayHeader(Static):
 class ReplayPane(Vertical):
     """Turn-by-turn replay of one session; owns the turn cursor and the display toggles."""
 
+    # Turn stepping, branches, history and thinking are bound on the main screen, so they
+    # also work while the session list has the focus.
     BINDINGS = [
-        Binding("g", "first_turn", "First turn", show=False, id="replay.first_turn"),
-        Binding("G", "last_turn", "Last turn", show=False, id="replay.last_turn"),
         Binding("j", "next_message", "Next msg", id="replay.next_message"),
         Binding("k", "prev_message", "Prev msg", show=False, id="replay.prev_message"),
         Binding("enter", "toggle_item", "Expand", id="replay.toggle"),
         Binding("e", "expand_all", "Expand all", show=False, id="replay.expand_all"),
-        Binding("t", "toggle_thinking", "Thinking", id="replay.thinking"),
-        Binding("b", "pick_branch", "Branch", id="replay.branch"),
-        Binding("H", "history", "History", id="replay.history"),
         Binding("y", "copy", "Copy", id="replay.copy"),
     ]
 

@@ -27,6 +27,7 @@ from textual.widgets import Input, Static
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
 
+from .line_view import wrap_text
 from .messages import SessionChosen, SessionHighlighted
 from .safe_text import one_line
 
@@ -152,7 +153,9 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.virtual_size = Size(self.size.width, max(len(rows), 1))
         self.refresh()
         self._scroll_to_cursor()
-        self._announce()
+        # Announce from our own message loop: a message created while the parent runs would
+        # count the parent as its sender and stop bubbling there.
+        self.call_next(self._announce)
 
     @property
     def current(self) -> SessionMeta | None:
@@ -227,8 +230,9 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         width = self.scrollable_content_region.width
         base = self.rich_style
         if not self.rows:
-            if y == 1:
-                text = set_cell_size(f" {self.empty_message}", width)
+            wrapped = wrap_text(self.empty_message, max(width - 2, 8))
+            if 1 <= y <= len(wrapped):
+                text = set_cell_size(f" {wrapped[y - 1]}", width)
                 return Strip([Segment(text, base + self._component("empty"))], width)
             return Strip.blank(width, base)
         if index >= len(self.rows):
@@ -426,6 +430,11 @@ class SessionList(Vertical):
     def action_filter(self) -> None:
         self.add_class("-filtering")
         self.filter_input.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":
+            return self.has_class("-filtering") or bool(self.filter_text)
+        return True
 
     def action_clear_filter(self) -> None:
         if not self.has_class("-filtering") and not self.filter_text:

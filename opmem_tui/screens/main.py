@@ -50,6 +50,12 @@ class MainScreen(Screen[None]):
     BINDINGS = [
         Binding("left,h", "prev_turn", "Prev turn", id="replay.prev_turn"),
         Binding("right,l", "next_turn", "Next turn", id="replay.next_turn"),
+        Binding("g", "replay('first_turn')", "First turn", show=False, id="replay.first_turn"),
+        Binding("G", "replay('last_turn')", "Last turn", show=False, id="replay.last_turn"),
+        Binding("b", "replay('pick_branch')", "Branch", id="replay.branch"),
+        Binding("H", "replay('history')", "History", id="replay.history"),
+        Binding("t", "replay('toggle_thinking')", "Thinking", show=False, id="replay.thinking"),
+        Binding("escape", "live_view", "Live view", id="replay.live"),
         Binding("1", "show_tab('sessions')", "Sessions", show=False, id="view.sessions"),
         Binding("2", "show_tab('projects')", "Projects", show=False, id="view.projects"),
         Binding("r", "refresh", "Refresh", show=False, id="app.refresh"),
@@ -144,7 +150,8 @@ class MainScreen(Screen[None]):
         self.projects_pane.set_projects(list(view.projects.values()), view.projects_message or NO_PROJECTS)
         if view.listing.problems and not self._problems_shown:
             self._problems_shown = True
-            lines = "\n".join(one_line(p, 160) for p in view.listing.problems[:5])
+            root = str(getattr(self.home, "sessions_dir", "")) + "/"
+            lines = "\n".join(one_line(p.replace(root, "sessions/"), 160) for p in view.listing.problems[:5])
             more = len(view.listing.problems) - 5
             if more > 0:
                 lines += f"\n… and {more} more"
@@ -228,6 +235,7 @@ class MainScreen(Screen[None]):
         self.replay.show_session(
             data.meta, data.turns, project=data.project, head_id=data.head_id, turn_number=turn, view_label=label
         )
+        self.refresh_bindings()
 
     def action_prev_turn(self) -> None:
         self.replay.step(-1)
@@ -235,9 +243,14 @@ class MainScreen(Screen[None]):
     def action_next_turn(self) -> None:
         self.replay.step(1)
 
+    def action_replay(self, action: str) -> None:
+        getattr(self.replay, f"action_{action}")()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("prev_turn", "next_turn"):
+        if action in ("prev_turn", "next_turn", "replay"):
             return self.query_one(TabbedContent).active == "sessions"
+        if action == "live_view":
+            return bool(self._open_id and (self._open_label or self._open_head))
         return True
 
     # -- branches --------------------------------------------------------------------------

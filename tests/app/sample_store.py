@@ -72,9 +72,10 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
     home = Home(path, durable=False)
     home.ensure()
     store = home.sessions
-    with pinned_clock(NOW - 3 * DAY):
+    with contextlib.ExitStack() as clock:
         # 1. A three-turn session with tool calls, thinking and a retry on turn 3.
         sid = "fix-login"
+        clock.enter_context(pinned_clock(NOW - 2 * DAY))
         meta = {"source": "claude-code", "title": "Fix the login redirect loop", "project_id": "webapp", "created_at": NOW - 2 * DAY}
         t0 = NOW - 2 * DAY
         _turn(store, sid, "Login redirects forever after the session expires. Can you look?",
@@ -94,12 +95,16 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
 
         # 2. Hostile content: markup and escape sequences must show literally or stripped.
         sid = "hostile"
+        clock.close()
+        clock.enter_context(pinned_clock(NOW - DAY))
         _turn(store, sid, HOSTILE_TEXT, "Reply with " + HOSTILE_TEXT, NOW - 1 * DAY,
               meta={"source": "codex", "title": HOSTILE_TITLE, "created_at": NOW - DAY},
               tools=[("bash", {"command": "printf '\\x1b[2J'"}, HOSTILE_TEXT)], model="gpt-5-codex")
 
         # 3. Many tool calls with long outputs in one turn.
         sid = "many-tools"
+        clock.close()
+        clock.enter_context(pinned_clock(NOW - 5 * 3600))
         tools = [
             ("grep", {"pattern": f"TODO-{i}", "path": "src"}, "\n".join(f"src/mod_{i}.py:{n}: TODO-{i} line {n}" for n in range(40)))
             for i in range(tool_calls)
@@ -109,8 +114,12 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
               tools=tools)
 
         # 4-5. Plain sessions for sorting and filtering.
+        clock.close()
+        clock.enter_context(pinned_clock(NOW - 20 * DAY))
         _turn(store, "parser-refactor", "Refactor the tokenizer into its own module.", "Done; tokenizer.py holds it now.",
               NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "project_id": "compiler", "created_at": NOW - 20 * DAY})
+        clock.close()
+        clock.enter_context(pinned_clock(NOW - 40 * 60))
         _turn(store, "docs", "Write the README install section.", "Added install steps for pipx and uv.", NOW - 40 * 60,
               meta={"source": "aider", "created_at": NOW - 40 * 60})
     # A folder without meta.json: listed as skipped, never fatal.
