@@ -534,8 +534,9 @@ class ReplayPane(Vertical):
         node = self.selected_node
         if node is None:
             return
-        self.app.copy_to_clipboard(node_text(node))
-        self.notify(f"Copied the {node.role} message ({len(node_text(node))} chars)", markup=False)
+        text = clean(node_text(node))  # never put escape sequences on the user's clipboard
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the {node.role} message ({len(text)} chars)", markup=False)
 
     def action_pick_branch(self) -> None:
         turn = self.turn
