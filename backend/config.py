@@ -19,8 +19,9 @@ DEFAULT_CONFIG = """\
 [store]
 # Open sessions kept in memory (OPENPROGRAM_SESSION_CACHE_CAP overrides it).
 session_cache_cap = 256
-# Pack a session repo once it has this many loose git objects.
-pack_loose_objects = 2000
+# Each turn commit writes one small git pack; merge them into one delta-compressed pack
+# once a session repo has this many.
+pack_after_turns = 50
 
 [ui]
 theme = "opmem-dark"

@@ -51,7 +51,7 @@ class Home:
         return SessionStore(
             self.sessions_dir,
             cache_cap=self.config.get_int("store.session_cache_cap", DEFAULT_CACHE_CAP),
-            pack_threshold=self.config.get_int("store.pack_loose_objects", 2000),
+            pack_threshold=self.config.get_int("store.pack_after_turns", 50),
             durable=self.durable,
         )
 

@@ -197,6 +197,25 @@ class SessionMeta:
         return data
 
     @classmethod
+    def from_listing(cls, data: dict[str, Any], session_id: str, path: str) -> "SessionMeta":
+        """A listing row: meta.json plus the derived turn count and preview it stores.
+
+        The folder name is the session's id; a meta.json that says otherwise does not win.
+        """
+        turns = data.get("turns", 0)
+        preview = data.get("preview", "")
+        meta = cls.from_json(
+            data,
+            path,
+            turn_count=turns if isinstance(turns, int) and not isinstance(turns, bool) else 0,
+            preview=preview if isinstance(preview, str) else "",
+            path=path,
+        )
+        if meta.id != session_id:
+            object.__setattr__(meta, "id", session_id)  # still frozen to every caller
+        return meta
+
+    @classmethod
     def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", **derived: Any) -> "SessionMeta":
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "meta.json is not a JSON object")

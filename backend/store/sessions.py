@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import weakref
 import shutil
 import threading
 import uuid
@@ -12,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+import pygit2
 from filelock import FileLock
 
 from ..model import (
@@ -27,6 +30,7 @@ from ..model import (
     VerifyReport,
     check_session_id,
 )
+from ..model import SESSION_ID_RE
 from .files import read_json, write_json_atomic
 from .session_repo import _DEFAULT, SessionRepo
 
@@ -44,7 +48,7 @@ class SessionStore:
         root: Path,
         *,
         cache_cap: int | None = None,
-        pack_threshold: int = 2000,
+        pack_threshold: int = 50,
         durable: bool = True,
     ) -> None:
         self.root = Path(root)
@@ -64,6 +68,7 @@ class SessionStore:
         self._store_lock = threading.RLock()
         self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
         self._listing_entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        _OPEN_STORES.add(self)
 
     # ------------------------------------------------------------------ layout
 
@@ -108,10 +113,7 @@ class SessionStore:
 
     def _mark_changed(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            self.changed_path.write_text(uuid.uuid4().hex)
-        except OSError:
-            pass
+        _write_token(self.changed_path, uuid.uuid4().hex)
         self._listing = None
 
     # ------------------------------------------------------------------ locking and cache
@@ -147,11 +149,8 @@ class SessionStore:
             finally:
                 if repo.mutations != mutations_before:
                     token = uuid.uuid4().hex
-                    try:
-                        self._token_path(session_id).write_text(token)
+                    if _write_token(self._token_path(session_id), token):
                         self._tokens[session_id] = token
-                    except OSError:
-                        pass
                     self._mark_changed()
 
     def _open(self, session_id: str, *, create: bool, location: Path | None) -> SessionRepo:
@@ -184,9 +183,20 @@ class SessionStore:
             except OSError:
                 self._tokens.pop(session_id, None)
             while len(self._cache) > self.cache_cap:
-                # Lossless: everything a SessionRepo holds is on disk.
-                self._cache.popitem(last=False)
+                # Lossless: everything a SessionRepo holds is on disk (the index follows HEAD first).
+                _, evicted = self._cache.popitem(last=False)
+                _flush_quietly(evicted)
             return repo
+
+    def flush(self) -> None:
+        """Bring every open session's git index up to date (done lazily after commits)."""
+        with self._store_lock:
+            repos = list(self._cache.items())
+        for sid, repo in repos:
+            with self._thread_lock(sid):
+                _flush_quietly(repo)
+
+    close = flush
 
     def cached_ids(self) -> list[str]:
         with self._store_lock:
@@ -369,76 +379,54 @@ class SessionStore:
         cached = self._listing
         if cached is not None and cached[0] == key:
             return cached[1]
-        candidates: dict[str, Path] = {}
+        # Strings, not Paths, and one open+fstat per session: this loop runs 10,000 times.
+        candidates: dict[str, str] = {}
         try:
-            with os.scandir(self.root) as it:
+            with os.scandir(str(self.root)) as it:
                 for entry in it:
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        candidates[entry.name] = Path(entry.path)
+                    if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
+                        candidates[entry.name] = entry.path
         except FileNotFoundError:
             pass
         problems: list[str] = []
         try:
             for sid, located in self.locations().items():
-                candidates[sid] = Path(located)  # in-project location wins over a stray copy
+                candidates[sid] = located  # in-project location wins over a stray copy
         except CorruptFile as exc:
             problems.append(str(exc))
         metas: list[SessionMeta] = []
         entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        previous_entries = self._listing_entries
         for sid, path in candidates.items():
-            meta_path = path / "meta.json"
+            meta_path = path + "/meta.json"
+            previous = previous_entries.get(sid)
+            result: SessionMeta | str
             try:
-                st = os.stat(meta_path)
-                stamp = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                stamp = (0, 0)
-            previous = self._listing_entries.get(sid)
-            if previous is not None and previous[0] == stamp and stamp != (0, 0):
-                result = previous[1]
+                fd = os.open(meta_path, os.O_RDONLY)
+            except FileNotFoundError:
+                result, stamp = f"{path}: no meta.json", (0, 0)
+            except OSError as exc:
+                result, stamp = f"{meta_path}: cannot read ({exc.strerror})", (0, 0)
             else:
-                result = self._read_listing_entry(sid, path, meta_path)
+                try:
+                    st = os.fstat(fd)
+                    stamp = (st.st_mtime_ns, st.st_size)
+                    if previous is not None and previous[0] == stamp:
+                        result = previous[1]
+                    else:
+                        result = _listing_entry(sid, path, meta_path, os.read(fd, st.st_size + 1))
+                finally:
+                    os.close(fd)
             entries[sid] = (stamp, result)
-            if isinstance(result, str):
-                problems.append(result)
+            if result.__class__ is str:
+                problems.append(result)  # type: ignore[arg-type]
             else:
-                metas.append(result)
+                metas.append(result)  # type: ignore[arg-type]
         metas.sort(key=lambda m: (m.updated_at, m.id), reverse=True)
         listing = SessionListing(sessions=tuple(metas), skipped=len(problems), problems=tuple(problems))
         self._listing_entries = entries
         self._listing = (key, listing)
         return listing
-
-    @staticmethod
-    def _read_listing_entry(sid: str, path: Path, meta_path: Path) -> SessionMeta | str:
-        try:
-            check_session_id(sid)
-        except OpmemError as exc:
-            return f"{path}: {exc}"
-        try:
-            raw = meta_path.read_bytes()
-        except FileNotFoundError:
-            return f"{path}: no meta.json"
-        except OSError as exc:
-            return f"{meta_path}: cannot read ({exc.strerror})"
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return f"{meta_path}: invalid JSON ({exc})"
-        if not isinstance(data, dict):
-            return f"{meta_path}: not a JSON object"
-        meta = SessionMeta.from_json(
-            data,
-            meta_path,
-            turn_count=int(data.get("turns", 0) or 0) if isinstance(data.get("turns", 0), int) else 0,
-            preview=str(data.get("preview", "") or ""),
-            path=str(path),
-            fallback_id=sid,
-        )
-        if meta.id != sid:
-            meta = SessionMeta(**{**_meta_kwargs(meta), "id": sid})
-        return meta
 
     # ------------------------------------------------------------------ verify
 
@@ -463,6 +451,49 @@ class SessionStore:
             except OpmemError as exc:
                 problems.append(str(exc))
         return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+
+
+def _flush_quietly(repo: SessionRepo) -> None:
+    try:
+        repo.flush_index()
+    except (OSError, pygit2.GitError):
+        pass  # the index is a convenience for `git status`; the commits are already safe
+
+
+_OPEN_STORES: "weakref.WeakSet[SessionStore]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_stores() -> None:
+    for store in list(_OPEN_STORES):
+        store.flush()
+
+
+def _write_token(path: Path, token: str) -> bool:
+    """Overwrite a fixed-length change token in place: a hint for other processes, no new inode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        os.pwrite(fd, token.encode(), 0)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMeta | str:
+    if not SESSION_ID_RE.fullmatch(sid):
+        return f"{path}: invalid session id {sid!r}"
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return f"{meta_path}: invalid JSON ({exc})"
+    if not isinstance(data, dict):
+        return f"{meta_path}: not a JSON object"
+    return SessionMeta.from_listing(data, sid, path)
 
 
 def _check_git(repo: SessionRepo) -> list[str]:

@@ -65,6 +65,7 @@ def test_commit_message_format_and_tree(store: SessionStore) -> None:
     assert "meta.json" in commit.tree
     # One commit per turn, never one per message.
     assert len(list(repo.walk(oid))) == 1
+    store.flush()
     assert git(store.root / "s1", "status", "--porcelain").strip() in ("", "M meta.json")
 
 
@@ -91,6 +92,7 @@ def test_two_retries_fork_graph_and_fsck(store: SessionStore) -> None:
     store.switch_head("s1", a2.id)
     assert git(path, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
     assert [n.content for n in store.get_branch("s1") if n.role == "assistant"] == ["one", "two"]
+    store.flush()
     assert git(path, "status", "--porcelain").strip() in ("", "M meta.json")
 
 
@@ -224,12 +226,18 @@ def test_packing_keeps_history_and_bounds_size(tmp_path) -> None:
     assert store.session_commits("s1", limit=1)[0].turn == 61
 
 
-def test_automatic_packing_past_threshold(tmp_path) -> None:
-    store = SessionStore(tmp_path / "sessions", pack_threshold=50, durable=False)
-    for turn in range(20):
+def test_turn_commits_write_packs_not_loose_objects_and_merge_them(tmp_path) -> None:
+    store = SessionStore(tmp_path / "sessions", pack_threshold=5, durable=False)
+    objects = store.root / "s1" / ".git" / "objects"
+    add_turn(store, "s1", "p", "r", tools=3)
+    assert not [d for d in objects.iterdir() if len(d.name) == 2]  # nothing loose
+    assert len(list((objects / "pack").glob("*.idx"))) == 1
+    for turn in range(60):
         add_turn(store, "s1", f"p{turn}", f"r{turn}")
-    packs = list((store.root / "s1" / ".git" / "objects" / "pack").glob("*.pack"))
-    assert len(packs) == 1
-    loose = sum(len(list(d.iterdir())) for d in (store.root / "s1" / ".git" / "objects").iterdir() if len(d.name) == 2)
-    assert loose < 50
-    subprocess.run(["git", "-C", str(store.root / "s1"), "fsck"], check=True, capture_output=True)
+        assert len(list((objects / "pack").glob("*.idx"))) <= 5 + 8
+    path = store.root / "s1"
+    subprocess.run(["git", "-C", str(path), "fsck", "--strict"], check=True, capture_output=True)
+    for idx in (objects / "pack").glob("*.idx"):
+        subprocess.run(["git", "-C", str(path), "verify-pack", str(idx)], check=True, capture_output=True)
+    assert len(git(path, "log", "--format=%H").split()) == 61
+    assert git(path, "show", "HEAD:meta.json").startswith("{")

@@ -118,11 +118,17 @@ def test_threads_appending_serialize(store: SessionStore) -> None:
 
 
 def _append_from_process(home_path: str, tag: str, count: int) -> None:
-    store = Home(home_path).sessions
-    for i in range(count):
-        store.append_message("shared", "user", f"{tag} prompt {i}")
-        store.append_message("shared", "assistant", f"{tag} reply {i}")
-        store.commit_turn("shared")
+    import traceback
+
+    try:
+        store = Home(home_path).sessions
+        for i in range(count):
+            store.append_message("shared", "user", f"{tag} prompt {i}")
+            store.append_message("shared", "assistant", f"{tag} reply {i}")
+            store.commit_turn("shared")
+    except BaseException:
+        Path(home_path, f"error-{tag}.txt").write_text(traceback.format_exc())
+        raise
 
 
 def test_two_processes_append_consistent_dag(home: Home) -> None:
@@ -132,8 +138,10 @@ def test_two_processes_append_consistent_dag(home: Home) -> None:
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+        p.join(120)
+    errors = [f.read_text() for f in home.path.glob("error-*.txt")]
+    assert not errors, errors[0]
+    assert [p.exitcode for p in procs] == [0, 0]
     store = SessionStore(home.sessions_dir)
     nodes = store.get_nodes("shared")
     assert sorted(n.seq for n in nodes) == list(range(34))

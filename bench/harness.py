@@ -1,0 +1,57 @@
+"""Shared bench helpers: time a callable, print a figure beside its baseline and the ratio."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent
+OUT = ROOT / "out"
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="smaller sizes for a fast check")
+    return p
+
+
+def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
+    """Best wall time of `repeat` runs, in seconds (the least disturbed run)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def median_of(fn: Callable[[], object], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def report(name: str, ours: float, baseline: float, baseline_name: str, target: str, ok: bool, unit: str = "time") -> None:
+    """One line per figure: ours, the baseline, ours/baseline, and the target verdict."""
+    ratio = ours / baseline if baseline else float("inf")
+    if unit == "time":
+        line = f"{name}: {fmt(ours)}  vs {baseline_name}: {fmt(baseline)}  ratio {ratio:.2f}"
+    else:
+        line = f"{name}: {ours:,.0f} {unit}  vs {baseline_name}: {baseline:,.0f} {unit}  ratio {ratio:.2f}"
+    print(f"{line}  target {target}: {'MET' if ok else 'MISSED'}")
+    sys.stdout.flush()
