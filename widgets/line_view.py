@@ -72,7 +72,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         overflow-x: hidden;
         overflow-y: auto;
         scrollbar-gutter: stable;
-        & > .line--selected { background: $boost; }
+        & > .line--selected { background: $primary 18%; }
     }
     """
 
@@ -139,7 +139,8 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache.clear()
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"line--{name}", partial=True, default=Style())
+        # Full (not partial) styles: colours with alpha come out blended with the background.
+        return self.get_component_rich_style(f"line--{name}", default=Style())
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -121,6 +121,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
     SessionTable {
         overflow-x: hidden;
         overflow-y: auto;
+        scrollbar-gutter: stable;
         & > .session-table--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
         & > .session-table--cursor-blurred { background: $block-cursor-blurred-background; }
         & > .session-table--source { color: $secondary; }
@@ -223,7 +224,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache.clear()
 
     def _component(self, name: str) -> Style:
-        return self.get_component_rich_style(f"session-table--{name}", partial=True, default=Style())
+        return self.get_component_rich_style(f"session-table--{name}", default=Style())
 
     def render_line(self, y: int) -> Strip:
         index = y + round(self.scroll_y)
@@ -424,7 +425,8 @@ class SessionList(Vertical):
         self.query_one("#session-status", Static).update(Content(text))
 
     def on_resize(self, event: events.Resize) -> None:
-        self._update_chrome()
+        # The table's own width is known only after this layout pass.
+        self.call_after_refresh(self._update_chrome)
 
     # -- filter and sort -------------------------------------------------------------------
     def action_filter(self) -> None:
