@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from textual.app import App
@@ -23,6 +24,9 @@ SOURCE_LABELS = {
     "openprogram": "OpenProgram",
     "jsonl": "JSONL",
 }
+
+
+_PREFETCH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opmem-prefetch")
 
 
 class OpmemApp(App[None]):
@@ -51,6 +55,17 @@ class OpmemApp(App[None]):
         self._theme_ready = False
         register_all(self)
         self.theme = self._configured_theme()
+        self._prefetch: Future[Any] | None = None
+
+    def prefetch_listing(self) -> None:
+        """Start reading the session list now, while Textual builds the screen (first paint)."""
+        from .data import load_listing
+
+        self._prefetch = _PREFETCH_POOL.submit(load_listing, self.home)
+
+    def take_prefetched_listing(self) -> Future[Any] | None:
+        future, self._prefetch = self._prefetch, None
+        return future
 
     # -- setup -----------------------------------------------------------------------------
     def _configured_theme(self) -> str:
@@ -66,6 +81,9 @@ class OpmemApp(App[None]):
         from .screens.main import MainScreen
 
         return MainScreen()
+
+    def on_load(self) -> None:
+        self.prefetch_listing()
 
     def on_mount(self) -> None:
         self._load_keymap()

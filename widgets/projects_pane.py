@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from .commit_log import CommitLog
@@ -41,6 +42,12 @@ class ProjectsPane(Horizontal):
             yield CommitLog(now=self._now, id="commit-log")
             yield Static("", id="commit-status", markup=False)
             yield DiffView(id="diff-view")
+
+    class Ready(Message):
+        """Mounted (it is mounted lazily, after the first paint): the screen may feed it now."""
+
+    def on_mount(self) -> None:
+        self.post_message(ProjectsPane.Ready())
 
     @property
     def project_list(self) -> ProjectList:

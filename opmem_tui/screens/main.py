@@ -13,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -89,7 +90,8 @@ class MainScreen(Screen[None]):
                     yield SessionList(now=self.opmem.now, id="session-list")
                     yield ReplayPane(id="replay")
             with TabPane("Projects", id="projects"):
-                yield ProjectsPane(now=self.opmem.now, id="projects-pane")
+                # Mounted after the first paint: the hidden tab must not slow the start.
+                yield Lazy(ProjectsPane(now=self.opmem.now, id="projects-pane"))
         yield JobBar(id="job-bar")
         yield Footer()
 
@@ -127,7 +129,8 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="listing", exit_on_error=False, description="Listing sessions")
     def _load_listing(self, quiet: bool = False) -> None:
         try:
-            view = load_listing(self.home)
+            prefetched = self.opmem.take_prefetched_listing()
+            view = prefetched.result() if prefetched is not None else load_listing(self.home)
         finally:
             self._polling = False
         if get_current_worker().is_cancelled:
@@ -147,7 +150,7 @@ class MainScreen(Screen[None]):
         self.listing_view = view
         self.projects = view.projects
         self.session_list.set_listing(view.listing, view.project_names)
-        self.projects_pane.set_projects(list(view.projects.values()), view.projects_message or NO_PROJECTS)
+        self._feed_projects()
         if view.listing.problems and not self._problems_shown:
             self._problems_shown = True
             root = str(getattr(self.home, "sessions_dir", "")) + "/"
@@ -325,6 +328,15 @@ class MainScreen(Screen[None]):
             self._load_replay(self._open_id, None, turn=turn)
 
     # -- projects --------------------------------------------------------------------------
+    def _feed_projects(self) -> None:
+        view = self.listing_view
+        panes = self.query(ProjectsPane)
+        if view is not None and panes:
+            panes.first().set_projects(list(view.projects.values()), view.projects_message or NO_PROJECTS)
+
+    def on_projects_pane_ready(self, message: ProjectsPane.Ready) -> None:
+        self._feed_projects()
+
     def on_project_highlighted(self, message: ProjectHighlighted) -> None:
         log = self.projects_pane.commit_log
         log.reset(message.project_id)

@@ -21,7 +21,7 @@ async def test_lists_sessions_newest_first_with_skipped_count(app):
         assert "5 sessions, 1 skipped" in status
         table = app.screen.query_one(SessionList).table
         row = table.render_line(0).text
-        assert "Write the README install" in row and "aider" in row and "39m" in row
+        assert "Write the README insta" in row and "aider" in row and "39m" in row
 
 
 async def test_skipped_folder_is_reported_with_a_relative_path(app):
