@@ -15,8 +15,8 @@ from .backend.home import Home
 from .backend.model import OpmemError
 from .backend.safe_text import plain
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _home(ctx: click.Context) -> Home:
@@ -168,3 +168,31 @@ def verify(ctx: click.Context, no_repair: bool) -> None:
         err_console.print(Text(f"problem: {line}", style="yellow"))
     if not report.ok:
         sys.exit(2)
+
+
+@main.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--no-app", is_flag=True, help="Build the demo store and print where it is; do not open the app.")
+def demo(directory: Path | None, no_app: bool) -> None:
+    """Open the app on a demo store (built in DIRECTORY, or a temporary folder)."""
+    import tempfile
+
+    from .backend.demo import build_demo, is_demo
+
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="opmem-demo-"))
+    try:
+        if is_demo(directory):
+            home = Home(directory / "home")
+        elif directory.exists() and any(directory.iterdir()):
+            _fail(OpmemError(f"{directory}: not empty and not an opmem demo; give an empty or new folder"))
+            return
+        else:
+            with console.status("building the demo store…"):
+                home = build_demo(directory)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    console.print(Text(f"demo store: {home.path}  (projects in {directory / 'projects'})"))
+    if not no_app:
+        _run_app(home)

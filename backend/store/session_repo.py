@@ -328,7 +328,6 @@ class SessionRepo:
     def _ensure_created(self, session_meta: Mapping[str, Any] | None) -> None:
         if self.meta_path.exists():
             return
-        now = time.time()
         for sub in ("history", "context/commits", "workdir"):
             (self.path / sub).mkdir(parents=True, exist_ok=True)
         meta: dict[str, Any] = {
@@ -340,7 +339,7 @@ class SessionRepo:
             "source": "opmem",
             "source_ref": None,
             "created_at": 0.0,
-            "updated_at": now,
+            "updated_at": 0.0,  # raised to the newest message's time as messages arrive
             "head_id": None,
         }
         for key, value in (session_meta or {}).items():

@@ -1,0 +1,149 @@
+"""`opmem projects ...`: bind folders as projects and read their git history from the shell."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import click
+
+from opmem_tui.backend.model import OpmemError
+from opmem_tui.backend.store.projects import STATUSES, ProjectRegistry
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    """Commit and session text is untrusted: no escape sequences reach the terminal."""
+    return _CONTROL.sub("?", text)
+
+
+def _home_path() -> str:
+    path = os.environ.get("OPMEM_HOME")
+    if path:
+        return path
+    import platformdirs
+
+    return platformdirs.user_data_dir("opmem")
+
+
+def _registry(ctx: click.Context) -> ProjectRegistry:
+    """The registry of the Home the parent command made, else of $OPMEM_HOME."""
+    obj: Any = ctx.obj  # inherited from the parent group
+    if isinstance(obj, ProjectRegistry):
+        return obj
+    if obj is not None and isinstance(getattr(obj, "projects", None), ProjectRegistry):
+        return obj.projects
+    try:
+        from opmem_tui.backend.home import Home  # lands with the session store
+    except ImportError:
+        return ProjectRegistry(_home_path())
+    home = Home(_home_path())
+    projects = getattr(home, "projects", None)
+    if isinstance(projects, ProjectRegistry):
+        return projects
+    return ProjectRegistry(getattr(home, "path", _home_path()))
+
+
+def _fail(exc: OpmemError) -> click.ClickException:
+    return click.ClickException(_plain(str(exc)))
+
+
+@click.group("projects")
+def projects() -> None:
+    """Folders bound as projects: their status, sessions and git history."""
+
+
+@projects.command("list")
+@click.pass_context
+def list_cmd(ctx: click.Context) -> None:
+    """List bound projects."""
+    try:
+        items = _registry(ctx).list_projects()
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    if not items:
+        click.echo("no projects bound (opmem projects add PATH)")
+        return
+    width = max(len(p.id) for p in items)
+    for p in items:
+        click.echo(f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}")
+
+
+@projects.command("add")
+@click.argument("path", type=click.Path(file_okay=False, exists=True))
+@click.option("--name", default=None, help="Display name (default: the folder name).")
+@click.pass_context
+def add_cmd(ctx: click.Context, path: str, name: str | None) -> None:
+    """Bind PATH as a project (reuses its git repository, or runs git init)."""
+    try:
+        project = _registry(ctx).resolve_project(path, name)
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    click.echo(f"{project.id}  {_plain(project.workdir)}")
+
+
+@projects.command("status")
+@click.argument("project_id")
+@click.argument("status", type=click.Choice(STATUSES))
+@click.pass_context
+def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
+    """Set a project's status (only active projects get agent commits)."""
+    try:
+        project = _registry(ctx).set_status(project_id, status)
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    click.echo(f"{project.id}  {project.status}")
+
+
+@projects.command("unbind")
+@click.argument("project_id")
+@click.pass_context
+def unbind_cmd(ctx: click.Context, project_id: str) -> None:
+    """Forget a project. Its folder and .git are left exactly as they are."""
+    try:
+        project = _registry(ctx).unbind(project_id)
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    click.echo(f"unbound {project.id} ({_plain(project.workdir)} untouched)")
+
+
+@projects.command("log")
+@click.argument("project_id")
+@click.option("--agent-only", is_flag=True, help="Only commits made by agents through opmem.")
+@click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--after", default=None, help="Continue after this commit (the last one shown).")
+@click.pass_context
+def log_cmd(ctx: click.Context, project_id: str, agent_only: bool, limit: int, after: str | None) -> None:
+    """A project's commits, newest first; agent commits are marked with *."""
+    registry = _registry(ctx)
+    try:
+        commits = registry.log(project_id, limit, agent_only, after=after)
+        links = registry.links.by_commit(project_id)
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    for c in commits:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.time))
+        mark = "*" if c.is_agent else " "
+        link = links.get(c.oid)
+        where = f"  [{link.session_id} turn {link.turn}]" if link and not c.is_agent else ""
+        who = f"agent {c.model}" if c.is_agent else c.author_name
+        click.echo(_plain(f"{c.short} {mark} {when}  {who[:24]:<24}  {c.summary}{where}"))
+
+
+@projects.command("warnings")
+@click.argument("project_id", required=False)
+@click.pass_context
+def warnings_cmd(ctx: click.Context, project_id: str | None) -> None:
+    """Turns whose changes were not committed, and why."""
+    try:
+        found = _registry(ctx).warnings(project_id)
+    except OpmemError as exc:
+        raise _fail(exc) from None
+    if not found:
+        click.echo("no warnings")
+    for w in found:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(w.created_at))
+        click.echo(_plain(f"{w.id}  {when}  {w.project_id}  {w.message}"))

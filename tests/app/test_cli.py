@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from opmem_tui.backend.home import Home
+from opmem_tui.cli import main
+
+
+def _store(tmp_path: Path) -> Home:
+    home = Home(tmp_path / "h")
+    s = home.sessions
+    s.append_message("s1", "user", "Hello [bold red]there[/] \x1b[2J")
+    s.append_message("s1", "assistant", "Hi!")
+    s.commit_turn("s1")
+    return home
+
+
+def test_sessions_list_show_rename_delete(tmp_path: Path) -> None:
+    home = _store(tmp_path)
+    runner = CliRunner()
+    args = ["--home", str(home.path)]
+    out = runner.invoke(main, [*args, "sessions", "list"])
+    assert out.exit_code == 0 and "1 sessions" in out.output and "s1" in out.output
+    out = runner.invoke(main, [*args, "sessions", "show", "s1"])
+    assert out.exit_code == 0 and "[bold red]there[/]" in out.output and "\x1b[2J" not in out.output
+    out = runner.invoke(main, [*args, "sessions", "rename", "s1", "Greeting"])
+    assert out.exit_code == 0 and home.sessions.get_meta("s1").title == "Greeting"
+    out = runner.invoke(main, [*args, "sessions", "delete", "s1"], input="n\n")
+    assert out.exit_code == 0 and Home(home.path).sessions.exists("s1")
+    out = runner.invoke(main, [*args, "sessions", "delete", "s1", "--yes"])
+    assert out.exit_code == 0 and not Home(home.path).sessions.exists("s1")
+
+
+def test_errors_are_one_clear_line(tmp_path: Path) -> None:
+    home = _store(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(main, ["--home", str(home.path), "sessions", "show", "../etc"])
+    assert out.exit_code == 1 and "invalid session id" in out.output and "Traceback" not in out.output
+    out = runner.invoke(main, ["--home", str(home.path), "sessions", "show", "missing"])
+    assert out.exit_code == 1 and "no session 'missing'" in out.output
+    (home.path / "config.toml").write_text("[store\n")
+    out = runner.invoke(main, ["--home", str(home.path), "sessions", "list"])
+    assert out.exit_code == 1 and "config.toml" in out.output and "line 1" in out.output
+
+
+def test_verify_reports_and_repairs(tmp_path: Path) -> None:
+    home = _store(tmp_path)
+    (home.sessions_dir / "broken").mkdir()
+    (home.sessions_dir / "broken" / "meta.json").write_text("{")
+    out = CliRunner().invoke(main, ["--home", str(home.path), "verify"])
+    assert out.exit_code == 2 and "checked 1 sessions" in out.output and "broken/meta.json" in out.output
+
+
+def test_demo_builds_without_app(tmp_path: Path) -> None:
+    out = CliRunner().invoke(main, ["demo", str(tmp_path / "d"), "--no-app"])
+    assert out.exit_code == 0, out.output
+    assert len(Home(tmp_path / "d" / "home").sessions.list_sessions().sessions) == 13
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("mine")
+    out = CliRunner().invoke(main, ["demo", str(tmp_path / "other"), "--no-app"])
+    assert out.exit_code == 1 and "not empty" in out.output
