@@ -42,7 +42,7 @@ class HistoryScreen(ModalScreen[str | None]):
                     (f"  turn {commit.turn:>3}  ", "bold"),
                     (f"{stamp}  ", "$text-muted"),
                     (f"[{', '.join(commit.branches)}] " if commit.branches else "", "$secondary"),
-                    one_line(commit.summary, 70),
+                    one_line(commit.summary, 56),
                 )
                 options.append(Option(label, id=commit.oid))
             if not options:
