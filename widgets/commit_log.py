@@ -53,8 +53,8 @@ class CommitLog(DataTable):
         self.add_column("Commit", key="oid", width=7)
         self.add_column("Age", key="age", width=4)
         self.add_column("By", key="by", width=12)
+        self.add_column("Linked turn", key="turn", width=26)
         self.add_column("Summary", key="summary")
-        self.add_column("Turn", key="turn")
         self.on_mount_theme()
 
     def on_mount_theme(self) -> None:
@@ -92,6 +92,7 @@ class CommitLog(DataTable):
         if start == 0 and self.commits:
             self.move_cursor(row=0, animate=False)
             self._announce()
+        self.call_after_refresh(self._maybe_more)  # keep going until the view is full
 
     def _row(self, commit: Any, now: float) -> tuple[Text, ...]:
         link = self.link_for(commit)
@@ -102,14 +103,14 @@ class CommitLog(DataTable):
         turn = Text("")
         if link is not None:
             where = f"turn {link.turn}" if link.turn is not None else "session"
-            title = one_line(link.session_title or link.session_id, 30)
-            turn = Text(f"↪ {title} · {where}", style=theme_style(self, "accent"))
+            title = one_line(link.session_title or link.session_id, 16)
+            turn = Text(f"↪ {where} · {title}", style=theme_style(self, "accent"))
         return (
             Text(commit.oid[:7], style=theme_style(self, "warning")),
             Text(age_label(commit.time, now), style=theme_style(self, "text-muted")),
             by,
-            Text(one_line(commit.summary, 80)),
             turn,
+            Text(one_line(commit.summary, 100)),
         )
 
     def link_for(self, commit: Any) -> TurnLink | None:

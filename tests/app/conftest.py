@@ -25,7 +25,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def sample_path(tmp_path: Path) -> Path:
     path = tmp_path / "opmem"
-    build_sample_store(path)
+    build_sample_store(path, projects_root=Path.home())  # $HOME is a tmp folder here
     return path
 
 

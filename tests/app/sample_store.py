@@ -66,17 +66,72 @@ def _turn(store, sid, user, reply, at, *, meta=None, tools=(), thinking=None, mo
     return u, a
 
 
-def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 400) -> Home:
-    """Five sessions (one forked, one hostile, one with many tool calls) and one broken folder."""
+def _commit(repo, files: dict[str, str], message: str, when: float, author: tuple[str, str]) -> None:
+    import pygit2
+
+    index = repo.index
+    for name, text in files.items():
+        target = Path(repo.workdir) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        index.add(name)
+    index.write()
+    tree = index.write_tree()
+    sig = pygit2.Signature(author[0], author[1], int(when), 0)
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", sig, sig, message, tree, parents)
+
+
+DANA = ("Dana Developer", "dana@example.com")
+AGENT = ("agent (claude-sonnet-4 via opmem)", "agent@opmem.invalid")
+
+
+def build_projects(home: Home, root: Path) -> dict[str, str]:
+    """Two bound projects with fixed-time commits, one of them made by an agent turn.
+
+    Returns {name: project id}. Workdirs live under `root` (the tests' fake $HOME), so the
+    header shows them as ~/projects/<name> on every machine.
+    """
+    import pygit2
+
+    webapp = root / "projects" / "webapp"
+    webapp.mkdir(parents=True, exist_ok=True)
+    repo = pygit2.init_repository(str(webapp), initial_head="main")
+    t = NOW - 30 * DAY
+    _commit(repo, {"src/auth/middleware.py": "def require_login(request):\n    if not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"},
+            "Add login middleware", t, DANA)
+    _commit(repo, {"README.md": "# webapp\n\nA small web app.\n"}, "Write a README", t + DAY, DANA)
+    _commit(repo, {"src/auth/middleware.py": "def require_login(request):\n    if request.path != '/login' and not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"},
+            "[agent fix-login] turn 2: Run the tests after your fix.\n\nOpmem-Session: fix-login\nOpmem-Turn: 2\n",
+            NOW - 2 * DAY + 660, AGENT)
+    _commit(repo, {"CHANGELOG.md": "- Fix the login redirect loop\n"}, "Changelog for the login fix", NOW - DAY, DANA)
+    compiler = root / "projects" / "compiler"
+    compiler.mkdir(parents=True, exist_ok=True)
+    repo = pygit2.init_repository(str(compiler), initial_head="main")
+    _commit(repo, {"tokenizer.py": "def tokens(text):\n    return text.split()\n"}, "Tokenizer in its own module", NOW - 20 * DAY, DANA)
+    registry = home.projects
+    with pinned_clock(NOW - 31 * DAY):
+        ids = {
+            "webapp": registry.resolve_project(webapp, "webapp").id,
+            "compiler": registry.resolve_project(compiler, "compiler").id,
+        }
+    registry.set_status(ids["compiler"], "paused")
+    return ids
+
+
+def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 400, projects_root: Path | None = None) -> Home:
+    """Five sessions (one forked, one hostile, one with many tool calls), one broken folder and,
+    with `projects_root`, two bound projects."""
     _COUNTS.clear()
     home = Home(path, durable=False)
     home.ensure()
     store = home.sessions
+    ids = build_projects(home, projects_root) if projects_root is not None else {"webapp": "webapp", "compiler": "compiler"}
     with contextlib.ExitStack() as clock:
         # 1. A three-turn session with tool calls, thinking and a retry on turn 3.
         sid = "fix-login"
         clock.enter_context(pinned_clock(NOW - 2 * DAY))
-        meta = {"source": "claude-code", "title": "Fix the login redirect loop", "project_id": "webapp", "created_at": NOW - 2 * DAY}
+        meta = {"source": "claude-code", "title": "Fix the login redirect loop", "project_id": ids["webapp"], "created_at": NOW - 2 * DAY}
         t0 = NOW - 2 * DAY
         _turn(store, sid, "Login redirects forever after the session expires. Can you look?",
               "I'll read the auth middleware first.", t0, meta=meta,
@@ -110,18 +165,21 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
             for i in range(tool_calls)
         ]
         _turn(store, sid, "Find every TODO in src.", f"Found TODOs in {tool_calls} modules.", NOW - 5 * 3600,
-              meta={"source": "claude-code", "title": "Sweep TODO comments", "project_id": "webapp", "created_at": NOW - 5 * 3600},
+              meta={"source": "claude-code", "title": "Sweep TODO comments", "project_id": ids["webapp"], "created_at": NOW - 5 * 3600},
               tools=tools)
 
         # 4-5. Plain sessions for sorting and filtering.
         clock.close()
         clock.enter_context(pinned_clock(NOW - 20 * DAY))
         _turn(store, "parser-refactor", "Refactor the tokenizer into its own module.", "Done; tokenizer.py holds it now.",
-              NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "project_id": "compiler", "created_at": NOW - 20 * DAY})
+              NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "project_id": ids["compiler"], "created_at": NOW - 20 * DAY})
         clock.close()
         clock.enter_context(pinned_clock(NOW - 40 * 60))
         _turn(store, "docs", "Write the README install section.", "Added install steps for pipx and uv.", NOW - 40 * 60,
               meta={"source": "aider", "created_at": NOW - 40 * 60})
+    if projects_root is not None:
+        for name, sid in (("webapp", "fix-login"), ("webapp", "many-tools"), ("compiler", "parser-refactor")):
+            home.projects.add_session_to_project(ids[name], sid)
     # A folder without meta.json: listed as skipped, never fatal.
     broken = store.root / "broken-folder"
     broken.mkdir(parents=True, exist_ok=True)
