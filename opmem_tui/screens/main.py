@@ -372,7 +372,8 @@ class MainScreen(Screen[None]):
         if not loaded:
             self.projects_pane.diff_view.show_message("This project has no commits yet.")
         more = "" if page.complete else " (more load as you scroll)"
-        self.projects_pane.set_status(f"{loaded} commit{'s' if loaded != 1 else ''} loaded{more} · {page.millis:.0f} ms")
+        slow = f" · {page.millis / 1000:.1f} s" if page.millis >= 1000 else ""  # like tig: say when it took long
+        self.projects_pane.set_status(f"{loaded} commit{'s' if loaded != 1 else ''} loaded{more}{slow}")
 
     def on_commit_highlighted(self, message: CommitHighlighted) -> None:
         self._load_diff(message.project_id, message.oid)

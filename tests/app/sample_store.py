@@ -131,7 +131,7 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
         # 1. A three-turn session with tool calls, thinking and a retry on turn 3.
         sid = "fix-login"
         clock.enter_context(pinned_clock(NOW - 2 * DAY))
-        meta = {"source": "claude-code", "title": "Fix the login redirect loop", "project_id": ids["webapp"], "created_at": NOW - 2 * DAY}
+        meta = {"source": "claude-code", "title": "Fix the login redirect loop", "created_at": NOW - 2 * DAY}
         t0 = NOW - 2 * DAY
         _turn(store, sid, "Login redirects forever after the session expires. Can you look?",
               "I'll read the auth middleware first.", t0, meta=meta,
@@ -165,20 +165,23 @@ def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 
             for i in range(tool_calls)
         ]
         _turn(store, sid, "Find every TODO in src.", f"Found TODOs in {tool_calls} modules.", NOW - 5 * 3600,
-              meta={"source": "claude-code", "title": "Sweep TODO comments", "project_id": ids["webapp"], "created_at": NOW - 5 * 3600},
+              meta={"source": "claude-code", "title": "Sweep TODO comments", "created_at": NOW - 5 * 3600},
               tools=tools)
 
         # 4-5. Plain sessions for sorting and filtering.
         clock.close()
         clock.enter_context(pinned_clock(NOW - 20 * DAY))
         _turn(store, "parser-refactor", "Refactor the tokenizer into its own module.", "Done; tokenizer.py holds it now.",
-              NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "project_id": ids["compiler"], "created_at": NOW - 20 * DAY})
+              NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "created_at": NOW - 20 * DAY})
         clock.close()
         clock.enter_context(pinned_clock(NOW - 40 * 60))
         _turn(store, "docs", "Write the README install section.", "Added install steps for pipx and uv.", NOW - 40 * 60,
               meta={"source": "aider", "created_at": NOW - 40 * 60})
-    if projects_root is not None:
-        for name, sid in (("webapp", "fix-login"), ("webapp", "many-tools"), ("compiler", "parser-refactor")):
+    # Bound after the turns were committed: a project id holds a digest of its (tmp) path, and
+    # keeping it out of the committed meta.json keeps the session commit ids the same on every run.
+    for name, sid in (("webapp", "fix-login"), ("webapp", "many-tools"), ("compiler", "parser-refactor")):
+        store.update_session(sid, project_id=ids[name])
+        if projects_root is not None:
             home.projects.add_session_to_project(ids[name], sid)
     # A folder without meta.json: listed as skipped, never fatal.
     broken = store.root / "broken-folder"
