@@ -34,7 +34,7 @@ class CommitLog(DataTable):
     ]
 
     DEFAULT_CSS = """
-    CommitLog { height: 1fr; }
+    CommitLog { height: 1fr; overflow-x: hidden; }
     """
 
     PREFETCH = 10  # ask for the next page when the cursor is this close to the end
@@ -53,7 +53,7 @@ class CommitLog(DataTable):
         self.add_column("Commit", key="oid", width=7)
         self.add_column("Age", key="age", width=4)
         self.add_column("By", key="by", width=12)
-        self.add_column("Linked turn", key="turn", width=26)
+        self.add_column("Linked turn", key="turn", width=22)
         self.add_column("Summary", key="summary")
         self.on_mount_theme()
 
@@ -103,7 +103,7 @@ class CommitLog(DataTable):
         turn = Text("")
         if link is not None:
             where = f"turn {link.turn}" if link.turn is not None else "session"
-            title = one_line(link.session_title or link.session_id, 16)
+            title = one_line(link.session_title or link.session_id, 12)
             turn = Text(f"↪ {where} · {title}", style=theme_style(self, "accent"))
         return (
             Text(commit.oid[:7], style=theme_style(self, "warning")),

@@ -161,8 +161,9 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
             segments.extend(self.line_segments(line, base + self._style(line.style), mark))
             strip = Strip(segments)
             self._cache[key] = strip
-        fill = base + self._style("selected") if selected else base
-        return strip.crop_extend(scroll_x, scroll_x + width, fill)
+        # Pad with the line's own style, so a coloured line (a diff +/-) spans the full width.
+        fill = base + self._style(line.style) + (self._style("selected") if selected else Style())
+        return strip.crop_extend(scroll_x, scroll_x + width, Style(bgcolor=fill.bgcolor))
 
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         """The segments of one line's text; subclasses colour parts of it (syntax, matches)."""
