@@ -196,3 +196,12 @@ def demo(directory: Path | None, no_app: bool) -> None:
     console.print(Text(f"demo store: {home.path}  (projects in {directory / 'projects'})"))
     if not no_app:
         _run_app(home)
+
+
+def _register_subcommands() -> None:
+    from .cli_projects import projects
+
+    main.add_command(projects)
+
+
+_register_subcommands()

@@ -2,49 +2,32 @@
 
 from __future__ import annotations
 
-import os
-import re
 import time
 from typing import Any
 
 import click
 
+from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
+from opmem_tui.backend.safe_text import plain
 from opmem_tui.backend.store.projects import STATUSES, ProjectRegistry
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _plain(text: str) -> str:
     """Commit and session text is untrusted: no escape sequences reach the terminal."""
-    return _CONTROL.sub("?", text)
-
-
-def _home_path() -> str:
-    path = os.environ.get("OPMEM_HOME")
-    if path:
-        return path
-    import platformdirs
-
-    return platformdirs.user_data_dir("opmem")
+    return plain(text).replace("\n", " ")
 
 
 def _registry(ctx: click.Context) -> ProjectRegistry:
-    """The registry of the Home the parent command made, else of $OPMEM_HOME."""
+    """The registry of the Home the parent command put in ctx.obj, else of $OPMEM_HOME."""
     obj: Any = ctx.obj  # inherited from the parent group
     if isinstance(obj, ProjectRegistry):
         return obj
-    if obj is not None and isinstance(getattr(obj, "projects", None), ProjectRegistry):
+    if isinstance(obj, Home):
         return obj.projects
-    try:
-        from opmem_tui.backend.home import Home  # lands with the session store
-    except ImportError:
-        return ProjectRegistry(_home_path())
-    home = Home(_home_path())
-    projects = getattr(home, "projects", None)
-    if isinstance(projects, ProjectRegistry):
-        return projects
-    return ProjectRegistry(getattr(home, "path", _home_path()))
+    if isinstance(obj, dict) and isinstance(obj.get("home"), Home):
+        return obj["home"].projects
+    return Home().projects
 
 
 def _fail(exc: OpmemError) -> click.ClickException:

@@ -134,6 +134,11 @@ def _decode(raw: bytes | None) -> str:
     return raw.decode("utf-8", errors="replace") if raw else ""
 
 
+def _is_agent_name(raw: bytes) -> bool:
+    """Cheap test on the raw author name, for filtering long walks."""
+    return raw.startswith(b"agent (") and raw.endswith(b" via opmem)")
+
+
 def _common_dir(repo: pygit2.Repository) -> Path:
     """The shared .git folder (a linked worktree keeps info/exclude in the main one)."""
     gitdir = Path(repo.path)
@@ -270,8 +275,8 @@ class ProjectGit:
     ) -> list[CommitInfo]:
         """Newest first from HEAD, `limit` commits. Page on with `after=<last oid of a page>`.
 
-        Commit-time order, no topo sort and no diffs, so the first page of a huge history
-        costs only the commits shown. Agent commits are told by their author name.
+        git's default order (by commit date, no topo sort) and no diffs, so the first page of a
+        huge history costs only the commits shown. Agent commits are told by their author name.
         """
         if limit <= 0:
             return []
@@ -294,7 +299,7 @@ class ProjectGit:
         for commit in walker:
             if since is not None and commit.commit_time < since:
                 break
-            if agent_only and not _AGENT_NAME.match(_decode(commit.author.raw_name)):
+            if agent_only and not _is_agent_name(commit.author.raw_name):
                 continue
             out.append(commit_info(commit))
             if len(out) >= limit:
@@ -305,7 +310,10 @@ class ProjectGit:
         return out
 
     def _walker(self, head: pygit2.Oid) -> pygit2.Walker:
-        return self.repo.walk(head, SortMode.TIME)
+        # SortMode.NONE is git's own default order (newest first by commit date, parents queued
+        # by date) and streams; TIME uses an unstable heap that misorders commits with equal
+        # timestamps (scripted or rebased history), and TOPOLOGICAL reads the whole history first.
+        return self.repo.walk(head, SortMode.NONE)
 
     def resolve(self, rev: str) -> pygit2.Commit:
         try:
@@ -398,7 +406,7 @@ class ProjectGit:
         walker = None
         for tip in tips:
             if walker is None:
-                walker = repo.walk(tip, SortMode.TIME)
+                walker = repo.walk(tip, SortMode.NONE)
             else:
                 walker.push(tip)
         out = []
@@ -484,7 +492,6 @@ class ProjectGit:
         model: str | None = None,
         lock_timeout: float = 60.0,
     ) -> AgentCommitResult:
-        """Commit the paths this turn's tools wrote, if all were clean at turn start."""
         nodes, number, user_text, found_model = _turn_facts(turn)
         number = turn_number if turn_number is not None else (number or 0)
         user_text = user_message if user_message is not None else user_text
@@ -526,8 +533,13 @@ class ProjectGit:
             return AgentCommitResult(None, paths, "lock timeout", warning, (), tuple(outside), ignored)
 
     def _ignored(self, rel: str) -> bool:
+        """Ignored and untracked: build output and the like, never committed for the agent."""
         try:
-            return bool(self.repo.path_is_ignored(rel))
+            if not self.repo.path_is_ignored(rel):
+                return False
+            index = self.repo.index
+            index.read(False)
+            return rel not in index
         except pygit2.GitError:
             return False
 

@@ -35,7 +35,6 @@ from .project_git import (
     Hunk,
     ProjectGit,
     ProjectGitError,
-    _turn_facts,
     ensure_excluded,
 )
 from .project_links import HIGH, CommitLink, LinkStore, link_session, turns_for_commit, commits_for_turn

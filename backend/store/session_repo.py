@@ -73,6 +73,15 @@ def _one_line(text: str, limit: int) -> str:
     return flat[:limit]
 
 
+def branch_name(text: str) -> str:
+    """A git-legal ref name from a node id (ids may hold ':' or '..', which git refuses)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", text)
+    name = re.sub(r"\.{2,}", ".", name).strip(".-")
+    while name.endswith(".lock"):
+        name = name[: -len(".lock")]
+    return name[:100] or "retry"
+
+
 def node_id_from_file_name(name: str) -> str | None:
     match = NODE_FILE_RE.match(name)
     return match.group(3) if match else None
@@ -699,7 +708,7 @@ class SessionRepo:
                 return "main" if "main" in at_parent else sorted(at_parent)[0]
         line = [self._nodes[c] for c in reversed(segment)]
         first = next((n for n in line if n.role == "assistant"), line[0] if line else None)
-        base = f"retry-{first.id if first else uuid.uuid4().hex[:12]}"
+        base = branch_name(f"retry-{first.id if first else uuid.uuid4().hex[:12]}")
         name, k = base, 2
         while name in tips:
             name, k = f"{base}-{k}", k + 1

@@ -61,3 +61,10 @@ def test_demo_builds_without_app(tmp_path: Path) -> None:
     (tmp_path / "other" / "x").write_text("mine")
     out = CliRunner().invoke(main, ["demo", str(tmp_path / "other"), "--no-app"])
     assert out.exit_code == 1 and "not empty" in out.output
+
+
+def test_projects_group_uses_the_home_option(tmp_path: Path) -> None:
+    out = CliRunner().invoke(main, ["demo", str(tmp_path / "d"), "--no-app"])
+    assert out.exit_code == 0
+    out = CliRunner().invoke(main, ["--home", str(tmp_path / "d" / "home"), "projects", "list"])
+    assert out.exit_code == 0 and "weather-cli" in out.output and "paused" in out.output

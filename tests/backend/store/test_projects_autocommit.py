@@ -1,5 +1,4 @@
 import multiprocessing
-import time
 from pathlib import Path
 
 import pygit2
@@ -208,7 +207,7 @@ def _agent_process(home: str, project_id: str, name: str, barrier, rounds: int) 
     root = Path(reg.get(project_id).workdir)
     for i in range(rounds):
         watch = reg.begin_turn(project_id)
-        barrier.wait()  # both turns are open at once
+        barrier.wait(timeout=30)  # both turns are open at once
         path = root / f"{name}-{i}.txt"
         path.write_text(f"{name} {i}\n")
         turn = TurnBuilder(f"{name} round {i}", prefix=name)
@@ -224,13 +223,19 @@ def test_concurrent_sessions_serialize_their_commits(setup):
     barrier = ctx.Barrier(2)
     rounds = 3
     procs = [
-        ctx.Process(target=_agent_process, args=(str(reg.home), project.id, name, barrier, rounds))
+        ctx.Process(target=_agent_process, args=(str(reg.home), project.id, name, barrier, rounds), daemon=True)
         for name in ("alpha", "beta")
     ]
     for p in procs:
         p.start()
-    for p in procs:
-        p.join(60)
+    try:
+        for p in procs:
+            p.join(60)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+                p.join(5)
     assert [p.exitcode for p in procs] == [0, 0]
     revs = git(repo, "rev-list", "--parents", f"{start}..HEAD").splitlines()
     assert len(revs) == 2 * rounds
@@ -269,3 +274,19 @@ def test_commit_refuses_when_head_moved_under_it(setup, monkeypatch):
     assert result.commit is None and result.skipped == "commit failed"
     assert git(repo, "log", "-1", "--format=%s").strip() == "user raced"
     fsck(repo)
+
+
+def test_tracked_file_matching_an_ignore_rule_is_still_committed(setup):
+    reg, project, repo = setup
+    write(repo / ".gitignore", "*.lock\n")
+    write(repo / "deps.lock", "v1\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "add", "-f", "deps.lock")
+    git(repo, "commit", "-q", "-m", "track a lock file")
+    watch = reg.begin_turn(project.id)
+    turn = TurnBuilder("bump deps")
+    write(repo / "deps.lock", "v2\n")
+    turn.tool("Write", {"file_path": str(repo / "deps.lock")})
+    result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
+    assert result.commit and changed_in(repo, result.commit) == {"deps.lock"}
+    assert status(repo) == []

@@ -127,3 +127,18 @@ def test_show_truncates_huge_files(tmp_path: Path):
     user_commit(repo, "big", {"big.txt": "".join(f"{i}\n" for i in range(5000))})
     [big] = ProjectGit(repo).show("HEAD", max_lines_per_file=100).files
     assert big.truncated and sum(len(h.lines) for h in big.hunks) == 100 and big.additions == 5000
+
+
+def test_equal_timestamps_keep_git_order(tmp_path: Path):
+    """Scripted or rebased history often shares one timestamp; the log must not shuffle it."""
+    repo = pygit2.init_repository(str(tmp_path / "same"), initial_head="main")
+    sig = pygit2.Signature("Uma User", "uma@example.com", 1_700_000_000, 0)
+    parents: list = []
+    for i in range(30):
+        builder = repo.TreeBuilder()
+        builder.insert("f", repo.create_blob(str(i).encode()), pygit2.enums.FileMode.BLOB)
+        parents = [repo.create_commit("refs/heads/main", sig, sig, f"c{i}", builder.write(), parents)]
+    expected = git(tmp_path / "same", "log", "--format=%H").split()
+    pg = ProjectGit(tmp_path / "same")
+    page = pg.log(10)
+    assert [c.oid for c in page + pg.log(50, after=page[-1].oid)] == expected

@@ -241,3 +241,13 @@ def test_turn_commits_write_packs_not_loose_objects_and_merge_them(tmp_path) -> 
         subprocess.run(["git", "-C", str(path), "verify-pack", str(idx)], check=True, capture_output=True)
     assert len(git(path, "log", "--format=%H").split()) == 61
     assert git(path, "show", "HEAD:meta.json").startswith("{")
+
+
+@pytest.mark.parametrize("native", ["rollout.jsonl:12", "a..b", "x.lock", "weird id/../x"[:0] + "id:with:colons"])
+def test_retry_branch_names_are_git_legal_for_any_node_id(store: SessionStore, native: str) -> None:
+    u, _ = add_turn(store, "s1", "q", "a")
+    store.append_message("s1", "assistant", "again", parent_id=u.id, node_id=native)
+    assert store.commit_turn("s1")
+    names = {b.name for b in store.branches("s1")}
+    assert len(names) == 2
+    git(store.root / "s1", "check-ref-format", "--branch", next(n for n in names if n != "main"))

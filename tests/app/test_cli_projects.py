@@ -1,0 +1,66 @@
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from opmem_tui.backend.store.projects import ProjectRegistry
+from opmem_tui.cli_projects import projects
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    env = {"GIT_AUTHOR_NAME": "U", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "U",
+           "GIT_COMMITTER_EMAIL": "u@x", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    for i in range(3):
+        (path / "f.txt").write_text(f"{i}\n")
+        subprocess.run(["git", "-C", str(path), "add", "f.txt"], check=True, env=env)
+        msg = f"change {i}" if i != 1 else "sneaky \x1b[31mred\x1b[0m title"
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", msg], check=True, env=env)
+    return path
+
+
+def test_projects_commands(tmp_path: Path):
+    home = tmp_path / "home"
+    repo = _repo(tmp_path / "work")
+    runner = CliRunner(env={"OPMEM_HOME": str(home)})
+
+    result = runner.invoke(projects, ["list"])
+    assert result.exit_code == 0 and "no projects bound" in result.output
+
+    result = runner.invoke(projects, ["add", str(repo), "--name", "Work"])
+    assert result.exit_code == 0, result.output
+    [project] = ProjectRegistry(home).list_projects()
+    assert project.name == "Work" and project.id in result.output
+
+    result = runner.invoke(projects, ["list"])
+    assert project.id in result.output and "active" in result.output
+
+    result = runner.invoke(projects, ["log", project.id, "--limit", "2"])
+    lines = result.output.splitlines()
+    assert result.exit_code == 0 and len(lines) == 2
+    assert "change 2" in lines[0] and "\x1b" not in result.output and "sneaky red title" in lines[1]
+    result = runner.invoke(projects, ["log", project.id, "--agent-only"])
+    assert result.exit_code == 0 and result.output == ""
+
+    result = runner.invoke(projects, ["status", project.id, "paused"])
+    assert result.exit_code == 0 and ProjectRegistry(home).get(project.id).status == "paused"
+    result = runner.invoke(projects, ["status", project.id, "archived"])
+    assert result.exit_code != 0
+
+    result = runner.invoke(projects, ["warnings"])
+    assert result.exit_code == 0 and "no warnings" in result.output
+
+    result = runner.invoke(projects, ["unbind", project.id])
+    assert result.exit_code == 0 and (repo / ".git").is_dir()
+    result = runner.invoke(projects, ["unbind", project.id])
+    assert result.exit_code == 1 and "no project" in result.output and "Traceback" not in result.output
+
+
+def test_corrupt_registry_is_a_clear_error(tmp_path: Path):
+    home = tmp_path / "home"
+    (home / "projects").mkdir(parents=True)
+    (home / "projects" / "projects.json").write_text("{oops")
+    result = CliRunner(env={"OPMEM_HOME": str(home)}).invoke(projects, ["list"])
+    assert result.exit_code == 1
+    assert "projects.json: invalid JSON" in result.output
