@@ -34,7 +34,7 @@ class OpmemApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "opmem"
-    COMMANDS = App.COMMANDS | {OpmemCommands}
+    COMMANDS = {OpmemCommands}  # includes Textual's system commands, after ours
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "show_keys", "Keys", id="app.keys"),

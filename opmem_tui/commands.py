@@ -15,18 +15,26 @@ class PaletteCommand:
     callback: Callable[[], object]
 
 
+# Textual's own system commands that ours replace.
+REPLACED_SYSTEM_COMMANDS = {"Theme", "Keys"}
+
+
 class OpmemCommands(Provider):
-    """Asks the active screen for `palette_commands()`, so commands follow the context."""
+    """Asks the active screen for `palette_commands()`, so commands follow the context, then
+    lists Textual's system commands after ours (one provider: a fixed order)."""
 
     def _commands(self) -> list[PaletteCommand]:
+        commands: list[PaletteCommand] = []
         source = getattr(self.screen, "palette_commands", None)
-        if source is None:
-            return []
         try:
-            return list(source())
+            if source is not None:
+                commands.extend(source())
         except Exception as exc:  # a broken command list must not break the palette
             self.app.notify(f"Command list failed: {exc}", severity="error", markup=False)
-            return []
+        for system in self.app.get_system_commands(self.screen):
+            if system.title not in REPLACED_SYSTEM_COMMANDS:
+                commands.append(PaletteCommand(system.title, system.help, system.callback))
+        return commands
 
     async def discover(self) -> Hits:
         for command in self._commands():

@@ -48,7 +48,7 @@ async def test_projects_with_status_counts_and_commits(app):
         link = log.link_for(agent)
         assert (link.session_id, link.turn) == ("fix-login", 2)
         row = [str(cell) for cell in log.get_row_at(1)]
-        assert row[2].startswith("● claude-so") and "turn 2 · Fix the login" in row[3]
+        assert row[2].startswith("● claude-so") and "turn 2 · Fix the lo" in row[3]
         assert "A CHANGELOG.md  +1 −0" in diff_text(app)
 
 

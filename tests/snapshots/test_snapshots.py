@@ -96,3 +96,13 @@ def test_confirm_delete(snap_compare, sample_home, theme):
 def test_hostile_content(snap_compare, sample_home):
     keys = ("down", "down", "enter", "e")
     assert snap_compare(themed(sample_home, "opmem-dark"), terminal_size=SIZE, run_before=scenario(*keys))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_command_palette(snap_compare, sample_home, theme):
+    async def run_before(pilot) -> None:
+        await scenario("ctrl+p")(pilot)
+        pilot.app.screen.query_one("Input").cursor_blink = False
+        await settle(pilot, 1)
+
+    assert snap_compare(themed(sample_home, theme), terminal_size=SIZE, run_before=run_before)
