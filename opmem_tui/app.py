@@ -17,6 +17,7 @@ from .keymap import default_bindings, effective_bindings, load_overrides
 
 # Importer sources the palette offers, with the label users know them by.
 SOURCE_LABELS = {
+    "claude": "Claude Code",
     "claude-code": "Claude Code",
     "codex": "Codex",
     "gemini": "Gemini CLI",
