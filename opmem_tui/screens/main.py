@@ -9,10 +9,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
@@ -34,10 +34,10 @@ from opmem_tui.widgets.messages import (
 from opmem_tui.widgets.projects_pane import NO_PROJECTS, ProjectsPane
 from opmem_tui.widgets.replay_view import ReplayPane, turns_from_nodes
 from opmem_tui.widgets.safe_text import one_line
-from opmem_tui.widgets.session_list import SessionList
+from opmem_tui.widgets.session_list import EMPTY_STORE, SessionList
 
 from ..commands import PaletteCommand
-from ..data import COMMIT_PAGE, ListingView, ReplayData, load_commit_page, load_listing, load_replay, project_label
+from ..data import ListingView, ReplayData, load_commit_page, load_listing, load_replay, project_label
 from .branch_picker import BranchChoice, BranchPickerScreen
 from .confirm import ConfirmScreen
 from .history import HistoryScreen
@@ -69,7 +69,8 @@ class MainScreen(Screen[None]):
         self.projects: dict[str, Any] = {}
         self._open_id: str | None = None
         self._open_head: str | None = None
-        self._open_label = ""
+        self._open_label = ""  # set while a read-only commit view is shown: no live reloads
+        self._branch_label = ""  # "on <branch>" while following a branch other than the head's
         self._open_stamp: tuple[Any, ...] | None = None
         self._problems_shown = False
         self._job_cancel: threading.Event | None = None
@@ -141,7 +142,7 @@ class MainScreen(Screen[None]):
         self.app.call_from_thread(self._apply_listing, view)
 
     def _poll(self) -> None:
-        if self._polling or self.app.screen is not self and not self.app.screen.is_modal:
+        if self._polling:
             return
         self._polling = True
         self._load_listing(quiet=True)
@@ -171,7 +172,7 @@ class MainScreen(Screen[None]):
         """Reload the replay when the open session changed on disk; keep the reader's place."""
         if self._open_id is None:
             if not view.listing.sessions:
-                self.replay.show_empty("No sessions yet: `opmem import claude` or `opmem demo`")
+                self.replay.show_empty(EMPTY_STORE)
             return
         meta = next((m for m in view.listing.sessions if m.id == self._open_id), None)
         if meta is None:
@@ -180,7 +181,8 @@ class MainScreen(Screen[None]):
             return
         if self._stamp(meta) != self._open_stamp and not self._open_label:
             follow = self.replay.turns and self.replay.index == len(self.replay.turns) - 1
-            self._load_replay(meta.id, self._open_head, follow=bool(follow))
+            label = self._branch_label if self._open_head else ""
+            self._load_replay(meta.id, self._open_head, follow=bool(follow), label=label)
 
     @staticmethod
     def _stamp(meta: SessionMeta) -> tuple[Any, ...]:
@@ -190,7 +192,7 @@ class MainScreen(Screen[None]):
     def on_session_highlighted(self, message: SessionHighlighted) -> None:
         if message.session_id is None:
             if self.listing_view is not None and not self.listing_view.listing.sessions:
-                self.replay.show_empty("No sessions yet: `opmem import claude` or `opmem demo`")
+                self.replay.show_empty(EMPTY_STORE)
             return
         if message.session_id != self._open_id or self._open_label or self._open_head:
             self._open_id = message.session_id
@@ -286,7 +288,8 @@ class MainScreen(Screen[None]):
             self._open_head = head_id
             name = next((c.name for c in choices if c.head_id == head_id), head_id)
             self._open_label = ""
-            self._load_replay(session_id, head_id, turn=number, label=f"on {name}")
+            self._branch_label = f"on {name}"
+            self._load_replay(session_id, head_id, turn=number, label=self._branch_label)
 
         self.app.push_screen(BranchPickerScreen(number, choices), chosen)
 
