@@ -30,6 +30,7 @@ class ReplayData:
     turns: list[Turn]
     head_id: str | None
     project: tuple[str, str] | None  # (name, workdir) of the bound project
+    problems: tuple[str, ...] = ()  # files of the session the store could not read
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def load_replay(home: Any, session_id: str, head_id: str | None, projects: Mappi
     store = home.sessions
     meta = store.get_meta(session_id)
     turns = store.get_turns(session_id, head_id=head_id)
-    return ReplayData(meta, list(turns), head_id, project_label(meta, projects))
+    problems = tuple(store.problems(session_id)) if hasattr(store, "problems") else ()
+    return ReplayData(meta, list(turns), head_id, project_label(meta, projects), problems)
 
 
 def load_commit_page(home: Any, project_id: str, after: str | None, titles: Mapping[str, str]) -> CommitPage:

@@ -73,6 +73,7 @@ class MainScreen(Screen[None]):
         self._branch_label = ""  # "on <branch>" while following a branch other than the head's
         self._open_stamp: tuple[Any, ...] | None = None
         self._problems_shown = False
+        self._problems_told: set[str] = set()
         self._job_cancel: threading.Event | None = None
         self._polling = False
 
@@ -233,6 +234,12 @@ class MainScreen(Screen[None]):
         if data.meta.id != self._open_id:
             return
         self._open_stamp = self._stamp(data.meta)
+        if data.problems and data.meta.id not in self._problems_told:
+            self._problems_told.add(data.meta.id)
+            root = str(getattr(self.home, "sessions_dir", "")) + "/"
+            lines = "\n".join(one_line(p.replace(root, "sessions/"), 200) for p in data.problems[:5])
+            self.app.notify(f"Some of this session could not be read:\n{lines}", title="Session", severity="warning",
+                            markup=False, timeout=10)
         if reset and turn is None:
             turn = 1
         if follow:

@@ -68,3 +68,38 @@ async def test_copy_strips_escape_sequences(app):
         await press(pilot, "down", "down", "enter", "y")
         assert "[bold red]x[/]" in app.clipboard
         assert "\x1b" not in app.clipboard and "\x07" not in app.clipboard
+
+
+async def test_unreadable_node_files_are_named_in_a_warning(sample_path):
+    from .conftest import make_app
+    from .sample_store import fresh_home
+
+    history = sample_path / "sessions" / "many-tools" / "history"
+    broken = sorted(history.iterdir())[0]
+    broken.write_text("{ not json")
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await press(pilot, "down")  # many-tools: its first node file is corrupt
+        warnings = [n.message for n in app._notifications if n.severity == "warning" and n.title == "Session"]
+        assert warnings and "sessions/many-tools/history/000000-u-many-t0001.json: invalid JSON" in warnings[-1]
+        assert "Find every TODO" not in "\n".join(line.text for line in app.screen.query_one(ReplayPane).view.lines)
+        await press(pilot, "down")  # the app goes on
+        assert app.screen.query_one(ReplayPane).session_id == "hostile"
+
+
+async def test_backend_exceptions_become_error_notifications(sample_path):
+    from .conftest import make_app
+    from .sample_store import fresh_home
+
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        # The session vanishes between the listing and opening it (another process deleted it
+        # and no refresh ran yet): the store raises, the UI says so and goes on.
+        fresh_home(sample_path).sessions.delete_session("many-tools")
+        await press(pilot, "down")
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert errors and "many-tools" in errors[-1]
+        await press(pilot, "down")
+        assert app.screen.query_one(ReplayPane).session_id == "hostile"
