@@ -238,11 +238,27 @@ class SessionStore:
 
     def commit_turn(self, session_id: str, head_id: str | None = None) -> str | None:
         with self._session(session_id) as repo:
-            had_title = repo.raw_meta().get("title_source") in ("user", "llm")
-            oid = repo.commit_turn(head_id)
-            if oid and self.title_hook is not None and not had_title:
-                self._apply_title_hook(repo)
-            return oid
+            return self._commit_turn(repo, head_id)
+
+    def _commit_turn(self, repo: SessionRepo, head_id: str | None) -> str | None:
+        had_title = repo.raw_meta().get("title_source") in ("user", "llm")
+        oid = repo.commit_turn(head_id)
+        if oid and self.title_hook is not None and not had_title:
+            self._apply_title_hook(repo)
+        return oid
+
+    @contextmanager
+    def batch(self, session_id: str, *, location: Path | None = None) -> Iterator["SessionBatch"]:
+        """Many writes to one session under one lock (an importer writing a whole file).
+
+        Other store calls for the same session must wait until the batch ends.
+        """
+        with self._session(session_id, create=True, location=location) as repo:
+            repo.begin_group_sync()
+            try:
+                yield SessionBatch(self, repo)
+            finally:
+                repo.end_group_sync()
 
     def _apply_title_hook(self, repo: SessionRepo) -> None:
         try:
@@ -482,6 +498,36 @@ def _write_token(path: Path, token: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+class SessionBatch:
+    """The writes of `SessionStore.append_message` / `commit_turn` for one session, lock held."""
+
+    def __init__(self, store: SessionStore, repo: SessionRepo) -> None:
+        self._store = store
+        self._repo = repo
+
+    def exists(self) -> bool:
+        return self._repo.exists()
+
+    def has_node(self, node_id: str) -> bool:
+        return self._repo.has_node(node_id)
+
+    def node_ids(self) -> set[str]:
+        return {node.id for node in self._repo.nodes()}
+
+    def node(self, node_id: str) -> Node:
+        return self._repo.node(node_id)
+
+    @property
+    def head(self) -> str | None:
+        return self._repo.head
+
+    def append(self, role: str, content: str = "", **fields: Any) -> Node:
+        return self._repo.append(role, content, **fields)
+
+    def commit_turn(self, head_id: str | None = None) -> str | None:
+        return self._store._commit_turn(self._repo, head_id)
 
 
 def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMeta | str:

@@ -1,0 +1,122 @@
+"""``<home>/import-state.json``: what was imported from each file, so unchanged files are skipped
+and `opmem watch` reads only bytes appended since.
+
+    {"version": 1, "files": {"/abs/path.jsonl": {"source": "claude", "size": 123, "mtime_ns": 1,
+     "offset": 123, "lines": 7, "complete": true}}}
+
+`complete` is false while the importer held part of the file back (a live session's open tail);
+such a file is parsed again even when unchanged. The file is a cache: when it is missing or
+unreadable every file is simply imported again (idempotently).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+STATE_FILE = "import-state.json"
+VERSION = 1
+
+
+@dataclass(slots=True)
+class FileState:
+    source: str
+    size: int
+    mtime_ns: int
+    offset: int  # bytes consumed (complete lines only)
+    lines: int  # lines consumed, so line numbers stay absolute when reading from `offset`
+    complete: bool = True
+
+
+class ImportState:
+    """Per-file progress, loaded once and saved with a lock (import and watch may both run)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.files: dict[str, FileState] = {}
+        self._changed: set[str] = set()
+        if path is not None:
+            self.files = _read(path)
+
+    @staticmethod
+    def key(path: Path | str) -> str:
+        return str(Path(path).expanduser().resolve())
+
+    def get(self, path: Path | str) -> FileState | None:
+        return self.files.get(self.key(path))
+
+    def unchanged(self, path: Path | str, stat: os.stat_result) -> bool:
+        """The file is exactly as it was when fully imported."""
+        known = self.get(path)
+        return (
+            known is not None
+            and known.complete
+            and known.size == stat.st_size
+            and known.mtime_ns == stat.st_mtime_ns
+            and known.offset == stat.st_size
+        )
+
+    def record(self, path: Path | str, entry: FileState) -> None:
+        key = self.key(path)
+        self.files[key] = entry
+        self._changed.add(key)
+
+    def forget(self, path: Path | str) -> None:
+        key = self.key(path)
+        if self.files.pop(key, None) is not None:
+            self._changed.add(key)
+
+    def save(self) -> None:
+        """Merge our changed entries into the file on disk (another process may have saved too)."""
+        if self.path is None or not self._changed:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            on_disk = _read(self.path)
+            for key in self._changed:
+                if key in self.files:
+                    on_disk[key] = self.files[key]
+                else:
+                    on_disk.pop(key, None)
+            data = {"version": VERSION, "files": {k: asdict(v) for k, v in sorted(on_disk.items())}}
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, self.path)
+        self._changed.clear()
+
+
+def _read(path: Path) -> dict[str, FileState]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    out: dict[str, FileState] = {}
+    for key, raw in files.items():
+        entry = _entry(raw)
+        if isinstance(key, str) and entry is not None:
+            out[key] = entry
+    return out
+
+
+def _entry(raw: Any) -> FileState | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return FileState(
+            source=str(raw["source"]),
+            size=int(raw["size"]),
+            mtime_ns=int(raw["mtime_ns"]),
+            offset=int(raw["offset"]),
+            lines=int(raw.get("lines", 0)),
+            complete=bool(raw.get("complete", True)),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

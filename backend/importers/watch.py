@@ -1,0 +1,279 @@
+"""Keep importing while agents write: parse only the complete lines appended to each file.
+
+Each watched file has a Follower holding its importer's stateful line parser and the byte offset
+read so far (also saved in ``<home>/import-state.json``). A change reads from the offset to the
+last newline, feeds those lines, and ingests what the parser emits; a model reply still being
+streamed is held back until the file has been quiet for `idle_seconds`. Unchanged files are
+never read. After a restart, a file that changed is read once from the start to rebuild the
+parser's state (ingest skips the nodes already stored). Importers without a line parser are
+re-parsed whole on each change, which is still idempotent.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterable
+
+from ..model import OpmemError
+from . import SOURCES, get_importer, import_file, resolve_home, source_name
+from .base import ImportReport
+from .ingest import ProjectHook, ingest
+from .state import FileState, ImportState
+
+Batch = Callable[["Path | None", ImportReport], Any]
+
+
+def default_sources() -> list[str]:
+    """Sources whose own session folder exists (not ones that read the current folder)."""
+    here = Path.cwd().resolve()
+    names: list[str] = []
+    for name in SOURCES:
+        roots = [Path(p) for p in SOURCES[name].default_paths()]
+        if any(r.exists() for r in roots) and all(r.resolve() != here for r in roots):
+            names.append(name)
+    return names
+
+
+def line_based(importer: ModuleType, path: Path) -> bool:
+    """Appended lines can be parsed on their own (a .json file is rewritten whole instead)."""
+    return hasattr(importer, "open_parser") and path.suffix != ".json"
+
+
+@dataclass(slots=True)
+class Follower:
+    path: Path
+    source: str
+    importer: ModuleType
+    parser: Any = None
+    offset: int = 0
+    lines: int = 0
+    last_change: float = 0.0
+    idle_flushed: bool = True
+    sessions: set[str] = field(default_factory=set)
+    log: ImportReport = field(default_factory=ImportReport)  # what the parser reported so far
+    forwarded: int = 0
+    unknown_seen: dict[str, int] = field(default_factory=dict)
+
+    def forward(self, report: ImportReport) -> None:
+        """Copy the parser's new warnings and unknown-record counts into this poll's report."""
+        report.warnings.extend(self.log.warnings[self.forwarded :])
+        self.forwarded = len(self.log.warnings)
+        for kind, count in self.log.unknown_records.items():
+            new = count - self.unknown_seen.get(kind, 0)
+            if new:
+                report.unknown_records[kind] = report.unknown_records.get(kind, 0) + new
+        self.unknown_seen = dict(self.log.unknown_records)
+
+
+class Watcher:
+    """Follows the session files of some sources; `run()` blocks until `stop` is set."""
+
+    def __init__(
+        self,
+        home_or_store: Any,
+        sources: Iterable[str] | None = None,
+        paths: Iterable[Path | str] | None = None,
+        *,
+        on_project: ProjectHook | None = None,
+        on_batch: Batch | None = None,
+        idle_seconds: float = 0.5,
+    ) -> None:
+        self.store, state_path = resolve_home(home_or_store)
+        self.state = ImportState(state_path)
+        names = [source_name(s) for s in sources] if sources else default_sources()
+        self.importers: dict[str, ModuleType] = {name: get_importer(name) for name in names}
+        given = [Path(p).expanduser() for p in paths] if paths else None
+        self.roots: dict[str, list[Path]] = {
+            name: (given if given is not None else [Path(p) for p in imp.default_paths()])
+            for name, imp in self.importers.items()
+        }
+        self.on_project = on_project
+        self.on_batch = on_batch
+        self.idle_seconds = idle_seconds
+        self.followers: dict[Path, Follower] = {}
+        self.known: dict[Path, str] = {}  # discovered file -> source
+        self.ignored: set[Path] = set()  # changed paths that are no session file of ours
+        self.lock = threading.Lock()
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def discover(self) -> None:
+        for name, importer in self.importers.items():
+            roots = [r for r in self.roots[name] if r.exists()]
+            if not roots:
+                continue
+            for path in importer.discover(roots):
+                self.known.setdefault(Path(path).resolve(), name)
+
+    def watch_roots(self) -> list[Path]:
+        """Existing folders to watch (a file root is watched through its folder)."""
+        out: dict[Path, None] = {}
+        for roots in self.roots.values():
+            for root in roots:
+                if root.is_dir():
+                    out[root.resolve()] = None
+                elif root.is_file():
+                    out[root.parent.resolve()] = None
+        return list(out)
+
+    # -- work --------------------------------------------------------------------------------
+
+    def catch_up(self) -> ImportReport:
+        """Import every file that changed since its last import (the start of a watch).
+
+        Whole-file parses: followers (and their parser state) are only made for files that
+        change while we watch.
+        """
+        self.discover()
+        report = ImportReport()
+        for path, name in list(self.known.items()):
+            import_file(self.store, name, self.importers[name], path, report, self.state, on_project=self.on_project)
+        self.state.save()
+        return report
+
+    def poll(self, path: Path, report: ImportReport | None = None) -> ImportReport:
+        """`path` changed: import its new complete lines (or the whole file, for whole-file formats)."""
+        report = report if report is not None else ImportReport()
+        path = Path(path).resolve()
+        with self.lock:
+            name = self.known.get(path)
+            if name is None:
+                if path in self.ignored:
+                    return report
+                self.discover()  # a new file appeared: is it one of ours?
+                name = self.known.get(path)
+                if name is None:
+                    self.ignored.add(path)
+                    return report
+            importer = self.importers[name]
+            if not path.exists():
+                self.followers.pop(path, None)
+                return report
+            if not line_based(importer, path):
+                import_file(self.store, name, importer, path, report, self.state, on_project=self.on_project, force=True)
+            else:
+                follower = self.followers.get(path)
+                if follower is None:
+                    follower = self.followers[path] = Follower(path, name, importer)
+                self._read_appended(follower, report)
+        self._notify(path, report)
+        return report
+
+    def tick(self, now: float | None = None) -> ImportReport:
+        """Flush model replies of files that have been quiet for `idle_seconds`."""
+        now = time.monotonic() if now is None else now
+        report = ImportReport()
+        with self.lock:
+            for follower in self.followers.values():
+                if follower.parser is None or follower.idle_flushed:
+                    continue
+                if now - follower.last_change < self.idle_seconds:
+                    continue
+                follower.idle_flushed = True
+                before = report.nodes
+                self._ingest(follower, follower.parser.take(final=False, idle=True), report)
+                follower.forward(report)
+                if report.nodes != before:
+                    self._record(follower)
+                    self._notify(follower.path, report)
+        return report
+
+    def _read_appended(self, follower: Follower, report: ImportReport) -> None:
+        try:
+            stat = follower.path.stat()
+        except OSError as exc:
+            report.warn(follower.path, None, f"cannot read: {exc.strerror or exc}")
+            return
+        if follower.parser is None or stat.st_size < follower.offset:
+            # First sight in this process, or the file was truncated/replaced: start over.
+            follower.log = ImportReport()
+            follower.forwarded, follower.unknown_seen = 0, {}
+            follower.parser = follower.importer.open_parser(follower.path, follower.log)
+            follower.offset = follower.lines = 0
+        try:
+            with open(follower.path, "rb") as handle:
+                handle.seek(follower.offset)
+                data = handle.read()
+        except OSError as exc:
+            report.warn(follower.path, None, f"cannot read: {exc.strerror or exc}")
+            return
+        end = data.rfind(b"\n") + 1  # only complete lines; a torn last line waits
+        if end:
+            for line in data[:end].splitlines(keepends=True):
+                follower.lines += 1
+                follower.parser.feed_line(line, follower.lines)
+            follower.offset += end
+            follower.last_change = time.monotonic()
+            follower.idle_flushed = False
+        self._ingest(follower, follower.parser.take(final=False), report)
+        follower.forward(report)
+        self._record(follower, stat)
+
+    def _record(self, follower: Follower, stat: Any = None) -> None:
+        try:
+            stat = stat if stat is not None else follower.path.stat()
+        except OSError:
+            return
+        holding = getattr(follower.parser, "holding", None)
+        whole = follower.offset == stat.st_size
+        self.state.record(
+            follower.path,
+            FileState(
+                source=follower.source,
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                offset=follower.offset,
+                lines=follower.lines,
+                # Something held back (a reply or tool still running) is completed by a later pass.
+                complete=whole and not (holding() if holding is not None else False),
+            ),
+        )
+        self.state.save()
+
+    def _ingest(self, follower: Follower, sessions: list[Any], report: ImportReport) -> None:
+        for imported in sessions:
+            try:
+                sid = ingest(self.store, imported, report, on_project=self.on_project)
+                follower.sessions.add(sid)
+            except OpmemError as exc:
+                report.warn(follower.path, None, str(exc))
+
+    def _notify(self, path: Path | None, report: ImportReport) -> None:
+        if self.on_batch is not None and (report.nodes or report.warnings or report.new_sessions):
+            self.on_batch(path, report)
+
+    # -- loop --------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event | None = None, *, ready: Callable[[], Any] | None = None) -> None:
+        """Catch up, then follow changes until `stop` is set (or Ctrl-C)."""
+        import watchfiles
+
+        roots = self.watch_roots()
+        if not roots:
+            raise OpmemError("nothing to watch: none of the session folders exists")
+        first = self.catch_up()
+        self._notify(None, first)
+        tick_ms = max(50, int(self.idle_seconds * 500))
+        watcher = watchfiles.watch(
+            *roots,
+            stop_event=stop,
+            debounce=400,
+            step=50,
+            rust_timeout=tick_ms,
+            yield_on_timeout=True,
+            recursive=True,
+            raise_interrupt=False,
+            watch_filter=None,
+        )
+        for changes in watcher:
+            if ready is not None:  # the first yield (a timeout at the latest): the watch is live
+                ready()
+                ready = None
+            for path in sorted({Path(raw) for _, raw in changes}):
+                if path.is_file() or path.resolve() in self.known:
+                    self.poll(path)
+            self.tick()

@@ -1,0 +1,150 @@
+"""`opmem import SOURCE [PATH...]` and `opmem watch [SOURCE...]`; `register(main)` adds them."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from .backend.home import Home
+from .backend.importers import SOURCES, run_import
+from .backend.importers.base import ImportReport
+from .backend.importers.watch import Watcher
+from .backend.model import OpmemError
+from .backend.safe_text import plain
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _home(ctx: click.Context) -> Home:
+    obj = ctx.find_object(dict) or {}
+    home = obj.get("home")
+    return home if isinstance(home, Home) else Home()
+
+
+def _fail(exc: Exception) -> None:
+    err_console.print(Text(f"opmem: {plain(str(exc))}", style="red"))
+    sys.exit(1)
+
+
+def _short(label: str, width: int = 48) -> str:
+    label = plain(label)
+    return label if len(label) <= width else "…" + label[-(width - 1) :]
+
+
+def summary_table(report: ImportReport, title: str) -> Table:
+    table = Table(title=title)
+    for column in ("sessions", "new", "turns", "nodes", "skipped", "warnings"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        str(report.sessions),
+        str(report.new_sessions),
+        str(report.turns),
+        str(report.nodes),
+        str(report.skipped),
+        str(len(report.warnings)),
+    )
+    return table
+
+
+def print_warnings(report: ImportReport, limit: int) -> None:
+    for line in report.warnings[:limit]:
+        err_console.print(Text(f"warning: {plain(line)}", style="yellow"), soft_wrap=True)
+    hidden = len(report.warnings) - limit
+    if hidden > 0:
+        err_console.print(Text(f"… and {hidden} more warning(s)", style="yellow"))
+    if report.unknown_records:
+        kinds = ", ".join(f"{plain(k)} × {n}" for k, n in sorted(report.unknown_records.items()))
+        err_console.print(Text(f"unknown record types (skipped): {kinds}", style="yellow"))
+
+
+@click.command("import")
+@click.argument("source", metavar="SOURCE")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Parse files again even when unchanged since the last import.")
+@click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
+@click.pass_context
+def import_command(ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int) -> None:
+    """Import an agent's sessions (SOURCE: claude, codex, gemini, aider, openprogram, jsonl).
+
+    Without PATHs the agent's own session folder is used. Importing again adds only what is new.
+    """
+    home = _home(ctx)
+    cancelled = threading.Event()
+    try:
+        home.ensure()
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(f"importing {plain(source)}", total=None)
+
+            def progress(done: int, total: int, label: str) -> None:
+                bar.update(task, completed=done, total=total, description=_short(label) if label else "done")
+
+            try:
+                report = run_import(
+                    home, source, list(paths) or None, progress=progress, cancel=cancelled.is_set, force=force
+                )
+            except KeyboardInterrupt:
+                cancelled.set()
+                raise
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    console.print(summary_table(report, f"import {plain(source)}"))
+    print_warnings(report, max_warnings)
+
+
+@click.command("watch")
+@click.argument("sources", nargs=-1, metavar="[SOURCE...]")
+@click.option("--path", "paths", multiple=True, type=click.Path(path_type=Path), help="Watch this file or folder instead.")
+@click.option("--idle", type=float, default=0.5, show_default=True, help="Seconds of quiet before a reply is written.")
+@click.pass_context
+def watch_command(ctx: click.Context, sources: tuple[str, ...], paths: tuple[Path, ...], idle: float) -> None:
+    """Keep importing new turns while agents write them (Ctrl-C stops)."""
+    home = _home(ctx)
+
+    def on_batch(path: Path | None, report: ImportReport) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        where = _short(str(path), 60) if path else "catch-up"
+        line = f"{stamp} {where}: +{report.nodes} nodes, +{report.turns} turns"
+        if report.new_sessions:
+            line += f", {report.new_sessions} new session(s)"
+        console.print(Text(line))
+        print_warnings(report, 5)
+
+    try:
+        home.ensure()
+        watcher = Watcher(home, list(sources) or None, list(paths) or None, on_batch=on_batch, idle_seconds=idle)
+        names = ", ".join(watcher.importers) or "nothing"
+        roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"
+        console.print(Text(f"watching {names} in {plain(roots)} (Ctrl-C stops)"))
+        stop = threading.Event()
+        try:
+            watcher.run(stop)
+        except KeyboardInterrupt:
+            stop.set()
+    except OpmemError as exc:
+        _fail(exc)
+
+
+def register(group: click.Group) -> None:
+    """Add `import` and `watch` to the `opmem` command group."""
+    group.add_command(import_command)
+    group.add_command(watch_command)
+
+
+__all__ = ["import_command", "watch_command", "register", "SOURCES"]

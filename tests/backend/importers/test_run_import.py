@@ -1,0 +1,110 @@
+"""The SOURCES registry and run_import: discovery, skipping unchanged files, progress, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from opmem_tui.backend import importers
+from opmem_tui.backend.importers import SOURCES, get_importer, run_import
+from opmem_tui.backend.importers.state import ImportState
+from opmem_tui.backend.model import OpmemError
+
+from .conftest import Transcript, text
+
+
+def claude_tree(root: Path, count: int = 3) -> Path:
+    projects = root / "projects"
+    for i in range(count):
+        t = Transcript(session=f"00000000-0000-4000-8000-00000000000{i}")
+        t.prompt(f"question {i}")
+        t.assistant(f"msg_{i}", text(f"answer {i}"))
+        t.write(projects / "-tmp-project" / f"{t.session}.jsonl")
+    return projects
+
+
+def test_registry_loads_lazily_and_skips_missing_modules(monkeypatch) -> None:
+    assert "claude" in SOURCES and "jsonl" in SOURCES
+    assert SOURCES["claude-code"] is SOURCES["claude"]
+    monkeypatch.setitem(importers.MODULES, "ghost", "no_such_importer_module")
+    assert "ghost" not in list(SOURCES)
+    with pytest.raises(KeyError):
+        SOURCES["ghost"]
+    with pytest.raises(OpmemError, match="unknown import source 'ghost'"):
+        get_importer("ghost")
+    for name in SOURCES:  # every module present has the importer interface
+        module = SOURCES[name]
+        assert callable(module.discover) and callable(module.parse_file) and callable(module.default_paths)
+
+
+def test_default_paths_come_from_the_agent_home(home, tmp_path: Path, monkeypatch) -> None:
+    claude_tree(tmp_path / "cfg")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    report = run_import(home, "claude")
+    assert (report.new_sessions, report.turns) == (3, 3)
+
+
+def test_unchanged_files_are_skipped_and_changed_ones_parsed(home, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path)
+    first = run_import(home, "claude", [projects])
+    assert (first.sessions, first.skipped) == (3, 0)
+    state = json.loads((home.path / "import-state.json").read_text())
+    assert len(state["files"]) == 3 and all(e["complete"] for e in state["files"].values())
+    target = next(projects.rglob("*0.jsonl"))
+    more = Transcript(session="00000000-0000-4000-8000-000000000000")
+    more.count, more.clock = 100, more.clock.replace(hour=18)
+    more.prompt("follow-up", parent=None)
+    with open(target, "a") as handle:
+        handle.writelines(more.lines())
+    os.utime(target, (1_600_000_500, 1_600_000_500))
+    second = run_import(home, "claude", [projects])
+    assert (second.sessions, second.skipped, second.nodes, second.turns) == (1, 2, 1, 1)
+
+
+def test_a_live_file_is_parsed_again_until_complete(home, tmp_path: Path) -> None:
+    t = Transcript()
+    t.prompt("q")
+    t.assistant("msg_A", text("streaming..."))
+    path = tmp_path / "live" / f"{t.session}.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(t.lines()))  # just written: live
+    first = run_import(home, "claude", [path])
+    assert first.nodes == 1  # the open reply is held back
+    assert ImportState(home.path / "import-state.json").get(path).complete is False
+    os.utime(path, (1_600_000_000, 1_600_000_000))  # the agent finished long ago
+    second = run_import(home, "claude", [path])
+    assert (second.skipped, second.nodes) == (0, 1)
+    third = run_import(home, "claude", [path])
+    assert third.skipped == 1
+
+
+def test_progress_and_cancel(home, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path, 3)
+    calls: list[tuple[int, int, str]] = []
+    run_import(home, "claude", [projects], progress=lambda d, t, label: calls.append((d, t, label)))
+    assert [(d, t) for d, t, _ in calls] == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    assert calls[0][2].endswith(".jsonl") and calls[-1][2] == ""
+    stop_after = iter([False, True])
+    report = run_import(home, "claude", [projects], cancel=lambda: next(stop_after), force=True)
+    assert report.sessions == 1
+
+
+def test_a_broken_file_is_a_warning_and_the_rest_imports(home, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path, 2)
+    unreadable = projects / "-tmp-project" / "ffffffff-0000-4000-8000-000000000000.jsonl"
+    unreadable.write_bytes(b"\xff\xfe not utf-8 json\n")
+    os.utime(unreadable, (1_600_000_000, 1_600_000_000))
+    report = run_import(home, "claude", [projects, tmp_path / "missing"])
+    assert report.new_sessions == 2
+    assert any(w.startswith(f"{unreadable}:1: invalid JSON") for w in report.warnings)
+    assert any(w.startswith(f"{tmp_path / 'missing'}: no such file") for w in report.warnings)
+
+
+def test_run_import_accepts_a_bare_store(store, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path, 1)
+    report = run_import(store, "claude-code", [projects])
+    assert report.new_sessions == 1
+    assert (store.root.parent / "import-state.json").exists()
