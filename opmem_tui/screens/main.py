@@ -492,7 +492,8 @@ class MainScreen(Screen[None]):
 
     def job_progress(self, done: int, total: int | None, label: str = "") -> None:
         """Thread-safe progress callback for backend jobs."""
-        self.app.call_from_thread(self.query_one(JobBar).progress, done, total, one_line(label, 120))
+        name = label.replace("\\", "/").rsplit("/", 1)[-1] if label else ""
+        self.app.call_from_thread(self.query_one(JobBar).progress, done, total, one_line(name, 80))
 
     def action_cancel_job(self) -> None:
         if self._job_cancel is not None:
@@ -500,7 +501,7 @@ class MainScreen(Screen[None]):
             self.app.notify("Cancelling…", markup=False)
 
     def start_import(self, source: str, label: str) -> None:
-        cancel = self._begin_job(f"Importing {label} sessions…")
+        cancel = self._begin_job(f"Importing {label} sessions")
         if cancel is not None:
             self._import(source, label, cancel)
 
