@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -35,10 +36,10 @@ class KeysScreen(ModalScreen[None]):
         table.add_rows(
             [
                 (
-                    Content(info.scope),
-                    Content(info.keys.replace(",", ", ")),
-                    Content(info.description),
-                    Content(info.id),
+                    Text(info.scope),
+                    Text(info.keys.replace(",", ", "), style="bold"),
+                    Text(info.description),
+                    Text(info.id),
                 )
                 for info in self.keys
             ]
