@@ -3,11 +3,13 @@ the UI thread; each returns plain dataclasses the widgets can take as they are."
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from opmem_tui.backend.model import SessionListing, SessionMeta, Turn
+from opmem_tui.widgets.replay_view import ProjectLabel
 
 COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
 
@@ -18,10 +20,8 @@ class ListingView:
     projects: dict[str, Any] = field(default_factory=dict)  # id -> registry Project record
     signature: int = 0
     projects_message: str = ""  # why the project list is empty, when it is not just empty
-
-    @property
-    def project_names(self) -> dict[str, str]:
-        return {pid: project.name for pid, project in self.projects.items()}
+    project_names: dict[str, str] = field(default_factory=dict)  # id -> name, resolved once per listing
+    missing_projects: frozenset[str] = frozenset()  # ids whose folder is gone
 
 
 @dataclass(frozen=True)
@@ -29,19 +29,19 @@ class ReplayData:
     meta: SessionMeta
     turns: list[Turn]
     head_id: str | None
-    project: tuple[str, str] | None  # (name, workdir) of the bound project
+    project: ProjectLabel | None  # the bound project
     problems: tuple[str, ...] = ()  # files of the session the store could not read
 
 
 @dataclass(frozen=True)
 class CommitPage:
     commits: list[Any]  # CommitInfo records, newest first
-    links: dict[str, tuple[str, int | None, str]]  # oid -> (session id, turn, session title)
+    links: dict[str, tuple[str, int | None, str, str]]  # oid -> (session id, turn, session title, head id)
     complete: bool
     millis: float
 
 
-def listing_signature(listing: SessionListing, projects: Mapping[str, Any]) -> int:
+def listing_signature(listing: SessionListing, projects: Mapping[str, Any], missing: frozenset[str] = frozenset()) -> int:
     """Changes whenever a row would draw differently; cheap enough to run on every poll."""
     return hash(
         (
@@ -51,6 +51,7 @@ def listing_signature(listing: SessionListing, projects: Mapping[str, Any]) -> i
                 for m in listing.sessions
             ),
             tuple((p.id, p.name, p.status, len(p.sessions)) for p in projects.values()),
+            missing,
         )
     )
 
@@ -78,16 +79,20 @@ def load_listing(home: Any) -> ListingView:
     except Exception as exc:  # the session list must still show when the registry is broken
         projects = {}
         message = f"The project registry cannot be read: {exc}"
-    return ListingView(listing, projects, listing_signature(listing, projects), message)
+    names = {pid: project.name for pid, project in projects.items()}
+    missing = frozenset(pid for pid, project in projects.items() if not os.path.isdir(project.workdir))
+    return ListingView(listing, projects, listing_signature(listing, projects, missing), message, names, missing)
 
 
-def project_label(meta: SessionMeta, projects: Mapping[str, Any]) -> tuple[str, str] | None:
+def project_label(meta: SessionMeta, projects: Mapping[str, Any]) -> ProjectLabel | None:
+    """Name and folder of the session's project (a thread worker call: it checks the folder)."""
     if not meta.project_id:
         return None
     project = projects.get(meta.project_id)
     if project is None:
-        return (meta.project_id, "")
-    return (project.name, str(project.workdir))
+        return ProjectLabel(meta.project_id)
+    workdir = str(project.workdir)
+    return ProjectLabel(project.name, workdir, not os.path.isdir(workdir))
 
 
 def load_replay(home: Any, session_id: str, head_id: str | None, projects: Mapping[str, Any]) -> ReplayData:
@@ -103,15 +108,29 @@ def load_commit_page(home: Any, project_id: str, after: str | None, titles: Mapp
     started = time.perf_counter()
     registry = home.projects
     commits = registry.log(project_id, COMMIT_PAGE, after=after)
-    links: dict[str, tuple[str, int | None, str]] = {}
+    links: dict[str, tuple[str, int | None, str, str]] = {}
     link_store = getattr(registry, "links", None)
     if link_store is not None:
         by_commit = link_store.by_commit(project_id)
         for commit in commits:
             link = by_commit.get(commit.oid)
             if link is not None:
-                links[commit.oid] = (link.session_id, link.turn, titles.get(link.session_id, ""))
+                links[commit.oid] = (link.session_id, link.turn, titles.get(link.session_id, ""), link.head_id)
     for commit in commits:
         if commit.oid not in links and getattr(commit, "session_id", ""):
-            links[commit.oid] = (commit.session_id, commit.turn, titles.get(commit.session_id, ""))
+            links[commit.oid] = (commit.session_id, commit.turn, titles.get(commit.session_id, ""), "")
     return CommitPage(commits, links, len(commits) < COMMIT_PAGE, (time.perf_counter() - started) * 1000)
+
+
+def branch_for_node(home: Any, session_id: str, node_id: str) -> tuple[str | None, str]:
+    """(head id, branch name) to open a session at a node of one of its branches; (None, "")
+    when the node is on the current branch (or unknown): the live view shows it."""
+    store = home.sessions
+    if not node_id or not store.has_node(session_id, node_id):
+        return None, ""
+    if any(n.id == node_id for n in store.get_branch(session_id)):
+        return None, ""
+    for branch in store.branches(session_id):
+        if branch.head_id and any(n.id == node_id for n in store.get_branch(session_id, branch.head_id)):
+            return branch.head_id, branch.name
+    return node_id, ""

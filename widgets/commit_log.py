@@ -24,6 +24,7 @@ class TurnLink:
     session_id: str
     turn: int | None
     session_title: str = ""
+    head_id: str = ""  # the turn's last node: opens the branch that made the commit
 
 
 class CommitLog(DataTable):
@@ -160,4 +161,4 @@ class CommitLog(DataTable):
         if link is None:
             self.notify("This commit is not linked to a session turn.", markup=False)
             return
-        self.post_message(LinkedTurnChosen(link.session_id, link.turn, current.oid))
+        self.post_message(LinkedTurnChosen(link.session_id, link.turn, current.oid, link.head_id))

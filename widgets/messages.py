@@ -72,3 +72,4 @@ class LinkedTurnChosen(Message):
     session_id: str
     turn: int | None
     commit: str | None = None
+    head_id: str = ""  # the turn's last node, when the link knows it

@@ -24,6 +24,7 @@ class ProjectList(DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
         self.projects: list[Any] = []
+        self.missing: frozenset[str] = frozenset()
         self._announced: str | None = None
 
     def on_mount(self) -> None:
@@ -32,24 +33,29 @@ class ProjectList(DataTable):
         self.add_column("Sessions", key="sessions", width=8)
         self.watch(self.app, "theme", lambda: self.set_projects(self.projects), init=False)
 
-    def set_projects(self, projects: Sequence[Any]) -> None:
+    def set_projects(self, projects: Sequence[Any], missing: frozenset[str] | None = None) -> None:
+        """Rows for the registry's projects; `missing`: ids whose folder is gone (None: as before)."""
         keep = self.current.id if self.current else None
+        if missing is not None:
+            if keep is not None and (keep in missing) != (keep in self.missing):
+                self._announced = None  # its folder came or went: show the right pane again
+            self.missing = missing
         self.projects = sorted(projects, key=lambda p: (p.status != "active", p.name.casefold()))
         self.clear()
-        self.add_rows(
-            [
-                (
-                    Text(one_line(p.name, 60)),
-                    Text(one_line(p.status, 10), style=theme_style(self, STATUS_VARIABLE.get(p.status, "foreground"))),
-                    Text(str(len(getattr(p, "sessions", ()) or ())), justify="right"),
-                )
-                for p in self.projects
-            ]
-        )
+        self.add_rows([self._row(p) for p in self.projects])
         index = next((i for i, p in enumerate(self.projects) if p.id == keep), 0)
         if self.projects:
             self.move_cursor(row=index, animate=False)
         self._announce()
+
+    def _row(self, project: Any) -> tuple[Text, Text, Text]:
+        status = "missing" if project.id in self.missing else one_line(project.status, 10)
+        variable = "error" if project.id in self.missing else STATUS_VARIABLE.get(project.status, "foreground")
+        return (
+            Text(one_line(project.name, 60)),
+            Text(status, style=theme_style(self, variable)),
+            Text(str(len(getattr(project, "sessions", ()) or ())), justify="right"),
+        )
 
     @property
     def current(self) -> Any | None:

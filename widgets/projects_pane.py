@@ -61,12 +61,15 @@ class ProjectsPane(Horizontal):
     def diff_view(self) -> DiffView:
         return self.query_one(DiffView)
 
-    def set_projects(self, projects: Sequence[Any], message: str = NO_PROJECTS) -> None:
+    def set_projects(
+        self, projects: Sequence[Any], message: str = NO_PROJECTS, *, missing: frozenset[str] = frozenset()
+    ) -> None:
+        """`missing`: ids of projects whose folder is gone; their status reads "missing"."""
         empty = self.query_one("#project-empty", Static)
         empty.display = not projects
         empty.update(Content(message))
         self.project_list.display = bool(projects)
-        self.project_list.set_projects(projects)
+        self.project_list.set_projects(projects, missing)
         if not projects:
             self.commit_log.reset(None)
             self.diff_view.show_message("Select a project to see its commits.")

@@ -12,7 +12,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from textual import events
 from textual.app import ComposeResult
@@ -268,12 +268,21 @@ class TurnView(LineView):
         self.scroll_to(y=self.max_scroll_y, animate=False)
 
 
+class ProjectLabel(NamedTuple):
+    """The bound project as the replay header shows it."""
+
+    name: str
+    workdir: str = ""
+    missing: bool = False  # the folder is gone (moved or deleted)
+
+
 class ReplayHeader(Static):
-    """`[← prev turn]  Turn 7 / 12  [next turn →]` plus the session and its project."""
+    """Three lines: `[← prev turn]  Turn 7 / 12  [next turn →]` with branch notes, the
+    session title, then source · project and folder · time, separated so they never run on."""
 
     DEFAULT_CSS = """
     ReplayHeader {
-        height: 2;
+        height: 3;
         padding: 0 1;
         background: $boost;
         text-wrap: nowrap;
@@ -283,25 +292,42 @@ class ReplayHeader(Static):
 
     PREV = "[← prev turn]"
     NEXT = "[next turn →]"
+    GAP = "  "
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
         self._next_span = (0, 0)
 
-    def show(self, number: int, total: int, subtitle: Iterable[tuple[str, str]], extra: str = "") -> None:
-        counter = f"  Turn {number} / {total}  " if total else "  no turns  "
+    def show(
+        self,
+        number: int,
+        total: int,
+        title: str,
+        details: Sequence[Sequence[tuple[str, str]]],
+        notes: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """`details`: groups of (text, style) parts for the third line, joined with a dim " · "."""
+        counter = f"Turn {number} / {total}" if total else "no turns"
         prev_style = "bold $accent" if number > 1 else "$text-disabled"
         next_style = "bold $accent" if number < total else "$text-disabled"
-        first = Content.assemble(
+        parts: list[tuple[str, str] | str] = [
             (self.PREV, prev_style),
+            self.GAP,
             (counter, "bold"),
+            self.GAP,
             (self.NEXT, next_style),
-            (f"  {extra}" if extra else "", "$warning"),
-        )
-        start = len(self.PREV) + len(counter)
+        ]
+        for text, style in notes:
+            parts += [self.GAP + "  ", (text, style)]
+        start = len(self.PREV) + 2 * len(self.GAP) + len(counter)
         self._next_span = (start, start + len(self.NEXT))
-        second = Content.assemble(*subtitle)
-        self.update(Content("\n").join([first, second]))
+        third: list[tuple[str, str] | str] = []
+        for group in details:
+            if third:
+                third.append((" · ", "$text-muted"))
+            third.extend(group)
+        lines = [Content.assemble(*parts), Content.assemble((title, "bold")), Content.assemble(*third)]
+        self.update(Content("\n").join(lines))
 
     def on_click(self, event: events.Click) -> None:
         if event.y != 0:
@@ -343,7 +369,7 @@ class ReplayPane(Vertical):
         self.index = 0
         self.head_id: str | None = None
         self.view_label = ""
-        self.project: tuple[str, str] | None = None
+        self.project: ProjectLabel | None = None
         self.expanded: set[str] = set()
         self.show_thinking = False
         self._turn_render: TurnRender = TurnRender([])
@@ -382,7 +408,7 @@ class ReplayPane(Vertical):
         meta: SessionMeta,
         turns: Sequence[Turn],
         *,
-        project: tuple[str, str] | None = None,
+        project: ProjectLabel | None = None,
         head_id: str | None = None,
         turn_number: int | None = None,
         view_label: str = "",
@@ -440,24 +466,29 @@ class ReplayPane(Vertical):
     def _update_header(self) -> None:
         meta = self.meta
         turn = self.turn
+        header = self.header
+        header.display = meta is not None
         if meta is None:
-            self.header.show(0, 0, [("", "")])
             return
-        parts: list[tuple[str, str]] = [(one_line(meta.display_title, 60), "bold"), (f"  {meta.source}", "$text-muted")]
+        details: list[list[tuple[str, str]]] = [[(one_line(meta.source, 30) or "unknown source", "$secondary")]]
         if self.project:
-            name, workdir = self.project
-            parts.append((f"  ◆ {one_line(name, 30)}", "$secondary"))
-            if workdir:
-                parts.append((f" {abbreviate_path(clean(workdir))}", "$text-muted"))
+            name, workdir, missing = self.project
+            group = [(f"◆ {one_line(name, 40)}", "$accent")]
+            if missing:
+                group.append((f"  folder missing: {abbreviate_path(clean(workdir))}", "$warning"))
+            elif workdir:
+                group.append((f"  {abbreviate_path(clean(workdir))}", "$text-muted"))
+            details.append(group)
         if turn is not None and turn.user is not None and turn.user.created_at:
-            parts.append((time.strftime("  %Y-%m-%d %H:%M", time.localtime(turn.user.created_at)), "$text-muted"))
-        extra = []
+            stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(turn.user.created_at))
+            details.append([(stamp, "$text-muted")])
+        notes: list[tuple[str, str]] = []
         if turn is not None and turn.fork_heads:
             count = len(turn.fork_heads)
-            extra.append(f"⑂ {count} other branch{'es' if count != 1 else ''} (b)")
+            notes.append((f"⑂ {count} other branch{'es' if count != 1 else ''} (b)", "$warning"))
         if self.view_label:
-            extra.append(self.view_label)
-        self.header.show(self.index + 1 if turn else 0, len(self.turns), parts, "  ".join(extra))
+            notes.append((self.view_label, "$warning"))
+        header.show(self.index + 1 if turn else 0, len(self.turns), one_line(meta.display_title, 300), details, notes)
 
     # -- navigation ------------------------------------------------------------------------
     def go_to(self, index: int) -> None:

@@ -33,6 +33,10 @@ from .safe_text import one_line
 
 EMPTY_STORE = "No sessions yet: `opmem import claude` or `opmem demo`"
 
+TITLE_MIN = 14  # narrower than this, the list drops the source, then the project column
+SOURCE_MAX = 12
+PROJECT_MAX = 16
+
 
 def age_label(ts: float, now: float) -> str:
     """Compact age: now, 5m, 3h, 2d, 3w, 4mo, 2y."""
@@ -138,6 +142,8 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor = 0
         self.now = now
         self.project_names: dict[str, str] = {}
+        self.source_width = SOURCE_MAX
+        self.project_width = 0
         self.empty_message = "Loading sessions…"
         self._cache: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(512)
         self._last_highlight: str | None = None
@@ -197,16 +203,24 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
 
     # -- drawing ---------------------------------------------------------------------------
+    def set_column_widths(self, source: int, project: int) -> None:
+        """Widths of the source and project columns, from the longest value in the listing."""
+        self.source_width = max(6, min(source, SOURCE_MAX))
+        self.project_width = max(7, min(project, PROJECT_MAX)) if project else 0
+        self._cache.clear()
+
     def columns(self, width: int) -> list[Column]:
-        cols = [Column("title", 0)]
-        if width >= 44:
-            cols.append(Column("source", 12))
-        if width >= 62:
-            cols.append(Column("project", 14))
-        cols += [Column("age", 4), Column("turns", 5)]
-        fixed = sum(c.width + 1 for c in cols[1:])
-        cols[0] = Column("title", max(width - fixed - 1, 8))
-        return cols
+        """The title takes what is left; the source column, then the project column are
+        dropped only when the title would get narrower than TITLE_MIN."""
+        tail = [Column("age", 4), Column("turns", 5)]
+        optional = [Column("source", self.source_width)]
+        if self.project_width:
+            optional.append(Column("project", self.project_width))
+        while optional and width - sum(c.width + 1 for c in optional + tail) - 2 < TITLE_MIN:
+            optional.pop(0)
+        cols = optional + tail
+        fixed = sum(c.width + 1 for c in cols)
+        return [Column("title", max(width - fixed - 2, 8)), *cols]
 
     def cell_text(self, meta: SessionMeta, column: str, now: float) -> str:
         if column == "title":
@@ -367,11 +381,21 @@ class SessionList(Vertical):
 
     # -- data in ---------------------------------------------------------------------------
     def set_listing(self, listing: SessionListing, project_names: dict[str, str] | None = None) -> None:
-        """New listing from the store; the cursor stays on the same session."""
+        """New listing from the store; the cursor stays on the same session.
+
+        `project_names` maps project ids to names, resolved once per listing by the caller."""
         self.listing = listing
         self.loaded = True
+        table = self.table
         if project_names is not None:
-            self.table.project_names = dict(project_names)
+            table.project_names = project_names
+        names = table.project_names
+        sources = {m.source for m in listing.sessions}
+        bound = {m.project_id for m in listing.sessions if m.project_id}
+        table.set_column_widths(
+            max((cell_len(one_line(s, 30)) for s in sources), default=0),
+            max((cell_len(one_line(names.get(p, p), 40)) for p in bound), default=0),
+        )
         self._resort()
 
     def select_session(self, session_id: str) -> bool:

@@ -1,9 +1,10 @@
-"""`b`: choose which branch of a forked turn the replay follows."""
+"""`b`: choose a branch of a forked turn, to view it or to make it the session's current one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -19,13 +20,23 @@ class BranchChoice:
     name: str  # branch name, e.g. main or retry-<id>
     preview: str  # that branch's reply in this turn, one line, already cleaned
     turns: int
-    current: bool = False
+    current: bool = False  # the session's current branch (new messages continue it)
+    viewing: bool = False  # the branch the replay shows now
 
 
-class BranchPickerScreen(ModalScreen[str | None]):
-    """Dismisses with the chosen head id, or None."""
+@dataclass(frozen=True)
+class BranchPick:
+    head_id: str
+    make_current: bool = False  # switch the session's head, not only the view
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+
+class BranchPickerScreen(ModalScreen[BranchPick | None]):
+    """Dismisses with the pick, or None. enter views the branch; c makes it current."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", show=False),
+        Binding("c", "make_current", "Make current", show=False),
+    ]
 
     def __init__(self, turn: int, choices: list[BranchChoice]) -> None:
         super().__init__()
@@ -33,28 +44,40 @@ class BranchPickerScreen(ModalScreen[str | None]):
         self.choices = choices
 
     def compose(self) -> ComposeResult:
+        name_width = max((cell_len(c.name) for c in self.choices), default=0)
+        turns_width = max((len(str(c.turns)) for c in self.choices), default=1)
         with Vertical(classes="dialog wide"):
             yield Static(Content(f"Turn {self.turn} has {len(self.choices)} branches"), classes="dialog-title")
             options = []
             for choice in self.choices:
                 label = Content.assemble(
                     ("● " if choice.current else "  ", "$accent"),
-                    (choice.name, "bold"),
-                    (f"  {choice.turns} turns  ", "$text-muted"),
+                    (choice.name + " " * (name_width - cell_len(choice.name)), "bold"),
+                    (f"  {choice.turns:>{turns_width}} turns  ", "$text-muted"),
                     choice.preview,
                 )
                 options.append(Option(label, id=choice.head_id))
             yield OptionList(*options, id="branch-options")
-            yield Static(Content("enter follows the branch · esc cancels"), classes="dialog-hint")
+            yield Static(
+                Content("● current branch · enter views the branch · c makes it current · esc cancels"),
+                classes="dialog-hint",
+            )
 
     def on_mount(self) -> None:
         option_list = self.query_one(OptionList)
-        current = next((i for i, c in enumerate(self.choices) if c.current), 0)
-        option_list.highlighted = current
+        shown = next((i for i, c in enumerate(self.choices) if c.viewing), 0)
+        option_list.highlighted = shown
         option_list.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if event.option.id is not None:
+            self.dismiss(BranchPick(event.option.id))
+
+    def action_make_current(self) -> None:
+        option_list = self.query_one(OptionList)
+        index = option_list.highlighted
+        if index is not None and 0 <= index < len(self.choices):
+            self.dismiss(BranchPick(self.choices[index].head_id, make_current=True))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

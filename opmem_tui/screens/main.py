@@ -37,8 +37,8 @@ from opmem_tui.widgets.safe_text import one_line
 from opmem_tui.widgets.session_list import EMPTY_STORE, SessionList
 
 from ..commands import PaletteCommand
-from ..data import ListingView, ReplayData, load_commit_page, load_listing, load_replay, project_label
-from .branch_picker import BranchChoice, BranchPickerScreen
+from ..data import ListingView, ReplayData, branch_for_node, load_commit_page, load_listing, load_replay, project_label
+from .branch_picker import BranchChoice, BranchPick, BranchPickerScreen
 from .confirm import ConfirmScreen
 from .history import HistoryScreen
 from .rename import RenameScreen
@@ -54,6 +54,7 @@ class MainScreen(Screen[None]):
         Binding("g", "replay('first_turn')", "First turn", show=False, id="replay.first_turn"),
         Binding("G", "replay('last_turn')", "Last turn", show=False, id="replay.last_turn"),
         Binding("b", "replay('pick_branch')", "Branch", id="replay.branch"),
+        Binding("B", "make_head", "Make current", id="replay.make_head"),
         Binding("H", "replay('history')", "History", id="replay.history"),
         Binding("t", "replay('toggle_thinking')", "Thinking", show=False, id="replay.thinking"),
         Binding("escape", "live_view", "Live view", id="replay.live"),
@@ -76,6 +77,7 @@ class MainScreen(Screen[None]):
         self._problems_told: set[str] = set()
         self._job_cancel: threading.Event | None = None
         self._polling = False
+        self._deleting: set[str] = set()  # deleted from here: no "deleted elsewhere" note
 
     @property
     def opmem(self) -> "OpmemApp":
@@ -177,6 +179,12 @@ class MainScreen(Screen[None]):
             return
         meta = next((m for m in view.listing.sessions if m.id == self._open_id), None)
         if meta is None:
+            gone = self.replay.meta
+            if self._open_id not in self._deleting:
+                title = one_line(gone.display_title, 60) if gone is not None and gone.id == self._open_id else self._open_id
+                self.app.notify(f"“{title}” was deleted by another program.", title="Session", severity="warning",
+                                markup=False, timeout=8)
+            self._deleting.discard(self._open_id)
             self.replay.show_empty("This session was deleted.")
             self._open_id = None
             return
@@ -195,7 +203,7 @@ class MainScreen(Screen[None]):
             if self.listing_view is not None and not self.listing_view.listing.sessions:
                 self.replay.show_empty(EMPTY_STORE)
             return
-        if message.session_id != self._open_id or self._open_label or self._open_head:
+        if message.session_id != self._open_id:
             self._open_id = message.session_id
             self._open_head = None
             self._open_label = ""
@@ -204,14 +212,20 @@ class MainScreen(Screen[None]):
     def on_session_chosen(self, message: SessionChosen) -> None:
         self.replay.view.focus()
 
-    def open_session(self, session_id: str, *, head_id: str | None = None, turn: int | None = None) -> None:
-        """Show a session in the replay (from a project commit, a refresh...), list cursor too."""
+    def open_session(
+        self, session_id: str, *, head_id: str | None = None, turn: int | None = None, branch: str = ""
+    ) -> None:
+        """Show a session in the replay (from a project commit...), the list cursor on it too.
+        `head_id`/`branch`: follow that branch instead of the session's current one."""
         self.query_one(TabbedContent).active = "sessions"
-        self.session_list.select_session(session_id)
         self._open_id = session_id
         self._open_head = head_id
         self._open_label = ""
-        self._load_replay(session_id, head_id, turn=turn, reset=True)
+        self._branch_label = f"on {branch}" if head_id and branch else ""
+        if not self.session_list.select_session(session_id):
+            self.session_list.action_clear_filter()  # a filter hid it
+            self.session_list.select_session(session_id)
+        self._load_replay(session_id, head_id, turn=turn, reset=True, label=self._branch_label)
         self.replay.view.focus()
 
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="Loading the session")
@@ -225,10 +239,27 @@ class MainScreen(Screen[None]):
         follow: bool = False,
         label: str = "",
     ) -> None:
-        data = load_replay(self.home, session_id, head_id, self.projects)
+        try:
+            data = load_replay(self.home, session_id, head_id, self.projects)
+        except Exception as exc:  # a broken session must say so in the pane, not leave the last one up
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(self._replay_failed, session_id, exc)
+            return
         if get_current_worker().is_cancelled:
             return
         self.app.call_from_thread(self._show_replay, data, turn, reset, follow, label)
+
+    def _replay_failed(self, session_id: str, exc: Exception) -> None:
+        if session_id != self._open_id:
+            return
+        listed = None
+        if self.listing_view is not None:
+            listed = next((m for m in self.listing_view.listing.sessions if m.id == session_id), None)
+        # Remember the listing's stamp, so the next poll does not retry (and re-notify) forever.
+        self._open_stamp = self._stamp(listed) if listed is not None else None
+        self.replay.show_empty(f"This session cannot be read: {exc}")
+        self.show_error(exc, "Loading the session")
+        self.refresh_bindings()
 
     def _show_replay(self, data: ReplayData, turn: int | None, reset: bool, follow: bool, label: str) -> None:
         if data.meta.id != self._open_id:
@@ -263,6 +294,8 @@ class MainScreen(Screen[None]):
             return self.query_one(TabbedContent).active == "sessions"
         if action == "live_view":
             return bool(self._open_id and (self._open_label or self._open_head))
+        if action == "make_head":
+            return bool(self._open_id and self._open_head and not self._open_label)
         return True
 
     # -- branches --------------------------------------------------------------------------
@@ -273,8 +306,9 @@ class MainScreen(Screen[None]):
     def _load_branches(self, session_id: str, number: int, fork_heads: tuple[str, ...]) -> None:
         store = self.home.sessions
         branches = {b.head_id: b for b in store.branches(session_id)}
-        current_head = self._open_head or store.get_meta(session_id).head_id
-        heads = [current_head] if current_head else []
+        session_head = store.get_meta(session_id).head_id
+        shown_head = self._open_head or session_head
+        heads = [shown_head] if shown_head else []
         heads += [h for h in fork_heads if h not in heads]
         choices = []
         for head in heads:
@@ -285,20 +319,48 @@ class MainScreen(Screen[None]):
                 reply = chain[-1].content if chain else ""
             branch = branches.get(head)
             name = branch.name if branch else f"head {head[:8]}"
-            choices.append(BranchChoice(head, name, one_line(reply, 100), len(turns), current=head == current_head))
+            current = head == session_head or (branch is not None and branch.is_current)
+            choices.append(
+                BranchChoice(head, name, one_line(reply, 100), len(turns), current=current, viewing=head == shown_head)
+            )
         self.app.call_from_thread(self._pick_branch, session_id, number, choices)
 
     def _pick_branch(self, session_id: str, number: int, choices: list[BranchChoice]) -> None:
-        def chosen(head_id: str | None) -> None:
-            if head_id is None or session_id != self._open_id:
+        def chosen(pick: BranchPick | None) -> None:
+            if pick is None or session_id != self._open_id:
                 return
-            self._open_head = head_id
-            name = next((c.name for c in choices if c.head_id == head_id), head_id)
+            name = next((c.name for c in choices if c.head_id == pick.head_id), pick.head_id)
+            if pick.make_current:
+                self._switch_head(session_id, pick.head_id, name, number)
+                return
+            self._open_head = pick.head_id
             self._open_label = ""
             self._branch_label = f"on {name}"
-            self._load_replay(session_id, head_id, turn=number, label=self._branch_label)
+            self._load_replay(session_id, pick.head_id, turn=number, label=self._branch_label)
 
         self.app.push_screen(BranchPickerScreen(number, choices), chosen)
+
+    def action_make_head(self) -> None:
+        """`B`: the branch being viewed becomes the session's current branch."""
+        if self._open_id and self._open_head and not self._open_label:
+            turn = self.replay.turn
+            name = self._branch_label.removeprefix("on ") or self._open_head
+            self._switch_head(self._open_id, self._open_head, name, turn.number if turn else None)
+
+    @work(thread=True, group="edits", exit_on_error=False, description="Switching the branch")
+    def _switch_head(self, session_id: str, head_id: str, name: str, turn: int | None) -> None:
+        self.home.sessions.switch_head(session_id, head_id)
+        self.app.call_from_thread(self._head_switched, session_id, name, turn)
+
+    def _head_switched(self, session_id: str, name: str, turn: int | None) -> None:
+        self.app.notify(f"{name} is now the current branch: new messages continue from it.", title="Branch",
+                        markup=False)
+        if session_id == self._open_id:
+            self._open_head = None
+            self._open_label = ""
+            self._branch_label = ""
+            self._load_replay(session_id, None, turn=turn)
+        self.refresh_listing()
 
     # -- history ---------------------------------------------------------------------------
     def on_history_requested(self, message: HistoryRequested) -> None:
@@ -342,7 +404,9 @@ class MainScreen(Screen[None]):
         view = self.listing_view
         panes = self.query(ProjectsPane)
         if view is not None and panes:
-            panes.first().set_projects(list(view.projects.values()), view.projects_message or NO_PROJECTS)
+            panes.first().set_projects(
+                list(view.projects.values()), view.projects_message or NO_PROJECTS, missing=view.missing_projects
+            )
 
     def on_projects_pane_ready(self, message: ProjectsPane.Ready) -> None:
         self._feed_projects()
@@ -351,6 +415,15 @@ class MainScreen(Screen[None]):
         log = self.projects_pane.commit_log
         log.reset(message.project_id)
         if message.project_id is None:
+            return
+        project = self.projects.get(message.project_id)
+        view = self.listing_view
+        if project is not None and view is not None and message.project_id in view.missing_projects:
+            self.projects_pane.set_status("")
+            self.projects_pane.diff_view.show_message(
+                f"The folder {project.workdir} is gone (moved or deleted). Put it back to see its history, "
+                f"or `opmem projects unbind {project.id}`."
+            )
             return
         self.projects_pane.diff_view.show_message("Loading commits…")
         self.projects_pane.set_status("Loading commits…")
@@ -399,7 +472,12 @@ class MainScreen(Screen[None]):
         if self.listing_view is not None and not any(m.id == message.session_id for m in self.listing_view.listing.sessions):
             self.app.notify(f"Session {message.session_id} is not in the store (deleted or not imported).", severity="warning", markup=False)
             return
-        self.open_session(message.session_id, turn=message.turn)
+        self._open_linked(message.session_id, message.turn, message.head_id)
+
+    @work(thread=True, exclusive=True, group="linking", exit_on_error=False, description="Finding the turn")
+    def _open_linked(self, session_id: str, turn: int | None, node_id: str) -> None:
+        head_id, branch = branch_for_node(self.home, session_id, node_id)
+        self.app.call_from_thread(lambda: self.open_session(session_id, head_id=head_id, turn=turn, branch=branch))
 
     # -- navigation ------------------------------------------------------------------------
     def action_show_tab(self, tab: str) -> None:
@@ -473,6 +551,7 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, group="edits", exit_on_error=False, description="Deleting the session")
     def _delete(self, session_id: str) -> None:
+        self._deleting.add(session_id)
         self.home.sessions.delete_session(session_id)
         self.app.call_from_thread(self.app.notify, f"Deleted session {session_id}", markup=False)
         self.app.call_from_thread(self.refresh_listing)

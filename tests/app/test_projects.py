@@ -88,7 +88,7 @@ async def test_enter_on_a_linked_commit_opens_the_turn(app):
         replay = app.screen.query_one(ReplayPane)
         assert replay.session_id == "fix-login" and replay.index == 1
         header = str(replay.query_one(ReplayHeader).render())
-        assert "◆ webapp ~/projects/webapp" in header
+        assert "claude-code · ◆ webapp  ~/projects/webapp · 2025-12-30 00:10" in header.splitlines()[2]
 
 
 async def test_enter_on_an_unlinked_commit_only_notifies(app):

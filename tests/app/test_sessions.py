@@ -21,7 +21,19 @@ async def test_lists_sessions_newest_first_with_skipped_count(app):
         assert "5 sessions, 1 skipped" in status
         table = app.screen.query_one(SessionList).table
         row = table.render_line(0).text
-        assert "Write the README insta" in row and "aider" in row and "39m" in row
+        assert "Write the READ" in row and "aider" in row and "39m" in row
+
+
+async def test_rows_show_the_bound_project_by_name(app):
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        header = str(app.screen.query_one("#session-columns").render())
+        assert header.split() == ["Title", "Source", "Project", "Age", "Turns"]
+        table = app.screen.query_one(SessionList).table
+        rows = {meta.id: table.render_line(i).text for i, meta in enumerate(table.rows)}
+        assert "claude-code webapp " in rows["fix-login"]  # the registry name, not the project id
+        assert "gemini      compiler" in rows["parser-refactor"]
+        assert "webapp" not in rows["docs"] and "compiler" not in rows["docs"]  # not bound
 
 
 async def test_skipped_folder_is_reported_with_a_relative_path(app):
