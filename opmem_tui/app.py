@@ -146,8 +146,24 @@ class OpmemApp(App[None]):
             return []
         return [(source, SOURCE_LABELS.get(source, source)) for source in sources]
 
-    def run_import(self, source: str, *, progress: Callable[..., None], cancel: Callable[[], bool]) -> Any:
-        """Run one importer (called from a worker thread)."""
+    def import_needs_path(self, source: str) -> bool:
+        """True for a source with no default folder (e.g. the generic JSONL one)."""
+        try:
+            from opmem_tui.backend.importers import get_importer
+
+            return not get_importer(source).default_paths()
+        except Exception:
+            return False
+
+    def run_import(
+        self,
+        source: str,
+        paths: list[Any] | None = None,
+        *,
+        progress: Callable[..., None],
+        cancel: Callable[[], bool],
+    ) -> Any:
+        """Run one importer over `paths` (None: the agent's default folder); from a worker thread."""
         from opmem_tui.backend.importers import run_import
 
-        return run_import(self.home, source, None, progress=progress, cancel=cancel)
+        return run_import(self.home, source, paths, progress=progress, cancel=cancel)

@@ -27,6 +27,7 @@ def keyed_classes() -> list[tuple[str, type]]:
     from .app import OpmemApp
     from .screens.main import MainScreen
     from opmem_tui.widgets.commit_log import CommitLog
+    from opmem_tui.widgets.project_list import ProjectList
     from opmem_tui.widgets.replay_view import ReplayPane, TurnView
     from opmem_tui.widgets.session_list import SessionList, SessionTable
 
@@ -37,6 +38,7 @@ def keyed_classes() -> list[tuple[str, type]]:
         ("Session list", SessionTable),
         ("Replay", ReplayPane),
         ("Replay", TurnView),
+        ("Project list", ProjectList),
         ("Commit log", CommitLog),
     ]
 

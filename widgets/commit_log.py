@@ -27,6 +27,10 @@ class TurnLink:
     head_id: str = ""  # the turn's last node: opens the branch that made the commit
 
 
+BY_WIDTH = 16
+LINK_WIDTH = 28
+
+
 class CommitLog(DataTable):
     """Rows are CommitInfo records (oid, summary, author_name, time, is_agent, session_id, turn)."""
 
@@ -53,8 +57,8 @@ class CommitLog(DataTable):
     def on_mount(self) -> None:
         self.add_column("Commit", key="oid", width=7)
         self.add_column("Age", key="age", width=4)
-        self.add_column("By", key="by", width=12)
-        self.add_column("Linked turn", key="turn", width=22)
+        self.add_column("By", key="by", width=BY_WIDTH)
+        self.add_column("Linked turn", key="turn", width=LINK_WIDTH)
         self.add_column("Summary", key="summary")
         self.on_mount_theme()
 
@@ -98,13 +102,13 @@ class CommitLog(DataTable):
     def _row(self, commit: Any, now: float) -> tuple[Text, ...]:
         link = self.link_for(commit)
         if commit.is_agent:
-            by = Text("● " + one_line(getattr(commit, "model", "") or "agent", 10), style=theme_style(self, "secondary", bold=True))
+            by = Text("● " + one_line(getattr(commit, "model", "") or "agent", BY_WIDTH - 2), style=theme_style(self, "secondary", bold=True))
         else:
-            by = Text(one_line(commit.author_name, 12))
+            by = Text(one_line(commit.author_name, BY_WIDTH))
         turn = Text("")
         if link is not None:
             where = f"turn {link.turn}" if link.turn is not None else "session"
-            title = one_line(link.session_title or link.session_id, 12)
+            title = one_line(link.session_title or link.session_id, LINK_WIDTH - len(where) - 5)
             turn = Text(f"↪ {where} · {title}", style=theme_style(self, "accent"))
         return (
             Text(commit.oid[:7], style=theme_style(self, "warning")),

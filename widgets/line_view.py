@@ -58,7 +58,35 @@ def wrap_text(text: str, width: int) -> list[str]:
         elif cell_len(line) <= width:
             out.append(line)
         else:
-            out.extend(chop_cells(line, width))
+            out.extend(_wrap_cells(line, width))
+    return out
+
+
+def _wrap_cells(line: str, width: int) -> list[str]:
+    """Word wrap by cell width (wide characters count two); a word wider than the line is cut.
+    Runs of spaces inside a line are kept (indented code keeps its shape)."""
+    out: list[str] = []
+    current = ""
+    used = 0
+    first = True
+    for word in line.split(" "):
+        size = cell_len(word)
+        if first:
+            first = False
+        elif used + 1 + size <= width:
+            current += " " + word
+            used += 1 + size
+            continue
+        else:
+            out.append(current)
+        if size > width:
+            pieces = chop_cells(word, width)
+            out.extend(pieces[:-1])
+            current = pieces[-1]
+            used = cell_len(current)
+        else:
+            current, used = word, size
+    out.append(current)
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from .messages import ProjectHighlighted
@@ -16,6 +17,8 @@ STATUS_VARIABLE = {"active": "success", "paused": "warning", "done": "text-muted
 
 class ProjectList(DataTable):
     """Rows are the registry's Project records (id, name, workdir, status, sessions)."""
+
+    BINDINGS = [Binding("enter", "show_commits", "Commits", id="projects.commits")]
 
     DEFAULT_CSS = """
     ProjectList { height: 1fr; }
@@ -68,6 +71,12 @@ class ProjectList(DataTable):
         if pid != self._announced:
             self._announced = pid
             self.post_message(ProjectHighlighted(pid))
+
+    def action_show_commits(self) -> None:
+        """enter: move to the highlighted project's commits."""
+        log = self.screen.query("CommitLog")
+        if log:
+            log.first().focus()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._announce()

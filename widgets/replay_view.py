@@ -36,6 +36,7 @@ def clock(ts: float) -> str:
 
 
 def _size_label(text: str) -> str:
+    text = text.rstrip("\n")  # a final newline ends the last line, it does not start one
     lines = text.count("\n") + 1 if text else 0
     chars = len(text)
     if chars >= 1_000_000:
@@ -114,7 +115,7 @@ def build_turn_lines(
                 if pretty:
                     for text in wrap_text(pretty, width - 6):
                         append(Line(text, "args", item, 6))
-                result = clean(node.content)
+                result = clean(node.content).rstrip("\n")
                 append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
                 if result:
                     for text in wrap_text(result, width - 6):
@@ -126,7 +127,10 @@ def build_turn_lines(
             continue
         role = node.role if node.role in ROLE_LABEL else "system"
         header = f"▌ {ROLE_LABEL[role]}"
-        model = node.name if role == "assistant" and node.name else ""
+        model = ""
+        if role == "assistant":
+            model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
+            model = model if isinstance(model, str) else ""
         if model:
             header += f" · {one_line(model, 40)}"
         header += f" · {clock(node.created_at)}"
@@ -446,11 +450,11 @@ class ReplayPane(Vertical):
     def _rebuild(self, keep_scroll: bool = False) -> None:
         turn = self.turn
         view = self.view
+        width = self._width or view.scrollable_content_region.width or 80
         if turn is None:
             self._turn_render = TurnRender([])
-            view.set_lines([Line(one_line(self._empty, 500), "empty", -1, 1)])
+            view.set_lines([Line(text, "empty", -1, 1) for text in wrap_text(clean(self._empty), width - 2)])
             return
-        width = self._width or view.scrollable_content_region.width or 80
         self._turn_render = build_turn_lines(turn, width, expanded=self.expanded, show_thinking=self.show_thinking)
         view.set_lines(self._turn_render.lines, keep_scroll=keep_scroll)
 

@@ -32,6 +32,12 @@ from .messages import SessionChosen, SessionHighlighted
 from .safe_text import one_line
 
 EMPTY_STORE = "No sessions yet: `opmem import claude` or `opmem demo`"
+EMPTY_STORE_HELP = (
+    "No sessions yet.\n\n"
+    "Bring in your agents' sessions: press ctrl+p and pick “Import sessions: Claude Code” (or Codex, "
+    "Gemini CLI, Aider…), or quit (q) and run `opmem import claude`.\n\n"
+    "Just looking? `opmem demo` opens a demo store with sessions, branches and projects."
+)
 
 TITLE_MIN = 14  # narrower than this, the list drops the source, then the project column
 SOURCE_MAX = 12
@@ -72,6 +78,16 @@ SORT_KEYS: tuple[SortKey, ...] = (
 )
 
 
+def word_cutoff(word: str) -> int:
+    """How close a typed word must come (rapidfuzz partial_ratio): short words as typed, one
+    typo allowed from five letters on ("prser" finds parser, "shop" does not find "show")."""
+    if len(word) <= 4:
+        return 100
+    if len(word) <= 7:
+        return 80
+    return 75
+
+
 def fuzzy_filter(query: str, haystacks: Sequence[str]) -> list[int]:
     """Indexes of haystacks where every word of `query` fuzzily occurs, best first."""
     words = utils.default_process(query).split()
@@ -79,7 +95,7 @@ def fuzzy_filter(query: str, haystacks: Sequence[str]) -> list[int]:
         return list(range(len(haystacks)))
     scores: dict[int, float] | None = None
     for word in words:
-        cutoff = 100 if len(word) <= 2 else 75  # short words must appear as typed
+        cutoff = word_cutoff(word)
         found = process.extract(
             word, haystacks, scorer=fuzz.partial_ratio, processor=None, limit=None, score_cutoff=cutoff
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Sequence
 
@@ -17,6 +18,9 @@ from opmem_tui.backend.model import TurnCommit
 from opmem_tui.widgets.safe_text import one_line
 
 
+TURN_PREFIX = re.compile(r"^turn \d+:\s*")  # the column already says which turn
+
+
 class HistoryScreen(ModalScreen[str | None]):
     """Dismisses with the chosen commit oid, or None."""
 
@@ -29,26 +33,31 @@ class HistoryScreen(ModalScreen[str | None]):
         self.current_oid = current_oid
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide tall"):
+        with Vertical(classes="dialog wide"):
+            count = len(self.commits)
             yield Static(
-                Content(f"History of “{one_line(self.session_title, 60)}”: {len(self.commits)} turn commits"),
+                Content(f"History of “{one_line(self.session_title, 60)}”: {count} turn commit{'s' if count != 1 else ''}"),
                 classes="dialog-title",
             )
             options = []
             for commit in self.commits:
                 stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(commit.time)) if commit.time else ""
                 label = Content.assemble(
+                    ("● " if commit.oid == self.current_oid else "  ", "$accent"),
                     (commit.oid[:7], "$warning"),
                     (f"  turn {commit.turn:>3}  ", "bold"),
                     (f"{stamp}  ", "$text-muted"),
                     (f"[{', '.join(commit.branches)}] " if commit.branches else "", "$secondary"),
-                    one_line(commit.summary, 56),
+                    one_line(TURN_PREFIX.sub("", commit.summary, count=1), 70),
                 )
                 options.append(Option(label, id=commit.oid))
             if not options:
                 options.append(Option(Content("No commits yet: the session has no committed turn."), disabled=True))
             yield OptionList(*options, id="history-options")
-            yield Static(Content("enter shows that commit (read-only) · esc closes"), classes="dialog-hint")
+            yield Static(
+                Content("● the turn on screen · [branch] a branch tip · enter shows that commit (read-only) · esc closes"),
+                classes="dialog-hint",
+            )
 
     def on_mount(self) -> None:
         option_list = self.query_one(OptionList)

@@ -37,7 +37,7 @@ class KeysScreen(ModalScreen[None]):
             [
                 (
                     Text(info.scope),
-                    Text(info.keys.replace(",", ", "), style="bold"),
+                    Text(self.key_names(info.keys), style="bold"),
                     Text(info.description),
                     Text(info.id),
                 )
@@ -45,6 +45,15 @@ class KeysScreen(ModalScreen[None]):
             ]
         )
         table.focus()
+
+    def key_names(self, keys: str) -> str:
+        """"question_mark,slash" -> "? /": keys as the footer shows them, with the name too
+        where the symbol alone is not what to type in config.toml."""
+        shown = []
+        for key in (k.strip() for k in keys.split(",") if k.strip()):
+            display = self.app.get_key_display(Binding(key, ""))
+            shown.append(display if display == key or len(key) == 1 else f"{display} ({key})")
+        return ", ".join(shown)
 
     def action_dismiss_screen(self) -> None:
         self.dismiss(None)

@@ -7,6 +7,7 @@ widgets get dataclasses and post messages back.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -16,6 +17,7 @@ from textual.containers import Horizontal
 from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from opmem_tui.backend.model import SessionMeta
@@ -34,13 +36,14 @@ from opmem_tui.widgets.messages import (
 from opmem_tui.widgets.projects_pane import NO_PROJECTS, ProjectsPane
 from opmem_tui.widgets.replay_view import ReplayPane, turns_from_nodes
 from opmem_tui.widgets.safe_text import one_line
-from opmem_tui.widgets.session_list import EMPTY_STORE, SessionList
+from opmem_tui.widgets.session_list import EMPTY_STORE_HELP, SessionList
 
 from ..commands import PaletteCommand
 from ..data import ListingView, ReplayData, branch_for_node, load_commit_page, load_listing, load_replay, project_label
 from .branch_picker import BranchChoice, BranchPick, BranchPickerScreen
 from .confirm import ConfirmScreen
 from .history import HistoryScreen
+from .import_path import ImportPathScreen, ImportRequest
 from .rename import RenameScreen
 
 if TYPE_CHECKING:
@@ -175,7 +178,7 @@ class MainScreen(Screen[None]):
         """Reload the replay when the open session changed on disk; keep the reader's place."""
         if self._open_id is None:
             if not view.listing.sessions:
-                self.replay.show_empty(EMPTY_STORE)
+                self.replay.show_empty(EMPTY_STORE_HELP)
             return
         meta = next((m for m in view.listing.sessions if m.id == self._open_id), None)
         if meta is None:
@@ -201,7 +204,7 @@ class MainScreen(Screen[None]):
     def on_session_highlighted(self, message: SessionHighlighted) -> None:
         if message.session_id is None:
             if self.listing_view is not None and not self.listing_view.listing.sessions:
-                self.replay.show_empty(EMPTY_STORE)
+                self.replay.show_empty(EMPTY_STORE_HELP)
             return
         if message.session_id != self._open_id:
             self._open_id = message.session_id
@@ -493,12 +496,30 @@ class MainScreen(Screen[None]):
     # -- palette commands ------------------------------------------------------------------
     def palette_commands(self) -> list[PaletteCommand]:
         commands: list[PaletteCommand] = []
-        for source, label in self.opmem.import_sources():
+        sources = self.opmem.import_sources()
+        for source, label in sources:
+            if self.opmem.import_needs_path(source):
+                commands.append(
+                    PaletteCommand(
+                        f"Import sessions: {label}…",
+                        f"Read {label} sessions from a file or folder you choose",
+                        lambda source=source: self.ask_import_path(source),
+                    )
+                )
+                continue
             commands.append(
                 PaletteCommand(
                     f"Import sessions: {label}",
                     f"Read {label} sessions from their default folder into the store",
                     lambda source=source, label=label: self.start_import(source, label),
+                )
+            )
+        if sources:
+            commands.append(
+                PaletteCommand(
+                    "Import sessions from a path…",
+                    "Read sessions of any agent from a file or folder you choose",
+                    self.ask_import_path,
                 )
             )
         current = self.session_list.current
@@ -579,20 +600,28 @@ class MainScreen(Screen[None]):
             self._job_cancel.set()
             self.app.notify("Cancelling…", markup=False)
 
-    def start_import(self, source: str, label: str) -> None:
+    def ask_import_path(self, source: str | None = None) -> None:
+        def chosen(request: ImportRequest | None) -> None:
+            if request is not None:
+                self.start_import(request.source, request.label, request.path)
+
+        self.app.push_screen(ImportPathScreen(self.opmem.import_sources(), source), chosen)
+
+    def start_import(self, source: str, label: str, path: Any = None) -> None:
         cancel = self._begin_job(f"Importing {label} sessions")
         if cancel is not None:
-            self._import(source, label, cancel)
+            self._import(source, label, cancel, path)
 
     @work(thread=True, group="jobs", exit_on_error=False, description="Importing sessions")
-    def _import(self, source: str, label: str, cancel: threading.Event) -> None:
+    def _import(self, source: str, label: str, cancel: threading.Event, path: Any = None) -> None:
         try:
-            report = self.opmem.run_import(source, progress=self.job_progress, cancel=cancel.is_set)
+            paths = [path] if path is not None else None
+            report = self.opmem.run_import(source, paths, progress=self.job_progress, cancel=cancel.is_set)
             if cancel.is_set():
-                message = f"{label} import cancelled"
+                message, severity = f"{label} import cancelled", "information"
             else:
-                message = f"{label}: " + _describe_report(report)
-            self.app.notify(message, title="Import", markup=False, timeout=8)
+                message, severity = _describe_report(label, report)
+            self.app.notify(message, title="Import", severity=severity, markup=False, timeout=10)
         finally:
             self.app.call_from_thread(self._end_job)
             self.app.call_from_thread(self.refresh_listing)
@@ -622,16 +651,35 @@ class MainScreen(Screen[None]):
             self.app.call_from_thread(self.refresh_listing)
 
 
-def _describe_report(report: Any) -> str:
+def _describe_report(label: str, report: Any) -> tuple[str, SeverityLevel]:
+    """The notification for a finished import: what came in, and the first problems by name."""
     if report is None:
-        return "done"
-    parts = []
-    for attr, label in (("new_sessions", "new sessions"), ("sessions", "sessions"), ("turns", "turns"), ("skipped", "skipped")):
-        value = getattr(report, attr, None)
-        if isinstance(value, int):
-            parts.append(f"{value} {label}")
-    warnings = getattr(report, "warnings", None) or []
-    if warnings:
-        parts.append(f"{len(warnings)} warnings")
-    return ", ".join(parts) or "done"
+        return f"{label}: done", "information"
+    new = getattr(report, "new_sessions", 0) or 0
+    seen = getattr(report, "sessions", 0) or 0
+    turns = getattr(report, "turns", 0) or 0
+    skipped = getattr(report, "skipped", 0) or 0
+    warnings = list(getattr(report, "warnings", None) or [])
+    if seen or skipped:
+        parts = [f"{new} new session{'s' if new != 1 else ''}"]
+        if seen > new:
+            parts.append(f"{seen - new} updated")
+        parts.append(f"{turns} turn{'s' if turns != 1 else ''}")
+        if skipped:
+            parts.append(f"{skipped} unchanged file{'s' if skipped != 1 else ''} skipped")
+        lines = [f"{label}: " + ", ".join(parts)]
+    else:
+        lines = [f"{label}: no sessions found."]
+    for warning in warnings[:3]:
+        lines.append("• " + one_line(_home_relative(warning), 160))
+    if len(warnings) > 3:
+        lines.append(f"… and {len(warnings) - 3} more problems")
+    if not seen and not skipped:
+        lines.append("Another folder? ctrl+p → Import sessions from a path…")
+    severity: SeverityLevel = "warning" if warnings or not (seen or skipped) else "information"
+    return "\n".join(lines), severity
 
+
+def _home_relative(text: str) -> str:
+    home = str(Path.home())
+    return text.replace(home + "/", "~/") if home not in ("", "/") else text

@@ -122,4 +122,10 @@ async def test_empty_store_says_what_to_do(tmp_path):
         shown = " ".join(table.render_line(y).text.strip() for y in range(1, 4))
         assert EMPTY_STORE in shown
         replay = app.screen.query_one(ReplayPane)
-        assert "opmem import claude" in replay.view.lines[0].text
+        help_text = " ".join(line.text.strip() for line in replay.view.lines)
+        assert help_text.startswith("No sessions yet.")
+        for hint in ("ctrl+p", "Import sessions: Claude Code", "opmem import claude", "opmem demo"):
+            assert hint in help_text
+        assert not replay.header.display  # no "[← prev turn] no turns" chrome over nothing
+        status = str(app.screen.query_one("#session-status").render())
+        assert status.startswith("0 sessions")

@@ -54,3 +54,13 @@ def test_wrap_five_megabytes_is_linear():
     lines = wrap_text(text, 100)
     assert time.perf_counter() - start < 2.0
     assert all(len(line) <= 100 for line in lines)
+
+
+def test_wrap_non_ascii_breaks_between_words_not_inside_them():
+    text = "press ctrl+p and pick “Import sessions: Claude Code” (or Codex, Gemini CLI, Aider…), or quit"
+    lines = wrap_text(text, 30)
+    assert lines == ["press ctrl+p and pick “Import", "sessions: Claude Code” (or", "Codex, Gemini CLI, Aider…), or", "quit"]
+    assert " ".join(lines) == text
+    wide = wrap_text("日本語のテキストはここにあります、とても長い行です。 and more", 20)
+    assert all(cell_len(line) <= 20 for line in wide) and wide[-1] == "more"
+    assert wrap_text("    indented “x” code that wraps here", 20)[0] == "    indented “x”"  # indentation kept
