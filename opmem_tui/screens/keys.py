@@ -10,6 +10,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from opmem_tui.widgets.replay_view import abbreviate_path
+
 from ..keymap import KeyInfo
 
 
@@ -22,11 +24,14 @@ class KeysScreen(ModalScreen[None]):
         self.config_path = config_path
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide tall"):
             yield Static(Content("Keys"), classes="dialog-title")
             yield DataTable(id="keys-table", cursor_type="row", zebra_stripes=True)
             yield Static(
-                Content(f'Remap in {self.config_path} under [keys], e.g. "replay.next_turn" = "right,l" · esc closes'),
+                Content(
+                    f'Remap in {abbreviate_path(self.config_path, 40)} under [keys], '
+                    'e.g. "replay.next_turn" = "right,l" · esc closes'
+                ),
                 classes="dialog-hint",
             )
 

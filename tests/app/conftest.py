@@ -22,6 +22,24 @@ def _utc(monkeypatch: pytest.MonkeyPatch):
     time.tzset()
 
 
+DEMO_NOW = NOW  # the demo store's sessions are dated over the week before this
+
+
+@pytest.fixture(scope="session")
+def demo_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `opmem demo` store, built once per test process; tests must only read it."""
+    from opmem_tui.backend.demo import build_demo
+
+    path = tmp_path_factory.mktemp("demo")
+    build_demo(path, now=DEMO_NOW)
+    return path
+
+
+@pytest.fixture
+def demo_home(demo_path: Path):
+    return fresh_home(demo_path / "home")
+
+
 @pytest.fixture
 def sample_path(tmp_path: Path) -> Path:
     path = tmp_path / "opmem"

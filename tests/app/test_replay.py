@@ -28,8 +28,10 @@ async def open_fix_login(pilot) -> ReplayPane:
 async def test_header_and_turn_stepping_keys(app):
     async with app.run_test(size=(120, 30)) as pilot:
         replay = await open_fix_login(pilot)
-        assert "[← prev turn]  Turn 1 / 3  [next turn →]" in header_text(replay)
-        assert "Fix the login redirect loop" in header_text(replay)
+        first, title, details = header_text(replay).splitlines()
+        assert first == "[← prev turn]  Turn 1 / 3  [next turn →]"
+        assert title == "Fix the login redirect loop"  # on its own line: never run into the source
+        assert details == "claude-code · ◆ webapp  ~/projects/webapp · 2025-12-30 00:00"
         await press(pilot, "right")
         assert replay.index == 1 and "Turn 2 / 3" in header_text(replay)
         await press(pilot, "l")

@@ -77,3 +77,19 @@ def test_abbreviate_path(monkeypatch, tmp_path):
     assert abbreviate_path("/home/dana/src/app") == "~/src/app"
     short = abbreviate_path("/srv/a/very/deep/folder/structure/with/project/app", 24)
     assert short.endswith("project/app") and "…" in short and len(short) <= 24
+
+
+def test_model_name_from_metadata_and_final_newline_not_counted():
+    turn = Turn(
+        number=1,
+        nodes=(
+            node(0, "user", "q"),
+            node(1, "assistant", "a", metadata={"model": "claude-sonnet-4-5"}),
+            node(2, "tool", "def parse(p):\n    return p\n", parent_id="n1", called_by="n1", name="Read"),
+        ),
+    )
+    text = texts(build_turn_lines(turn, 80))
+    assert any(line.startswith("▌ assistant · claude-sonnet-4-5 · ") for line in text)
+    assert "result: 2 lines, 26 chars  (enter expands)" in text
+    expanded = texts(build_turn_lines(turn, 80, expanded={"n2"}))
+    assert expanded[-1] == "    return p"  # no empty line after the output

@@ -78,3 +78,36 @@ async def test_refresh_keeps_cursor_on_the_same_session():
         widget.set_listing(SessionListing(sessions=(newer,) + metas(50)))
         await pilot.pause()
         assert widget.current.id == "s00003" and widget.table.cursor == 4
+
+
+def test_fuzzy_filter_short_words_match_as_typed():
+    hay = ["make my zsh prompt show the branch", "cart totals shop-api codex", "explain walrus operator"]
+    assert fuzzy_filter("shop", hay) == [1]  # not "show", not "s op(erator)"
+    assert fuzzy_filter("opertor", hay) == [2]  # one typo in a longer word is fine
+
+
+def test_columns_keep_the_project_and_drop_the_source_first():
+    from opmem_tui.widgets.session_list import SessionTable
+
+    table = SessionTable()
+    table.set_column_widths(11, 11)
+    names = lambda width: [c.name for c in table.columns(width)]  # noqa: E731
+    assert names(51) == ["title", "source", "project", "age", "turns"]
+    assert names(50) == names(39) == ["title", "project", "age", "turns"]
+    assert names(38) == ["title", "age", "turns"]
+    wide = table.columns(70)
+    assert sum(c.width + 1 for c in wide) + 1 == 70  # the row fills the width exactly
+    table.set_column_widths(11, 0)  # nothing bound: no project column at all
+    assert names(70) == ["title", "source", "age", "turns"]
+
+
+async def test_project_column_shows_names_given_with_the_listing():
+    app = ListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        widget = app.query_one(SessionList)
+        rows = (SessionMeta(id="a", title="bound", source="codex", project_id="p-1a2b", updated_at=NOW),
+                SessionMeta(id="b", title="unknown project", source="codex", project_id="gone-id", updated_at=NOW - 1))
+        widget.set_listing(SessionListing(sessions=rows), {"p-1a2b": "webapp"})
+        await pilot.pause()
+        assert "codex  webapp" in widget.table.render_line(0).text
+        assert "gone-id" in widget.table.render_line(1).text  # an id the registry lacks shows as is
