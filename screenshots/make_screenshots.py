@@ -1,10 +1,13 @@
-"""Regenerate the SVG screenshots of every pane shown in the README.
+"""Regenerate the screenshots of every pane shown in the README, from the `opmem demo` store.
 
-  python screenshots/make_screenshots.py [--out DIR]
+  python screenshots/make_screenshots.py [--out DIR] [--no-png]
 
-Builds the deterministic sample store the tests use (tests/app/sample_store.py) in a temporary
-folder, with $HOME and the time zone pinned, drives the app with App.run_test and saves one SVG
-per pane. Nothing outside the temporary folder and the output folder is touched.
+Builds the demo store (backend/demo.build_demo, sessions dated against a fixed clock) in
+$TMPDIR/opmem-screenshots, which also serves as $HOME (project folders show as ~/projects/...)
+and is removed afterwards; pins the time zone, drives the app with App.run_test and saves one SVG per picture. When
+`rsvg-convert` is on the PATH, each SVG also gets a PNG beside it. The agent commits in the
+demo's projects carry the wall-clock time they were made, so those dates differ between runs.
+Nothing outside that folder and the output folder is touched.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,23 +26,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SIZE = (130, 36)
+from opmem_tui.backend.demo import DEMO_MARKER, build_demo  # noqa: E402
 
-# (file name, theme, keys pressed before the picture)
-SHOTS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("sessions.svg", "opmem-dark", ()),
-    ("sessions-light.svg", "opmem-light", ()),
-    ("filter.svg", "opmem-dark", ("slash", *"login")),
-    ("replay.svg", "opmem-dark", ("down", "down", "down", "right", "enter", "j", "j", "j", "enter")),
-    ("replay-light.svg", "opmem-light", ("down", "down", "down", "right", "enter", "j", "j", "j", "enter")),
-    ("replay-thinking.svg", "opmem-dark", ("down", "down", "down", "enter", "t")),
-    ("branch-picker.svg", "opmem-dark", ("down", "down", "down", "G", "b")),
-    ("history.svg", "opmem-dark", ("down", "down", "down", "G", "H")),
-    ("projects.svg", "opmem-dark", ("2", "tab", "down")),
-    ("projects-light.svg", "opmem-light", ("2", "tab", "down")),
-    ("palette.svg", "opmem-dark", ("ctrl+p",)),
-    ("keys.svg", "opmem-dark", ("question_mark",)),
-    ("hostile-content.svg", "opmem-dark", ("down", "down", "enter", "e")),
+SIZE = (140, 40)
+NOW = 1_767_225_600.0  # 2026-01-01 00:00 UTC: the demo's sessions fall in the week before
+PNG_WIDTH = 1400
+
+# Rows of the demo's session list (newest first): 0 the Claude Code bug fix with a retried
+# turn, 2 the Codex discounts session, 3 the Codex run with many tool calls, 6 markup in text.
+FIX = ()
+CART = ("down", "down", "down")
+MARKUP = ("down",) * 6
+
+# (file name without extension, theme, keys pressed before the picture, home: "demo" | "empty")
+SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
+    ("sessions", "opmem-dark", (), "demo"),
+    ("sessions-light", "opmem-light", (), "demo"),
+    ("filter", "opmem-dark", ("slash", *"codex"), "demo"),
+    ("replay", "opmem-dark", (*FIX, "enter", "t", "j", "j", "enter"), "demo"),
+    ("replay-light", "opmem-light", (*FIX, "enter", "t", "j", "j", "enter"), "demo"),
+    ("replay-long-output", "opmem-dark", (*CART, "enter", "j", "j", "enter"), "demo"),
+    ("branch-picker", "opmem-dark", (*FIX, "right", "b"), "demo"),
+    ("history", "opmem-dark", (*FIX, "G", "H"), "demo"),
+    ("projects", "opmem-dark", ("2", "down", "enter"), "demo"),
+    ("projects-light", "opmem-light", ("2", "down", "enter"), "demo"),
+    ("palette", "opmem-dark", ("ctrl+p",), "demo"),
+    ("keys", "opmem-dark", ("question_mark",), "demo"),
+    ("hostile-content", "opmem-dark", (*MARKUP, "enter"), "demo"),
+    ("empty", "opmem-dark", (), "empty"),
 ]
 
 
@@ -49,9 +66,9 @@ async def settle(pilot, rounds: int = 3) -> None:
 
 async def shoot(home_path: Path, out: Path, name: str, theme: str, keys: tuple[str, ...]) -> Path:
     from opmem_tui.app import OpmemApp
-    from tests.app.sample_store import NOW, fresh_home
+    from opmem_tui.backend.home import Home
 
-    app = OpmemApp(fresh_home(home_path), now=lambda: NOW, poll_interval=0)
+    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, poll_interval=0)
     app.theme = theme
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -63,28 +80,53 @@ async def shoot(home_path: Path, out: Path, name: str, theme: str, keys: tuple[s
             focused.cursor_blink = False
         app.clear_notifications()
         await settle(pilot, 1)
-        return Path(app.save_screenshot(filename=name, path=str(out)))
+        return Path(app.save_screenshot(filename=f"{name}.svg", path=str(out)))
+
+
+def to_png(svg: Path, converter: str) -> Path:
+    """PNG through rsvg-convert. Rich's SVG asks for Fira Code (a web font rsvg cannot load) and
+    pads with no-break spaces, which rsvg drops at the start of a text run unless told to keep
+    white space: render a copy with a local monospace font and xml:space="preserve"."""
+    text = svg.read_text()
+    text = re.sub(r'font-family: "?Fira Code"?', 'font-family: "DejaVu Sans Mono"', text)
+    text = text.replace("<svg ", '<svg xml:space="preserve" ', 1)
+    png = svg.with_suffix(".png")
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False) as tmp:
+        tmp.write(text)
+    try:
+        subprocess.run([converter, "-w", str(PNG_WIDTH), tmp.name, "-o", str(png)], check=True)
+    finally:
+        os.unlink(tmp.name)
+    return png
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
+    parser.add_argument("--no-png", action="store_true", help="SVG only, even when rsvg-convert is there")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="opmem-shots-") as tmp:
-        fake_home = Path(tmp) / "home"
-        fake_home.mkdir()
-        os.environ.update(HOME=str(fake_home), OPMEM_HOME=str(Path(tmp) / "opmem"), TZ="UTC")
+    converter = None if args.no_png else shutil.which("rsvg-convert")
+    # A fixed folder (not a random one): the tool arguments recorded in the demo hold its path.
+    fake_home = Path(tempfile.gettempdir()) / "opmem-screenshots"
+    if fake_home.exists():
+        if not (fake_home / DEMO_MARKER).exists():
+            sys.exit(f"{fake_home} exists and is not a demo store built by this script; remove it first")
+        shutil.rmtree(fake_home)
+    try:
+        os.environ.update(HOME=str(fake_home), OPMEM_HOME=str(fake_home / "unused"), TZ="UTC")
         time.tzset()
-        from tests.app.sample_store import build_sample_store
-
-        store = Path(tmp) / "opmem"
-        build_sample_store(store, projects_root=fake_home)
-        for name, theme, keys in SHOTS:
-            path = asyncio.run(shoot(store, args.out, name, theme, keys))
-            print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+        homes = {"demo": build_demo(fake_home, now=NOW).path, "empty": fake_home / "empty-home"}
+        for name, theme, keys, which in SHOTS:
+            svg = asyncio.run(shoot(homes[which], args.out, name, theme, keys))
+            made = [svg] + ([to_png(svg, converter)] if converter else [])
+            for path in made:
+                print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    finally:
+        shutil.rmtree(fake_home, ignore_errors=True)
+    if converter is None and not args.no_png:
+        print("rsvg-convert not found: SVG only", file=sys.stderr)
 
 
 if __name__ == "__main__":
     main()
-

@@ -3,6 +3,7 @@ show the session turn that made them."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -27,6 +28,7 @@ class TurnLink:
     head_id: str = ""  # the turn's last node: opens the branch that made the commit
 
 
+AGENT_PREFIX = re.compile(r"^\[agent [^\]]*\] turn \d+:\s*")  # the Linked turn column says it
 BY_WIDTH = 16
 LINK_WIDTH = 28
 
@@ -115,7 +117,7 @@ class CommitLog(DataTable):
             Text(age_label(commit.time, now), style=theme_style(self, "text-muted")),
             by,
             turn,
-            Text(one_line(commit.summary, 100)),
+            Text(one_line(AGENT_PREFIX.sub("", commit.summary, count=1) if link is not None else commit.summary, 100)),
         )
 
     def link_for(self, commit: Any) -> TurnLink | None:

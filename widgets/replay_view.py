@@ -61,6 +61,13 @@ def _args_text(value: Any, pretty: bool = False) -> str:
         return str(value)
 
 
+def _home_to_tilde(text: str) -> str:
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if not home or os.sep not in text:
+        return text
+    return text.replace(home + os.sep, "~" + os.sep)
+
+
 def _thinking(node: Node) -> str:
     value = node.metadata.get("thinking") if node.metadata else None
     if not value:
@@ -105,7 +112,7 @@ def build_turn_lines(
             is_open = node.id in expanded
             marker = "▾" if is_open else "▸"
             head = f"{marker} ⚙ {name}"
-            args = _args_text(node.input)
+            args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
             room = width - len(head) - 5
             if args and room > 8:
                 head = f"{head}  {one_line(args, room)}"
@@ -489,7 +496,7 @@ class ReplayPane(Vertical):
         notes: list[tuple[str, str]] = []
         if turn is not None and turn.fork_heads:
             count = len(turn.fork_heads)
-            notes.append((f"⑂ {count} other branch{'es' if count != 1 else ''} (b)", "$warning"))
+            notes.append((f"↳ {count} other branch{'es' if count != 1 else ''} (b)", "$warning"))
         if self.view_label:
             notes.append((self.view_label, "$warning"))
         header.show(self.index + 1 if turn else 0, len(self.turns), one_line(meta.display_title, 300), details, notes)

@@ -78,28 +78,32 @@ SORT_KEYS: tuple[SortKey, ...] = (
 )
 
 
-def word_cutoff(word: str) -> int:
-    """How close a typed word must come (rapidfuzz partial_ratio): short words as typed, one
-    typo allowed from five letters on ("prser" finds parser, "shop" does not find "show")."""
-    if len(word) <= 4:
-        return 100
-    if len(word) <= 7:
-        return 80
-    return 75
+FUZZY_MIN_LENGTH = 5  # shorter words must appear as typed
+FUZZY_CUTOFF = 80  # rapidfuzz partial_ratio a typo'd word must reach
+
+
+def word_hits(word: str, haystacks: Sequence[str]) -> dict[int, float]:
+    """{index: score} of haystacks holding `word`. Where any haystack holds it exactly, only
+    those count ("codex" does not also find "code" in claude-code); typos are a fallback for
+    words of FUZZY_MIN_LENGTH letters or more ("prser" finds parser)."""
+    exact = {index: 100.0 for index, hay in enumerate(haystacks) if word in hay}
+    if exact or len(word) < FUZZY_MIN_LENGTH:
+        return exact
+    found = process.extract(
+        word, haystacks, scorer=fuzz.partial_ratio, processor=None, limit=None, score_cutoff=FUZZY_CUTOFF
+    )
+    return {index: score for _, score, index in found}
 
 
 def fuzzy_filter(query: str, haystacks: Sequence[str]) -> list[int]:
-    """Indexes of haystacks where every word of `query` fuzzily occurs, best first."""
+    """Indexes of haystacks where every word of `query` occurs (exactly or, failing that, with
+    a typo), best first."""
     words = utils.default_process(query).split()
     if not words:
         return list(range(len(haystacks)))
     scores: dict[int, float] | None = None
     for word in words:
-        cutoff = word_cutoff(word)
-        found = process.extract(
-            word, haystacks, scorer=fuzz.partial_ratio, processor=None, limit=None, score_cutoff=cutoff
-        )
-        hits = {index: score for _, score, index in found}
+        hits = word_hits(word, haystacks)
         scores = hits if scores is None else {i: scores[i] + s for i, s in hits.items() if i in scores}
         if not scores:
             return []

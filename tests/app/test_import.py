@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from opmem_tui.screens.main import MainScreen
 from opmem_tui.widgets.job_bar import JobBar
 from opmem_tui.widgets.session_list import SessionList
 
@@ -68,6 +69,16 @@ async def test_a_running_import_can_be_cancelled(app, tmp_path, monkeypatch):
     for index in range(150):
         claude_session(claude_home, index)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    # 150 files import in a blink now: hold the job after its first file until ctrl+x, so the
+    # cancel reaches a job that is still running (the importer's own loop then stops).
+    report_progress = MainScreen.job_progress
+
+    def held(self, done, total, label=""):
+        report_progress(self, done, total, label)
+        if done == 1 and self._job_cancel is not None:
+            self._job_cancel.wait(5)
+
+    monkeypatch.setattr(MainScreen, "job_progress", held)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p")
@@ -84,3 +95,4 @@ async def test_a_running_import_can_be_cancelled(app, tmp_path, monkeypatch):
         messages = [n.message for n in app._notifications if n.title == "Import"]
         assert messages and "cancelled" in messages[-1]
         assert len(app.screen.query_one(SessionList).table.rows) < 5 + 150
+        assert len(app.screen.query_one(SessionList).table.rows) <= 5 + 2

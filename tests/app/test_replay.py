@@ -111,7 +111,7 @@ async def test_branch_picker_follows_the_other_branch(app):
         replay = await open_fix_login(pilot)
         await press(pilot, "G")
         assert replay.turn.fork_heads
-        assert "1 other branch (b)" in header_text(replay)
+        assert "↳ 1 other branch (b)" in header_text(replay)
         assert "Retry: wrote tests/test_redirects.py" in text_of(replay)
         await press(pilot, "b")
         picker = app.screen

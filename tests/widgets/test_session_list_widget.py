@@ -84,6 +84,7 @@ def test_fuzzy_filter_short_words_match_as_typed():
     hay = ["make my zsh prompt show the branch", "cart totals shop-api codex", "explain walrus operator"]
     assert fuzzy_filter("shop", hay) == [1]  # not "show", not "s op(erator)"
     assert fuzzy_filter("opertor", hay) == [2]  # one typo in a longer word is fine
+    assert fuzzy_filter("codex", ["fix claude-code", "cart codex"]) == [1]
 
 
 def test_columns_keep_the_project_and_drop_the_source_first():
