@@ -76,7 +76,7 @@ class MainScreen(Screen[None]):
         self._open_label = ""  # set while a read-only commit view is shown: no live reloads
         self._branch_label = ""  # "on <branch>" while following a branch other than the head's
         self._open_stamp: tuple[Any, ...] | None = None
-        self._problems_shown = False
+        self._problems_shown: set[str] = set()
         self._problems_told: set[str] = set()
         self._job_cancel: threading.Event | None = None
         self._polling = False
@@ -158,15 +158,17 @@ class MainScreen(Screen[None]):
         self.projects = view.projects
         self.session_list.set_listing(view.listing, view.project_names)
         self._feed_projects()
-        if view.listing.problems and not self._problems_shown:
-            self._problems_shown = True
+        new_problems = [p for p in view.listing.problems if p not in self._problems_shown]
+        if new_problems:  # each broken folder is reported once, when it first shows up
+            self._problems_shown.update(new_problems)
             root = str(getattr(self.home, "sessions_dir", "")) + "/"
-            lines = "\n".join(one_line(p.replace(root, "sessions/"), 160) for p in view.listing.problems[:5])
-            more = len(view.listing.problems) - 5
+            lines = "\n".join(one_line(_home_relative(p.replace(root, "sessions/")), 160) for p in new_problems[:5])
+            more = len(new_problems) - 5
             if more > 0:
                 lines += f"\n… and {more} more"
+            count = len(new_problems)
             self.app.notify(
-                f"{view.listing.skipped} session folder(s) skipped:\n{lines}",
+                f"{count} session folder{'s' if count != 1 else ''} skipped:\n{lines}",
                 title="Sessions",
                 severity="warning",
                 markup=False,

@@ -249,3 +249,15 @@ async def test_keys_screen_shows_keys_as_typed(app):
         assert rows["replay.prev_turn"] == "← (left), h"
         assert rows["replay.make_head"] == "B"
         assert rows["projects.commits"] == "⏎ (enter)"
+
+
+async def test_a_folder_that_breaks_later_is_reported_too(app, sample_path):
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        assert [m for m in notes(app) if "skipped" in m] == ["1 session folder skipped:\nsessions/broken-folder: no meta.json"]
+        (sample_path / "sessions" / "half-copied").mkdir()
+        app.screen.refresh_listing()
+        await settle(pilot)
+        skipped = [m for m in notes(app) if "skipped" in m]
+        assert skipped[1:] == ["1 session folder skipped:\nsessions/half-copied: no meta.json"]  # only the new one
+        assert "5 sessions, 2 skipped" in str(app.screen.query_one("#session-status").render())
