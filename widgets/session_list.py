@@ -200,6 +200,10 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
             self._scroll_to_cursor()
         self._announce()
 
+    def quiet_highlight(self, session_id: str) -> None:
+        """The next highlight of `session_id` is not announced (the screen already opened it)."""
+        self._last_highlight = session_id
+
     def _announce(self) -> None:
         current = self.current
         session_id = current.id if current else None
@@ -418,10 +422,14 @@ class SessionList(Vertical):
         )
         self._resort()
 
-    def select_session(self, session_id: str) -> bool:
+    def select_session(self, session_id: str, *, announce: bool = True) -> bool:
+        """Put the cursor on a session; announce=False when the caller already shows it (no
+        SessionHighlighted, which would reload the replay at its first turn)."""
         table = self.table
         for index, meta in enumerate(table.rows):
             if meta.id == session_id:
+                if not announce:
+                    table.quiet_highlight(session_id)
                 table.move_to(index)
                 return True
         return False

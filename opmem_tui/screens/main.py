@@ -227,9 +227,9 @@ class MainScreen(Screen[None]):
         self._open_head = head_id
         self._open_label = ""
         self._branch_label = f"on {branch}" if head_id and branch else ""
-        if not self.session_list.select_session(session_id):
+        if not self.session_list.select_session(session_id, announce=False):
             self.session_list.action_clear_filter()  # a filter hid it
-            self.session_list.select_session(session_id)
+            self.session_list.select_session(session_id, announce=False)
         self._load_replay(session_id, head_id, turn=turn, reset=True, label=self._branch_label)
         self.replay.view.focus()
 

@@ -261,3 +261,20 @@ async def test_a_folder_that_breaks_later_is_reported_too(app, sample_path):
         skipped = [m for m in notes(app) if "skipped" in m]
         assert skipped[1:] == ["1 session folder skipped:\nsessions/half-copied: no meta.json"]  # only the new one
         assert "5 sessions, 2 skipped" in str(app.screen.query_one("#session-status").render())
+
+
+async def test_jump_to_a_turn_clears_a_filter_that_hides_its_session(app):
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        await pilot.press(*"readme")
+        await settle(pilot)
+        session_list = app.screen.query_one(SessionList)
+        assert [m.id for m in session_list.table.rows] == ["docs"]
+        await press(pilot, "2")
+        app.screen.query_one(CommitLog).focus()
+        await press(pilot, "down", "enter")  # the agent commit of fix-login, turn 2
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "fix-login" and replay.index == 1  # not reset to turn 1
+        assert session_list.filter_text == "" and session_list.current.id == "fix-login"
+        assert app.focused is replay.view
