@@ -22,7 +22,7 @@ NO_PROJECTS = "No projects yet: sessions that changed a folder bind it as a proj
 class ProjectsPane(Horizontal):
     DEFAULT_CSS = """
     ProjectsPane { height: 1fr; }
-    ProjectsPane > #project-side { width: 28%; min-width: 26; border-right: vkey $panel; }
+    ProjectsPane > #project-side { width: 28%; min-width: 34; border-right: vkey $panel; }
     ProjectsPane > #project-side > #project-empty { padding: 1; color: $text-muted; }
     ProjectsPane > #project-main { width: 1fr; }
     ProjectsPane > #project-main > CommitLog { height: 45%; border-bottom: hkey $panel; }

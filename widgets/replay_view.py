@@ -129,7 +129,9 @@ def build_turn_lines(
                         append(Line(text, "output", item, 6))
             else:
                 result = node.content
-                label = f"result: {_size_label(result)}  (enter expands)" if result else "result: (no output)"
+                label = f"result: {_size_label(result)}" if result else "result: (no output)"
+                if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
+                    label += "  (enter expands)"
                 append(Line(label, "dim", item, 4))
             continue
         role = node.role if node.role in ROLE_LABEL else "system"
@@ -151,7 +153,10 @@ def build_turn_lines(
                 for text in wrap_text(clean(thinking), body_width - 2):
                     append(Line(text, "thinking", item, 4))
             else:
-                append(Line(f"∴ thinking hidden ({_size_label(thinking)}; t shows it)", "dim", item, 2))
+                label = f"∴ thinking hidden ({_size_label(thinking)}; t shows it)"
+                if len(label) + 2 > width:
+                    label = "∴ thinking hidden (t shows it)"
+                append(Line(label, "dim", item, 2))
         content = clean(node.content)
         if content:
             for text in wrap_text(content, body_width):
@@ -490,6 +495,9 @@ class ReplayPane(Vertical):
             elif workdir:
                 group.append((f"  {abbreviate_path(clean(workdir))}", "$text-muted"))
             details.append(group)
+        parent = meta.extra.get("parent_session") if meta.extra else None
+        if isinstance(parent, str) and parent:
+            details.append([(f"subagent of {one_line(parent, 60)}", "$text-muted")])
         if turn is not None and turn.user is not None and turn.user.created_at:
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(turn.user.created_at))
             details.append([(stamp, "$text-muted")])

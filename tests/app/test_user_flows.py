@@ -278,3 +278,13 @@ async def test_jump_to_a_turn_clears_a_filter_that_hides_its_session(app):
         assert replay.session_id == "fix-login" and replay.index == 1  # not reset to turn 1
         assert session_list.filter_text == "" and session_list.current.id == "fix-login"
         assert app.focused is replay.view
+
+
+async def test_demo_subagent_session_names_its_parent(demo_home):
+    app = make_app(demo_home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "down")
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "cc-fix-forecast-parse.agent-explore"
+        assert "subagent of cc-fix-forecast-parse" in header_text(replay).splitlines()[2]

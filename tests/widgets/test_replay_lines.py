@@ -93,3 +93,11 @@ def test_model_name_from_metadata_and_final_newline_not_counted():
     assert "result: 2 lines, 26 chars  (enter expands)" in text
     expanded = texts(build_turn_lines(turn, 80, expanded={"n2"}))
     assert expanded[-1] == "    return p"  # no empty line after the output
+
+
+def test_labels_fit_a_narrow_pane():
+    render = build_turn_lines(sample_turn(), 40)
+    assert all(len(line.text) + line.indent <= 40 for line in render.lines)
+    text = texts(render)
+    assert "result: 3 lines, 20 chars" in text  # the hint is dropped before the size
+    assert "∴ thinking hidden (t shows it)" in text
