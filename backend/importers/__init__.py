@@ -143,13 +143,13 @@ def run_import(
                 store, name, importer, Path(path), report, state, on_project=on_project, force=force,
                 on_session=binder.session_written if binder is not None else None,
             )
+            if binder is not None:
+                binder.link_pending(report)  # file by file: a cancelled import keeps its links
         else:
             if progress is not None:
                 progress(total, total, "")
     finally:
         state.save()
-        if binder is not None:
-            binder.link_pending(report)
     return report
 
 

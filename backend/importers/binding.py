@@ -135,6 +135,7 @@ class ProjectBinder:
         """Link every session written since the last call that belongs to a project.
 
         ready(session_id) False leaves a session for a later call (its file is still busy).
+        Returns the number of links found.
         """
         count = 0
         for session_id in list(self.written):

@@ -210,3 +210,18 @@ def test_a_worktree_or_nested_repository_is_its_own_project(home, tmp_path: Path
     # an already bound folder is found again, not bound twice
     assert ProjectBinder.for_home(home)("s2", str(inner / ".")) == inner_id
     assert len(projects_json(home)) == 2
+
+
+def test_the_link_cache_follows_its_own_appends_and_other_writers(tmp_path: Path) -> None:
+    from opmem_tui.backend.store.project_links import CommitLink, LinkStore
+
+    path = tmp_path / "links.jsonl"
+    ours, other = LinkStore(path), LinkStore(path)
+    assert len(ours.add([CommitLink("a" * 40, "s1", 1, "low", "paths", project_id="p")])) == 1
+    assert len(ours.add([CommitLink("a" * 40, "s1", 1, "high", "hash", project_id="p")])) == 1
+    assert ours.add([CommitLink("a" * 40, "s1", 1, "low", "paths", project_id="p")]) == []
+    [best] = ours.for_commit("a" * 40)
+    assert best.confidence == "high"
+    other.add([CommitLink("b" * 40, "s2", 2, "high", "hash", project_id="p")])  # another writer
+    assert [l.commit[0] for l in ours.by_commit("p").values()] == ["a", "b"]
+    assert len(path.read_text().splitlines()) == 3
