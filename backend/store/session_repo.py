@@ -28,7 +28,7 @@ from ..model import (
     Turn,
     TurnCommit,
 )
-from .files import dump_json, read_json_object, write_atomic
+from .files import dump_compact_json, dump_json, read_json_object, write_atomic
 from .packwriter import (
     BLOB,
     COMMIT,
@@ -71,6 +71,46 @@ def excerpt(text: str, limit: int) -> str:
 def _one_line(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat[:limit]
+
+
+def sync_files(paths: list[Path], folder: Path) -> None:
+    """fsync many new files at once: one syncfs(2) where Linux has it, else one fsync each."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        fd = -1
+    try:
+        if fd >= 0 and _syncfs is not None and _syncfs(fd) == 0:
+            return
+        for path in reversed(paths):  # the first fsync commits the journal holding them all
+            try:
+                ffd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            try:
+                os.fsync(ffd)
+            finally:
+                os.close(ffd)
+        if fd >= 0:
+            os.fsync(fd)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _load_syncfs() -> Any:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.syncfs
+        fn.argtypes = [ctypes.c_int]
+        return fn
+    except (OSError, AttributeError):
+        return None
+
+
+_syncfs = _load_syncfs()
 
 
 def branch_name(text: str) -> str:
@@ -116,6 +156,12 @@ class SessionRepo:
         self._turn_no: dict[str, int] = {}  # commit oid -> turn number
         self._index_dirty = False
         self._tree_cache: dict[str, bytes] = {}
+        self._grouping = False
+        self._pending: list[tuple[int, bytes]] = []  # objects of commits not yet written
+        self._pending_trees: dict[str, bytes] = {}
+        self._pending_refs: dict[str, str] = {}
+        self._pending_head: str | None = None
+        self._commit_history: dict[str, str] = {}  # commit oid -> its history tree oid
         self.problems = []
 
     @property
@@ -421,7 +467,7 @@ class SessionRepo:
             created_at=created,
             metadata=dict(metadata or {}),
         )
-        data = dump_json(node.to_json())
+        data = dump_compact_json(node.to_json())
         path = self.history_dir / node.file_name
         if self._unsynced is None:
             write_atomic(path, data, durable=self.durable)
@@ -446,37 +492,19 @@ class SessionRepo:
                 self._write_meta()
         return node
 
-    def begin_group_sync(self) -> None:
-        """Group commit: node files written from now on are fsynced together at end_group_sync."""
+    def begin_group(self) -> None:
+        """Group commit: node files are fsynced and turn commits written together at end_group."""
+        self._grouping = True
         if self.durable and self._unsynced is None:
             self._unsynced = []
 
-    def end_group_sync(self) -> None:
-        """Make every node file of the group durable before the batch returns.
-
-        The first fsync commits the filesystem journal holding all of them, so the rest cost
-        little: one journal commit for a whole import instead of one per message.
-        """
+    def end_group(self) -> None:
+        """Make the group's node files durable, then write its commits, before the batch returns."""
+        self._grouping = False
         paths, self._unsynced = self._unsynced, None
-        if not paths:
-            return
-        for path in reversed(paths):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        try:
-            fd = os.open(self.history_dir, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        if paths:
+            sync_files(paths, self.history_dir)
+        self.flush_pending()
 
     def set_head(self, node_id: str) -> None:
         head = self._chain_node(node_id)
@@ -516,6 +544,7 @@ class SessionRepo:
             ref = repo.references.get(f"refs/heads/{name}")
             if ref is not None:
                 tips[name] = str(ref.resolve().target)
+        tips.update(self._pending_refs)
         return tips
 
     @staticmethod
@@ -555,6 +584,7 @@ class SessionRepo:
 
     def covered_node_ids(self) -> set[str]:
         """Node ids that some branch tip's tree holds (every commit is an ancestor of a tip)."""
+        self.flush_pending()
         if not self._git_dir_exists():
             return set()
         repo = self._repo()
@@ -605,8 +635,8 @@ class SessionRepo:
             cur = parent if parent in self._nodes else None
         base_head = cur
         parent_oid = commits.get(base_head) if base_head is not None else None
-        base_tree = repo[parent_oid].peel(pygit2.Tree) if parent_oid else None
-        base_history = base_tree["history"].peel(pygit2.Tree) if base_tree is not None and "history" in base_tree else None
+        base_history_oid = self._history_tree_of(parent_oid) if parent_oid else None
+        base_raw = self._tree_raw(base_history_oid) if base_history_oid is not None else b""
 
         new_nodes = [self._nodes[c] for c in segment]
         tool_callers = list(segment)
@@ -614,7 +644,7 @@ class SessionRepo:
             tool_callers.extend(n.id for n in self._turn_chain(base_head))
         for caller in tool_callers:
             for tool in self._tool_tree(caller):
-                if base_history is None or tool.file_name not in base_history:
+                if not base_raw or (b" " + tool.file_name.encode() + b"\0") not in base_raw:
                     new_nodes.append(tool)
         if not new_nodes:
             return None
@@ -626,7 +656,6 @@ class SessionRepo:
             objects.append((BLOB, data))
             added.append((node.file_name.encode(), object_id(BLOB, data)))
         added.sort()
-        base_raw = self._tree_raw(base_history.id) if base_history is not None else b""
         if base_raw and added[0][0] <= last_entry_name(base_raw):
             merged = {name: (mode, oid) for mode, name, oid in parse_tree(base_raw)}
             for name, oid in added:
@@ -638,8 +667,8 @@ class SessionRepo:
         objects.append((TREE, history_raw))
 
         turn_no = self._turn_no.get(parent_oid, 0) if parent_oid else 0
+        # Turn N counts user nodes; a commit of only a system preface is turn 0.
         turn_no += sum(1 for c in segment if self._nodes[c].role == "user")
-        turn_no = max(turn_no, 1)
         chain = self._turn_chain(end)
         self._update_meta_for_commit(end, turn_no)
         meta_raw = self._write_meta(durable=False)  # derived fields; recomputed if lost
@@ -656,19 +685,55 @@ class SessionRepo:
             commit_raw += b"parent " + parent_oid.encode() + b"\n"
         commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8")
         objects.append((COMMIT, commit_raw))
-        # Not fsynced, like git's own objects: the node files are the truth, and a commit lost
-        # in a crash is rebuilt from them on the next open (backfill).
-        ids = write_pack(self.path / ".git" / "objects" / "pack", objects, durable=False)
-        oid = ids[-1].hex()
-        self._remember_tree(str(pygit2.Oid(raw=history_oid)), history_raw)
+        oid = object_id(COMMIT, commit_raw).hex()
+        self._pending.extend(objects)
+        self._pending_trees[history_oid.hex()] = history_raw
+        self._commit_history[oid] = history_oid.hex()
         tips = self._tips()
         branch = self._choose_branch(tips, parent_oid, segment)
-        self._set_ref(branch, oid)
+        self._pending_refs[branch] = oid
         if self._head is not None and (self._head == end or self._is_ancestor(end, self._head)):
-            self._checkout(branch)
+            self._pending_head = branch
         commits[end] = oid
         self._turn_no[oid] = turn_no
+        if not self._grouping:
+            self.flush_pending()
+        return oid
+
+    def flush_pending(self) -> None:
+        """Write the commits made since the last flush: one pack, then refs, then HEAD.
+
+        Inside a batch (begin_group) every turn commit waits here, so importing a session writes
+        one pack instead of one per turn. The pack is not fsynced, like git's own objects: the
+        node files are the truth, and a commit lost in a crash is rebuilt from them (backfill).
+        """
+        if not self._pending:
+            return
+        objects, self._pending = self._pending, []
+        write_pack(self.path / ".git" / "objects" / "pack", objects, durable=False)
+        for key, raw in self._pending_trees.items():
+            self._remember_tree(key, raw)
+        self._pending_trees = {}
+        refs, self._pending_refs = self._pending_refs, {}
+        for branch, oid in refs.items():
+            self._set_ref(branch, oid)
+        head, self._pending_head = self._pending_head, None
+        if head is not None:
+            self._checkout(head)
         self._count_packs()
+
+    def _history_tree_of(self, commit_oid: str) -> str | None:
+        known = self._commit_history.get(commit_oid)
+        if known is not None:
+            return known
+        try:
+            tree = self._repo()[commit_oid].peel(pygit2.Tree)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        if "history" not in tree:
+            return None
+        oid = str(tree["history"].id)
+        self._commit_history[commit_oid] = oid
         return oid
 
     def _checkout(self, branch: str) -> None:
@@ -689,6 +754,7 @@ class SessionRepo:
         Deferred from each commit (rewriting the index is O(nodes)); the store calls this when
         a session goes quiet: on head switches, packing, eviction and close.
         """
+        self.flush_pending()
         if not self._index_dirty or not self._git_dir_exists():
             return
         repo = self._repo()
@@ -719,9 +785,9 @@ class SessionRepo:
 
     def _tree_raw(self, oid: Any) -> bytes:
         key = str(oid)
-        raw = self._tree_cache.get(key)
+        raw = self._pending_trees.get(key) or self._tree_cache.get(key)
         if raw is None:
-            raw = self._repo().odb.read(oid)[1]
+            raw = self._repo().odb.read(pygit2.Oid(hex=key))[1]
             self._remember_tree(key, raw)
         return raw
 
@@ -738,7 +804,7 @@ class SessionRepo:
             at_parent = [name for name, tip in tips.items() if tip == parent_oid]
             if at_parent:
                 try:
-                    current = self._repo().head.shorthand
+                    current = self._pending_head or self._repo().head.shorthand
                 except pygit2.GitError:
                     current = None
                 if current in at_parent:
@@ -855,9 +921,15 @@ class SessionRepo:
                 chain_id = self._nodes[chain_id].called_by
             ends.update(self.turn_ends(chain_id))
         made = 0
-        for end in sorted(ends, key=lambda e: self._nodes[e].seq):
-            if self._commit_at(end):
-                made += 1
+        grouping, self._grouping = self._grouping, True
+        try:
+            for end in sorted(ends, key=lambda e: self._nodes[e].seq):
+                if self._commit_at(end):
+                    made += 1
+        finally:
+            self._grouping = grouping
+        if not grouping:
+            self.flush_pending()
         if self._head is not None:
             branch = self._branch_for(self._head)
             if branch:
@@ -868,6 +940,7 @@ class SessionRepo:
     # ------------------------------------------------------------------ history views
 
     def branches(self) -> list[Branch]:
+        self.flush_pending()
         if not self._git_dir_exists():
             return []
         repo = self._repo()
@@ -882,6 +955,7 @@ class SessionRepo:
         return out
 
     def session_commits(self, limit: int = 100) -> list[TurnCommit]:
+        self.flush_pending()
         if not self._git_dir_exists():
             return []
         repo = self._repo()
@@ -916,6 +990,7 @@ class SessionRepo:
 
     def turn_view(self, commit: str) -> list[Node]:
         """The conversation exactly as it stood at a commit, read from its tree (moves no file)."""
+        self.flush_pending()
         repo = self._repo()
         try:
             obj = repo.revparse_single(commit)
@@ -1000,6 +1075,7 @@ class SessionRepo:
 
     def pack(self) -> int:
         """Pack every object with deltas into one pack, then drop loose objects and old packs."""
+        self.flush_pending()
         if not self._git_dir_exists():
             return 0
         repo = self._repo()

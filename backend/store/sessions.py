@@ -254,11 +254,11 @@ class SessionStore:
         Other store calls for the same session must wait until the batch ends.
         """
         with self._session(session_id, create=True, location=location) as repo:
-            repo.begin_group_sync()
+            repo.begin_group()
             try:
                 yield SessionBatch(self, repo)
             finally:
-                repo.end_group_sync()
+                repo.end_group()
 
     def _apply_title_hook(self, repo: SessionRepo) -> None:
         try:

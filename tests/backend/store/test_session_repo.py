@@ -251,3 +251,13 @@ def test_retry_branch_names_are_git_legal_for_any_node_id(store: SessionStore, n
     names = {b.name for b in store.branches("s1")}
     assert len(names) == 2
     git(store.root / "s1", "check-ref-format", "--branch", next(n for n in names if n != "main"))
+
+
+def test_system_preface_commit_is_turn_zero(store: SessionStore) -> None:
+    store.append_message("s1", "system", "You are a helpful agent.")
+    store.commit_turn("s1")
+    add_turn(store, "s1", "first question", "first answer")
+    assert [c.turn for c in store.session_commits("s1")] == [1, 0]
+    turns = store.get_turns("s1")
+    assert [t.number for t in turns] == [1] and turns[0].nodes[0].role == "system"
+    assert store.get_meta("s1").turn_count == 1

@@ -1,0 +1,117 @@
+"""Backend reads the screens need, bundled per view. Run these in thread workers, never on
+the UI thread; each returns plain dataclasses the widgets can take as they are."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from opmem_tui.backend.model import SessionListing, SessionMeta, Turn
+
+COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
+
+
+@dataclass(frozen=True)
+class ListingView:
+    listing: SessionListing
+    projects: dict[str, Any] = field(default_factory=dict)  # id -> registry Project record
+    signature: int = 0
+    projects_message: str = ""  # why the project list is empty, when it is not just empty
+
+    @property
+    def project_names(self) -> dict[str, str]:
+        return {pid: project.name for pid, project in self.projects.items()}
+
+
+@dataclass(frozen=True)
+class ReplayData:
+    meta: SessionMeta
+    turns: list[Turn]
+    head_id: str | None
+    project: tuple[str, str] | None  # (name, workdir) of the bound project
+    problems: tuple[str, ...] = ()  # files of the session the store could not read
+
+
+@dataclass(frozen=True)
+class CommitPage:
+    commits: list[Any]  # CommitInfo records, newest first
+    links: dict[str, tuple[str, int | None, str]]  # oid -> (session id, turn, session title)
+    complete: bool
+    millis: float
+
+
+def listing_signature(listing: SessionListing, projects: Mapping[str, Any]) -> int:
+    """Changes whenever a row would draw differently; cheap enough to run on every poll."""
+    return hash(
+        (
+            listing.skipped,
+            tuple(
+                (m.id, m.updated_at, m.turn_count, m.title, m.head_id, m.project_id, m.source)
+                for m in listing.sessions
+            ),
+            tuple((p.id, p.name, p.status, len(p.sessions)) for p in projects.values()),
+        )
+    )
+
+
+def project_registry(home: Any) -> Any | None:
+    """The project registry, or None when this build has none yet."""
+    try:
+        return home.projects
+    except ImportError:
+        return None
+
+
+def load_projects(home: Any) -> dict[str, Any]:
+    registry = project_registry(home)
+    if registry is None:
+        return {}
+    return {project.id: project for project in registry.list_projects()}
+
+
+def load_listing(home: Any) -> ListingView:
+    listing = home.sessions.list_sessions()
+    message = ""
+    try:
+        projects = load_projects(home)
+    except Exception as exc:  # the session list must still show when the registry is broken
+        projects = {}
+        message = f"The project registry cannot be read: {exc}"
+    return ListingView(listing, projects, listing_signature(listing, projects), message)
+
+
+def project_label(meta: SessionMeta, projects: Mapping[str, Any]) -> tuple[str, str] | None:
+    if not meta.project_id:
+        return None
+    project = projects.get(meta.project_id)
+    if project is None:
+        return (meta.project_id, "")
+    return (project.name, str(project.workdir))
+
+
+def load_replay(home: Any, session_id: str, head_id: str | None, projects: Mapping[str, Any]) -> ReplayData:
+    store = home.sessions
+    meta = store.get_meta(session_id)
+    turns = store.get_turns(session_id, head_id=head_id)
+    problems = tuple(store.problems(session_id)) if hasattr(store, "problems") else ()
+    return ReplayData(meta, list(turns), head_id, project_label(meta, projects), problems)
+
+
+def load_commit_page(home: Any, project_id: str, after: str | None, titles: Mapping[str, str]) -> CommitPage:
+    """One page of a project's log (after=None: the newest) with the session turns linked to it."""
+    started = time.perf_counter()
+    registry = home.projects
+    commits = registry.log(project_id, COMMIT_PAGE, after=after)
+    links: dict[str, tuple[str, int | None, str]] = {}
+    link_store = getattr(registry, "links", None)
+    if link_store is not None:
+        by_commit = link_store.by_commit(project_id)
+        for commit in commits:
+            link = by_commit.get(commit.oid)
+            if link is not None:
+                links[commit.oid] = (link.session_id, link.turn, titles.get(link.session_id, ""))
+    for commit in commits:
+        if commit.oid not in links and getattr(commit, "session_id", ""):
+            links[commit.oid] = (commit.session_id, commit.turn, titles.get(commit.session_id, ""))
+    return CommitPage(commits, links, len(commits) < COMMIT_PAGE, (time.perf_counter() - started) * 1000)

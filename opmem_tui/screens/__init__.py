@@ -1,0 +1,1 @@
+"""Screens: the main browser and the modal dialogs it opens."""

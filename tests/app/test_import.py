@@ -1,0 +1,86 @@
+"""Palette import commands: one per importer, run as a cancellable job with progress."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opmem_tui.widgets.job_bar import JobBar
+from opmem_tui.widgets.session_list import SessionList
+
+from .conftest import settle
+from .test_palette import run_command
+
+importers = pytest.importorskip("opmem_tui.backend.importers")
+if not hasattr(importers, "run_import"):
+    pytest.skip("the importers' run_import is not in this build yet", allow_module_level=True)
+
+
+def claude_session(folder: Path, index: int) -> None:
+    """A minimal Claude Code transcript: one prompt, one reply."""
+    session = f"00000000-0000-4000-8000-{index:012d}"
+    base = {"isSidechain": False, "userType": "external", "cwd": "/tmp/x", "sessionId": session,
+            "version": "2.1.40", "gitBranch": "main"}
+    records = [
+        {**base, "parentUuid": None, "type": "user", "uuid": f"u-{index}", "timestamp": "2025-12-30T10:00:00.000Z",
+         "message": {"role": "user", "content": f"imported question {index}"}},
+        {**base, "parentUuid": f"u-{index}", "type": "assistant", "uuid": f"a-{index}",
+         "timestamp": "2025-12-30T10:00:05.000Z", "requestId": "req_1",
+         "message": {"model": "claude-test-1", "id": f"msg_{index}", "type": "message", "role": "assistant",
+                     "content": [{"type": "text", "text": f"imported answer {index}"}], "stop_reason": None,
+                     "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    ]
+    path = folder / "projects" / "-tmp-x" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+async def test_palette_offers_one_import_per_source(app):
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.screen.palette_commands()]
+        assert "Import sessions: Claude Code" in titles
+        imports = [t for t in titles if t.startswith("Import sessions: ")]
+        assert len(imports) == len(list(importers.SOURCES)) >= 2
+
+
+async def test_import_claude_sessions_from_the_palette(app, tmp_path, monkeypatch):
+    claude_home = tmp_path / "claude"
+    for index in range(3):
+        claude_session(claude_home, index)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await run_command(pilot, "import sessions: claude")
+        for _ in range(100):
+            await settle(pilot, 1)
+            if not app.screen.query_one(JobBar).has_class("-running"):
+                break
+        table = app.screen.query_one(SessionList).table
+        assert len(table.rows) == 8
+        assert any("3 new sessions" in n.message for n in app._notifications if n.title == "Import")
+
+
+async def test_a_running_import_can_be_cancelled(app, tmp_path, monkeypatch):
+    claude_home = tmp_path / "claude"
+    for index in range(150):
+        claude_session(claude_home, index)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"import sessions: claude")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        assert app.screen.query_one(JobBar).has_class("-running")
+        await pilot.press("ctrl+x")
+        for _ in range(100):
+            await settle(pilot, 1)
+            if not app.screen.query_one(JobBar).has_class("-running"):
+                break
+        messages = [n.message for n in app._notifications if n.title == "Import"]
+        assert messages and "cancelled" in messages[-1]
+        assert len(app.screen.query_one(SessionList).table.rows) < 5 + 150

@@ -1,0 +1,96 @@
+"""Live refresh from another writer; keymap overrides and the theme from config.toml."""
+
+from __future__ import annotations
+
+from opmem_tui.widgets.replay_view import ReplayPane
+from opmem_tui.widgets.session_list import SessionList
+
+from .conftest import NOW, make_app, press, settle
+from .sample_store import fresh_home
+
+
+async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
+    steps = int(timeout / 0.05)
+    for _ in range(steps):
+        await pilot.pause(0.05)
+        if predicate():
+            return
+    raise AssertionError("condition not met in time")
+
+
+async def test_list_and_open_replay_follow_another_writer(sample_path):
+    app = make_app(fresh_home(sample_path), poll_interval=0.1)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "down", "down", "down")  # fix-login, turn 1 of 3
+        table = app.screen.query_one(SessionList).table
+        replay = app.screen.query_one(ReplayPane)
+        assert table.current.id == "fix-login"
+        await press(pilot, "G")  # on the last turn: the view follows new turns
+
+        other = fresh_home(sample_path).sessions  # another process's view of the store
+        other.append_message("brand-new", "user", "A session written elsewhere", created_at=NOW - 10,
+                             session_meta={"source": "codex", "created_at": NOW - 10})
+        other.commit_turn("brand-new")
+        await wait_for(pilot, lambda: any(m.id == "brand-new" for m in table.rows))
+        assert table.current.id == "fix-login"  # the cursor stayed on its session
+        assert table.rows[0].id == "brand-new"
+
+        other.append_message("fix-login", "user", "One more thing: update the changelog.", created_at=NOW - 5)
+        other.append_message("fix-login", "assistant", "Changelog updated.", created_at=NOW - 4)
+        other.commit_turn("fix-login")
+        await wait_for(pilot, lambda: len(replay.turns) == 4)
+        assert replay.index == 3
+        assert "Changelog updated." in "\n".join(line.text for line in replay.view.lines)
+        assert table.current.id == "fix-login"
+
+
+async def test_deleted_open_session_empties_the_replay(sample_path):
+    app = make_app(fresh_home(sample_path), poll_interval=0.1)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "docs"
+        fresh_home(sample_path).sessions.delete_session("docs")
+        await wait_for(pilot, lambda: replay.session_id != "docs")
+        assert replay.session_id in (None, "many-tools")
+
+
+async def test_keymap_override_from_config(sample_path):
+    home = fresh_home(sample_path)
+    home.config.set("keys", {"replay.next_turn": "n", "no.such.binding": "x", "replay.prev_turn": 5})
+    home.config.save()
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await press(pilot, "down", "down", "down")
+        replay = app.screen.query_one(ReplayPane)
+        await press(pilot, "right")  # no longer bound
+        assert replay.index == 0
+        await press(pilot, "n")
+        assert replay.index == 1
+        await press(pilot, "left")  # the bad override was refused, the default stays
+        assert replay.index == 0
+        problems = [n.message for n in app._notifications]
+        assert any("'no.such.binding'" in m for m in problems)
+        assert any("'replay.prev_turn'" in m for m in problems)
+        await press(pilot, "question_mark")
+        keys = {info.id: info.keys for info in app.screen.keys}
+        assert keys["replay.next_turn"] == "n"
+
+
+async def test_theme_from_config_and_unknown_theme(sample_path):
+    home = fresh_home(sample_path)
+    home.config.set("ui.theme", "opmem-light")
+    home.config.save()
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.theme == "opmem-light"
+    home.config.set("ui.theme", "no-such-theme")
+    home.config.save()
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        assert app.theme == "opmem-dark"
+        assert any("no-such-theme" in n.message for n in app._notifications)

@@ -1,0 +1,80 @@
+"""The session list widget alone, fed hand-built SessionMeta records."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import App, ComposeResult
+
+from opmem_tui.backend.model import SessionListing, SessionMeta
+from opmem_tui.widgets.messages import SessionHighlighted
+from opmem_tui.widgets.session_list import SessionList, age_label, fuzzy_filter
+
+NOW = 1_767_225_600.0
+
+
+def metas(count: int) -> tuple[SessionMeta, ...]:
+    return tuple(
+        SessionMeta(id=f"s{i:05d}", title=f"session {i} about {('parser', 'auth', 'tui')[i % 3]}", source="codex",
+                    created_at=NOW - i * 60, updated_at=NOW - i * 60, turn_count=i % 7)
+        for i in range(count)
+    )
+
+
+class ListApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str | None] = []
+
+    def compose(self) -> ComposeResult:
+        yield SessionList(now=lambda: NOW)
+
+    def on_session_highlighted(self, message: SessionHighlighted) -> None:
+        self.seen.append(message.session_id)
+
+
+def test_age_labels():
+    assert [age_label(NOW - s, NOW) for s in (5, 120, 7200, 3 * 86400, 15 * 86400, 60 * 86400, 800 * 86400)] == [
+        "now", "2m", "2h", "3d", "2w", "2mo", "2y"]
+    assert age_label(0, NOW) == "?"
+
+
+def test_fuzzy_filter_every_word_must_match():
+    hay = ["fix login bug claude", "refactor parser gemini", "login page styles codex"]
+    assert fuzzy_filter("login", hay) == [0, 2] or fuzzy_filter("login", hay) == [2, 0]
+    assert fuzzy_filter("login codex", hay) == [2]
+    assert fuzzy_filter("prser", hay) == [1]  # a typo still matches
+    assert fuzzy_filter("zz", hay) == []
+    assert fuzzy_filter("  ", hay) == [0, 1, 2]
+
+
+async def test_ten_thousand_rows_load_fast_and_draw_only_visible_rows():
+    app = ListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        widget = app.query_one(SessionList)
+        start = time.perf_counter()
+        widget.set_listing(SessionListing(sessions=metas(10_000), skipped=2))
+        await pilot.pause()
+        assert time.perf_counter() - start < 1.0
+        table = widget.table
+        assert len(table.rows) == 10_000 and table.virtual_size.height == 10_000
+        assert len(table._cache) <= table.size.height + 2  # strips exist only for drawn rows
+        assert "10000 sessions, 2 skipped" in str(widget.query_one("#session-status").render())
+        table.focus()
+        await pilot.press("end")
+        assert table.current.id == "s09999" and app.seen[-1] == "s09999"
+        assert table.scroll_y == table.max_scroll_y
+
+
+async def test_refresh_keeps_cursor_on_the_same_session():
+    app = ListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        widget = app.query_one(SessionList)
+        widget.set_listing(SessionListing(sessions=metas(50)))
+        widget.table.focus()
+        await pilot.press("down", "down", "down")
+        assert widget.current.id == "s00003"
+        newer = SessionMeta(id="zz-new", title="brand new", created_at=NOW, updated_at=NOW + 10)
+        widget.set_listing(SessionListing(sessions=(newer,) + metas(50)))
+        await pilot.pause()
+        assert widget.current.id == "s00003" and widget.table.cursor == 4

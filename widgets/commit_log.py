@@ -1,0 +1,163 @@
+"""A project's commit history, newest first, a page at a time; agent commits are marked and
+show the session turn that made them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from .messages import CommitHighlighted, LinkedTurnChosen, MoreCommitsWanted
+from .safe_text import one_line
+from .session_list import age_label
+from .styling import theme_style
+
+
+@dataclass(frozen=True)
+class TurnLink:
+    """Where a commit came from: a session and turn (None when only the session is known)."""
+
+    session_id: str
+    turn: int | None
+    session_title: str = ""
+
+
+class CommitLog(DataTable):
+    """Rows are CommitInfo records (oid, summary, author_name, time, is_agent, session_id, turn)."""
+
+    BINDINGS = [
+        Binding("enter", "open_turn", "Open turn", id="commits.open_turn"),
+    ]
+
+    DEFAULT_CSS = """
+    CommitLog { height: 1fr; overflow-x: hidden; }
+    """
+
+    PREFETCH = 10  # ask for the next page when the cursor is this close to the end
+
+    def __init__(self, *, now: Callable[[], float] = time.time, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", show_cursor=True)
+        self.now = now
+        self.project_id: str | None = None
+        self.commits: list[Any] = []
+        self.links: dict[str, TurnLink] = {}
+        self.complete = True
+        self._asked_at = -1
+        self._announced: str | None = None
+
+    def on_mount(self) -> None:
+        self.add_column("Commit", key="oid", width=7)
+        self.add_column("Age", key="age", width=4)
+        self.add_column("By", key="by", width=12)
+        self.add_column("Linked turn", key="turn", width=22)
+        self.add_column("Summary", key="summary")
+        self.on_mount_theme()
+
+    def on_mount_theme(self) -> None:
+        self.watch(self.app, "theme", self._retheme, init=False)
+
+    def _retheme(self) -> None:
+        if not self.commits:
+            return
+        row = self.cursor_row
+        commits = self.commits
+        self.clear()
+        now = self.now()
+        self.add_rows([self._row(c, now) for c in commits])
+        self.move_cursor(row=row, animate=False)
+
+    def reset(self, project_id: str | None) -> None:
+        self.project_id = project_id
+        self.commits = []
+        self.links = {}
+        self.complete = True
+        self._asked_at = -1
+        self._announced = None
+        self.clear()
+
+    def add_page(self, project_id: str, commits: Sequence[Any], links: dict[str, TurnLink], complete: bool) -> None:
+        """Append one page; `complete` says there is nothing older to fetch."""
+        if project_id != self.project_id:
+            return
+        self.links.update(links)
+        self.complete = complete
+        start = len(self.commits)
+        self.commits.extend(commits)
+        now = self.now()
+        self.add_rows([self._row(c, now) for c in commits])
+        if start == 0 and self.commits:
+            self.move_cursor(row=0, animate=False)
+            self._announce()
+        self.call_after_refresh(self._maybe_more)  # keep going until the view is full
+
+    def _row(self, commit: Any, now: float) -> tuple[Text, ...]:
+        link = self.link_for(commit)
+        if commit.is_agent:
+            by = Text("● " + one_line(getattr(commit, "model", "") or "agent", 10), style=theme_style(self, "secondary", bold=True))
+        else:
+            by = Text(one_line(commit.author_name, 12))
+        turn = Text("")
+        if link is not None:
+            where = f"turn {link.turn}" if link.turn is not None else "session"
+            title = one_line(link.session_title or link.session_id, 12)
+            turn = Text(f"↪ {where} · {title}", style=theme_style(self, "accent"))
+        return (
+            Text(commit.oid[:7], style=theme_style(self, "warning")),
+            Text(age_label(commit.time, now), style=theme_style(self, "text-muted")),
+            by,
+            turn,
+            Text(one_line(commit.summary, 100)),
+        )
+
+    def link_for(self, commit: Any) -> TurnLink | None:
+        link = self.links.get(commit.oid)
+        if link is not None:
+            return link
+        if getattr(commit, "session_id", ""):
+            return TurnLink(commit.session_id, getattr(commit, "turn", None))
+        return None
+
+    @property
+    def current(self) -> Any | None:
+        row = self.cursor_row
+        return self.commits[row] if 0 <= row < len(self.commits) else None
+
+    def _announce(self) -> None:
+        current = self.current
+        if current is None or self.project_id is None:
+            return
+        if current.oid != self._announced:
+            self._announced = current.oid
+            self.post_message(CommitHighlighted(self.project_id, current.oid))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._announce()
+        self._maybe_more()
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y - 2:
+            self._maybe_more()
+
+    def _maybe_more(self) -> None:
+        if self.complete or self.project_id is None:
+            return
+        loaded = len(self.commits)
+        near_end = self.cursor_row >= loaded - self.PREFETCH or self.scroll_y >= self.max_scroll_y - 2
+        if near_end and self._asked_at != loaded:
+            self._asked_at = loaded
+            self.post_message(MoreCommitsWanted(self.project_id, loaded))
+
+    def action_open_turn(self) -> None:
+        current = self.current
+        if current is None:
+            return
+        link = self.link_for(current)
+        if link is None:
+            self.notify("This commit is not linked to a session turn.", markup=False)
+            return
+        self.post_message(LinkedTurnChosen(link.session_id, link.turn, current.oid))

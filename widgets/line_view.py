@@ -1,0 +1,173 @@
+"""A line-API scroll view: holds plain (text, style, item) lines, renders only visible ones.
+
+Subclasses decide what the lines are; this class draws them, caches the drawn strips and maps
+clicks back to the item a line belongs to. Text is drawn as plain segments, so nothing in it is
+ever read as markup.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rich.cells import cell_len, chop_cells
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class Line(NamedTuple):
+    text: str  # one visual line: no newline, tabs expanded, control characters already removed
+    style: str  # a component-class suffix, e.g. "user" -> "line--user"
+    item: int = -1  # the item (message, file...) the line belongs to; -1 for none
+    indent: int = 0  # leading cells drawn in the item's gutter style
+
+
+# Beyond this many characters a non-ASCII line is cut by characters, not cells: two cells per
+# character at most, so width // 2 characters always fit and we skip measuring every character.
+_MEASURE_LIMIT = 20_000
+
+
+def wrap_text(text: str, width: int) -> list[str]:
+    """Visual lines of `text` at `width` cells: word wrap for ASCII, cell-exact cuts otherwise."""
+    width = max(width, 8)
+    out: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.expandtabs(4) if "\t" in raw else raw
+        if line.isascii():
+            size = len(line)
+            if size <= width:
+                out.append(line)
+                continue
+            pos = 0
+            while size - pos > width:
+                cut = line.rfind(" ", pos + width // 2, pos + width + 1)
+                if cut <= pos:
+                    out.append(line[pos : pos + width])
+                    pos += width
+                else:
+                    out.append(line[pos:cut])
+                    pos = cut + 1
+            out.append(line[pos:])
+        elif len(line) > _MEASURE_LIMIT:
+            step = max(width // 2, 1)
+            out.extend(line[i : i + step] for i in range(0, len(line), step))
+        elif cell_len(line) <= width:
+            out.append(line)
+        else:
+            out.extend(chop_cells(line, width))
+    return out
+
+
+class LineView(ScrollView, can_focus=True, inherit_bindings=False):
+    """Scrollable plain lines with an optional selected item drawn highlighted."""
+
+    COMPONENT_CLASSES = {"line--selected"}
+
+    DEFAULT_CSS = """
+    LineView {
+        overflow-x: hidden;
+        overflow-y: auto;
+        scrollbar-gutter: stable;
+        & > .line--selected { background: $primary 18%; }
+    }
+    """
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._lines: list[Line] = []
+        self._selected_item = -1
+        self._cache: LRUCache[tuple[int, bool], Strip] = LRUCache(1024)
+
+    # -- content ---------------------------------------------------------------------------
+    @property
+    def lines(self) -> list[Line]:
+        return self._lines
+
+    def set_lines(self, lines: list[Line], *, keep_scroll: bool = False) -> None:
+        self._lines = lines
+        self._cache.clear()
+        width = max((cell_len(line.text) + line.indent for line in lines[:2000]), default=0)
+        self.virtual_size = Size(width, len(lines))
+        if not keep_scroll:
+            self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
+    @property
+    def selected_item(self) -> int:
+        return self._selected_item
+
+    def select_item(self, item: int) -> None:
+        if item != self._selected_item:
+            self._selected_item = item
+            self._cache.clear()
+            self.refresh()
+
+    def item_lines(self, item: int) -> tuple[int, int]:
+        """First and last line index of an item, (-1, -1) when it has no lines."""
+        first = last = -1
+        for index, line in enumerate(self._lines):
+            if line.item == item:
+                if first < 0:
+                    first = index
+                last = index
+            elif first >= 0:
+                break
+        return first, last
+
+    def scroll_to_item(self, item: int) -> None:
+        first, last = self.item_lines(item)
+        if first < 0:
+            return
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height or self.size.height
+        if first < top:
+            self.scroll_to(y=first, animate=False, immediate=True)
+        elif last >= top + height:
+            self.scroll_to(y=max(first, last - height + 1), animate=False, immediate=True)
+
+    def item_at(self, y: int) -> int:
+        index = y + round(self.scroll_y)
+        return self._lines[index].item if 0 <= index < len(self._lines) else -1
+
+    # -- drawing ---------------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def _style(self, name: str) -> Style:
+        # Full (not partial) styles: colours with alpha come out blended with the background.
+        return self.get_component_rich_style(f"line--{name}", default=Style())
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        line = self._lines[index]
+        selected = line.item >= 0 and line.item == self._selected_item
+        key = (index, selected)
+        strip = self._cache.get(key)
+        if strip is None:
+            mark = self._style("selected") if selected else Style()
+            segments: list[Segment] = []
+            if line.indent:
+                segments.append(Segment(" " * line.indent, base + mark))
+            segments.extend(self.line_segments(line, base + self._style(line.style), mark))
+            strip = Strip(segments)
+            self._cache[key] = strip
+        # Pad with the line's own style, so a coloured line (a diff +/-) spans the full width.
+        fill = base + self._style(line.style) + (self._style("selected") if selected else Style())
+        return strip.crop_extend(scroll_x, scroll_x + width, Style(bgcolor=fill.bgcolor))
+
+    def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
+        """The segments of one line's text; subclasses colour parts of it (syntax, matches)."""
+        return [Segment(line.text, style + mark)]
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._cache.clear()

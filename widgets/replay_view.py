@@ -1,0 +1,552 @@
+"""The replay pane: one turn of a session at a time, drawn through the line API.
+
+`build_turn_lines` turns a Turn into plain Lines (pure, so it can be tested and timed alone);
+`TurnView` draws them; `ReplayPane` holds the session's turns, the header and the keys.
+Tool results and thinking stay collapsed until asked for, so a turn with hundreds of tool calls
+and megabytes of output costs only its visible lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from opmem_tui.backend.model import Node, SessionMeta, Turn
+
+from .line_view import Line, LineView, wrap_text
+from .messages import BranchPickRequested, HistoryRequested, TurnShown
+from .safe_text import clean, one_line
+
+ROLE_LABEL = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+
+
+def clock(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts)) if ts else "--:--:--"
+
+
+def _size_label(text: str) -> str:
+    lines = text.count("\n") + 1 if text else 0
+    chars = len(text)
+    if chars >= 1_000_000:
+        size = f"{chars / 1_000_000:.1f}M chars"
+    elif chars >= 10_000:
+        size = f"{chars / 1_000:.1f}k chars"
+    else:
+        size = f"{chars} chars"
+    return f"{lines} line{'s' if lines != 1 else ''}, {size}"
+
+
+def _args_text(value: Any, pretty: bool = False) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        if pretty:
+            return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _thinking(node: Node) -> str:
+    value = node.metadata.get("thinking") if node.metadata else None
+    if not value:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "\n\n".join(str(part) for part in value if part)
+    return str(value)
+
+
+def node_text(node: Node) -> str:
+    """What `y` copies: the message as plain text (a tool call: name, arguments, result)."""
+    if node.is_tool:
+        args = _args_text(node.input, pretty=True)
+        return f"{node.name or 'tool'} {args}\n\n{node.content}".strip() if args else node.content
+    return node.content
+
+
+@dataclass
+class TurnRender:
+    """What build_turn_lines produced: the lines and, per item, the node it shows."""
+
+    lines: list[Line]
+    nodes: list[Node] = field(default_factory=list)
+
+
+def build_turn_lines(
+    turn: Turn,
+    width: int,
+    *,
+    expanded: frozenset[str] | set[str] = frozenset(),
+    show_thinking: bool = False,
+) -> TurnRender:
+    """Plain lines for one turn at `width` cells; item i of a line is turn.nodes[i]."""
+    width = max(width, 20)
+    lines: list[Line] = []
+    append = lines.append
+    nodes = list(turn.nodes)
+    body_width = width - 2
+    for item, node in enumerate(nodes):
+        if node.is_tool:
+            name = one_line(node.name or "tool", 40)
+            is_open = node.id in expanded
+            marker = "▾" if is_open else "▸"
+            head = f"{marker} ⚙ {name}"
+            args = _args_text(node.input)
+            room = width - len(head) - 5
+            if args and room > 8:
+                head = f"{head}  {one_line(args, room)}"
+            append(Line(head, "tool", item, 2))
+            if is_open:
+                pretty = clean(_args_text(node.input, pretty=True))
+                if pretty:
+                    for text in wrap_text(pretty, width - 6):
+                        append(Line(text, "args", item, 6))
+                result = clean(node.content)
+                append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
+                if result:
+                    for text in wrap_text(result, width - 6):
+                        append(Line(text, "output", item, 6))
+            else:
+                result = node.content
+                label = f"result: {_size_label(result)}  (enter expands)" if result else "result: (no output)"
+                append(Line(label, "dim", item, 4))
+            continue
+        role = node.role if node.role in ROLE_LABEL else "system"
+        header = f"▌ {ROLE_LABEL[role]}"
+        model = node.name if role == "assistant" and node.name else ""
+        if model:
+            header += f" · {one_line(model, 40)}"
+        header += f" · {clock(node.created_at)}"
+        if lines:
+            append(Line("", "blank", -1))
+        append(Line(header, f"{role}-header", item, 0))
+        thinking = _thinking(node)
+        if thinking:
+            if show_thinking:
+                append(Line("∴ thinking", "thinking", item, 2))
+                for text in wrap_text(clean(thinking), body_width - 2):
+                    append(Line(text, "thinking", item, 4))
+            else:
+                append(Line(f"∴ thinking hidden ({_size_label(thinking)}; t shows it)", "dim", item, 2))
+        content = clean(node.content)
+        if content:
+            for text in wrap_text(content, body_width):
+                append(Line(text, role, item, 2))
+        elif not thinking:
+            append(Line("(empty)", "dim", item, 2))
+    return TurnRender(lines, nodes)
+
+
+def turns_from_nodes(nodes: Sequence[Node]) -> list[Turn]:
+    """Group a branch's nodes (seq order, tool nodes included) into turns, as the store does:
+    a user message opens a new turn once the current one already has a user message."""
+    groups: list[list[Node]] = []
+    for node in sorted(nodes, key=lambda n: n.seq):
+        opens = node.role == "user" and not node.is_tool
+        if not groups or opens and any(m.role == "user" and not m.is_tool for m in groups[-1]):
+            groups.append([node])
+        else:
+            groups[-1].append(node)
+    return [Turn(number=i + 1, nodes=tuple(group)) for i, group in enumerate(groups)]
+
+
+def abbreviate_path(path: str, limit: int = 40) -> str:
+    """~ for the home folder, then the middle elided: ~/…/project/app."""
+    if not path:
+        return ""
+    home = os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home + os.sep)):
+        path = "~" + path[len(home) :]
+    if len(path) <= limit:
+        return path
+    parts = path.split(os.sep)
+    tail = parts[-1]
+    for index in range(len(parts) - 2, 0, -1):
+        candidate = os.sep.join(parts[index:])
+        if len(parts[0]) + len(candidate) + 3 > limit:
+            break
+        tail = candidate
+    head = parts[0] or ""
+    short = f"{head}{os.sep}…{os.sep}{tail}"
+    return short if len(short) <= limit else "…" + path[-(limit - 1) :]
+
+
+class TurnView(LineView):
+    """The scrolling body of the replay pane."""
+
+    BINDINGS = [
+        Binding("up", "scroll_up", "Scroll up", show=False, id="replay.scroll_up"),
+        Binding("down", "scroll_down", "Scroll down", show=False, id="replay.scroll_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="replay.page_up"),
+        Binding("pagedown,space", "page_down", "Page down", show=False, id="replay.page_down"),
+        Binding("home", "scroll_top", "Top of turn", show=False, id="replay.scroll_top"),
+        Binding("end", "scroll_bottom", "End of turn", show=False, id="replay.scroll_bottom"),
+    ]
+
+    COMPONENT_CLASSES = LineView.COMPONENT_CLASSES | {
+        "line--user-header",
+        "line--assistant-header",
+        "line--system-header",
+        "line--user",
+        "line--assistant",
+        "line--system",
+        "line--tool",
+        "line--args",
+        "line--output",
+        "line--thinking",
+        "line--dim",
+        "line--empty",
+    }
+
+    DEFAULT_CSS = """
+    TurnView {
+        & > .line--user-header { color: $accent; text-style: bold; }
+        & > .line--assistant-header { color: $primary; text-style: bold; }
+        & > .line--system-header { color: $warning; text-style: bold; }
+        & > .line--user { color: $foreground; }
+        & > .line--assistant { color: $foreground; }
+        & > .line--system { color: $text-muted; }
+        & > .line--tool { color: $secondary; }
+        & > .line--args { color: $text-muted; }
+        & > .line--output { color: $foreground 85%; }
+        & > .line--thinking { color: $text-muted; text-style: italic; }
+        & > .line--dim { color: $text-muted; }
+        & > .line--empty { color: $text-muted; }
+    }
+    """
+
+    def on_click(self, event: events.Click) -> None:
+        item = self.item_at(event.y)
+        if item >= 0:
+            pane = self._pane()
+            if pane is not None:
+                pane.select(item, scroll=False)
+                if event.chain == 2:
+                    pane.action_toggle_item()
+
+    def _pane(self) -> "ReplayPane | None":
+        node = self.parent
+        while node is not None and not isinstance(node, ReplayPane):
+            node = node.parent
+        return node
+
+    def on_resize(self, event: events.Resize) -> None:
+        super().on_resize(event)
+        pane = self._pane()
+        if pane is not None:
+            pane.width_changed(self.scrollable_content_region.width)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)
+
+    def action_page_up(self) -> None:
+        self.scroll_relative(y=-max(self.size.height - 1, 1), animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_relative(y=max(self.size.height - 1, 1), animate=False)
+
+    def action_scroll_top(self) -> None:
+        self.scroll_to(y=0, animate=False)
+
+    def action_scroll_bottom(self) -> None:
+        self.scroll_to(y=self.max_scroll_y, animate=False)
+
+
+class ReplayHeader(Static):
+    """`[← prev turn]  Turn 7 / 12  [next turn →]` plus the session and its project."""
+
+    DEFAULT_CSS = """
+    ReplayHeader {
+        height: 2;
+        padding: 0 1;
+        background: $boost;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    PREV = "[← prev turn]"
+    NEXT = "[next turn →]"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
+        self._next_span = (0, 0)
+
+    def show(self, number: int, total: int, subtitle: Iterable[tuple[str, str]], extra: str = "") -> None:
+        counter = f"  Turn {number} / {total}  " if total else "  no turns  "
+        prev_style = "bold $accent" if number > 1 else "$text-disabled"
+        next_style = "bold $accent" if number < total else "$text-disabled"
+        first = Content.assemble(
+            (self.PREV, prev_style),
+            (counter, "bold"),
+            (self.NEXT, next_style),
+            (f"  {extra}" if extra else "", "$warning"),
+        )
+        start = len(self.PREV) + len(counter)
+        self._next_span = (start, start + len(self.NEXT))
+        second = Content.assemble(*subtitle)
+        self.update(Content("\n").join([first, second]))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y != 0:
+            return
+        x = event.x - 1  # left padding
+        if 0 <= x < len(self.PREV):
+            self.post_message(ReplayHeader.Step(-1))
+        elif self._next_span[0] <= x < self._next_span[1]:
+            self.post_message(ReplayHeader.Step(1))
+
+    class Step(Message):
+        def __init__(self, delta: int) -> None:
+            super().__init__()
+            self.delta = delta
+
+
+class ReplayPane(Vertical):
+    """Turn-by-turn replay of one session; owns the turn cursor and the display toggles."""
+
+    # Turn stepping, branches, history and thinking are bound on the main screen, so they
+    # also work while the session list has the focus.
+    BINDINGS = [
+        Binding("j", "next_message", "Next msg", id="replay.next_message"),
+        Binding("k", "prev_message", "Prev msg", show=False, id="replay.prev_message"),
+        Binding("enter", "toggle_item", "Expand", id="replay.toggle"),
+        Binding("e", "expand_all", "Expand all", show=False, id="replay.expand_all"),
+        Binding("y", "copy", "Copy", id="replay.copy"),
+    ]
+
+    DEFAULT_CSS = """
+    ReplayPane { height: 1fr; }
+    ReplayPane > TurnView { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.meta: SessionMeta | None = None
+        self.turns: list[Turn] = []
+        self.index = 0
+        self.head_id: str | None = None
+        self.view_label = ""
+        self.project: tuple[str, str] | None = None
+        self.expanded: set[str] = set()
+        self.show_thinking = False
+        self._turn_render: TurnRender = TurnRender([])
+        self._width = 0
+        self._empty = "Select a session on the left to replay it."
+
+    def compose(self) -> ComposeResult:
+        yield ReplayHeader(id="replay-header")
+        yield TurnView(id="turn-view")
+
+    @property
+    def view(self) -> TurnView:
+        return self.query_one(TurnView)
+
+    @property
+    def header(self) -> ReplayHeader:
+        return self.query_one(ReplayHeader)
+
+    @property
+    def turn(self) -> Turn | None:
+        return self.turns[self.index] if 0 <= self.index < len(self.turns) else None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.meta.id if self.meta else None
+
+    @property
+    def selected_node(self) -> Node | None:
+        item = self.view.selected_item
+        nodes = self._turn_render.nodes
+        return nodes[item] if 0 <= item < len(nodes) else None
+
+    # -- data in ---------------------------------------------------------------------------
+    def show_session(
+        self,
+        meta: SessionMeta,
+        turns: Sequence[Turn],
+        *,
+        project: tuple[str, str] | None = None,
+        head_id: str | None = None,
+        turn_number: int | None = None,
+        view_label: str = "",
+    ) -> None:
+        """Show a session; turn_number None keeps the turn when it is the same session."""
+        same = self.meta is not None and self.meta.id == meta.id
+        previous = self.index if same else 0
+        self.meta = meta
+        self.turns = list(turns)
+        self.head_id = head_id
+        self.view_label = view_label
+        self.project = project
+        if not same:
+            self.expanded.clear()
+        if turn_number is not None:
+            target = turn_number - 1
+        else:
+            target = previous
+        self.index = max(0, min(target, len(self.turns) - 1))
+        self._show_turn(keep_scroll=same and turn_number is None)
+
+    def show_empty(self, message: str) -> None:
+        self.meta = None
+        self.turns = []
+        self.index = 0
+        self._empty = message
+        self._show_turn()
+
+    # -- drawing ---------------------------------------------------------------------------
+    def width_changed(self, width: int) -> None:
+        if width and width != self._width:
+            self._width = width
+            self._rebuild(keep_scroll=True)
+
+    def _rebuild(self, keep_scroll: bool = False) -> None:
+        turn = self.turn
+        view = self.view
+        if turn is None:
+            self._turn_render = TurnRender([])
+            view.set_lines([Line(one_line(self._empty, 500), "empty", -1, 1)])
+            return
+        width = self._width or view.scrollable_content_region.width or 80
+        self._turn_render = build_turn_lines(turn, width, expanded=self.expanded, show_thinking=self.show_thinking)
+        view.set_lines(self._turn_render.lines, keep_scroll=keep_scroll)
+
+    def _show_turn(self, keep_scroll: bool = False) -> None:
+        selected = self.view.selected_item if keep_scroll else 0
+        self._rebuild(keep_scroll=keep_scroll)
+        self._update_header()
+        nodes = self._turn_render.nodes
+        self.view.select_item(min(selected, len(nodes) - 1) if nodes else -1)
+        if self.meta is not None and self.turn is not None:
+            self.post_message(TurnShown(self.meta.id, self.turn.number, len(self.turns)))
+
+    def _update_header(self) -> None:
+        meta = self.meta
+        turn = self.turn
+        if meta is None:
+            self.header.show(0, 0, [("", "")])
+            return
+        parts: list[tuple[str, str]] = [(one_line(meta.display_title, 60), "bold"), (f"  {meta.source}", "$text-muted")]
+        if self.project:
+            name, workdir = self.project
+            parts.append((f"  ◆ {one_line(name, 30)}", "$secondary"))
+            if workdir:
+                parts.append((f" {abbreviate_path(clean(workdir))}", "$text-muted"))
+        if turn is not None and turn.user is not None and turn.user.created_at:
+            parts.append((time.strftime("  %Y-%m-%d %H:%M", time.localtime(turn.user.created_at)), "$text-muted"))
+        extra = []
+        if turn is not None and turn.fork_heads:
+            count = len(turn.fork_heads)
+            extra.append(f"⑂ {count} other branch{'es' if count != 1 else ''} (b)")
+        if self.view_label:
+            extra.append(self.view_label)
+        self.header.show(self.index + 1 if turn else 0, len(self.turns), parts, "  ".join(extra))
+
+    # -- navigation ------------------------------------------------------------------------
+    def go_to(self, index: int) -> None:
+        if not self.turns:
+            return
+        index = max(0, min(index, len(self.turns) - 1))
+        if index != self.index:
+            self.index = index
+            self._show_turn()
+
+    def step(self, delta: int) -> None:
+        self.go_to(self.index + delta)
+
+    def select(self, item: int, scroll: bool = True) -> None:
+        if not self._turn_render.nodes:
+            return
+        item = max(0, min(item, len(self._turn_render.nodes) - 1))
+        self.view.select_item(item)
+        if scroll:
+            self.view.scroll_to_item(item)
+
+    def on_replay_header_step(self, message: ReplayHeader.Step) -> None:
+        message.stop()
+        self.step(message.delta)
+
+    def action_prev_turn(self) -> None:
+        self.step(-1)
+
+    def action_next_turn(self) -> None:
+        self.step(1)
+
+    def action_first_turn(self) -> None:
+        self.go_to(0)
+
+    def action_last_turn(self) -> None:
+        self.go_to(len(self.turns) - 1)
+
+    def action_next_message(self) -> None:
+        self.select(self.view.selected_item + 1)
+
+    def action_prev_message(self) -> None:
+        self.select(self.view.selected_item - 1)
+
+    def action_toggle_item(self) -> None:
+        node = self.selected_node
+        if node is None:
+            return
+        if node.is_tool:
+            self.expanded.symmetric_difference_update({node.id})
+        elif _thinking(node):
+            self.show_thinking = not self.show_thinking
+        else:
+            return
+        item = self.view.selected_item
+        self._rebuild(keep_scroll=True)
+        self.view.scroll_to_item(item)
+
+    def action_expand_all(self) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        tools = {n.id for n in turn.nodes if n.is_tool}
+        if tools <= self.expanded:
+            self.expanded -= tools
+        else:
+            self.expanded |= tools
+        self._rebuild(keep_scroll=True)
+
+    def action_toggle_thinking(self) -> None:
+        self.show_thinking = not self.show_thinking
+        self._rebuild(keep_scroll=True)
+
+    def action_copy(self) -> None:
+        node = self.selected_node
+        if node is None:
+            return
+        text = clean(node_text(node))  # never put escape sequences on the user's clipboard
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the {node.role} message ({len(text)} chars)", markup=False)
+
+    def action_pick_branch(self) -> None:
+        turn = self.turn
+        if self.meta is None or turn is None:
+            return
+        if not turn.fork_heads:
+            self.notify("This turn has no other branch.", markup=False)
+            return
+        self.post_message(BranchPickRequested(self.meta.id, turn.number, tuple(turn.fork_heads)))
+
+    def action_history(self) -> None:
+        if self.meta is not None:
+            self.post_message(HistoryRequested(self.meta.id))
