@@ -239,7 +239,7 @@ class Watcher:
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
-            self._settle(now, report)
+            self._settle(now)
         return report
 
     def busy(self, path: Path | None, now: float | None = None) -> bool:
@@ -253,12 +253,14 @@ class Watcher:
             return now - follower.last_change < self.idle_seconds or bool(holding and holding())
         return now - self.changed_at.get(path, float("-inf")) < self.idle_seconds
 
-    def _settle(self, now: float, report: ImportReport) -> None:
+    def _settle(self, now: float) -> None:
         """Quiet sessions: auto-commit the live turns that ended, link what was written."""
         if self.committer is not None:
             self.committer.settle(lambda path: self.busy(path, now))
         if self.binder is not None and self.binder.written:
-            self.binder.link_pending(report, ready=lambda sid: not self.busy(self.sources_of.get(sid), now))
+            problems = ImportReport()
+            self.binder.link_pending(problems, ready=lambda sid: not self.busy(self.sources_of.get(sid), now))
+            self._notify(None, problems)
 
     def _read_appended(self, follower: Follower, report: ImportReport) -> None:
         try:

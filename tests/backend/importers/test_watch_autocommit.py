@@ -216,3 +216,21 @@ def test_watch_run_commits_a_live_turn(home, tmp_path: Path) -> None:
         thread.join(5)
     state = json.loads((home.path / "import-state.json").read_text())
     assert state["files"]
+
+
+def test_an_agent_that_commits_itself_gets_its_commit_linked_and_no_extra_commit(home, tmp_path: Path) -> None:
+    from ..store.project_repo_helpers import user_commit
+
+    live = Live(home, tmp_path)
+    live.t.prompt("add lib.py and commit it")
+    live.flush()
+    live.write_tool("toolu_1", "lib.py", "L = 1\n")
+    call = live.t.assistant("msg_c", tool_use("toolu_2", "Bash", command='git add lib.py && git commit -m "Add lib"'))
+    oid = user_commit(live.repo, "Add lib", {"lib.py": "L = 1\n"}, when=live.t.clock.timestamp())  # the agent's shell
+    live.t.result("toolu_2", f"[main {oid[:7]}] Add lib\n 1 file changed", parent=call)
+    live.t.assistant("msg_done", text("Committed."))
+    live.flush()
+
+    assert live.agent_commits() == [] and live.events == []  # nothing left for opmem to commit
+    [link] = home.projects.links_for_commit(home.sessions.get_meta(CC).project_id, oid)
+    assert (link.session_id, link.turn, link.confidence, link.reason) == (CC, 1, "high", "hash")
