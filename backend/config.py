@@ -23,6 +23,11 @@ session_cache_cap = 256
 # once a session repo has this many.
 pack_after_turns = 50
 
+[projects]
+# `opmem watch` commits the files each live turn's tools wrote in a bound project
+# (only files that had no uncommitted changes when the turn started).
+autocommit = true
+
 [ui]
 theme = "opmem-dark"
 

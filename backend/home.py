@@ -10,6 +10,7 @@ from typing import Any
 import platformdirs
 
 from .config import Config
+from .model import OpmemError
 from .store.sessions import DEFAULT_CACHE_CAP, SessionStore
 
 HOME_ENV = "OPMEM_HOME"
@@ -60,6 +61,17 @@ class Home:
         from .store.projects import ProjectRegistry  # lands with the projects layer
 
         return ProjectRegistry(self.path)
+
+    def unbind_project(self, project_id: str) -> Any:
+        """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""
+        project = self.projects.unbind(project_id)
+        for session_id in project.sessions:
+            try:
+                if self.sessions.get_meta(session_id).project_id == project_id:
+                    self.sessions.update_session(session_id, project_id="")
+            except OpmemError:
+                continue  # a session deleted since it was bound
+        return project
 
     def exists(self) -> bool:
         return self.path.is_dir()

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from .backend.home import Home
 from .backend.importers import SOURCES, run_import
+from .backend.importers.autocommit import AutoCommitEvent
 from .backend.importers.base import ImportReport
 from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
@@ -71,11 +72,16 @@ def print_warnings(report: ImportReport, limit: int) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Parse files again even when unchanged since the last import.")
 @click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
+@click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
 @click.pass_context
-def import_command(ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int) -> None:
+def import_command(
+    ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool
+) -> None:
     """Import an agent's sessions (SOURCE: claude, codex, gemini, aider, openprogram, jsonl).
 
     Without PATHs the agent's own session folder is used. Importing again adds only what is new.
+    A session whose working folder lies in a git repository is bound to that project, and the
+    project's commits are linked to the turns that made them.
     """
     home = _home(ctx)
     cancelled = threading.Event()
@@ -96,7 +102,8 @@ def import_command(ctx: click.Context, source: str, paths: tuple[Path, ...], for
 
             try:
                 report = run_import(
-                    home, source, list(paths) or None, progress=progress, cancel=cancelled.is_set, force=force
+                    home, source, list(paths) or None, progress=progress, cancel=cancelled.is_set, force=force,
+                    bind=not no_bind,
                 )
             except KeyboardInterrupt:
                 cancelled.set()
@@ -112,9 +119,26 @@ def import_command(ctx: click.Context, source: str, paths: tuple[Path, ...], for
 @click.argument("sources", nargs=-1, metavar="[SOURCE...]")
 @click.option("--path", "paths", multiple=True, type=click.Path(path_type=Path), help="Watch this file or folder instead.")
 @click.option("--idle", type=float, default=0.5, show_default=True, help="Seconds of quiet before a reply is written.")
+@click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
+@click.option(
+    "--autocommit/--no-autocommit",
+    default=None,
+    help="Commit the files each live turn's tools wrote in its project (default: [projects] autocommit, on).",
+)
 @click.pass_context
-def watch_command(ctx: click.Context, sources: tuple[str, ...], paths: tuple[Path, ...], idle: float) -> None:
-    """Keep importing new turns while agents write them (Ctrl-C stops)."""
+def watch_command(
+    ctx: click.Context,
+    sources: tuple[str, ...],
+    paths: tuple[Path, ...],
+    idle: float,
+    no_bind: bool,
+    autocommit: bool | None,
+) -> None:
+    """Keep importing new turns while agents write them (Ctrl-C stops).
+
+    Turns of sessions bound to a project are auto-committed when they end: only the files the
+    turn's tools wrote that had no uncommitted changes when it started.
+    """
     home = _home(ctx)
 
     def on_batch(path: Path | None, report: ImportReport) -> None:
@@ -128,10 +152,14 @@ def watch_command(ctx: click.Context, sources: tuple[str, ...], paths: tuple[Pat
 
     try:
         home.ensure()
-        watcher = Watcher(home, list(sources) or None, list(paths) or None, on_batch=on_batch, idle_seconds=idle)
+        watcher = Watcher(
+            home, list(sources) or None, list(paths) or None, on_batch=on_batch, idle_seconds=idle,
+            bind=not no_bind, autocommit=autocommit, on_commit=print_commit_event,
+        )
         names = ", ".join(watcher.importers) or "nothing"
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"
-        console.print(Text(f"watching {names} in {plain(roots)} (Ctrl-C stops)"))
+        commits = "auto-commit on" if watcher.committer is not None else "auto-commit off"
+        console.print(Text(f"watching {names} in {plain(roots)}; {commits} (Ctrl-C stops)"))
         stop = threading.Event()
         try:
             watcher.run(stop)
@@ -139,6 +167,17 @@ def watch_command(ctx: click.Context, sources: tuple[str, ...], paths: tuple[Pat
             stop.set()
     except OpmemError as exc:
         _fail(exc)
+
+
+def print_commit_event(event: AutoCommitEvent) -> None:
+    """One line per auto-commit, and the warnings the UI must show."""
+    stamp = time.strftime("%H:%M:%S")
+    if event.commit:
+        paths = ", ".join(event.paths[:5]) + (f" and {len(event.paths) - 5} more" if len(event.paths) > 5 else "")
+        line = f"{stamp} committed turn {event.turn} of {event.session_id} in {event.project_id}: {event.commit[:7]} ({paths})"
+        console.print(Text(plain(line), style="green"))
+    if event.warning:
+        err_console.print(Text(f"warning: {plain(event.warning)}", style="yellow"), soft_wrap=True)
 
 
 def register(group: click.Group) -> None:

@@ -86,8 +86,10 @@ def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
 @click.pass_context
 def unbind_cmd(ctx: click.Context, project_id: str) -> None:
     """Forget a project. Its folder and .git are left exactly as they are."""
+    obj: Any = ctx.obj
+    home = obj.get("home") if isinstance(obj, dict) else obj if isinstance(obj, Home) else None
     try:
-        project = _registry(ctx).unbind(project_id)
+        project = home.unbind_project(project_id) if isinstance(home, Home) else _registry(ctx).unbind(project_id)
     except OpmemError as exc:
         raise _fail(exc) from None
     click.echo(f"unbound {project.id} ({_plain(project.workdir)} untouched)")

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..model import OpmemError
 from .base import ImportReport
+from .binding import ProjectBinder
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
 
@@ -31,6 +32,7 @@ ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude"}
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]
+SessionHook = Callable[[str], Any]
 
 
 class _Sources(Mapping[str, ModuleType]):
@@ -105,14 +107,21 @@ def run_import(
     cancel: Cancel | None = None,
     on_project: ProjectHook | None = None,
     force: bool = False,
+    bind: bool = True,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
 
     Files unchanged since their last complete import are skipped (counted in report.skipped);
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
+    Given a Home, a session whose cwd lies in a git repository is bound to that project (unless
+    bind=False or `on_project` replaces the binder), and the commits of each bound session's
+    project are linked to its turns (binding.py).
     """
     name = source_name(source)
     importer = get_importer(name)
+    binder = ProjectBinder.for_home(home_or_store)
+    if binder is not None and bind and on_project is None:
+        on_project = binder
     store, state_path = resolve_home(home_or_store)
     state = ImportState(state_path)
     report = ImportReport()
@@ -130,7 +139,12 @@ def run_import(
                 break
             if progress is not None:
                 progress(done, total, str(path))
-            import_file(store, name, importer, Path(path), report, state, on_project=on_project, force=force)
+            import_file(
+                store, name, importer, Path(path), report, state, on_project=on_project, force=force,
+                on_session=binder.session_written if binder is not None else None,
+            )
+            if binder is not None:
+                binder.link_pending(report)  # file by file: a cancelled import keeps its links
         else:
             if progress is not None:
                 progress(total, total, "")
@@ -149,8 +163,12 @@ def import_file(
     *,
     on_project: ProjectHook | None = None,
     force: bool = False,
+    on_session: SessionHook | None = None,
 ) -> None:
-    """Parse one file whole and ingest what it holds; problems become warnings."""
+    """Parse one file whole and ingest what it holds; problems become warnings.
+
+    on_session(session_id) is called for each session this file wrote nodes to.
+    """
     try:
         stat = os.stat(path)
     except OSError as exc:
@@ -164,7 +182,10 @@ def import_file(
     try:
         sessions = importer.parse_file(path, report)
         for imported in sessions:
-            ingest(store, imported, report, on_project=on_project)
+            before = report.nodes
+            sid = ingest(store, imported, report, on_project=on_project)
+            if on_session is not None and report.nodes != before:
+                on_session(sid)
     except (OpmemError, OSError, UnicodeError) as exc:
         report.warn(path, None, str(exc))
         return

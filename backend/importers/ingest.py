@@ -103,7 +103,7 @@ def ingest(
     if written:
         _set_head(store, sid, imported)  # a re-import leaves a head the user chose alone
     _link_children(store, sid, imported)
-    if on_project is not None and imported.cwd and (written or not existed):
+    if on_project is not None and imported.cwd:  # also a re-import (--force) of an unbound session
         bind_cwd(store, sid, imported.cwd, on_project, report)
     return sid
 

@@ -6,7 +6,12 @@ last newline, feeds those lines, and ingests what the parser emits; a model repl
 streamed is held back until the file has been quiet for `idle_seconds`. Unchanged files are
 never read. After a restart, a file that changed is read once from the start to rebuild the
 parser's state (ingest skips the nodes already stored). Importers without a line parser are
-re-parsed whole on each change, which is still idempotent.
+re-parsed whole on each change, which is still idempotent; a change inside a session folder
+(OpenProgram) re-reads the folder that holds it.
+
+Given a Home, sessions are bound to their projects and linked to project commits as they are
+written (binding.py), and live turns of bound sessions are auto-committed when they end
+(autocommit.py; `[projects] autocommit` in config.toml, default on).
 """
 
 from __future__ import annotations
@@ -19,12 +24,27 @@ from types import ModuleType
 from typing import Any, Callable, Iterable
 
 from ..model import OpmemError
+from ..store.projects import ProjectRegistry
 from . import SOURCES, get_importer, import_file, resolve_home, source_name
+from .autocommit import AutoCommitEvent, LiveTurnCommitter
 from .base import ImportReport
+from .binding import ProjectBinder
 from .ingest import ProjectHook, ingest
 from .state import FileState, ImportState
 
 Batch = Callable[["Path | None", ImportReport], Any]
+CommitHook = Callable[[AutoCommitEvent], Any]
+
+
+def autocommit_enabled(home: Any) -> bool:
+    """`[projects] autocommit` from the home's config.toml (default true)."""
+    config = getattr(home, "config", None)
+    if config is None:
+        return True
+    value = config.get("projects.autocommit", True)
+    if not isinstance(value, bool):
+        raise OpmemError(f"{config.path}: projects.autocommit must be true or false, got {value!r}")
+    return value
 
 
 def default_sources() -> list[str]:
@@ -81,7 +101,14 @@ class Watcher:
         on_project: ProjectHook | None = None,
         on_batch: Batch | None = None,
         idle_seconds: float = 0.5,
+        bind: bool = True,
+        autocommit: bool | None = None,
+        on_commit: CommitHook | None = None,
     ) -> None:
+        """bind: bind sessions to the project of their cwd (unless `on_project` is given).
+        autocommit: commit live turns of bound sessions (None: from config.toml).
+        on_commit: told about each auto-commit and each auto-commit warning.
+        """
         self.store, state_path = resolve_home(home_or_store)
         self.state = ImportState(state_path)
         names = [source_name(s) for s in sources] if sources else default_sources()
@@ -91,7 +118,18 @@ class Watcher:
             name: (given if given is not None else [Path(p) for p in imp.default_paths()])
             for name, imp in self.importers.items()
         }
-        self.on_project = on_project
+        self.binder = ProjectBinder.for_home(home_or_store)
+        self.on_project = on_project if on_project is not None or not bind else self.binder
+        registry = getattr(home_or_store, "projects", None)
+        if autocommit is None:
+            autocommit = autocommit_enabled(home_or_store) if isinstance(registry, ProjectRegistry) else False
+        self.committer = (
+            LiveTurnCommitter(self.store, registry, on_event=on_commit)
+            if autocommit and isinstance(registry, ProjectRegistry)
+            else None
+        )
+        self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
+        self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
         self.on_batch = on_batch
         self.idle_seconds = idle_seconds
         self.followers: dict[Path, Follower] = {}
@@ -108,6 +146,15 @@ class Watcher:
                 continue
             for path in importer.discover(roots):
                 self.known.setdefault(Path(path).resolve(), name)
+
+    def owner(self, path: Path) -> Path | None:
+        """The discovered session file, or the session folder holding `path` (OpenProgram)."""
+        if path in self.known:
+            return path
+        for parent in path.parents:
+            if parent in self.known:
+                return parent
+        return None
 
     def watch_roots(self) -> list[Path]:
         """Existing folders to watch (a file root is watched through its folder)."""
@@ -130,9 +177,15 @@ class Watcher:
         """
         self.discover()
         report = ImportReport()
+        on_session = self.binder.session_written if self.binder is not None else None
         for path, name in list(self.known.items()):
-            import_file(self.store, name, self.importers[name], path, report, self.state, on_project=self.on_project)
+            import_file(
+                self.store, name, self.importers[name], path, report, self.state,
+                on_project=self.on_project, on_session=on_session,
+            )
         self.state.save()
+        if self.binder is not None:
+            self.binder.link_pending(report)
         return report
 
     def poll(self, path: Path, report: ImportReport | None = None) -> ImportReport:
@@ -140,21 +193,27 @@ class Watcher:
         report = report if report is not None else ImportReport()
         path = Path(path).resolve()
         with self.lock:
-            name = self.known.get(path)
-            if name is None:
+            owner = self.owner(path)
+            if owner is None:
                 if path in self.ignored:
                     return report
-                self.discover()  # a new file appeared: is it one of ours?
-                name = self.known.get(path)
-                if name is None:
+                self.discover()  # a new file (or session folder) appeared: is it one of ours?
+                owner = self.owner(path)
+                if owner is None:
                     self.ignored.add(path)
                     return report
+            path = owner
+            name = self.known[path]
             importer = self.importers[name]
             if not path.exists():
                 self.followers.pop(path, None)
                 return report
             if not line_based(importer, path):
-                import_file(self.store, name, importer, path, report, self.state, on_project=self.on_project, force=True)
+                self.changed_at[path] = time.monotonic()
+                import_file(
+                    self.store, name, importer, path, report, self.state, on_project=self.on_project, force=True,
+                    on_session=lambda sid: self._written(sid, path),
+                )
             else:
                 follower = self.followers.get(path)
                 if follower is None:
@@ -180,7 +239,28 @@ class Watcher:
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
+            self._settle(now)
         return report
+
+    def busy(self, path: Path | None, now: float | None = None) -> bool:
+        """Whether `path` changed within `idle_seconds` or its parser still holds something back."""
+        if path is None:
+            return False
+        now = time.monotonic() if now is None else now
+        follower = self.followers.get(path)
+        if follower is not None and follower.parser is not None:
+            holding = getattr(follower.parser, "holding", None)
+            return now - follower.last_change < self.idle_seconds or bool(holding and holding())
+        return now - self.changed_at.get(path, float("-inf")) < self.idle_seconds
+
+    def _settle(self, now: float) -> None:
+        """Quiet sessions: auto-commit the live turns that ended, link what was written."""
+        if self.committer is not None:
+            self.committer.settle(lambda path: self.busy(path, now))
+        if self.binder is not None and self.binder.written:
+            problems = ImportReport()
+            self.binder.link_pending(problems, ready=lambda sid: not self.busy(self.sources_of.get(sid), now))
+            self._notify(None, problems)
 
     def _read_appended(self, follower: Follower, report: ImportReport) -> None:
         try:
@@ -237,10 +317,22 @@ class Watcher:
     def _ingest(self, follower: Follower, sessions: list[Any], report: ImportReport) -> None:
         for imported in sessions:
             try:
+                before = report.nodes
                 sid = ingest(self.store, imported, report, on_project=self.on_project)
                 follower.sessions.add(sid)
             except OpmemError as exc:
                 report.warn(follower.path, None, str(exc))
+                continue
+            if report.nodes != before:
+                self._written(sid, follower.path)
+
+    def _written(self, session_id: str, source: Path) -> None:
+        """New nodes in a session: it may start or grow a live turn, and needs linking."""
+        self.sources_of[session_id] = source
+        if self.binder is not None:
+            self.binder.session_written(session_id)
+        if self.committer is not None:
+            self.committer.observe(session_id, source)
 
     def _notify(self, path: Path | None, report: ImportReport) -> None:
         if self.on_batch is not None and (report.nodes or report.warnings or report.new_sessions):
@@ -273,7 +365,12 @@ class Watcher:
             if ready is not None:  # the first yield (a timeout at the latest): the watch is live
                 ready()
                 ready = None
-            for path in sorted({Path(raw) for _, raw in changes}):
+            targets: dict[Path, None] = {}
+            for raw in sorted({raw for _, raw in changes}):
+                path = Path(raw)
                 if path.is_file() or path.resolve() in self.known:
-                    self.poll(path)
+                    # a node file in a session folder stands for its folder: one re-read per batch
+                    targets.setdefault(self.owner(path.resolve()) or path, None)
+            for path in targets:
+                self.poll(path)
             self.tick()

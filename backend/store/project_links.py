@@ -303,6 +303,14 @@ class LinkStore:
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
+                    st = os.fstat(fh.fileno())
+                # Under the lock nobody else appended: the cache takes our lines instead of a
+                # re-read of the whole file at the next call (an import adds links session by session).
+                for link in new:
+                    old = known.get(link.key)
+                    if old is None or _RANK.get(link.confidence, 0) >= _RANK.get(old.confidence, 0):
+                        known[link.key] = link
+                self._cache_key = (st.st_mtime_ns, st.st_size)
             return new
 
     def for_commit(self, commit: str, project_id: str | None = None) -> list[CommitLink]:

@@ -25,6 +25,7 @@ import pygit2
 from filelock import FileLock
 
 from ..model import CorruptFile, Node, OpmemError, Turn, check_session_id
+from .files import write_atomic
 from .project_git import (
     AgentCommitResult,
     AgentTurnWatch,
@@ -133,15 +134,6 @@ def _slug(name: str) -> str:
     return slug[:40].rstrip("-._") or "project"
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _enclosing_repo(folder: Path) -> pygit2.Repository | None:
     found = pygit2.discover_repository(str(folder))
     if not found:
@@ -201,7 +193,7 @@ class ProjectRegistry:
 
     def _write(self, projects: Sequence[Project]) -> None:
         payload = {"projects": [p.to_json() for p in projects]}
-        _write_atomic(self.path, json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8") + b"\n")
+        write_atomic(self.path, json.dumps(payload, ensure_ascii=False, indent=1).encode("utf-8") + b"\n")
 
     def _modify(self, project_id: str, change: Callable[[Project], Project]) -> Project:
         """Read, change one project and write back, all under the registry lock."""

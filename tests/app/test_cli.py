@@ -68,3 +68,16 @@ def test_projects_group_uses_the_home_option(tmp_path: Path) -> None:
     assert out.exit_code == 0
     out = CliRunner().invoke(main, ["--home", str(tmp_path / "d" / "home"), "projects", "list"])
     assert out.exit_code == 0 and "weather-cli" in out.output and "paused" in out.output
+
+
+def test_unbind_clears_the_sessions_project_and_keeps_git(tmp_path: Path) -> None:
+    CliRunner().invoke(main, ["demo", str(tmp_path / "d"), "--no-app"])
+    home = Home(tmp_path / "d" / "home")
+    project = next(p for p in home.projects.list_projects() if p.name == "shop-api")
+    head = (Path(project.workdir) / ".git" / "HEAD").read_bytes()
+    out = CliRunner().invoke(main, ["--home", str(home.path), "projects", "unbind", project.id])
+    assert out.exit_code == 0, out.output
+    fresh = Home(home.path)
+    assert all(p.id != project.id for p in fresh.projects.list_projects())
+    assert fresh.sessions.get_meta("codex-shop-discounts").project_id == ""
+    assert (Path(project.workdir) / ".git" / "HEAD").read_bytes() == head
