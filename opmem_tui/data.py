@@ -71,8 +71,8 @@ def load_projects(home: Any) -> dict[str, Any]:
     return {project.id: project for project in registry.list_projects()}
 
 
-def load_listing(home: Any) -> ListingView:
-    listing = home.sessions.list_sessions()
+def load_listing(home: Any, *, rescan: bool = False) -> ListingView:
+    listing = home.sessions.list_sessions(rescan=rescan)
     message = ""
     try:
         projects = load_projects(home)

@@ -511,6 +511,7 @@ class SessionRepo:
         self._head = head
         self._meta["head_id"] = head
         self._meta["head_seq_mark"] = self._max_seq
+        self._meta["turns"] = sum(1 for cid in self._path_ids(head) if self._nodes[cid].role == "user")
         branch = self._branch_for(head)
         self._write_meta()
         if branch is not None:

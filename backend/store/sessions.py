@@ -389,11 +389,17 @@ class SessionStore:
             token = ""
         return (token, stamp(self.root), stamp(self.locations_path))
 
-    def list_sessions(self) -> SessionListing:
-        """Every valid session, newest `updated_at` first; invalid folders are counted, not fatal."""
+    def list_sessions(self, *, rescan: bool = False) -> SessionListing:
+        """Every valid session, newest `updated_at` first; invalid folders are counted, not fatal.
+
+        Warm calls cost a few stats. `rescan=True` re-reads every meta.json, for folders another
+        program (not opmem) may have edited.
+        """
         key = self._listing_key()
         cached = self._listing
-        if cached is not None and cached[0] == key:
+        if rescan:
+            self._listing_entries = {}
+        elif cached is not None and cached[0] == key:
             return cached[1]
         # Strings, not Paths, and one open+fstat per session: this loop runs 10,000 times.
         candidates: dict[str, str] = {}

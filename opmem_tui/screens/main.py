@@ -130,14 +130,14 @@ class MainScreen(Screen[None]):
             self.show_error(event.worker.error, event.worker.description or event.worker.name or "Background task")
 
     # -- listing ---------------------------------------------------------------------------
-    def refresh_listing(self) -> None:
-        self._load_listing()
+    def refresh_listing(self, rescan: bool = False) -> None:
+        self._load_listing(rescan=rescan)
 
     @work(thread=True, exclusive=True, group="listing", exit_on_error=False, description="Listing sessions")
-    def _load_listing(self, quiet: bool = False) -> None:
+    def _load_listing(self, quiet: bool = False, rescan: bool = False) -> None:
         try:
-            prefetched = self.opmem.take_prefetched_listing()
-            view = prefetched.result() if prefetched is not None else load_listing(self.home)
+            prefetched = None if rescan else self.opmem.take_prefetched_listing()
+            view = prefetched.result() if prefetched is not None else load_listing(self.home, rescan=rescan)
         finally:
             self._polling = False
         if get_current_worker().is_cancelled:
@@ -493,7 +493,8 @@ class MainScreen(Screen[None]):
             self.projects_pane.focus_list()
 
     def action_refresh(self) -> None:
-        self.refresh_listing()
+        # An explicit refresh re-reads every meta.json, for edits made outside opmem.
+        self.refresh_listing(rescan=True)
 
     # -- palette commands ------------------------------------------------------------------
     def palette_commands(self) -> list[PaletteCommand]:
@@ -534,7 +535,7 @@ class MainScreen(Screen[None]):
             PaletteCommand("Repair store", "Check every session repo and backfill missing commits", lambda: self.start_verify(True)),
             PaletteCommand("Switch theme…", "Pick a colour theme (saved to config.toml)", self.app.search_themes),
             PaletteCommand("Show keys", "Every key binding and its id for config.toml [keys]", self.opmem.action_show_keys),
-            PaletteCommand("Refresh sessions", "Re-read the session list now", self.refresh_listing),
+            PaletteCommand("Refresh sessions", "Re-read the session list now", self.action_refresh),
         ]
         if self._job_cancel is not None:
             commands.append(PaletteCommand("Cancel running job", "Stop the import or verification in progress", self.action_cancel_job))

@@ -94,3 +94,21 @@ async def test_theme_from_config_and_unknown_theme(sample_path):
         await settle(pilot)
         assert app.theme == "opmem-dark"
         assert any("no-such-theme" in n.message for n in app._notifications)
+
+
+async def test_r_rescans_meta_edited_outside_opmem(sample_path):
+    import os
+
+    home = fresh_home(sample_path)
+    app = make_app(home, poll_interval=60)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionList).table
+        before = len(table.rows)
+        meta = home.sessions_dir / "docs" / "meta.json"
+        st = meta.stat()
+        meta.write_text("{ not json")
+        os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))  # no timestamp tells the cache
+        await press(pilot, "r")
+        await wait_for(pilot, lambda: len(table.rows) == before - 1)
+        assert all(row.id != "docs" for row in table.rows)

@@ -164,3 +164,24 @@ def test_verify_repairs_missing_commits(store: SessionStore) -> None:
     # opening already backfills; verify reports a clean store
     assert report.checked == 1 and report.ok
     assert len(git(store.root / "s1", "log", "--format=%H").split()) == 2
+
+
+def test_switch_head_updates_listed_turn_count(store: SessionStore) -> None:
+    _, a1 = add_turn(store, "s1", "one", "1")
+    add_turn(store, "s1", "two", "2")
+    add_turn(store, "s1", "three", "3")
+    assert store.list_sessions().sessions[0].turn_count == 3
+    store.switch_head("s1", a1.id)
+    assert store.list_sessions().sessions[0].turn_count == 1
+
+
+def test_rescan_sees_edits_by_other_programs(store: SessionStore) -> None:
+    add_turn(store, "s1", "one", "1")
+    assert store.list_sessions().skipped == 0
+    meta = store.root / "s1" / "meta.json"
+    st = meta.stat()
+    meta.write_text("{broken")
+    import os
+
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))  # same timestamps: the warm cache cannot tell
+    assert store.list_sessions(rescan=True).skipped == 1
