@@ -151,6 +151,9 @@ META_FIELDS = (
 )
 
 
+_META_FIELD_SET = frozenset(META_FIELDS)
+
+
 @dataclass(frozen=True, slots=True)
 class SessionMeta:
     """meta.json of a session; `extra` keeps keys this version does not know."""
@@ -198,22 +201,38 @@ class SessionMeta:
 
     @classmethod
     def from_listing(cls, data: dict[str, Any], session_id: str, path: str) -> "SessionMeta":
-        """A listing row: meta.json plus the derived turn count and preview it stores.
+        """A listing row: meta.json plus the turn count and preview it stores.
 
-        The folder name is the session's id; a meta.json that says otherwise does not win.
+        Same result as from_json, written for the listing's 10,000-row loop. The folder name
+        is the session's id; a meta.json that says otherwise does not win.
         """
-        turns = data.get("turns", 0)
-        preview = data.get("preview", "")
-        meta = cls.from_json(
-            data,
+        get = data.get
+
+        def text(value: Any) -> str:
+            return value if value.__class__ is str else ""
+
+        def number(value: Any) -> float:
+            cls_ = value.__class__
+            return float(value) if cls_ is float or cls_ is int else 0.0
+
+        head = get("head_id")
+        turns = get("turns", 0)
+        return cls(
+            session_id,
+            text(get("title")),
+            text(get("title_source")),
+            text(get("agent_id")),
+            text(get("project_id")),
+            text(get("source")) or "opmem",
+            get("source_ref"),
+            number(get("created_at")),
+            number(get("updated_at")),
+            head if head.__class__ is str and head else None,
+            MappingProxyType({k: v for k, v in data.items() if k not in _META_FIELD_SET}),
+            turns if turns.__class__ is int else 0,
+            text(get("preview")),
             path,
-            turn_count=turns if isinstance(turns, int) and not isinstance(turns, bool) else 0,
-            preview=preview if isinstance(preview, str) else "",
-            path=path,
         )
-        if meta.id != session_id:
-            object.__setattr__(meta, "id", session_id)  # still frozen to every caller
-        return meta
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", **derived: Any) -> "SessionMeta":
