@@ -81,3 +81,9 @@ def test_unbind_clears_the_sessions_project_and_keeps_git(tmp_path: Path) -> Non
     assert all(p.id != project.id for p in fresh.projects.list_projects())
     assert fresh.sessions.get_meta("codex-shop-discounts").project_id == ""
     assert (Path(project.workdir) / ".git" / "HEAD").read_bytes() == head
+
+
+def test_import_says_when_nothing_was_found(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    out = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "import", "codex", str(tmp_path / "empty")])
+    assert out.exit_code == 0 and "nothing to import" in out.output and "codex" in out.output
