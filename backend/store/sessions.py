@@ -67,7 +67,7 @@ class SessionStore:
         self._session_locks: dict[str, threading.RLock] = {}
         self._store_lock = threading.RLock()
         self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
-        self._listing_entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        self._listing_entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
         _OPEN_STORES.add(self)
 
     # ------------------------------------------------------------------ layout
@@ -376,12 +376,12 @@ class SessionStore:
     # ------------------------------------------------------------------ discovery
 
     def _listing_key(self) -> tuple[Any, ...]:
-        def stamp(path: Path) -> tuple[int, int]:
+        def stamp(path: Path) -> tuple[int, int, int]:
             try:
                 st = path.stat()
-                return st.st_mtime_ns, st.st_size
+                return st.st_mtime_ns, st.st_size, st.st_ino
             except OSError:
-                return (0, 0)
+                return (0, 0, 0)
 
         try:
             token = self.changed_path.read_text()
@@ -417,7 +417,7 @@ class SessionStore:
         except CorruptFile as exc:
             problems.append(str(exc))
         metas: list[SessionMeta] = []
-        entries: dict[str, tuple[tuple[int, int], SessionMeta | str]] = {}
+        entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
         previous_entries = self._listing_entries
         for sid, path in candidates.items():
             meta_path = path + "/meta.json"
@@ -426,13 +426,15 @@ class SessionStore:
             try:
                 fd = os.open(meta_path, os.O_RDONLY)
             except FileNotFoundError:
-                result, stamp = f"{path}: no meta.json", (0, 0)
+                result, stamp = f"{path}: no meta.json", (0, 0, 0)
             except OSError as exc:
-                result, stamp = f"{meta_path}: cannot read ({exc.strerror})", (0, 0)
+                result, stamp = f"{meta_path}: cannot read ({exc.strerror})", (0, 0, 0)
             else:
                 try:
                     st = os.fstat(fd)
-                    stamp = (st.st_mtime_ns, st.st_size)
+                    # The inode too: meta.json is replaced by rename, and two writes within one
+                    # timestamp tick can leave the same mtime and size.
+                    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
                     if previous is not None and previous[0] == stamp:
                         result = previous[1]
                     else:
