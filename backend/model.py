@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
-Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 ROLE_LETTER = {"user": "u", "assistant": "a", "tool": "t", "system": "s"}
 

@@ -24,16 +24,15 @@ under that parent.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
+from .drafts import parse_time as parse_timestamp
 
 SOURCE = "claude-code"
 
@@ -134,27 +133,6 @@ def parse_line(line: str | bytes) -> dict[str, Any]:
     if not isinstance(kind, str) or not kind:
         raise ImportFormatError("record has no string 'type'")
     return record
-
-
-def parse_timestamp(value: Any) -> float:
-    """ISO-8601 (``Z`` or offset; naive means UTC) or epoch seconds/milliseconds -> unix seconds; else 0."""
-    if isinstance(value, str) and value:
-        try:
-            stamp = datetime.fromisoformat(value)
-        except ValueError:
-            return 0.0
-        if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=timezone.utc)
-        try:
-            return stamp.timestamp()
-        except (OverflowError, OSError, ValueError):
-            return 0.0
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-        if not math.isfinite(number):
-            return 0.0
-        return number / 1000.0 if abs(number) > 1e11 else number
-    return 0.0
 
 
 def _short(text: str, limit: int = 120) -> str:
@@ -1203,18 +1181,6 @@ def _trunk_from_path(path: Path) -> str | None:
 
 # ---------------------------------------------------------------------------------------------
 # whole files
-
-
-def iter_lines(path: Path, start_offset: int = 0) -> Iterator[tuple[int, bytes]]:
-    """(end offset, line) for each complete line from `start_offset`; a torn last line is left out."""
-    with open(path, "rb") as handle:
-        handle.seek(start_offset)
-        offset = start_offset
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break
-            offset += len(line)
-            yield offset, line
 
 
 def open_parser(path: Path | str, report: ImportReport) -> ClaudeParser:

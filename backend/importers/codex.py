@@ -863,16 +863,6 @@ class CodexParser(LineParser):
         super().__init__(path, report)
         self.reader = CodexReader(self.path, report)
 
-    @property
-    def report(self) -> ImportReport:
-        return self._report
-
-    @report.setter
-    def report(self, value: ImportReport) -> None:
-        self._report = value
-        if hasattr(self, "reader"):
-            self.reader.report = value
-
     def _feed(self, text: str, offset: int, line: int) -> None:
         self.reader.feed(parse_line(text), offset, line)
 

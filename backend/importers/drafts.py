@@ -104,11 +104,6 @@ class DraftGraph:
         if draft is not None and draft.settled_at is None:
             draft.settled_at = offset
 
-    def settle_all(self, offset: int) -> None:
-        for draft in self.drafts:
-            if draft.settled_at is None:
-                draft.settled_at = offset
-
     def nodes(
         self, *, end_offset: int, start_offset: int = 0, live: bool = False, skip: set[str] | None = None
     ) -> tuple[ImportedNode, ...]:
@@ -238,6 +233,18 @@ class LineParser:
         self.line = 0
         self.taken_to = 0  # offset of the last take
         self.emitted: set[str] = set()
+
+    @property
+    def report(self) -> Any:
+        return self._report
+
+    @report.setter
+    def report(self, value: Any) -> None:
+        # watch hands a fresh report to each batch; a parser's reader warns into the same one.
+        self._report = value
+        reader = getattr(self, "reader", None)
+        if reader is not None:
+            reader.report = value
 
     def feed_line(self, line: str | bytes, line_no: int | None = None) -> None:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")

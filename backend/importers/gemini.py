@@ -392,16 +392,6 @@ class GeminiParser(LineParser):
         super().__init__(path, report)
         self.reader = GeminiReader(self.path, report)
 
-    @property
-    def report(self) -> ImportReport:
-        return self._report
-
-    @report.setter
-    def report(self, value: ImportReport) -> None:
-        self._report = value
-        if hasattr(self, "reader"):
-            self.reader.report = value
-
     def _feed(self, text: str, offset: int, line: int) -> None:
         kind, record = parse_line(text)
         self.reader.feed(kind, record, offset, line)

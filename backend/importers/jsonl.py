@@ -26,11 +26,6 @@ from .claude_code import parse_timestamp
 
 SOURCE = "jsonl"
 ROLES = ("user", "assistant", "system", "tool")
-KNOWN_KEYS = frozenset(
-    {"session", "id", "role", "speaker", "content", "timestamp", "title", "parent", "name", "input", "metadata"}
-)
-
-
 def default_paths() -> list[Path]:
     """The generic format has no home of its own: paths are always given."""
     return []

@@ -66,11 +66,6 @@ class ImportState:
         self.files[key] = entry
         self._changed.add(key)
 
-    def forget(self, path: Path | str) -> None:
-        key = self.key(path)
-        if self.files.pop(key, None) is not None:
-            self._changed.add(key)
-
     def save(self) -> None:
         """Merge our changed entries into the file on disk (another process may have saved too)."""
         if self.path is None or not self._changed:

@@ -31,11 +31,6 @@ def tree_entry(mode: bytes, name: str, oid: bytes) -> bytes:
     return mode + b" " + name.encode("utf-8") + b"\0" + oid
 
 
-def tree_sort_key(name: str, is_tree: bool) -> bytes:
-    # git orders a tree's entries by name, comparing a subtree as if its name ended in "/".
-    return name.encode("utf-8") + (b"/" if is_tree else b"")
-
-
 def parse_tree(raw: bytes) -> list[tuple[bytes, bytes, bytes]]:
     """(mode, name, oid) of every entry of a raw tree object."""
     out = []
@@ -311,15 +306,6 @@ def merge_packs(
             where[oid] = start
             entries.append((oid, crc, start))
     return _finish_pack(pack_dir, body, entries, durable)
-
-
-def pack_index_ids(idx: bytes) -> list[bytes]:
-    """The object ids listed in a v2 .idx file."""
-    if idx[:8] != b"\xfftOc" + struct.pack(">I", 2):
-        raise ValueError("not a version 2 pack index")
-    count = struct.unpack_from(">I", idx, 8 + 255 * 4)[0]
-    start = 8 + 256 * 4
-    return [idx[start + 20 * i : start + 20 * (i + 1)] for i in range(count)]
 
 
 def _write_file(path: Path, data: bytes, durable: bool) -> None:

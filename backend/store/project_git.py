@@ -474,28 +474,27 @@ class ProjectGit:
         lock_timeout: float = 60.0,
     ) -> AgentCommitResult:
         """Commit the paths this turn's tools wrote, if all were clean at turn start."""
-        number = turn_number if turn_number is not None else (_turn_facts(turn)[1] or 0)
+        nodes, found_number, user_text, found_model = _turn_facts(turn)
+        number = turn_number if turn_number is not None else (found_number or 0)
         result = self._commit_agent_turn(
-            watch, turn, session_id=session_id, turn_number=number, user_message=user_message,
-            model=model, lock_timeout=lock_timeout,
+            watch, nodes, session_id=session_id, turn_number=number,
+            user_text=user_message if user_message is not None else user_text,
+            model=model or found_model, lock_timeout=lock_timeout,
         )
         return replace(result, turn=number)
 
     def _commit_agent_turn(
         self,
         watch: AgentTurnWatch,
-        turn: Turn | Sequence[Node],
+        nodes: Sequence[Node],
         *,
         session_id: str,
-        turn_number: int | None = None,
-        user_message: str | None = None,
-        model: str | None = None,
-        lock_timeout: float = 60.0,
+        turn_number: int,
+        user_text: str,
+        model: str,
+        lock_timeout: float,
     ) -> AgentCommitResult:
-        nodes, number, user_text, found_model = _turn_facts(turn)
-        number = turn_number if turn_number is not None else (number or 0)
-        user_text = user_message if user_message is not None else user_text
-        model = model or found_model
+        number = turn_number
         rels: dict[str, None] = {}
         outside: list[str] = []
         for raw in tool_written_paths(nodes):

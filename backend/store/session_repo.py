@@ -14,7 +14,7 @@ import uuid
 import zlib
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import pygit2
 
@@ -342,12 +342,6 @@ class SessionRepo:
                 out.append(cur)
         return sorted(out, key=lambda n: self._nodes[n].seq)
 
-    def _latest_leaf(self, node_id: str) -> str:
-        cur = node_id
-        while self._children.get(cur):
-            cur = max(self._children[cur], key=lambda c: self._nodes[c].seq)
-        return cur
-
     def turns(self, head_id: str | None = None) -> list[Turn]:
         branch = self.get_branch(head_id)
         if not branch:
@@ -606,7 +600,7 @@ class SessionRepo:
             data = (self.history_dir / node.file_name).read_bytes()
         return data
 
-    def commit_turn(self, head_id: str | None = None, *, title_hook: Callable[..., Any] | None = None) -> str | None:
+    def commit_turn(self, head_id: str | None = None) -> str | None:
         end = self._chain_node(head_id) if head_id is not None else self._head
         if end is None:
             return None
@@ -626,7 +620,6 @@ class SessionRepo:
         return chain
 
     def _commit_at(self, end: str) -> str | None:
-        repo = self._repo()
         commits = self._commit_map()
         segment: list[str] = []
         cur: str | None = end
@@ -1022,18 +1015,12 @@ class SessionRepo:
         except FileNotFoundError:
             return []
 
-    def loose_object_count(self) -> int:
-        return sum(len(os.listdir(d)) for d in self._loose_dirs())
-
     def _pack_files(self) -> list[Path]:
         pack_dir = self.path / ".git" / "objects" / "pack"
         try:
             return sorted(pack_dir / n for n in os.listdir(pack_dir) if n.endswith(".idx") and n.startswith("pack-"))
         except FileNotFoundError:
             return []
-
-    def pack_count(self) -> int:
-        return len(self._pack_files())
 
     def _count_packs(self) -> None:
         """Keep the file count bounded as turn packs accumulate, at a cost per turn, not per session.
@@ -1094,13 +1081,6 @@ class SessionRepo:
         self._git = None
         self.flush_index()
         return written
-
-    def disk_bytes(self) -> tuple[int, int]:
-        """(bytes of node files, bytes of .git)."""
-        nodes = sum(f.stat().st_size for f in self.history_dir.glob("*.json"))
-        git = sum(f.stat().st_size for f in (self.path / ".git").rglob("*") if f.is_file())
-        return nodes, git
-
 
 def _token_count(metadata: Mapping[str, Any]) -> int:
     value = metadata.get("tokens")

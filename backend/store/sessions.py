@@ -93,13 +93,12 @@ class SessionStore:
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
     def _write_locations(self, locations: Mapping[str, str]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.locks_dir / "locations.lock")) if self._ensure_locks_dir() else _null():
+        self._ensure_locks_dir()
+        with FileLock(str(self.locks_dir / "locations.lock")):
             write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
 
-    def _ensure_locks_dir(self) -> bool:
+    def _ensure_locks_dir(self) -> None:
         self.locks_dir.mkdir(parents=True, exist_ok=True)
-        return True
 
     def path_for(self, session_id: str) -> Path:
         check_session_id(session_id)
@@ -565,12 +564,3 @@ def _check_git(repo: SessionRepo) -> list[str]:
     except (pygit2.GitError, KeyError, ValueError) as exc:
         out.append(f"{repo.path}/.git: {exc}")
     return out
-
-
-def _meta_kwargs(meta: SessionMeta) -> dict[str, Any]:
-    return {name: getattr(meta, name) for name in meta.__dataclass_fields__}
-
-
-@contextmanager
-def _null() -> Iterator[None]:
-    yield

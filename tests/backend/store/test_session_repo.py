@@ -243,7 +243,7 @@ def test_turn_commits_write_packs_not_loose_objects_and_merge_them(tmp_path) -> 
     assert git(path, "show", "HEAD:meta.json").startswith("{")
 
 
-@pytest.mark.parametrize("native", ["rollout.jsonl:12", "a..b", "x.lock", "weird id/../x"[:0] + "id:with:colons"])
+@pytest.mark.parametrize("native", ["rollout.jsonl:12", "a..b", "x.lock", "id:with:colons"])
 def test_retry_branch_names_are_git_legal_for_any_node_id(store: SessionStore, native: str) -> None:
     u, _ = add_turn(store, "s1", "q", "a")
     store.append_message("s1", "assistant", "again", parent_id=u.id, node_id=native)
