@@ -234,36 +234,12 @@ class SessionMeta:
         )
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", **derived: Any) -> "SessionMeta":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", *, fallback_id: str = "", path: str = "") -> "SessionMeta":
+        """meta.json as stored; its own id wins over `fallback_id` (the folder name)."""
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "meta.json is not a JSON object")
         sid = data.get("id")
-        fallback_id = derived.pop("fallback_id", "")
-        extra = {k: v for k, v in data.items() if k not in META_FIELDS}
-
-        def text(key: str) -> str:
-            value = data.get(key)
-            return value if isinstance(value, str) else ""
-
-        def number(key: str) -> float:
-            value = data.get(key)
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-        head = data.get("head_id")
-        return cls(
-            id=sid if isinstance(sid, str) and sid else fallback_id,
-            title=text("title"),
-            title_source=text("title_source"),
-            agent_id=text("agent_id"),
-            project_id=text("project_id"),
-            source=text("source") or "opmem",
-            source_ref=data.get("source_ref"),
-            created_at=number("created_at"),
-            updated_at=number("updated_at"),
-            head_id=head if isinstance(head, str) and head else None,
-            extra=_frozen_map(extra),
-            **derived,
-        )
+        return cls.from_listing(dict(data), sid if isinstance(sid, str) and sid else fallback_id, path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -260,16 +260,8 @@ class SessionRepo:
     def head(self) -> str | None:
         return self._head
 
-    def meta(self, **derived: Any) -> SessionMeta:
-        data = dict(self._meta)
-        return SessionMeta.from_json(
-            data,
-            self.meta_path,
-            turn_count=int(data.get("turns", 0) or 0),
-            preview=str(data.get("preview", "") or ""),
-            path=str(self.path),
-            **derived,
-        )
+    def meta(self) -> SessionMeta:
+        return SessionMeta.from_listing(self._meta, self.id, str(self.path))
 
     def raw_meta(self) -> dict[str, Any]:
         return dict(self._meta)
