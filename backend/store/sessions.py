@@ -68,6 +68,7 @@ class SessionStore:
         self._store_lock = threading.RLock()
         self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
         self._listing_entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
+        self._locations: tuple[tuple[int, int, int], dict[str, str]] | None = None
         _OPEN_STORES.add(self)
 
     # ------------------------------------------------------------------ layout
@@ -85,12 +86,20 @@ class SessionStore:
         return self.root / ".changed"
 
     def locations(self) -> dict[str, str]:
-        if not self.locations_path.exists():
+        """{session_id: folder} of sessions kept inside projects; re-read only when the file changes."""
+        try:
+            st = os.stat(self.locations_path)
+        except FileNotFoundError:
             return {}
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)  # rewritten by rename: a new inode each time
+        if self._locations is not None and self._locations[0] == stamp:
+            return dict(self._locations[1])
         data = read_json(self.locations_path)
         if not isinstance(data, dict):
             raise CorruptFile(self.locations_path, "expected a JSON object {session_id: path}")
-        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        found = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        self._locations = (stamp, found)
+        return dict(found)
 
     def _write_locations(self, locations: Mapping[str, str]) -> None:
         self._ensure_locks_dir()
