@@ -297,7 +297,12 @@ class SessionListing:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a memory record came from; every record carries one."""
+    """Where a memory record came from; every record carries one.
+
+    `turn` is the turn number along the branch that holds the nodes (None when unknown);
+    `commit` the session repo's turn commit that covers them (or a project commit for a
+    commit event).
+    """
 
     project_id: str
     session_id: str
@@ -305,16 +310,47 @@ class Provenance:
     commit: str | None
     event_time: float
     ingestion_time: float
+    turn: int | None = None
+
+    @property
+    def pointer(self) -> str:
+        """The `session:<id>` pointer every core.md line and recall result ends with."""
+        return f"session:{self.session_id}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "project_id": self.project_id,
             "session_id": self.session_id,
             "node_ids": list(self.node_ids),
+            "turn": self.turn,
             "commit": self.commit,
             "event_time": self.event_time,
             "ingestion_time": self.ingestion_time,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<provenance>") -> "Provenance":
+        if not isinstance(data, Mapping):
+            raise CorruptFile(where, "provenance is not a JSON object")
+        node_ids = data.get("node_ids") or ()
+        turn = data.get("turn")
+        commit = data.get("commit")
+
+        def number(key: str) -> float:
+            value = data.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CorruptFile(where, f"provenance.{key} must be a number")
+            return float(value)
+
+        return cls(
+            project_id=str(data.get("project_id") or ""),
+            session_id=str(data.get("session_id") or ""),
+            node_ids=tuple(str(n) for n in node_ids) if isinstance(node_ids, (list, tuple)) else (),
+            commit=commit if isinstance(commit, str) and commit else None,
+            event_time=number("event_time"),
+            ingestion_time=number("ingestion_time"),
+            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)

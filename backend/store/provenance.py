@@ -40,8 +40,9 @@ def node_provenance(
     if not group:
         raise ValueError("node_provenance needs at least one node")
     meta = store.get_meta(session_id)
+    covering_commit, turn = _covering_turn(store, session_id, group)
     if commit is None:
-        commit = _covering_commit(store, session_id, group)
+        commit = covering_commit
     return Provenance(
         project_id=meta.project_id,
         session_id=session_id,
@@ -49,16 +50,21 @@ def node_provenance(
         commit=commit,
         event_time=max(n.created_at for n in group),
         ingestion_time=time.time() if ingestion_time is None else ingestion_time,
+        turn=turn,
     )
 
 
-def _covering_commit(store: SessionStore, session_id: str, group: list[Node]) -> str | None:
+def _covering_turn(store: SessionStore, session_id: str, group: list[Node]) -> tuple[str | None, int | None]:
+    """(turn commit, turn number) of the turn that holds the group's nodes."""
     wanted = {n.called_by or n.id for n in group}
+    number: int | None = None
     for turn in _all_turns(store, session_id, wanted):
         ids = {n.id for n in turn.nodes}
-        if wanted & ids and turn.commit:
-            return turn.commit
-    return None
+        if wanted & ids:
+            number = turn.number if number is None else number
+            if turn.commit:
+                return turn.commit, turn.number
+    return None, number
 
 
 def _all_turns(store: SessionStore, session_id: str, wanted: set[str]):

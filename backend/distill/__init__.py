@@ -1,0 +1,1 @@
+"""Distillation: sessions in, memory records out (ARCHITECTURE.md §6)."""

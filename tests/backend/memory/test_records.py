@@ -1,0 +1,71 @@
+"""The record shapes of ARCHITECTURE.md §5: round trips, deterministic ids, bad lines named."""
+
+from __future__ import annotations
+
+import pytest
+
+from opmem_tui.backend.memory.records import (
+    AliasMerge,
+    AliasUnmerge,
+    Edge,
+    Entity,
+    Event,
+    Patch,
+    entity_id,
+    parse_edge_line,
+    parse_entity_line,
+    parse_timeline_line,
+    visible_scopes,
+)
+from opmem_tui.backend.model import CorruptFile, Provenance
+
+PROV = Provenance("proj", "sess-1", ("n1", "n2"), "abc123", 1_700_000_000.0, 1_700_000_100.0, turn=2)
+
+
+def test_event_round_trip_and_deterministic_id():
+    event = Event(Event.make_id("Edited a.py", "work", PROV), "Edited a.py", "work", 0.7, PROV, ("file.a",), "project:proj")
+    assert Event.from_json(event.to_json()) == event
+    assert event.id == Event.make_id("Edited a.py", "work", PROV)
+    assert event.id != Event.make_id("Edited b.py", "work", PROV)
+    assert parse_timeline_line(event.to_json(), "t.jsonl:1") == event
+
+
+def test_edge_entity_and_patches_round_trip():
+    edge = Edge(Edge.make_id("a", "listens-on", "b", PROV), "a", "b", "listens-on", PROV, 0.9, "project:proj")
+    assert parse_edge_line(edge.to_json(), "e:1") == edge
+    assert edge.to_json()["from"] == "a" and edge.to_json()["event_time"] == PROV.event_time
+    entity = Entity(entity_id("file", "a.py"), "file", "a.py", ("./a.py",), {"lang": "python"}, provenance=PROV)
+    assert parse_entity_line(entity.to_json(), "n:1") == entity
+    patch = Patch("old", "new", 5.0, "listens-on is single-valued")
+    assert parse_edge_line(patch.to_json(), "e:2") == patch
+    merge = AliasMerge(AliasMerge.make_id("x", "y"), "x", "y", "acronym", 6.0, 0.9)
+    assert parse_entity_line(merge.to_json(), "n:2") == merge
+    unmerge = AliasUnmerge(merge.id, 7.0)
+    assert parse_entity_line(unmerge.to_json(), "n:3") == unmerge
+
+
+def test_entity_ids_normalize_spelling_and_separate_types():
+    assert entity_id("person", "Caroline") == entity_id("person", "  caroline ")
+    assert entity_id("person", "Caroline") != entity_id("place", "Caroline")
+    assert entity_id("file", "a/b.py") != entity_id("file", "a-b.py")  # the hash keeps them apart
+    assert entity_id("person", "Zoë").startswith("person.zo")
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ({"id": "e", "summary": "s", "kind": "gossip", "provenance": PROV.to_json()}, "unknown event kind"),
+        ({"id": "e", "summary": "s", "kind": "work"}, "provenance"),
+        ({"id": "e", "summary": "s", "kind": "work", "provenance": PROV.to_json(), "scope": "../x"}, "invalid scope"),
+        (["not", "an", "object"], "not a JSON object"),
+    ],
+)
+def test_bad_lines_name_where_they_are(line, problem):
+    with pytest.raises(CorruptFile) as info:
+        parse_timeline_line(line, "memory/timeline/2026-01.jsonl:7")
+    assert "2026-01.jsonl:7" in str(info.value) and problem in str(info.value)
+
+
+def test_visible_scopes():
+    assert visible_scopes("project:p") == {"global", "project:p"}
+    assert visible_scopes(None) is None
