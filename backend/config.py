@@ -61,8 +61,7 @@ class Config:
             return tomlkit.parse(text)
         except ParseError as exc:
             raise ConfigError(
-                f"{self.path}: invalid TOML at line {exc.line}, column {exc.col}: "
-                f"{str(exc).split(' at line')[0]}"
+                f"{self.path}: invalid TOML at line {exc.line}, column {exc.col}: {str(exc).split(' at line')[0]}"
             ) from None
 
     def get(self, dotted: str, default: Any = None) -> Any:

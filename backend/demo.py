@@ -9,9 +9,10 @@ Everything is deterministic apart from the wall-clock times of the project commi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pygit2
 
@@ -117,7 +118,9 @@ class DemoBuilder:
             self.registry.add_session_to_project(project.id, sid)
         return written
 
-    def _write(self, sid: str, step: Step, start: float, caller: Node | None, meta: dict, location: Path | None) -> Node:
+    def _write(
+        self, sid: str, step: Step, start: float, caller: Node | None, meta: dict, location: Path | None
+    ) -> Node:
         kwargs: dict[str, Any] = dict(
             name=step.name,
             input=step.input,
@@ -139,7 +142,9 @@ def _pytest_log(failures: int, lines: int) -> str:
     for i in range(lines):
         status = "FAILED" if i < failures else "PASSED"
         out.append(f"tests/test_forecast.py::test_case_{i:04d} {status}")
-    out.append(f"========================= {failures} failed, {lines - failures} passed in 12.31s =========================")
+    out.append(
+        f"========================= {failures} failed, {lines - failures} passed in 12.31s ========================="
+    )
     return "\n".join(out)
 
 
@@ -172,7 +177,12 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         "Initial commit",
         BASE_TIME - 20 * DAY,
     )
-    _user_commit(weather, {"weather/cli.py": "import sys\n\n\ndef main():\n    print(sys.argv)\n"}, "Add a CLI stub", BASE_TIME - 19 * DAY)
+    _user_commit(
+        weather,
+        {"weather/cli.py": "import sys\n\n\ndef main():\n    print(sys.argv)\n"},
+        "Add a CLI stub",
+        BASE_TIME - 19 * DAY,
+    )
     shop = projects_dir / "shop-api"
     _git_init(
         shop,
@@ -185,7 +195,12 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         BASE_TIME - 30 * DAY,
     )
     dotfiles = projects_dir / "dotfiles"
-    _git_init(dotfiles, {"zshrc": "export EDITOR=vim\n", "gitconfig": "[user]\n\tname = Dana\n"}, "My dotfiles", BASE_TIME - 60 * DAY)
+    _git_init(
+        dotfiles,
+        {"zshrc": "export EDITOR=vim\n", "gitconfig": "[user]\n\tname = Dana\n"},
+        "My dotfiles",
+        BASE_TIME - 60 * DAY,
+    )
     p_weather = b.registry.resolve_project(weather, "weather-cli")
     p_shop = b.registry.resolve_project(shop, "shop-api")
     p_dot = b.registry.resolve_project(dotfiles, "dotfiles")
@@ -200,19 +215,76 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         [
             [
                 Step("user", "The forecast parser crashes when the API omits `temp`. Fix it and add a test."),
-                Step("assistant", "I'll look at the parser and its test first.", metadata={"thinking": "The parser indexes payload['temp'] directly; a missing key raises KeyError.", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5120, "output_tokens": 310}}, at=4),
-                Step("tool", "def parse(payload):\n    return payload['temp']\n", name="Read", input={"file_path": str(weather / "weather/forecast.py")}, at=5),
-                Step("tool", "tests/test_forecast.py:5:    assert parse({'temp': 3}) == 3", name="Grep", input={"pattern": "parse\\(", "path": str(weather)}, at=6),
+                Step(
+                    "assistant",
+                    "I'll look at the parser and its test first.",
+                    metadata={
+                        "thinking": "The parser indexes payload['temp'] directly; a missing key raises KeyError.",
+                        "model": "claude-sonnet-4-5",
+                        "usage": {"input_tokens": 5120, "output_tokens": 310},
+                    },
+                    at=4,
+                ),
+                Step(
+                    "tool",
+                    "def parse(payload):\n    return payload['temp']\n",
+                    name="Read",
+                    input={"file_path": str(weather / "weather/forecast.py")},
+                    at=5,
+                ),
+                Step(
+                    "tool",
+                    "tests/test_forecast.py:5:    assert parse({'temp': 3}) == 3",
+                    name="Grep",
+                    input={"pattern": "parse\\(", "path": str(weather)},
+                    at=6,
+                ),
                 Step("assistant", "Making `temp` optional and returning None when it is missing.", at=9),
-                Step("tool", "The file weather/forecast.py has been updated.", name="Edit", input={"file_path": str(weather / "weather/forecast.py"), "old_string": "return payload['temp']", "new_string": "return payload.get('temp')"}, writes={"weather/forecast.py": "def parse(payload):\n    \"\"\"The temperature, or None when the API omits it.\"\"\"\n    return payload.get('temp')\n"}, at=10),
-                Step("tool", "The file tests/test_forecast.py has been updated.", name="Edit", input={"file_path": str(weather / "tests/test_forecast.py")}, writes={"tests/test_forecast.py": "from weather.forecast import parse\n\n\ndef test_parse():\n    assert parse({'temp': 3}) == 3\n\n\ndef test_missing_temp():\n    assert parse({}) is None\n"}, at=11),
+                Step(
+                    "tool",
+                    "The file weather/forecast.py has been updated.",
+                    name="Edit",
+                    input={
+                        "file_path": str(weather / "weather/forecast.py"),
+                        "old_string": "return payload['temp']",
+                        "new_string": "return payload.get('temp')",
+                    },
+                    writes={
+                        "weather/forecast.py": 'def parse(payload):\n    """The temperature, or None when the API omits it."""\n    return payload.get(\'temp\')\n'
+                    },
+                    at=10,
+                ),
+                Step(
+                    "tool",
+                    "The file tests/test_forecast.py has been updated.",
+                    name="Edit",
+                    input={"file_path": str(weather / "tests/test_forecast.py")},
+                    writes={
+                        "tests/test_forecast.py": "from weather.forecast import parse\n\n\ndef test_parse():\n    assert parse({'temp': 3}) == 3\n\n\ndef test_missing_temp():\n    assert parse({}) is None\n"
+                    },
+                    at=11,
+                ),
                 Step("tool", "2 passed in 0.04s", name="Bash", input={"command": "python -m pytest -q"}, at=14),
-                Step("assistant", "Fixed: `parse` now returns None when `temp` is missing, with a test for it. Both tests pass.", metadata={"usage": {"input_tokens": 6020, "output_tokens": 120}}, at=16),
+                Step(
+                    "assistant",
+                    "Fixed: `parse` now returns None when `temp` is missing, with a test for it. Both tests pass.",
+                    metadata={"usage": {"input_tokens": 6020, "output_tokens": 120}},
+                    at=16,
+                ),
             ],
             [
                 Step("user", "Now show the temperature in Celsius and Fahrenheit.", at=300),
                 Step("assistant", "Adding a formatter with both units.", at=304),
-                Step("tool", "The file weather/format.py has been created.", name="Write", input={"file_path": str(weather / "weather/format.py")}, writes={"weather/format.py": "def both(celsius):\n    return f\"{celsius:.1f} °C / {celsius * 9 / 5 + 32:.1f} °F\"\n"}, at=306),
+                Step(
+                    "tool",
+                    "The file weather/format.py has been created.",
+                    name="Write",
+                    input={"file_path": str(weather / "weather/format.py")},
+                    writes={
+                        "weather/format.py": 'def both(celsius):\n    return f"{celsius:.1f} °C / {celsius * 9 / 5 + 32:.1f} °F"\n'
+                    },
+                    at=306,
+                ),
                 Step("assistant", "Added `weather/format.py` with `both()`, e.g. `3.0 °C / 37.4 °F`.", at=310),
             ],
         ],
@@ -224,16 +296,34 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     second_user = next(n for n in reversed(nodes) if n.role == "user")
     store = home.sessions
     retry = store.append_message(
-        "cc-fix-forecast-parse", "assistant", "Retry: adding a `--units` flag instead (c, f or both).",
-        parent_id=second_user.id, created_at=t0 + 6 * DAY + 400,
+        "cc-fix-forecast-parse",
+        "assistant",
+        "Retry: adding a `--units` flag instead (c, f or both).",
+        parent_id=second_user.id,
+        created_at=t0 + 6 * DAY + 400,
     )
-    store.append_message("cc-fix-forecast-parse", "tool", "weather/cli.py: 12 lines", called_by=retry.id, name="Read",
-                         input={"file_path": str(weather / "weather/cli.py")}, created_at=t0 + 6 * DAY + 402)
-    store.append_message("cc-fix-forecast-parse", "assistant", "Done: `weather --units both` prints both scales.",
-                         created_at=t0 + 6 * DAY + 410)
+    store.append_message(
+        "cc-fix-forecast-parse",
+        "tool",
+        "weather/cli.py: 12 lines",
+        called_by=retry.id,
+        name="Read",
+        input={"file_path": str(weather / "weather/cli.py")},
+        created_at=t0 + 6 * DAY + 402,
+    )
+    store.append_message(
+        "cc-fix-forecast-parse",
+        "assistant",
+        "Done: `weather --units both` prints both scales.",
+        created_at=t0 + 6 * DAY + 410,
+    )
     store.commit_turn("cc-fix-forecast-parse")
-    store.append_message("cc-fix-forecast-parse", "user", "Good. Add the flag to the README too.", created_at=t0 + 6 * DAY + 500)
-    store.append_message("cc-fix-forecast-parse", "assistant", "README updated with a `--units` example.", created_at=t0 + 6 * DAY + 520)
+    store.append_message(
+        "cc-fix-forecast-parse", "user", "Good. Add the flag to the README too.", created_at=t0 + 6 * DAY + 500
+    )
+    store.append_message(
+        "cc-fix-forecast-parse", "assistant", "README updated with a `--units` example.", created_at=t0 + 6 * DAY + 520
+    )
     store.commit_turn("cc-fix-forecast-parse")
 
     # 2. A subagent spawned by the session above, linked to its parent.
@@ -241,12 +331,16 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     b.session(
         "cc-fix-forecast-parse.agent-explore",
         t0 + 6 * DAY + 20,
-        [[
-            Step("user", "Explore the repository and list every caller of parse()."),
-            Step("assistant", "Searching for callers.", at=2),
-            Step("tool", "weather/cli.py:3\ntests/test_forecast.py:1", name="Grep", input={"pattern": "parse"}, at=3),
-            Step("assistant", "Two callers: weather/cli.py and the test module.", at=5),
-        ]],
+        [
+            [
+                Step("user", "Explore the repository and list every caller of parse()."),
+                Step("assistant", "Searching for callers.", at=2),
+                Step(
+                    "tool", "weather/cli.py:3\ntests/test_forecast.py:1", name="Grep", input={"pattern": "parse"}, at=3
+                ),
+                Step("assistant", "Two callers: weather/cli.py and the test module.", at=5),
+            ]
+        ],
         source="claude-code",
         project=p_weather,
         extra={"parent_session": "cc-fix-forecast-parse", "parent_node": parent_task.id, "kind": "subagent"},
@@ -257,9 +351,36 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     many.append(Step("assistant", "Running the suite first.", at=3))
     many.append(Step("tool", _pytest_log(3, 1200), name="shell", input={"command": ["npm", "test"]}, at=40))
     for i in range(36):
-        many.append(Step("tool", f"src/cart.ts:{i + 1}: " + "const line = compute(items);" * 2, name="shell", input={"command": ["sed", "-n", f"{i + 1}p", "src/cart.ts"]}, at=41 + i))
-    many.append(Step("tool", "Success. Updated the following files:\nM src/cart.ts", name="apply_patch", input={"patch": "*** Begin Patch\n*** Update File: src/cart.ts\n@@\n-  return items.reduce((a, b) => a + b, 0);\n+  return Math.round(items.reduce((a, b) => a + b, 0) * 100) / 100;\n*** End Patch"}, writes={"src/cart.ts": "export function total(items: number[]): number {\n  return Math.round(items.reduce((a, b) => a + b, 0) * 100) / 100;\n}\n"}, at=90))
-    many.append(Step("assistant", "The three failures were floating-point totals; `total` now rounds to cents. All 1200 tests pass.", at=120))
+        many.append(
+            Step(
+                "tool",
+                f"src/cart.ts:{i + 1}: " + "const line = compute(items);" * 2,
+                name="shell",
+                input={"command": ["sed", "-n", f"{i + 1}p", "src/cart.ts"]},
+                at=41 + i,
+            )
+        )
+    many.append(
+        Step(
+            "tool",
+            "Success. Updated the following files:\nM src/cart.ts",
+            name="apply_patch",
+            input={
+                "patch": "*** Begin Patch\n*** Update File: src/cart.ts\n@@\n-  return items.reduce((a, b) => a + b, 0);\n+  return Math.round(items.reduce((a, b) => a + b, 0) * 100) / 100;\n*** End Patch"
+            },
+            writes={
+                "src/cart.ts": "export function total(items: number[]): number {\n  return Math.round(items.reduce((a, b) => a + b, 0) * 100) / 100;\n}\n"
+            },
+            at=90,
+        )
+    )
+    many.append(
+        Step(
+            "assistant",
+            "The three failures were floating-point totals; `total` now rounds to cents. All 1200 tests pass.",
+            at=120,
+        )
+    )
     b.session("codex-shop-cart-rounding", t0 + 4 * DAY, [many], source="codex", project=p_shop, model="gpt-5-codex")
 
     # 4. Codex: a message sent again from an older turn (a fork of the conversation).
@@ -267,24 +388,48 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         "codex-shop-discounts",
         t0 + 5 * DAY,
         [
-            [Step("user", "Add percentage discount codes to the cart."), Step("assistant", "Added `applyDiscount(total, percent)` in src/cart.ts.", at=30)],
-            [Step("user", "Store the codes in a JSON file.", at=200), Step("assistant", "Codes now load from `discounts.json`.", at=230)],
+            [
+                Step("user", "Add percentage discount codes to the cart."),
+                Step("assistant", "Added `applyDiscount(total, percent)` in src/cart.ts.", at=30),
+            ],
+            [
+                Step("user", "Store the codes in a JSON file.", at=200),
+                Step("assistant", "Codes now load from `discounts.json`.", at=230),
+            ],
         ],
         source="codex",
         project=p_shop,
         model="gpt-5-codex",
     )
-    store.append_message("codex-shop-discounts", "user", "Actually, keep the codes in an environment variable instead.",
-                         parent_id=codex_nodes[1].id, created_at=t0 + 5 * DAY + 600)
-    store.append_message("codex-shop-discounts", "assistant", "Codes now come from `DISCOUNT_CODES` (comma separated).",
-                         created_at=t0 + 5 * DAY + 640)
+    store.append_message(
+        "codex-shop-discounts",
+        "user",
+        "Actually, keep the codes in an environment variable instead.",
+        parent_id=codex_nodes[1].id,
+        created_at=t0 + 5 * DAY + 600,
+    )
+    store.append_message(
+        "codex-shop-discounts",
+        "assistant",
+        "Codes now come from `DISCOUNT_CODES` (comma separated).",
+        created_at=t0 + 5 * DAY + 640,
+    )
     store.commit_turn("codex-shop-discounts")
 
     # 5. Gemini, aider and a plain opmem chat, not bound to projects or bound to a paused one.
     b.session(
         "gemini-zsh-prompt",
         t0 + 2 * DAY,
-        [[Step("user", "Make my zsh prompt show the git branch."), Step("assistant", "Add `autoload -Uz vcs_info` and `precmd() { vcs_info }` to ~/.zshrc, then use `${vcs_info_msg_0_}` in PROMPT.", at=8)]],
+        [
+            [
+                Step("user", "Make my zsh prompt show the git branch."),
+                Step(
+                    "assistant",
+                    "Add `autoload -Uz vcs_info` and `precmd() { vcs_info }` to ~/.zshrc, then use `${vcs_info_msg_0_}` in PROMPT.",
+                    at=8,
+                ),
+            ]
+        ],
         source="gemini",
         project=p_dot,
         model="gemini-2.5-pro",
@@ -292,10 +437,16 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     b.session(
         "aider-weather-retry-http",
         t0 + 3 * DAY,
-        [[
-            Step("user", "Retry HTTP requests three times with backoff."),
-            Step("assistant", "I will wrap the fetch in a retry loop.\n\nweather/http.py\n```python\nfor attempt in range(3):\n    ...\n```", at=12),
-        ]],
+        [
+            [
+                Step("user", "Retry HTTP requests three times with backoff."),
+                Step(
+                    "assistant",
+                    "I will wrap the fetch in a retry loop.\n\nweather/http.py\n```python\nfor attempt in range(3):\n    ...\n```",
+                    at=12,
+                ),
+            ]
+        ],
         source="aider",
         project=p_weather,
         model="gpt-4.1",
@@ -303,24 +454,40 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     b.session(
         "opmem-notes-markup",
         t0 + 1 * DAY,
-        [[
-            Step("user", "Why does my log show [bold red]ERROR[/] literally?"),
-            Step("assistant", "Rich markup in *data* must never be interpreted: opmem shows `[bold red]x[/]` as plain text, as it does any text from a session.", at=5),
-        ]],
+        [
+            [
+                Step("user", "Why does my log show [bold red]ERROR[/] literally?"),
+                Step(
+                    "assistant",
+                    "Rich markup in *data* must never be interpreted: opmem shows `[bold red]x[/]` as plain text, as it does any text from a session.",
+                    at=5,
+                ),
+            ]
+        ],
         source="opmem",
     )
     quick = [
-        ("How do I undo the last git commit but keep the changes?",
-         "`git reset --soft HEAD~1` moves the branch back one commit and keeps the changes staged."),
-        ("What does `set -euo pipefail` do?",
-         "`-e` exits on the first error, `-u` treats unset variables as errors, `pipefail` fails a pipe when any command in it fails."),
-        ("Explain Python's walrus operator with an example.",
-         "`if (n := len(items)) > 10: print(n)` assigns and tests in one expression."),
+        (
+            "How do I undo the last git commit but keep the changes?",
+            "`git reset --soft HEAD~1` moves the branch back one commit and keeps the changes staged.",
+        ),
+        (
+            "What does `set -euo pipefail` do?",
+            "`-e` exits on the first error, `-u` treats unset variables as errors, `pipefail` fails a pipe when any command in it fails.",
+        ),
+        (
+            "Explain Python's walrus operator with an example.",
+            "`if (n := len(items)) > 10: print(n)` assigns and tests in one expression.",
+        ),
         ("How do I list the largest files in a folder?", "`du -ah . | sort -rh | head -20`."),
-        ("What's the difference between a process and a thread?",
-         "Processes have separate memory; threads share their process's memory."),
-        ("How do I rename a git branch locally and on the remote?",
-         "`git branch -m old new`, then `git push origin -u new` and `git push origin --delete old`."),
+        (
+            "What's the difference between a process and a thread?",
+            "Processes have separate memory; threads share their process's memory.",
+        ),
+        (
+            "How do I rename a git branch locally and on the remote?",
+            "`git branch -m old new`, then `git push origin -u new` and `git push origin --delete old`.",
+        ),
     ]
     for i, (question, answer) in enumerate(quick):
         b.session(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 ROLE_LETTER = {"user": "u", "assistant": "a", "tool": "t", "system": "s"}
@@ -45,8 +46,7 @@ def check_session_id(session_id: object) -> str:
         raise InvalidSessionId(f"invalid session id: longer than 128 characters ({len(session_id)})")
     if not SESSION_ID_RE.fullmatch(session_id) or session_id in (".", ".."):
         raise InvalidSessionId(
-            f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
+            f"invalid session id {session_id!r}: use letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
     return session_id
 
@@ -96,7 +96,7 @@ class Node:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], path: Any = "<node>") -> "Node":
+    def from_json(cls, data: Mapping[str, Any], path: Any = "<node>") -> Node:
         if not isinstance(data, Mapping):
             raise CorruptFile(path, "node file is not a JSON object")
         try:
@@ -199,7 +199,7 @@ class SessionMeta:
         return data
 
     @classmethod
-    def from_listing(cls, data: dict[str, Any], session_id: str, path: str) -> "SessionMeta":
+    def from_listing(cls, data: dict[str, Any], session_id: str, path: str) -> SessionMeta:
         """A listing row: meta.json plus the turn count and preview it stores.
 
         Same result as from_json, written for the listing's 10,000-row loop. The folder name
@@ -234,7 +234,9 @@ class SessionMeta:
         )
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<meta>", *, fallback_id: str = "", path: str = "") -> "SessionMeta":
+    def from_json(
+        cls, data: Mapping[str, Any], where: Any = "<meta>", *, fallback_id: str = "", path: str = ""
+    ) -> SessionMeta:
         """meta.json as stored; its own id wins over `fallback_id` (the folder name)."""
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "meta.json is not a JSON object")
@@ -329,7 +331,7 @@ class Provenance:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<provenance>") -> "Provenance":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<provenance>") -> Provenance:
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "provenance is not a JSON object")
         node_ids = data.get("node_ids") or ()

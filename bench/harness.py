@@ -6,8 +6,8 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent
 OUT = ROOT / "out"
@@ -46,7 +46,9 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs"
 
 
-def report(name: str, ours: float, baseline: float, baseline_name: str, target: str, ok: bool, unit: str = "time") -> None:
+def report(
+    name: str, ours: float, baseline: float, baseline_name: str, target: str, ok: bool, unit: str = "time"
+) -> None:
     """One line per figure: ours, the baseline, ours/baseline, and the target verdict."""
     ratio = ours / baseline if baseline else float("inf")
     if unit == "time":

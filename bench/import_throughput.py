@@ -24,21 +24,47 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import OUT, parser, report  # noqa: E402
+from harness import OUT, parser, report
 
-from opmem_tui.backend.home import Home  # noqa: E402
-from opmem_tui.backend.importers import run_import  # noqa: E402
-from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
-from opmem_tui.backend.importers.claude_code import ClaudeParser  # noqa: E402
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.importers.base import ImportReport
+from opmem_tui.backend.importers.claude_code import ClaudeParser
 
-WORDS = (
-    "the module test fix function returns value error file path config server request handler "
-    "cache index query user session branch commit parse record line token model tool result"
-).split()
+WORDS = [
+    "the",
+    "module",
+    "test",
+    "fix",
+    "function",
+    "returns",
+    "value",
+    "error",
+    "file",
+    "path",
+    "config",
+    "server",
+    "request",
+    "handler",
+    "cache",
+    "index",
+    "query",
+    "user",
+    "session",
+    "branch",
+    "commit",
+    "parse",
+    "record",
+    "line",
+    "token",
+    "model",
+    "tool",
+    "result",
+]
 TOOLS = ("Read", "Bash", "Edit", "Grep", "Glob", "Write", "WebFetch")
 
 
@@ -47,7 +73,7 @@ class Corpus:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.clock = datetime(2025, 9, 1, tzinfo=timezone.utc)
+        self.clock = datetime(2025, 9, 1, tzinfo=UTC)
 
     def words(self, lo: int, hi: int) -> str:
         return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(lo, hi)))
@@ -64,8 +90,15 @@ class Corpus:
 
     def session(self, target_bytes: int) -> list[str]:
         sid = self.uid()
-        env = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/projects/shop", "sessionId": sid,
-               "version": "2.1.40", "gitBranch": "main", "slug": "bench-session"}
+        env = {
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/dev/projects/shop",
+            "sessionId": sid,
+            "version": "2.1.40",
+            "gitBranch": "main",
+            "slug": "bench-session",
+        }
         out: list[str] = []
         size = 0
         last: str | None = None
@@ -83,22 +116,53 @@ class Corpus:
 
         while size < target_bytes:
             prompt_id = self.uid()
-            emit({"type": "file-history-snapshot", "messageId": prompt_id,
-                  "snapshot": {"messageId": prompt_id, "trackedFileBackups": {}, "timestamp": self.stamp()}, "isSnapshotUpdate": False})
-            emit({"parentUuid": last, **env, "type": "user", "message": {"role": "user", "content": self.words(8, 80)},
-                  "uuid": prompt_id, "timestamp": self.stamp(), "permissionMode": "default"})
+            emit(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": prompt_id,
+                    "snapshot": {"messageId": prompt_id, "trackedFileBackups": {}, "timestamp": self.stamp()},
+                    "isSnapshotUpdate": False,
+                }
+            )
+            emit(
+                {
+                    "parentUuid": last,
+                    **env,
+                    "type": "user",
+                    "message": {"role": "user", "content": self.words(8, 80)},
+                    "uuid": prompt_id,
+                    "timestamp": self.stamp(),
+                    "permissionMode": "default",
+                }
+            )
             last = prompt_id
             for call in range(self.rng.randint(2, 6)):
                 msg = f"msg_{self.rng.getrandbits(96):024x}"
                 req = f"req_{self.rng.getrandbits(96):024x}"
-                usage = {"input_tokens": self.rng.randint(1, 50), "cache_read_input_tokens": self.rng.randint(1000, 90000),
-                         "cache_creation_input_tokens": self.rng.randint(0, 5000), "output_tokens": self.rng.randint(1, 900),
-                         "service_tier": "standard"}
+                usage = {
+                    "input_tokens": self.rng.randint(1, 50),
+                    "cache_read_input_tokens": self.rng.randint(1000, 90000),
+                    "cache_creation_input_tokens": self.rng.randint(0, 5000),
+                    "output_tokens": self.rng.randint(1, 900),
+                    "service_tier": "standard",
+                }
 
                 def part(block: dict, parent: str | None, msg: str = msg, req: str = req, usage: dict = usage) -> str:
-                    return rec("assistant", parent, message={"model": "claude-opus-4-6", "id": msg, "type": "message",
-                                                              "role": "assistant", "content": [block], "stop_reason": None,
-                                                              "stop_sequence": None, "usage": usage}, requestId=req)
+                    return rec(
+                        "assistant",
+                        parent,
+                        message={
+                            "model": "claude-opus-4-6",
+                            "id": msg,
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [block],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                        requestId=req,
+                    )
 
                 if self.rng.random() < 0.6:
                     last = part({"type": "thinking", "thinking": self.words(30, 250), "signature": "x" * 200}, last)
@@ -114,21 +178,62 @@ class Corpus:
                     if name in ("Write", "Edit"):
                         args["content"] = self.code(self.rng.randint(5, 60))
                     elif name == "Bash":
-                        args = {"command": f"pytest -q tests/test_{self.rng.choice(WORDS)}.py", "description": self.words(3, 8)}
+                        args = {
+                            "command": f"pytest -q tests/test_{self.rng.choice(WORDS)}.py",
+                            "description": self.words(3, 8),
+                        }
                     last = part({"type": "tool_use", "id": tool_id, "name": name, "input": args}, last)
                     calls.append((tool_id, name, last))
-                    hook = rec("progress", last, data={"type": "hook_progress", "hookEvent": "PostToolUse",
-                                                       "hookName": "PostToolUse:" + name, "command": "notify.sh"},
-                               toolUseID=tool_id, parentToolUseID=tool_id)
-                    rec("progress", hook, data={"type": "hook_progress", "hookEvent": "PostToolUse",
-                                                "hookName": "PostToolUse:" + name, "command": "lint.sh"},
-                        toolUseID=tool_id, parentToolUseID=tool_id)
+                    hook = rec(
+                        "progress",
+                        last,
+                        data={
+                            "type": "hook_progress",
+                            "hookEvent": "PostToolUse",
+                            "hookName": "PostToolUse:" + name,
+                            "command": "notify.sh",
+                        },
+                        toolUseID=tool_id,
+                        parentToolUseID=tool_id,
+                    )
+                    rec(
+                        "progress",
+                        hook,
+                        data={
+                            "type": "hook_progress",
+                            "hookEvent": "PostToolUse",
+                            "hookName": "PostToolUse:" + name,
+                            "command": "lint.sh",
+                        },
+                        toolUseID=tool_id,
+                        parentToolUseID=tool_id,
+                    )
                 for tool_id, name, caller in calls:
                     body = self.code(self.rng.randint(5, 120)) if name in ("Read", "Grep") else self.words(5, 200)
-                    meta = {"type": "text", "file": {"filePath": "/x.py", "content": body, "numLines": body.count("\n") + 1,
-                                                     "startLine": 1, "totalLines": 400}} if name == "Read" else {"stdout": body[:200], "stderr": "", "interrupted": False, "isImage": False}
-                    last = rec("user", caller, message={"role": "user", "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": body}]},
-                               toolUseResult=meta, sourceToolAssistantUUID=caller)
+                    meta = (
+                        {
+                            "type": "text",
+                            "file": {
+                                "filePath": "/x.py",
+                                "content": body,
+                                "numLines": body.count("\n") + 1,
+                                "startLine": 1,
+                                "totalLines": 400,
+                            },
+                        }
+                        if name == "Read"
+                        else {"stdout": body[:200], "stderr": "", "interrupted": False, "isImage": False}
+                    )
+                    last = rec(
+                        "user",
+                        caller,
+                        message={
+                            "role": "user",
+                            "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": body}],
+                        },
+                        toolUseResult=meta,
+                        sourceToolAssistantUUID=caller,
+                    )
             rec("system", last, subtype="turn_duration", durationMs=self.rng.randint(2000, 90000), isMeta=False)
         return out
 
@@ -221,7 +326,9 @@ def main() -> None:
     root = corpus(mb)
     files = files_of(root)
     size = sum(f.stat().st_size for f in files)
-    print(f"corpus: {len(files)} files, {size / 1e6:.1f} MB (generated/cached in {time.perf_counter() - t0:.1f} s) at {root}")
+    print(
+        f"corpus: {len(files)} files, {size / 1e6:.1f} MB (generated/cached in {time.perf_counter() - t0:.1f} s) at {root}"
+    )
     baseline = max(json_loads_rate(files)[0] for _ in range(3))
     _, records = json_loads_rate(files)
     elapsed, nodes = min((parse_rate(files) for _ in range(3)), key=lambda r: r[0])
@@ -229,22 +336,42 @@ def main() -> None:
     print(f"{records:,} records -> {nodes:,} nodes")
     report("parse only", parsed, baseline, "json.loads", ">= 0.25", parsed / baseline >= 0.25, unit="records/s")
     full, result = import_rate(root, records, durable=True)
-    print(f"full import: {result.sessions} sessions, {result.turns:,} turn commits, {result.nodes:,} nodes, {len(result.warnings)} warnings")
+    print(
+        f"full import: {result.sessions} sessions, {result.turns:,} turn commits, {result.nodes:,} nodes, {len(result.warnings)} warnings"
+    )
     report("full import (fsync)", full, baseline, "json.loads", ">= 0.25", full / baseline >= 0.25, unit="records/s")
     fast, _ = import_rate(root, records, durable=False)
     report("full import (no fsync)", fast, baseline, "json.loads", ">= 0.25", fast / baseline >= 0.25, unit="records/s")
     # Where the time goes: parsing is the part the importer owns; the rest is the store writing
     # one node file per node and one git commit per turn.
-    print(f"parsing is {full / parsed:.0%} of the full import's time (fsync), {fast / parsed:.0%} (no fsync); "
-          f"the store writes {result.nodes / records:.2f} node files per record")
+    print(
+        f"parsing is {full / parsed:.0%} of the full import's time (fsync), {fast / parsed:.0%} (no fsync); "
+        f"the store writes {result.nodes / records:.2f} node files per record"
+    )
     # The floor the file-per-node contract sets: creating the node files alone (temp + rename,
     # no fsync, no JSON, no git), expressed in records/s of this corpus.
     floor = records / file_creation_time(result.nodes)
-    report("creating the node files alone", floor, baseline, "json.loads", ">= 0.25 possible at all", floor / baseline >= 0.25, unit="records/s")
+    report(
+        "creating the node files alone",
+        floor,
+        baseline,
+        "json.loads",
+        ">= 0.25 possible at all",
+        floor / baseline >= 0.25,
+        unit="records/s",
+    )
     # Even with no JSON encoding and no git at all, an import must both decode every line and
     # create every node file: the two times add up.
     best = 1 / (1 / baseline + 1 / floor)
-    report("upper bound: json.loads + file creation only", best, baseline, "json.loads", ">= 0.25 possible at all", best / baseline >= 0.25, unit="records/s")
+    report(
+        "upper bound: json.loads + file creation only",
+        best,
+        baseline,
+        "json.loads",
+        ">= 0.25 possible at all",
+        best / baseline >= 0.25,
+        unit="records/s",
+    )
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import best_of, parser, report  # noqa: E402
+from harness import best_of, parser, report
 
-from opmem_tui.backend.importers import aider, codex, gemini, openprogram  # noqa: E402
-from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
+from opmem_tui.backend.importers import aider, codex, gemini, openprogram
+from opmem_tui.backend.importers.base import ImportReport
 
 
 def codex_turn(n: int, calls: int = 3) -> list[str]:
@@ -38,33 +38,72 @@ def codex_turn(n: int, calls: int = 3) -> list[str]:
         add("event_msg", {"type": "agent_reasoning", "text": f"**step {c}**"})
         add("event_msg", {"type": "token_count", "info": {"total_token_usage": {"total_tokens": n * 10 + c}}})
         add("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": f"**step {c}**"}]})
-        add("response_item", {"type": "function_call", "name": "shell", "call_id": f"call_{n}_{c}",
-                              "arguments": json.dumps({"command": ["bash", "-lc", f"rg -n fn{n} src/"]})})
-        add("response_item", {"type": "function_call_output", "call_id": f"call_{n}_{c}",
-                              "output": json.dumps({"output": "src/a.py:1: x\n" * 20, "metadata": {"exit_code": 0}})})
-    add("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done. " * 30}]})
+        add(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "shell",
+                "call_id": f"call_{n}_{c}",
+                "arguments": json.dumps({"command": ["bash", "-lc", f"rg -n fn{n} src/"]}),
+            },
+        )
+        add(
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": f"call_{n}_{c}",
+                "output": json.dumps({"output": "src/a.py:1: x\n" * 20, "metadata": {"exit_code": 0}}),
+            },
+        )
+    add(
+        "response_item",
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done. " * 30}]},
+    )
     add("event_msg", {"type": "agent_message", "message": "Done. " * 30})
     add("event_msg", {"type": "task_complete"})
     return out
 
 
 def gemini_turn(n: int) -> list[str]:
-    user = {"id": f"u{n}", "timestamp": "2026-01-01T00:00:00Z", "type": "user", "content": [{"text": f"question {n} " * 20}]}
-    pending = {"id": f"g{n}", "timestamp": "2026-01-01T00:00:01Z", "type": "gemini", "content": "", "model": "gemini-2.5-pro",
-               "toolCalls": [{"id": f"c{n}", "name": "run_shell_command", "args": {"command": "ls"}, "status": "executing"}]}
-    done = dict(pending, toolCalls=[dict(pending["toolCalls"][0], status="success",
-                                         result=[{"functionResponse": {"response": {"output": "a.txt\n" * 30}}}])],
-                tokens={"input": 100, "output": 20, "total": 120})
+    user = {
+        "id": f"u{n}",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "type": "user",
+        "content": [{"text": f"question {n} " * 20}],
+    }
+    pending = {
+        "id": f"g{n}",
+        "timestamp": "2026-01-01T00:00:01Z",
+        "type": "gemini",
+        "content": "",
+        "model": "gemini-2.5-pro",
+        "toolCalls": [{"id": f"c{n}", "name": "run_shell_command", "args": {"command": "ls"}, "status": "executing"}],
+    }
+    done = dict(
+        pending,
+        toolCalls=[
+            dict(
+                pending["toolCalls"][0],
+                status="success",
+                result=[{"functionResponse": {"response": {"output": "a.txt\n" * 30}}}],
+            )
+        ],
+        tokens={"input": 100, "output": 20, "total": 120},
+    )
     answer = {"id": f"a{n}", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "Answer. " * 40}
     return [json.dumps(r) for r in (user, pending, done, answer, {"$set": {"lastUpdated": "2026-01-01T00:00:03Z"}})]
 
 
 def aider_text(turns: int) -> str:
-    parts = ["# aider chat started at 2026-01-01 10:00:00\n\n> Aider v0.82.0  \n> Main model: gpt-4o with diff edit format  \n\n"]
+    parts = [
+        "# aider chat started at 2026-01-01 10:00:00\n\n> Aider v0.82.0  \n> Main model: gpt-4o with diff edit format  \n\n"
+    ]
     for n in range(turns):
-        parts.append(f"#### please change function {n}  \n\nHere is the change:\n\na.py\n```python\n<<<<<<< SEARCH\n"
-                     f"def f{n}(): pass\n=======\ndef f{n}(): return {n}\n>>>>>>> REPLACE\n```\n\n"
-                     f"> Tokens: 3.2k sent, 222 received.  \n> Applied edit to a.py  \n> Commit {n:07x} change f{n}  \n\n")
+        parts.append(
+            f"#### please change function {n}  \n\nHere is the change:\n\na.py\n```python\n<<<<<<< SEARCH\n"
+            f"def f{n}(): pass\n=======\ndef f{n}(): return {n}\n>>>>>>> REPLACE\n```\n\n"
+            f"> Tokens: 3.2k sent, 222 received.  \n> Applied edit to a.py  \n> Commit {n:07x} change f{n}  \n\n"
+        )
     return "".join(parts)
 
 
@@ -73,12 +112,23 @@ def openprogram_folder(root: Path, turns: int) -> Path:
     (folder / "history").mkdir(parents=True)
     seq, pred = 0, "ROOT"
     for n in range(turns):
-        for role, node_id, extra in (("user", f"u{n}", {"caller": "ROOT", "predecessor": pred}),
-                                     ("llm", f"u{n}_reply", {"caller": "", "predecessor": f"u{n}"}),
-                                     ("code", f"u{n}_reply_t_c", {"caller": f"u{n}_reply", "predecessor": None})):
-            data = {"id": node_id, "created_at": 1.0 + seq, "seq": seq, "role": role, "name": "bash" if role == "code" else "",
-                    "input": "{\"command\": \"ls\"}" if role == "code" else None, "output": f"text {n} " * 40,
-                    "reads": [], "metadata": {"status": "completed"}, **extra}
+        for role, node_id, extra in (
+            ("user", f"u{n}", {"caller": "ROOT", "predecessor": pred}),
+            ("llm", f"u{n}_reply", {"caller": "", "predecessor": f"u{n}"}),
+            ("code", f"u{n}_reply_t_c", {"caller": f"u{n}_reply", "predecessor": None}),
+        ):
+            data = {
+                "id": node_id,
+                "created_at": 1.0 + seq,
+                "seq": seq,
+                "role": role,
+                "name": "bash" if role == "code" else "",
+                "input": '{"command": "ls"}' if role == "code" else None,
+                "output": f"text {n} " * 40,
+                "reads": [],
+                "metadata": {"status": "completed"},
+                **extra,
+            }
             (folder / "history" / f"{seq:04d}-{role[0]}-{node_id}.json").write_text(json.dumps(data))
             seq += 1
         pred = f"u{n}_reply"
@@ -100,8 +150,15 @@ def main() -> None:
 
         # Codex: whole parse, then one appended turn through the watch protocol.
         rollout = tmp_path / "rollout-2026-01-01T00-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
-        lines = [json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
-                             "payload": {"id": "0199aaaa-0000-7000-8000-000000000001", "cwd": "/repo"}})]
+        lines = [
+            json.dumps(
+                {
+                    "timestamp": "2026-01-01T00:00:00Z",
+                    "type": "session_meta",
+                    "payload": {"id": "0199aaaa-0000-7000-8000-000000000001", "cwd": "/repo"},
+                }
+            )
+        ]
         for n in range(turns):
             lines.extend(codex_turn(n))
         rollout.write_text("\n".join(lines) + "\n")
@@ -128,7 +185,9 @@ def main() -> None:
         step()
         watch = time.perf_counter() - start
         whole = best_of(lambda: codex.parse_file(rollout, ImportReport(), final=False), repeat)
-        report("codex watch step (1 new turn)", watch, whole, "re-parse of the whole file", "<= 0.1x", watch <= 0.1 * whole)
+        report(
+            "codex watch step (1 new turn)", watch, whole, "re-parse of the whole file", "<= 0.1x", watch <= 0.1 * whole
+        )
 
         # Gemini JSONL with upserts.
         chat = tmp_path / "chats" / "session-bench.jsonl"
@@ -145,6 +204,7 @@ def main() -> None:
         history = tmp_path / "repo" / aider.HISTORY_NAME
         history.parent.mkdir()
         history.write_text(aider_text(turns * 2))
+
         def classify() -> None:
             kinds = []
             for line in history.read_text().splitlines():
@@ -152,7 +212,9 @@ def main() -> None:
 
         floor = best_of(classify, repeat)
         ours = best_of(lambda: aider.parse_file(history, ImportReport(), final=True), repeat)
-        report(f"aider parse {turns * 2:,} turns", ours, floor, "read + classify each line", "<= 30x", ours <= 30 * floor)
+        report(
+            f"aider parse {turns * 2:,} turns", ours, floor, "read + classify each line", "<= 30x", ours <= 30 * floor
+        )
 
         # OpenProgram folder.
         folder = openprogram_folder(tmp_path / "sessions", turns)
@@ -163,7 +225,14 @@ def main() -> None:
 
         floor = best_of(read_nodes, repeat)
         ours = best_of(lambda: openprogram.parse_file(folder, ImportReport(), final=True), repeat)
-        report(f"openprogram parse {turns * 3:,} node files", ours, floor, "read + json.loads each file", "<= 3x", ours <= 3 * floor)
+        report(
+            f"openprogram parse {turns * 3:,} node files",
+            ours,
+            floor,
+            "read + json.loads each file",
+            "<= 3x",
+            ours <= 3 * floor,
+        )
 
 
 if __name__ == "__main__":

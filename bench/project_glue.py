@@ -22,18 +22,18 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import fmt, parser, report  # noqa: E402
+from harness import fmt, parser, report
 
-from opmem_tui.backend.home import Home  # noqa: E402
-from opmem_tui.backend.importers import run_import  # noqa: E402
-from opmem_tui.backend.importers.binding import ProjectBinder  # noqa: E402
-from opmem_tui.backend.importers.watch import Watcher  # noqa: E402
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.importers.binding import ProjectBinder
+from opmem_tui.backend.importers.watch import Watcher
 
 
 def make_project(path: Path, commits: int, start: float) -> pygit2.Repository:
@@ -65,34 +65,82 @@ class Session:
         self.n += 1
         self.clock += timedelta(seconds=2)
         uid = f"{self.n:08d}-0000-4000-8000-{abs(hash(self.sid)) % 10**12:012d}"
-        record = {"parentUuid": self.last if parent == "last" else parent, "isSidechain": False, "type": kind,
-                  "uuid": uid, "cwd": str(self.cwd), "sessionId": self.sid, "version": "2.1.40",
-                  "timestamp": self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **fields}
+        record = {
+            "parentUuid": self.last if parent == "last" else parent,
+            "isSidechain": False,
+            "type": kind,
+            "uuid": uid,
+            "cwd": str(self.cwd),
+            "sessionId": self.sid,
+            "version": "2.1.40",
+            "timestamp": self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            **fields,
+        }
         self.lines.append(json.dumps(record) + "\n")
         self.last = uid
         return uid
 
     def assistant(self, mid: str, *blocks: dict) -> str:
-        return self.rec("assistant", message={"id": mid, "role": "assistant", "model": "claude-bench",
-                                              "content": list(blocks), "stop_reason": None})
+        return self.rec(
+            "assistant",
+            message={
+                "id": mid,
+                "role": "assistant",
+                "model": "claude-bench",
+                "content": list(blocks),
+                "stop_reason": None,
+            },
+        )
 
     def turn(self, i: int, oid: str | None = None) -> None:
         self.rec("user", message={"role": "user", "content": f"task {i}: write out{i}.py and commit"})
         path = str(self.cwd / f"out{i}.py")
-        call = self.assistant(f"msg_{self.sid[:8]}_{i}_w", {"type": "tool_use", "id": f"tw_{self.sid[:8]}_{i}",
-                                                           "name": "Write", "input": {"file_path": path, "content": "x\n"}})
-        self.rec("user", call, message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"tw_{self.sid[:8]}_{i}", "content": "ok"}]})
+        call = self.assistant(
+            f"msg_{self.sid[:8]}_{i}_w",
+            {
+                "type": "tool_use",
+                "id": f"tw_{self.sid[:8]}_{i}",
+                "name": "Write",
+                "input": {"file_path": path, "content": "x\n"},
+            },
+        )
+        self.rec(
+            "user",
+            call,
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"tw_{self.sid[:8]}_{i}", "content": "ok"}],
+            },
+        )
         if oid:
-            call = self.assistant(f"msg_{self.sid[:8]}_{i}_c", {"type": "tool_use", "id": f"tc_{self.sid[:8]}_{i}",
-                                                               "name": "Bash", "input": {"command": f'git commit -m "out {i}"'}})
-            self.rec("user", call, message={"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": f"tc_{self.sid[:8]}_{i}", "content": f"[main {oid[:7]}] out {i}"}]})
+            call = self.assistant(
+                f"msg_{self.sid[:8]}_{i}_c",
+                {
+                    "type": "tool_use",
+                    "id": f"tc_{self.sid[:8]}_{i}",
+                    "name": "Bash",
+                    "input": {"command": f'git commit -m "out {i}"'},
+                },
+            )
+            self.rec(
+                "user",
+                call,
+                message={
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"tc_{self.sid[:8]}_{i}",
+                            "content": f"[main {oid[:7]}] out {i}",
+                        }
+                    ],
+                },
+            )
         self.assistant(f"msg_{self.sid[:8]}_{i}_r", {"type": "text", "text": f"done {i}"})
 
 
 def import_bench(work: Path, sessions: int, turns: int, commits: int) -> None:
-    start = datetime.now(timezone.utc) - timedelta(days=2)
+    start = datetime.now(UTC) - timedelta(days=2)
     project = work / "project"
     repo = make_project(project, commits, start.timestamp())
     oids = [str(c.id) for c in repo.walk(repo.head.target)][::-1]
@@ -113,6 +161,7 @@ def import_bench(work: Path, sessions: int, turns: int, commits: int) -> None:
                 return fn(*args, **kwargs)
             finally:
                 own[key] += time.perf_counter() - t0
+
         return wrapper
 
     def run(bind: bool) -> float:
@@ -154,14 +203,18 @@ class LiveEnv:
         make_project(self.project, 20, time.time() - 3600)
         folder = base / "claude" / "projects" / "-project"
         folder.mkdir(parents=True)
-        self.sess = Session("22222222-1111-4000-8000-000000000000", self.project,
-                            datetime.now(timezone.utc) - timedelta(seconds=2 * 8 * history + 60))
+        self.sess = Session(
+            "22222222-1111-4000-8000-000000000000",
+            self.project,
+            datetime.now(UTC) - timedelta(seconds=2 * 8 * history + 60),
+        )
         for i in range(history):
             self.sess.turn(i)
         self.path = folder / f"{self.sess.sid}.jsonl"
         self.path.write_text("".join(self.sess.lines))
-        self.watcher = Watcher(Home(base / "home", durable=False), ["claude"], [base / "claude"],
-                               idle_seconds=0.0, autocommit=autocommit)
+        self.watcher = Watcher(
+            Home(base / "home", durable=False), ["claude"], [base / "claude"], idle_seconds=0.0, autocommit=autocommit
+        )
         self.watcher.catch_up()
         self.watcher.poll(self.path)  # the follower reads the history once
         self.watcher.tick(time.monotonic() + 1)
@@ -174,18 +227,28 @@ class LiveEnv:
         """The agent's records arrive in two batches; returns the watcher's time for both."""
         sess = self.sess
         before = len(sess.lines)
-        sess.clock = datetime.now(timezone.utc) - timedelta(seconds=1)
+        sess.clock = datetime.now(UTC) - timedelta(seconds=1)
         sess.rec("user", message={"role": "user", "content": f"live task {i}"})
         self.append(before)
         t0 = time.perf_counter()
         self.watcher.poll(self.path)
         took = time.perf_counter() - t0
         before = len(sess.lines)
-        call = sess.assistant(f"msg_live_{i}_w", {"type": "tool_use", "id": f"tlw_{i}", "name": "Write",
-                                                  "input": {"file_path": str(self.project / f"live{i}.py"), "content": "y\n"}})
+        call = sess.assistant(
+            f"msg_live_{i}_w",
+            {
+                "type": "tool_use",
+                "id": f"tlw_{i}",
+                "name": "Write",
+                "input": {"file_path": str(self.project / f"live{i}.py"), "content": "y\n"},
+            },
+        )
         (self.project / f"live{i}.py").write_text("y\n")
-        sess.rec("user", call, message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"tlw_{i}", "content": "ok"}]})
+        sess.rec(
+            "user",
+            call,
+            message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"tlw_{i}", "content": "ok"}]},
+        )
         sess.assistant(f"msg_live_{i}_r", {"type": "text", "text": "done"})
         self.append(before)
         t0 = time.perf_counter()

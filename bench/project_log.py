@@ -96,7 +96,8 @@ def main() -> int:
     def git_log():
         out = subprocess.run(
             ["git", "-C", str(path), "log", f"-{PAGE}", f"--format={FORMAT}"],
-            capture_output=True, check=True,
+            capture_output=True,
+            check=True,
         ).stdout
         return [line.split(b"\x1f") for line in out.splitlines()]
 
@@ -118,7 +119,8 @@ def main() -> int:
     def git_next_page():
         out = subprocess.run(
             ["git", "-C", str(path), "log", f"-{PAGE}", f"--skip={PAGE}", f"--format={FORMAT}"],
-            capture_output=True, check=True,
+            capture_output=True,
+            check=True,
         ).stdout
         return out.splitlines()
 
@@ -128,7 +130,8 @@ def main() -> int:
     def git_agent():
         out = subprocess.run(
             ["git", "-C", str(path), "log", f"-{PAGE}", "--author=via opmem)", f"--format={FORMAT}"],
-            capture_output=True, check=True,
+            capture_output=True,
+            check=True,
         ).stdout
         return out.splitlines()
 
@@ -140,9 +143,7 @@ def main() -> int:
     cold_t, cold_page = median_time(ours_next_page_cold, runs)
     warm_t, warm_page = ours_next_page_warm()
     git_next_t, git_next = median_time(git_next_page, runs)
-    assert [c.oid for c in cold_page] == [c.oid for c in warm_page] == [
-        r.split(b"\x1f")[0].decode() for r in git_next
-    ]
+    assert [c.oid for c in cold_page] == [c.oid for c in warm_page] == [r.split(b"\x1f")[0].decode() for r in git_next]
     agent_t, agent_page = median_time(ours_agent, runs)
     git_agent_t, git_agent_page = median_time(git_agent, runs)
     assert len(agent_page) == len(git_agent_page) == PAGE and all(c.is_agent for c in agent_page)

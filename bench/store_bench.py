@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import best_of, fmt, parser, report  # noqa: E402
+from harness import best_of, fmt, parser, report
 
-from opmem_tui.backend.store.sessions import SessionStore  # noqa: E402
+from opmem_tui.backend.store.sessions import SessionStore
 
 NODES_PER_TURN = 4  # user, assistant with one tool call, the tool, the final reply
 
@@ -31,7 +31,14 @@ NODES_PER_TURN = 4  # user, assistant with one tool call, the tool, the final re
 def write_turn(store: SessionStore, sid: str, k: int) -> None:
     store.append_message(sid, "user", f"turn {k}: please look at module_{k}.py and fix the bug " + "x" * 120)
     a = store.append_message(sid, "assistant", "Reading the file first.")
-    store.append_message(sid, "tool", f"def f_{k}():\n    return {k}\n" * 8, called_by=a.id, name="read", input={"path": f"module_{k}.py"})
+    store.append_message(
+        sid,
+        "tool",
+        f"def f_{k}():\n    return {k}\n" * 8,
+        called_by=a.id,
+        name="read",
+        input={"path": f"module_{k}.py"},
+    )
     store.append_message(sid, "assistant", f"Fixed module_{k}.py: the return value was off by one." + "y" * 100)
     store.commit_turn(sid)
 
@@ -47,7 +54,13 @@ def git_baseline(session_dir: Path, work: Path, start_turn: int, turns: int) -> 
     if repo.exists():
         shutil.rmtree(repo)
     repo.mkdir()
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, env=env)  # noqa: E731
     run("init", "-q")
     history = sorted((session_dir / "history").iterdir())
@@ -71,7 +84,10 @@ def git_baseline(session_dir: Path, work: Path, start_turn: int, turns: int) -> 
             os.close(fd)
         subprocess.run(
             f"git -C {repo} add -A && git -C {repo} commit -q -m 'turn {start_turn + t}'",
-            shell=True, check=True, capture_output=True, env=env,
+            shell=True,
+            check=True,
+            capture_output=True,
+            env=env,
         )
     return (time.perf_counter() - start) / turns
 
@@ -87,9 +103,23 @@ def commit_speed(work: Path, size: int, measured: int) -> None:
     ours = (time.perf_counter() - start) / measured
     base = git_baseline(root / "s", work, size - measured, measured)
     if size <= 200:
-        report(f"append+commit per turn, {size}-turn session", ours, base, "git add -A && git commit", ">= 3x faster (ratio <= 0.33)", ours * 3 <= base)
+        report(
+            f"append+commit per turn, {size}-turn session",
+            ours,
+            base,
+            "git add -A && git commit",
+            ">= 3x faster (ratio <= 0.33)",
+            ours * 3 <= base,
+        )
     else:
-        report(f"append+commit per turn, {size}-turn session", ours, base, "git add -A && git commit", "no slower (ratio <= 1)", ours <= base)
+        report(
+            f"append+commit per turn, {size}-turn session",
+            ours,
+            base,
+            "git add -A && git commit",
+            "no slower (ratio <= 1)",
+            ours <= base,
+        )
 
 
 def packed_size(work: Path, turns: int, nodes: int) -> None:
@@ -99,7 +129,13 @@ def packed_size(work: Path, turns: int, nodes: int) -> None:
         store.append_message("s", "user", f"turn {k}: do the thing number {k} " + "lorem ipsum " * 10)
         a = store.append_message("s", "assistant", f"working on {k}")
         for j in range(nodes - 3):
-            store.append_message("s", "tool", f"output of tool {j} in turn {k}\n" + f"line {j}\n" * 10, called_by=a.id, name=("read", "grep", "bash")[j % 3])
+            store.append_message(
+                "s",
+                "tool",
+                f"output of tool {j} in turn {k}\n" + f"line {j}\n" * 10,
+                called_by=a.id,
+                name=("read", "grep", "bash")[j % 3],
+            )
         store.append_message("s", "assistant", f"done with {k}")
         store.commit_turn("s")
     path = root / "s"
@@ -108,7 +144,15 @@ def packed_size(work: Path, turns: int, nodes: int) -> None:
     store.pack("s")
     git_bytes = sum(f.stat().st_size for f in (path / ".git").rglob("*") if f.is_file())
     print(f"(before packing: .git {loose / 1e6:.1f} MB loose)")
-    report(f"packed .git of {turns} turns x {nodes} nodes", git_bytes, node_bytes, "node file bytes", "<= 3x", git_bytes <= 3 * node_bytes, unit="bytes")
+    report(
+        f"packed .git of {turns} turns x {nodes} nodes",
+        git_bytes,
+        node_bytes,
+        "node file bytes",
+        "<= 3x",
+        git_bytes <= 3 * node_bytes,
+        unit="bytes",
+    )
 
 
 def listing(work: Path, count: int) -> None:
@@ -117,9 +161,20 @@ def listing(work: Path, count: int) -> None:
     for i in range(count):
         d = root / f"s{i:05d}"
         (d / "history").mkdir(parents=True)
-        meta = {"id": d.name, "title": f"session {i}", "title_source": "excerpt", "agent_id": "", "project_id": "",
-                "source": "claude-code", "source_ref": {"file": f"/home/u/.claude/projects/x/{i}.jsonl", "native_id": f"n{i}"},
-                "created_at": 1.7e9 + i, "updated_at": 1.7e9 + 2 * i, "head_id": "abc", "turns": i % 40, "preview": f"prompt {i}"}
+        meta = {
+            "id": d.name,
+            "title": f"session {i}",
+            "title_source": "excerpt",
+            "agent_id": "",
+            "project_id": "",
+            "source": "claude-code",
+            "source_ref": {"file": f"/home/u/.claude/projects/x/{i}.jsonl", "native_id": f"n{i}"},
+            "created_at": 1.7e9 + i,
+            "updated_at": 1.7e9 + 2 * i,
+            "head_id": "abc",
+            "turns": i % 40,
+            "preview": f"prompt {i}",
+        }
         (d / "meta.json").write_text(json.dumps(meta, indent=1))
 
     def bare() -> None:

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import best_of, fmt, parser, report  # noqa: E402
+from harness import best_of, fmt, parser, report
 
-from opmem_tui.app import OpmemApp  # noqa: E402
-from opmem_tui.backend.home import Home  # noqa: E402
-from opmem_tui.backend.store.sessions import SessionStore  # noqa: E402
+from opmem_tui.app import OpmemApp
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.store.sessions import SessionStore
 
 NOW = 1_767_225_600.0
 
@@ -37,10 +37,18 @@ def build(root: Path, count: int) -> None:
         d = sessions / f"s{i:05d}"
         (d / "history").mkdir(parents=True)
         meta = {
-            "id": d.name, "title": f"session {i}: fix module_{i % 97} and its tests", "title_source": "excerpt",
-            "agent_id": "", "project_id": f"proj{i % 13}", "source": sources[i % 4], "source_ref": None,
-            "created_at": NOW - 86_400 * 30 + i, "updated_at": NOW - 86_400 * 30 + 2 * i, "head_id": None,
-            "turns": i % 40, "preview": f"prompt {i}",
+            "id": d.name,
+            "title": f"session {i}: fix module_{i % 97} and its tests",
+            "title_source": "excerpt",
+            "agent_id": "",
+            "project_id": f"proj{i % 13}",
+            "source": sources[i % 4],
+            "source_ref": None,
+            "created_at": NOW - 86_400 * 30 + i,
+            "updated_at": NOW - 86_400 * 30 + 2 * i,
+            "head_id": None,
+            "turns": i % 40,
+            "preview": f"prompt {i}",
         }
         (d / "meta.json").write_text(json.dumps(meta))
     store = Home(root, durable=False).sessions
@@ -76,7 +84,14 @@ def main() -> None:
         start_only = min(asyncio.run(first_paint(empty, 1)) for _ in range(3))
         print(f"{count:,} sessions; first paint runs: {', '.join(fmt(t) for t in times)}")
         report(f"first paint, {count:,} sessions", ours, baseline, "list_sessions() cold", "<= 1 s", ours <= 1.0)
-        report(f"first paint, {count:,} sessions", ours, start_only, "first paint of a 1-session store", "<= 1 s", ours <= 1.0)
+        report(
+            f"first paint, {count:,} sessions",
+            ours,
+            start_only,
+            "first paint of a 1-session store",
+            "<= 1 s",
+            ours <= 1.0,
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import best_of, fmt, parser, report  # noqa: E402
+from harness import best_of, fmt, parser, report
 
-from opmem_tui.backend.home import Home  # noqa: E402
-from opmem_tui.widgets.replay_view import ReplayPane  # noqa: E402
+from opmem_tui.backend.home import Home
+from opmem_tui.widgets.replay_view import ReplayPane
 
 NOW = 1_767_225_600.0
 SID = "big-turn"
@@ -38,8 +38,15 @@ def build(root: Path, tools: int, total_bytes: int) -> None:
     line = "src/module/file_{i}.py:{n}: match for the pattern in a fairly long line of output\n"
     for i in range(tools):
         body = "".join(line.format(i=i, n=n) for n in range(per_tool // 80 + 1))[:per_tool]
-        store.append_message(SID, "tool", body, called_by=a.id, name="grep", input={"pattern": f"p{i}", "path": "src"},
-                             created_at=NOW - 490 + i * 0.01)
+        store.append_message(
+            SID,
+            "tool",
+            body,
+            called_by=a.id,
+            name="grep",
+            input={"pattern": f"p{i}", "path": "src"},
+            created_at=NOW - 490 + i * 0.01,
+        )
     store.append_message(SID, "assistant", "All searches done.", created_at=NOW - 100)
     store.commit_turn(SID)
 
@@ -98,8 +105,17 @@ def main() -> None:
         cold = best_of(lambda: Home(work, durable=False).sessions.get_turns(SID), 3)
         step, expand, count, size, lines = asyncio.run(measure(work, 10))
         print(f"turn with {count} tool calls, {size / 1e6:.1f} MB of output")
-        report("replay step (build + draw visible lines)", step, baseline, "store.get_turns() warm", "<= 50 ms", step <= 0.05)
-        report("replay step (build + draw visible lines)", step, cold, "store.get_turns() cold", "<= 50 ms", step <= 0.05)
+        report(
+            "replay step (build + draw visible lines)",
+            step,
+            baseline,
+            "store.get_turns() warm",
+            "<= 50 ms",
+            step <= 0.05,
+        )
+        report(
+            "replay step (build + draw visible lines)", step, cold, "store.get_turns() cold", "<= 50 ms", step <= 0.05
+        )
         print(f"expand all {count} results ({lines:,} lines) and draw the end: {fmt(expand)}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -79,12 +79,18 @@ def sessions_list(ctx: click.Context, limit: int) -> None:
     except OpmemError as exc:
         _fail(exc)
         return
-    table = Table(title=f"{len(listing.sessions)} sessions" + (f", {listing.skipped} skipped" if listing.skipped else ""))
+    table = Table(
+        title=f"{len(listing.sessions)} sessions" + (f", {listing.skipped} skipped" if listing.skipped else "")
+    )
     for col in ("id", "title", "source", "turns", "updated"):
         table.add_column(col)
     for meta in listing.sessions[:limit]:
         table.add_row(
-            Text(meta.id), Text(plain(meta.display_title)), Text(meta.source), str(meta.turn_count), _age(meta.updated_at)
+            Text(meta.id),
+            Text(plain(meta.display_title)),
+            Text(meta.source),
+            str(meta.turn_count),
+            _age(meta.updated_at),
         )
     console.print(table)
     for problem in listing.problems:
@@ -108,7 +114,9 @@ def sessions_show(ctx: click.Context, session_id: str, turn: int | None) -> None
     for t in turns:
         if turn is not None and t.number != turn:
             continue
-        console.print(Text(f"── turn {t.number} / {len(turns)}" + (f"  [{t.commit[:8]}]" if t.commit else ""), style="cyan"))
+        console.print(
+            Text(f"── turn {t.number} / {len(turns)}" + (f"  [{t.commit[:8]}]" if t.commit else ""), style="cyan")
+        )
         for node in t.nodes:
             label = f"{node.role}" + (f" {node.name}" if node.name and node.is_tool else "")
             console.print(Text(f"{label}: ", style="bold"), Text(plain(node.content)[:2000]))

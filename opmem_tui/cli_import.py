@@ -102,7 +102,12 @@ def import_command(
 
             try:
                 report = run_import(
-                    home, source, list(paths) or None, progress=progress, cancel=cancelled.is_set, force=force,
+                    home,
+                    source,
+                    list(paths) or None,
+                    progress=progress,
+                    cancel=cancelled.is_set,
+                    force=force,
                     bind=not no_bind,
                 )
             except KeyboardInterrupt:
@@ -120,7 +125,9 @@ def import_command(
 
 @click.command("watch")
 @click.argument("sources", nargs=-1, metavar="[SOURCE...]")
-@click.option("--path", "paths", multiple=True, type=click.Path(path_type=Path), help="Watch this file or folder instead.")
+@click.option(
+    "--path", "paths", multiple=True, type=click.Path(path_type=Path), help="Watch this file or folder instead."
+)
 @click.option("--idle", type=float, default=0.5, show_default=True, help="Seconds of quiet before a reply is written.")
 @click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
 @click.option(
@@ -156,8 +163,14 @@ def watch_command(
     try:
         home.ensure()
         watcher = Watcher(
-            home, list(sources) or None, list(paths) or None, on_batch=on_batch, idle_seconds=idle,
-            bind=not no_bind, autocommit=autocommit, on_commit=print_commit_event,
+            home,
+            list(sources) or None,
+            list(paths) or None,
+            on_batch=on_batch,
+            idle_seconds=idle,
+            bind=not no_bind,
+            autocommit=autocommit,
+            on_commit=print_commit_event,
         )
         names = ", ".join(watcher.importers) or "nothing"
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"
@@ -189,4 +202,4 @@ def register(group: click.Group) -> None:
     group.add_command(watch_command)
 
 
-__all__ = ["import_command", "watch_command", "register", "SOURCES"]
+__all__ = ["SOURCES", "import_command", "register", "watch_command"]

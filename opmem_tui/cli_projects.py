@@ -52,7 +52,9 @@ def list_cmd(ctx: click.Context) -> None:
         return
     width = max(len(p.id) for p in items)
     for p in items:
-        click.echo(f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}")
+        click.echo(
+            f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}"
+        )
 
 
 @projects.command("add")

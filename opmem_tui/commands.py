@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -45,4 +45,6 @@ class OpmemCommands(Provider):
         for command in self._commands():
             score = matcher.match(command.title)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.title), command.callback, text=command.title, help=command.help)
+                yield Hit(
+                    score, matcher.highlight(command.title), command.callback, text=command.title, help=command.help
+                )

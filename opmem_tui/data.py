@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from opmem_tui.backend.model import SessionListing, SessionMeta, Turn
 from opmem_tui.widgets.replay_view import ProjectLabel
@@ -41,14 +42,15 @@ class CommitPage:
     millis: float
 
 
-def listing_signature(listing: SessionListing, projects: Mapping[str, Any], missing: frozenset[str] = frozenset()) -> int:
+def listing_signature(
+    listing: SessionListing, projects: Mapping[str, Any], missing: frozenset[str] = frozenset()
+) -> int:
     """Changes whenever a row would draw differently; cheap enough to run on every poll."""
     return hash(
         (
             listing.skipped,
             tuple(
-                (m.id, m.updated_at, m.turn_count, m.title, m.head_id, m.project_id, m.source)
-                for m in listing.sessions
+                (m.id, m.updated_at, m.turn_count, m.title, m.head_id, m.project_id, m.source) for m in listing.sessions
             ),
             tuple((p.id, p.name, p.status, len(p.sessions)) for p in projects.values()),
             missing,

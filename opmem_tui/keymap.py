@@ -7,8 +7,9 @@ this module gathers them for the keys screen and checks a user's overrides befor
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from textual.binding import Binding
 
@@ -24,12 +25,13 @@ class KeyInfo:
 
 def keyed_classes() -> list[tuple[str, type]]:
     """(scope title, class) for every class whose BINDINGS carry ids, in the order shown by `?`."""
-    from .app import OpmemApp
-    from .screens.main import MainScreen
     from opmem_tui.widgets.commit_log import CommitLog
     from opmem_tui.widgets.project_list import ProjectList
     from opmem_tui.widgets.replay_view import ReplayPane, TurnView
     from opmem_tui.widgets.session_list import SessionList, SessionTable
+
+    from .app import OpmemApp
+    from .screens.main import MainScreen
 
     return [
         ("Everywhere", OpmemApp),
@@ -70,7 +72,7 @@ def load_overrides(raw: Mapping[str, Any], known: Iterable[str]) -> tuple[dict[s
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             value = ",".join(value)
         if not isinstance(value, str) or not value.strip():
-            problems.append(f"[keys] {binding_id!r}: expected a key string such as \"ctrl+n\" or \"right,l\"")
+            problems.append(f'[keys] {binding_id!r}: expected a key string such as "ctrl+n" or "right,l"')
             continue
         keys = ",".join(part.strip() for part in value.split(",") if part.strip())
         overrides[binding_id] = keys

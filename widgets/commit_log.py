@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -104,7 +105,10 @@ class CommitLog(DataTable):
     def _row(self, commit: Any, now: float) -> tuple[Text, ...]:
         link = self.link_for(commit)
         if commit.is_agent:
-            by = Text("● " + one_line(getattr(commit, "model", "") or "agent", BY_WIDTH - 2), style=theme_style(self, "secondary", bold=True))
+            by = Text(
+                "● " + one_line(getattr(commit, "model", "") or "agent", BY_WIDTH - 2),
+                style=theme_style(self, "secondary", bold=True),
+            )
         else:
             by = Text(one_line(commit.author_name, BY_WIDTH))
         turn = Text("")

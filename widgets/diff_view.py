@@ -167,5 +167,10 @@ class DiffView(LineView):
             name = _token_class(token) if token is not Token.Text else None
             token_style = self._style(name) if name else Style()
             # Keep the diff's background, take the language's colour.
-            segments.append(Segment(value, style + Style(color=token_style.color, italic=token_style.italic, bold=token_style.bold) + mark))
+            segments.append(
+                Segment(
+                    value,
+                    style + Style(color=token_style.color, italic=token_style.italic, bold=token_style.bold) + mark,
+                )
+            )
         return segments

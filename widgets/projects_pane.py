@@ -4,7 +4,8 @@ diff on the right. A container only; the screen feeds it."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical

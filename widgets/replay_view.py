@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from opmem_tui.backend.model import Node, SessionMeta, Turn
@@ -172,7 +173,7 @@ def turns_from_nodes(nodes: Sequence[Node]) -> list[Turn]:
     groups: list[list[Node]] = []
     for node in sorted(nodes, key=lambda n: n.seq):
         opens = node.role == "user" and not node.is_tool
-        if not groups or opens and any(m.role == "user" and not m.is_tool for m in groups[-1]):
+        if not groups or (opens and any(m.role == "user" and not m.is_tool for m in groups[-1])):
             groups.append([node])
         else:
             groups[-1].append(node)
@@ -253,7 +254,7 @@ class TurnView(LineView):
                 if event.chain == 2:
                     pane.action_toggle_item()
 
-    def _pane(self) -> "ReplayPane | None":
+    def _pane(self) -> ReplayPane | None:
         node = self.parent
         while node is not None and not isinstance(node, ReplayPane):
             node = node.parent
@@ -439,10 +440,7 @@ class ReplayPane(Vertical):
         self.project = project
         if not same:
             self.expanded.clear()
-        if turn_number is not None:
-            target = turn_number - 1
-        else:
-            target = previous
+        target = turn_number - 1 if turn_number is not None else previous
         self.index = max(0, min(target, len(self.turns) - 1))
         self._show_turn(keep_scroll=same and turn_number is None)
 

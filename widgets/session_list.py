@@ -7,8 +7,8 @@ into view. `/` opens the filter (rapidfuzz, every word must match), `s` cycles t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from rapidfuzz import fuzz, process, utils
 from rich.cells import cell_len, set_cell_size
@@ -212,7 +212,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
             self.post_message(SessionHighlighted(session_id))
 
     def _refresh_row(self, index: int) -> None:
-        for key in [k for k in self._cache.keys() if k[0] == index]:
+        for key in [k for k in self._cache.keys() if k[0] == index]:  # noqa: SIM118 (LRUCache iterates values)
             self._cache.discard(key)
         self.refresh_line(index)
 

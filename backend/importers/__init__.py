@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from ..model import OpmemError
 from .base import ImportReport
@@ -140,7 +141,14 @@ def run_import(
             if progress is not None:
                 progress(done, total, str(path))
             import_file(
-                store, name, importer, Path(path), report, state, on_project=on_project, force=force,
+                store,
+                name,
+                importer,
+                Path(path),
+                report,
+                state,
+                on_project=on_project,
+                force=force,
                 on_session=binder.session_written if binder is not None else None,
             )
             if binder is not None:
@@ -194,5 +202,7 @@ def import_file(
         return
     state.record(
         path,
-        FileState(source=name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, offset=stat.st_size, lines=0, complete=complete),
+        FileState(
+            source=name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, offset=stat.st_size, lines=0, complete=complete
+        ),
     )

@@ -24,11 +24,12 @@ import hashlib
 import re
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, is_final
@@ -192,7 +193,13 @@ class AiderReader:
         self.held = False  # something was held back by the last sessions() call
 
     def session(
-        self, run: Run, next_run: Run | None, *, end_offset: int, start_offset: int, live: bool,
+        self,
+        run: Run,
+        next_run: Run | None,
+        *,
+        end_offset: int,
+        start_offset: int,
+        live: bool,
         skip: set[str] | None = None,
     ) -> ImportedSession:
         graph = DraftGraph()
@@ -211,18 +218,38 @@ class AiderReader:
                 now = max(now, stamp) if stamp else now
                 if command:
                     meta["command"] = command
-                graph.add(Draft(sid, "user", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled))
+                graph.add(
+                    Draft(sid, "user", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled)
+                )
                 head, reply = sid, None
             elif block.kind == "text":
                 reply = graph.add(
-                    Draft(sid, "assistant", block.text, parent=head, name=model or None, created_at=now,
-                          metadata=meta, settled_at=settled)
+                    Draft(
+                        sid,
+                        "assistant",
+                        block.text,
+                        parent=head,
+                        name=model or None,
+                        created_at=now,
+                        metadata=meta,
+                        settled_at=settled,
+                    )
                 )
                 head = sid
             elif reply is not None:
                 graph.add(
-                    Draft(sid, "tool", block.text, parent=reply.source_id, called_by=reply.source_id, name="aider",
-                          input=_output_facts(block.lines), created_at=now, metadata=meta, settled_at=settled)
+                    Draft(
+                        sid,
+                        "tool",
+                        block.text,
+                        parent=reply.source_id,
+                        called_by=reply.source_id,
+                        name="aider",
+                        input=_output_facts(block.lines),
+                        created_at=now,
+                        metadata=meta,
+                        settled_at=settled,
+                    )
                 )
                 tokens = [m.group(1) for m in map(_TOKENS.match, block.lines) if m]
                 if tokens:
@@ -232,7 +259,9 @@ class AiderReader:
                     found = _MODEL.match(line)
                     if found:
                         model = found.group(1)
-                graph.add(Draft(sid, "system", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled))
+                graph.add(
+                    Draft(sid, "system", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled)
+                )
                 head = sid
         nodes = graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
         self.held = self.held or bool(graph.held)
@@ -280,7 +309,7 @@ def _merge_command_echoes(blocks: list[Block]) -> list[tuple[Block, str | None]]
         nxt = blocks[index + 1] if index + 1 < len(blocks) else None
         text = block.text
         if block.kind == "user" and text.startswith("/") and nxt is not None and nxt.kind == "user":
-            command, _, rest = text.partition(" ")
+            _command, _, rest = text.partition(" ")
             if rest and _norm(rest) == _norm(nxt.text):
                 out.append((nxt, text))
                 skip = True
@@ -407,8 +436,12 @@ class AiderParser(LineParser):
     def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
         # aider writes a reply whole: once the file is quiet, what is there is final.
         sessions, self.held = sessions_from(
-            self.path, bytes(self.data), _Once(self.report, self.warned), start_offset=self.taken_to,
-            live=not (final or idle), skip=self.emitted,
+            self.path,
+            bytes(self.data),
+            _Once(self.report, self.warned),
+            start_offset=self.taken_to,
+            live=not (final or idle),
+            skip=self.emitted,
         )
         self.taken_to = self.offset
         for session in sessions:

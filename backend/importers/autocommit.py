@@ -17,9 +17,10 @@ in the recorded state, so it is treated as the user's: no commit, and a note say
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pygit2
 
@@ -139,11 +140,15 @@ class LiveTurnCommitter:
             if self.registry.get(project_id).status == "active":
                 live.watch = self.registry.begin_turn(project_id)
         except (OpmemError, OSError, pygit2.GitError) as exc:
-            events.append(AutoCommitEvent(
-                session_id, project_id, 0,
-                warning=f"session {session_id}: cannot read project {project_id} at the start of the turn "
-                        f"\"{' '.join(user.content.split())[:40]}\", so it will not be auto-committed ({exc})",
-            ))
+            events.append(
+                AutoCommitEvent(
+                    session_id,
+                    project_id,
+                    0,
+                    warning=f"session {session_id}: cannot read project {project_id} at the start of the turn "
+                    f'"{" ".join(user.content.split())[:40]}", so it will not be auto-committed ({exc})',
+                )
+            )
         return live
 
     def _late_paths(self, live: _LiveTurn, turn: Turn) -> list[str]:
@@ -168,9 +173,12 @@ class LiveTurnCommitter:
             best: Turn | None = None
             for leaf in self.store.leaves(live.session_id):
                 for turn in self.store.get_turns(live.session_id, head_id=leaf):
-                    if turn.user is not None and turn.user.id == live.user_id:
-                        if best is None or len(turn.nodes) > len(best.nodes):
-                            best = turn
+                    if (
+                        turn.user is not None
+                        and turn.user.id == live.user_id
+                        and (best is None or len(turn.nodes) > len(best.nodes))
+                    ):
+                        best = turn
             return best
         except OpmemError:
             return None
@@ -191,27 +199,45 @@ class LiveTurnCommitter:
                 late = [p for p in self._late_paths(live, turn) if p not in live.noted]
                 if late:
                     live.noted.update(late)
-                    events.append(AutoCommitEvent(
-                        live.session_id, live.project_id, turn.number, paths=tuple(late),
-                        warning=f"turn {turn.number} of session {live.session_id}: the agent had written "
-                                f"{', '.join(late[:5])} before opmem saw the prompt, so they count as changed "
-                                "before the turn and are not auto-committed",
-                    ))
+                    events.append(
+                        AutoCommitEvent(
+                            live.session_id,
+                            live.project_id,
+                            turn.number,
+                            paths=tuple(late),
+                            warning=f"turn {turn.number} of session {live.session_id}: the agent had written "
+                            f"{', '.join(late[:5])} before opmem saw the prompt, so they count as changed "
+                            "before the turn and are not auto-committed",
+                        )
+                    )
                 user = turn.user
                 result = self.registry.commit_agent_turn(
-                    live.watch, turn, session_id=live.session_id, turn_number=turn.number,
+                    live.watch,
+                    turn,
+                    session_id=live.session_id,
+                    turn_number=turn.number,
                     user_message=user.content if user is not None else "",
                 )
                 if result.commit or result.warning:
-                    events.append(AutoCommitEvent(
-                        live.session_id, live.project_id, turn.number, result.commit,
-                        result.paths, result.warning,
-                    ))
+                    events.append(
+                        AutoCommitEvent(
+                            live.session_id,
+                            live.project_id,
+                            turn.number,
+                            result.commit,
+                            result.paths,
+                            result.warning,
+                        )
+                    )
         except (OpmemError, OSError, pygit2.GitError) as exc:
-            events.append(AutoCommitEvent(
-                live.session_id, live.project_id, turn.number,
-                warning=f"turn {turn.number} of session {live.session_id}: auto-commit failed ({exc})",
-            ))
+            events.append(
+                AutoCommitEvent(
+                    live.session_id,
+                    live.project_id,
+                    turn.number,
+                    warning=f"turn {turn.number} of session {live.session_id}: auto-commit failed ({exc})",
+                )
+            )
         return events
 
     def _emit(self, events: list[AutoCommitEvent]) -> list[AutoCommitEvent]:

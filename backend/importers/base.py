@@ -11,10 +11,11 @@ naming file:line and goes on with the rest of the file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ..model import OpmemError
 

@@ -15,8 +15,9 @@ LinkStore keeps no duplicates, so a re-import adds no links).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pygit2
 
@@ -24,6 +25,7 @@ from ..model import OpmemError
 from ..store.project_links import CommitLink
 from ..store.projects import ProjectNotFound, ProjectRegistry
 from .base import ImportReport
+
 
 def project_root(cwd: str | os.PathLike[str], *, exclude: tuple[Path, ...] = ()) -> Path | None:
     """The work-tree root of the git repository holding `cwd`, or None when there is none to bind."""
@@ -62,7 +64,7 @@ class ProjectBinder:
         self._linked_seq: dict[str, int] = {}  # session -> newest node seq already linked
 
     @classmethod
-    def for_home(cls, home: Any) -> "ProjectBinder | None":
+    def for_home(cls, home: Any) -> ProjectBinder | None:
         """A binder over a Home (anything with .sessions, .projects and .path); None otherwise."""
         registry = getattr(home, "projects", None)
         store = getattr(home, "sessions", None)

@@ -27,9 +27,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
 from .drafts import parse_time as parse_timestamp
@@ -196,9 +197,7 @@ def _small(value: Any, limit: int = TOOL_RESULT_META_LIMIT) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if isinstance(item, (int, float, bool)) or item is None:
-                out[str(key)] = item
-            elif isinstance(item, str) and len(item) <= 256:
+            if isinstance(item, (int, float, bool)) or item is None or (isinstance(item, str) and len(item) <= 256):
                 out[str(key)] = item
         out["truncated"] = True
         return out
@@ -573,7 +572,9 @@ class ClaudeParser:
         )
         return sid
 
-    def _user(self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int) -> None:
+    def _user(
+        self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int
+    ) -> None:
         message = record.get("message")
         if not isinstance(message, dict):
             raise ImportFormatError("user record without a 'message' object")
@@ -710,7 +711,9 @@ class ClaudeParser:
                 return tool
         return None
 
-    def _assistant(self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int) -> None:
+    def _assistant(
+        self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int
+    ) -> None:
         message = record.get("message")
         if not isinstance(message, dict):
             raise ImportFormatError("assistant record without a 'message' object")
@@ -933,7 +936,9 @@ class ClaudeParser:
             ),
         )
 
-    def _system(self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int) -> None:
+    def _system(
+        self, build: _Build, record: dict[str, Any], uuid: str | None, parent_uuid: str | None, line_no: int
+    ) -> None:
         subtype = record.get("subtype")
         subtype = subtype if isinstance(subtype, str) else ""
         stamp = record.get("timestamp")
@@ -949,7 +954,16 @@ class ClaudeParser:
             if isinstance(meta, dict):
                 metadata["compact"] = _small(meta, 1024)
             content = record.get("content") if isinstance(record.get("content"), str) else ""
-            self._chain_node(build, uuid or f"line-{line_no}", "system", content or "Conversation compacted", parent, stamp, metadata, uuid)
+            self._chain_node(
+                build,
+                uuid or f"line-{line_no}",
+                "system",
+                content or "Conversation compacted",
+                parent,
+                stamp,
+                metadata,
+                uuid,
+            )
             return
         parent = self._anchor(build, parent_uuid)
         if subtype in STRUCTURAL_SYSTEM:
@@ -974,7 +988,13 @@ class ClaudeParser:
             value = record.get(key)
             if value not in (None, ""):
                 metadata[_snake(key)] = _small(value, 512)
-        if not text and subtype not in ("local_command", "api_refusal", "model_refusal_fallback", "error", "informational"):
+        if not text and subtype not in (
+            "local_command",
+            "api_refusal",
+            "model_refusal_fallback",
+            "error",
+            "informational",
+        ):
             build.count(f"system:{subtype or '?'}")
             if uuid is not None:
                 build.anchor[uuid] = parent

@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
@@ -43,9 +44,18 @@ TOP_TYPES = frozenset(
     }
 )
 CALL_ITEMS = frozenset(
-    {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call", "web_search_call", "image_generation_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "tool_search_call",
+        "web_search_call",
+        "image_generation_call",
+    }
 )
-OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output"})
+OUTPUT_ITEMS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output"}
+)
 # Calls that never get an output item: complete when written.
 SELF_CONTAINED_CALLS = frozenset({"web_search_call", "image_generation_call"})
 IGNORED_ITEMS = frozenset({"ghost_snapshot", "other"})
@@ -223,9 +233,8 @@ def _output_text(value: Any) -> tuple[str, dict[str, Any]]:
                             meta[key] = inner[key]
                 return parsed["output"], meta
         return value, meta
-    if isinstance(value, dict):
-        if isinstance(value.get("success"), bool):
-            meta["success"] = value["success"]
+    if isinstance(value, dict) and isinstance(value.get("success"), bool):
+        meta["success"] = value["success"]
     return as_text(value), meta
 
 
@@ -285,10 +294,15 @@ class CodexReader:
     def feed(self, record: CodexRecord, offset: int, line: int) -> None:
         """Apply one record. Raises only ImportFormatError."""
         self.offset, self.line, self.time = offset, line, record.timestamp
-        if self.replay_open and record.kind != "session_meta":
-            # A fork's copied lines are re-stamped to the fork instant; the first genuine one is later.
-            if record.timestamp and self.meta_time and record.timestamp > self.meta_time + 1.0:
-                self.replay_open = False
+        # A fork's copied lines are re-stamped to the fork instant; the first genuine one is later.
+        if (
+            self.replay_open
+            and record.kind != "session_meta"
+            and record.timestamp
+            and self.meta_time
+            and record.timestamp > self.meta_time + 1.0
+        ):
+            self.replay_open = False
         kind, payload = record.kind, record.payload
         if kind == "session_meta":
             self._session_meta(payload, record.timestamp)
@@ -328,7 +342,9 @@ class CodexReader:
             native = self.meta.get("id") or self.meta.get("session_id")
             if isinstance(native, str) and native:
                 return native
-        match = re.search(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})", self.path.stem)
+        match = re.search(
+            r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})", self.path.stem
+        )
         return match.group(1) if match else self.path.stem
 
     def _parent_link(self) -> tuple[str | None, str]:
@@ -426,7 +442,18 @@ class CodexReader:
         if item == "web_search_call" and isinstance(args, dict):
             content = as_text(args.get("query") or args.get("url") or "")
         sid = self.graph.unique_id(call_id, f"{self.prefix}:{self.line}")
-        tool = self._add(Draft(sid, "tool", content, parent=owner.source_id, called_by=owner.source_id, name=name or "tool", input=args, metadata=meta))
+        tool = self._add(
+            Draft(
+                sid,
+                "tool",
+                content,
+                parent=owner.source_id,
+                called_by=owner.source_id,
+                name=name or "tool",
+                input=args,
+                metadata=meta,
+            )
+        )
         calls = owner.metadata.setdefault("tool_calls", [])
         calls.append(sid)
         if item in SELF_CONTAINED_CALLS or not call_id:
@@ -448,8 +475,15 @@ class CodexReader:
                 raise ImportFormatError(f"{item} for unknown call {call_id!r} before any model response")
             sid = self.graph.unique_id(None, f"{self.prefix}:{self.line}")
             tool = self._add(
-                Draft(sid, "tool", text, parent=owner.source_id, called_by=owner.source_id, name="output",
-                      metadata={"call_id": call_id, "unpaired": True, "codex_type": item, **meta})
+                Draft(
+                    sid,
+                    "tool",
+                    text,
+                    parent=owner.source_id,
+                    called_by=owner.source_id,
+                    name="output",
+                    metadata={"call_id": call_id, "unpaired": True, "codex_type": item, **meta},
+                )
             )
         else:
             tool.content = text
@@ -466,7 +500,7 @@ class CodexReader:
         if event == "user_message":
             text = _str(p, "message")
             kind = p.get("kind")
-            if isinstance(kind, str) and kind.lower() in _INJECTED_KINDS or _is_injected(text):
+            if (isinstance(kind, str) and kind.lower() in _INJECTED_KINDS) or _is_injected(text):
                 self._system(text, {"injected": True}, origin="event")
             else:
                 images = p.get("images")
@@ -544,9 +578,8 @@ class CodexReader:
                 self._model_output()
                 for text in texts:
                     self._add_once(self.reasoning, as_text(text), "item_completed")
-        elif kind == "Plan":
-            if self.assistant is not None and not self.assistant.settled:
-                self.assistant.metadata["plan"] = as_text(item.get("text"))
+        elif kind == "Plan" and self.assistant is not None and not self.assistant.settled:
+            self.assistant.metadata["plan"] = as_text(item.get("text"))
 
     def _token_count(self, p: dict[str, Any]) -> None:
         info = p.get("info")
@@ -872,7 +905,9 @@ class CodexParser(LineParser):
     def holding(self) -> bool:
         return self.reader.graph.holding()
 
-    def _sessions(self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None) -> list[ImportedSession]:
+    def _sessions(
+        self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None
+    ) -> list[ImportedSession]:
         return [self.reader.session(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)]
 
 

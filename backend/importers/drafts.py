@@ -28,7 +28,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -176,7 +176,7 @@ def parse_time(value: Any) -> float:
     except ValueError:
         return 0.0
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
         return moment.timestamp()
     except (OverflowError, OSError, ValueError):

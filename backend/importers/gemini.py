@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
@@ -140,10 +141,8 @@ class GeminiReader:
 
     def _rewind(self, target: str, offset: int, line: int) -> None:
         self.freeze(offset)
-        if target in self.effective:
-            index = self.effective.index(target)
-        else:
-            index = 0  # gemini-cli clears the history when the target is unknown
+        # gemini-cli clears the history when the target is unknown
+        index = self.effective.index(target) if target in self.effective else 0
         dropped = self.effective[index:]
         del self.effective[index:]
         if dropped:
@@ -375,7 +374,11 @@ def discover(paths: Iterable[Path | str]) -> list[Path]:
                 found[path] = None
         elif path.is_dir():
             for file in sorted(path.rglob("*.json*")):
-                if file.suffix in (".json", ".jsonl") and "chats" in file.parts[len(path.parts) - 1 :] and file.is_file():
+                if (
+                    file.suffix in (".json", ".jsonl")
+                    and "chats" in file.parts[len(path.parts) - 1 :]
+                    and file.is_file()
+                ):
                     if file.suffix == ".json" and not file.name.startswith("session-"):
                         continue
                     # A resumed legacy chat is migrated to <name>.jsonl, which then holds everything.
@@ -402,8 +405,12 @@ class GeminiParser(LineParser):
     def holding(self) -> bool:
         return bool(self.reader.open) or self.reader.graph.holding()
 
-    def _sessions(self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None) -> list[ImportedSession]:
-        return [self.reader.session(end_offset=end_offset, start_offset=start_offset, live=live, legacy=False, skip=skip)]
+    def _sessions(
+        self, *, end_offset: int, start_offset: int, live: bool, skip: set[str] | None
+    ) -> list[ImportedSession]:
+        return [
+            self.reader.session(end_offset=end_offset, start_offset=start_offset, live=live, legacy=False, skip=skip)
+        ]
 
 
 def open_parser(path: Path | str, report: ImportReport) -> GeminiParser:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from ..model import OpmemError
 from ..store.session_repo import NODE_ID_RE
@@ -172,7 +173,9 @@ def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> None:
     """Refresh what the importer owns; a title the user set in opmem is never replaced."""
     current = store.get_meta(sid)
     stored = dict(current.extra)
-    stored.update(title=current.title, title_source=current.title_source, source=current.source, source_ref=current.source_ref)
+    stored.update(
+        title=current.title, title_source=current.title_source, source=current.source, source_ref=current.source_ref
+    )
     changes: dict[str, Any] = {}
     for key, value in meta.items():
         if key in ("title", "title_source", "imported_title"):
@@ -284,10 +287,9 @@ class _Writer:
     def present(self, node_id: str) -> bool:
         if node_id in self.known:
             return True
-        if self.existed and not self.prefetched:
-            if self.batch.has_node(node_id):
-                self.known.add(node_id)
-                return True
+        if self.existed and not self.prefetched and self.batch.has_node(node_id):
+            self.known.add(node_id)
+            return True
         return False
 
     def write(self, nodes: tuple[ImportedNode, ...]) -> None:
@@ -304,13 +306,23 @@ class _Writer:
         parent = node_id_for(node.parent) if node.parent else None
         called_by = node_id_for(node.called_by) if node.called_by else None
         if called_by is not None and not self.present(called_by):
-            self.report.warn(self.imported.source_file, None, f"{node.source_id}: its caller is missing; kept as a plain node")
+            self.report.warn(
+                self.imported.source_file, None, f"{node.source_id}: its caller is missing; kept as a plain node"
+            )
             called_by = None
         if parent is not None and not self.present(parent):
-            self.report.warn(self.imported.source_file, None, f"{node.source_id}: its parent is missing; kept as a root")
+            self.report.warn(
+                self.imported.source_file, None, f"{node.source_id}: its parent is missing; kept as a root"
+            )
             parent = None
         is_tool = called_by is not None
-        if not is_tool and node.role == "user" and parent is not None and self.dirty.get(parent) and self._has_user(parent):
+        if (
+            not is_tool
+            and node.role == "user"
+            and parent is not None
+            and self.dirty.get(parent)
+            and self._has_user(parent)
+        ):
             self._commit(parent)
         new = not self.present(nid)
         if new:
@@ -384,9 +396,7 @@ class _Writer:
     def _commit_tips(self) -> None:
         # A line with no user node yet (a preamble) waits: its commit would count as a turn.
         tips = [
-            nid
-            for nid, dirty in self.dirty.items()
-            if dirty and nid not in self.latest_child and self._has_user(nid)
+            nid for nid, dirty in self.dirty.items() if dirty and nid not in self.latest_child and self._has_user(nid)
         ]
         head = node_id_for(self.imported.head) if self.imported.head else None
         tips.sort(key=lambda nid: nid == head)  # the current line last, so HEAD follows it

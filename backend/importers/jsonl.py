@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
 from .claude_code import parse_timestamp
 
 SOURCE = "jsonl"
 ROLES = ("user", "assistant", "system", "tool")
+
+
 def default_paths() -> list[Path]:
     """The generic format has no home of its own: paths are always given."""
     return []
@@ -193,12 +196,18 @@ class JsonlParser:
         if role == "tool":
             caller = message.parent if message.parent is not None else session.last_assistant
             if caller is None or session.roles.get(caller) != "assistant":
-                self.report.warn(self.path, self.lines, f"tool message {message.id!r} follows no assistant message: kept as system")
+                self.report.warn(
+                    self.path, self.lines, f"tool message {message.id!r} follows no assistant message: kept as system"
+                )
                 role = "system"
                 metadata["role_given"] = "tool"
             else:
                 called_by = caller
-        parent = called_by if called_by is not None else (message.parent if message.parent is not None else session.last_chain)
+        parent = (
+            called_by
+            if called_by is not None
+            else (message.parent if message.parent is not None else session.last_chain)
+        )
         node = ImportedNode(
             source_id=message.id,
             role=role,

@@ -26,16 +26,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import is_final, Draft, DraftGraph
+from .drafts import Draft, DraftGraph, is_final
 
 SOURCE = "openprogram"
 ROOT = "ROOT"
-ROLE_MAP = {"user": "user", "llm": "assistant", "assistant": "assistant", "code": "tool", "tool": "tool", "system": "system"}
+ROLE_MAP = {
+    "user": "user",
+    "llm": "assistant",
+    "assistant": "assistant",
+    "code": "tool",
+    "tool": "tool",
+    "system": "system",
+}
 STATE_GLOBS = (".openprogram", ".openprogram-*")
 
 
@@ -318,7 +326,7 @@ def _spill_files(folder: Path) -> dict[str, Path]:
         return {}
     out: dict[str, Path] = {}
     for file in spill.glob("*.txt"):
-        seq, sep, node_id = file.stem.partition("-")
+        _seq, sep, node_id = file.stem.partition("-")
         if sep and node_id:
             out[node_id] = file
     return out

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..model import OpmemError
 from ..store.projects import ProjectRegistry
@@ -180,8 +181,14 @@ class Watcher:
         on_session = self.binder.session_written if self.binder is not None else None
         for path, name in list(self.known.items()):
             import_file(
-                self.store, name, self.importers[name], path, report, self.state,
-                on_project=self.on_project, on_session=on_session,
+                self.store,
+                name,
+                self.importers[name],
+                path,
+                report,
+                self.state,
+                on_project=self.on_project,
+                on_session=on_session,
             )
         self.state.save()
         if self.binder is not None:
@@ -211,7 +218,14 @@ class Watcher:
             if not line_based(importer, path):
                 self.changed_at[path] = time.monotonic()
                 import_file(
-                    self.store, name, importer, path, report, self.state, on_project=self.on_project, force=True,
+                    self.store,
+                    name,
+                    importer,
+                    path,
+                    report,
+                    self.state,
+                    on_project=self.on_project,
+                    force=True,
                     on_session=lambda sid: self._written(sid, path),
                 )
             else:

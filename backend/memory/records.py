@@ -16,9 +16,10 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ..model import CorruptFile, Provenance
 
@@ -60,7 +61,7 @@ def entity_id(entity_type: str, name: str) -> str:
     """`type.slug`: readable, and the same for two spellings that normalize alike."""
     key = entity_key(name)
     slug = re.sub(r"[^a-z0-9]+", "-", key.encode("ascii", "ignore").decode()).strip("-")[:48]
-    digest = hashlib.blake2b(f"{entity_type}\x00{key}".encode("utf-8"), digest_size=4).hexdigest()
+    digest = hashlib.blake2b(f"{entity_type}\x00{key}".encode(), digest_size=4).hexdigest()
     return f"{entity_type}.{slug + '-' if slug else ''}{digest}"
 
 
@@ -130,7 +131,7 @@ class Event:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<event>") -> "Event":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<event>") -> Event:
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "event is not a JSON object")
         kind = _text(data, "kind", where)
@@ -175,7 +176,7 @@ class Entity:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<entity>") -> "Entity":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<entity>") -> Entity:
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "entity is not a JSON object")
         attrs = data.get("attrs") or {}
@@ -229,7 +230,7 @@ class Edge:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<edge>") -> "Edge":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<edge>") -> Edge:
         if not isinstance(data, Mapping):
             raise CorruptFile(where, "edge is not a JSON object")
         return cls(
@@ -261,7 +262,7 @@ class Patch:
         return {"op": self.op, "id": self.id, "by": self.by, "at": self.at, "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<patch>") -> "Patch":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<patch>") -> Patch:
         if data.get("op") != "supersede":
             raise CorruptFile(where, f"unknown patch op {data.get('op')!r}")
         return cls(
@@ -300,7 +301,7 @@ class AliasMerge:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<alias>") -> "AliasMerge":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<alias>") -> AliasMerge:
         return cls(
             id=_text(data, "id", where),
             into=_text(data, "into", where),
@@ -324,7 +325,7 @@ class AliasUnmerge:
         return {"op": self.op, "id": self.id, "at": self.at, "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: Any = "<unmerge>") -> "AliasUnmerge":
+    def from_json(cls, data: Mapping[str, Any], where: Any = "<unmerge>") -> AliasUnmerge:
         return cls(
             id=_text(data, "id", where),
             at=_number(data, "at", where),

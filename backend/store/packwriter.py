@@ -236,7 +236,7 @@ def merge_packs(
     pack_dir: Path,
     base: Path | None,
     others: list[Path],
-    history_base: "callable[[bytes], tuple[bytes, bytes] | None]",
+    history_base: callable[[bytes], tuple[bytes, bytes] | None],
     *,
     durable: bool = True,
 ) -> str:
@@ -273,11 +273,11 @@ def merge_packs(
             continue
         bounds = [off for _, _, off in ordered] + [len(pack) - 20]
         commit_raw = None
-        for (oid, _, off), end, kind in zip(ordered, bounds[1:], kinds):
+        for (_, _, off), end, kind in zip(ordered, bounds[1:], kinds, strict=False):
             if kind == COMMIT:
                 _, _, hl = _entry_header(pack, off)
                 commit_raw = zlib.decompress(pack[off + hl : end])
-        for (oid, crc, off), end, kind in zip(ordered, bounds[1:], kinds):
+        for (oid, crc, off), end, kind in zip(ordered, bounds[1:], kinds, strict=False):
             if oid in where:
                 continue
             entry = pack[off:end]
@@ -297,7 +297,9 @@ def merge_packs(
                         and raw.startswith(prev[0])
                     ):
                         delta = append_delta(len(prev[0]), raw[len(prev[0]) :])
-                        entry = _pack_header(OFS_DELTA, len(delta)) + _ofs_encode(start - prev[1]) + zlib.compress(delta, 1)
+                        entry = (
+                            _pack_header(OFS_DELTA, len(delta)) + _ofs_encode(start - prev[1]) + zlib.compress(delta, 1)
+                        )
                         crc = zlib.crc32(entry) & 0xFFFFFFFF
                         prev = (raw, start, prev[2] + 1)
                     else:

@@ -13,9 +13,9 @@ import re
 import stat as stat_mod
 import time
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import pygit2
 from filelock import FileLock, Timeout
@@ -358,9 +358,7 @@ class ProjectGit:
                     if budget <= 0:
                         truncated = True
                         break
-                    lines.append(
-                        DiffLine(line.origin, _decode(line.raw_content), line.old_lineno, line.new_lineno)
-                    )
+                    lines.append(DiffLine(line.origin, _decode(line.raw_content), line.old_lineno, line.new_lineno))
                     budget -= 1
                 hunks.append(
                     Hunk(
@@ -477,9 +475,13 @@ class ProjectGit:
         nodes, found_number, user_text, found_model = _turn_facts(turn)
         number = turn_number if turn_number is not None else (found_number or 0)
         result = self._commit_agent_turn(
-            watch, nodes, session_id=session_id, turn_number=number,
+            watch,
+            nodes,
+            session_id=session_id,
+            turn_number=number,
             user_text=user_message if user_message is not None else user_text,
-            model=model or found_model, lock_timeout=lock_timeout,
+            model=model or found_model,
+            lock_timeout=lock_timeout,
         )
         return replace(result, turn=number)
 

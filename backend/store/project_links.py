@@ -16,9 +16,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
 
 from filelock import FileLock
 
@@ -69,7 +69,7 @@ class CommitLink:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping) -> "CommitLink":
+    def from_json(cls, data: Mapping) -> CommitLink:
         return cls(
             commit=str(data["commit"]),
             session_id=str(data["session_id"]),
@@ -140,9 +140,9 @@ def _match_high(span: TurnSpan, commit: CommitInfo) -> str:
             if commit.oid.startswith(token):
                 return "hash"
     summary = commit.summary.strip()
-    if len(summary) >= 3 and span.start - MESSAGE_SLACK <= commit.time <= span.end + MESSAGE_SLACK:
-        if any(summary in text for text in span.git_texts):
-            return "message"
+    in_window = span.start - MESSAGE_SLACK <= commit.time <= span.end + MESSAGE_SLACK
+    if len(summary) >= 3 and in_window and any(summary in text for text in span.git_texts):
+        return "message"
     return ""
 
 
@@ -186,14 +186,15 @@ def _spans(
         later = [s for s in starts[i + 1 :] if s is not None]
         number = None if isinstance(turn, (Turn, TurnSpan)) else i + 1
         out.append(
-            turn_span(turn, session_id=session_id, number=number, next_start=later[0] if later else None,
-                      relative=relative)
+            turn_span(
+                turn, session_id=session_id, number=number, next_start=later[0] if later else None, relative=relative
+            )
         )
     return out
 
 
 def _best_first(links: Iterable[CommitLink]) -> list[CommitLink]:
-    return sorted(links, key=lambda l: (-_RANK.get(l.confidence, 0), -len(l.paths), l.turn))
+    return sorted(links, key=lambda item: (-_RANK.get(item.confidence, 0), -len(item.paths), item.turn))
 
 
 def commits_for_turn(
@@ -298,7 +299,7 @@ class LinkStore:
                     link = replace(link, linked_at=now)
                 new.append(link)
             if new:
-                data = "".join(json.dumps(l.to_json(), ensure_ascii=False) + "\n" for l in new)
+                data = "".join(json.dumps(item.to_json(), ensure_ascii=False) + "\n" for item in new)
                 with open(self.path, "a", encoding="utf-8") as fh:
                     fh.write(data)
                     fh.flush()
@@ -316,15 +317,17 @@ class LinkStore:
     def for_commit(self, commit: str, project_id: str | None = None) -> list[CommitLink]:
         """Links of a commit (full oid, or a prefix of 7+), best first."""
         found = [
-            l
-            for l in self._load().values()
-            if (l.commit == commit or (len(commit) >= 7 and l.commit.startswith(commit)))
-            and (project_id is None or l.project_id == project_id)
+            item
+            for item in self._load().values()
+            if (item.commit == commit or (len(commit) >= 7 and item.commit.startswith(commit)))
+            and (project_id is None or item.project_id == project_id)
         ]
         return _best_first(found)
 
     def for_session(self, session_id: str) -> list[CommitLink]:
-        return sorted((l for l in self._load().values() if l.session_id == session_id), key=lambda l: l.turn)
+        return sorted(
+            (item for item in self._load().values() if item.session_id == session_id), key=lambda item: item.turn
+        )
 
     def by_commit(self, project_id: str | None = None) -> dict[str, CommitLink]:
         """The best link of every commit, for showing a log page with its turns."""

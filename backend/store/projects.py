@@ -17,9 +17,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import pygit2
 from filelock import FileLock
@@ -38,7 +39,7 @@ from .project_git import (
     ProjectGitError,
     ensure_excluded,
 )
-from .project_links import HIGH, CommitLink, LinkStore, link_session, turns_for_commit, commits_for_turn
+from .project_links import HIGH, CommitLink, LinkStore, commits_for_turn, link_session, turns_for_commit
 from .tool_paths import tool_written_paths
 
 __all__ = [
@@ -97,7 +98,7 @@ class Project:
         }
 
     @classmethod
-    def from_json(cls, data: Any, path: Path, index: int) -> "Project":
+    def from_json(cls, data: Any, path: Path, index: int) -> Project:
         where = f"project #{index + 1}"
         if not isinstance(data, Mapping):
             raise CorruptFile(path, f"{where} is not a JSON object")
@@ -173,7 +174,7 @@ class ProjectRegistry:
         except OSError as exc:
             raise CorruptFile(self.path, f"cannot read ({exc.strerror})") from None
         if not raw.strip():
-            raise CorruptFile(self.path, "file is empty (expected {\"projects\": [...]})")
+            raise CorruptFile(self.path, 'file is empty (expected {"projects": [...]})')
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -225,9 +226,9 @@ class ProjectRegistry:
         best: Project | None = None
         for project in self._read():
             root = Path(project.workdir)
-            if target == root or root in target.parents:
-                if best is None or len(project.workdir) > len(best.workdir):
-                    best = project
+            inside = target == root or root in target.parents
+            if inside and (best is None or len(project.workdir) > len(best.workdir)):
+                best = project
         return best
 
     def resolve_project(self, path: str | os.PathLike[str], name: str | None = None) -> Project:
@@ -266,7 +267,7 @@ class ProjectRegistry:
         def add(project: Project) -> Project:
             if session_id in project.sessions:
                 return project
-            return replace(project, sessions=project.sessions + (session_id,))
+            return replace(project, sessions=(*project.sessions, session_id))
 
         return self._modify(project_id, add)
 
@@ -306,8 +307,15 @@ class ProjectRegistry:
             self._gits[project_id] = git
         return git
 
-    def log(self, project_id: str, limit: int = 100, agent_only: bool = False, *, after: str | None = None,
-            since: float | None = None) -> list[CommitInfo]:
+    def log(
+        self,
+        project_id: str,
+        limit: int = 100,
+        agent_only: bool = False,
+        *,
+        after: str | None = None,
+        since: float | None = None,
+    ) -> list[CommitInfo]:
         return self.git(project_id).log(limit, agent_only, after=after, since=since)
 
     def project_commits(self, project_id: str, *, limit: int = 100) -> list[CommitInfo]:
@@ -341,21 +349,22 @@ class ProjectRegistry:
             watch, turn, session_id=session_id, turn_number=turn_number, user_message=user_message, model=model
         )
         if result.warning:
-            self.record_warning(project.id, session_id, result.turn, result.warning,
-                                result.dirty_paths or result.paths)
+            self.record_warning(project.id, session_id, result.turn, result.warning, result.dirty_paths or result.paths)
         if result.commit:
             nodes = turn.nodes if isinstance(turn, Turn) else tuple(turn)
             chain = [n for n in nodes if not n.is_tool]
             head = chain[-1].id if chain else ""
-            self.links.add([CommitLink(result.commit, session_id, result.turn, HIGH, "opmem", head, project.id,
-                                       result.paths)])
+            self.links.add(
+                [CommitLink(result.commit, session_id, result.turn, HIGH, "opmem", head, project.id, result.paths)]
+            )
             self.add_session_to_project(project.id, session_id)
         return result
 
     # -- warnings -----------------------------------------------------------------------------
 
-    def record_warning(self, project_id: str, session_id: str, turn: int, message: str,
-                       paths: Iterable[str] = ()) -> ProjectWarning:
+    def record_warning(
+        self, project_id: str, session_id: str, turn: int, message: str, paths: Iterable[str] = ()
+    ) -> ProjectWarning:
         now = time.time()
         warning = ProjectWarning(
             id=hashlib.sha1(f"{project_id}\0{session_id}\0{turn}\0{message}\0{now}".encode()).hexdigest()[:12],
@@ -366,8 +375,15 @@ class ProjectRegistry:
             paths=tuple(paths),
             created_at=now,
         )
-        record = {"id": warning.id, "project_id": project_id, "session_id": session_id, "turn": turn,
-                  "message": message, "paths": list(warning.paths), "created_at": now}
+        record = {
+            "id": warning.id,
+            "project_id": project_id,
+            "session_id": session_id,
+            "turn": turn,
+            "message": message,
+            "paths": list(warning.paths),
+            "created_at": now,
+        }
         self._append(self.warnings_path, record)
         return warning
 
@@ -389,8 +405,11 @@ class ProjectRegistry:
                     dismissed.add(str(data["id"]))
                     continue
                 warning = ProjectWarning(
-                    id=str(data["id"]), project_id=str(data["project_id"]), session_id=str(data["session_id"]),
-                    turn=int(data.get("turn") or 0), message=str(data["message"]),
+                    id=str(data["id"]),
+                    project_id=str(data["project_id"]),
+                    session_id=str(data["session_id"]),
+                    turn=int(data.get("turn") or 0),
+                    message=str(data["message"]),
                     paths=tuple(str(p) for p in data.get("paths") or ()),
                     created_at=float(data.get("created_at") or 0.0),
                 )
@@ -398,7 +417,8 @@ class ProjectRegistry:
                 continue
             found[warning.id] = warning
         out = [
-            w for w in found.values()
+            w
+            for w in found.values()
             if (project_id is None or w.project_id == project_id) and (include_dismissed or w.id not in dismissed)
         ]
         return sorted(out, key=lambda w: w.created_at, reverse=True)

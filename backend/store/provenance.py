@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..model import Node, Provenance, SessionNotFound, TurnCommit
 from .sessions import SessionStore

@@ -13,8 +13,9 @@ import time
 import uuid
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pygit2
 
@@ -342,11 +343,12 @@ class SessionRepo:
         on_path = {n.id for n in branch if n.called_by is None}
         groups: list[list[Node]] = []
         for node in branch:
-            if node.called_by is None and node.role == "user" and groups and any(
-                m.role == "user" and m.called_by is None for m in groups[-1]
-            ):
-                groups.append([node])
-            elif not groups:
+            if (
+                node.called_by is None
+                and node.role == "user"
+                and groups
+                and any(m.role == "user" and m.called_by is None for m in groups[-1])
+            ) or not groups:
                 groups.append([node])
             else:
                 groups[-1].append(node)
@@ -360,9 +362,7 @@ class SessionRepo:
                 for child in self._children.get(point, ()):
                     if child not in on_path:
                         forks.extend(self._leaves_under(child))
-            turns.append(
-                Turn(number=number, nodes=tuple(group), commit=commits.get(last.id), fork_heads=tuple(forks))
-            )
+            turns.append(Turn(number=number, nodes=tuple(group), commit=commits.get(last.id), fork_heads=tuple(forks)))
         return turns
 
     # ------------------------------------------------------------------ writes
@@ -659,7 +659,9 @@ class SessionRepo:
         self._update_meta_for_commit(end, turn_no)
         meta_raw = self._write_meta(durable=False)  # derived fields; recomputed if lost
         objects.append((BLOB, meta_raw))
-        root_raw = tree_entry(MODE_TREE, "history", history_oid) + tree_entry(MODE_BLOB, "meta.json", object_id(BLOB, meta_raw))
+        root_raw = tree_entry(MODE_TREE, "history", history_oid) + tree_entry(
+            MODE_BLOB, "meta.json", object_id(BLOB, meta_raw)
+        )
         tree_oid = object_id(TREE, root_raw)
         objects.append((TREE, root_raw))
 
@@ -1073,6 +1075,7 @@ class SessionRepo:
         self._git = None
         self.flush_index()
         return written
+
 
 def _token_count(metadata: Mapping[str, Any]) -> int:
     value = metadata.get("tokens")

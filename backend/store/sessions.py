@@ -5,19 +5,21 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import weakref
 import shutil
 import threading
 import uuid
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import pygit2
 from filelock import FileLock
 
 from ..model import (
+    SESSION_ID_RE,
     Branch,
     CorruptFile,
     Node,
@@ -30,7 +32,6 @@ from ..model import (
     VerifyReport,
     check_session_id,
 )
-from ..model import SESSION_ID_RE
 from .files import read_json, write_json_atomic
 from .session_repo import _DEFAULT, SessionRepo
 
@@ -169,10 +170,7 @@ class SessionStore:
                 if repo.exists() or create:
                     return repo
                 del self._cache[session_id]
-            if location is not None:
-                path = Path(location)
-            else:
-                path = self.path_for(session_id)
+            path = Path(location) if location is not None else self.path_for(session_id)
             repo = SessionRepo(path, session_id, pack_threshold=self.pack_threshold, durable=self.durable)
             if not repo.exists():
                 if not create:
@@ -256,7 +254,7 @@ class SessionStore:
         return oid
 
     @contextmanager
-    def batch(self, session_id: str, *, location: Path | None = None) -> Iterator["SessionBatch"]:
+    def batch(self, session_id: str, *, location: Path | None = None) -> Iterator[SessionBatch]:
         """Many writes to one session under one lock (an importer writing a whole file).
 
         Other store calls for the same session must wait until the batch ends.
@@ -492,7 +490,7 @@ def _flush_quietly(repo: SessionRepo) -> None:
         pass  # the index is a convenience for `git status`; the commits are already safe
 
 
-_OPEN_STORES: "weakref.WeakSet[SessionStore]" = weakref.WeakSet()
+_OPEN_STORES: weakref.WeakSet[SessionStore] = weakref.WeakSet()
 
 
 @atexit.register
@@ -569,7 +567,7 @@ def _check_git(repo: SessionRepo) -> list[str]:
         for name in git.branches.local:
             commit = git.branches.local[name].peel(pygit2.Commit)
             for c in git.walk(commit.id):
-                c.tree  # reading the tree proves the object is there and parses
+                _ = c.tree  # reading the tree proves the object is there and parses
     except (pygit2.GitError, KeyError, ValueError) as exc:
         out.append(f"{repo.path}/.git: {exc}")
     return out

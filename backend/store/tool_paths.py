@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ..model import Node
 
@@ -23,8 +24,24 @@ WORKDIR_KEYS = ("workdir", "cwd", "working_directory")
 # A tool name counts as a writer when one of its words is here. "TodoWrite" matches too, but it
 # has no path argument, so it yields nothing.
 _WRITER_WORDS = frozenset(
-    {"write", "edit", "multiedit", "notebookedit", "patch", "replace", "create", "insert", "append",
-     "save", "delete", "remove", "move", "rename", "applypatch", "strreplace"}
+    {
+        "write",
+        "edit",
+        "multiedit",
+        "notebookedit",
+        "patch",
+        "replace",
+        "create",
+        "insert",
+        "append",
+        "save",
+        "delete",
+        "remove",
+        "move",
+        "rename",
+        "applypatch",
+        "strreplace",
+    }
 )
 # str_replace_editor-style tools carry a `command`; only these change the file.
 _EDITOR_WRITE_COMMANDS = frozenset({"create", "str_replace", "insert", "undo_edit", "write", "append"})
@@ -109,9 +126,9 @@ def _node_paths(node: Node) -> list[str]:
         return []
     command = args.get("command")
     lowered = name.lower()
-    if isinstance(command, str) and ("editor" in lowered or "str_replace" in lowered):
-        if command not in _EDITOR_WRITE_COMMANDS:
-            return []
+    is_editor = "editor" in lowered or "str_replace" in lowered
+    if isinstance(command, str) and is_editor and command not in _EDITOR_WRITE_COMMANDS:
+        return []
     for key in PATH_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():

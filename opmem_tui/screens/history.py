@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,7 +16,6 @@ from textual.widgets.option_list import Option
 
 from opmem_tui.backend.model import TurnCommit
 from opmem_tui.widgets.safe_text import one_line
-
 
 TURN_PREFIX = re.compile(r"^turn \d+:\s*")  # the column already says which turn
 
@@ -36,7 +35,9 @@ class HistoryScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog wide"):
             count = len(self.commits)
             yield Static(
-                Content(f"History of “{one_line(self.session_title, 60)}”: {count} turn commit{'s' if count != 1 else ''}"),
+                Content(
+                    f"History of “{one_line(self.session_title, 60)}”: {count} turn commit{'s' if count != 1 else ''}"
+                ),
                 classes="dialog-title",
             )
             options = []
@@ -55,7 +56,9 @@ class HistoryScreen(ModalScreen[str | None]):
                 options.append(Option(Content("No commits yet: the session has no committed turn."), disabled=True))
             yield OptionList(*options, id="history-options")
             yield Static(
-                Content("● the turn on screen · [branch] a branch tip · enter shows that commit (read-only) · esc closes"),
+                Content(
+                    "● the turn on screen · [branch] a branch tip · enter shows that commit (read-only) · esc closes"
+                ),
                 classes="dialog-hint",
             )
 

@@ -29,7 +29,7 @@ class KeysScreen(ModalScreen[None]):
             yield DataTable(id="keys-table", cursor_type="row", zebra_stripes=True)
             yield Static(
                 Content(
-                    f'Remap in {abbreviate_path(self.config_path, 40)} under [keys], '
+                    f"Remap in {abbreviate_path(self.config_path, 40)} under [keys], "
                     'e.g. "replay.next_turn" = "right,l" · esc closes'
                 ),
                 classes="dialog-hint",
@@ -52,7 +52,7 @@ class KeysScreen(ModalScreen[None]):
         table.focus()
 
     def key_names(self, keys: str) -> str:
-        """"question_mark,slash" -> "? /": keys as the footer shows them, with the name too
+        """ "question_mark,slash" -> "? /": keys as the footer shows them, with the name too
         where the symbol alone is not what to type in config.toml."""
         shown = []
         for key in (k.strip() for k in keys.split(",") if k.strip()):

@@ -15,9 +15,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.lazy import Lazy
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
-from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from opmem_tui.backend.model import SessionMeta
@@ -83,7 +83,7 @@ class MainScreen(Screen[None]):
         self._deleting: set[str] = set()  # deleted from here: no "deleted elsewhere" note
 
     @property
-    def opmem(self) -> "OpmemApp":
+    def opmem(self) -> OpmemApp:
         return self.app  # type: ignore[return-value]
 
     @property
@@ -186,9 +186,16 @@ class MainScreen(Screen[None]):
         if meta is None:
             gone = self.replay.meta
             if self._open_id not in self._deleting:
-                title = one_line(gone.display_title, 60) if gone is not None and gone.id == self._open_id else self._open_id
-                self.app.notify(f"“{title}” was deleted by another program.", title="Session", severity="warning",
-                                markup=False, timeout=8)
+                title = (
+                    one_line(gone.display_title, 60) if gone is not None and gone.id == self._open_id else self._open_id
+                )
+                self.app.notify(
+                    f"“{title}” was deleted by another program.",
+                    title="Session",
+                    severity="warning",
+                    markup=False,
+                    timeout=8,
+                )
             self._deleting.discard(self._open_id)
             self.replay.show_empty("This session was deleted.")
             self._open_id = None
@@ -274,8 +281,13 @@ class MainScreen(Screen[None]):
             self._problems_told.add(data.meta.id)
             root = str(getattr(self.home, "sessions_dir", "")) + "/"
             lines = "\n".join(one_line(p.replace(root, "sessions/"), 200) for p in data.problems[:5])
-            self.app.notify(f"Some of this session could not be read:\n{lines}", title="Session", severity="warning",
-                            markup=False, timeout=10)
+            self.app.notify(
+                f"Some of this session could not be read:\n{lines}",
+                title="Session",
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
         if reset and turn is None:
             turn = 1
         if follow:
@@ -358,8 +370,9 @@ class MainScreen(Screen[None]):
         self.app.call_from_thread(self._head_switched, session_id, name, turn)
 
     def _head_switched(self, session_id: str, name: str, turn: int | None) -> None:
-        self.app.notify(f"{name} is now the current branch: new messages continue from it.", title="Branch",
-                        markup=False)
+        self.app.notify(
+            f"{name} is now the current branch: new messages continue from it.", title="Branch", markup=False
+        )
         if session_id == self._open_id:
             self._open_head = None
             self._open_label = ""
@@ -395,7 +408,9 @@ class MainScreen(Screen[None]):
         meta = store.get_meta(session_id)
         turns = turns_from_nodes(nodes)
         data = ReplayData(meta, turns, None, project_label(meta, self.projects))
-        self.app.call_from_thread(self._show_replay, data, len(turns), False, False, f"@ {oid[:7]} (read-only; esc: live)")
+        self.app.call_from_thread(
+            self._show_replay, data, len(turns), False, False, f"@ {oid[:7]} (read-only; esc: live)"
+        )
 
     def action_live_view(self) -> None:
         if self._open_id and (self._open_label or self._open_head):
@@ -474,8 +489,14 @@ class MainScreen(Screen[None]):
         self.app.call_from_thread(self.projects_pane.diff_view.show_detail, detail)
 
     def on_linked_turn_chosen(self, message: LinkedTurnChosen) -> None:
-        if self.listing_view is not None and not any(m.id == message.session_id for m in self.listing_view.listing.sessions):
-            self.app.notify(f"Session {message.session_id} is not in the store (deleted or not imported).", severity="warning", markup=False)
+        if self.listing_view is not None and not any(
+            m.id == message.session_id for m in self.listing_view.listing.sessions
+        ):
+            self.app.notify(
+                f"Session {message.session_id} is not in the store (deleted or not imported).",
+                severity="warning",
+                markup=False,
+            )
             return
         self._open_linked(message.session_id, message.turn, message.head_id)
 
@@ -529,16 +550,30 @@ class MainScreen(Screen[None]):
         if current is not None:
             title = one_line(current.display_title, 40)
             commands.append(PaletteCommand("Rename session…", f"Give “{title}” a new title", self.rename_current))
-            commands.append(PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current))
+            commands.append(
+                PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current)
+            )
         commands += [
-            PaletteCommand("Verify store", "Check every session repo; report problems, change nothing", lambda: self.start_verify(False)),
-            PaletteCommand("Repair store", "Check every session repo and backfill missing commits", lambda: self.start_verify(True)),
+            PaletteCommand(
+                "Verify store",
+                "Check every session repo; report problems, change nothing",
+                lambda: self.start_verify(False),
+            ),
+            PaletteCommand(
+                "Repair store", "Check every session repo and backfill missing commits", lambda: self.start_verify(True)
+            ),
             PaletteCommand("Switch theme…", "Pick a colour theme (saved to config.toml)", self.app.search_themes),
-            PaletteCommand("Show keys", "Every key binding and its id for config.toml [keys]", self.opmem.action_show_keys),
+            PaletteCommand(
+                "Show keys", "Every key binding and its id for config.toml [keys]", self.opmem.action_show_keys
+            ),
             PaletteCommand("Refresh sessions", "Re-read the session list now", self.action_refresh),
         ]
         if self._job_cancel is not None:
-            commands.append(PaletteCommand("Cancel running job", "Stop the import or verification in progress", self.action_cancel_job))
+            commands.append(
+                PaletteCommand(
+                    "Cancel running job", "Stop the import or verification in progress", self.action_cancel_job
+                )
+            )
         return commands
 
     def rename_current(self) -> None:

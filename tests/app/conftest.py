@@ -78,4 +78,4 @@ async def press(pilot, *keys: str) -> None:
         await settle(pilot, 2)
 
 
-__all__ = ["NOW", "make_app", "settle", "press"]
+__all__ = ["NOW", "make_app", "press", "settle"]

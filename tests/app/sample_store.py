@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from unittest import mock
 
 from opmem_tui.backend.home import Home
@@ -98,17 +98,36 @@ def build_projects(home: Home, root: Path) -> dict[str, str]:
     webapp.mkdir(parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(webapp), initial_head="main")
     t = NOW - 30 * DAY
-    _commit(repo, {"src/auth/middleware.py": "def require_login(request):\n    if not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"},
-            "Add login middleware", t, DANA)
+    _commit(
+        repo,
+        {
+            "src/auth/middleware.py": "def require_login(request):\n    if not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"
+        },
+        "Add login middleware",
+        t,
+        DANA,
+    )
     _commit(repo, {"README.md": "# webapp\n\nA small web app.\n"}, "Write a README", t + DAY, DANA)
-    _commit(repo, {"src/auth/middleware.py": "def require_login(request):\n    if request.path != '/login' and not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"},
-            "[agent fix-login] turn 2: Run the tests after your fix.\n\nOpmem-Session: fix-login\nOpmem-Turn: 2\n",
-            NOW - 2 * DAY + 660, AGENT)
+    _commit(
+        repo,
+        {
+            "src/auth/middleware.py": "def require_login(request):\n    if request.path != '/login' and not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n"
+        },
+        "[agent fix-login] turn 2: Run the tests after your fix.\n\nOpmem-Session: fix-login\nOpmem-Turn: 2\n",
+        NOW - 2 * DAY + 660,
+        AGENT,
+    )
     _commit(repo, {"CHANGELOG.md": "- Fix the login redirect loop\n"}, "Changelog for the login fix", NOW - DAY, DANA)
     compiler = root / "projects" / "compiler"
     compiler.mkdir(parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(compiler), initial_head="main")
-    _commit(repo, {"tokenizer.py": "def tokens(text):\n    return text.split()\n"}, "Tokenizer in its own module", NOW - 20 * DAY, DANA)
+    _commit(
+        repo,
+        {"tokenizer.py": "def tokens(text):\n    return text.split()\n"},
+        "Tokenizer in its own module",
+        NOW - 20 * DAY,
+        DANA,
+    )
     registry = home.projects
     with pinned_clock(NOW - 31 * DAY):
         ids = {
@@ -119,64 +138,134 @@ def build_projects(home: Home, root: Path) -> dict[str, str]:
     return ids
 
 
-def build_sample_store(path: Path, *, tool_calls: int = 24, output_lines: int = 400, projects_root: Path | None = None) -> Home:
+def build_sample_store(
+    path: Path, *, tool_calls: int = 24, output_lines: int = 400, projects_root: Path | None = None
+) -> Home:
     """Five sessions (one forked, one hostile, one with many tool calls), one broken folder and,
     with `projects_root`, two bound projects."""
     _COUNTS.clear()
     home = Home(path, durable=False)
     home.ensure()
     store = home.sessions
-    ids = build_projects(home, projects_root) if projects_root is not None else {"webapp": "webapp", "compiler": "compiler"}
+    ids = (
+        build_projects(home, projects_root)
+        if projects_root is not None
+        else {"webapp": "webapp", "compiler": "compiler"}
+    )
     with contextlib.ExitStack() as clock:
         # 1. A three-turn session with tool calls, thinking and a retry on turn 3.
         sid = "fix-login"
         clock.enter_context(pinned_clock(NOW - 2 * DAY))
         meta = {"source": "claude-code", "title": "Fix the login redirect loop", "created_at": NOW - 2 * DAY}
         t0 = NOW - 2 * DAY
-        _turn(store, sid, "Login redirects forever after the session expires. Can you look?",
-              "I'll read the auth middleware first.", t0, meta=meta,
-              tools=[("read", {"file_path": "src/auth/middleware.py"}, "def require_login(request):\n    if not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n")],
-              thinking="The redirect target is probably the login page itself.")
+        _turn(
+            store,
+            sid,
+            "Login redirects forever after the session expires. Can you look?",
+            "I'll read the auth middleware first.",
+            t0,
+            meta=meta,
+            tools=[
+                (
+                    "read",
+                    {"file_path": "src/auth/middleware.py"},
+                    "def require_login(request):\n    if not request.session.get('user'):\n        return redirect('/login?next=' + request.path)\n",
+                )
+            ],
+            thinking="The redirect target is probably the login page itself.",
+        )
         long_log = "\n".join(f"tests/test_auth.py::test_case_{i} PASSED" for i in range(output_lines))
-        _turn(store, sid, "Run the tests after your fix.",
-              "Fixed: the middleware now skips /login. All tests pass.", t0 + 600,
-              tools=[("edit", {"file_path": "src/auth/middleware.py", "old": "if not", "new": "if request.path != '/login' and not"}, "ok"),
-                     ("bash", {"command": "pytest -q tests/test_auth.py"}, long_log)])
-        u3, _ = _turn(store, sid, "Add a regression test.", "Added test_login_no_loop to tests/test_auth.py.", t0 + 1200)
-        store.append_message(sid, "assistant", "Retry: wrote tests/test_redirects.py with three cases instead.",
-                             parent_id=u3.id, name="claude-sonnet-4", created_at=t0 + 1300,
-                             node_id=node_id(sid))
+        _turn(
+            store,
+            sid,
+            "Run the tests after your fix.",
+            "Fixed: the middleware now skips /login. All tests pass.",
+            t0 + 600,
+            tools=[
+                (
+                    "edit",
+                    {
+                        "file_path": "src/auth/middleware.py",
+                        "old": "if not",
+                        "new": "if request.path != '/login' and not",
+                    },
+                    "ok",
+                ),
+                ("bash", {"command": "pytest -q tests/test_auth.py"}, long_log),
+            ],
+        )
+        u3, _ = _turn(
+            store, sid, "Add a regression test.", "Added test_login_no_loop to tests/test_auth.py.", t0 + 1200
+        )
+        store.append_message(
+            sid,
+            "assistant",
+            "Retry: wrote tests/test_redirects.py with three cases instead.",
+            parent_id=u3.id,
+            name="claude-sonnet-4",
+            created_at=t0 + 1300,
+            node_id=node_id(sid),
+        )
         store.commit_turn(sid)
 
         # 2. Hostile content: markup and escape sequences must show literally or stripped.
         sid = "hostile"
         clock.close()
         clock.enter_context(pinned_clock(NOW - DAY))
-        _turn(store, sid, HOSTILE_TEXT, "Reply with " + HOSTILE_TEXT, NOW - 1 * DAY,
-              meta={"source": "codex", "title": HOSTILE_TITLE, "created_at": NOW - DAY},
-              tools=[("bash", {"command": "printf '\\x1b[2J'"}, HOSTILE_TEXT)], model="gpt-5-codex")
+        _turn(
+            store,
+            sid,
+            HOSTILE_TEXT,
+            "Reply with " + HOSTILE_TEXT,
+            NOW - 1 * DAY,
+            meta={"source": "codex", "title": HOSTILE_TITLE, "created_at": NOW - DAY},
+            tools=[("bash", {"command": "printf '\\x1b[2J'"}, HOSTILE_TEXT)],
+            model="gpt-5-codex",
+        )
 
         # 3. Many tool calls with long outputs in one turn.
         sid = "many-tools"
         clock.close()
         clock.enter_context(pinned_clock(NOW - 5 * 3600))
         tools = [
-            ("grep", {"pattern": f"TODO-{i}", "path": "src"}, "\n".join(f"src/mod_{i}.py:{n}: TODO-{i} line {n}" for n in range(40)))
+            (
+                "grep",
+                {"pattern": f"TODO-{i}", "path": "src"},
+                "\n".join(f"src/mod_{i}.py:{n}: TODO-{i} line {n}" for n in range(40)),
+            )
             for i in range(tool_calls)
         ]
-        _turn(store, sid, "Find every TODO in src.", f"Found TODOs in {tool_calls} modules.", NOW - 5 * 3600,
-              meta={"source": "claude-code", "title": "Sweep TODO comments", "created_at": NOW - 5 * 3600},
-              tools=tools)
+        _turn(
+            store,
+            sid,
+            "Find every TODO in src.",
+            f"Found TODOs in {tool_calls} modules.",
+            NOW - 5 * 3600,
+            meta={"source": "claude-code", "title": "Sweep TODO comments", "created_at": NOW - 5 * 3600},
+            tools=tools,
+        )
 
         # 4-5. Plain sessions for sorting and filtering.
         clock.close()
         clock.enter_context(pinned_clock(NOW - 20 * DAY))
-        _turn(store, "parser-refactor", "Refactor the tokenizer into its own module.", "Done; tokenizer.py holds it now.",
-              NOW - 20 * DAY, meta={"source": "gemini", "title": "Refactor the parser", "created_at": NOW - 20 * DAY})
+        _turn(
+            store,
+            "parser-refactor",
+            "Refactor the tokenizer into its own module.",
+            "Done; tokenizer.py holds it now.",
+            NOW - 20 * DAY,
+            meta={"source": "gemini", "title": "Refactor the parser", "created_at": NOW - 20 * DAY},
+        )
         clock.close()
         clock.enter_context(pinned_clock(NOW - 40 * 60))
-        _turn(store, "docs", "Write the README install section.", "Added install steps for pipx and uv.", NOW - 40 * 60,
-              meta={"source": "aider", "created_at": NOW - 40 * 60})
+        _turn(
+            store,
+            "docs",
+            "Write the README install section.",
+            "Added install steps for pipx and uv.",
+            NOW - 40 * 60,
+            meta={"source": "aider", "created_at": NOW - 40 * 60},
+        )
     # Bound after the turns were committed: a project id holds a digest of its (tmp) path, and
     # keeping it out of the committed meta.json keeps the session commit ids the same on every run.
     for name, sid in (("webapp", "fix-login"), ("webapp", "many-tools"), ("compiler", "parser-refactor")):

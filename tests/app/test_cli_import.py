@@ -26,7 +26,10 @@ def write_jsonl(path: Path, lines: list[dict | str]) -> Path:
 
 
 def test_import_prints_a_summary_and_the_first_warnings(tmp_path: Path) -> None:
-    good = [{"session": "s", "id": str(i), "role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(6)]
+    good = [
+        {"session": "s", "id": str(i), "role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"}
+        for i in range(6)
+    ]
     bad = ["{broken"] * 7
     path = write_jsonl(tmp_path / "chat.jsonl", good + bad)
     home = tmp_path / "home"
@@ -35,7 +38,14 @@ def test_import_prints_a_summary_and_the_first_warnings(tmp_path: Path) -> None:
     out = result.output
     header = next(line for line in out.splitlines() if "sessions" in line)
     row = next(line for line in out.splitlines() if line.count("│") >= 6 and any(c.isdigit() for c in line))
-    assert [c.strip() for c in header.strip("┃ ").split("┃")] == ["sessions", "new", "turns", "nodes", "skipped", "warnings"]
+    assert [c.strip() for c in header.strip("┃ ").split("┃")] == [
+        "sessions",
+        "new",
+        "turns",
+        "nodes",
+        "skipped",
+        "warnings",
+    ]
     assert [c.strip() for c in row.strip("│ ").split("│")] == ["1", "1", "3", "6", "0", "7"]
     assert out.count("warning: ") == 3 and "… and 4 more warning(s)" in out
     assert f"{path}:7: invalid JSON" in out
@@ -57,5 +67,7 @@ def test_session_text_in_warnings_cannot_drive_the_terminal(tmp_path: Path) -> N
 
 
 def test_watch_without_anything_to_watch_says_so(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "watch", "claude", "--path", str(tmp_path / "none")])
+    result = CliRunner().invoke(
+        main, ["--home", str(tmp_path / "h"), "watch", "claude", "--path", str(tmp_path / "none")]
+    )
     assert result.exit_code == 1 and "nothing to watch" in result.output

@@ -9,8 +9,13 @@ from opmem_tui.cli_projects import projects
 
 def _repo(path: Path) -> Path:
     path.mkdir()
-    env = {"GIT_AUTHOR_NAME": "U", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "U",
-           "GIT_COMMITTER_EMAIL": "u@x", "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "U",
+        "GIT_AUTHOR_EMAIL": "u@x",
+        "GIT_COMMITTER_NAME": "U",
+        "GIT_COMMITTER_EMAIL": "u@x",
+        "PATH": "/usr/bin:/bin",
+    }
     subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
     for i in range(3):
         (path / "f.txt").write_text(f"{i}\n")

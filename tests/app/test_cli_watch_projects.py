@@ -23,12 +23,18 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[Watcher]:
 
 @pytest.mark.parametrize(
     ("args", "committer", "binds"),
-    [([], True, True), (["--no-autocommit"], False, True), (["--no-bind"], True, False),
-     (["--no-autocommit", "--no-bind"], False, False)],
+    [
+        ([], True, True),
+        (["--no-autocommit"], False, True),
+        (["--no-bind"], True, False),
+        (["--no-autocommit", "--no-bind"], False, False),
+    ],
 )
 def test_watch_options(tmp_path: Path, started: list[Watcher], args: list[str], committer: bool, binds: bool) -> None:
     (tmp_path / "cc").mkdir()
-    result = CliRunner().invoke(main, ["--home", str(tmp_path / "h"), "watch", "claude", "--path", str(tmp_path / "cc"), *args])
+    result = CliRunner().invoke(
+        main, ["--home", str(tmp_path / "h"), "watch", "claude", "--path", str(tmp_path / "cc"), *args]
+    )
     assert result.exit_code == 0, result.output
     [watcher] = started
     assert (watcher.committer is not None) == committer

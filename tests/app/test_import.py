@@ -22,16 +22,40 @@ if not hasattr(importers, "run_import"):
 def claude_session(folder: Path, index: int) -> None:
     """A minimal Claude Code transcript: one prompt, one reply."""
     session = f"00000000-0000-4000-8000-{index:012d}"
-    base = {"isSidechain": False, "userType": "external", "cwd": "/tmp/x", "sessionId": session,
-            "version": "2.1.40", "gitBranch": "main"}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/tmp/x",
+        "sessionId": session,
+        "version": "2.1.40",
+        "gitBranch": "main",
+    }
     records = [
-        {**base, "parentUuid": None, "type": "user", "uuid": f"u-{index}", "timestamp": "2025-12-30T10:00:00.000Z",
-         "message": {"role": "user", "content": f"imported question {index}"}},
-        {**base, "parentUuid": f"u-{index}", "type": "assistant", "uuid": f"a-{index}",
-         "timestamp": "2025-12-30T10:00:05.000Z", "requestId": "req_1",
-         "message": {"model": "claude-test-1", "id": f"msg_{index}", "type": "message", "role": "assistant",
-                     "content": [{"type": "text", "text": f"imported answer {index}"}], "stop_reason": None,
-                     "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        {
+            **base,
+            "parentUuid": None,
+            "type": "user",
+            "uuid": f"u-{index}",
+            "timestamp": "2025-12-30T10:00:00.000Z",
+            "message": {"role": "user", "content": f"imported question {index}"},
+        },
+        {
+            **base,
+            "parentUuid": f"u-{index}",
+            "type": "assistant",
+            "uuid": f"a-{index}",
+            "timestamp": "2025-12-30T10:00:05.000Z",
+            "requestId": "req_1",
+            "message": {
+                "model": "claude-test-1",
+                "id": f"msg_{index}",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"imported answer {index}"}],
+                "stop_reason": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        },
     ]
     path = folder / "projects" / "-tmp-x" / f"{session}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,14 @@ async def test_palette_lists_opmem_commands(app):
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         titles = [c.title for c in app.screen.palette_commands()]
-        for title in ("Rename session…", "Delete session…", "Verify store", "Repair store", "Switch theme…", "Show keys"):
+        for title in (
+            "Rename session…",
+            "Delete session…",
+            "Verify store",
+            "Repair store",
+            "Switch theme…",
+            "Show keys",
+        ):
             assert title in titles
 
 

@@ -29,8 +29,13 @@ async def test_list_and_open_replay_follow_another_writer(sample_path):
         await press(pilot, "G")  # on the last turn: the view follows new turns
 
         other = fresh_home(sample_path).sessions  # another process's view of the store
-        other.append_message("brand-new", "user", "A session written elsewhere", created_at=NOW - 10,
-                             session_meta={"source": "codex", "created_at": NOW - 10})
+        other.append_message(
+            "brand-new",
+            "user",
+            "A session written elsewhere",
+            created_at=NOW - 10,
+            session_meta={"source": "codex", "created_at": NOW - 10},
+        )
         other.commit_turn("brand-new")
         await wait_for(pilot, lambda: any(m.id == "brand-new" for m in table.rows))
         assert table.current.id == "fix-login"  # the cursor stayed on its session

@@ -157,7 +157,7 @@ async def test_history_lists_commits_and_jumps_to_one(app):
 
 async def test_y_copies_the_selected_message(app):
     async with app.run_test(size=(120, 30)) as pilot:
-        replay = await open_fix_login(pilot)
+        await open_fix_login(pilot)
         await press(pilot, "enter")  # focus the replay; the user message is selected
         await press(pilot, "y")
         assert app.clipboard == "Login redirects forever after the session expires. Can you look?"

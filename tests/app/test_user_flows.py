@@ -254,7 +254,9 @@ async def test_keys_screen_shows_keys_as_typed(app):
 async def test_a_folder_that_breaks_later_is_reported_too(app, sample_path):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
-        assert [m for m in notes(app) if "skipped" in m] == ["1 session folder skipped:\nsessions/broken-folder: no meta.json"]
+        assert [m for m in notes(app) if "skipped" in m] == [
+            "1 session folder skipped:\nsessions/broken-folder: no meta.json"
+        ]
         (sample_path / "sessions" / "half-copied").mkdir()
         app.screen.refresh_listing()
         await settle(pilot)

@@ -26,7 +26,7 @@ def test_defaults_without_file(tmp_path: Path) -> None:
 
 def test_comments_survive_rewrite(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    path.write_text("# my note\n[ui]\ntheme = \"opmem-light\" # keep me\n")
+    path.write_text('# my note\n[ui]\ntheme = "opmem-light" # keep me\n')
     config = Config(path)
     config.set("store.session_cache_cap", 12)
     config.save()
@@ -46,9 +46,9 @@ def test_broken_config_names_file_line_and_column(tmp_path: Path) -> None:
 
 def test_wrong_type_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    path.write_text("[store]\nsession_cache_cap = \"many\"\n")
+    path.write_text('[store]\nsession_cache_cap = "many"\n')
     with pytest.raises(ConfigError, match="session_cache_cap must be an integer"):
-        Home(tmp_path).sessions
+        _ = Home(tmp_path).sessions
 
 
 def test_ensure_writes_commented_default(tmp_path: Path) -> None:

@@ -27,8 +27,13 @@ def test_demo_store_is_realistic_and_valid(tmp_path: Path) -> None:
     projects = {p.name: p for p in home.projects.list_projects()}
     assert set(projects) == {"weather-cli", "shop-api", "dotfiles"}
     weather = Path(projects["weather-cli"].workdir)
-    authors = subprocess.run(["git", "-C", str(weather), "log", "--format=%an"], capture_output=True, text=True, check=True).stdout.split("\n")
+    authors = subprocess.run(
+        ["git", "-C", str(weather), "log", "--format=%an"], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     assert sum(a.startswith("agent (") for a in authors) == 2
-    assert subprocess.run(["git", "-C", str(weather), "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+    assert (
+        subprocess.run(["git", "-C", str(weather), "status", "--porcelain"], capture_output=True, text=True).stdout
+        == ""
+    )
     for meta in listing.sessions:
         subprocess.run(["git", "-C", meta.path, "fsck", "--strict"], check=True, capture_output=True)

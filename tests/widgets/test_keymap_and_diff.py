@@ -9,8 +9,17 @@ from opmem_tui.widgets.diff_view import diff_lines, lexer_for
 
 def test_every_binding_id_is_unique_and_known():
     table = default_bindings()
-    assert {"replay.next_turn", "replay.prev_turn", "replay.branch", "replay.copy", "sessions.filter",
-            "sessions.sort", "app.keys", "app.quit", "commits.open_turn"} <= set(table)
+    assert {
+        "replay.next_turn",
+        "replay.prev_turn",
+        "replay.branch",
+        "replay.copy",
+        "sessions.filter",
+        "sessions.sort",
+        "app.keys",
+        "app.quit",
+        "commits.open_turn",
+    } <= set(table)
     assert table["replay.next_turn"].default == "right,l"
 
 
@@ -27,12 +36,34 @@ def test_overrides_are_checked():
 
 
 def test_diff_lines_from_a_commit_detail():
-    info = CommitInfo(oid="a" * 40, summary="Fix it", message="Fix it\n\nBody \x1b[2J text", author_name="Dana",
-                      author_email="d@e", time=1_700_000_000.0, offset=0)
-    hunk = Hunk("@@ -1,2 +1,2 @@", 1, 2, 1, 2, (
-        DiffLine(" ", "def f():\n", 1, 1), DiffLine("-", "    return 1\n", 2, -1), DiffLine("+", "    return 2\n", -1, 2)))
-    detail = CommitDetail(info, (FileDiff("src/a.py", "src/a.py", "M", 1, 1, False, (hunk,)),
-                                 FileDiff("img.png", "img.png", "A", 0, 0, True, ())))
+    info = CommitInfo(
+        oid="a" * 40,
+        summary="Fix it",
+        message="Fix it\n\nBody \x1b[2J text",
+        author_name="Dana",
+        author_email="d@e",
+        time=1_700_000_000.0,
+        offset=0,
+    )
+    hunk = Hunk(
+        "@@ -1,2 +1,2 @@",
+        1,
+        2,
+        1,
+        2,
+        (
+            DiffLine(" ", "def f():\n", 1, 1),
+            DiffLine("-", "    return 1\n", 2, -1),
+            DiffLine("+", "    return 2\n", -1, 2),
+        ),
+    )
+    detail = CommitDetail(
+        info,
+        (
+            FileDiff("src/a.py", "src/a.py", "M", 1, 1, False, (hunk,)),
+            FileDiff("img.png", "img.png", "A", 0, 0, True, ()),
+        ),
+    )
     lines, paths = diff_lines(detail, 80)
     styles = [(line.style, line.text) for line in lines]
     assert ("file", "M src/a.py  +1 −1") in styles

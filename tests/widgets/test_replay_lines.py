@@ -16,7 +16,15 @@ def sample_turn() -> Turn:
         nodes=(
             node(0, "user", "Find the bug"),
             node(1, "assistant", "Looking.", name="model-x", metadata={"thinking": "hmm, the parser"}),
-            node(2, "tool", "line 1\nline 2\nline 3", parent_id="n1", called_by="n1", name="grep", input={"pattern": "bug"}),
+            node(
+                2,
+                "tool",
+                "line 1\nline 2\nline 3",
+                parent_id="n1",
+                called_by="n1",
+                name="grep",
+                input={"pattern": "bug"},
+            ),
             node(3, "assistant", "", parent_id="n1"),
         ),
     )

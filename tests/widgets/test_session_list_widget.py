@@ -15,8 +15,14 @@ NOW = 1_767_225_600.0
 
 def metas(count: int) -> tuple[SessionMeta, ...]:
     return tuple(
-        SessionMeta(id=f"s{i:05d}", title=f"session {i} about {('parser', 'auth', 'tui')[i % 3]}", source="codex",
-                    created_at=NOW - i * 60, updated_at=NOW - i * 60, turn_count=i % 7)
+        SessionMeta(
+            id=f"s{i:05d}",
+            title=f"session {i} about {('parser', 'auth', 'tui')[i % 3]}",
+            source="codex",
+            created_at=NOW - i * 60,
+            updated_at=NOW - i * 60,
+            turn_count=i % 7,
+        )
         for i in range(count)
     )
 
@@ -35,7 +41,14 @@ class ListApp(App[None]):
 
 def test_age_labels():
     assert [age_label(NOW - s, NOW) for s in (5, 120, 7200, 3 * 86400, 15 * 86400, 60 * 86400, 800 * 86400)] == [
-        "now", "2m", "2h", "3d", "2w", "2mo", "2y"]
+        "now",
+        "2m",
+        "2h",
+        "3d",
+        "2w",
+        "2mo",
+        "2y",
+    ]
     assert age_label(0, NOW) == "?"
 
 
@@ -75,7 +88,7 @@ async def test_refresh_keeps_cursor_on_the_same_session():
         await pilot.press("down", "down", "down")
         assert widget.current.id == "s00003"
         newer = SessionMeta(id="zz-new", title="brand new", created_at=NOW, updated_at=NOW + 10)
-        widget.set_listing(SessionListing(sessions=(newer,) + metas(50)))
+        widget.set_listing(SessionListing(sessions=(newer, *metas(50))))
         await pilot.pause()
         assert widget.current.id == "s00003" and widget.table.cursor == 4
 
@@ -106,8 +119,10 @@ async def test_project_column_shows_names_given_with_the_listing():
     app = ListApp()
     async with app.run_test(size=(100, 30)) as pilot:
         widget = app.query_one(SessionList)
-        rows = (SessionMeta(id="a", title="bound", source="codex", project_id="p-1a2b", updated_at=NOW),
-                SessionMeta(id="b", title="unknown project", source="codex", project_id="gone-id", updated_at=NOW - 1))
+        rows = (
+            SessionMeta(id="a", title="bound", source="codex", project_id="p-1a2b", updated_at=NOW),
+            SessionMeta(id="b", title="unknown project", source="codex", project_id="gone-id", updated_at=NOW - 1),
+        )
         widget.set_listing(SessionListing(sessions=rows), {"p-1a2b": "webapp"})
         await pilot.pause()
         assert "codex  webapp" in widget.table.render_line(0).text

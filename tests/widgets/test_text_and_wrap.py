@@ -59,7 +59,12 @@ def test_wrap_five_megabytes_is_linear():
 def test_wrap_non_ascii_breaks_between_words_not_inside_them():
     text = "press ctrl+p and pick “Import sessions: Claude Code” (or Codex, Gemini CLI, Aider…), or quit"
     lines = wrap_text(text, 30)
-    assert lines == ["press ctrl+p and pick “Import", "sessions: Claude Code” (or", "Codex, Gemini CLI, Aider…), or", "quit"]
+    assert lines == [
+        "press ctrl+p and pick “Import",
+        "sessions: Claude Code” (or",
+        "Codex, Gemini CLI, Aider…), or",
+        "quit",
+    ]
     assert " ".join(lines) == text
     wide = wrap_text("日本語のテキストはここにあります、とても長い行です。 and more", 20)
     assert all(cell_len(line) <= 20 for line in wide) and wide[-1] == "more"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class Transcript:
         self.records: list[dict[str, Any]] = []
         self.last: str | None = None
         self.count = 0
-        self.clock = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
+        self.clock = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 
     def _stamp(self, step: float = 1.0) -> str:
         self.clock += timedelta(seconds=step)
@@ -112,7 +112,11 @@ class Transcript:
 
     def progress(self, tool_id: str = "toolu_x", parent: Any = LAST) -> str:
         return self._record(
-            "progress", parent, data={"type": "hook_progress", "hookEvent": "PostToolUse"}, toolUseID=tool_id, parentToolUseID=tool_id
+            "progress",
+            parent,
+            data={"type": "hook_progress", "hookEvent": "PostToolUse"},
+            toolUseID=tool_id,
+            parentToolUseID=tool_id,
         )
 
     def system(self, subtype: str, content: str | None = None, parent: Any = LAST, **fields: Any) -> str:

@@ -118,15 +118,28 @@ def test_runs_turns_and_output_blocks(tmp_path: Path):
     assert first.native_id.startswith("aider-") and first.native_id != second.native_id
 
     chain = branch(first)
-    assert [n.role for n in chain] == ["system", "user", "assistant", "user", "assistant", "user", "system", "user", "assistant"]
-    banner, prompt, edit, ask, answer, add, added, thanks, welcome = chain
+    assert [n.role for n in chain] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "system",
+        "user",
+        "assistant",
+    ]
+    banner, prompt, edit, ask, _answer, add, added, _thanks, _welcome = chain
     assert banner.content.startswith("Aider v0.82.0\nMain model:")
     assert prompt.content == "add a hello function\nto hello.py"  # two #### lines, breaks kept
     assert edit.content.startswith("I'll add it.") and '    print("> not aider output")' in edit.content
     assert edit.content.endswith(">>>>>>> REPLACE\n```")  # fenced lines stay in the reply
     assert edit.metadata["tokens"].startswith("3.2k sent, 222 received.")
     (tool,) = tools_of(first, edit.source_id)
-    assert tool.name == "aider" and tool.input == {"paths": ["hello.py"], "commits": [{"sha": "c339495", "message": "feat: Add hello function"}]}
+    assert tool.name == "aider" and tool.input == {
+        "paths": ["hello.py"],
+        "commits": [{"sha": "c339495", "message": "feat: Add hello function"}],
+    }
     assert ask.content == "what does it print?" and ask.metadata["command"] == "/ask what does it print?"
     assert add.content == "/add notes.md" and added.content == "Added notes.md to the chat"
     assert turn_count(first) == 4 and turn_count(second) == 1
@@ -138,7 +151,11 @@ def test_input_history_dates_the_turns(tmp_path: Path):
     chain = branch(first)
     users = [n for n in chain if n.role == "user"]
     assert [n.created_at for n in users] == [
-        local("2025-05-04 17:06:57.158813"), local("2025-05-04 17:08:01.5"), local("2025-05-04 17:09:00"), local("2025-05-04 17:10:30")]
+        local("2025-05-04 17:06:57.158813"),
+        local("2025-05-04 17:08:01.5"),
+        local("2025-05-04 17:09:00"),
+        local("2025-05-04 17:10:30"),
+    ]
     assert chain[0].created_at == local("2025-05-04 17:06:40")  # the banner: the run's start
     assert chain[2].created_at == users[0].created_at  # a reply carries its prompt's time
     assert branch(second)[1].created_at == local("2025-05-05 09:00:12")
@@ -150,7 +167,7 @@ def test_without_input_history_times_are_the_run_start(tmp_path: Path):
 
 
 def test_text_before_any_header_is_an_undated_run(tmp_path: Path):
-    sessions, report = parse(write(tmp_path / "r", chat="#### hello  \n\nhi there\n", inputs=None))
+    sessions, _report = parse(write(tmp_path / "r", chat="#### hello  \n\nhi there\n", inputs=None))
     (session,) = sessions
     assert session.native_id.endswith("-L1") and [n.role for n in branch(session)] == ["user", "assistant"]
 
@@ -222,8 +239,24 @@ def test_input_history_parser_never_raises(text):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["# aider chat started at 2025-01-01 10:00:00", "#### ask", "> out", "text", "", "```",
-                                 "# aider chat started at nonsense", "#### /ask ask"]) | st.text(max_size=20), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "# aider chat started at 2025-01-01 10:00:00",
+                "#### ask",
+                "> out",
+                "text",
+                "",
+                "```",
+                "# aider chat started at nonsense",
+                "#### /ask ask",
+            ]
+        )
+        | st.text(max_size=20),
+        max_size=30,
+    )
+)
 def test_parse_file_never_raises(tmp_path_factory, lines):
     path = tmp_path_factory.mktemp("fuzz") / aider.HISTORY_NAME
     path.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines), encoding="utf-8")

@@ -4,7 +4,7 @@ to the turns that made them: real repositories in tmp_path, synthetic Claude Cod
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
@@ -22,7 +22,7 @@ SID = "aaaaaaaa-0000-4000-8000-000000000001"
 
 def transcript(cwd: Path, session: str = SID, start: datetime | None = None) -> Transcript:
     t = Transcript(session=session, cwd=str(cwd))
-    t.clock = start or datetime.now(timezone.utc) - timedelta(minutes=10)
+    t.clock = start or datetime.now(UTC) - timedelta(minutes=10)
     return t
 
 
@@ -87,9 +87,13 @@ def test_a_git_commit_tool_call_links_its_commit_with_high_confidence(home, tmp_
     t.prompt("look around")
     t.assistant("msg_0", text("A small repo."))
     t.prompt("add a feature and commit it")
-    write_call = t.assistant("msg_1", tool_use("toolu_w", "Write", file_path=str(repo / "feature.py"), content="x = 1\n"))
+    write_call = t.assistant(
+        "msg_1", tool_use("toolu_w", "Write", file_path=str(repo / "feature.py"), content="x = 1\n")
+    )
     t.result("toolu_w", "File created", parent=write_call)
-    commit_call = t.assistant("msg_2", tool_use("toolu_c", "Bash", command='git add feature.py && git commit -m "Add feature"'))
+    commit_call = t.assistant(
+        "msg_2", tool_use("toolu_c", "Bash", command='git add feature.py && git commit -m "Add feature"')
+    )
     oid = user_commit(repo, "Add feature", {"feature.py": "x = 1\n"}, when=t.clock.timestamp())
     t.result("toolu_c", f"[main {oid[:7]}] Add feature\n 1 file changed, 1 insertion(+)", parent=commit_call)
     t.assistant("msg_3", text("Done."))
@@ -171,11 +175,15 @@ def test_cli_import_no_bind(tmp_path: Path) -> None:
     claude_file(tmp_path, t)
     home_dir = tmp_path / "h"
 
-    result = CliRunner().invoke(main, ["--home", str(home_dir), "import", "claude", str(tmp_path / "claude"), "--no-bind"])
+    result = CliRunner().invoke(
+        main, ["--home", str(home_dir), "import", "claude", str(tmp_path / "claude"), "--no-bind"]
+    )
     assert result.exit_code == 0, result.output
     assert not (home_dir / "projects" / "projects.json").exists()
 
-    result = CliRunner().invoke(main, ["--home", str(home_dir), "import", "claude", str(tmp_path / "claude"), "--force"])
+    result = CliRunner().invoke(
+        main, ["--home", str(home_dir), "import", "claude", str(tmp_path / "claude"), "--force"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads((home_dir / "projects" / "projects.json").read_text())["projects"][0]["sessions"] == [f"cc-{SID}"]
 
@@ -223,5 +231,5 @@ def test_the_link_cache_follows_its_own_appends_and_other_writers(tmp_path: Path
     [best] = ours.for_commit("a" * 40)
     assert best.confidence == "high"
     other.add([CommitLink("b" * 40, "s2", 2, "high", "hash", project_id="p")])  # another writer
-    assert [l.commit[0] for l in ours.by_commit("p").values()] == ["a", "b"]
+    assert [item.commit[0] for item in ours.by_commit("p").values()] == ["a", "b"]
     assert len(path.read_text().splitlines()) == 3

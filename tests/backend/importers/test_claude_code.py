@@ -34,7 +34,9 @@ def test_streaming_split_records_are_one_assistant_node_with_tools(tmp_path: Pat
     t.assistant("msg_A", text("\n\n"), usage={"input_tokens": 3, "output_tokens": 1})
     t.assistant("msg_A", thinking("I should run ls"), usage={"input_tokens": 3, "output_tokens": 1})
     t.assistant("msg_A", text("Let me look."), usage={"input_tokens": 3, "output_tokens": 1})
-    call = t.assistant("msg_A", tool_use("toolu_1", "Bash", command="ls"), usage={"input_tokens": 3, "output_tokens": 40})
+    call = t.assistant(
+        "msg_A", tool_use("toolu_1", "Bash", command="ls"), usage={"input_tokens": 3, "output_tokens": 40}
+    )
     t.progress("toolu_1")
     t.result("toolu_1", "a.txt\nb.txt", parent=call, sourceToolAssistantUUID=call, toolUseResult={"stdout": "a.txt"})
     t.assistant("msg_B", text("Two files."), request="req_2")
@@ -94,8 +96,18 @@ def test_compaction_boundary_joins_old_chain_and_summary_is_system(tmp_path: Pat
     t = Transcript()
     t.prompt("first")
     last = t.assistant("msg_A", text("one"))
-    boundary = t.system("compact_boundary", "Conversation compacted", parent=None, logicalParentUuid=last, compactMetadata={"trigger": "auto", "preTokens": 1000})
-    t.prompt("This session is being continued from a previous conversation that ran out of context.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    boundary = t.system(
+        "compact_boundary",
+        "Conversation compacted",
+        parent=None,
+        logicalParentUuid=last,
+        compactMetadata={"trigger": "auto", "preTokens": 1000},
+    )
+    t.prompt(
+        "This session is being continued from a previous conversation that ran out of context.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
     t.prompt("second")
     t.assistant("msg_B", text("two"))
     sessions, _ = parse(tmp_path, t)
@@ -320,7 +332,10 @@ def test_a_new_prompt_settles_calls_that_never_got_a_result(tmp_path: Path) -> N
         parser.feed_line(line, number)
     nodes = parser.take(final=False)[0].nodes
     assert [(n.role, n.metadata.get("result_missing")) for n in nodes] == [
-        ("user", None), ("assistant", None), ("tool", True), ("user", None)
+        ("user", None),
+        ("assistant", None),
+        ("tool", True),
+        ("user", None),
     ]
     assert parser.holding()  # only the newest reply is still open
 
@@ -343,9 +358,16 @@ def test_subagent_files_and_links(tmp_path: Path) -> None:
     sub.prompt("find versions", parent=None, isSidechain=True, agentId="a1b2c3d")
     sub.assistant("msg_S", text("versions: 1.0"), isSidechain=True, agentId="a1b2c3d")
     sub_path = sub.write(folder / SID / "subagents" / "agent-a1b2c3d.jsonl")
-    (folder / SID / "subagents" / "agent-a1b2c3d.meta.json").write_text(json.dumps({"agentType": "general-purpose", "toolUseId": "toolu_task"}))
+    (folder / SID / "subagents" / "agent-a1b2c3d.meta.json").write_text(
+        json.dumps({"agentType": "general-purpose", "toolUseId": "toolu_task"})
+    )
     compact = Transcript(session=SID)
-    compact.prompt("Your task is to create a detailed summary", parent="somewhere-in-trunk", isSidechain=True, agentId="acompact-9f9f9f")
+    compact.prompt(
+        "Your task is to create a detailed summary",
+        parent="somewhere-in-trunk",
+        isSidechain=True,
+        agentId="acompact-9f9f9f",
+    )
     compact.assistant("msg_K", text("<summary>...</summary>"), isSidechain=True, agentId="acompact-9f9f9f")
     compact.write(folder / SID / "subagents" / "agent-acompact-9f9f9f.jsonl")
     files = discover([tmp_path / "projects"])

@@ -136,9 +136,27 @@ def test_catalog_parses_every_record_type_without_errors(store: SessionStore) ->
     main = next(s for s in sessions if s.kind == "trunk")
     assert (main.title, main.extra["title_source"]) == ("Stage0 small fixture", "user")
     counts = main.extra["record_counts"]
-    for kind in ("attachment", "progress", "queue-operation", "summary", "custom-title", "ai-title", "agent-name",
-                 "last-prompt", "permission-mode", "mode", "pr-link", "frame-link", "worktree-state", "relocated",
-                 "bridge-session", "started", "result", "atis-latch", "file-history-snapshot"):
+    for kind in (
+        "attachment",
+        "progress",
+        "queue-operation",
+        "summary",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "last-prompt",
+        "permission-mode",
+        "mode",
+        "pr-link",
+        "frame-link",
+        "worktree-state",
+        "relocated",
+        "bridge-session",
+        "started",
+        "result",
+        "atis-latch",
+        "file-history-snapshot",
+    ):
         assert counts.get(kind), kind
     assert {m.id for m in store.list_sessions().sessions} >= {"cc-agent-sessions-claude-small"}
 
@@ -147,12 +165,16 @@ def test_reimport_is_a_no_op(home, store: SessionStore) -> None:
     folder = fixture_file("claude-code/spotter-short.jsonl").parent
     first = run_import(home, "claude", [folder])
     assert first.new_sessions == 4 and first.turns == 5 and first.warnings == []
-    before = {m.id: (len(store.get_nodes(m.id)), len(store.session_commits(m.id))) for m in store.list_sessions().sessions}
+    before = {
+        m.id: (len(store.get_nodes(m.id)), len(store.session_commits(m.id))) for m in store.list_sessions().sessions
+    }
     again = run_import(home, "claude", [folder])  # unchanged files are skipped outright
     assert (again.skipped, again.nodes, again.turns) == (4, 0, 0)
     forced = run_import(home, "claude", [folder], force=True)  # parsed again: still nothing new
     assert (forced.sessions, forced.new_sessions, forced.nodes, forced.turns) == (4, 0, 0, 0)
-    after = {m.id: (len(store.get_nodes(m.id)), len(store.session_commits(m.id))) for m in store.list_sessions().sessions}
+    after = {
+        m.id: (len(store.get_nodes(m.id)), len(store.session_commits(m.id))) for m in store.list_sessions().sessions
+    }
     assert after == before
 
 

@@ -32,39 +32,44 @@ class Rollout:
         self.lines: list[str] = []
         self.clock = start
 
-    def add(self, kind: str, payload: dict, *, at: float | None = None) -> "Rollout":
+    def add(self, kind: str, payload: dict, *, at: float | None = None) -> Rollout:
         self.clock = at if at is not None else self.clock + 1
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock)) + f".{int(self.clock * 1000) % 1000:03d}Z"
         self.lines.append(json.dumps({"timestamp": stamp, "type": kind, "payload": payload}))
         return self
 
-    def meta(self, native: str = "0199aaaa-0000-7000-8000-000000000001", **fields) -> "Rollout":
+    def meta(self, native: str = "0199aaaa-0000-7000-8000-000000000001", **fields) -> Rollout:
         payload = {"id": native, "cwd": "/repo", "originator": "codex_cli_rs", "cli_version": "0.60.0", "source": "cli"}
         payload.update(fields)
         return self.add("session_meta", payload)
 
-    def item(self, **payload) -> "Rollout":
+    def item(self, **payload) -> Rollout:
         return self.add("response_item", payload)
 
-    def event(self, **payload) -> "Rollout":
+    def event(self, **payload) -> Rollout:
         return self.add("event_msg", payload)
 
-    def prompt(self, text: str) -> "Rollout":
+    def prompt(self, text: str) -> Rollout:
         self.item(type="message", role="user", content=[{"type": "input_text", "text": text}])
         return self.event(type="user_message", message=text, images=[])
 
-    def reply(self, text: str) -> "Rollout":
+    def reply(self, text: str) -> Rollout:
         self.item(type="message", role="assistant", content=[{"type": "output_text", "text": text}])
         return self.event(type="agent_message", message=text)
 
-    def call(self, call_id: str, command: str = "ls", output: str | None = "a.txt") -> "Rollout":
+    def call(self, call_id: str, command: str = "ls", output: str | None = "a.txt") -> Rollout:
         self.item(type="reasoning", summary=[{"type": "summary_text", "text": f"**run {command}**"}], content=None)
-        self.item(type="function_call", name="shell", arguments=json.dumps({"command": ["bash", "-lc", command]}), call_id=call_id)
+        self.item(
+            type="function_call",
+            name="shell",
+            arguments=json.dumps({"command": ["bash", "-lc", command]}),
+            call_id=call_id,
+        )
         if output is not None:
             self.item(type="function_call_output", call_id=call_id, output=output)
         return self
 
-    def turn(self, text: str, answer: str, calls: int = 0, tag: str = "") -> "Rollout":
+    def turn(self, text: str, answer: str, calls: int = 0, tag: str = "") -> Rollout:
         self.prompt(text)
         self.add("turn_context", {"cwd": "/repo", "model": "gpt-5-codex"})
         for n in range(calls):
@@ -126,7 +131,7 @@ def test_real_rollout_shape():
         # An output arrived for each: for shell, 0.58 wraps it in {"output", "metadata": {exit_code}}.
         assert "status" not in tool.metadata
         assert isinstance(tool.metadata["exit_code"], int) if tool.name == "shell" else tool.content == "Plan updated"
-        assert isinstance(tool.input, dict) and "command" in tool.input or "plan" in tool.input
+        assert (isinstance(tool.input, dict) and "command" in tool.input) or "plan" in tool.input
     # One search (line 234, `rg -n "OLLAMA"`) found nothing: exit code 1, empty output.
     assert [t.metadata["line"] for t in tools if not t.content] == [234]
     assistants = [n for n in chain if n.role == "assistant"]
@@ -218,10 +223,16 @@ def test_event_first_ordering_of_newer_builds(tmp_path: Path):
     r.item(type="function_call_output", call_id="c2", output="a\nb\n")
     r.item(type="custom_tool_call_output", call_id="c1", output=[{"type": "input_text", "text": "Done!"}])
     r.event(type="exec_command_end", call_id="c2", exit_code=0)
-    r.event(type="token_count", info={"total_token_usage": {"total_tokens": 10}, "last_token_usage": {"total_tokens": 10}})
-    r.item(type="message", role="assistant", phase="final_answer", content=[{"type": "output_text", "text": "Two files."}])
+    r.event(
+        type="token_count", info={"total_token_usage": {"total_tokens": 10}, "last_token_usage": {"total_tokens": 10}}
+    )
+    r.item(
+        type="message", role="assistant", phase="final_answer", content=[{"type": "output_text", "text": "Two files."}]
+    )
     r.event(type="agent_message", message="Two files.")
-    r.event(type="token_count", info={"total_token_usage": {"total_tokens": 30}, "last_token_usage": {"total_tokens": 20}})
+    r.event(
+        type="token_count", info={"total_token_usage": {"total_tokens": 30}, "last_token_usage": {"total_tokens": 20}}
+    )
     r.event(type="task_complete", turn_id="t-1", duration_ms=1500)
     r.event(type="brand_new_event")
     r.item(type="brand_new_item")
@@ -240,7 +251,9 @@ def test_event_first_ordering_of_newer_builds(tmp_path: Path):
     assert first.metadata["reasoning"] == ["**Listing**"]  # item and event copy kept once
     assert first.metadata["token_usage"]["last_token_usage"] == {"total_tokens": 10}
     tools = {t.source_id: t for t in tools_of(session, first.source_id)}
-    assert tools["c1"].name == "apply_patch" and tools["c1"].content == "Done!" and tools["c1"].input == "*** Begin Patch"
+    assert (
+        tools["c1"].name == "apply_patch" and tools["c1"].content == "Done!" and tools["c1"].input == "*** Begin Patch"
+    )
     assert tools["c2"].name == "local_shell" and tools["c2"].content == "a\nb\n"
     (search,) = [t for t in tools.values() if t.name == "web_search"]
     assert search.content == "codex"
@@ -299,8 +312,8 @@ def test_legacy_rollout_without_envelope(tmp_path: Path):
         {"id": "0196aaaa-0000-7000-8000-000000000009", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
         {"record_type": "state"},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello"}]},
-        {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": "c"},
-        {"type": "function_call_output", "call_id": "c", "output": "{\"output\":\"x\",\"metadata\":{\"exit_code\":1}}"},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}', "call_id": "c"},
+        {"type": "function_call_output", "call_id": "c", "output": '{"output":"x","metadata":{"exit_code":1}}'},
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -347,7 +360,11 @@ def test_rollback_at_the_end_moves_the_head_back(tmp_path: Path):
 
 def test_rollback_of_more_turns_than_exist(tmp_path: Path):
     r = Rollout().meta()
-    r.item(type="message", role="user", content=[{"type": "input_text", "text": "<environment_context>x</environment_context>"}])
+    r.item(
+        type="message",
+        role="user",
+        content=[{"type": "input_text", "text": "<environment_context>x</environment_context>"}],
+    )
     r.turn("first", "1").event(type="thread_rolled_back", num_turns=5).turn("again", "A")
     session, _ = only(r.write(tmp_path / "h.jsonl"))
     chain = branch(session)
@@ -357,7 +374,11 @@ def test_rollback_of_more_turns_than_exist(tmp_path: Path):
 def test_fork_links_parent_and_marks_copied_lines(tmp_path: Path):
     fork_time = 1_767_300_000.0
     r = Rollout(start=fork_time - 1)
-    r.meta("0199bbbb-0000-7000-8000-000000000002", forked_from_id="0199aaaa-0000-7000-8000-000000000001", timestamp="2026-01-01T20:40:00Z")
+    r.meta(
+        "0199bbbb-0000-7000-8000-000000000002",
+        forked_from_id="0199aaaa-0000-7000-8000-000000000001",
+        timestamp="2026-01-01T20:40:00Z",
+    )
     r.clock = fork_time
     r.add("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000001", "cwd": "/repo"}, at=fork_time)
     copied = Rollout(start=fork_time).turn("parent prompt", "parent answer")
@@ -379,10 +400,14 @@ def test_fork_links_parent_and_marks_copied_lines(tmp_path: Path):
 def test_subagent_links_to_its_parent_thread(tmp_path: Path):
     parent = Rollout().meta("0199cccc-0000-7000-8000-00000000000a")
     parent.prompt("split the work")
-    parent.item(type="function_call", name="spawn_agent", arguments="{\"task\":\"tests\"}", call_id="spawn-1")
+    parent.item(type="function_call", name="spawn_agent", arguments='{"task":"tests"}', call_id="spawn-1")
     parent.item(type="function_call_output", call_id="spawn-1", output="spawned")
-    parent.event(type="collab_agent_spawn_end", call_id="spawn-1", sender_thread_id="0199cccc-0000-7000-8000-00000000000a",
-                 new_thread_id="0199dddd-0000-7000-8000-00000000000b")
+    parent.event(
+        type="collab_agent_spawn_end",
+        call_id="spawn-1",
+        sender_thread_id="0199cccc-0000-7000-8000-00000000000a",
+        new_thread_id="0199dddd-0000-7000-8000-00000000000b",
+    )
     parent_session, _ = only(parent.write(tmp_path / "parent.jsonl"))
     assert parent_session.extra["children"] == {"0199dddd-0000-7000-8000-00000000000b": "spawn-1"}
 
@@ -412,8 +437,10 @@ def test_title_from_session_index_and_thread_name(tmp_path: Path):
     day.mkdir(parents=True)
     native = "0199aaaa-0000-7000-8000-000000000001"
     (home / "session_index.jsonl").write_text(
-        json.dumps({"id": native, "thread_name": "old name", "updated_at": "2026-01-01T00:00:00Z"}) + "\n"
-        + json.dumps({"id": native, "thread_name": "new name", "updated_at": "2026-01-02T00:00:00Z"}) + "\n"
+        json.dumps({"id": native, "thread_name": "old name", "updated_at": "2026-01-01T00:00:00Z"})
+        + "\n"
+        + json.dumps({"id": native, "thread_name": "new name", "updated_at": "2026-01-02T00:00:00Z"})
+        + "\n"
     )
     path = Rollout().meta(native).turn("x", "y").write(day / f"rollout-2026-01-01T00-00-00-{native}.jsonl")
     assert only(path)[0].title == "new name"
@@ -431,7 +458,7 @@ def test_discover_and_default_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         path.parent.mkdir(parents=True)
         path.write_text("")
     (home / "sessions" / "notes.jsonl").write_text("")
-    assert codex.discover(codex.default_paths() + [tmp_path / "missing"]) == [a, b]
+    assert codex.discover([*codex.default_paths(), tmp_path / "missing"]) == [a, b]
     assert codex.discover([a, a]) == [a]
 
 
@@ -439,13 +466,24 @@ def test_malformed_lines_are_warnings_and_the_rest_is_read(tmp_path: Path):
     r = Rollout().meta().turn("first", "1")
     r.lines.insert(2, "{not json")
     r.lines.insert(3, "[1, 2]")
-    r.lines.insert(4, json.dumps({"timestamp": "x", "type": "response_item", "payload": {"type": "message", "role": "user", "content": 5}}))
+    r.lines.insert(
+        4,
+        json.dumps(
+            {"timestamp": "x", "type": "response_item", "payload": {"type": "message", "role": "user", "content": 5}}
+        ),
+    )
     r.lines.insert(5, json.dumps({"type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": "two"}}))
     path = r.write(tmp_path / "k.jsonl")
     with path.open("ab") as handle:
         handle.write(b"\xff\xfe broken bytes\n")
     session, report = only(path)
-    assert [w.split(": ", 1)[0] for w in report.warnings] == [f"{path}:3", f"{path}:4", f"{path}:5", f"{path}:6", f"{path}:{len(r.lines) + 1}"]
+    assert [w.split(": ", 1)[0] for w in report.warnings] == [
+        f"{path}:3",
+        f"{path}:4",
+        f"{path}:5",
+        f"{path}:6",
+        f"{path}:{len(r.lines) + 1}",
+    ]
     assert "not valid JSON" in report.warnings[0] and "JSON object" in report.warnings[1]
     assert "content" in report.warnings[2] and "num_turns" in report.warnings[3] and "UTF-8" in report.warnings[4]
     assert [n.content for n in branch(session)] == ["first", "1"]
@@ -472,7 +510,11 @@ def test_live_tail_is_held_back_until_settled(tmp_path: Path):
     r.reply("All done.").event(type="task_complete")
     r.write(path)
     second, _ = only(path, [n.source_id for n in first.nodes], start_offset=first.extra["end_offset"], final=False)
-    assert [(n.role, n.content) for n in second.nodes] == [("assistant", ""), ("tool", "done"), ("assistant", "All done.")]
+    assert [(n.role, n.content) for n in second.nodes] == [
+        ("assistant", ""),
+        ("tool", "done"),
+        ("assistant", "All done."),
+    ]
     assert codex.parse_file(path, ImportReport(), start_offset=second.extra["end_offset"], final=True) == []
 
 
@@ -505,20 +547,71 @@ def test_unreadable_and_empty_files(tmp_path: Path):
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
 KEYS = st.sampled_from(
-    ["type", "payload", "role", "content", "text", "call_id", "name", "arguments", "output", "input", "id",
-     "message", "summary", "num_turns", "info", "source", "subagent", "thread_spawn", "parent_thread_id",
-     "forked_from_id", "replacement_history", "item", "phase", "kind", "images", "review_output", "ghost_commit",
-     "total_token_usage", "status", "action", "tools", "new_thread_id", "model", "cwd", "timestamp"]
+    [
+        "type",
+        "payload",
+        "role",
+        "content",
+        "text",
+        "call_id",
+        "name",
+        "arguments",
+        "output",
+        "input",
+        "id",
+        "message",
+        "summary",
+        "num_turns",
+        "info",
+        "source",
+        "subagent",
+        "thread_spawn",
+        "parent_thread_id",
+        "forked_from_id",
+        "replacement_history",
+        "item",
+        "phase",
+        "kind",
+        "images",
+        "review_output",
+        "ghost_commit",
+        "total_token_usage",
+        "status",
+        "action",
+        "tools",
+        "new_thread_id",
+        "model",
+        "cwd",
+        "timestamp",
+    ]
 )
 json_values = st.recursive(
     json_scalars,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS | st.text(max_size=5), children, max_size=5),
     max_leaves=20,
 )
-ITEM_TYPES = sorted(codex.CALL_ITEMS | codex.OUTPUT_ITEMS | {"message", "reasoning", "compaction", "ghost_snapshot", "agent_message"})
-EVENT_TYPES = sorted(codex.IGNORED_EVENTS | codex.CALL_END_EVENTS | {
-    "user_message", "agent_message", "agent_reasoning", "token_count", "task_started", "task_complete", "turn_aborted",
-    "thread_rolled_back", "thread_name_updated", "error", "exited_review_mode", "item_completed", "collab_agent_spawn_end"})
+ITEM_TYPES = sorted(
+    codex.CALL_ITEMS | codex.OUTPUT_ITEMS | {"message", "reasoning", "compaction", "ghost_snapshot", "agent_message"}
+)
+EVENT_TYPES = sorted(
+    codex.IGNORED_EVENTS
+    | codex.CALL_END_EVENTS
+    | {
+        "user_message",
+        "agent_message",
+        "agent_reasoning",
+        "token_count",
+        "task_started",
+        "task_complete",
+        "turn_aborted",
+        "thread_rolled_back",
+        "thread_name_updated",
+        "error",
+        "exited_review_mode",
+        "item_completed",
+        "collab_agent_spawn_end",
+    }
+)
 
 
 @st.composite
@@ -556,7 +649,11 @@ def test_reader_raises_only_format_errors(recs):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(max_size=40) | records().map(lambda r: json.dumps({"type": r.kind, "payload": r.payload})), max_size=15))
+@given(
+    st.lists(
+        st.text(max_size=40) | records().map(lambda r: json.dumps({"type": r.kind, "payload": r.payload})), max_size=15
+    )
+)
 def test_parse_file_never_raises(tmp_path: Path, lines):
     path = tmp_path / "fuzz.jsonl"
     path.write_text("".join(line.replace("\n", " ") + "\n" for line in lines), encoding="utf-8")
@@ -597,10 +694,18 @@ def test_line_parser_holds_a_running_tool_and_flushes_when_idle():
     assert parser.take(final=False) == []
     assert parser.holding()
     assert parser.take(final=False, idle=True) == []  # a running tool is never flushed on idle
-    parser.feed_line(json.dumps({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "ok"}}) + "\n")
+    parser.feed_line(
+        json.dumps(
+            {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "ok"}}
+        )
+        + "\n"
+    )
     # The model response is done but its token count has not come: idle flushes it.
     assert [n.role for s in parser.take(final=False) for n in s.nodes] == []
-    assert [(n.role, n.content) for s in parser.take(final=False, idle=True) for n in s.nodes] == [("assistant", ""), ("tool", "ok")]
+    assert [(n.role, n.content) for s in parser.take(final=False, idle=True) for n in s.nodes] == [
+        ("assistant", ""),
+        ("tool", "ok"),
+    ]
     assert not parser.holding()
 
 
@@ -617,7 +722,11 @@ def rollouts(draw):
         elif step == "compact":
             r.add("compacted", {"message": f"summary {n}"})
         elif step == "inject":
-            r.item(type="message", role="user", content=[{"type": "input_text", "text": f"<environment_context>{n}</environment_context>"}])
+            r.item(
+                type="message",
+                role="user",
+                content=[{"type": "input_text", "text": f"<environment_context>{n}</environment_context>"}],
+            )
         else:
             r.prompt(f"aborted {n}").call(f"call_x{n}", output=None).event(type="turn_aborted", reason="interrupted")
     return r
@@ -631,7 +740,7 @@ def test_takes_while_growing_equal_one_whole_parse(r, cuts):
     parser = codex.open_parser("rollout-p.jsonl", ImportReport())
     seen: dict = {}
     lines = data.splitlines(keepends=True)
-    positions = sorted({min(c, len(lines)) for c in cuts}) + [len(lines)]
+    positions = [*sorted({min(c, len(lines)) for c in cuts}), len(lines)]
     fed = 0
     for position in positions:
         for line in lines[fed:position]:

@@ -17,28 +17,52 @@ from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
 from .dag_helpers import assert_well_formed, branch, by_id, fixture, leaves, tools_of, turn_count
 
 CATALOG = "transcripts/catalog/agent-sessions-gemini-jsonl_v040.jsonl"
-HEADER = {"sessionId": "5f0c2a1e-aaaa-bbbb-cccc-000000000001", "projectHash": "ab" * 32,
-          "startTime": "2026-04-29T21:39:22.319Z", "lastUpdated": "2026-04-29T21:39:22.319Z", "kind": "main"}
+HEADER = {
+    "sessionId": "5f0c2a1e-aaaa-bbbb-cccc-000000000001",
+    "projectHash": "ab" * 32,
+    "startTime": "2026-04-29T21:39:22.319Z",
+    "lastUpdated": "2026-04-29T21:39:22.319Z",
+    "kind": "main",
+}
 
 
 def user(mid: str, text: str, minute: int = 0) -> dict:
-    return {"id": mid, "timestamp": f"2026-04-29T21:{40 + minute:02d}:00.000Z", "type": "user", "content": [{"text": text}]}
+    return {
+        "id": mid,
+        "timestamp": f"2026-04-29T21:{40 + minute:02d}:00.000Z",
+        "type": "user",
+        "content": [{"text": text}],
+    }
 
 
 def reply(mid: str, text: str, minute: int = 0, calls: list | None = None) -> dict:
-    msg = {"id": mid, "timestamp": f"2026-04-29T21:{40 + minute:02d}:30.000Z", "type": "gemini", "content": text,
-           "thoughts": [{"subject": "Plan", "description": "look first", "timestamp": "2026-04-29T21:40:29Z"}],
-           "tokens": {"input": 100, "output": 10, "total": 110}, "model": "gemini-2.5-pro"}
+    msg = {
+        "id": mid,
+        "timestamp": f"2026-04-29T21:{40 + minute:02d}:30.000Z",
+        "type": "gemini",
+        "content": text,
+        "thoughts": [{"subject": "Plan", "description": "look first", "timestamp": "2026-04-29T21:40:29Z"}],
+        "tokens": {"input": 100, "output": 10, "total": 110},
+        "model": "gemini-2.5-pro",
+    }
     if calls is not None:
         msg["toolCalls"] = calls
     return msg
 
 
 def call(cid: str, output: str | None, status: str = "success") -> dict:
-    record = {"id": cid, "name": "run_shell_command", "args": {"command": "ls"}, "status": status,
-              "timestamp": "2026-04-29T21:40:31Z", "displayName": "Shell"}
+    record = {
+        "id": cid,
+        "name": "run_shell_command",
+        "args": {"command": "ls"},
+        "status": status,
+        "timestamp": "2026-04-29T21:40:31Z",
+        "displayName": "Shell",
+    }
     if output is not None:
-        record["result"] = [{"functionResponse": {"id": cid, "name": "run_shell_command", "response": {"output": output}}}]
+        record["result"] = [
+            {"functionResponse": {"id": cid, "name": "run_shell_command", "response": {"output": output}}}
+        ]
     return record
 
 
@@ -69,23 +93,33 @@ def test_catalog_jsonl_sample():
     assert report.warnings == [] and report.unknown_records == {}
     assert session.native_id == "gemini_stage0_jsonl" and session.model == "gemini-3-flash-preview"
     assert [(n.source_id, n.role) for n in session.nodes] == [
-        ("g-user-1", "user"), ("g-assistant-1", "assistant"), ("run_shell_command_stage0", "tool"), ("g-assistant-2", "assistant")]
+        ("g-user-1", "user"),
+        ("g-assistant-1", "assistant"),
+        ("run_shell_command_stage0", "tool"),
+        ("g-assistant-2", "assistant"),
+    ]
     tool = by_id(session)["run_shell_command_stage0"]
-    assert tool.called_by == "g-assistant-1" and tool.input == {"command": "ls -F", "description": "List files in the current directory."}
+    assert tool.called_by == "g-assistant-1" and tool.input == {
+        "command": "ls -F",
+        "description": "List files in the current directory.",
+    }
     assert tool.content.startswith("Output: AgentSessions/")
     assert session.head == "g-assistant-2" and turn_count(session) == 1
     assert session.extra["lastUpdated"] == "2026-04-29T21:39:33.156Z"  # from the $set patch
 
 
 def test_legacy_json_chat(tmp_path: Path):
-    chat = dict(HEADER, messages=[
-        user("m0", "<session_context>\nThis is the Gemini CLI. Directory tree: ...\n</session_context>"),
-        user("m1", "list files", 1),
-        reply("m2", "", 1, calls=[call("c1", "a.txt\nb.txt"), call("c2", None, status="error")]),
-        {"id": "m3", "timestamp": "2026-04-29T21:42:00Z", "type": "info", "content": "Switched model"},
-        reply("m4", "Two files.", 2),
-        {"id": "m5", "timestamp": "2026-04-29T21:43:00Z", "type": "shiny_new_type", "content": "?"},
-    ])
+    chat = dict(
+        HEADER,
+        messages=[
+            user("m0", "<session_context>\nThis is the Gemini CLI. Directory tree: ...\n</session_context>"),
+            user("m1", "list files", 1),
+            reply("m2", "", 1, calls=[call("c1", "a.txt\nb.txt"), call("c2", None, status="error")]),
+            {"id": "m3", "timestamp": "2026-04-29T21:42:00Z", "type": "info", "content": "Switched model"},
+            reply("m4", "Two files.", 2),
+            {"id": "m5", "timestamp": "2026-04-29T21:43:00Z", "type": "shiny_new_type", "content": "?"},
+        ],
+    )
     del chat["kind"]
     path = tmp_path / "chats" / "session-2026-04-29T21-39-5f0c2a1e.json"
     path.parent.mkdir()
@@ -99,17 +133,23 @@ def test_legacy_json_chat(tmp_path: Path):
     assert first.name == "gemini-2.5-pro" and first.metadata["thoughts"] == ["Plan: look first"]
     assert first.metadata["tokens"]["total"] == 110
     tools = tools_of(session, "m2")
-    assert [(t.source_id, t.content, t.metadata["status"]) for t in tools] == [("c1", "a.txt\nb.txt", "success"), ("c2", "", "error")]
+    assert [(t.source_id, t.content, t.metadata["status"]) for t in tools] == [
+        ("c1", "a.txt\nb.txt", "success"),
+        ("c2", "", "error"),
+    ]
     assert session.extra["layout"] == "json" and session.head == "m5"
 
 
 def test_jsonl_upserts_keep_the_latest_version(tmp_path: Path):
-    records = [HEADER, user("u1", "list files"),
-               {"$set": {"lastUpdated": "2026-04-29T21:40:01Z"}},
-               reply("g1", "", calls=[call("c1", None, status="executing")]),
-               reply("g1", "", calls=[call("c1", "a.txt")]),  # re-appended when the result arrives
-               reply("g2", "One file."),
-               {"$set": {"summary": "Listing files"}}]
+    records = [
+        HEADER,
+        user("u1", "list files"),
+        {"$set": {"lastUpdated": "2026-04-29T21:40:01Z"}},
+        reply("g1", "", calls=[call("c1", None, status="executing")]),
+        reply("g1", "", calls=[call("c1", "a.txt")]),  # re-appended when the result arrives
+        reply("g2", "One file."),
+        {"$set": {"summary": "Listing files"}},
+    ]
     session, report = only(write_jsonl(tmp_path / "chats" / "session-a.jsonl", records))
     assert report.warnings == []
     assert Counter(n.role for n in session.nodes) == {"user": 1, "assistant": 2, "tool": 1}
@@ -119,8 +159,16 @@ def test_jsonl_upserts_keep_the_latest_version(tmp_path: Path):
 
 
 def test_rewind_keeps_dropped_messages_as_a_branch(tmp_path: Path):
-    records = [HEADER, user("u1", "first"), reply("g1", "1"), user("u2", "second", 1), reply("g2", "2", 1),
-               {"$rewindTo": "u2"}, user("u3", "second, edited", 2), reply("g3", "2b", 2)]
+    records = [
+        HEADER,
+        user("u1", "first"),
+        reply("g1", "1"),
+        user("u2", "second", 1),
+        reply("g2", "2", 1),
+        {"$rewindTo": "u2"},
+        user("u3", "second, edited", 2),
+        reply("g3", "2b", 2),
+    ]
     session, report = only(write_jsonl(tmp_path / "chats" / "session-b.jsonl", records))
     assert report.warnings == []
     assert [n.source_id for n in branch(session)] == ["u1", "g1", "u3", "g3"]
@@ -131,7 +179,14 @@ def test_rewind_keeps_dropped_messages_as_a_branch(tmp_path: Path):
 
 
 def test_rewind_to_unknown_id_clears_the_history(tmp_path: Path):
-    records = [HEADER, user("u1", "first"), reply("g1", "1"), {"$rewindTo": "nope"}, user("u2", "fresh"), reply("g2", "2")]
+    records = [
+        HEADER,
+        user("u1", "first"),
+        reply("g1", "1"),
+        {"$rewindTo": "nope"},
+        user("u2", "fresh"),
+        reply("g2", "2"),
+    ]
     session, _ = only(write_jsonl(tmp_path / "chats" / "session-c.jsonl", records))
     assert [n.source_id for n in branch(session)] == ["u2", "g2"]
     assert by_id(session)["u2"].parent is None  # a new root; the old line stays beside it
@@ -141,9 +196,16 @@ def test_rewind_to_unknown_id_clears_the_history(tmp_path: Path):
 def test_set_messages_replaces_the_history(tmp_path: Path):
     summary = {"id": "s1", "type": "user", "content": [{"text": "Summary of the chat so far"}]}
     ack = {"id": "s2", "type": "gemini", "content": "Got it."}
-    records = [HEADER, user("u1", "first"), reply("g1", "1"), user("u2", "second", 1), reply("g2", "2", 1),
-               {"$set": {"messages": [summary, ack, user("u2", "second", 1), reply("g2", "2", 1)]}},
-               user("u3", "third", 3), reply("g3", "3", 3)]
+    records = [
+        HEADER,
+        user("u1", "first"),
+        reply("g1", "1"),
+        user("u2", "second", 1),
+        reply("g2", "2", 1),
+        {"$set": {"messages": [summary, ack, user("u2", "second", 1), reply("g2", "2", 1)]}},
+        user("u3", "third", 3),
+        reply("g3", "3", 3),
+    ]
     session, _ = only(write_jsonl(tmp_path / "chats" / "session-d.jsonl", records))
     nodes = by_id(session)
     assert nodes["s1"].parent is None and nodes["s2"].parent == "s1"
@@ -154,8 +216,10 @@ def test_set_messages_replaces_the_history(tmp_path: Path):
 def test_subagent_chat_links_to_its_parent(tmp_path: Path):
     parent_id = "5f0c2a1e-aaaa-bbbb-cccc-000000000001"
     header = dict(HEADER, sessionId="sub-1", kind="subagent", directories=["/work/project"])
-    path = write_jsonl(tmp_path / "tmp" / "proj" / "chats" / parent_id / "sub-1.jsonl",
-                       [header, user("u1", "investigate"), reply("g1", "found it")])
+    path = write_jsonl(
+        tmp_path / "tmp" / "proj" / "chats" / parent_id / "sub-1.jsonl",
+        [header, user("u1", "investigate"), reply("g1", "found it")],
+    )
     session, _ = only(path)
     assert (session.kind, session.parent_native_id, session.cwd) == ("subagent", parent_id, "/work/project")
 
@@ -188,16 +252,22 @@ def test_discover_prefers_the_migrated_jsonl(tmp_path: Path):
 
 
 def test_incremental_reads_match_one_whole_read(tmp_path: Path):
-    records = [HEADER, user("u1", "list files"), reply("g1", "", calls=[call("c1", None, status="executing")]),
-               reply("g1", "", calls=[call("c1", "a.txt")]), reply("g2", "One file."), {"$rewindTo": "g2"},
-               reply("g3", "Exactly one file.")]
+    records = [
+        HEADER,
+        user("u1", "list files"),
+        reply("g1", "", calls=[call("c1", None, status="executing")]),
+        reply("g1", "", calls=[call("c1", "a.txt")]),
+        reply("g2", "One file."),
+        {"$rewindTo": "g2"},
+        reply("g3", "Exactly one file."),
+    ]
     path = tmp_path / "chats" / "session-i.jsonl"
     whole, _ = only(write_jsonl(path, records))
     seen: dict = {}
     offset = 0
     for cut in range(2, len(records) + 1):
         write_jsonl(path, records[:cut])
-        sessions, report = parse(path, start_offset=offset, final=cut == len(records))
+        sessions, _report = parse(path, start_offset=offset, final=cut == len(records))
         for session in sessions:
             assert_well_formed(session, seen)
             for node in session.nodes:
@@ -210,9 +280,20 @@ def test_incremental_reads_match_one_whole_read(tmp_path: Path):
 
 
 def test_malformed_lines_and_files(tmp_path: Path):
-    path = write_jsonl(tmp_path / "chats" / "session-j.jsonl",
-                       [HEADER, user("u1", "hi"), [1], {"id": 5, "type": "user"}, {"$set": 3}, {"$rewindTo": 1},
-                        {"what": "ever"}, {"id": "g1", "type": "gemini", "toolCalls": "nope"}, reply("g2", "hello")])
+    path = write_jsonl(
+        tmp_path / "chats" / "session-j.jsonl",
+        [
+            HEADER,
+            user("u1", "hi"),
+            [1],
+            {"id": 5, "type": "user"},
+            {"$set": 3},
+            {"$rewindTo": 1},
+            {"what": "ever"},
+            {"id": "g1", "type": "gemini", "toolCalls": "nope"},
+            reply("g2", "hello"),
+        ],
+    )
     session, report = only(path)
     assert [w.split(": ", 1)[0] for w in report.warnings] == [f"{path}:{n}" for n in (3, 4, 5, 6, 7, 8)]
     assert [n.source_id for n in branch(session)] == ["u1", "g2"]
@@ -230,9 +311,32 @@ def test_malformed_lines_and_files(tmp_path: Path):
 
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
-KEYS = st.sampled_from(["id", "type", "content", "toolCalls", "result", "functionResponse", "response", "output",
-                        "args", "name", "status", "thoughts", "tokens", "model", "$set", "$rewindTo", "messages",
-                        "sessionId", "summary", "displayContent", "timestamp", "text"])
+KEYS = st.sampled_from(
+    [
+        "id",
+        "type",
+        "content",
+        "toolCalls",
+        "result",
+        "functionResponse",
+        "response",
+        "output",
+        "args",
+        "name",
+        "status",
+        "thoughts",
+        "tokens",
+        "model",
+        "$set",
+        "$rewindTo",
+        "messages",
+        "sessionId",
+        "summary",
+        "displayContent",
+        "timestamp",
+        "text",
+    ]
+)
 json_values = st.recursive(
     json_scalars,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=5),
@@ -246,7 +350,12 @@ messages = st.fixed_dictionaries(
 lines = (
     messages
     | st.fixed_dictionaries({"$rewindTo": message_ids | json_scalars})
-    | st.fixed_dictionaries({"$set": st.dictionaries(KEYS, json_values, max_size=3) | st.fixed_dictionaries({"messages": st.lists(messages, max_size=3) | json_values})})
+    | st.fixed_dictionaries(
+        {
+            "$set": st.dictionaries(KEYS, json_values, max_size=3)
+            | st.fixed_dictionaries({"messages": st.lists(messages, max_size=3) | json_values})
+        }
+    )
     | json_values
 ).map(json.dumps)
 
@@ -311,7 +420,14 @@ def chats(draw):
         elif step == "rewind" and ids:
             records.append({"$rewindTo": draw(st.sampled_from(ids))})
         elif step == "set" and ids:
-            records.append({"$set": {"messages": [user(i, i) if i.startswith("u") else reply(i, i) for i in ids[-2:]] + [user(f"s{n}", "summary")]}})
+            records.append(
+                {
+                    "$set": {
+                        "messages": [user(i, i) if i.startswith("u") else reply(i, i) for i in ids[-2:]]
+                        + [user(f"s{n}", "summary")]
+                    }
+                }
+            )
             ids.append(f"s{n}")
         else:
             records.append({"$set": {"summary": f"title {n}"}})
@@ -325,7 +441,7 @@ def test_takes_while_growing_equal_one_whole_parse(records, cuts):
     parser = gemini.open_parser("chats/session-p.jsonl", ImportReport())
     seen: dict = {}
     fed = 0
-    for position in sorted({min(c, len(lines)) for c in cuts}) + [len(lines)]:
+    for position in [*sorted({min(c, len(lines)) for c in cuts}), len(lines)]:
         for line in lines[fed:position]:
             parser.feed_line(line)
         fed = position

@@ -145,10 +145,14 @@ def test_titles_from_the_agent_never_replace_a_users_rename(store: SessionStore)
     sid = ingest(store, first, ImportReport())
     meta = store.get_meta(sid)
     assert (meta.title, meta.title_source) == ("AI title", "llm")
-    ingest(store, session(N("u1", "user", "hello"), title="Better AI title", extra={"title_source": "llm"}), ImportReport())
+    ingest(
+        store, session(N("u1", "user", "hello"), title="Better AI title", extra={"title_source": "llm"}), ImportReport()
+    )
     assert store.get_meta(sid).title == "Better AI title"
     store.rename_session(sid, "Mine")
-    ingest(store, session(N("u1", "user", "hello"), title="Even better", extra={"title_source": "user"}), ImportReport())
+    ingest(
+        store, session(N("u1", "user", "hello"), title="Even better", extra={"title_source": "user"}), ImportReport()
+    )
     meta = store.get_meta(sid)
     assert (meta.title, meta.title_source) == ("Mine", "user")
 
@@ -193,13 +197,33 @@ def test_on_project_called_for_sessions_in_a_git_repository(store: SessionStore,
     (repo / "src").mkdir(parents=True)
     pygit2.init_repository(str(repo))
     calls: list[tuple[str, str]] = []
-    ingest(store, session(N("u1", "user", "x"), cwd=str(repo / "src")), ImportReport(), on_project=lambda s, c: calls.append((s, c)))
+    ingest(
+        store,
+        session(N("u1", "user", "x"), cwd=str(repo / "src")),
+        ImportReport(),
+        on_project=lambda s, c: calls.append((s, c)),
+    )
     assert calls == [("jsonl-abc", str(repo / "src"))]
-    ingest(store, session(N("u1", "user", "x"), native="elsewhere", cwd=str(tmp_path)), ImportReport(), on_project=lambda s, c: calls.append((s, c)))
-    ingest(store, session(N("u1", "user", "x"), native="gone", cwd="/no/such/dir"), ImportReport(), on_project=lambda s, c: calls.append((s, c)))
+    ingest(
+        store,
+        session(N("u1", "user", "x"), native="elsewhere", cwd=str(tmp_path)),
+        ImportReport(),
+        on_project=lambda s, c: calls.append((s, c)),
+    )
+    ingest(
+        store,
+        session(N("u1", "user", "x"), native="gone", cwd="/no/such/dir"),
+        ImportReport(),
+        on_project=lambda s, c: calls.append((s, c)),
+    )
     assert len(calls) == 1
     store.update_session("jsonl-abc", project_id="p1")
-    ingest(store, session(N("u1", "user", "x"), N("a1", "assistant", "y", "u1"), cwd=str(repo)), ImportReport(), on_project=lambda s, c: calls.append((s, c)))
+    ingest(
+        store,
+        session(N("u1", "user", "x"), N("a1", "assistant", "y", "u1"), cwd=str(repo)),
+        ImportReport(),
+        on_project=lambda s, c: calls.append((s, c)),
+    )
     assert len(calls) == 1  # already bound: not asked again
 
 
@@ -241,7 +265,11 @@ def test_a_preamble_before_the_first_prompt_is_committed_with_turn_one(store: Se
     report = ImportReport()
     sid = ingest(store, preamble, report)
     assert report.turns == 0  # a commit now would be numbered as a turn of its own
-    ingest(store, session(N("s0", "system", "env"), N("u1", "user", "first real prompt", "s0"), N("a1", "assistant", "ok", "u1")), report)
+    ingest(
+        store,
+        session(N("s0", "system", "env"), N("u1", "user", "first real prompt", "s0"), N("a1", "assistant", "ok", "u1")),
+        report,
+    )
     commits = store.session_commits(sid)
     assert [c.summary for c in commits] == ["turn 1: first real prompt"]
     assert [n.id for n in store.get_turns(sid)[0].nodes] == ["s0", "u1", "a1"]

@@ -51,7 +51,11 @@ def turns_on_head(home: Home, sid: str) -> list[str]:
 
 
 def test_real_codex_rollout_into_the_store(home: Home):
-    report = run(home, "codex", fixture("transcripts/codex/acidicsoil-rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"))
+    report = run(
+        home,
+        "codex",
+        fixture("transcripts/codex/acidicsoil-rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"),
+    )
     sid = session_id_for("codex", "019a93b9-f380-7600-98ff-940e6b99603c")
     store = home.sessions
     assert report.new_sessions == 1 and report.nodes == 80
@@ -93,10 +97,14 @@ def test_codex_subagent_links_to_the_spawning_call(home: Home, tmp_path: Path):
     parent.item(type="function_call", name="spawn_agent", arguments="{}", call_id="spawn-1")
     parent.item(type="function_call_output", call_id="spawn-1", output="spawned")
     parent.event(type="collab_agent_spawn_end", call_id="spawn-1", new_thread_id="0199dddd-0000-7000-8000-00000000000b")
-    child = Rollout().meta(
-        "0199dddd-0000-7000-8000-00000000000b",
-        source={"subagent": {"thread_spawn": {"parent_thread_id": "0199cccc-0000-7000-8000-00000000000a"}}},
-    ).turn("write the tests", "written")
+    child = (
+        Rollout()
+        .meta(
+            "0199dddd-0000-7000-8000-00000000000b",
+            source={"subagent": {"thread_spawn": {"parent_thread_id": "0199cccc-0000-7000-8000-00000000000a"}}},
+        )
+        .turn("write the tests", "written")
+    )
     folder = tmp_path / "sessions"
     folder.mkdir()
     finished(child.write(folder / "rollout-2026-01-01T00-00-01-0199dddd-0000-7000-8000-00000000000b.jsonl"))
@@ -108,9 +116,17 @@ def test_codex_subagent_links_to_the_spawning_call(home: Home, tmp_path: Path):
 
 
 def test_gemini_rewind_growth_and_reimport(home: Home, tmp_path: Path):
-    records = [HEADER, user("u1", "first"), reply("g1", "", calls=[call("c1", "a.txt")]), reply("g1b", "1"),
-               user("u2", "second", 1), reply("g2", "2", 1), {"$rewindTo": "u2"}, user("u3", "second, edited", 2),
-               reply("g3", "2b", 2)]
+    records = [
+        HEADER,
+        user("u1", "first"),
+        reply("g1", "", calls=[call("c1", "a.txt")]),
+        reply("g1b", "1"),
+        user("u2", "second", 1),
+        reply("g2", "2", 1),
+        {"$rewindTo": "u2"},
+        user("u3", "second, edited", 2),
+        reply("g3", "2b", 2),
+    ]
     path = tmp_path / "chats" / "session-2026-04-29T21-39-5f0c2a1e.jsonl"
     path.parent.mkdir()
     path.write_text("".join(json.dumps(r) + "\n" for r in records))

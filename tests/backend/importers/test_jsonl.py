@@ -22,21 +22,41 @@ def write(path: Path, *records: dict | str) -> Path:
 def test_two_sessions_in_one_file_with_speakers_titles_and_epoch_times(tmp_path: Path) -> None:
     path = write(
         tmp_path / "talk.jsonl",
-        {"session": "s1", "id": "1", "role": "user", "speaker": "Caroline", "content": "Hi Mel!", "timestamp": 1700000000, "title": "Catch-up"},
+        {
+            "session": "s1",
+            "id": "1",
+            "role": "user",
+            "speaker": "Caroline",
+            "content": "Hi Mel!",
+            "timestamp": 1700000000,
+            "title": "Catch-up",
+        },
         {"session": "s2", "id": "1", "role": "user", "content": "other", "timestamp": "2024-01-02T03:04:05Z"},
-        {"session": "s1", "id": "2", "role": "assistant", "speaker": "Melanie", "content": "Hey!", "timestamp": 1700000005000},
+        {
+            "session": "s1",
+            "id": "2",
+            "role": "assistant",
+            "speaker": "Melanie",
+            "content": "Hey!",
+            "timestamp": 1700000005000,
+        },
     )
     report = ImportReport()
     sessions = {s.native_id: s for s in parse_file(path, report)}
     assert report.warnings == []
     s1 = sessions["s1"]
     assert s1.title == "Catch-up" and s1.extra == {"title_source": "user"}
-    assert [(n.source_id, n.parent, n.metadata["speaker"]) for n in s1.nodes] == [("1", None, "Caroline"), ("2", "1", "Melanie")]
+    assert [(n.source_id, n.parent, n.metadata["speaker"]) for n in s1.nodes] == [
+        ("1", None, "Caroline"),
+        ("2", "1", "Melanie"),
+    ]
     assert s1.nodes[1].created_at == 1700000005.0  # milliseconds understood
     assert sessions["s2"].nodes[0].created_at == 1704164645.0
 
 
-def test_explicit_parents_make_branches_and_tools_attach_to_their_caller(tmp_path: Path, store: SessionStore, home) -> None:
+def test_explicit_parents_make_branches_and_tools_attach_to_their_caller(
+    tmp_path: Path, store: SessionStore, home
+) -> None:
     path = write(
         tmp_path / "b.jsonl",
         {"session": "b", "id": "u1", "role": "user", "content": "start"},
@@ -109,5 +129,11 @@ def test_round_trip_file(tmp_path_factory, batch: list[Message]) -> None:
     assert report.warnings == []
     for m in unique:
         node = nodes[(m.session, m.id)]
-        assert (node.role, node.content, node.name, node.input, node.created_at) == (m.role, m.content, m.name, m.input, m.timestamp)
+        assert (node.role, node.content, node.name, node.input, node.created_at) == (
+            m.role,
+            m.content,
+            m.name,
+            m.input,
+            m.timestamp,
+        )
         assert node.metadata.get("speaker") == m.speaker

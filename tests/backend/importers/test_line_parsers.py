@@ -14,7 +14,11 @@ from opmem_tui.backend.importers.base import ImportedSession, ImportFormatError,
 from opmem_tui.backend.importers.claude_code import ClaudeParser
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=5)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=5,
+)
 
 UUIDS = ["u1", "u2", "u3", "u4", "u5", None]
 TOOL_IDS = ["toolu_1", "toolu_2", None]
@@ -38,15 +42,29 @@ message = st.fixed_dictionaries(
         "id": st.sampled_from(["msg_1", "msg_2"]) | json_values,
         "model": st.text(max_size=8) | json_values,
         "content": st.text(max_size=20) | st.lists(block | json_values, max_size=4) | json_values,
-        "usage": st.fixed_dictionaries({}, optional={"output_tokens": json_values, "input_tokens": st.integers()}) | json_values,
+        "usage": st.fixed_dictionaries({}, optional={"output_tokens": json_values, "input_tokens": st.integers()})
+        | json_values,
         "stop_reason": json_values,
     },
 )
 record = st.fixed_dictionaries(
     {
         "type": st.sampled_from(
-            ["user", "assistant", "system", "progress", "attachment", "queue-operation", "summary", "custom-title",
-             "ai-title", "file-history-snapshot", "pr-link", "worktree-state", "never-seen"]
+            [
+                "user",
+                "assistant",
+                "system",
+                "progress",
+                "attachment",
+                "queue-operation",
+                "summary",
+                "custom-title",
+                "ai-title",
+                "file-history-snapshot",
+                "pr-link",
+                "worktree-state",
+                "never-seen",
+            ]
         )
         | json_values
     },
@@ -60,10 +78,17 @@ record = st.fixed_dictionaries(
         "isCompactSummary": json_values,
         "timestamp": st.sampled_from(["2025-01-01T00:00:00Z", "2025-01-01T00:00:01.5+02:00", "bad"]) | json_values,
         "message": message | json_values,
-        "subtype": st.sampled_from(["compact_boundary", "local_command", "api_error", "turn_duration", "odd"]) | json_values,
+        "subtype": st.sampled_from(["compact_boundary", "local_command", "api_error", "turn_duration", "odd"])
+        | json_values,
         "content": json_values,
-        "data": st.fixed_dictionaries({"type": st.sampled_from(["agent_progress", "hook_progress"])}, optional={"agentId": json_values}) | json_values,
-        "attachment": st.fixed_dictionaries({"type": st.sampled_from(["queued_command", "x"])}, optional={"prompt": json_values}) | json_values,
+        "data": st.fixed_dictionaries(
+            {"type": st.sampled_from(["agent_progress", "hook_progress"])}, optional={"agentId": json_values}
+        )
+        | json_values,
+        "attachment": st.fixed_dictionaries(
+            {"type": st.sampled_from(["queued_command", "x"])}, optional={"prompt": json_values}
+        )
+        | json_values,
         "operation": st.sampled_from(["enqueue", "dequeue"]) | json_values,
         "toolUseResult": json_values,
         "sourceToolUseID": st.sampled_from(TOOL_IDS) | json_values,

@@ -30,11 +30,29 @@ class Folder:
         self.seq = 0
         self.clock = 1_780_000_000.0
 
-    def node(self, role: str, node_id: str, output: object = "", *, caller: str | None = "", pred: str | None = None,
-             name: str = "", input: object = None, metadata: dict | None = None, seq: int | None = None) -> str:
+    def node(
+        self,
+        role: str,
+        node_id: str,
+        output: object = "",
+        *,
+        caller: str | None = "",
+        pred: str | None = None,
+        name: str = "",
+        input: object = None,
+        metadata: dict | None = None,
+        seq: int | None = None,
+    ) -> str:
         meta = dict(metadata or {})
-        data: dict = {"id": node_id, "created_at": self.clock, "seq": self.seq if seq is None else seq,
-                      "role": role, "name": name, "input": input, "output": output}
+        data: dict = {
+            "id": node_id,
+            "created_at": self.clock,
+            "seq": self.seq if seq is None else seq,
+            "role": role,
+            "name": name,
+            "input": input,
+            "output": output,
+        }
         if self.era == ERAS[0]:
             data["called_by"] = caller
             if pred is not None:
@@ -64,12 +82,25 @@ class Folder:
             meta["predecessor"] = user_id  # the stray copy finalize leaves in metadata
         self.node("llm", reply, answer, pred=user_id, metadata=meta)
         for n in range(tools):
-            self.node("code", f"{reply}_t_call{n}", f"result {n}", caller=reply, name="bash",
-                      input=json.dumps({"command": f"ls {n}"}), metadata={"tool_call_id": f"call{n}", "is_error": False})
+            self.node(
+                "code",
+                f"{reply}_t_call{n}",
+                f"result {n}",
+                caller=reply,
+                name="bash",
+                input=json.dumps({"command": f"ls {n}"}),
+                metadata={"tool_call_id": f"call{n}", "is_error": False},
+            )
         return reply
 
     def meta(self, **fields) -> None:
-        data = {"id": self.path.name, "title": "Fix the build", "source": "tui", "agent_id": "main", "project_id": "default"}
+        data = {
+            "id": self.path.name,
+            "title": "Fix the build",
+            "source": "tui",
+            "agent_id": "main",
+            "project_id": "default",
+        }
         data.update(fields)
         (self.path / "meta.json").write_text(json.dumps(data))
 
@@ -88,8 +119,14 @@ def test_each_schema_era_gives_the_same_dag(tmp_path: Path, era: str):
     f = Folder(tmp_path / "sessions", era=era)
     f.root()
     r1 = f.turn("u1", "build it", "Built.", pred="ROOT", tools=2)
-    f.node("code", "ctxsp_abc", "You are a helpful agent.", caller="ROOT", name="context/system_prompt",
-           metadata={"display": "runtime", "anchor_head_id": "u1"})
+    f.node(
+        "code",
+        "ctxsp_abc",
+        "You are a helpful agent.",
+        caller="ROOT",
+        name="context/system_prompt",
+        metadata={"display": "runtime", "anchor_head_id": "u1"},
+    )
     r2 = f.turn("u2", "test it", "Tested.", pred=r1)
     f.meta(head_id=r2, model="claude-sonnet-4", work_dir="/work/app")
     (session,), report = read(f.path)
@@ -103,7 +140,10 @@ def test_each_schema_era_gives_the_same_dag(tmp_path: Path, era: str):
     assert chain[0].parent is None and chain[1].name == "claude-sonnet-4"
     assert turn_count(session) == 2 and leaves(session) == {"u2_reply"}
     tools = tools_of(session, "u1_reply")
-    assert [(t.name, t.input, t.content) for t in tools] == [("bash", {"command": "ls 0"}, "result 0"), ("bash", {"command": "ls 1"}, "result 1")]
+    assert [(t.name, t.input, t.content) for t in tools] == [
+        ("bash", {"command": "ls 0"}, "result 0"),
+        ("bash", {"command": "ls 1"}, "result 1"),
+    ]
     prompt = by_id(session)["ctxsp_abc"]
     assert (prompt.role, prompt.called_by) == ("system", "u1")  # hangs off its anchor, not a branch
     assert chain[0].metadata["openprogram_role"] == "user" and chain[1].metadata["openprogram_role"] == "llm"
@@ -134,9 +174,20 @@ def test_function_runs_summaries_and_spills(tmp_path: Path):
     r1 = f.turn("u1", "go", big[:200] + "… (spilled)", pred="ROOT")
     (f.path / "large_nodes").mkdir()
     (f.path / "large_nodes" / f"0002-{r1}.txt").write_text(big)
-    f.node("code", "fn1", {"ok": True}, caller="", pred=r1, name="deploy", input={"target": "prod"}, metadata={"status": "completed"})
+    f.node(
+        "code",
+        "fn1",
+        {"ok": True},
+        caller="",
+        pred=r1,
+        name="deploy",
+        input={"target": "prod"},
+        metadata={"status": "completed"},
+    )
     f.node("llm", "fn1_llm", "plan: ship", caller="fn1", name="gpt-5", input={"system": "be careful"})
-    f.node("llm", "sum1", "Summary: deployed.", pred="ROOT", name="context/summary", metadata={"covers_ids": ["u1", r1]})
+    f.node(
+        "llm", "sum1", "Summary: deployed.", pred="ROOT", name="context/summary", metadata={"covers_ids": ["u1", r1]}
+    )
     (session,), report = read(f.path)
     assert report.warnings == []
     nodes = by_id(session)
@@ -243,12 +294,39 @@ def test_discovery_state_roots_projects_and_ipc_folders(tmp_path: Path, monkeypa
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["id", "role", "seq", "caller", "called_by", "predecessor", "metadata",
-                                        "output", "content", "created_at", "name", "input", "reads"]),
-                       st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(["user", "llm", "code", "ROOT"])
-                       | st.dictionaries(st.sampled_from(["predecessor", "parent_id", "status"]), st.none() | st.integers() | st.text(max_size=5)),
-                       max_size=10)
-       | st.none() | st.integers() | st.lists(st.integers()))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "id",
+                "role",
+                "seq",
+                "caller",
+                "called_by",
+                "predecessor",
+                "metadata",
+                "output",
+                "content",
+                "created_at",
+                "name",
+                "input",
+                "reads",
+            ]
+        ),
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.text(max_size=8)
+        | st.sampled_from(["user", "llm", "code", "ROOT"])
+        | st.dictionaries(
+            st.sampled_from(["predecessor", "parent_id", "status"]), st.none() | st.integers() | st.text(max_size=5)
+        ),
+        max_size=10,
+    )
+    | st.none()
+    | st.integers()
+    | st.lists(st.integers())
+)
 def test_parse_node_raises_only_format_errors(data):
     try:
         node = openprogram.parse_node(data)

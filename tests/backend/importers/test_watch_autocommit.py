@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from opmem_tui.backend.importers.autocommit import AutoCommitEvent
@@ -27,7 +27,7 @@ class Live:
         self.home = home
         self.repo = make_repo(tmp_path / "proj", {"README.md": "hello\n", "app.py": "print(1)\n"})
         self.t = Transcript(session=SID, cwd=str(self.repo))
-        self.t.clock = start or datetime.now(timezone.utc)
+        self.t.clock = start or datetime.now(UTC)
         self.path = tmp_path / "claude" / "projects" / "-proj" / f"{SID}.jsonl"
         self.path.parent.mkdir(parents=True)
         self.path.touch()
@@ -47,7 +47,9 @@ class Live:
         self.watcher.tick(time.monotonic() + 5)
 
     def write_tool(self, tool_id: str, rel: str, content: str, name: str = "Write", message: str = "") -> None:
-        call = self.t.assistant(message or f"msg_{tool_id}", tool_use(tool_id, name, file_path=str(self.repo / rel), content=content))
+        call = self.t.assistant(
+            message or f"msg_{tool_id}", tool_use(tool_id, name, file_path=str(self.repo / rel), content=content)
+        )
         write(self.repo / rel, content)  # the tool runs
         self.t.result(tool_id, "ok", parent=call)
 
@@ -147,7 +149,7 @@ def test_no_autocommit_option_and_config(home, tmp_path: Path) -> None:
 
 def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path) -> None:
     # a turn from before the watch started: its start state is unknown
-    old = Live(home, tmp_path, start=datetime.now(timezone.utc) - timedelta(hours=2))
+    old = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(hours=2))
     old.t.prompt("old work")
     old.flush()
     old.write_tool("toolu_1", "old.py", "o\n")
@@ -157,7 +159,7 @@ def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path
 
 
 def test_a_file_written_before_the_watcher_saw_the_prompt_counts_as_the_users(home, tmp_path: Path) -> None:
-    live = Live(home, tmp_path, start=datetime.now(timezone.utc) - timedelta(seconds=4))
+    live = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(seconds=4))
     live.t.prompt("quick one")  # stamped 3 s ago: the watch had started, the turn is live
     live.write_tool("toolu_1", "quick.py", "q\n")  # ... and the agent wrote before the watcher looked
     live.flush()

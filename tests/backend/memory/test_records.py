@@ -23,7 +23,9 @@ PROV = Provenance("proj", "sess-1", ("n1", "n2"), "abc123", 1_700_000_000.0, 1_7
 
 
 def test_event_round_trip_and_deterministic_id():
-    event = Event(Event.make_id("Edited a.py", "work", PROV), "Edited a.py", "work", 0.7, PROV, ("file.a",), "project:proj")
+    event = Event(
+        Event.make_id("Edited a.py", "work", PROV), "Edited a.py", "work", 0.7, PROV, ("file.a",), "project:proj"
+    )
     assert Event.from_json(event.to_json()) == event
     assert event.id == Event.make_id("Edited a.py", "work", PROV)
     assert event.id != Event.make_id("Edited b.py", "work", PROV)

@@ -21,9 +21,7 @@ GIT_ENV = {
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     full_env = {**os.environ, **GIT_ENV, **(env or {})}
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=full_env, check=False
-    )
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=full_env, check=False)
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
     return done.stdout
@@ -62,7 +60,7 @@ def user_commit(repo: Path, message: str, files: dict[str, str | None], when: fl
 
 def status(repo: Path) -> list[str]:
     """`git status --porcelain` lines (untracked files listed one by one)."""
-    return [l for l in git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() if l]
+    return [item for item in git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() if item]
 
 
 def head(repo: Path) -> str:
@@ -71,12 +69,11 @@ def head(repo: Path) -> str:
 
 def changed_in(repo: Path, rev: str) -> set[str]:
     out = git(repo, "show", "--name-only", "--format=", rev)
-    return {l for l in out.splitlines() if l}
+    return {item for item in out.splitlines() if item}
 
 
 def fsck(repo: Path) -> str:
-    done = subprocess.run(["git", "-C", str(repo), "fsck", "--strict", "--no-dangling"],
-                          capture_output=True, text=True)
+    done = subprocess.run(["git", "-C", str(repo), "fsck", "--strict", "--no-dangling"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
 
@@ -94,15 +91,17 @@ def tree_hashes(folder: Path) -> dict[str, str]:
 class TurnBuilder:
     """Builds the nodes of one turn: a user node, an assistant node and its tool nodes."""
 
-    def __init__(self, text: str, *, start: float = 1_700_000_000.0, model: str = "test-model",
-                 prefix: str = "n") -> None:
+    def __init__(
+        self, text: str, *, start: float = 1_700_000_000.0, model: str = "test-model", prefix: str = "n"
+    ) -> None:
         self.t = start
         self.prefix = prefix
         self.seq = 0
         self.nodes: list[Node] = []
         self.user = self._add("user", content=text)
-        self.assistant = self._add("assistant", content="working on it", parent_id=self.user.id,
-                                   name=model, metadata={"model": model})
+        self.assistant = self._add(
+            "assistant", content="working on it", parent_id=self.user.id, name=model, metadata={"model": model}
+        )
 
     def _add(self, role: str, **fields: Any) -> Node:
         self.seq += 1
@@ -112,5 +111,6 @@ class TurnBuilder:
         return node
 
     def tool(self, name: str, input: Any, content: str = "ok") -> Node:
-        return self._add("tool", name=name, input=input, content=content, parent_id=self.assistant.id,
-                         called_by=self.assistant.id)
+        return self._add(
+            "tool", name=name, input=input, content=content, parent_id=self.assistant.id, called_by=self.assistant.id
+        )

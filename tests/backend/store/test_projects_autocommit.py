@@ -253,7 +253,7 @@ def test_concurrent_sessions_serialize_their_commits(setup):
 
 def test_commit_refuses_when_head_moved_under_it(setup, monkeypatch):
     """create_commit only moves HEAD's branch if it still points at the parent we read."""
-    reg, project, repo = setup
+    _reg, _project, repo = setup
     pg = ProjectGit(repo)
     watch = pg.begin_turn()
     turn = TurnBuilder("x")

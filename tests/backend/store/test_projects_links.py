@@ -33,8 +33,11 @@ def scenario(tmp_path: Path):
     turns = []
     t = TurnBuilder("add a parser", start=T0 + 100, prefix="t1-")
     t.tool("Edit", {"file_path": str(root / "src/a.py")})
-    t.tool("Bash", {"command": "git add src/a.py && git commit -m 'Add parser'"},
-           f"[main {c1[:7]}] Add parser\n 1 file changed, 1 insertion(+)")
+    t.tool(
+        "Bash",
+        {"command": "git add src/a.py && git commit -m 'Add parser'"},
+        f"[main {c1[:7]}] Add parser\n 1 file changed, 1 insertion(+)",
+    )
     turns.append(Turn(1, tuple(t.nodes)))
 
     t = TurnBuilder("refactor the loader", start=T0 + 300, prefix="t2-")
@@ -66,14 +69,14 @@ def test_link_session_finds_the_known_answers(scenario):
     commits = _commits(root)
     assert {c.oid for c in commits} == {c1, c2, c3, c4, c5}
     links = link_session("sess-x", turns, commits, relative=ProjectGit(root).relative, project_id="p")
-    got = {l.commit: (l.turn, l.confidence, l.reason) for l in links}
+    got = {item.commit: (item.turn, item.confidence, item.reason) for item in links}
     assert got == {c1: (1, "high", "hash"), c2: (2, "high", "message"), c3: (3, "low", "paths")}
-    low = next(l for l in links if l.commit == c3)
+    low = next(item for item in links if item.commit == c3)
     assert low.paths == ("src/c.py",) and low.head_id == "t3-2" and low.project_id == "p"
 
 
 def test_commits_for_turn_and_turns_for_commit(scenario):
-    root, turns, (c1, c2, c3, c4, c5) = scenario["root"], scenario["turns"], scenario["c"]
+    root, turns, (c1, _c2, c3, _c4, c5) = scenario["root"], scenario["turns"], scenario["c"]
     commits = _commits(root)
     rel = ProjectGit(root).relative
     [only] = commits_for_turn(turns[0], commits, session_id="s", relative=rel)
@@ -81,8 +84,9 @@ def test_commits_for_turn_and_turns_for_commit(scenario):
     assert commits_for_turn(turns[3], commits, session_id="s", relative=rel) == []
     assert commits_for_turn(turns[4], commits, session_id="s", relative=rel) == []  # git log is no commit
     # plain node lists work too; their number is their position
-    [link] = turns_for_commit(next(c for c in commits if c.oid == c3), [t.nodes for t in turns],
-                              session_id="s", relative=rel)
+    [link] = turns_for_commit(
+        next(c for c in commits if c.oid == c3), [t.nodes for t in turns], session_id="s", relative=rel
+    )
     assert (link.turn, link.confidence) == (3, "low")
     assert turns_for_commit(next(c for c in commits if c.oid == c5), turns, session_id="s", relative=rel) == []
 
@@ -103,7 +107,7 @@ def test_registry_stores_links_once(scenario, tmp_path: Path):
     reg = ProjectRegistry(tmp_path / "home")
     project = reg.resolve_project(root)
     links = reg.link_session(project.id, "sess-x", turns)
-    assert {l.commit for l in links} == {c1, c2, c3}
+    assert {item.commit for item in links} == {c1, c2, c3}
     path = tmp_path / "home" / "projects" / "links.jsonl"
     assert len(path.read_text().splitlines()) == 3
     reg.link_session(project.id, "sess-x", turns)  # re-linking appends nothing
@@ -112,7 +116,7 @@ def test_registry_stores_links_once(scenario, tmp_path: Path):
     [l3] = fresh.links_for_commit(project.id, c3[:7])
     assert (l3.session_id, l3.turn, l3.confidence) == ("sess-x", 3, "low")
     assert set(fresh.links.by_commit(project.id)) == {c1, c2, c3}
-    assert [l.turn for l in fresh.links.for_session("sess-x")] == [1, 2, 3]
+    assert [item.turn for item in fresh.links.for_session("sess-x")] == [1, 2, 3]
 
 
 def test_link_store_upgrades_and_tolerates_a_torn_line(tmp_path: Path):

@@ -105,7 +105,7 @@ def test_show_files_and_hunks(tmp_path: Path):
     assert len(a.hunks) == 2
     first = a.hunks[0]
     assert first.header.startswith("@@ -1,6 +1,6 @@")
-    assert [(l.origin, l.content) for l in first.lines if l.origin in "+-"] == [
+    assert [(item.origin, item.content) for item in first.lines if item.origin in "+-"] == [
         ("-", "line 3\n"),
         ("+", "line three\n"),
     ]

@@ -99,14 +99,16 @@ def test_opmem_folder_stays_out_of_git_status(home: Path, tmp_path: Path):
 @pytest.mark.parametrize(
     "content, problem",
     [
-        (b"{\"projects\": [", "invalid JSON at line 1"),
+        (b'{"projects": [', "invalid JSON at line 1"),
         (b"", "file is empty"),
         (b"\xff\xfe", "not UTF-8"),
-        (b"{\"projects\": 3}", "expected {\"projects\": [...]}"),
-        (b"{\"projects\": [{\"id\": \"a\", \"name\": \"a\", \"workdir\": \"/x\", \"status\": \"zzz\"}]}",
-         "project #1 (a) has unknown status 'zzz'"),
-        (b"{\"projects\": [{\"id\": \"../a\", \"name\": \"a\", \"workdir\": \"/x\"}]}", "unsafe id"),
-        (b"{\"projects\": [{\"name\": \"a\", \"workdir\": \"/x\"}]}", "project #1 lacks a string 'id'"),
+        (b'{"projects": 3}', 'expected {"projects": [...]}'),
+        (
+            b'{"projects": [{"id": "a", "name": "a", "workdir": "/x", "status": "zzz"}]}',
+            "project #1 (a) has unknown status 'zzz'",
+        ),
+        (b'{"projects": [{"id": "../a", "name": "a", "workdir": "/x"}]}', "unsafe id"),
+        (b'{"projects": [{"name": "a", "workdir": "/x"}]}', "project #1 lacks a string 'id'"),
     ],
 )
 def test_corrupt_registry_names_the_file_and_is_not_overwritten(home: Path, tmp_path: Path, content, problem):

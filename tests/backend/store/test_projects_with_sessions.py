@@ -22,8 +22,15 @@ def test_in_project_session_autocommit_and_links(home: Home, tmp_path: Path):
     store.append_message(sid, "user", "update the app", created_at=T0, session_meta=meta, location=location)
     assistant = store.append_message(sid, "assistant", "done", name="demo-model", created_at=T0 + 1)
     (repo / "app.py").write_text("v2\n")
-    store.append_message(sid, "tool", "ok", called_by=assistant.id, name="Edit",
-                         input={"file_path": str(repo / "app.py")}, created_at=T0 + 2)
+    store.append_message(
+        sid,
+        "tool",
+        "ok",
+        called_by=assistant.id,
+        name="Edit",
+        input={"file_path": str(repo / "app.py")},
+        created_at=T0 + 2,
+    )
     store.commit_turn(sid)
     [turn] = store.get_turns(sid)
     result = registry.commit_agent_turn(watch, turn, session_id=sid)
@@ -38,10 +45,11 @@ def test_in_project_session_autocommit_and_links(home: Home, tmp_path: Path):
     # an imported-style second turn: the user commits what the agent wrote, inside the window
     store.append_message(sid, "user", "now add a helper", created_at=T0 + 100)
     helper = store.append_message(sid, "assistant", "added", created_at=T0 + 101)
-    store.append_message(sid, "tool", "ok", called_by=helper.id, name="Write",
-                         input={"file_path": "helper.py"}, created_at=T0 + 102)
+    store.append_message(
+        sid, "tool", "ok", called_by=helper.id, name="Write", input={"file_path": "helper.py"}, created_at=T0 + 102
+    )
     store.commit_turn(sid)
     manual = user_commit(repo, "helper", {"helper.py": "def h(): ...\n"}, when=T0 + 130)
     links = registry.link_session(project.id, sid, store.get_turns(sid))
-    got = {l.commit: (l.turn, l.confidence) for l in links}
+    got = {item.commit: (item.turn, item.confidence) for item in links}
     assert got[manual] == (2, "low")

@@ -38,12 +38,26 @@ def test_node_files_are_json_with_contract_fields(store: SessionStore) -> None:
     files = sorted((store.root / "s1" / "history").iterdir())
     assert [f.name for f in files] == [f"000000-u-{user.id}.json"]
     data = json.loads(files[0].read_text())
-    assert set(data) == {"id", "seq", "role", "parent_id", "called_by", "name", "content", "input", "reads", "created_at", "metadata"}
+    assert set(data) == {
+        "id",
+        "seq",
+        "role",
+        "parent_id",
+        "called_by",
+        "name",
+        "content",
+        "input",
+        "reads",
+        "created_at",
+        "metadata",
+    }
     assert data["metadata"] == {"k": 1}
 
 
 def test_commit_message_format_and_tree(store: SessionStore) -> None:
-    user = store.append_message("s1", "user", "Fix the failing login test in auth.py please, it broke after the refactor")
+    user = store.append_message(
+        "s1", "user", "Fix the failing login test in auth.py please, it broke after the refactor"
+    )
     a = store.append_message("s1", "assistant", "", metadata={"usage": {"input_tokens": 100, "output_tokens": 21}})
     store.append_message("s1", "tool", "ok", called_by=a.id, name="read")
     for _ in range(3):
@@ -58,7 +72,7 @@ def test_commit_message_format_and_tree(store: SessionStore) -> None:
     assert len(lines[0]) == len("turn 1: ") + 60
     assert "assistant: Fixed: the token check compared bytes to str." in lines
     assert "tools: read, grep × 3, list" in lines
-    assert any(l.startswith("[meta: turn took ") and "5 tools, 121 tokens]" in l for l in lines)
+    assert any(item.startswith("[meta: turn took ") and "5 tools, 121 tokens]" in item for item in lines)
     assert lines[-2:] == ["Opmem-Turn: 1", f"Opmem-Head: {final.id}"]
     names = sorted(e.name for e in commit.tree["history"].peel(pygit2.Tree))
     assert len(names) == 8 and names[0].startswith(f"000000-u-{user.id}")
@@ -99,7 +113,7 @@ def test_two_retries_fork_graph_and_fsck(store: SessionStore) -> None:
 def test_message_from_older_turn_forks(store: SessionStore) -> None:
     _, a1 = add_turn(store, "s1", "first", "one")
     add_turn(store, "s1", "second", "two")
-    u = store.append_message("s1", "user", "other second", parent_id=a1.id)
+    store.append_message("s1", "user", "other second", parent_id=a1.id)
     a = store.append_message("s1", "assistant", "other two")
     store.commit_turn("s1")
     assert [t.number for t in store.get_turns("s1")] == [1, 2]

@@ -155,7 +155,10 @@ def test_two_processes_append_consistent_dag(home: Home) -> None:
     # How many commits depends on the interleaving: a commit can cover the other process's
     # messages (its own commit then finds nothing new), and a first open can backfill the other
     # process's half-written turn. One per commit_turn call is the most there can be.
-    assert not {n.id for n in nodes} - SessionStore(home.sessions_dir)._open("shared", create=False, location=None).covered_node_ids()
+    assert (
+        not {n.id for n in nodes}
+        - SessionStore(home.sessions_dir)._open("shared", create=False, location=None).covered_node_ids()
+    )
     heads = git(repo, "log", "--all", "--format=%(trailers:key=Opmem-Head,valueonly)").split()
     assert set(heads) <= ids and 2 <= len(heads) <= 1 + 16 + 2
 
