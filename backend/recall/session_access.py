@@ -1,0 +1,70 @@
+"""Sessions opened for reading only: no lock file, no backfill, no index refresh.
+
+The store's own accessors keep sessions consistent as they read (file locks, commits for
+nodes git misses). A recall tool must leave the state directory exactly as it found it, so it
+opens the session folder directly and reads what is there.
+"""
+
+from __future__ import annotations
+
+from ..home import Home
+from ..model import Branch, OpmemError, Turn, check_session_id
+from ..store.session_repo import SessionRepo
+from .errors import UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
+
+POINTER_PREFIX = "session:"
+
+
+def session_choices(home: Home) -> dict[str, str]:
+    """{session id: "id title"} of every listed session, for suggestions."""
+    try:
+        listing = home.sessions.list_sessions()
+    except OpmemError:
+        return {}
+    return {meta.id: f"{meta.id} {meta.display_title}" for meta in listing.sessions}
+
+
+def open_session(home: Home, session_id: str) -> SessionRepo:
+    """The session `session_id` (or `session:<id>`, the pointer form) loaded read-only."""
+    wanted = session_id.strip()
+    if wanted.startswith(POINTER_PREFIX):
+        wanted = wanted[len(POINTER_PREFIX) :]
+    try:
+        check_session_id(wanted)
+        repo = SessionRepo(home.sessions.path_for(wanted), wanted, durable=False)
+        found = repo.exists()
+    except OpmemError:
+        found = False
+    if not found:
+        raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
+    repo.load()
+    return repo
+
+
+def branch_head(repo: SessionRepo, branch: str | None) -> tuple[str | None, str]:
+    """(head node id, branch name) for a branch name or a head node id; None: the session's head."""
+    branches = repo.branches()
+    if branch is None:
+        current = next((b for b in branches if b.is_current), None)
+        return None, current.name if current else "main"
+    for item in branches:
+        if item.name == branch:
+            return item.head_id or None, item.name
+    if repo.has_node(branch):
+        return branch, _name_of_head(branches, branch)
+    raise RecallError(
+        UNKNOWN_BRANCH,
+        f"session {repo.id} has no branch or node {branch!r}",
+        did_you_mean(branch, [b.name for b in branches]),
+    )
+
+
+def _name_of_head(branches: list[Branch], head: str) -> str:
+    return next((b.name for b in branches if b.head_id == head), head)
+
+
+def pick_turn(repo: SessionRepo, turns: list[Turn], number: int) -> Turn:
+    if 1 <= number <= len(turns):
+        return turns[number - 1]
+    span = f"1..{len(turns)}" if turns else "none: the branch is empty"
+    raise RecallError(UNKNOWN_TURN, f"session {repo.id} has no turn {number} on this branch (turns: {span})")
