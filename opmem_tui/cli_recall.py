@@ -20,8 +20,14 @@ from .backend.recall.context import Recall, recall_for
 from .backend.recall.registry import call
 from .backend.safe_text import plain
 
-console = Console(soft_wrap=False)
-err_console = Console(stderr=True, soft_wrap=True)
+
+def _out() -> Console:
+    # Built per command, so the width follows the terminal (or COLUMNS) of this run.
+    return Console(soft_wrap=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, soft_wrap=True)
 
 
 def _home(ctx: click.Context) -> Home:
@@ -31,7 +37,7 @@ def _home(ctx: click.Context) -> Home:
 
 
 def _fail(message: str) -> None:
-    err_console.print(Text(f"opmem: {plain(message)}", style="red"))
+    _err().print(Text(f"opmem: {plain(message)}", style="red"))
     sys.exit(1)
 
 
@@ -69,7 +75,7 @@ def _text(value: Any) -> Text:
 
 def _paging(reply: dict[str, Any]) -> None:
     if reply.get("next_page") is not None:
-        err_console.print(
+        _err().print(
             Text(f"page {reply['page'] + 1} of {reply['pages']}: --page {reply['next_page']} for more", style="dim")
         )
 
@@ -105,7 +111,7 @@ def show_command(
     head += f"  ·  branch {session['branch']}" + (
         f"  ·  project {session['project']}" if session.get("project") else ""
     )
-    console.print(_text(head), style="bold")
+    _out().print(_text(head), style="bold")
     if turn is None:
         _print_turns(reply)
     else:
@@ -126,12 +132,12 @@ def _print_turns(reply: dict[str, Any]) -> None:
             line.get("commit", ""),
             ", ".join(line.get("project_commits", ())),
         )
-    console.print(table)
+    _out().print(table)
 
 
 def _print_messages(reply: dict[str, Any]) -> None:
     commits = ", ".join(f"{c['commit']} ({c['project']})" for c in reply.get("project_commits", ()))
-    console.print(
+    _out().print(
         Text(f"turn {reply['turn']}  ·  {_when(reply.get('time'))}" + (f"  ·  made {commits}" if commits else "")),
         style="cyan",
     )
@@ -150,7 +156,7 @@ def _print_messages(reply: dict[str, Any]) -> None:
             who = Text(message["role"])
             body = _text(message.get("text", ""))
         table.add_row(who, body)
-    console.print(table)
+    _out().print(table)
 
 
 def register(group: click.Group) -> None:
