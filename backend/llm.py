@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from .config import LlmSettings
 from .model import OpmemError
 
 Message = Mapping[str, str]
@@ -32,67 +33,14 @@ class BudgetExhausted(LLMError):
     """The run's token budget cannot pay for the next call."""
 
 
-@dataclass(frozen=True, slots=True)
-class LLMSettings:
-    """`[llm]` of config.toml. `base_url` empty means no LLM."""
-
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    batch_size: int = 8
-    token_budget: int = 200_000
-    temperature: float = 0.0
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.base_url.strip())
-
-    @property
-    def endpoint(self) -> str:
-        base = self.base_url.strip().rstrip("/")
-        return base if base.endswith("/chat/completions") else base + "/chat/completions"
+def is_configured(settings: LlmSettings) -> bool:
+    """An LLM is configured when `[llm] base_url` is set."""
+    return bool(settings.base_url.strip())
 
 
-def settings_from_config(config: Any) -> LLMSettings:
-    """LLMSettings from a Config (dotted `get`); a wrong type names the key."""
-    path = getattr(config, "path", "config.toml")
-    defaults = LLMSettings()
-
-    def value(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-        raw = config.get(f"llm.{key}", default)
-        if isinstance(raw, bool) or not isinstance(raw, kind):
-            raise OpmemError(f"{path}: llm.{key} must be {_kind_name(kind)}, got {raw!r}")
-        return raw
-
-    settings = LLMSettings(
-        base_url=value("base_url", str, defaults.base_url),
-        model=value("model", str, defaults.model),
-        api_key_env=value("api_key_env", str, defaults.api_key_env),
-        timeout_s=float(value("timeout_s", (int, float), defaults.timeout_s)),
-        max_retries=value("max_retries", int, defaults.max_retries),
-        batch_size=value("batch_size", int, defaults.batch_size),
-        token_budget=value("token_budget", int, defaults.token_budget),
-        temperature=float(value("temperature", (int, float), defaults.temperature)),
-    )
-    checks = (
-        (settings.timeout_s > 0, "llm.timeout_s must be > 0"),
-        (settings.max_retries >= 0, "llm.max_retries must be >= 0"),
-        (settings.batch_size >= 1, "llm.batch_size must be >= 1"),
-        (settings.token_budget >= 0, "llm.token_budget must be >= 0"),
-        (0.0 <= settings.temperature <= 2.0, "llm.temperature must be between 0 and 2"),
-    )
-    for ok, problem in checks:
-        if not ok:
-            raise OpmemError(f"{path}: {problem}")
-    return settings
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {str: "a string", int: "an integer", float: "a number"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
+def endpoint(settings: LlmSettings) -> str:
+    base = settings.base_url.strip().rstrip("/")
+    return base if base.endswith("/chat/completions") else base + "/chat/completions"
 
 
 class TokenBudget:
@@ -147,16 +95,17 @@ class ChatClient:
 
     def __init__(
         self,
-        settings: LLMSettings,
+        settings: LlmSettings,
         *,
         api_key: str | None = None,
         backoff_s: float = 0.5,
         sleep: Callable[[float], Any] = time.sleep,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        if not settings.configured:
+        if not is_configured(settings):
             raise LLMError("no LLM configured: set [llm] base_url and model in config.toml")
         self.settings = settings
+        self._endpoint = endpoint(settings)
         key = api_key if api_key is not None else os.environ.get(settings.api_key_env, "")
         headers = {"Content-Type": "application/json"}
         if key:
@@ -211,11 +160,11 @@ class ChatClient:
         for attempt in range(attempts):
             wait: float | None = None
             try:
-                response = self._http.post(self.settings.endpoint, json=body)
+                response = self._http.post(self._endpoint, json=body)
             except httpx.TimeoutException:
                 problem = f"timed out after {self.settings.timeout_s:g} s"
             except httpx.TransportError as exc:
-                problem = f"cannot reach {self.settings.endpoint}: {exc}"
+                problem = f"cannot reach {self._endpoint}: {exc}"
             else:
                 if response.status_code == 200:
                     return _parse_reply(response)
@@ -291,7 +240,6 @@ def parse_json_reply(text: str) -> Any:
         raise LLMError(f"LLM reply is not valid JSON ({exc.msg} at column {exc.colno})") from None
 
 
-def client_for(config: Any) -> ChatClient | None:
+def client_for(settings: LlmSettings) -> ChatClient | None:
     """A client when `[llm] base_url` is set, else None."""
-    settings = settings_from_config(config)
-    return ChatClient(settings) if settings.configured else None
+    return ChatClient(settings) if is_configured(settings) else None

@@ -69,7 +69,9 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise HooksError(f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; not changed") from None
+        raise HooksError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; not changed"
+        ) from None
     if not isinstance(data, dict):
         raise HooksError(f"{path}: expected a JSON object; not changed")
     return data

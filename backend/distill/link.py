@@ -7,8 +7,9 @@ Only entities of one type are compared, by these rules in order:
   `/home/me/proj/src/a.py` seen from sessions with different roots);
 - an acronym and its long form (`WHO` / `World Health Organization`), when only one long form fits;
 - a person's short form that starts one known name only (`Mel` for `Melanie`);
-- rapidfuzz similarity (`fuzz.ratio` on the normalized names) >= FUZZY_MIN for names of at
-  least FUZZY_LEN characters; shorter names must match exactly.
+- for natural names (people, places, organisations, activities): rapidfuzz similarity
+  (`fuzz.ratio` on the normalized names) >= FUZZY_MIN for names of at least FUZZY_LEN
+  characters with the same numbers in them; shorter names must match exactly.
 
 Thresholds were chosen on general grounds, not on any fixture: 92 keeps a one-letter slip in
 a name of 13+ characters (`Carolline Smith`) and keeps apart `Caroline`/`Carolina` (87.5) and
@@ -30,9 +31,9 @@ from .model import Extraction, Linked
 FUZZY_MIN = 92.0
 FUZZY_LEN = 6
 EXACT_TYPES = frozenset({"file", "folder", "url", "commit", "port", "date", "session", "issue", "error", "test"})
-FUZZY_TYPES = frozenset(
-    {"person", "place", "organisation", "activity", "concept", "project", "service", "package", "tool", "model", "pet"}
-)
+# Natural names only: packages, tools, models and services are identifiers (react-dom is not react-dnd).
+FUZZY_TYPES = frozenset({"person", "place", "organisation", "activity", "concept", "pet"})
+LINK_TYPES = FUZZY_TYPES | {"package", "tool", "model", "service", "project", "file", "folder"}
 ACRONYM_TYPES = frozenset({"organisation", "place", "concept", "project", "service", "activity"})
 _SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an", "to", "&", "de"})
 
@@ -149,6 +150,8 @@ def _fuzzy(index: _Index, entity: Known) -> _Candidate | None:
     _, score, position = best
     if others[position].id == entity.id or len(choices[position]) < FUZZY_LEN:
         return None
+    if re.findall(r"\d+", choices[position]) != re.findall(r"\d+", entity_key(entity.name)):
+        return None  # numbers differ: another version, another year, another thing
     return _Candidate(others[position].id, f"similar name ({score:.0f}% like {others[position].name})", score / 100)
 
 

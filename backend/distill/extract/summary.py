@@ -63,7 +63,7 @@ def _quoted(items: Sequence[str], limit: int = 3, width: int = 48) -> str:
         text = " ".join(item.split())
         shown.append('"' + (text if len(text) <= width else text[: width - 1] + "…") + '"')
     more = len(set(items)) - len(shown)
-    return _and(shown) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(shown) + f" and {more} more" if more > 0 else _and(shown)
 
 
 def _runs(facts: TurnFacts) -> str:
@@ -94,7 +94,7 @@ def work_parts(facts: TurnFacts) -> list[str]:
     if code_searches:
         parts.append("searched for " + _quoted(code_searches))
     if web_searches:
-        parts.append("searched the web for " + _quoted(web_searches, limit=2, width=60))
+        parts.append("searched the web for " + _quoted(web_searches, limit=2, width=80))
     if facts.urls:
         hosts = [u.split("://", 1)[-1] for u in facts.urls]
         parts.append("fetched " + _and([h if len(h) <= 60 else h[:59] + "…" for h in hosts[:2]]))

@@ -19,6 +19,7 @@ class Reply:
     body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False  # never answer (until the server stops): the client's timeout fires
+    gate: threading.Event | None = None  # answer only once the test sets it
     usage: tuple[int, int] = (100, 20)
 
 
@@ -41,6 +42,7 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.stop = threading.Event()
+        self.arrived = threading.Event()  # set at each request (a test clears it to wait for the next)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,6 +54,7 @@ class ChatServer:
                 raw = self.rfile.read(length)
                 server.requests.append(json.loads(raw) if raw else {})
                 server.headers.append(dict(self.headers))
+                server.arrived.set()
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}), {})
                     return
@@ -62,6 +65,8 @@ class ChatServer:
                 if reply.hang:
                     server.stop.wait(30)
                     return
+                if reply.gate is not None:
+                    reply.gate.wait(30)
                 body = reply.body if reply.body is not None else json.dumps(completion(reply.text or "", reply.usage))
                 self._send(reply.status, body, reply.headers)
 

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.config import Config
+from opmem_tui.backend.config import LlmSettings
 from opmem_tui.backend.llm import (
     BudgetExhausted,
     ChatClient,
     LLMError,
-    LLMSettings,
     TokenBudget,
+    client_for,
+    endpoint,
     parse_json_reply,
-    settings_from_config,
 )
-from opmem_tui.backend.model import OpmemError
 
 from .llm_server import ChatServer, Reply
 
@@ -28,9 +26,9 @@ def server():
         yield srv
 
 
-def client_for(server: ChatServer, **overrides) -> tuple[ChatClient, list[float]]:
+def scripted_client(server: ChatServer, **overrides) -> tuple[ChatClient, list[float]]:
     waits: list[float] = []
-    settings = LLMSettings(base_url=server.base_url, model="test-model", **overrides)
+    settings = LlmSettings(base_url=server.base_url, model="test-model", **overrides)
     return ChatClient(settings, api_key="sk-test", backoff_s=0.01, sleep=waits.append), waits
 
 
@@ -39,7 +37,7 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 def test_good_reply_sends_the_model_temperature_and_key(server: ChatServer):
     server.replies.append(Reply("Hi there", usage=(12, 3)))
-    client, waits = client_for(server, temperature=0.2)
+    client, waits = scripted_client(server, temperature=0.2)
     reply = client.chat(MESSAGES, max_tokens=50)
     assert reply.text == "Hi there" and reply.total_tokens == 15 and not waits
     body = server.requests[0]
@@ -50,7 +48,7 @@ def test_good_reply_sends_the_model_temperature_and_key(server: ChatServer):
 
 def test_429_and_5xx_are_retried_with_growing_backoff(server: ChatServer):
     server.replies.extend([Reply(status=429, body="{}"), Reply(status=503, body="{}"), Reply("ok")])
-    client, waits = client_for(server)
+    client, waits = scripted_client(server)
     assert client.chat(MESSAGES).text == "ok"
     assert len(server.requests) == 3
     assert waits == [0.01, 0.02]
@@ -58,14 +56,14 @@ def test_429_and_5xx_are_retried_with_growing_backoff(server: ChatServer):
 
 def test_retry_after_header_is_honoured(server: ChatServer):
     server.replies.extend([Reply(status=429, body="{}", headers={"Retry-After": "1.5"}), Reply("ok")])
-    client, waits = client_for(server)
+    client, waits = scripted_client(server)
     assert client.chat(MESSAGES).text == "ok"
     assert waits == [1.5]
 
 
 def test_retries_run_out_with_a_clear_error(server: ChatServer):
     server.default = Reply(status=500, body=json.dumps({"error": {"message": "model overloaded"}}))
-    client, waits = client_for(server, max_retries=2)
+    client, waits = scripted_client(server, max_retries=2)
     with pytest.raises(LLMError, match=r"after 3 attempts: HTTP 500: model overloaded"):
         client.chat(MESSAGES)
     assert len(server.requests) == 3 and len(waits) == 2
@@ -73,7 +71,7 @@ def test_retries_run_out_with_a_clear_error(server: ChatServer):
 
 def test_a_client_error_is_not_retried(server: ChatServer):
     server.replies.append(Reply(status=401, body=json.dumps({"error": {"message": "bad key"}})))
-    client, waits = client_for(server)
+    client, waits = scripted_client(server)
     with pytest.raises(LLMError, match=r"refused.*401.*bad key"):
         client.chat(MESSAGES)
     assert len(server.requests) == 1 and not waits
@@ -81,7 +79,7 @@ def test_a_client_error_is_not_retried(server: ChatServer):
 
 def test_timeout_is_retried_then_reported(server: ChatServer):
     server.default = Reply(hang=True)
-    client, waits = client_for(server, timeout_s=0.3, max_retries=1)
+    client, waits = scripted_client(server, timeout_s=0.3, max_retries=1)
     with pytest.raises(LLMError, match=r"timed out after 0\.3 s"):
         client.chat(MESSAGES)
     assert len(server.requests) == 2 and waits == [0.01]
@@ -89,14 +87,14 @@ def test_timeout_is_retried_then_reported(server: ChatServer):
 
 def test_a_reply_that_is_not_a_completion_is_an_error(server: ChatServer):
     server.replies.append(Reply(body="<html>proxy error</html>"))
-    client, _ = client_for(server)
+    client, _ = scripted_client(server)
     with pytest.raises(LLMError, match="not a chat completion"):
         client.chat(MESSAGES)
 
 
 def test_budget_refuses_a_call_it_cannot_pay_and_charges_usage(server: ChatServer):
     server.default = Reply("ok", usage=(300, 100))
-    client, _ = client_for(server)
+    client, _ = scripted_client(server)
     budget = TokenBudget(1000)
     client.chat(MESSAGES, max_tokens=100, budget=budget)
     client.chat(MESSAGES, max_tokens=100, budget=budget)
@@ -113,20 +111,12 @@ def test_json_replies_are_read_inside_fences_and_refused_when_broken():
         parse_json_reply('{"a": 1,,}')
 
 
-def test_settings_from_config_name_the_bad_key(tmp_path: Path):
-    path = tmp_path / "config.toml"
-    path.write_text('[llm]\nbase_url = "http://x/v1"\nmodel = "m"\nbatch_size = 0\n')
-    with pytest.raises(OpmemError, match=r"llm\.batch_size must be >= 1"):
-        settings_from_config(Config(path))
-    path.write_text('[llm]\nbase_url = "http://x/v1"\ntimeout_s = "soon"\n')
-    with pytest.raises(OpmemError, match=r"llm\.timeout_s must be an integer or a number"):
-        settings_from_config(Config(path))
-    path.write_text('[llm]\nbase_url = "http://x/v1/"\nmodel = "m"\n')
-    settings = settings_from_config(Config(path))
-    assert settings.configured and settings.endpoint == "http://x/v1/chat/completions"
-    assert not settings_from_config(Config(tmp_path / "missing.toml")).configured
+def test_endpoint_is_built_from_the_base_url():
+    assert endpoint(LlmSettings(base_url="http://x/v1/")) == "http://x/v1/chat/completions"
+    assert endpoint(LlmSettings(base_url="http://x/v1/chat/completions")) == "http://x/v1/chat/completions"
+    assert client_for(LlmSettings()) is None
 
 
 def test_no_client_without_a_base_url():
     with pytest.raises(LLMError, match="no LLM configured"):
-        ChatClient(LLMSettings())
+        ChatClient(LlmSettings())
