@@ -6,14 +6,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ConfigError
+from ..config import RecallSettings
 from ..home import Home
 from ..memory.records import GLOBAL
 from ..store.projects import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
 
-DEFAULT_MAX_REPLY_BYTES = 16384
-MIN_MAX_REPLY_BYTES = 1024
+DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,16 +54,6 @@ class Recall:
         return find_project(self.home, wanted)
 
 
-def max_reply_bytes(home: Home) -> int:
-    """`[recall] max_reply_bytes` from config.toml (int >= 1024, default 16384)."""
-    value = home.config.get("recall.max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
-    if isinstance(value, bool) or not isinstance(value, int) or value < MIN_MAX_REPLY_BYTES:
-        raise ConfigError(
-            f"{home.config.path}: recall.max_reply_bytes must be an integer >= {MIN_MAX_REPLY_BYTES}, got {value!r}"
-        )
-    return value
-
-
 def find_project(home: Home, wanted: str) -> Project:
     """A bound project by id, else by exact name; unknown ones get "did you mean" suggestions."""
     try:
@@ -98,4 +87,4 @@ def recall_for(
         project_id = find_project(home, project).id
     else:
         project_id = project_of_folder(home, Path.cwd() if cwd is None else cwd)
-    return Recall(home, Scope(project_id, agent or ""), max_reply_bytes(home), now)
+    return Recall(home, Scope(project_id, agent or ""), home.config.recall.max_reply_bytes, now)
