@@ -11,6 +11,7 @@ from ..home import Home
 from ..memory.records import GLOBAL
 from ..store.projects import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
+from .session_access import SessionReader
 
 DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
 
@@ -43,6 +44,7 @@ class Recall:
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     now: float | None = None  # "now" for relative dates; None: the clock
+    sessions: SessionReader = field(default_factory=SessionReader, compare=False, repr=False)
 
     def project(self, project_id: str | None) -> Project:
         """The project named by id (or name), else the caller's; a structured error otherwise."""

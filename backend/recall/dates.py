@@ -48,4 +48,7 @@ def iso(ts: float | None) -> str | None:
     """Local ISO time to the second, as replies show it (None stays None)."""
     if not ts:
         return None
-    return dt.datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+    local = time.localtime(ts)
+    offset = local.tm_gmtoff // 60
+    sign = "-" if offset < 0 else "+"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", local) + f"{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"

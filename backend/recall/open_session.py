@@ -11,7 +11,7 @@ from .context import Recall
 from .dates import iso
 from .errors import BAD_ARGUMENT, UNKNOWN_NODE, RecallError
 from .reply import cut_text, dumps, page_of, size, text_chunk
-from .session_access import branch_head, open_session, pick_turn
+from .session_access import branch_head, pick_turn
 
 PREVIEW_LINES = 40
 INPUT_CHARS = 600
@@ -32,13 +32,16 @@ def memory_open_session(
     tool calls and results included (paged). With `node`: one message's `part` ("content" or
     "input") read on from character `offset`; a cut message says which offset to ask for.
     """
-    repo = open_session(recall.home, session_id)
+    repo = recall.sessions.open(recall.home, session_id)
     if node is not None:
         return _read_node(recall, repo, node, part, offset)
-    head, branch_name = branch_head(repo, branch)
+    branches = repo.branches()
+    head, branch_name = branch_head(repo, branches, branch)
     turns = repo.turns(head)
     header = _header(repo, turns, branch_name)
     if turn is None:
+        if len(branches) > 1:
+            header["branches"] = [{"name": b.name, "turns": b.turns, "head": b.head_id} for b in branches[:20]]
         return _overview(recall, repo, header, turns, page)
     return _turn(recall, repo, header, pick_turn(repo, turns, turn), page)
 
@@ -65,9 +68,6 @@ def _message_budget(recall: Recall) -> int:
 def _overview(
     recall: Recall, repo: SessionRepo, header: dict[str, Any], turns: list[Turn], page: int
 ) -> dict[str, Any]:
-    branches = repo.branches()
-    if len(branches) > 1:
-        header["branches"] = [{"name": b.name, "turns": b.turns, "head": b.head_id} for b in branches[:20]]
     linked: dict[int, list[str]] = {}
     for link in recall.home.projects.links.for_session(repo.id):
         linked.setdefault(link.turn, []).append(link.commit[:12])

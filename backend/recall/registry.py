@@ -7,6 +7,7 @@ schema, runs the tool read-only, and turns every expected failure into a structu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -130,8 +131,13 @@ GIT_SHOW = Tool(
 TOOLS: Mapping[str, Tool] = MappingProxyType({t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW)})
 
 
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(TOOLS[name].input_schema)
+
+
 def _check(tool: Tool, arguments: Mapping[str, Any]) -> None:
-    errors = sorted(Draft202012Validator(tool.input_schema).iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(_validator(tool.name).iter_errors(arguments), key=lambda e: list(e.path))
     if errors:
         first = errors[0]
         where = ".".join(str(p) for p in first.path) or "arguments"

@@ -7,6 +7,11 @@ opens the session folder directly and reads what is there.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
 from ..home import Home
 from ..model import Branch, OpmemError, Turn, check_session_id
 from ..store.session_repo import SessionRepo
@@ -24,26 +29,74 @@ def session_choices(home: Home) -> dict[str, str]:
     return {meta.id: f"{meta.id} {meta.display_title}" for meta in listing.sessions}
 
 
-def open_session(home: Home, session_id: str) -> SessionRepo:
-    """The session `session_id` (or `session:<id>`, the pointer form) loaded read-only."""
-    wanted = session_id.strip()
-    if wanted.startswith(POINTER_PREFIX):
-        wanted = wanted[len(POINTER_PREFIX) :]
+class SessionReader:
+    """Sessions opened read-only, the last few kept warm between calls (a long-lived MCP server
+    asks about the same session again and again). Reusing one re-reads only what changed since:
+    meta.json, new node files, new refs (SessionRepo.refresh, which writes nothing)."""
+
+    def __init__(self, cap: int = 8) -> None:
+        self.cap = cap
+        self._open: OrderedDict[str, tuple[SessionRepo, tuple]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def open(self, home: Home, session_id: str) -> SessionRepo:
+        """The session `session_id` (or `session:<id>`, the pointer form), read-only."""
+        wanted = session_id.strip()
+        if wanted.startswith(POINTER_PREFIX):
+            wanted = wanted[len(POINTER_PREFIX) :]
+        try:
+            check_session_id(wanted)
+            path = home.sessions.path_for(wanted)
+            found = (path / "meta.json").is_file()
+        except OpmemError:
+            found = False
+        if not found:
+            raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
+        key = f"{wanted}\x00{path}"
+        stamp = _stamp(path)
+        with self._lock:
+            held = self._open.pop(key, None)
+            if held is None:
+                repo = SessionRepo(path, wanted, durable=False)
+                repo.load()
+            else:
+                repo, seen = held
+                if seen != stamp:
+                    repo.refresh()
+            self._open[key] = (repo, stamp)
+            while len(self._open) > self.cap:
+                self._open.popitem(last=False)
+        return repo
+
+
+def _stamp(path: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """What changes when a session changes: meta.json, the history folder, HEAD and the refs.
+
+    Node files are only ever added (the folder's mtime moves); refs are rewritten in place
+    (their own mtime moves). Taken before reading, so a change during the read shows next time.
+    """
+    out: list[tuple[str, int, int, int]] = []
+    git = path / ".git"
+    for item in (path / "meta.json", path / "history", git / "HEAD", git / "packed-refs", git / "refs" / "heads"):
+        out.append(_stat(item))
     try:
-        check_session_id(wanted)
-        repo = SessionRepo(home.sessions.path_for(wanted), wanted, durable=False)
-        found = repo.exists()
-    except OpmemError:
-        found = False
-    if not found:
-        raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
-    repo.load()
-    return repo
+        with os.scandir(git / "refs" / "heads") as entries:
+            out.extend(sorted(_stat(Path(e.path)) for e in entries))
+    except OSError:
+        pass
+    return tuple(out)
 
 
-def branch_head(repo: SessionRepo, branch: str | None) -> tuple[str | None, str]:
+def _stat(item: Path) -> tuple[str, int, int, int]:
+    try:
+        st = item.stat()
+    except OSError:
+        return (item.name, 0, 0, 0)
+    return (item.name, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def branch_head(repo: SessionRepo, branches: list[Branch], branch: str | None) -> tuple[str | None, str]:
     """(head node id, branch name) for a branch name or a head node id; None: the session's head."""
-    branches = repo.branches()
     if branch is None:
         current = next((b for b in branches if b.is_current), None)
         return None, current.name if current else "main"
