@@ -54,7 +54,7 @@ def ingest(
     on_project: ProjectHook | None = None,
 ) -> str:
     """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing."""
-    sid = session_id or resolve_session_id(store, imported.source, imported.native_id)
+    sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
     report.sessions += 1
     meta = _meta_fields(store, imported, sid)
