@@ -35,6 +35,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, is_final
 
 SOURCE = "aider"
+LOOKS_FOR = ".aider.chat.history.md (up to 4 folders deep)"  # what discover() finds, for "nothing to import"
 HISTORY_NAME = ".aider.chat.history.md"
 INPUT_NAME = ".aider.input.history"
 

@@ -37,6 +37,7 @@ from .claude_resume import ResumedFrom, ResumeIndex
 from .drafts import parse_time as parse_timestamp
 
 SOURCE = "claude-code"
+LOOKS_FOR = "*.jsonl transcripts"  # what discover() finds, for "nothing to import"
 
 # A file written to within this many seconds may still be growing: its open tail is held back.
 LIVE_SECONDS = 30.0

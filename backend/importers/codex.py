@@ -31,6 +31,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
 
 SOURCE = "codex"
+LOOKS_FOR = "rollout-*.jsonl"  # what discover() finds, for "nothing to import"
 
 TOP_TYPES = frozenset(
     {
