@@ -354,6 +354,12 @@ class ClaudeParser:
             if uuid in build.summaries:
                 self._title(build, "summary", build.summaries.pop(uuid))
         self._envelope(build, record)
+        self._apply(build, record, kind, uuid, parent_uuid, line_no)
+        build.count(kind)
+
+    def _apply(
+        self, build: _Build, record: dict[str, Any], kind: str, uuid: str | None, parent_uuid: str | None, line_no: int
+    ) -> None:
         if kind == "user":
             self._user(build, record, uuid, parent_uuid, line_no)
         elif kind == "assistant":
@@ -371,7 +377,6 @@ class ClaudeParser:
             build.count(f"unknown:{kind}")
             if uuid is not None:  # keep its place so children still connect
                 build.anchor[uuid] = self._anchor(build, parent_uuid)
-        build.count(kind)
 
     def holding(self) -> bool:
         """Something is held back: a model reply still open, or a tool still waiting for its result."""
