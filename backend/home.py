@@ -10,6 +10,7 @@ from typing import Any
 import platformdirs
 
 from .config import Config
+from .memory.store import MemoryStore
 from .model import OpmemError
 from .store.sessions import DEFAULT_CACHE_CAP, SessionStore
 
@@ -61,6 +62,11 @@ class Home:
         from .store.projects import ProjectRegistry  # lands with the projects layer
 
         return ProjectRegistry(self.path)
+
+    @cached_property
+    def memory(self) -> MemoryStore:
+        """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
+        return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
 
     def unbind_project(self, project_id: str) -> Any:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""
