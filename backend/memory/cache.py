@@ -38,7 +38,7 @@ from .records import (
     parse_timeline_line,
 )
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 CACHE_NAME = ".cache.sqlite"
 
 _SCHEMA = """
@@ -49,8 +49,10 @@ CREATE TABLE problems(path TEXT, line INTEGER, message TEXT);
 CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, t REAL, it REAL, kind TEXT,
                     importance REAL, scope TEXT, summary TEXT, entities TEXT, project TEXT,
                     session TEXT, nodes TEXT, turn INTEGER, commit_ TEXT,
-                    sup_t REAL, sup_by TEXT, sup_reason TEXT);
+                    key TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
 CREATE INDEX events_t ON events(t);
+CREATE INDEX events_scope ON events(scope, t);
+CREATE INDEX events_key ON events(key) WHERE key != '';
 CREATE INDEX events_sup ON events(t) WHERE sup_t IS NOT NULL;
 CREATE TABLE mentions(entity TEXT, seq INTEGER);
 CREATE INDEX mentions_entity ON mentions(entity, seq);
@@ -59,6 +61,7 @@ CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, d
                    nodes TEXT, turn INTEGER, commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
 CREATE INDEX edges_src ON edges(src, t);
 CREATE INDEX edges_dst ON edges(dst, t);
+CREATE INDEX edges_scope ON edges(scope, t);
 CREATE INDEX edges_src_sup ON edges(src) WHERE sup_t IS NOT NULL;
 CREATE INDEX edges_dst_sup ON edges(dst) WHERE sup_t IS NOT NULL;
 CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
@@ -326,7 +329,7 @@ class MemoryCache:
             p = record.provenance
             cur = db.execute(
                 "INSERT OR IGNORE INTO events(id, t, it, kind, importance, scope, summary, entities, project,"
-                " session, nodes, turn, commit_) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " session, nodes, turn, commit_, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.id,
                     p.event_time,
@@ -341,6 +344,7 @@ class MemoryCache:
                     json.dumps(list(p.node_ids), ensure_ascii=False),
                     p.turn,
                     p.commit,
+                    record.key,
                 ),
             )
             if cur.rowcount != 1:

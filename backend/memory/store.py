@@ -43,6 +43,7 @@ Records whose provenance points into a deleted session are left out (never an er
     find_entities(query, scope=None) -> tuple[Entity, ...]   exact matches, no error
     aliases(entity) -> tuple[AliasInfo, ...]   merges into the entity: who, why, score, undone?
     event(id) / edge(id) / entity_by_id(id) -> record or None (folded: superseded_by set)
+    events_with_key(key) -> tuple[Event, ...]   the copies of one slot (Event.key), oldest first
     problems() -> tuple[MemoryProblem, ...]   bad lines (file:line), torn tails, ignored patches
     stats() -> MemoryStats;  refresh() -> bool;  rebuild_cache();  close()
 
@@ -423,6 +424,14 @@ class MemoryStore:
         with self._reading() as cache:
             row = cache.db.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE id=?", (event_id,)).fetchone()
             return event_from_row(row, row[15]) if row else None
+
+    def events_with_key(self, key: str) -> tuple[Event, ...]:
+        """Every event filling slot `key` (Event.key), retired ones too, in the order they were ingested."""
+        if not key:
+            return ()
+        with self._reading() as cache:
+            sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE key=? ORDER BY it, seq"
+            return tuple(event_from_row(row, row[15]) for row in cache.db.execute(sql, (key,)))
 
     def edge(self, edge_id: str) -> Edge | None:
         with self._reading() as cache:

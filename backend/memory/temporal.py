@@ -23,7 +23,7 @@ SessionExists = Callable[[str], bool]
 # Column lists the converters below expect, in order.
 EVENT_COLUMNS = (
     "seq, id, t, it, kind, importance, scope, summary, entities, project, session, nodes, turn, commit_,"
-    " sup_t, sup_by, sup_reason"
+    " sup_t, sup_by, sup_reason, key"
 )
 EDGE_COLUMNS = (
     "seq, id, src, dst, relation, t, it, confidence, scope, project, session, nodes, turn, commit_,"
@@ -135,6 +135,7 @@ def event_from_row(row: tuple, superseded_by: str | None = None) -> Event:
         tuple(json.loads(entities)) if entities != "[]" else (),
         scope,
         superseded_by,
+        row[17] or "",
     )
 
 

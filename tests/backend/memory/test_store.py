@@ -91,6 +91,20 @@ def test_event_supersede_goes_to_the_newer_month_and_folds_on_reopen(store: Memo
     assert [(e.id, e.superseded_by) for e in with_old.events] == [(b.id, None), (a.id, b.id)]
 
 
+def test_events_with_key_find_the_copies_of_one_slot(store: MemoryStore):
+    first = event("Edited 2 files", T0)
+    second = event("Edited 2 files under backend/store", T0)
+    first = Event(first.id, first.summary, first.kind, 0.5, first.provenance, key="work:s1:n1")
+    second = Event(second.id, second.summary, second.kind, 0.5, second.provenance, key="work:s1:n1")
+    store.append([first])
+    store.append([second, event("unrelated", T0)])
+    assert [e.id for e in store.events_with_key("work:s1:n1")] == [first.id, second.id]
+    store.supersede(first.id, second.id, "re-distilled")
+    assert [e.superseded_by for e in store.events_with_key("work:s1:n1")] == [second.id, None]
+    assert MemoryStore(store.root).event(second.id).key == "work:s1:n1"
+    assert store.events_with_key("") == ()
+
+
 def test_bad_records_are_refused(store: MemoryStore):
     bad_scope = Event("ev-1", "s", "work", 0.5, event("s", T0).provenance, (), "../etc")
     with pytest.raises(InvalidRecord, match="scope"):
