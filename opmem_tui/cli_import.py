@@ -15,11 +15,11 @@ from rich.text import Text
 
 from .backend.home import Home
 from .backend.importers import SOURCES, run_import
-from .backend.importers.autocommit import AutoCommitEvent
 from .backend.importers.base import ImportReport
 from .backend.importers.hooks import IngestHooks
 from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
+from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
 
 console = Console()

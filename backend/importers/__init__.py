@@ -15,9 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..home import Home
 from ..model import OpmemError
+from ..projects.binding import ProjectBinder
 from .base import ImportReport
-from .binding import ProjectBinder
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
@@ -118,12 +119,12 @@ def run_import(
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
     Given a Home, a session whose cwd lies in a git repository is bound to that project (unless
     bind=False or `on_project` replaces the binder), and the commits of each bound session's
-    project are linked to its turns (binding.py). `hooks.after_ingest` runs after each file with
+    project are linked to its turns (projects/binding.py). `hooks.after_ingest` runs after each file with
     the sessions it wrote to; report.touched holds them all.
     """
     name = source_name(source)
     importer = get_importer(name)
-    binder = ProjectBinder.for_home(home_or_store)
+    binder = ProjectBinder.for_home(home_or_store) if isinstance(home_or_store, Home) else None
     if binder is not None and bind and on_project is None:
         on_project = binder
     store, state_path = resolve_home(home_or_store)
