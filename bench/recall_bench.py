@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import parser, report
 
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.projects.repository import ProjectGit
 from opmem_tui.backend.recall.context import recall_for
 from opmem_tui.backend.recall.registry import call_json
-from opmem_tui.backend.store.project_git import ProjectGit
 
 T0 = 1_700_000_000.0
 FIVE_MB = 5 * 1024 * 1024

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config import RecallSettings
 from ..home import Home
 from ..memory.records import GLOBAL
-from ..store.projects import Project, ProjectNotFound
+from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .session_access import SessionReader
 

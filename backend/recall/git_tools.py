@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store.project_git import CommitDetail, CommitInfo, FileDiff, ProjectGit, ProjectGitError
-from ..store.project_links import CommitLink
-from ..store.projects import Project
+from ..projects.links import CommitLink
+from ..projects.records import CommitDetail, CommitInfo, FileDiff
+from ..projects.registry import Project
+from ..projects.repository import ProjectGit, ProjectGitError
 from .context import Recall
 from .dates import iso, parse_when
 from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_COMMIT, UNKNOWN_PATH, RecallError, did_you_mean
