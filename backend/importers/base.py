@@ -53,6 +53,7 @@ class ImportedSession:
     head: str | None = None  # source_id of the current head; default: last chain node
     parent_native_id: str | None = None  # subagent / fork: the session it came from
     parent_node: str | None = None  # source_id in the parent that spawned it
+    aliases: tuple[str, ...] = ()  # native ids earlier versions gave this session
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -65,6 +66,7 @@ class ImportReport:
     turns: int = 0
     nodes: int = 0
     skipped: int = 0
+    touched: set[str] = field(default_factory=set)  # sessions that got new nodes or meta
     unknown_records: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 

@@ -10,8 +10,8 @@ re-parsed whole on each change, which is still idempotent; a change inside a ses
 (OpenProgram) re-reads the folder that holds it.
 
 Given a Home, sessions are bound to their projects and linked to project commits as they are
-written (binding.py), and live turns of bound sessions are auto-committed when they end
-(autocommit.py; `[projects] autocommit` in config.toml, default on).
+written (projects/binding.py), and live turns of bound sessions are auto-committed when they end
+(projects/autocommit.py; `[projects] autocommit` in config.toml, default on).
 """
 
 from __future__ import annotations
@@ -22,19 +22,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..home import Home
 from ..model import OpmemError
-from ..store.projects import ProjectRegistry
+from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
+from ..projects.binding import ProjectBinder
 from . import SOURCES, get_importer, import_file, resolve_home, source_name
-from .autocommit import AutoCommitEvent, LiveTurnCommitter
 from .base import ImportReport
-from .binding import ProjectBinder
+from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import FileState, ImportState
-
-if TYPE_CHECKING:
-    from ..home import Home
 
 Batch = Callable[["Path | None", ImportReport], Any]
 CommitHook = Callable[[AutoCommitEvent], Any]
@@ -102,10 +100,12 @@ class Watcher:
         bind: bool = True,
         autocommit: bool | None = None,
         on_commit: CommitHook | None = None,
+        hooks: IngestHooks | None = None,
     ) -> None:
         """bind: bind sessions to the project of their cwd (unless `on_project` is given).
         autocommit: commit live turns of bound sessions (None: from config.toml).
         on_commit: told about each auto-commit and each auto-commit warning.
+        hooks: after_ingest after each batch (catch-up, a change, an idle flush), on_idle from run().
         """
         self.store, state_path = resolve_home(home_or_store)
         self.state = ImportState(state_path)
@@ -116,19 +116,19 @@ class Watcher:
             name: (given if given is not None else [Path(p) for p in imp.default_paths()])
             for name, imp in self.importers.items()
         }
-        self.binder = ProjectBinder.for_home(home_or_store)
+        home = home_or_store if isinstance(home_or_store, Home) else None
+        self.binder = ProjectBinder.for_home(home) if home is not None else None
         self.on_project = on_project if on_project is not None or not bind else self.binder
-        registry = getattr(home_or_store, "projects", None)
         if autocommit is None:
-            autocommit = autocommit_enabled(home_or_store) if isinstance(registry, ProjectRegistry) else False
+            autocommit = home is not None and autocommit_enabled(home)
         self.committer = (
-            LiveTurnCommitter(self.store, registry, on_event=on_commit)
-            if autocommit and isinstance(registry, ProjectRegistry)
-            else None
+            LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit and home else None
         )
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
         self.on_batch = on_batch
+        self.hooks = hooks if hooks is not None else IngestHooks()
+        self.last_idle_hook = float("-inf")
         self.idle_seconds = idle_seconds
         self.followers: dict[Path, Follower] = {}
         self.known: dict[Path, str] = {}  # discovered file -> source
@@ -190,11 +190,13 @@ class Watcher:
         self.state.save()
         if self.binder is not None:
             self.binder.link_pending(report)
+        self.hooks.ingested(report.touched, report)
         return report
 
     def poll(self, path: Path, report: ImportReport | None = None) -> ImportReport:
         """`path` changed: import its new complete lines (or the whole file, for whole-file formats)."""
         report = report if report is not None else ImportReport()
+        before = set(report.touched)
         path = Path(path).resolve()
         with self.lock:
             owner = self.owner(path)
@@ -230,6 +232,7 @@ class Watcher:
                 if follower is None:
                     follower = self.followers[path] = Follower(path, name, importer)
                 self._read_appended(follower, report)
+        self.hooks.ingested(report.touched - before, report)
         self._notify(path, report)
         return report
 
@@ -251,6 +254,20 @@ class Watcher:
                     self._record(follower)
                     self._notify(follower.path, report)
             self._settle(now)
+        problems = ImportReport()
+        self.hooks.ingested(report.touched, problems)
+        self._notify(None, problems)
+        report.warnings.extend(problems.warnings)
+        return report
+
+    def idle(self, now: float | None = None) -> ImportReport:
+        """The on_idle hooks, at most every `hooks.idle_every` seconds (run() calls this)."""
+        now = time.monotonic() if now is None else now
+        report = ImportReport()
+        if self.hooks.on_idle and now - self.last_idle_hook >= self.hooks.idle_every:
+            self.last_idle_hook = now
+            self.hooks.idle(report)
+            self._notify(None, report)
         return report
 
     def busy(self, path: Path | None, now: float | None = None) -> bool:
@@ -385,3 +402,4 @@ class Watcher:
             for path in targets:
                 self.poll(path)
             self.tick()
+            self.idle()
