@@ -195,7 +195,7 @@ def test_git_status_quiet_after_watch_stops(tmp_path: Path) -> None:
         _wait_for(third_turn_committed, proc)
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     assert "Traceback" not in err, err
     assert status(repo) == ""
 
