@@ -131,12 +131,17 @@ def run_import(
     state = ImportState(state_path)
     report = ImportReport()
     given = list(paths) if paths else []
-    for missing in (p for p in given if not Path(p).expanduser().exists()):
-        report.warn(missing, None, "no such file or folder")
+    missing = [str(p) for p in given if not Path(p).expanduser().exists()]
+    if missing:
+        raise OpmemError(f"no such file or folder: {', '.join(missing)}")
     roots = given if given else importer.default_paths()
-    if not given and roots and not any(Path(p).exists() for p in roots):
-        report.warn(roots[0], None, f"not found: no {name} sessions here (give a path)")
+    if not roots:
+        raise OpmemError(f"{name} sessions have no default folder: give a file or folder to import")
     files = importer.discover(roots)
+    if not files:
+        where = ", ".join(str(p) for p in roots)
+        absent = "" if any(Path(p).expanduser().exists() for p in roots) else " (folder not found)"
+        report.warn(where, None, f"nothing to import: no {importer.LOOKS_FOR} found{absent}")
     total = len(files)
     try:
         for done, path in enumerate(files):
