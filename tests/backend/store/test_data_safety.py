@@ -207,7 +207,7 @@ def _commit_count(repo: Path) -> int:
     return len(out.stdout.split()) if out.returncode == 0 else 0
 
 
-def _wait_for(condition, proc: subprocess.Popen, limit: float = 60.0) -> None:
+def _wait_for(condition, proc: subprocess.Popen, limit: float = 120.0) -> None:
     # Polls another process's output on disk: there is no event to await across processes.
     deadline = time.monotonic() + limit
     while not condition():
