@@ -322,6 +322,12 @@ class MemoryCache:
 
     def insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         """Fold one record read from (or just appended to) log `name` at `line`; False if already held."""
+        try:
+            return self._insert(record, name, line)
+        except UnicodeEncodeError:  # lone surrogates: SQLite takes UTF-8 only; the log keeps them exact
+            return self._insert(_scrubbed(record, name), name, line)
+
+    def _insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         db = self.db
         path = str(self.root / name)
         touched = self._touched
@@ -453,6 +459,16 @@ class MemoryCache:
                 f" ORDER BY b.t, p.at, p.by LIMIT 1) WHERE {where}",
                 (kind, arg),
             )
+
+
+def scrub(text: str) -> str:
+    """Text SQLite can store: lone surrogates become U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _scrubbed(record: MemoryRecord, name: str) -> MemoryRecord:
+    line = json.dumps(record.to_json(), ensure_ascii=False)
+    return _PARSERS[log_kind(name)](json.loads(scrub(line)), name)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from rapidfuzz import fuzz, process
 
 from .aliases import AliasIndex, AliasView
+from .cache import scrub
 from .records import Entity, entity_key
 from .results import AliasInfo, AmbiguousEntity, EntityNotFound, EntityRef, GraphEdge, Neighborhood
 from .temporal import EDGE_COLUMNS, Retirement, SessionFilter, View, edge_from_row
@@ -77,6 +78,7 @@ def lookup(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: froze
 
 def matches(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: frozenset[str] | None) -> list[str]:
     """Canonical ids of the entities `query` names exactly (by id first, then by name or alias)."""
+    query = scrub(query)
     row = db.execute("SELECT id, scope FROM entities WHERE id=?", (query,)).fetchone()
     if row is not None and (scopes is None or row[1] in scopes):
         return [aliases.canonical(row[0])]
@@ -91,7 +93,7 @@ def matches(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: froz
 
 def suggest(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: frozenset[str] | None) -> tuple:
     """Up to five entities whose names or aliases are close to `query` (rapidfuzz WRatio >= 60)."""
-    key = entity_key(query)
+    key = entity_key(scrub(query))
     if not key:
         return ()
     sql = "SELECT n.key, n.entity, e.scope FROM names n JOIN entities e ON e.id = n.entity"
@@ -245,3 +247,61 @@ def _retired_at(db: sqlite3.Connection, aliases: AliasView, view: View, sessions
                 if sessions(session) and view.retirement(db, "edge", "edges", rid, t, tuple(sup)) is not None:
                     hidden.add(rid)
     return hidden
+
+
+def list_edges(
+    db: sqlite3.Connection,
+    aliases: AliasView,
+    view: View,
+    sessions: SessionFilter,
+    *,
+    relations: Iterable[str] | None = None,
+    exclude_relations: Iterable[str] | None = None,
+    min_confidence: float = 0.0,
+    since: float | None = None,
+    until: float | None = None,
+    limit: int | None = 100,
+) -> tuple[GraphEdge, ...]:
+    """Edges in `view` (any entity), newest first, filtered by relation, confidence and time."""
+    conds, args = view.conditions()
+    current = view.current_condition()
+    if current is not None and not view.include_superseded:
+        conds.append(current[0])
+        args.extend(current[1])
+    if relations is not None:
+        conds.append("relation IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(sorted(set(relations))))
+    if exclude_relations is not None:
+        conds.append("relation NOT IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(sorted(set(exclude_relations))))
+    if min_confidence > 0:
+        conds.append("confidence >= ?")
+        args.append(min_confidence)
+    if since is not None:
+        conds.append("t >= ?")
+        args.append(since)
+    if until is not None:
+        conds.append("t <= ?")
+        args.append(until)
+    where = "WHERE " + " AND ".join(conds) if conds else ""
+    out: list[GraphEdge] = []
+    for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges {where} ORDER BY t DESC, seq DESC", args):
+        if not sessions(row[10]):
+            continue
+        retired = view.retirement(db, "edge", "edges", row[1], row[5], row[14:17])
+        if retired is not None and not view.include_superseded:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        edge = edge_from_row(row, retired.by if retired else None)
+        out.append(
+            GraphEdge(
+                edge,
+                aliases.canonical(edge.from_id),
+                aliases.canonical(edge.to_id),
+                0,
+                retired.valid_to if retired else None,
+                retired.reason if retired else "",
+            )
+        )
+    return tuple(out)

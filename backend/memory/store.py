@@ -44,6 +44,10 @@ Records whose provenance points into a deleted session are left out (never an er
     aliases(entity) -> tuple[AliasInfo, ...]   merges into the entity: who, why, score, undone?
     event(id) / edge(id) / entity_by_id(id) -> record or None (folded: superseded_by set)
     events_with_key(key) -> tuple[Event, ...]   the copies of one slot (Event.key), oldest first
+    edges(scope=None, relations=None, exclude_relations=None, min_confidence=0.0, since=None,
+          until=None, limit=100, as_of=None, known_at=None, include_superseded=False)
+        -> tuple[GraphEdge, ...]   any entity's edges, newest first (hop 0)
+    entity_refs(ids) -> Mapping[id, EntityRef];  entity_ids();  scopes();  canonical_id(id)
     problems() -> tuple[MemoryProblem, ...]   bad lines (file:line), torn tails, ignored patches
     stats() -> MemoryStats;  refresh() -> bool;  rebuild_cache();  close()
 
@@ -56,19 +60,30 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 
 from filelock import FileLock, Timeout
 
 from ..model import OpmemError
 from . import graph
-from .aliases import AliasIndex
+from .aliases import AliasIndex, AliasView
 from .cache import MemoryCache, MemoryRecord
 from .logs import EDGES_LOG, ENTITIES_LOG, FileStamp, LogAppender, ReadState, month_log
 from .records import EVENT_KINDS, AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch, check_scope, visible_scopes
-from .results import AliasInfo, AppendResult, MemoryLocked, MemoryProblem, MemoryStats, Neighborhood, RecordNotFound
+from .results import (
+    AliasInfo,
+    AppendResult,
+    EntityRef,
+    GraphEdge,
+    MemoryLocked,
+    MemoryProblem,
+    MemoryStats,
+    Neighborhood,
+    RecordNotFound,
+)
 from .results import TimelinePage as TimelinePage
 from .temporal import EDGE_COLUMNS, EVENT_COLUMNS, SessionExists, SessionFilter, View, edge_from_row, event_from_row
 from .timeline import timeline as _timeline
@@ -388,7 +403,36 @@ class MemoryStore:
                 fan_out=fan_out,
             )
 
-    def _resolve(self, cache: MemoryCache, aliases, entity: str | Entity, scope: str | None) -> Entity:
+    def edges(
+        self,
+        scope: str | None = None,
+        *,
+        relations: Iterable[str] | None = None,
+        exclude_relations: Iterable[str] | None = None,
+        min_confidence: float = 0.0,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int | None = 100,
+        as_of: float | None = None,
+        known_at: float | None = None,
+        include_superseded: bool = False,
+    ) -> tuple[GraphEdge, ...]:
+        view = View(as_of, known_at, visible_scopes(scope), include_superseded)
+        with self._reading() as cache:
+            return graph.list_edges(
+                cache.db,
+                self._alias_index().view(known_at),
+                view,
+                SessionFilter(self._session_exists),
+                relations=relations,
+                exclude_relations=exclude_relations,
+                min_confidence=min_confidence,
+                since=since,
+                until=until,
+                limit=limit,
+            )
+
+    def _resolve(self, cache: MemoryCache, aliases: AliasView, entity: str | Entity, scope: str | None) -> Entity:
         query = entity.id if isinstance(entity, Entity) else entity
         return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
 
@@ -409,6 +453,21 @@ class MemoryStore:
         """The entity record as stored (not folded), or None."""
         with self._reading() as cache:
             return graph.entity_record(cache.db, entity_id)
+
+    def entity_refs(self, ids: Iterable[str]) -> Mapping[str, EntityRef]:
+        """id -> (id, type, name, scope) for each id; an id without a record is named by itself."""
+        with self._reading() as cache:
+            return MappingProxyType(graph.entity_refs(cache.db, ids))
+
+    def entity_ids(self) -> tuple[str, ...]:
+        with self._reading() as cache:
+            return tuple(r[0] for r in cache.db.execute("SELECT id FROM entities ORDER BY id"))
+
+    def scopes(self) -> tuple[str, ...]:
+        """Every scope some event or edge is in, sorted."""
+        with self._reading() as cache:
+            sql = "SELECT DISTINCT scope FROM events UNION SELECT DISTINCT scope FROM edges ORDER BY 1"
+            return tuple(r[0] for r in cache.db.execute(sql))
 
     def canonical_id(self, entity_id: str, known_at: float | None = None) -> str:
         with self._reading():
