@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,8 +38,10 @@ from .records import (
     parse_entity_line,
     parse_timeline_line,
 )
+from .temporal import pack_ids
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
 _SCHEMA = """
@@ -109,6 +112,9 @@ class MemoryCache:
         self.lock = threading.RLock()
         self.generation = ""
         self._seen: dict[str, FileStamp | None] | None = None
+        self._paths: dict[str, str] = {}  # log name -> full path, as problems and patches name it
+        self._version = -1  # PRAGMA data_version at the last look
+        self._checked = 0.0  # time.monotonic() of the last stat of the logs
         self._touched = _Touched()
         self.db = self._open()
 
@@ -121,6 +127,8 @@ class MemoryCache:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # derived data: a torn cache is rebuilt
+                db.execute("PRAGMA mmap_size=1073741824")  # reads from the OS cache, no syscall a page
+                db.execute("PRAGMA cache_size=-32768")
                 if self._schema_ok(db):
                     self.generation = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
                     return db
@@ -177,14 +185,23 @@ class MemoryCache:
             finally:
                 self._seen = None  # our own appends moved the logs: check again next time
 
-    def sync(self) -> bool:
-        """Bring the cache up to the logs. Cheap when no log changed since the last look.
+    def sync(self, *, force: bool = False) -> bool:
+        """Bring the cache up to the logs; True when a log had changed since the last look.
 
-        True when a log had changed (this or another process may have folded new records).
+        Writers (any process) fold what they append into the cache in the same transaction, so
+        SQLite's data_version tells at once when one has written. Changes made to the logs by
+        anything else (a hand edit, a crashed writer's tail) are looked for by stat-ing the logs
+        at most every FULL_CHECK_S seconds, or now with `force`.
         """
         with self.lock:
-            if self._seen is not None and self._stamps() == self._seen:
-                return False
+            if self._seen is not None:
+                version = self.db.execute("PRAGMA data_version").fetchone()[0]
+                now = time.monotonic()
+                if not force and version == self._version and now - self._checked < FULL_CHECK_S:
+                    return False
+                self._version, self._checked = version, now
+                if self._stamps() == self._seen:
+                    return False
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 self._touched = touched = _Touched()
@@ -196,6 +213,8 @@ class MemoryCache:
                 self._seen = None
                 raise
             self._seen = stamps  # taken before reading: a log grown since is seen as changed
+            self._version = self.db.execute("PRAGMA data_version").fetchone()[0]
+            self._checked = time.monotonic()
             return True
 
     def rebuild(self) -> None:
@@ -329,7 +348,7 @@ class MemoryCache:
 
     def _insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         db = self.db
-        path = str(self.root / name)
+        path = self._paths.get(name) or self._paths.setdefault(name, str(self.root / name))
         touched = self._touched
         if isinstance(record, Event):
             p = record.provenance
@@ -344,10 +363,10 @@ class MemoryCache:
                     record.importance,
                     record.scope,
                     record.summary,
-                    json.dumps(list(record.entities), ensure_ascii=False),
+                    pack_ids(record.entities),
                     p.project_id,
                     p.session_id,
-                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    pack_ids(p.node_ids),
                     p.turn,
                     p.commit,
                     record.key,
@@ -374,7 +393,7 @@ class MemoryCache:
                     record.scope,
                     p.project_id,
                     p.session_id,
-                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    pack_ids(p.node_ids),
                     p.turn,
                     p.commit,
                 ),

@@ -26,7 +26,8 @@ A record whose id is already held appends nothing (re-running a stage is harmles
         other writers). Not a transaction: records written before an error stay, each whole.
     `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
 
-Reading. Never takes the lock; each query first catches up with what other processes appended.
+Reading. Never takes the lock. Each query first folds in what other writers appended (seen at
+once); edits to the logs by anything else are noticed within a second, or at refresh().
 `scope` is the caller's: None sees everything, "project:P" sees global + P, "agent:A" global + A.
 `as_of=T`: what was true at T; `known_at=T`: what the memory held at T (ARCHITECTURE.md §5).
 Records whose provenance points into a deleted session are left out (never an error).
@@ -249,6 +250,7 @@ class MemoryStore:
         self._session_exists = session_exists
         self._cache: MemoryCache | None = None
         self._aliases: AliasIndex | None = None
+        self._refs: dict[str, EntityRef] = {}  # names of entities, by id: records never change
         self._open_lock = threading.Lock()
 
     # -- plumbing ---------------------------------------------------------------------------------
@@ -263,6 +265,7 @@ class MemoryStore:
 
     def _changed(self) -> None:
         self._aliases = None
+        self._refs = {}
 
     def _alias_index(self) -> AliasIndex:
         index = self._aliases
@@ -279,9 +282,12 @@ class MemoryStore:
             yield cache
 
     def refresh(self) -> bool:
-        """Catch up with the logs now; True when they had changed."""
-        with self._reading():
-            return self._aliases is None
+        """Look at the logs now (queries see other writers at once, other edits within a second)."""
+        with self.cache.lock:
+            changed = self.cache.sync(force=True)
+            if changed:
+                self._changed()
+            return changed
 
     def rebuild_cache(self) -> None:
         self.cache.rebuild()
@@ -401,6 +407,7 @@ class MemoryStore:
                 hops=hops,
                 limit=limit,
                 fan_out=fan_out,
+                refs=self._refs,
             )
 
     def edges(

@@ -193,6 +193,7 @@ def test_patch_before_its_records_folds_once_they_arrive(store: MemoryStore):
     assert store.edge(old.id).superseded_by is None
     with log.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(new.to_json()) + "\n")
+    assert store.refresh()  # an edit from outside the store: seen within a second, or at once on refresh()
     assert store.edge(old.id).superseded_by == new.id and store.problems() == ()
 
 
