@@ -82,6 +82,7 @@ _DATA_TABLES = ("problems", "events", "mentions", "edges", "entities", "names", 
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
 MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
+_TABLE_OF = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}
 
 
 @dataclass(slots=True)
@@ -328,12 +329,21 @@ class MemoryCache:
 
     def has(self, record: MemoryRecord) -> bool:
         """Whether a record with this identity is already held (appending it again adds nothing)."""
-        if isinstance(record, Patch):
-            return False  # patches are checked by kind in has_patch
-        table = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}[
-            type(record)
-        ]
-        return self.db.execute(f"SELECT 1 FROM {table} WHERE id=?", (record.id,)).fetchone() is not None
+        return (type(record), record.id) in self.held([record])
+
+    def held(self, records: list[MemoryRecord]) -> set[tuple[type, str]]:
+        """(type, id) of those `records` already held; patches are checked apart (has_patch)."""
+        by_type: dict[type, list[str]] = {}
+        for record in records:
+            if not isinstance(record, Patch):
+                by_type.setdefault(type(record), []).append(record.id)
+        found: set[tuple[type, str]] = set()
+        for kind, ids in by_type.items():
+            table = _TABLE_OF[kind]
+            for chunk in _chunks(ids, 5000):
+                sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))"
+                found.update((kind, r[0]) for r in self.db.execute(sql, (json.dumps(chunk),)))
+        return found
 
     def has_patch(self, kind: str, old: str, new: str) -> bool:
         row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))

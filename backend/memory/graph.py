@@ -18,6 +18,10 @@ from .temporal import EDGE_COLUMNS, Retirement, SessionFilter, View, edge_from_r
 from .timeline import InvalidQuery
 
 MAX_HOPS = 3
+# Defaults sized for the readers: a recall reply holds 16 KB (~100-150 edges as JSON), and a
+# tree view of a neighbour's own neighbours reads well up to ~20 children. Callers may ask more.
+DEFAULT_LIMIT = 200
+DEFAULT_FAN_OUT = 20
 SUGGESTIONS = 5
 
 
@@ -140,8 +144,8 @@ def neighbors(
     sessions: SessionFilter,
     *,
     hops: int = 1,
-    limit: int = 500,
-    fan_out: int = 50,
+    limit: int = DEFAULT_LIMIT,
+    fan_out: int = DEFAULT_FAN_OUT,
     refs: dict[str, EntityRef] | None = None,
 ) -> Neighborhood:
     """Edges within `hops` of `center` (aliases folded), breadth first, each entity's newest first.

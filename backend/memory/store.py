@@ -35,9 +35,11 @@ Records whose provenance points into a deleted session are left out (never an er
              known_at=None, include_superseded=False, newest_first=True) -> TimelinePage
         `entity`: an id, name or alias (its merged aliases' mentions count too).
     neighbors(entity, hops=1, as_of=None, known_at=None, scope=None, include_superseded=False,
-              limit=500, fan_out=50) -> Neighborhood
+              limit=200, fan_out=20) -> Neighborhood
         Edges within 1..3 hops, with relation, confidence, times, provenance, canonical ends,
-        the ends' names, and how many superseded edges were hidden.
+        the ends' names, and how many superseded edges were hidden. The center gives up to
+        `limit` edges, each entity further out up to `fan_out` (newest first); `truncated` says
+        when either cut.
     entity(query, scope=None) -> Entity         by id, name or alias; the canonical entity, its
         merged members' names among its aliases. Misses raise EntityNotFound (`.suggestions`,
         close names by rapidfuzz); a name shared by several entities raises AmbiguousEntity.
@@ -72,6 +74,7 @@ from ..model import OpmemError
 from . import graph
 from .aliases import AliasIndex, AliasView
 from .cache import MemoryCache, MemoryRecord
+from .graph import DEFAULT_FAN_OUT, DEFAULT_LIMIT
 from .logs import EDGES_LOG, ENTITIES_LOG, FileStamp, LogAppender, ReadState, month_log
 from .records import EVENT_KINDS, AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch, check_scope, visible_scopes
 from .results import (
@@ -140,12 +143,15 @@ class MemoryWriter:
         counts = {Event: 0, Entity: 0, Edge: 0}
         skipped = 0
         pending: dict[str, list[tuple[MemoryRecord, bytes]]] = {}
+        records = list(records)
+        for record in records:
+            _validate(record)
         with self._cache.writing():
+            held = self._cache.held(records)
             fresh: set[tuple[type, str]] = set()
             for record in records:
-                _validate(record)
                 key = (type(record), record.id)
-                if key in fresh or self._cache.has(record):
+                if key in fresh or key in held:
                     skipped += 1
                     continue
                 fresh.add(key)
@@ -391,8 +397,8 @@ class MemoryStore:
         known_at: float | None = None,
         scope: str | None = None,
         include_superseded: bool = False,
-        limit: int = 500,
-        fan_out: int = 50,
+        limit: int = DEFAULT_LIMIT,
+        fan_out: int = DEFAULT_FAN_OUT,
     ) -> Neighborhood:
         view = View(as_of, known_at, visible_scopes(scope), include_superseded)
         with self._reading() as cache:
