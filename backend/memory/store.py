@@ -258,6 +258,9 @@ class MemoryStore:
         self._aliases: AliasIndex | None = None
         self._refs: dict[str, EntityRef] = {}  # names of entities, by id: records never change
         self._open_lock = threading.Lock()
+        # one lock object: re-entrant within a thread (a batch may call append), other threads and
+        # processes wait (each thread holds its own descriptor, and flock excludes between them)
+        self._lock = FileLock(str(self.root / LOCK_NAME), timeout=lock_timeout)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -310,7 +313,7 @@ class MemoryStore:
     def batch(self) -> Iterator[MemoryWriter]:
         """Hold the memory lock for several writes; all of them are durable when the block exits."""
         self.root.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.root / LOCK_NAME), timeout=self.lock_timeout)
+        lock = self._lock
         try:
             lock.acquire()
         except Timeout:
