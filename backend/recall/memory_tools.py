@@ -59,6 +59,7 @@ def memory_timeline(
     if unknown:
         raise RecallError(BAD_ARGUMENT, f"unknown kinds {unknown}: use {', '.join(EVENT_KINDS)}")
     memory = recall.memory
+    memory.refresh()  # each call sees what other processes appended up to now
     try:
         found = memory.timeline(since_ts, until_ts, entity, kinds or None, recall.scope.memory_scope, limit=MAX_EVENTS)
     except (EntityNotFound, AmbiguousEntity) as exc:
@@ -104,6 +105,7 @@ def memory_graph_neighbors(
         raise RecallError(BAD_ARGUMENT, f"hops must be 1..3, got {hops}")
     as_of_ts = parse_when(as_of, "as_of", now=recall.now) if as_of else None
     memory = recall.memory
+    memory.refresh()  # each call sees what other processes appended up to now
     try:
         found = memory.neighbors(
             entity, hops, as_of=as_of_ts, scope=recall.scope.memory_scope, limit=MAX_EDGES, fan_out=FAN_OUT

@@ -88,3 +88,18 @@ def test_a_ten_thousand_edge_neighbourhood_stays_within_the_budget(tmp_path: Pat
         last = ask(recall, "memory_graph_neighbors", entity="hub", hops=2, page=first["pages"] - 1)
         assert last["next_page"] is None and last["edges"]
     assert T0
+
+
+def test_each_call_sees_what_was_appended_since(recall: Recall, built: Built, memory: Memory) -> None:
+    assert len(ask(recall, "memory_timeline")["events"]) == 3
+    from opmem_tui.backend.memory.records import Event, project_scope
+    from opmem_tui.backend.model import Provenance
+
+    p = Provenance(built.project_id, built.session_id, ("u3",), None, T0 + 300, T0 + 301, 3)
+    late = Event(
+        Event.make_id("Shipped it", "event", p), "Shipped it", "event", 0.9, p, (), project_scope(built.project_id)
+    )
+    store = built.home.memory
+    store.append([late])
+    store.close()
+    assert ask(recall, "memory_timeline")["events"][0]["summary"] == "Shipped it"
