@@ -207,11 +207,13 @@ def demo(directory: Path | None, no_app: bool) -> None:
 
 
 def _register_subcommands() -> None:
+    from .cli_distill import register as register_distill
     from .cli_import import register as register_import
     from .cli_projects import projects
 
     main.add_command(projects)
     register_import(main)
+    register_distill(main)
 
 
 _register_subcommands()

@@ -107,3 +107,26 @@ def trusted_stamp(mtime_ns: int, now: float | None = None) -> int:
     """The stamp to keep: 0 (check again next time) when it is too recent to rule out a same-tick write."""
     now = time.time() if now is None else now
     return mtime_ns if now - mtime_ns / 1e9 > STAMP_TRUST_S else 0
+
+
+INFLIGHT_NAME = ".distill-inflight.json"
+
+
+def read_inflight(memory_dir: Path) -> set[str]:
+    """Ids a killed run was writing when it died (see pipeline.py): not yet part of the memory's past."""
+    path = Path(memory_dir) / INFLIGHT_NAME
+    if not path.exists():
+        return set()
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("ids"), list):
+        raise CorruptFile(path, 'expected {"ids": [...]}')
+    return {str(i) for i in data["ids"]}
+
+
+def write_inflight(memory_dir: Path, ids: set[str], *, durable: bool = True) -> None:
+    path = Path(memory_dir) / INFLIGHT_NAME
+    if not ids:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, dump_compact_json({"ids": sorted(ids)}), durable=durable)
