@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -20,7 +20,7 @@ from filelock import FileLock, Timeout
 from ..home import Home
 from ..llm import ChatClient, TokenBudget, is_configured
 from ..model import OpmemError
-from .collect import Pending, collect_commits, collect_session, pending_sessions, stamp_after
+from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
 from .extract.llm import extract_llm
 from .link import LINK_TYPES, Known, link
@@ -55,6 +55,7 @@ class RunOptions:
     project: bool = True  # stage 5 at the end
     lock_timeout: float = 0.0
     flush_records: int = FLUSH_RECORDS
+    scan: bool = False  # stat every session even when the store's change token says nothing changed
 
 
 @contextmanager
@@ -122,9 +123,16 @@ class DistillJob:
 
     # -- one batch -------------------------------------------------------------------------------
 
+    def llm(self) -> ChatClient | None:
+        """The LLM client when this run uses one (decided at the first batch, from the options or config)."""
+        if self.budget is None:
+            self.client = _client(self.home, self.options.llm)
+            self.budget = TokenBudget(self.home.config.llm.token_budget if self.client is not None else 0)
+        return self.client
+
     def extract(self, batch: SessionBatch) -> Extraction:
         extraction = extract_rules(batch, ingestion_time=self.now)
-        if self.client is not None and self.budget is not None:
+        if self.llm() is not None and self.client is not None and self.budget is not None:
             outcome = extract_llm(
                 batch,
                 self.client,
@@ -199,7 +207,7 @@ class DistillJob:
         if not batches and pending.session_id not in self.staged_sessions:
             # nothing new after all (a rewrite of an old node file): remember the stamp
             cursor = self.state.cursor(pending.session_id)
-            self.state.sessions[pending.session_id] = replace(cursor, stamp=stamp_after(pending))
+            self.state.sessions[pending.session_id] = cursor._replace(stamp=stamp_after(pending))
             self.dirty = True
         return nodes
 
@@ -245,35 +253,44 @@ def run(
 ) -> RunReport:
     """Distil what is new. Raises DistillBusy when another run holds the lock past `lock_timeout`."""
     started = time.monotonic()
-    client = _client(home, options.llm)
+    if options.llm:
+        _client(home, True).close()  # an LLM asked for but not configured: say so before anything runs
+    job = DistillJob(home, options, progress, cancel)
     try:
         with run_lock(home, options.lock_timeout):
-            job = DistillJob(home, options, progress, cancel)
             job.state = load_state(home.memory_dir)
-            job.client = client
-            job.budget = TokenBudget(home.config.llm.token_budget) if client is not None else None
             return distil_pending(job, started)
     finally:
-        if client is not None:
-            client.close()
+        if job.client is not None:
+            job.client.close()
 
 
 def distil_pending(job: DistillJob, started: float) -> RunReport:
     """Every batch the cursors have not covered, then the project commits, then stage 5."""
     home, options = job.home, job.options
-    pending = pending_sessions(home.sessions, job.state, only=options.sessions, again=options.again)
+    whole = options.sessions is None
+    token = change_token(home.sessions)  # read before the scan: a write after it changes it again
+    if whole and not options.again and not options.scan and token and token == job.state.token:
+        pending = []  # the store wrote nothing since every session was caught up
+    else:
+        pending = pending_sessions(home.sessions, job.state, only=options.sessions, again=options.again)
     sessions = nodes = 0
     cancelled = False
+    trusted = True
     job.tell("collect", 0, len(pending), f"{len(pending)} sessions changed")
     for done, item in enumerate(pending):
         if job.cancelled():
             cancelled = True
             break
         read = job.session(item)
+        trusted = trusted and stamp_after(item) != 0
         if read:
             sessions += 1
             nodes += read
         job.tell("distil", done + 1, len(pending), item.session_id)
+    if whole and (pending or job.state.token != token):
+        job.state.token = token if trusted and not cancelled else ""
+        job.dirty = True
     commits = 0
     if options.commits and options.sessions is None and not cancelled:
         commits = job.commits()

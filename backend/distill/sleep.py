@@ -49,7 +49,7 @@ def sleep(
 ) -> SleepReport:
     started = time.monotonic()
     with run_lock(home, lock_timeout):
-        job = DistillJob(home, RunOptions(project=False), progress, cancel)
+        job = DistillJob(home, RunOptions(project=False, scan=True), progress, cancel)
         job.state = load_state(home.memory_dir)
         report = distil_pending(job, started)
         if report.cancelled:

@@ -4,6 +4,7 @@ the run lock, progress and cancel, project commits linked to their turns."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -161,4 +162,24 @@ def test_state_file_is_plain_json(home: Home):
     say(home, "s1", "the build is green again", 1_700_000_000.0)
     run(home, QUIET)
     data = json.loads((home.memory_dir / "state.json").read_text())
-    assert data["version"] == 1 and data["sessions"]["s1"]["seq"] == 1
+    assert data["version"] == 1 and data["sessions"]["s1"][0] == 1
+
+
+def test_the_stores_change_token_spares_the_scan_until_the_store_writes(home: Home):
+    say(home, "s1", "the build is green again", 1_700_000_000.0)
+    old = 1_700_000_000
+    os.utime(home.sessions.path_for("s1") / "history", (old, old))  # written long ago: its stamp is trusted
+    run(home, QUIET)
+    assert load_state(home.memory_dir).token == home.sessions.changed_path.read_text().strip()
+    # a node file dropped in by hand, not through the store: the token does not change ...
+    node = home.sessions.get_nodes("s1")[-1]
+    folder = home.sessions.path_for("s1") / "history"
+    extra = dict(node.to_json(), id="hand", seq=node.seq + 1, parent_id=node.id, content="ran the deploy")
+    (folder / f"{extra['seq']:06d}-a-hand.json").write_text(json.dumps(extra))
+    assert run(home, QUIET).nodes == 0
+    # ... a full scan (the daily sleep does one) finds it (in a process whose store has not cached
+    # the session already), and any store write changes the token
+    found = run(Home(home.path), RunOptions(project=False, scan=True))
+    assert found.sessions == 1 and found.written.patches == 1  # its turn grew: a newer work event
+    say(home, "s2", "and the docs are updated", 1_700_000_500.0)
+    assert run(home, QUIET).sessions == 1
