@@ -18,7 +18,7 @@ from pathlib import Path
 from ..memory.records import Edge, Event
 from ..memory.results import RecordNotFound
 from ..memory.store import MemoryStore
-from .link import Known
+from .link import PATH_TYPES, Known
 from .model import Contradiction, Reconciled, Written
 
 CONTRADICTIONS_LOG = "contradictions.jsonl"
@@ -36,18 +36,24 @@ class MemoryPort:
         self._staged_edges: dict[tuple[str, str], list[Edge]] = {}
         self._staged_events: dict[str, list[Event]] = {}
         self.staged_records = 0
+        self._relations: dict[str, tuple[Edge, ...]] = {}  # current stored edges of a relation, until a flush
 
     # -- reads ------------------------------------------------------------------------------------
 
     def current_edges(self, subject: str, relation: str, scope: str) -> Sequence[Edge]:
         """Current edges from `subject` (or its aliases) with `relation`, in any scope (the caller filters)."""
-        stored = [e for e in self.store.current_edges(subject, relation) if e.id not in self.exclude]
+        stored = [e for e in self.relation_edges(relation) if e.from_id == subject]
         retired = self._staged_retired()
         staged = self._staged_edges.get((subject, relation), [])
         return tuple(e for e in (*stored, *staged) if e.id not in retired)
 
     def relation_edges(self, relation: str) -> Sequence[Edge]:
-        return tuple(e for e in self.store.current_edges(None, relation) if e.id not in self.exclude)
+        """Current stored edges of one relation, by their own ends (aliases not folded), those in flight left out."""
+        cached = self._relations.get(relation)
+        if cached is None:
+            found = self.store.edges(relations=[relation], limit=None)
+            cached = self._relations[relation] = tuple(g.edge for g in found if g.edge.id not in self.exclude)
+        return cached
 
     def current_events(self, key: str) -> Sequence[Event]:
         retired = self._staged_retired()
@@ -57,7 +63,19 @@ class MemoryPort:
     def known_entities(self, types: Iterable[str] | None = None) -> list[Known]:
         """Every entity record as stored (merged ones too, unfolded), but those in flight."""
         wanted = set(types) if types is not None else None
-        return [Known.of(e) for e in self.store.entity_records(wanted) if e.id not in self.exclude]
+        refs = self.store.entity_refs(i for i in self.store.entity_ids() if i not in self.exclude)
+        out: list[Known] = []
+        for ref in refs.values():
+            if wanted is not None and ref.type not in wanted:
+                continue
+            if ref.type in PATH_TYPES:  # their absolute path is in attrs: the record is needed
+                entity = self.store.entity_by_id(ref.id)
+                if entity is not None:
+                    out.append(Known.of(entity))
+            else:
+                out.append(Known(ref.id, ref.type, ref.name))
+        out.sort(key=lambda k: k.id)
+        return out
 
     def staged_ids(self) -> set[str]:
         return {
@@ -85,6 +103,7 @@ class MemoryPort:
     def flush(self) -> Written:
         """Write everything staged in one memory batch: records, then alias merges, then patches."""
         staged, self._staged = self._staged, []
+        self._relations = {}
         self._staged_edges, self._staged_events, self.staged_records = {}, {}, 0
         if not staged:
             return Written()

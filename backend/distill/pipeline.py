@@ -22,7 +22,6 @@ from ..llm import ChatClient, TokenBudget, is_configured
 from ..model import OpmemError
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
-from .extract.llm import extract_llm
 from .link import LINK_TYPES, Known, link
 from .memory_port import MemoryPort, log_contradictions
 from .model import Extraction, Progress, RunReport, SessionBatch, Written
@@ -133,6 +132,8 @@ class DistillJob:
     def extract(self, batch: SessionBatch) -> Extraction:
         extraction = extract_rules(batch, ingestion_time=self.now)
         if self.llm() is not None and self.client is not None and self.budget is not None:
+            from .extract.llm import extract_llm  # jsonschema and the prompt load only when an LLM is used
+
             outcome = extract_llm(
                 batch,
                 self.client,

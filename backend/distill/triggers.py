@@ -25,6 +25,7 @@ from .pipeline import RunOptions, run
 from .sleep import SleepReport
 from .sleep import sleep as run_sleep
 from .state import load_state
+from .titles import install_title_hook
 
 Clock = Callable[[], float]
 
@@ -183,3 +184,10 @@ class Distiller:
     def _notify(self, status: JobStatus) -> None:
         for listener in list(self.listeners):
             listener(status)
+
+
+def background_distiller(home: Home) -> Distiller:
+    """The Distiller `opmem watch` and the app tick; it also hangs the LLM title hook on the store."""
+    config = home.config
+    install_title_hook(home.sessions, config.llm, config.distill.titles)
+    return Distiller(home)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model import Node
-from ...store.tool_paths import PATH_KEYS, WORKDIR_KEYS, patch_paths, tool_written_paths
+from ...projects.tool_paths import PATH_KEYS, WORKDIR_KEYS, patch_paths, tool_written_paths
 from . import patterns
 from .shell import SimpleCommand, command_line, command_text, parse_script
 

@@ -128,7 +128,7 @@ def test_progress_is_reported_and_cancel_stops_at_a_batch_edge(home: Home):
 
 
 def test_a_project_commit_becomes_an_event_linked_to_its_turn(home: Home, tmp_path: Path):
-    from tests.backend.store.project_repo_helpers import make_repo, user_commit
+    from tests.backend.projects.project_repo_helpers import make_repo, user_commit
 
     repo = make_repo(tmp_path / "proj")
     project = home.projects.resolve_project(repo, "proj")
