@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-
 WEEKDAYS = {
     "monday": 0,
     "mon": 0,
