@@ -16,7 +16,7 @@ from .backend.distill.pipeline import flush as flush_sessions
 from .backend.distill.sleep import sleep as run_sleep
 from .backend.home import Home
 from .backend.importers import run_import
-from .backend.importers.ingest import session_id_for
+from .backend.importers.session_ids import legacy_session_id, session_id_for
 from .backend.model import OpmemError, check_session_id
 from .backend.safe_text import plain
 
@@ -100,14 +100,22 @@ def _hook_sessions(home: Home, raw: str) -> list[str]:
         report = run_import(home, "claude", [transcript])
         for warning in report.warnings:
             err_console.print(Text(f"opmem: {plain(str(warning))}", style="yellow"))
-    trunk = session_id_for("claude-code", native)
-    if not home.sessions.exists(trunk):
+    trunk = _stored_id(home, native)
+    if trunk is None:
         raise OpmemError(f"Claude Code session {native} is not in the store (transcript {transcript or 'not given'})")
     ids = [trunk]
     children = home.sessions.get_meta(trunk).extra.get("children")
     if isinstance(children, dict):
-        ids += [c for c in (session_id_for("claude-code", k) for k in children) if home.sessions.exists(c)]
+        ids += [c for c in (_stored_id(home, str(k)) for k in children) if c is not None]
     return ids
+
+
+def _stored_id(home: Home, native: str) -> str | None:
+    """The opmem id a Claude Code session was imported under (this version's, or an earlier one's)."""
+    for sid in (session_id_for("claude-code", native), legacy_session_id("claude-code", native)):
+        if home.sessions.exists(sid):
+            return sid
+    return None
 
 
 @click.command("flush")
