@@ -13,7 +13,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .backend.distill.triggers import background_distiller
 from .backend.home import Home
 from .backend.importers import SOURCES, run_import
 from .backend.importers.base import ImportReport
@@ -39,7 +38,7 @@ def ingest_hooks(home: Home) -> IngestHooks:
     Other areas add their callbacks here (one line each): e.g. the search index update as an
     after_ingest hook, the idle-distillation trigger as an on_idle hook.
     """
-    return IngestHooks(on_idle=(background_distiller(home).tick,))
+    return IngestHooks(on_idle=(home.distiller.tick,))
 
 
 def _fail(exc: Exception) -> None:
