@@ -14,6 +14,8 @@ from .model import OpmemError
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from .memory.search import SearchHit
+    from .memory.search_service import SearchService
     from .store.projects import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
@@ -65,6 +67,24 @@ class Home:
         from .store.projects import ProjectRegistry  # pygit2-heavy; only when projects are used
 
         return ProjectRegistry(self.path)
+
+    @cached_property
+    def search_index(self) -> SearchService:
+        """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
+        from .memory.search_service import SearchService
+
+        return SearchService(self.memory_dir, self.sessions)
+
+    def search(
+        self,
+        query: str,
+        scope: str | None = None,
+        k: int = 10,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> tuple[SearchHit, ...]:
+        """Ranked hits over sessions and memory records, each with its provenance."""
+        return self.search_index.search(query, scope, k, since, until)
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

@@ -208,9 +208,11 @@ def demo(directory: Path | None, no_app: bool) -> None:
 
 def _register_subcommands() -> None:
     from .cli_import import register as register_import
+    from .cli_index import index
     from .cli_projects import projects
 
     main.add_command(projects)
+    main.add_command(index)
     register_import(main)
 
 
