@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from .index import KIND_MESSAGE, KIND_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
+from .ranking import chunks, ranked
 from .records import entity_key, visible_scopes
 from .snippets import Snippets
 
@@ -111,26 +112,29 @@ class Searcher:
     # ------------------------------------------------------------------ signals
 
     def _turns(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[int]:
-        where, args = flt.sql("s.scope", "d.time")
-        rows = db.execute(
-            f"SELECT d.id, bm25(turns_fts, 1.0, {W_CTX}), d.prev, d.speaker FROM turns_fts "
-            "JOIN docs d ON d.id = turns_fts.rowid JOIN sessions s ON s.id = d.sess "
-            f"WHERE turns_fts MATCH ? AND s.dead = 0 {where} ORDER BY 2 LIMIT {TURN_POOL}",
-            (parsed.fts(), *args),
-        ).fetchall()
-        scores: dict[int, float] = {}
-        speakers: dict[int, str] = {}
-        for rid, bm25, _prev, speaker in rows:
-            scores[rid] = -bm25
-            speakers[rid] = speaker or ""
+        def keep(ids: Sequence[int]) -> dict[int, tuple[int | None, str]]:
+            out: dict[int, tuple[int | None, str]] = {}
+            for chunk in chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for rid, prev, speaker, when, scope, dead in db.execute(
+                    "SELECT d.id, d.prev, d.speaker, d.time, s.scope, s.dead FROM docs d "
+                    f"JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
+                    chunk,
+                ):
+                    if not dead and flt.accepts(scope, when):
+                        out[rid] = (prev, speaker or "")
+            return out
+
+        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", parsed.terms, TURN_POOL, keep)
+        scores = {rid: score for rid, score, _info in rows}
         lifted = dict(scores)
-        for _rid, bm25, prev, _speaker in rows:
+        for _rid, score, (prev, _speaker) in rows:
             if prev is not None and prev in scores:
-                lifted[prev] += W_NEXT * -bm25
-        named = _named_speaker(parsed, set(speakers.values()))
+                lifted[prev] += W_NEXT * score
+        named = _named_speaker(parsed, {speaker for _r, _s, (_p, speaker) in rows})
         if named is not None:
-            for rid in lifted:
-                if speakers.get(rid, "").casefold() == named:
+            for rid, _score, (_prev, speaker) in rows:
+                if speaker.casefold() == named:
                     lifted[rid] *= SPEAKER_BOOST
         return sorted(lifted, key=lambda r: -lifted[r])
 
@@ -138,15 +142,22 @@ class Searcher:
         self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter
     ) -> tuple[list[tuple[str, int]], dict[tuple[str, int], list[str]]]:
         """Turn rows behind the records that match, in record order; records behind no turn stand alone."""
-        where, args = flt.sql("r.scope", "r.time")
-        rows = db.execute(
-            "SELECT r.id, r.record_id, r.session_id, r.node_ids FROM records_fts "
-            "JOIN records r ON r.id = records_fts.rowid "
-            "WHERE records_fts MATCH ? AND r.record_id NOT IN (SELECT record_id FROM superseded) "
-            f"{where} ORDER BY bm25(records_fts) LIMIT {RECORD_POOL}",
-            (parsed.fts(), *args),
-        ).fetchall()
-        return self._behind(db, rows)
+
+        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+            out: dict[int, tuple[str, str, str]] = {}
+            for chunk in chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for rid, record_id, session_id, node_json, scope, when in db.execute(
+                    "SELECT id, record_id, session_id, node_ids, scope, time FROM records "
+                    f"WHERE id IN ({marks}) AND record_id NOT IN (SELECT record_id FROM superseded)",
+                    chunk,
+                ):
+                    if flt.accepts(scope, when):
+                        out[rid] = (record_id, session_id, node_json)
+            return out
+
+        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep)
+        return self._behind(db, [(rid, *info) for rid, _score, info in rows])
 
     def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:
         keys = list(_ngrams(parsed.words, 3))
@@ -170,20 +181,21 @@ class Searcher:
         return found
 
     def _behind(self, db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]):
+        wanted: dict[str, set[str]] = defaultdict(set)
+        parsed_rows = []
+        for rid, record_id, session_id, node_json in rows:
+            nodes = json.loads(node_json) if session_id else []
+            parsed_rows.append((rid, record_id, session_id, nodes))
+            wanted[session_id].update(nodes)
+        found = _turn_rows(db, wanted)
         ordered: list[tuple[str, int]] = []
         loose: dict[tuple[str, int], list[str]] = {}
         seen: set[tuple[str, int]] = set()
-        for rid, record_id, session_id, node_json in rows:
-            turn_rows = _turn_rows(db, session_id, json.loads(node_json)) if session_id else []
-            if not turn_rows:
-                key = ("r", rid)
-                if key not in seen:
-                    seen.add(key)
-                    ordered.append(key)
-                continue
-            for row in turn_rows:
-                key = ("d", row)
-                loose.setdefault(key, []).append(record_id)
+        for rid, record_id, session_id, nodes in parsed_rows:
+            keys = [("d", found[(session_id, n)]) for n in nodes if (session_id, n) in found] or [("r", rid)]
+            for key in keys:
+                if key[0] == "d":
+                    loose.setdefault(key, []).append(record_id)
                 if key not in seen:
                     seen.add(key)
                     ordered.append(key)
@@ -269,6 +281,13 @@ class _Filter:
     since: float | None
     until: float | None
 
+    def accepts(self, scope: str, when: float) -> bool:
+        return (
+            (self.scopes is None or scope in self.scopes)
+            and (self.since is None or when >= self.since)
+            and (self.until is None or when < self.until)
+        )
+
     def sql(self, scope_col: str, time_col: str) -> tuple[str, list[object]]:
         parts: list[str] = []
         args: list[object] = []
@@ -325,18 +344,21 @@ def _alias_group(db: sqlite3.Connection, ids: set[str]) -> set[str]:
     return group
 
 
-def _turn_rows(db: sqlite3.Connection, session_id: str, node_ids: Sequence[str]) -> list[int]:
-    if not node_ids:
-        return []
-    marks = ",".join("?" * len(node_ids))
-    return [
-        r[0]
-        for r in db.execute(
-            f"SELECT d.id FROM docs d JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? AND s.dead = 0 "
-            f"AND d.node IN ({marks}) AND d.kind = {KIND_MESSAGE}",
-            (session_id, *node_ids),
-        )
-    ]
+def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], int]:
+    """(session id, node id) -> the message row of that node, for live sessions."""
+    out: dict[tuple[str, str], int] = {}
+    for session_id, nodes in wanted.items():
+        if not session_id or not nodes:
+            continue
+        for chunk in chunks(sorted(nodes)):
+            marks = ",".join("?" * len(chunk))
+            for rid, node in db.execute(
+                "SELECT d.id, d.node FROM docs d JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? "
+                f"AND s.dead = 0 AND d.node IN ({marks}) AND d.kind = {KIND_MESSAGE}",
+                (session_id, *chunk),
+            ):
+                out[(session_id, node)] = rid
+    return out
 
 
 def _pool(lists: dict[str, list[tuple[str, int]]]) -> list[tuple[str, int]]:
@@ -346,9 +368,9 @@ def _pool(lists: dict[str, list[tuple[str, int]]]) -> list[tuple[str, int]]:
 def _fuse(lists: dict[str, list[tuple[str, int]]], via: dict[tuple[str, int], list[str]]):
     cands: dict[tuple[str, int], _Candidate] = {}
     scores: defaultdict[tuple[str, int], float] = defaultdict(float)
-    for name, ranked in lists.items():
+    for name, ranked_keys in lists.items():
         weight = LIST_WEIGHTS.get(name, 0.5)
-        for rank, key in enumerate(ranked):
+        for rank, key in enumerate(ranked_keys):
             cand = cands.get(key)
             if cand is None:
                 cand = cands[key] = _Candidate(key)
