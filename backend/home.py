@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from .config import Config
+from .memory.store import MemoryStore
 from .model import OpmemError
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from .memory.search import SearchHit
     from .memory.search_service import SearchService
-    from .store.projects import Project, ProjectRegistry
+    from .projects.registry import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
 
@@ -64,9 +65,14 @@ class Home:
 
     @cached_property
     def projects(self) -> ProjectRegistry:
-        from .store.projects import ProjectRegistry  # pygit2-heavy; only when projects are used
+        from .projects.registry import ProjectRegistry  # pygit2-heavy; only when projects are used
 
         return ProjectRegistry(self.path)
+
+    @cached_property
+    def memory(self) -> MemoryStore:
+        """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
+        return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
 
     @cached_property
     def search_index(self) -> SearchService:
