@@ -17,24 +17,29 @@ half, recency a tenth; the constants in the turn list are explained where they a
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .index import KIND_MESSAGE, KIND_NAMES, SearchIndex
+from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import entity_key, visible_scopes
 from .snippets import Snippets
 
+_WORDS = re.compile(r"[^\W_]+")
 RRF_K = 60
 TURN_POOL = 200  # BM25 candidates per list
 RECORD_POOL = 100
 W_CTX = 0.5  # the earlier messages count half of the message itself
+W_RECORD = 0.5  # a distilled record is a second key for its turn, counted like the ctx field
 W_NEXT = 0.25  # a reply's match lifts the message it answers, at a quarter
 SPEAKER_BOOST = 1.3  # the turns of the participant the query names
 LIST_WEIGHTS = {"turns": 1.0, "records": 1.0, "entities": 0.5, "dates": 0.5, "recency": 0.1}
+ENTITY_SHARE = 0.05  # an entity in more than 5% of the records is no signal (like a word's IDF)
+ENTITY_MIN_RECORDS = 20
 DEFAULT_K = 10
 MAX_K = 200
 
@@ -60,6 +65,15 @@ class SearchHit:
     @property
     def pointer(self) -> str:
         return f"session:{self.session_id}" if self.session_id else ""
+
+
+@dataclass(slots=True)
+class _Behind:
+    """What a list of records points at."""
+
+    ordered: list[tuple[str, int]] = field(default_factory=list)  # turn rows ("d") and lone records ("r")
+    scores: dict[int, float] = field(default_factory=dict)  # turn row -> best score of a record behind it
+    via: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # turn row -> record ids
 
 
 @dataclass(slots=True)
@@ -93,10 +107,10 @@ class Searcher:
         db = self.index.db
         flt = _Filter(visible_scopes(scope), since, until)
         lists: dict[str, list[tuple[str, int]]] = {}
-        turn_rows = self._turns(db, parsed, flt)
+        behind = self._records(db, parsed, flt)
+        turn_rows = self._turns(db, parsed, flt, behind.scores)
         lists["turns"] = [("d", r) for r in turn_rows]
-        record_list, loose = self._records(db, parsed, flt)
-        lists["records"] = record_list
+        lists["records"] = [key for key in behind.ordered if key[0] == "r"]
         lists["entities"] = self._entities(db, parsed, flt)
         if extra_lists is not None:
             for name, rows in extra_lists(parsed).items():
@@ -106,12 +120,15 @@ class Searcher:
         if parsed.dates:
             lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
         lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
-        fused = _fuse(lists, loose)
+        fused = _fuse(lists, behind.via)
         return self._hits(db, fused[:k], parsed)
 
     # ------------------------------------------------------------------ signals
 
-    def _turns(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[int]:
+    def _turns(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter, records: dict[int, float]) -> list[int]:
+        """Turn rows by BM25 (a record that points at a turn adds W_RECORD of its own BM25), then
+        a reply lifts the message it answers and the named participant's turns go up."""
+
         def keep(ids: Sequence[int]) -> dict[int, tuple[int | None, str]]:
             out: dict[int, tuple[int | None, str]] = {}
             for chunk in chunks(ids):
@@ -126,9 +143,13 @@ class Searcher:
             return out
 
         rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", parsed.terms, TURN_POOL, keep)
-        scores = {rid: score for rid, score, _info in rows}
+        found = {rid for rid, _score, _info in rows}
+        extra = keep([rid for rid in records if rid not in found])
+        rows += [(rid, 0.0, info) for rid, info in extra.items()]
+        scores = {rid: score + W_RECORD * records.get(rid, 0.0) for rid, score, _info in rows}
         lifted = dict(scores)
-        for _rid, score, (prev, _speaker) in rows:
+        for rid, _score, (prev, _speaker) in rows:
+            score = scores[rid]
             if prev is not None and prev in scores:
                 lifted[prev] += W_NEXT * score
         named = _named_speaker(parsed, {speaker for _r, _s, (_p, speaker) in rows})
@@ -138,26 +159,33 @@ class Searcher:
                     lifted[rid] *= SPEAKER_BOOST
         return sorted(lifted, key=lambda r: -lifted[r])
 
-    def _records(
-        self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter
-    ) -> tuple[list[tuple[str, int]], dict[tuple[str, int], list[str]]]:
-        """Turn rows behind the records that match, in record order; records behind no turn stand alone."""
+    def _records(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> _Behind:
+        """The records that match: the turns behind them, and those behind no turn (hits of their own)."""
+
+        terms = set(parsed.terms)
 
         def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
             out: dict[int, tuple[str, str, str]] = {}
             for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
-                for rid, record_id, session_id, node_json, scope, when in db.execute(
-                    "SELECT id, record_id, session_id, node_ids, scope, time FROM records "
+                for rid, kind, record_id, session_id, node_json, scope, when, body in db.execute(
+                    "SELECT id, kind, record_id, session_id, node_ids, scope, time, body FROM records "
                     f"WHERE id IN ({marks}) AND record_id NOT IN (SELECT record_id FROM superseded)",
                     chunk,
                 ):
-                    if flt.accepts(scope, when):
-                        out[rid] = (record_id, session_id, node_json)
+                    if not flt.accepts(scope, when):
+                        continue
+                    if kind == KIND_ENTITY:
+                        # Where an entity was first seen says nothing of what is asked about it: an
+                        # entity is a hit of its own, and only when the query is its name.
+                        if terms <= {w.lower() for w in _WORDS.findall(body)}:
+                            out[rid] = (record_id, "", "[]")
+                        continue
+                    out[rid] = (record_id, session_id, node_json)
             return out
 
         rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep)
-        return self._behind(db, [(rid, *info) for rid, _score, info in rows])
+        return self._behind(db, [(rid, score, *info) for rid, score, info in rows])
 
     def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:
         keys = list(_ngrams(parsed.words, 3))
@@ -169,37 +197,44 @@ class Searcher:
             return []
         ids |= _alias_group(db, ids)
         marks = ",".join("?" * len(ids))
+        total = db.execute("SELECT count(*) FROM records WHERE kind != ?", (KIND_ENTITY,)).fetchone()[0]
+        mentions = db.execute(
+            f"SELECT count(*) FROM record_entities e JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) "
+            f"AND r.kind != {KIND_ENTITY}",
+            tuple(ids),
+        ).fetchone()[0]
+        if mentions > max(ENTITY_MIN_RECORDS, ENTITY_SHARE * total):
+            return []  # named by most of the memory: says nothing about which record is meant
         where, args = flt.sql("r.scope", "r.time")
         rows = db.execute(
-            "SELECT r.id, r.record_id, r.session_id, r.node_ids FROM record_entities e "
-            f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != 3 "
+            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids FROM record_entities e "
+            f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != {KIND_ENTITY} "
             f"AND r.record_id NOT IN (SELECT record_id FROM superseded) {where} "
             f"ORDER BY r.time DESC LIMIT {RECORD_POOL}",
             (*ids, *args),
         ).fetchall()
-        found, _loose = self._behind(db, rows)
-        return found
+        return [key for key in self._behind(db, rows).ordered if key[0] == "d"]
 
-    def _behind(self, db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]):
+    def _behind(self, db: sqlite3.Connection, rows: Sequence[tuple[int, float, str, str, str]]) -> _Behind:
         wanted: dict[str, set[str]] = defaultdict(set)
         parsed_rows = []
-        for rid, record_id, session_id, node_json in rows:
+        for rid, score, record_id, session_id, node_json in rows:
             nodes = json.loads(node_json) if session_id else []
-            parsed_rows.append((rid, record_id, session_id, nodes))
+            parsed_rows.append((rid, score, record_id, session_id, nodes))
             wanted[session_id].update(nodes)
         found = _turn_rows(db, wanted)
-        ordered: list[tuple[str, int]] = []
-        loose: dict[tuple[str, int], list[str]] = {}
+        out = _Behind()
         seen: set[tuple[str, int]] = set()
-        for rid, record_id, session_id, nodes in parsed_rows:
+        for rid, score, record_id, session_id, nodes in parsed_rows:
             keys = [("d", found[(session_id, n)]) for n in nodes if (session_id, n) in found] or [("r", rid)]
             for key in keys:
                 if key[0] == "d":
-                    loose.setdefault(key, []).append(record_id)
+                    out.via.setdefault(key, []).append(record_id)
+                    out.scores[key[1]] = max(out.scores.get(key[1], 0.0), score)
                 if key not in seen:
                     seen.add(key)
-                    ordered.append(key)
-        return ordered, loose
+                    out.ordered.append(key)
+        return out
 
     def _times(self, db: sqlite3.Connection, pool: Iterable[tuple[str, int]]) -> dict[tuple[str, int], float]:
         docs = [rid for kind, rid in pool if kind == "d"]
