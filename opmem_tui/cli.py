@@ -210,10 +210,12 @@ def _register_subcommands() -> None:
     from .cli_import import register as register_import
     from .cli_index import index
     from .cli_projects import projects
+    from .cli_recall import register as register_recall
 
     main.add_command(projects)
     main.add_command(index)
     register_import(main)
+    register_recall(main)
 
 
 _register_subcommands()
