@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import platformdirs
 
 from .config import Config
 from .model import OpmemError
-from .store.sessions import DEFAULT_CACHE_CAP, SessionStore
+from .store.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from .store.projects import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
 
@@ -49,20 +52,21 @@ class Home:
 
     @cached_property
     def sessions(self) -> SessionStore:
+        settings = self.config.store  # env overrides already applied
         return SessionStore(
             self.sessions_dir,
-            cache_cap=self.config.get_int("store.session_cache_cap", DEFAULT_CACHE_CAP),
-            pack_threshold=self.config.get_int("store.pack_after_turns", 50),
+            cache_cap=settings.session_cache_cap,
+            pack_threshold=settings.pack_after_turns,
             durable=self.durable,
         )
 
     @cached_property
-    def projects(self) -> Any:
-        from .store.projects import ProjectRegistry  # lands with the projects layer
+    def projects(self) -> ProjectRegistry:
+        from .store.projects import ProjectRegistry  # pygit2-heavy; only when projects are used
 
         return ProjectRegistry(self.path)
 
-    def unbind_project(self, project_id: str) -> Any:
+    def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""
         project = self.projects.unbind(project_id)
         for session_id in project.sessions:

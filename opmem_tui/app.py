@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from opmem_tui.themes import DEFAULT_THEME, register_all
 
+from .backend.model import OpmemError
 from .commands import OpmemCommands
 from .keymap import default_bindings, effective_bindings, load_overrides
 
@@ -72,10 +73,10 @@ class OpmemApp(App[None]):
     # -- setup -----------------------------------------------------------------------------
     def _configured_theme(self) -> str:
         try:
-            name = self.home.config.get("ui.theme", DEFAULT_THEME)
-        except Exception:
+            name = self.home.config.ui.theme
+        except OpmemError:
             return DEFAULT_THEME
-        if not isinstance(name, str) or name not in self.available_themes:
+        if name not in self.available_themes:
             return DEFAULT_THEME
         return name
 
@@ -91,8 +92,8 @@ class OpmemApp(App[None]):
         self._load_keymap()
         self._theme_ready = True
         try:
-            name = self.home.config.get("ui.theme", DEFAULT_THEME)
-        except Exception as exc:
+            name = self.home.config.ui.theme
+        except OpmemError as exc:
             self.notify(str(exc), title="config.toml", severity="error", markup=False)
             return
         if name and name not in self.available_themes:
@@ -104,8 +105,8 @@ class OpmemApp(App[None]):
 
     def _load_keymap(self) -> None:
         try:
-            raw = self.home.config.table("keys")
-        except Exception as exc:
+            raw = self.home.config.keys
+        except OpmemError as exc:
             self.notify(str(exc), title="config.toml", severity="error", markup=False)
             return
         overrides, problems = load_overrides(raw, default_bindings())
@@ -122,7 +123,11 @@ class OpmemApp(App[None]):
     def _save_theme(self, name: str) -> None:
         def save() -> None:
             config = self.home.config
-            if config.get("ui.theme") != name:
+            try:
+                current = config.ui.theme
+            except OpmemError:
+                current = None  # a broken [ui] section: writing a valid theme mends it
+            if current != name:
                 config.set("ui.theme", name)
                 config.save()
 
@@ -132,7 +137,7 @@ class OpmemApp(App[None]):
     def action_show_keys(self) -> None:
         from .screens.keys import KeysScreen
 
-        path = str(getattr(self.home.config, "path", "config.toml"))
+        path = str(self.home.config.path)
         self.push_screen(KeysScreen(effective_bindings(self.keymap_overrides), path))
 
     # -- importers -------------------------------------------------------------------------

@@ -17,4 +17,5 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_DATA_HOME", str(fake_home / ".local" / "share"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(fake_home / ".config"))
     monkeypatch.delenv("OPENPROGRAM_SESSION_CACHE_CAP", raising=False)
+    monkeypatch.delenv("OPMEM_SESSION_CACHE_CAP", raising=False)
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)

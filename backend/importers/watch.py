@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import OpmemError
 from ..store.projects import ProjectRegistry
@@ -33,19 +33,16 @@ from .binding import ProjectBinder
 from .ingest import ProjectHook, ingest
 from .state import FileState, ImportState
 
+if TYPE_CHECKING:
+    from ..home import Home
+
 Batch = Callable[["Path | None", ImportReport], Any]
 CommitHook = Callable[[AutoCommitEvent], Any]
 
 
-def autocommit_enabled(home: Any) -> bool:
+def autocommit_enabled(home: Home) -> bool:
     """`[projects] autocommit` from the home's config.toml (default true)."""
-    config = getattr(home, "config", None)
-    if config is None:
-        return True
-    value = config.get("projects.autocommit", True)
-    if not isinstance(value, bool):
-        raise OpmemError(f"{config.path}: projects.autocommit must be true or false, got {value!r}")
-    return value
+    return home.config.projects.autocommit
 
 
 def default_sources() -> list[str]:

@@ -106,6 +106,9 @@ class Event:
     entities: tuple[str, ...] = ()  # entity ids
     scope: str = GLOBAL
     superseded_by: str | None = None  # set only when folded with a supersede patch
+    # The slot an event fills, e.g. `work:<session>:<user node>` (one work event per turn): a
+    # re-distilled event with the same key and another id is a newer copy and supersedes it.
+    key: str = ""
 
     @property
     def event_time(self) -> float:
@@ -120,7 +123,7 @@ class Event:
         return record_id("ev", kind, summary, provenance.session_id, list(provenance.node_ids), provenance.commit)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "summary": self.summary,
             "kind": self.kind,
@@ -129,6 +132,9 @@ class Event:
             "entities": list(self.entities),
             "scope": self.scope,
         }
+        if self.key:
+            data["key"] = self.key
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: Any = "<event>") -> Event:
@@ -146,6 +152,7 @@ class Event:
             provenance=_provenance(data, where),
             entities=_strings(data, "entities"),
             scope=check_scope(data.get("scope", GLOBAL), where),
+            key=data["key"] if isinstance(data.get("key"), str) else "",
         )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import pygit2
 from filelock import FileLock
 
+from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
     SESSION_ID_RE,
     Branch,
@@ -35,9 +36,6 @@ from ..model import (
 from .files import read_json, write_json_atomic
 from .session_repo import _DEFAULT, SessionRepo
 
-DEFAULT_CACHE_CAP = 256
-CACHE_CAP_ENV = "OPENPROGRAM_SESSION_CACHE_CAP"
-
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
 
 
@@ -49,17 +47,13 @@ class SessionStore:
         root: Path,
         *,
         cache_cap: int | None = None,
-        pack_threshold: int = 50,
+        pack_threshold: int = StoreSettings().pack_after_turns,
         durable: bool = True,
     ) -> None:
         self.root = Path(root)
-        env_cap = os.environ.get(CACHE_CAP_ENV)
-        if env_cap:
-            try:
-                cache_cap = int(env_cap)
-            except ValueError:
-                raise OpmemError(f"{CACHE_CAP_ENV} must be an integer, got {env_cap!r}") from None
-        self.cache_cap = max(1, cache_cap if cache_cap is not None else DEFAULT_CACHE_CAP)
+        if cache_cap is None:
+            cache_cap = cache_cap_from_env() or StoreSettings().session_cache_cap
+        self.cache_cap = max(1, cache_cap)
         self.pack_threshold = pack_threshold
         self.durable = durable
         self.title_hook: TitleHook | None = None  # set by the distiller when an LLM is configured

@@ -123,7 +123,7 @@ async def test_switch_theme_saves_the_choice(app, sample_path):
         await press(pilot, "enter")
         await settle(pilot)
         assert app.theme == "opmem-light"
-    assert fresh_home(sample_path).config.get("ui.theme") == "opmem-light"
+    assert fresh_home(sample_path).config.ui.theme == "opmem-light"
 
 
 async def test_show_keys_from_palette_and_question_mark(app):

@@ -30,6 +30,15 @@ def test_event_round_trip_and_deterministic_id():
     assert event.id == Event.make_id("Edited a.py", "work", PROV)
     assert event.id != Event.make_id("Edited b.py", "work", PROV)
     assert parse_timeline_line(event.to_json(), "t.jsonl:1") == event
+    assert "key" not in event.to_json()
+
+
+def test_event_key_round_trips_and_stays_out_of_the_id():
+    plain = Event(Event.make_id("Edited a.py", "work", PROV), "Edited a.py", "work", 0.7, PROV)
+    keyed = Event(plain.id, "Edited a.py", "work", 0.7, PROV, key="work:sess-1:n1")
+    assert keyed.to_json()["key"] == "work:sess-1:n1"
+    assert Event.from_json(keyed.to_json()) == keyed
+    assert keyed.id == plain.id
 
 
 def test_edge_entity_and_patches_round_trip():
