@@ -76,8 +76,9 @@ def resolve_session(home: Home, text: str) -> str:
 
 
 def turn_count(turns: Sequence[Turn]) -> int:
-    """The session's turns as `sessions list` counts them (the backend's one count)."""
-    return len(turns)
+    """Turns as the listing counts them (meta.json's `turns`): a turn starts with a user
+    message, so a session holding only a system preface has none."""
+    return sum(1 for turn in turns if turn.user is not None)
 
 
 @click.group()
@@ -224,7 +225,8 @@ def sessions_show(ctx: click.Context, session_id: str, turn: int | None, as_json
         return
     click.echo(f"{_one_line(meta.display_title)}  ({meta.id}, {_one_line(meta.source)}, {plural(total, 'turn')})")
     for t in chosen:
-        click.echo(f"── turn {t.number} / {total}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
+        title = f"turn {t.number} / {total}" if t.user is not None else "before the first turn"
+        click.echo(f"── {title}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
         for node in t.nodes:
             label = node.role + (f" {node.name}" if node.name and node.is_tool else "")
             click.echo(f"{label}: {plain(node.content)[:2000]}")
