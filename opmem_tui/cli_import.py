@@ -17,6 +17,7 @@ from .backend.home import Home
 from .backend.importers import SOURCES, run_import
 from .backend.importers.autocommit import AutoCommitEvent
 from .backend.importers.base import ImportReport
+from .backend.importers.hooks import IngestHooks
 from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
 from .backend.safe_text import plain
@@ -29,6 +30,15 @@ def _home(ctx: click.Context) -> Home:
     obj = ctx.find_object(dict) or {}
     home = obj.get("home")
     return home if isinstance(home, Home) else Home()
+
+
+def ingest_hooks(home: Home) -> IngestHooks:
+    """What runs after each ingest batch of `opmem import` / `opmem watch`, and on the watch's idle tick.
+
+    Other areas add their callbacks here (one line each): e.g. the search index update as an
+    after_ingest hook, the idle-distillation trigger as an on_idle hook.
+    """
+    return IngestHooks()
 
 
 def _fail(exc: Exception) -> None:
@@ -109,6 +119,7 @@ def import_command(
                     cancel=cancelled.is_set,
                     force=force,
                     bind=not no_bind,
+                    hooks=ingest_hooks(home),
                 )
             except KeyboardInterrupt:
                 cancelled.set()
@@ -171,6 +182,7 @@ def watch_command(
             bind=not no_bind,
             autocommit=autocommit,
             on_commit=print_commit_event,
+            hooks=ingest_hooks(home),
         )
         names = ", ".join(watcher.importers) or "nothing"
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"

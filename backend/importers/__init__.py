@@ -18,6 +18,7 @@ from typing import Any
 from ..model import OpmemError
 from .base import ImportReport
 from .binding import ProjectBinder
+from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
 
@@ -109,6 +110,7 @@ def run_import(
     on_project: ProjectHook | None = None,
     force: bool = False,
     bind: bool = True,
+    hooks: IngestHooks | None = None,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
 
@@ -116,7 +118,8 @@ def run_import(
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
     Given a Home, a session whose cwd lies in a git repository is bound to that project (unless
     bind=False or `on_project` replaces the binder), and the commits of each bound session's
-    project are linked to its turns (binding.py).
+    project are linked to its turns (binding.py). `hooks.after_ingest` runs after each file with
+    the sessions it wrote to; report.touched holds them all.
     """
     name = source_name(source)
     importer = get_importer(name)
@@ -140,6 +143,7 @@ def run_import(
                 break
             if progress is not None:
                 progress(done, total, str(path))
+            before = set(report.touched)
             import_file(
                 store,
                 name,
@@ -153,6 +157,8 @@ def run_import(
             )
             if binder is not None:
                 binder.link_pending(report)  # file by file: a cancelled import keeps its links
+            if hooks is not None:
+                hooks.ingested(report.touched - before, report)
         else:
             if progress is not None:
                 progress(total, total, "")

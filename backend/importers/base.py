@@ -65,6 +65,7 @@ class ImportReport:
     turns: int = 0
     nodes: int = 0
     skipped: int = 0
+    touched: set[str] = field(default_factory=set)  # sessions that got new nodes or meta
     unknown_records: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 

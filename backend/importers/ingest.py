@@ -99,9 +99,10 @@ def ingest(
         report.new_sessions += 1
     if not store.exists(sid):
         return sid  # nothing to write yet (no nodes): no empty session folder
-    if existed:
-        _update_meta(store, sid, meta)
+    if existed and _update_meta(store, sid, meta):
+        report.touched.add(sid)
     if written:
+        report.touched.add(sid)
         _set_head(store, sid, imported)  # a re-import leaves a head the user chose alone
     _link_children(store, sid, imported)
     if on_project is not None and imported.cwd:  # also a re-import (--force) of an unbound session
@@ -169,8 +170,8 @@ def _parent_link(store: Any, parent: str, child: str) -> str | None:
     return None
 
 
-def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> None:
-    """Refresh what the importer owns; a title the user set in opmem is never replaced."""
+def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> bool:
+    """Refresh what the importer owns (True when something changed); a title the user set in opmem is never replaced."""
     current = store.get_meta(sid)
     stored = dict(current.extra)
     stored.update(
@@ -191,6 +192,7 @@ def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> None:
             changes.update(title=title, title_source=meta["title_source"], imported_title=title)
     if changes:
         store.update_session(sid, **changes)
+    return bool(changes)
 
 
 def _set_head(store: Any, sid: str, imported: ImportedSession) -> None:

@@ -30,6 +30,7 @@ from . import SOURCES, get_importer, import_file, resolve_home, source_name
 from .autocommit import AutoCommitEvent, LiveTurnCommitter
 from .base import ImportReport
 from .binding import ProjectBinder
+from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import FileState, ImportState
 
@@ -102,10 +103,12 @@ class Watcher:
         bind: bool = True,
         autocommit: bool | None = None,
         on_commit: CommitHook | None = None,
+        hooks: IngestHooks | None = None,
     ) -> None:
         """bind: bind sessions to the project of their cwd (unless `on_project` is given).
         autocommit: commit live turns of bound sessions (None: from config.toml).
         on_commit: told about each auto-commit and each auto-commit warning.
+        hooks: after_ingest after each batch (catch-up, a change, an idle flush), on_idle from run().
         """
         self.store, state_path = resolve_home(home_or_store)
         self.state = ImportState(state_path)
@@ -129,6 +132,8 @@ class Watcher:
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
         self.on_batch = on_batch
+        self.hooks = hooks if hooks is not None else IngestHooks()
+        self.last_idle_hook = float("-inf")
         self.idle_seconds = idle_seconds
         self.followers: dict[Path, Follower] = {}
         self.known: dict[Path, str] = {}  # discovered file -> source
@@ -190,11 +195,13 @@ class Watcher:
         self.state.save()
         if self.binder is not None:
             self.binder.link_pending(report)
+        self.hooks.ingested(report.touched, report)
         return report
 
     def poll(self, path: Path, report: ImportReport | None = None) -> ImportReport:
         """`path` changed: import its new complete lines (or the whole file, for whole-file formats)."""
         report = report if report is not None else ImportReport()
+        before = set(report.touched)
         path = Path(path).resolve()
         with self.lock:
             owner = self.owner(path)
@@ -230,6 +237,7 @@ class Watcher:
                 if follower is None:
                     follower = self.followers[path] = Follower(path, name, importer)
                 self._read_appended(follower, report)
+        self.hooks.ingested(report.touched - before, report)
         self._notify(path, report)
         return report
 
@@ -251,6 +259,20 @@ class Watcher:
                     self._record(follower)
                     self._notify(follower.path, report)
             self._settle(now)
+        problems = ImportReport()
+        self.hooks.ingested(report.touched, problems)
+        self._notify(None, problems)
+        report.warnings.extend(problems.warnings)
+        return report
+
+    def idle(self, now: float | None = None) -> ImportReport:
+        """The on_idle hooks, at most every `hooks.idle_every` seconds (run() calls this)."""
+        now = time.monotonic() if now is None else now
+        report = ImportReport()
+        if self.hooks.on_idle and now - self.last_idle_hook >= self.hooks.idle_every:
+            self.last_idle_hook = now
+            self.hooks.idle(report)
+            self._notify(None, report)
         return report
 
     def busy(self, path: Path | None, now: float | None = None) -> bool:
@@ -385,3 +407,4 @@ class Watcher:
             for path in targets:
                 self.poll(path)
             self.tick()
+            self.idle()
