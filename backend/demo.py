@@ -246,8 +246,8 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
                     name="Edit",
                     input={
                         "file_path": str(weather / "weather/forecast.py"),
-                        "old_string": "return payload['temp']",
-                        "new_string": "return payload.get('temp')",
+                        "old_string": "def parse(payload):\n    return payload['temp']",
+                        "new_string": 'def parse(payload):\n    """The temperature, or None when the API omits it."""\n    return payload.get(\'temp\')',
                     },
                     writes={
                         "weather/forecast.py": 'def parse(payload):\n    """The temperature, or None when the API omits it."""\n    return payload.get(\'temp\')\n'
@@ -258,7 +258,11 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
                     "tool",
                     "The file tests/test_forecast.py has been updated.",
                     name="Edit",
-                    input={"file_path": str(weather / "tests/test_forecast.py")},
+                    input={
+                        "file_path": str(weather / "tests/test_forecast.py"),
+                        "old_string": "== 3\n",
+                        "new_string": "== 3\n\n\ndef test_missing_temp():\n    assert parse({}) is None\n",
+                    },
                     writes={
                         "tests/test_forecast.py": "from weather.forecast import parse\n\n\ndef test_parse():\n    assert parse({'temp': 3}) == 3\n\n\ndef test_missing_temp():\n    assert parse({}) is None\n"
                     },
@@ -279,7 +283,10 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
                     "tool",
                     "The file weather/format.py has been created.",
                     name="Write",
-                    input={"file_path": str(weather / "weather/format.py")},
+                    input={
+                        "file_path": str(weather / "weather/format.py"),
+                        "content": 'def both(celsius):\n    return f"{celsius:.1f} °C / {celsius * 9 / 5 + 32:.1f} °F"\n',
+                    },
                     writes={
                         "weather/format.py": 'def both(celsius):\n    return f"{celsius:.1f} °C / {celsius * 9 / 5 + 32:.1f} °F"\n'
                     },

@@ -10,7 +10,7 @@ slow tool call) is committed again at its next quiet end; the next prompt ends i
 Only live turns: a prompt older than the watch (by its own timestamp) has an unknown start
 state and is never auto-committed; bulk-imported history is linked instead (binding.py).
 If the agent had already written a file before the watcher saw the prompt, that file was dirty
-in the recorded state, so it is treated as the user's: no commit, and a note says why. Links
+in the recorded state and its start content is unknown: no commit, and the warning says why. Links
 (also to commits the agent made itself) are the binder's job (binding.py, via the watcher).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,6 @@ class _LiveTurn:
     watch: AgentTurnWatch | None  # None: not live, or the project could not be read
     changed: bool = True  # grew since the last look
     attempted: tuple[int, str] | None = None  # (node count, last node id) at the last commit try
-    noted: set[str] = field(default_factory=set)  # paths already reported as written too early
 
 
 def looks_finished(turn: Turn) -> bool:
@@ -196,20 +195,6 @@ class LiveTurnCommitter:
         events: list[AutoCommitEvent] = []
         try:
             if tool_written_paths(turn.nodes):
-                late = [p for p in self._late_paths(live, turn) if p not in live.noted]
-                if late:
-                    live.noted.update(late)
-                    events.append(
-                        AutoCommitEvent(
-                            live.session_id,
-                            live.project_id,
-                            turn.number,
-                            paths=tuple(late),
-                            warning=f"turn {turn.number} of session {live.session_id}: the agent had written "
-                            f"{', '.join(late[:5])} before opmem saw the prompt, so they count as changed "
-                            "before the turn and are not auto-committed",
-                        )
-                    )
                 user = turn.user
                 result = self.registry.commit_agent_turn(
                     live.watch,
@@ -217,15 +202,17 @@ class LiveTurnCommitter:
                     session_id=live.session_id,
                     turn_number=turn.number,
                     user_message=user.content if user is not None else "",
+                    early=self._late_paths(live, turn),
                 )
                 if result.commit or result.warning:
+                    named = result.dirty_paths or (*result.changed_outside, *result.unverified) or result.paths
                     events.append(
                         AutoCommitEvent(
                             live.session_id,
                             live.project_id,
                             turn.number,
                             result.commit,
-                            result.paths,
+                            result.paths if result.commit else tuple(named),
                             result.warning,
                         )
                     )

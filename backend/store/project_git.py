@@ -13,7 +13,7 @@ import re
 import stat as stat_mod
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, Repository
 
 from ..model import Node, OpmemError, Turn
 from .tool_paths import tool_written_paths
+from .write_replay import Diverged, Expected, Outcome, Unknown, decode, replay_writes
 
 OPMEM_DIR = ".opmem"
 EXCLUDE_LINE = "/.opmem/"
@@ -124,6 +125,9 @@ class AgentCommitResult:
     outside: tuple[str, ...] = ()  # written paths outside this repository (ignored)
     ignored: tuple[str, ...] = ()  # written paths git ignores (never committed)
     turn: int = 0  # the turn number the commit message used
+    early_paths: tuple[str, ...] = ()  # dirty only because the agent wrote them before the turn was seen
+    changed_outside: tuple[str, ...] = ()  # not what the agent's writes produce: left uncommitted
+    unverified: tuple[str, ...] = ()  # what the agent wrote cannot be told: left uncommitted
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,6 +219,39 @@ def _turn_facts(turn: Turn | Sequence[Node]) -> tuple[tuple[Node, ...], int | No
             if model:
                 break
     return nodes, number, user, model
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnFacts:
+    session_id: str
+    number: int
+    user_text: str
+    model: str
+
+
+def _shown(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+
+def _refused_warning(facts: _TurnFacts, refused: Mapping[str, Outcome], committed: bool) -> str:
+    """Why some written files were left out of the agent's commit."""
+    if not refused:
+        return ""
+    outside = [p for p, v in refused.items() if isinstance(v, Diverged)]
+    unknown = [(p, v.reason) for p, v in refused.items() if isinstance(v, Unknown)]
+    parts = []
+    if outside:
+        parts.append(
+            f"{_shown(outside)} changed outside the agent during the turn (the content is not what "
+            "the agent's own writes produce)"
+        )
+    if unknown:
+        parts.append(f"what the agent wrote to {_shown([p for p, _ in unknown])} cannot be told ({unknown[0][1]})")
+    rest = "the rest of the turn was committed" if committed else "nothing was committed"
+    return (
+        f"turn {facts.number} of session {facts.session_id}: {'; '.join(parts)}, so "
+        f"{'it was' if len(refused) == 1 else 'they were'} left uncommitted; {rest}"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -469,34 +506,31 @@ class ProjectGit:
         turn_number: int | None = None,
         user_message: str | None = None,
         model: str | None = None,
+        early: Collection[str] = (),
         lock_timeout: float = 60.0,
     ) -> AgentCommitResult:
-        """Commit the paths this turn's tools wrote, if all were clean at turn start."""
+        """Commit the paths this turn's tools wrote, if all were clean at turn start, each one only
+        when its content is what the agent's own writes produce.
+
+        early: repo-relative paths the agent wrote before `watch` was taken (a fast agent), so
+        they were dirty at turn start because of the agent, not the user.
+        """
         nodes, found_number, user_text, found_model = _turn_facts(turn)
         number = turn_number if turn_number is not None else (found_number or 0)
-        result = self._commit_agent_turn(
-            watch,
-            nodes,
-            session_id=session_id,
-            turn_number=number,
-            user_text=user_message if user_message is not None else user_text,
-            model=model or found_model,
-            lock_timeout=lock_timeout,
+        facts = _TurnFacts(
+            session_id, number, user_message if user_message is not None else user_text, model or found_model
         )
+        result = self._commit_agent_turn(watch, nodes, facts, frozenset(early), lock_timeout)
         return replace(result, turn=number)
 
     def _commit_agent_turn(
         self,
         watch: AgentTurnWatch,
         nodes: Sequence[Node],
-        *,
-        session_id: str,
-        turn_number: int,
-        user_text: str,
-        model: str,
+        facts: _TurnFacts,
+        early: frozenset[str],
         lock_timeout: float,
     ) -> AgentCommitResult:
-        number = turn_number
         rels: dict[str, None] = {}
         outside: list[str] = []
         for raw in tool_written_paths(nodes):
@@ -514,24 +548,47 @@ class ProjectGit:
             return AgentCommitResult(None, outside=tuple(outside), ignored=ignored)
         dirty = tuple(p for p in paths if watch.was_dirty(p))
         if dirty:
-            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-            warning = (
-                f"turn {number} of session {session_id} changed files that had your uncommitted "
-                f"changes at turn start ({shown}); nothing was committed in {self.root}"
-            )
-            return AgentCommitResult(None, paths, "dirty at turn start", warning, dirty, tuple(outside), ignored)
+            return self._dirty_result(facts, paths, dirty, early, tuple(outside), ignored)
         if repo.state() != RepositoryState.NONE:
             warning = (
-                f"{self.root} is in the middle of a merge/rebase/cherry-pick; turn {number} of "
-                f"session {session_id} was not committed"
+                f"{self.root} is in the middle of a merge/rebase/cherry-pick; turn {facts.number} of "
+                f"session {facts.session_id} was not committed"
             )
             return AgentCommitResult(None, paths, "repository busy", warning, (), tuple(outside), ignored)
+        expected = replay_writes(nodes, relative=self.relative, base=self._reader(watch.head))
         try:
             with self._lock().acquire(timeout=lock_timeout):
-                return self._commit_locked(paths, session_id, number, user_text, model, outside, ignored)
+                return self._commit_locked(paths, expected, facts, tuple(outside), ignored)
         except Timeout:
             warning = f"{self.root}: another session held the commit lock for {lock_timeout:.0f}s"
             return AgentCommitResult(None, paths, "lock timeout", warning, (), tuple(outside), ignored)
+
+    def _dirty_result(
+        self,
+        facts: _TurnFacts,
+        paths: tuple[str, ...],
+        dirty: tuple[str, ...],
+        early: frozenset[str],
+        outside: tuple[str, ...],
+        ignored: tuple[str, ...],
+    ) -> AgentCommitResult:
+        """No commit: some paths were not clean at turn start; say whose changes they held."""
+        agents = tuple(p for p in dirty if p in early)
+        users = tuple(p for p in dirty if p not in early)
+        parts = []
+        if users:
+            parts.append(f"changed files that had your uncommitted changes at turn start ({_shown(users)})")
+        if agents:
+            parts.append(
+                f"wrote {_shown(agents)} before opmem saw the turn's prompt, so what "
+                f"{'it' if len(agents) == 1 else 'they'} held at turn start is unknown"
+            )
+        warning = (
+            f"turn {facts.number} of session {facts.session_id} {'; it also '.join(parts)}; "
+            f"nothing was committed in {self.root}"
+        )
+        skipped = "dirty at turn start" if users else "written before the turn was seen"
+        return AgentCommitResult(None, paths, skipped, warning, dirty, outside, ignored, early_paths=agents)
 
     def _ignored(self, rel: str) -> bool:
         """Ignored and untracked: build output and the like, never committed for the agent."""
@@ -544,45 +601,108 @@ class ProjectGit:
         except pygit2.GitError:
             return False
 
+    def _reader(self, head: str | None) -> Callable[[str], bytes | None]:
+        """A path's content in commit `head` (the turn-start content of a clean path)."""
+        try:
+            tree = self.repo[head].peel(pygit2.Commit).tree if head is not None else None
+        except (KeyError, ValueError, pygit2.GitError):
+            tree = None  # then only whole-file writes can be told apart from other changes
+
+        def read(rel: str) -> bytes | None:
+            if tree is None:
+                return None
+            try:
+                obj = tree[rel]
+            except KeyError:
+                return None
+            return obj.data if isinstance(obj, pygit2.Blob) else None
+
+        return read
+
+    def _agent_made(self, rel: str, entry: tuple[pygit2.Oid, int] | None, outcome: Outcome | None) -> Outcome:
+        """Expected when the file's content (the blob about to be committed) is what the agent's
+        writes produce; otherwise why not."""
+        if outcome is None:
+            return Unknown("no write of it was found")
+        if not isinstance(outcome, Expected):
+            return outcome
+        if entry is None:
+            if outcome.text is None:
+                return outcome
+            return Diverged("the agent wrote it, but it is gone")
+        if entry[1] == FileMode.LINK:
+            return Unknown("it is a symbolic link; the agent's writes go to its target")
+        if outcome.text is None:
+            return Diverged("the agent removed it, but it is there")
+        try:
+            text = decode(self.repo[entry[0]].data)
+        except UnicodeDecodeError:
+            return Diverged("it is not the text the agent wrote")
+        return outcome if text == outcome.text else Diverged("its content is not what the agent's writes produce")
+
     def _commit_locked(
         self,
         paths: tuple[str, ...],
-        session_id: str,
-        number: int,
-        user_text: str,
-        model: str,
-        outside: Iterable[str],
+        expected: Mapping[str, Outcome],
+        facts: _TurnFacts,
+        outside: tuple[str, ...],
         ignored: tuple[str, ...],
     ) -> AgentCommitResult:
         repo = self.repo
         head = self._head_oid()  # re-read: another session may have committed meanwhile
         base_tree = repo[head].peel(pygit2.Commit).tree if head is not None else None
         changes: dict[str, tuple[pygit2.Oid, int] | None] = {}
+        refused: dict[str, Outcome] = {}
         for rel in paths:
             entry = self._worktree_entry(rel)
             current = _tree_entry(base_tree, rel)
-            if entry is None and current is None:
+            if entry == current:
                 continue
-            if entry is not None and current is not None and current == entry:
-                continue
-            changes[rel] = entry
+            verdict = self._agent_made(rel, entry, expected.get(rel))
+            if isinstance(verdict, Expected):
+                changes[rel] = entry
+            else:
+                refused[rel] = verdict
+        changed_outside = tuple(p for p, v in refused.items() if isinstance(v, Diverged))
+        unverified = tuple(p for p, v in refused.items() if isinstance(v, Unknown))
+        warning = _refused_warning(facts, refused, bool(changes))
         if not changes:
-            return AgentCommitResult(None, paths, outside=tuple(outside), ignored=ignored)
+            return AgentCommitResult(
+                None,
+                paths,
+                "changed outside the agent" if refused else "",
+                warning,
+                (),
+                outside,
+                ignored,
+                changed_outside=changed_outside,
+                unverified=unverified,
+            )
         tree = _write_tree(repo, base_tree, changes)
-        author = agent_signature(model)
+        author = agent_signature(facts.model)
         try:
             committer = repo.default_signature
         except (KeyError, pygit2.GitError):
             committer = author
-        message = agent_message(session_id, number, user_text)
+        message = agent_message(facts.session_id, facts.number, facts.user_text)
         parents = [head] if head is not None else []
         try:
             oid = repo.create_commit("HEAD", author, committer, message, tree, parents)
         except pygit2.GitError as exc:
-            warning = f"{self.root}: could not commit turn {number} of session {session_id} ({exc})"
-            return AgentCommitResult(None, tuple(changes), "commit failed", warning, (), tuple(outside), ignored)
-        warning = self._update_index(changes)
-        return AgentCommitResult(str(oid), tuple(changes), "", warning, (), tuple(outside), ignored)
+            warning = f"{self.root}: could not commit turn {facts.number} of session {facts.session_id} ({exc})"
+            return AgentCommitResult(None, tuple(changes), "commit failed", warning, (), outside, ignored)
+        index_warning = self._update_index(changes)
+        return AgentCommitResult(
+            str(oid),
+            tuple(changes),
+            "",
+            "\n".join(w for w in (warning, index_warning) if w),
+            (),
+            outside,
+            ignored,
+            changed_outside=changed_outside,
+            unverified=unverified,
+        )
 
     def _worktree_entry(self, rel: str) -> tuple[pygit2.Oid, int] | None:
         full = self.root / rel

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -339,17 +339,28 @@ class ProjectRegistry:
         turn_number: int | None = None,
         user_message: str | None = None,
         model: str | None = None,
+        early: Collection[str] = (),
     ) -> AgentCommitResult:
-        """Commit a turn's agent-owned changes in an active project; keep warnings and the link."""
+        """Commit a turn's agent-owned changes in an active project; keep warnings and the link.
+
+        early: paths the agent wrote before the turn's start state was taken (see ProjectGit).
+        """
         check_session_id(session_id)
         project = self.get(watch.project_id)
         if project.status != "active":
             return AgentCommitResult(None, skipped=f"project {project.id} is {project.status}")
         result = self.git(project.id).commit_agent_turn(
-            watch, turn, session_id=session_id, turn_number=turn_number, user_message=user_message, model=model
+            watch,
+            turn,
+            session_id=session_id,
+            turn_number=turn_number,
+            user_message=user_message,
+            model=model,
+            early=early,
         )
         if result.warning:
-            self.record_warning(project.id, session_id, result.turn, result.warning, result.dirty_paths or result.paths)
+            named = result.dirty_paths or (*result.changed_outside, *result.unverified) or result.paths
+            self.record_warning(project.id, session_id, result.turn, result.warning, named)
         if result.commit:
             nodes = turn.nodes if isinstance(turn, Turn) else tuple(turn)
             chain = [n for n in nodes if not n.is_tool]

@@ -53,6 +53,15 @@ class Live:
         write(self.repo / rel, content)  # the tool runs
         self.t.result(tool_id, "ok", parent=call)
 
+    def edit_tool(self, tool_id: str, rel: str, old: str, new: str, name: str = "Edit") -> None:
+        """A Claude Code Edit as the CLI records it: the old and new strings, then the file changed."""
+        call = self.t.assistant(
+            f"msg_{tool_id}", tool_use(tool_id, name, file_path=str(self.repo / rel), old_string=old, new_string=new)
+        )
+        path = self.repo / rel
+        path.write_text(path.read_text().replace(old, new, 1))
+        self.t.result(tool_id, "ok", parent=call)
+
     def agent_commits(self) -> list[str]:
         return git(self.repo, "log", "--format=%H", "--author=via opmem").split()
 
@@ -166,9 +175,65 @@ def test_a_file_written_before_the_watcher_saw_the_prompt_counts_as_the_users(ho
     live.t.assistant("msg_done", text("Done."))
     live.flush()
     assert live.agent_commits() == []
-    note, warning = live.events
-    assert note.paths == ("quick.py",) and "before opmem saw the prompt" in note.warning
-    assert warning.paths == ("quick.py",) and "nothing was committed" in warning.warning
+    [event] = live.events
+    assert event.paths == ("quick.py",) and "nothing was committed" in event.warning
+    # the recorded warning says what happened, not that the user had changes
+    [warning] = home.projects.warnings(home.sessions.get_meta(CC).project_id)
+    assert warning.message == event.warning and warning.paths == ("quick.py",)
+    assert "before opmem saw the turn's prompt" in warning.message
+    assert "your uncommitted changes" not in warning.message
+
+
+def test_a_line_the_user_adds_during_the_turn_is_not_committed_as_the_agents(home, tmp_path: Path) -> None:
+    live = Live(home, tmp_path)
+    live.t.prompt("print 2 and add a helper")
+    live.flush()
+    live.edit_tool("toolu_1", "app.py", "print(1)", "print(2)")
+    live.write_tool("toolu_2", "helper.py", "def help():\n    pass\n")
+    live.flush()
+    with open(live.repo / "app.py", "a") as handle:  # the user, in their editor, before the turn ends
+        handle.write("user_line = True\n")
+    live.t.assistant("msg_done", text("Done."))
+    live.flush()
+
+    [oid] = live.agent_commits()
+    assert live.changed(oid) == ["helper.py"]  # the agent's own file is committed
+    assert "user_line" not in git(live.repo, "show", "HEAD")
+    assert git(live.repo, "show", "HEAD:app.py") == "print(1)\n"
+    assert (live.repo / "app.py").read_text() == "print(2)\nuser_line = True\n"  # the user's edit is kept
+    assert git(live.repo, "status", "--porcelain") == " M app.py\n"
+    [event] = live.events
+    assert event.commit == oid and "app.py changed outside the agent during the turn" in event.warning
+    [warning] = home.projects.warnings(home.sessions.get_meta(CC).project_id)
+    assert warning.paths == ("app.py",) and warning.message == event.warning
+
+
+def test_edits_replayed_on_the_turn_start_content_are_committed(home, tmp_path: Path) -> None:
+    live = Live(home, tmp_path)
+    live.t.prompt("two edits")
+    live.flush()
+    live.edit_tool("toolu_1", "app.py", "print(1)", "print(1)\nprint(3)")
+    live.edit_tool("toolu_2", "app.py", "print(3)", "print(4)")
+    call = live.t.assistant(
+        "msg_m",
+        tool_use(
+            "toolu_3",
+            "MultiEdit",
+            file_path=str(live.repo / "README.md"),
+            edits=[
+                {"old_string": "hello", "new_string": "hi"},
+                {"old_string": "hi", "new_string": "hey", "replace_all": True},
+            ],
+        ),
+    )
+    (live.repo / "README.md").write_text("hey\n")
+    live.t.result("toolu_3", "ok", parent=call)
+    live.t.assistant("msg_done", text("Done."))
+    live.flush()
+    [oid] = live.agent_commits()
+    assert sorted(live.changed(oid)) == ["README.md", "app.py"] and live.events[0].warning == ""
+    assert git(live.repo, "show", "HEAD:app.py") == "print(1)\nprint(4)\n"
+    assert git(live.repo, "status", "--porcelain") == ""
 
 
 def test_a_change_inside_an_openprogram_session_folder_reimports_that_folder(home, tmp_path: Path) -> None:

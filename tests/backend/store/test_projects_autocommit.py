@@ -105,7 +105,7 @@ def test_file_the_user_edits_during_the_turn_is_not_staged(setup):
     watch = reg.begin_turn(project.id)
     turn = TurnBuilder("change b")
     write(repo / "b.py", "b = 3\n")
-    turn.tool("Write", {"file_path": str(repo / "b.py")})
+    turn.tool("Write", {"file_path": str(repo / "b.py"), "content": "b = 3\n"})
     write(repo / "d.txt", "user typed this meanwhile\n")  # not written by any tool
     result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
     assert changed_in(repo, result.commit) == {"b.py"}
@@ -173,7 +173,7 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path):
     assert watch.head is None
     turn = TurnBuilder("start")
     write(folder / "main.py", "print()\n")
-    turn.tool("Write", {"file_path": str(folder / "main.py")})
+    turn.tool("Write", {"file_path": str(folder / "main.py"), "content": "print()\n"})
     result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
     assert git(folder, "ls-tree", "-r", "--name-only", "HEAD").split() == ["main.py"]
     assert git(folder, "rev-list", "--count", "HEAD").strip() == "1"
@@ -182,21 +182,21 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path):
     assert result.commit == head(folder)
 
 
-def test_executable_bit_and_symlink_are_kept(setup):
+def test_executable_bit_is_kept_and_a_symlink_is_not_taken_for_the_agents_file(setup):
     reg, project, repo = setup
     watch = reg.begin_turn(project.id)
     turn = TurnBuilder("script")
     write(repo / "run.sh", "#!/bin/sh\necho hi\n")
     (repo / "run.sh").chmod(0o755)
-    (repo / "link").symlink_to("b.py")
-    turn.tool("Write", {"file_path": str(repo / "run.sh")})
-    turn.tool("Write", {"file_path": "link"})
+    (repo / "link").symlink_to("b.py")  # made outside the agent's write tools
+    turn.tool("Write", {"file_path": str(repo / "run.sh"), "content": "#!/bin/sh\necho hi\n"})
+    turn.tool("Write", {"file_path": "link", "content": "b = 1\n"})  # a Write goes through the link
     result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
     tree = git(repo, "ls-tree", "HEAD").splitlines()
     modes = {line.split("\t")[1]: line.split()[0] for line in tree}
-    assert modes["run.sh"] == "100755" and modes["link"] == "120000"
-    assert status(repo) == []
-    assert result.commit
+    assert modes["run.sh"] == "100755" and "link" not in modes
+    assert result.commit and result.unverified == ("link",) and "symbolic link" in result.warning
+    assert status(repo) == ["?? link"]
 
 
 # -- two processes committing to one project -----------------------------------------------------
@@ -211,7 +211,7 @@ def _agent_process(home: str, project_id: str, name: str, barrier, rounds: int) 
         path = root / f"{name}-{i}.txt"
         path.write_text(f"{name} {i}\n")
         turn = TurnBuilder(f"{name} round {i}", prefix=name)
-        turn.tool("Write", {"file_path": str(path)})
+        turn.tool("Write", {"file_path": str(path), "content": f"{name} {i}\n"})
         result = reg.commit_agent_turn(watch, turn.nodes, session_id=name, turn_number=i + 1)
         assert result.commit, result
 
@@ -258,7 +258,7 @@ def test_commit_refuses_when_head_moved_under_it(setup, monkeypatch):
     watch = pg.begin_turn()
     turn = TurnBuilder("x")
     write(repo / "b.py", "moved\n")
-    turn.tool("Write", {"file_path": str(repo / "b.py")})
+    turn.tool("Write", {"file_path": str(repo / "b.py"), "content": "moved\n"})
     real_head = ProjectGit._head_oid
     stale = pygit2.Oid(hex=head(repo))
 
@@ -286,7 +286,31 @@ def test_tracked_file_matching_an_ignore_rule_is_still_committed(setup):
     watch = reg.begin_turn(project.id)
     turn = TurnBuilder("bump deps")
     write(repo / "deps.lock", "v2\n")
-    turn.tool("Write", {"file_path": str(repo / "deps.lock")})
+    turn.tool("Write", {"file_path": str(repo / "deps.lock"), "content": "v2\n"})
     result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
     assert result.commit and changed_in(repo, result.commit) == {"deps.lock"}
     assert status(repo) == []
+
+
+def test_only_files_whose_content_the_agents_writes_explain_are_committed(setup):
+    reg, project, repo = setup
+    watch = reg.begin_turn(project.id)
+    turn = TurnBuilder("three files")
+    write(repo / "d.txt", "user line first\ndata\n")  # the user, during the turn, before the agent's edit
+    write(repo / "d.txt", "user line first\nDATA\n")
+    turn.tool("Edit", {"file_path": str(repo / "d.txt"), "old_string": "data", "new_string": "DATA"})
+    write(repo / "b.py", "b = 'from a shell'\n")
+    turn.tool("NotebookEdit", {"notebook_path": str(repo / "b.py"), "new_source": "?"})
+    write(repo / "new.py", "n = 1\n")
+    turn.tool("Write", {"file_path": str(repo / "new.py"), "content": "n = 1\n"})
+    result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=4)
+
+    assert result.commit and changed_in(repo, result.commit) == {"new.py"}
+    assert result.changed_outside == ("d.txt",) and result.unverified == ("b.py",)
+    assert "d.txt changed outside the agent during the turn" in result.warning
+    assert "what the agent wrote to b.py cannot be told" in result.warning
+    assert "the rest of the turn was committed" in result.warning
+    assert sorted(status(repo)) == [" M b.py", " M d.txt"]  # both left to the user, unstaged
+    [warning] = reg.warnings(project.id)
+    assert warning.paths == ("d.txt", "b.py") and warning.turn == 4
+    fsck(repo)

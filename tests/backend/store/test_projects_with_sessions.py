@@ -28,7 +28,7 @@ def test_in_project_session_autocommit_and_links(home: Home, tmp_path: Path):
         "ok",
         called_by=assistant.id,
         name="Edit",
-        input={"file_path": str(repo / "app.py")},
+        input={"file_path": str(repo / "app.py"), "old_string": "v1", "new_string": "v2"},
         created_at=T0 + 2,
     )
     store.commit_turn(sid)
