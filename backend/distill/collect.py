@@ -1,0 +1,324 @@
+"""Stage 1, collect: the nodes added since each session's cursor, and the project commits since the last run.
+
+Everything is read through the store's public API and the provenance read layer
+(backend/store/provenance.py): every branch, tool nodes and `reads` included. New nodes are
+grouped into turns (a user node and everything answering it on any branch); a turn that grew
+since the last run is collected whole, so its work event is rewritten and supersedes the old one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..memory.records import GLOBAL, project_scope
+from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
+from ..store.projects import ProjectRegistry
+from ..store.provenance import iter_nodes_since
+from ..store.sessions import SessionStore
+from .model import (
+    CODING,
+    CONVERSATION,
+    Collected,
+    CollectedTurn,
+    ProjectCommit,
+    ProjectCommits,
+    SessionBatch,
+    SessionInfo,
+)
+from .state import DistillState, SessionCursor, trusted_stamp
+
+CODING_SOURCES = frozenset({"claude-code", "codex", "gemini", "aider", "openprogram", "opmem"})
+# A session with more new nodes than this is distilled in several batches (cut at seq bounds).
+BATCH_NODES = 2000
+# The first run over a project takes at most this many of its commits (newest first).
+FIRST_RUN_COMMITS = 200
+MAX_NEW_COMMITS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A session whose history folder changed since its cursor."""
+
+    session_id: str
+    cursor: SessionCursor
+    stamp: int  # the folder's mtime now (before reading), kept when the batch is durable
+
+
+def history_stamp(folder: Path) -> int | None:
+    try:
+        return os.stat(folder / "history").st_mtime_ns
+    except OSError:
+        return None
+
+
+def session_folders(store: SessionStore) -> Iterator[tuple[str, Path]]:
+    """(id, folder) of every session folder, without opening any: the cheap walk of an idle run."""
+    try:
+        located = store.locations()
+    except CorruptFile:
+        located = {}
+    seen: set[str] = set()
+    try:
+        entries = list(os.scandir(store.root))
+    except FileNotFoundError:
+        entries = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        name = entry.name
+        if name in located or not SESSION_ID_RE.fullmatch(name) or not entry.is_dir():
+            continue
+        seen.add(name)
+        yield name, Path(entry.path)
+    for sid in sorted(located):
+        if sid not in seen and SESSION_ID_RE.fullmatch(sid):
+            yield sid, Path(located[sid])
+
+
+def pending_sessions(
+    store: SessionStore, state: DistillState, *, only: Iterable[str] | None = None, again: bool = False
+) -> list[Pending]:
+    """Sessions with nodes the cursors have not covered; one stat per session, nothing opened."""
+    wanted = set(only) if only is not None else None
+    out: list[Pending] = []
+    for sid, folder in session_folders(store):
+        if wanted is not None and sid not in wanted:
+            continue
+        stamp = history_stamp(folder)
+        if stamp is None:
+            continue
+        cursor = SessionCursor() if again else state.cursor(sid)
+        if cursor.stamp and cursor.stamp == stamp:
+            continue
+        out.append(Pending(sid, cursor, stamp))
+    return out
+
+
+def session_info(
+    store: SessionStore, projects: ProjectRegistry | None, meta: SessionMeta, nodes: Sequence[Node]
+) -> SessionInfo:
+    project_name = root = ""
+    if meta.project_id and projects is not None:
+        try:
+            project = projects.get(meta.project_id)
+            project_name, root = project.name, project.workdir
+        except OpmemError:
+            pass
+    cwd = meta.extra.get("cwd")
+    if not root and isinstance(cwd, str):
+        root = cwd
+    speakers: dict[str, None] = {}
+    has_tools = False
+    for node in nodes:
+        has_tools = has_tools or node.is_tool
+        speaker = node.metadata.get("speaker")
+        if isinstance(speaker, str) and speaker.strip() and node.role in ("user", "assistant"):
+            speakers.setdefault(speaker.strip(), None)
+    coding = has_tools or bool(meta.project_id) or (meta.source in CODING_SOURCES and not speakers)
+    if meta.project_id:
+        scope = project_scope(meta.project_id)
+    elif meta.agent_id:
+        scope = f"agent:{meta.agent_id}"
+    else:
+        scope = GLOBAL
+    return SessionInfo(
+        session_id=meta.id,
+        title=meta.title,
+        project_id=meta.project_id,
+        project_name=project_name,
+        root=root,
+        agent_id=meta.agent_id,
+        source=meta.source,
+        kind=CODING if coding else CONVERSATION,
+        scope=scope,
+        speakers=tuple(speakers),
+        created_at=meta.created_at,
+    )
+
+
+def anchors(nodes: Sequence[Node]) -> dict[str, str]:
+    """node id -> the id of the user node whose turn holds it ("" before the first user node)."""
+    by_id = {n.id: n for n in nodes}
+    found: dict[str, str] = {}
+    for node in nodes:
+        path: list[str] = []
+        current: Node | None = node
+        anchor = ""
+        while current is not None:
+            if current.id in found:
+                anchor = found[current.id]
+                break
+            path.append(current.id)
+            if current.called_by is not None:
+                current = by_id.get(current.called_by)
+            elif current.role == "user":
+                anchor = current.id
+                break
+            else:
+                current = by_id.get(current.parent_id) if current.parent_id else None
+            if len(path) > len(nodes):  # a cycle in bad data: stop, not spin
+                break
+        for nid in path:
+            found[nid] = anchor
+    return found
+
+
+def _turn_index(store: SessionStore, session_id: str, wanted: set[str]) -> dict[str, tuple[int, str | None]]:
+    """anchor id -> (turn number, turn commit), the head's branch first, then other leaves."""
+    index: dict[str, tuple[int, str | None]] = {}
+    heads: list[str | None] = [None]
+    try:
+        heads.extend(store.leaves(session_id))
+    except SessionNotFound:
+        return index
+    for head in heads:
+        if wanted <= index.keys():
+            break
+        try:
+            turns = store.get_turns(session_id, head_id=head)
+        except (SessionNotFound, OpmemError):
+            continue
+        for turn in turns:
+            user = turn.user
+            if user is not None and user.id not in index:
+                index[user.id] = (turn.number, turn.commit)
+    return index
+
+
+def _chunks(new: Sequence[Node], size: int) -> list[Sequence[Node]]:
+    return [new[i : i + size] for i in range(0, len(new), size)] or [new]
+
+
+def collect_session(
+    store: SessionStore,
+    projects: ProjectRegistry | None,
+    pending: Pending,
+    *,
+    batch_nodes: int = BATCH_NODES,
+) -> list[SessionBatch]:
+    """The new nodes of one session as batches of whole turns (empty when nothing is new)."""
+    sid = pending.session_id
+    try:
+        meta = store.get_meta(sid)
+        nodes = store.get_nodes(sid)
+    except SessionNotFound:
+        return []
+    new = list(iter_nodes_since(store, sid, after_seq=pending.cursor.seq)) if nodes else []
+    if not new:
+        return []
+    info = session_info(store, projects, meta, nodes)
+    anchor_of = anchors(nodes)
+    first_anchor = next((n.id for n in nodes if n.role == "user" and not n.is_tool), "")
+    if first_anchor:  # what precedes the first prompt (injected context) belongs to turn 1
+        anchor_of = {nid: (a or first_anchor) for nid, a in anchor_of.items()}
+    index = _turn_index(store, sid, set(anchor_of.values()) - {""})
+    batches: list[SessionBatch] = []
+    for chunk in _chunks(new, batch_nodes):
+        end = chunk[-1].seq
+        touched = dict.fromkeys(anchor_of.get(n.id, "") for n in chunk)
+        groups: dict[str, list[Node]] = {a: [] for a in touched}
+        for node in nodes:
+            key = anchor_of.get(node.id, "")
+            if key in groups and node.seq <= end:
+                groups[key].append(node)
+        turns = []
+        for key, group in groups.items():
+            number, commit = index.get(key, (None, None))
+            turns.append(CollectedTurn(session=info, nodes=tuple(group), number=number, commit=commit))
+        turns.sort(key=lambda t: t.nodes[0].seq)
+        batches.append(SessionBatch(session=info, turns=tuple(turns), last_seq=end, first_seq=chunk[0].seq))
+    return batches
+
+
+def collect_commits(
+    projects: ProjectRegistry | None, state: DistillState, store: SessionStore | None = None
+) -> list[ProjectCommits]:
+    """Each project's commits since its cursor (newest first from HEAD), linked to turns when known."""
+    if projects is None:
+        return []
+    try:
+        listed = projects.list_projects()
+    except OpmemError:
+        return []
+    out: list[ProjectCommits] = []
+    for project in listed:
+        try:
+            commits = _new_commits(projects, project.id, state.projects.get(project.id))
+        except OpmemError:
+            continue  # a project folder that is gone or not a repository any more
+        if commits is None:
+            continue
+        head, infos = commits
+        linked = tuple(_linked(projects, project.id, project.name, info) for info in reversed(infos))
+        out.append(ProjectCommits(project_id=project.id, commits=linked, head=head))
+    return out
+
+
+def _new_commits(projects: ProjectRegistry, project_id: str, cursor: Any) -> tuple[str, list[Any]] | None:
+    page = projects.log(project_id, limit=1)
+    if not page:
+        return None
+    head = page[0].oid
+    if cursor is not None and cursor.head == head:
+        return None
+    limit = FIRST_RUN_COMMITS if cursor is None else MAX_NEW_COMMITS
+    found: list[Any] = []
+    after: str | None = None
+    while len(found) < limit:
+        page = projects.log(project_id, limit=min(100, limit - len(found)), after=after)
+        if not page:
+            break
+        for info in page:
+            if cursor is not None and (info.oid == cursor.head or info.time < cursor.time - 86400):
+                return head, found
+            found.append(info)
+        after = page[-1].oid
+    return head, found
+
+
+def _linked(projects: ProjectRegistry, project_id: str, name: str, info: Any) -> ProjectCommit:
+    session_id, turn, head_id = info.session_id, info.turn, ""
+    try:
+        links = projects.links_for_commit(project_id, info.oid)
+    except OpmemError:
+        links = []
+    if links:
+        best = links[0]
+        session_id, turn, head_id = best.session_id, best.turn, best.head_id
+    return ProjectCommit(
+        project_id=project_id,
+        project_name=name,
+        oid=info.oid,
+        summary=info.summary,
+        message=info.message,
+        time=info.time,
+        author=info.author_name,
+        session_id=session_id,
+        turn=turn,
+        head_id=head_id,
+    )
+
+
+def collect(
+    store: SessionStore,
+    projects: ProjectRegistry | None,
+    state: DistillState,
+    *,
+    sessions: Iterable[str] | None = None,
+    commits: bool = True,
+    again: bool = False,
+) -> Collected:
+    """Everything new since the cursors in `state` (all of it in memory: the pipeline streams instead)."""
+    batches: list[SessionBatch] = []
+    for pending in pending_sessions(store, state, only=sessions, again=again):
+        batches.extend(collect_session(store, projects, pending))
+    return Collected(
+        batches=tuple(batches),
+        commits=tuple(collect_commits(projects, state, store)) if commits else (),
+    )
+
+
+def stamp_after(pending: Pending, now: float | None = None) -> int:
+    return trusted_stamp(pending.stamp, now)

@@ -1,0 +1,76 @@
+"""Decision and learning sentences, found by cue phrases ("let's use", "turns out", ...).
+
+A user's message is read with the full list; an assistant's only with the strong cues, since
+"I'll use grep to look" is a step, not a decision. Code blocks and quoted tool output are
+skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+
+DECISION_STRONG = re.compile(
+    r"\b(?:(?:we|i)(?:'ve| have)? decided|decided (?:to|on|that|against)|decision(?: is|:)|we(?:'re| are) going with|"
+    r"i(?:'m| am) going with|(?:we|i) (?:chose|opted|picked|settled on)|going forward,? (?:we|i)|from now on|"
+    r"(?:we|i)(?:'ll| will) (?:go with|switch to|stick with|standardi[sz]e on))\b",
+    re.IGNORECASE,
+)
+DECISION_USER = re.compile(
+    r"\b(?:let'?s (?:use|go with|switch to|keep|stick with|move to|drop|not|avoid|adopt|migrate to|replace)|"
+    r"we should (?:use|switch|keep|move|drop|avoid|adopt|migrate)|(?:always|never) (?:use|run|commit|push|call)|"
+    r"(?:don'?t|do not) (?:use|add|commit|push|touch|change)|use \S+ instead(?: of)?|instead of \S+,? use|"
+    r"i (?:prefer|want (?:us|you) to use|'d rather)|prefer \S+ over)\b",
+    re.IGNORECASE,
+)
+LEARNING = re.compile(
+    r"\b(?:turns out|it turned out|(?:the )?root cause(?: is| was|:)|the (?:problem|issue|bug|culprit) (?:is|was)|"
+    r"the fix (?:is|was)|(?:this|that|it) (?:happens|happened|fails|failed|breaks|broke) because|because of this|"
+    r"(?:i|we) (?:learned|learnt|found out|discovered|realized|realised) that|\bTIL\b|gotcha|caveat|workaround|"
+    r"the reason (?:is|was)|(?:does|do)(?:n't| not) support|is(?:n't| not) supported|only works (?:with|when|if)|"
+    r"requires? (?:python|node|a |an |the )|must be (?:run|called|set)|watch out|important:|note:)",
+    re.IGNORECASE,
+)
+PREFERS = re.compile(r"\bi (?:prefer|like to use|always use|'d rather use)\s+([\w.+#-]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    kind: str  # decision | learning
+    sentence: str
+
+
+def sentences(text: str) -> list[str]:
+    cleaned = _CODE.sub(" ", text)
+    out = []
+    for match in _SENTENCE.finditer(cleaned):
+        sentence = " ".join(match.group(0).split()).strip(" -*#>•")
+        if 12 <= len(sentence) <= 400:
+            out.append(sentence)
+    return out
+
+
+def find_cues(text: str, *, from_user: bool, limit: int = 3) -> list[Cue]:
+    found: list[Cue] = []
+    for sentence in sentences(text):
+        if sentence.endswith("?"):
+            continue
+        if DECISION_STRONG.search(sentence) or (from_user and DECISION_USER.search(sentence)):
+            found.append(Cue("decision", _trim(sentence)))
+        elif LEARNING.search(sentence):
+            found.append(Cue("learning", _trim(sentence)))
+        if len(found) >= limit:
+            break
+    return found
+
+
+def preference(sentence: str) -> str | None:
+    match = PREFERS.search(sentence)
+    return match.group(1).rstrip(".,;:") if match else None
+
+
+def _trim(sentence: str, limit: int = 200) -> str:
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"

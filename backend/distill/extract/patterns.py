@@ -1,0 +1,226 @@
+"""Recognisers for the things coding sessions name: URLs, ports, issues, errors, test results, models.
+
+Each is a small pure function over text; the coding rules call them on prompts, replies and
+tool results. Kept strict on purpose: a missed fact costs less than a wrong one in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+URL = re.compile(r"https?://[^\s<>()\[\]{}'\"`|\\^]+", re.IGNORECASE)
+_URL_TAIL = ".,;:!?*_~"
+PORT_HOST = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::)(?::)(\d{2,5})\b")
+PORT_WORD = re.compile(r"\bport\s+:?(\d{2,5})\b", re.IGNORECASE)
+PORT_FLAG = re.compile(r"(?:--port|-p|--listen|PORT)[= ](\d{2,5})\b")
+LISTEN = re.compile(
+    r"\b(?:the\s+)?([A-Za-z][\w.-]{1,40})\s+(?:now\s+)?(?:listens|is listening|runs|is running|is served|serves|is up|started|starts|running)"
+    r"\s+(?:on|at)\s+(?:(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0)?:|port\s+:?)(\d{2,5})\b",
+    re.IGNORECASE,
+)
+SERVING_LINE = re.compile(
+    r"(?:listening|running|serving|started|available|server|ready)\b[^\n]{0,60}?"
+    r"(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::\])?:(\d{2,5})\b",
+    re.IGNORECASE,
+)
+ISSUE_REF = re.compile(
+    r"(?:(?<![\w/&#])#(\d{1,6})\b|\b(?:issue|bug|ticket|PR|pull request)\s+#?(\d{1,6})\b|\b([A-Z][A-Z0-9]{1,9}-\d{1,6})\b"
+    r"|github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/(\d+))",
+    re.IGNORECASE,
+)
+_JIRA_EXCLUDE = frozenset(
+    {"UTF", "ISO", "SHA", "RFC", "CVE", "GPT", "HTTP", "TLS", "SSL", "X", "COVID", "PEP", "ES", "MD"}
+)
+FIXES = re.compile(r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s+#(\d{1,6})\b", re.IGNORECASE)
+GIT_COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+MODEL = re.compile(
+    r"\b(gpt-[\w.-]*\d[\w.-]*|o[134](?:-mini|-pro|-preview)?|claude-[\w.-]*\d[\w.-]*|gemini-[\w.-]*\d[\w.-]*|"
+    r"llama[- ]?\d[\w.-]*|mistral-[\w.-]+|mixtral-[\w.-]+|qwen[\d.]*-[\w.-]+|deepseek-[\w.-]+|phi-\d[\w.-]*|gemma-?\d[\w.-]*)\b",
+    re.IGNORECASE,
+)
+
+_PY_ERROR = re.compile(
+    r"^\s*(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s*(.*))?$"
+)
+_GENERIC_ERROR = re.compile(
+    r"^\s*(?:\*\* \((\w+(?:\.\w+)*)\)\s*(.*)|(error(?:\[[A-Z]\d+\])?|ERROR|Error|fatal|FATAL|npm ERR!|panic)[:!]?\s+(.+))$"
+)
+_NOT_FOUND = re.compile(r"(?:^|: )([\w./-]+): (command not found|No such file or directory|Permission denied)\s*$")
+
+_TEST_COUNTS = re.compile(
+    r"\b(\d+)\s+(passed|failed|failures?|errors?|error|skipped|xfailed|xpassed|tests?|pending|todo|ignored)\b",
+    re.IGNORECASE,
+)
+_PYTEST_LINE = re.compile(r"^=+ .*\b(?:passed|failed|error|skipped|no tests ran)\b.* in [\d.]+s.*=+$", re.MULTILINE)
+_JEST_LINE = re.compile(r"^Tests:\s+(.+)$", re.MULTILINE)
+_CARGO_LINE = re.compile(r"^test result: \w+\. (.+?)(?:; finished.*)?$", re.MULTILINE)
+_MIX_LINE = re.compile(r"^(\d+ (?:tests?|doctests?|propert(?:y|ies))(?:, \d+ \w+)*, \d+ failures?.*)$", re.MULTILINE)
+_FAILED_TEST = re.compile(
+    r"^(?:FAILED ([\w./-]+::[\w\[\]:.,/-]+)(?: - (.*))?|--- FAIL: (\w+)|test ([\w:]+) \.\.\. FAILED|\s*[✕×] (.+?)(?: \(\d+ ?ms\))?)$",
+    re.MULTILINE,
+)
+_ORDER = {"passed": 0, "failed": 1, "errors": 2, "skipped": 3, "xfailed": 4, "xpassed": 5}
+
+
+def urls(text: str) -> list[str]:
+    out = []
+    for match in URL.finditer(text):
+        url = match.group(0).rstrip(_URL_TAIL)
+        if url.count("(") < url.count(")"):
+            url = url.rstrip(")")
+        if len(url) > 12:
+            out.append(url)
+    return list(dict.fromkeys(out))
+
+
+def ports(text: str) -> list[str]:
+    found = [m.group(1) for rx in (PORT_HOST, PORT_WORD, PORT_FLAG) for m in rx.finditer(text)]
+    return [f":{p}" for p in dict.fromkeys(found) if 1 <= int(p) <= 65535]
+
+
+def listeners(text: str) -> list[tuple[str, str]]:
+    """(service, ":port") from sentences such as `the worker listens on :18109`."""
+    out = []
+    for match in LISTEN.finditer(text):
+        name, port = match.group(1), match.group(2)
+        if name.lower() not in ("it", "this", "that", "which", "server", "app", "and", "now", "is", "also"):
+            out.append((name, f":{port}"))
+        elif name.lower() in ("server", "app"):
+            out.append((name.lower(), f":{port}"))
+    return out
+
+
+def serving_port(text: str) -> str | None:
+    """The port a command's output says it listens on (`Running ... at http://localhost:4000`)."""
+    match = SERVING_LINE.search(text)
+    return f":{match.group(1)}" if match else None
+
+
+def issue_refs(text: str) -> list[str]:
+    out = []
+    for match in ISSUE_REF.finditer(text):
+        number = match.group(1) or match.group(2) or match.group(4)
+        if number:
+            out.append(f"#{number}")
+        elif match.group(3):
+            key = match.group(3).upper()
+            if key.split("-", 1)[0] not in _JIRA_EXCLUDE:
+                out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def fixed_issues(text: str) -> list[str]:
+    return [f"#{m.group(1)}" for m in FIXES.finditer(text)]
+
+
+def git_commits_in_output(text: str) -> list[tuple[str, str]]:
+    """(short hash, message) from `git commit` output lines `[main 1a2b3c4] message`."""
+    return [(m.group(2), m.group(3).strip()) for m in GIT_COMMIT_OUT.finditer(text)]
+
+
+def models(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(1).lower().replace(" ", "-") for m in MODEL.finditer(text)))
+
+
+_VOLATILE = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "…"),
+    (re.compile(r"line \d+"), "line N"),
+    (re.compile(r":\d+:\d+\b"), ":N:N"),
+    (re.compile(r"\s+"), " "),
+]
+
+
+def normalize_error(text: str) -> str:
+    """An error line with addresses, long hashes and line numbers generalized, cut to 120 chars."""
+    out = text.strip()
+    for pattern, repl in _VOLATILE:
+        out = pattern.sub(repl, out)
+    out = out.strip(" .:")
+    return out if len(out) <= 120 else out[:119] + "…"
+
+
+def errors(text: str, *, limit: int = 3) -> list[str]:
+    """The error lines of a failed command's output, most specific first (a traceback's last line)."""
+    found: list[str] = []
+    lines = text.splitlines()[-400:]
+    for line in reversed(lines):
+        if len(found) >= limit:
+            break
+        match = _PY_ERROR.match(line)
+        if match and (match.group(2) or "Error" in match.group(1)):
+            message = f"{match.group(1).split('.')[-1]}: {match.group(2)}" if match.group(2) else match.group(1)
+            found.append(normalize_error(message))
+            continue
+        match = _NOT_FOUND.search(line)
+        if match:
+            found.append(normalize_error(f"{match.group(1)}: {match.group(2)}"))
+            continue
+        match = _GENERIC_ERROR.match(line)
+        if match:
+            head = match.group(1) or match.group(3)
+            body = match.group(2) if match.group(1) else match.group(4)
+            if body and len(body) > 3:
+                found.append(normalize_error(f"{head.rstrip(':!')}: {body}"))
+    return list(dict.fromkeys(found))
+
+
+def test_summary(text: str) -> str:
+    """`12 passed, 1 failed` from pytest, jest, cargo, go or mix output; "" when there is none."""
+    for rx in (_PYTEST_LINE, _JEST_LINE, _CARGO_LINE, _MIX_LINE):
+        lines = rx.findall(text)
+        if lines:
+            return _counts(lines[-1] if isinstance(lines[-1], str) else lines[-1][0])
+    if re.search(r"^ok\s+\S+\s+[\d.]+s", text, re.MULTILINE) or re.search(r"^FAIL\s+\S+", text, re.MULTILINE):
+        passed = len(re.findall(r"^ok\s+\S+", text, re.MULTILINE))
+        failed = len(re.findall(r"^FAIL\s+\S+\s", text, re.MULTILINE))
+        return _join({"passed": passed, "failed": failed}, unit=" packages")
+    return ""
+
+
+def _counts(line: str) -> str:
+    counts: dict[str, int] = {}
+    tests_total = None
+    failures = None
+    for number, word in _TEST_COUNTS.findall(line):
+        word = word.lower()
+        if word.startswith("test"):
+            tests_total = int(number)
+            continue
+        if word.startswith("failure"):
+            failures = int(number)
+            continue
+        key = {"error": "errors", "ignored": "skipped", "pending": "skipped", "todo": "skipped"}.get(word, word)
+        counts[key] = counts.get(key, 0) + int(number)
+    if failures is not None:
+        counts["failed"] = failures
+        if tests_total is not None:
+            counts.setdefault("passed", max(0, tests_total - failures - counts.get("skipped", 0)))
+    return _join(counts)
+
+
+def _join(counts: dict[str, int], unit: str = "") -> str:
+    parts = [f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: _ORDER.get(kv[0], 9)) if n or k == "passed"]
+    return ", ".join(parts) + (unit if parts else "")
+
+
+def failed_tests(text: str) -> list[tuple[str, str]]:
+    """(test id, error) pairs of the failures a test run lists."""
+    out = []
+    for match in _FAILED_TEST.finditer(text):
+        name = match.group(1) or match.group(3) or match.group(4) or match.group(5)
+        if name:
+            out.append((name.strip(), normalize_error(match.group(2)) if match.group(2) else ""))
+    return out
+
+
+def first_sentence(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    match = re.match(r"(.+?[.!?])(?:\s|$)", flat)
+    sentence = match.group(1) if match else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in items if i))

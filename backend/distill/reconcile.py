@@ -1,0 +1,110 @@
+"""Stage 4, reconcile: contradictions on single-valued relations, and re-distilled duplicate events.
+
+- An edge on a single-valued relation (config `[distill] single_valued`: listens-on, lives-in,
+  ...) with the same subject and scope as a current edge but another value retires it, if it is
+  newer in the world (event_time); an older fact ingested late is itself retired by the current
+  one, never the other way round. Edges restating the current value stay, side by side.
+- An event with the same `key` as a current one (the turn grew, an LLM re-run) supersedes it.
+- Nothing else is ever retired, and every contradiction is reported (the pipeline logs it to
+  memory/contradictions.jsonl).
+The stage reads the memory through two callables, so it can be tested on plain lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+
+from ..memory.records import Edge, Event, Patch
+from .model import Contradiction, Linked, Reconciled
+
+DEFAULT_SINGLE_VALUED = (
+    "listens-on",
+    "version-of",
+    "located-in",
+    "prefers",
+    "uses-version",
+    "lives-in",
+    "works-at",
+)
+
+CurrentEdges = Callable[[str, str, str], Sequence[Edge]]  # (subject, relation, scope) -> current edges
+CurrentEvents = Callable[[str], Sequence[Event]]  # key -> current events with that key
+
+
+def _order(edge: Edge) -> tuple[float, float, str]:
+    return (edge.event_time, edge.ingestion_time, edge.id)
+
+
+def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], list[Contradiction]]:
+    """Walk one subject's values of one relation in world order; each change of value retires the old ones."""
+    patches: list[Patch] = []
+    contradictions: list[Contradiction] = []
+    group: list[Edge] = []  # the current value's edges (a value may be stated several times)
+    for edge in sorted({e.id: e for e in edges}.values(), key=_order):
+        if group and edge.to_id != group[-1].to_id:
+            for old in group:
+                reason = f"{edge.relation} is single-valued: {edge.to_id} (newer) replaces {old.to_id}"
+                patches.append(Patch(old.id, edge.id, at, reason))
+                contradictions.append(
+                    Contradiction(
+                        relation=edge.relation,
+                        subject=edge.from_id,
+                        scope=edge.scope,
+                        kept=edge.id,
+                        retired=old.id,
+                        kept_value=edge.to_id,
+                        retired_value=old.to_id,
+                        reason="the newer value wins (event_time)",
+                        at=at,
+                    )
+                )
+            group = []
+        group.append(edge)
+    return patches, contradictions
+
+
+def reconcile_edges(
+    edges: Iterable[Edge], current: CurrentEdges, single_valued: Collection[str], *, at: float
+) -> tuple[list[Patch], list[Contradiction]]:
+    groups: dict[tuple[str, str, str], dict[str, Edge]] = {}
+    for edge in edges:
+        if edge.relation in single_valued:
+            groups.setdefault((edge.from_id, edge.relation, edge.scope), {})[edge.id] = edge
+    patches: list[Patch] = []
+    contradictions: list[Contradiction] = []
+    for (subject, relation, scope), new in groups.items():
+        stored = [e for e in current(subject, relation, scope) if e.scope == scope and e.relation == relation]
+        found_patches, found = resolve_chain([*stored, *new.values()], at=at)
+        patches += found_patches
+        contradictions += found
+    return patches, contradictions
+
+
+def reconcile_events(events: Iterable[Event], current: CurrentEvents, *, at: float) -> list[Patch]:
+    patches: list[Patch] = []
+    for event in events:
+        if not event.key:
+            continue
+        for old in current(event.key):
+            if old.id != event.id and old.superseded_by is None:
+                patches.append(Patch(old.id, event.id, at, f"re-distilled: a newer copy of {event.key}"))
+    return patches
+
+
+def reconcile(
+    linked: Linked,
+    *,
+    current_edges: CurrentEdges,
+    current_events: CurrentEvents,
+    single_valued: Collection[str] = DEFAULT_SINGLE_VALUED,
+    at: float,
+) -> Reconciled:
+    extraction = linked.extraction
+    edge_patches, contradictions = reconcile_edges(extraction.edges, current_edges, single_valued, at=at)
+    event_patches = reconcile_events(extraction.events, current_events, at=at)
+    return Reconciled(
+        linked=linked,
+        edge_patches=tuple(edge_patches),
+        event_patches=tuple(event_patches),
+        contradictions=tuple(contradictions),
+    )

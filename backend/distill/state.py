@@ -1,0 +1,109 @@
+"""memory/state.json: the distillation's cursors, written atomically after a run's records are durable.
+
+    {"version": 1,
+     "sessions": {"<id>": {"seq": 41, "stamp": 1731000000123456789}},
+     "projects": {"<id>": {"head": "<oid>", "time": 1731000000.0}},
+     "sleep": {"last": 1731000000.0}}
+
+`seq` is the last distilled node seq of a session. `stamp` is the mtime of its history/ folder
+when it was read (0 when that was too recent to trust): an unchanged stamp means no node was
+added since, so an incremental run stats one folder per session and opens none.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model import CorruptFile
+from ..store.files import dump_compact_json, read_json, write_atomic
+
+STATE_VERSION = 1
+# A folder stamp this close to "now" may still change within the same clock tick: not trusted.
+STAMP_TRUST_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCursor:
+    seq: int = -1
+    stamp: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectCursor:
+    head: str = ""
+    time: float = 0.0
+
+
+@dataclass(slots=True)
+class DistillState:
+    sessions: dict[str, SessionCursor] = field(default_factory=dict)
+    projects: dict[str, ProjectCursor] = field(default_factory=dict)
+    last_sleep: float = 0.0
+
+    def cursor(self, session_id: str) -> SessionCursor:
+        return self.sessions.get(session_id, SessionCursor())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "sessions": {sid: {"seq": c.seq, "stamp": c.stamp} for sid, c in sorted(self.sessions.items())},
+            "projects": {pid: {"head": c.head, "time": c.time} for pid, c in sorted(self.projects.items())},
+            "sleep": {"last": self.last_sleep},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: Any) -> DistillState:
+        if not isinstance(data, Mapping):
+            raise CorruptFile(where, "distillation state is not a JSON object")
+        state = cls()
+        sessions = data.get("sessions") or {}
+        if not isinstance(sessions, Mapping):
+            raise CorruptFile(where, "sessions must be an object")
+        for sid, raw in sessions.items():
+            if isinstance(raw, Mapping) and _is_int(raw.get("seq")):
+                stamp = raw.get("stamp")
+                state.sessions[str(sid)] = SessionCursor(raw["seq"], stamp if _is_int(stamp) else 0)
+        projects = data.get("projects") or {}
+        if isinstance(projects, Mapping):
+            for pid, raw in projects.items():
+                if isinstance(raw, Mapping) and isinstance(raw.get("head"), str):
+                    when = raw.get("time")
+                    state.projects[str(pid)] = ProjectCursor(
+                        raw["head"], float(when) if isinstance(when, (int, float)) else 0.0
+                    )
+        sleep = data.get("sleep") or {}
+        if isinstance(sleep, Mapping) and isinstance(sleep.get("last"), (int, float)):
+            state.last_sleep = float(sleep["last"])
+        return state
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def state_path(memory_dir: Path) -> Path:
+    return Path(memory_dir) / "state.json"
+
+
+def load_state(memory_dir: Path) -> DistillState:
+    """The cursors; a missing file is a fresh start, a corrupt one an error naming it."""
+    path = state_path(memory_dir)
+    if not path.exists():
+        return DistillState()
+    return DistillState.from_json(read_json(path), path)
+
+
+def save_state(memory_dir: Path, state: DistillState, *, durable: bool = True) -> None:
+    path = state_path(memory_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, dump_compact_json(state.to_json()), durable=durable)
+
+
+def trusted_stamp(mtime_ns: int, now: float | None = None) -> int:
+    """The stamp to keep: 0 (check again next time) when it is too recent to rule out a same-tick write."""
+    now = time.time() if now is None else now
+    return mtime_ns if now - mtime_ns / 1e9 > STAMP_TRUST_S else 0
