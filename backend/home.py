@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from .config import Config
+from .memory.store import MemoryStore
 from .model import OpmemError
 from .store.sessions import SessionStore
 
@@ -65,6 +66,11 @@ class Home:
         from .store.projects import ProjectRegistry  # pygit2-heavy; only when projects are used
 
         return ProjectRegistry(self.path)
+
+    @cached_property
+    def memory(self) -> MemoryStore:
+        """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
+        return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

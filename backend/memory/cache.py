@@ -1,0 +1,470 @@
+"""The derived SQLite cache of the memory logs (memory/.cache.sqlite): folded state, indexed.
+
+The JSONL logs are the truth. The cache remembers, per log, how far it has read (offset, line
+count) and evidence of what it read (size, mtime, inode, a fingerprint of the bytes around
+the offset). On every sync a log that only grew is read from its offset; a log that shrank,
+was replaced or rewritten in place, or vanished makes the whole cache rebuild from the logs.
+A cache that cannot be opened (corrupt, other schema) is deleted and rebuilt. It is never
+trusted over the logs, and deleting it only costs one rebuild.
+
+Folding: each record's retirement (`sup_t`, `sup_by`, `sup_reason`) is resolved from the
+supersede patches whose retiring record has an event_time >= the retired one's (a late import
+of an older fact never retires a newer one); among several, the earliest retirement wins.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import CorruptFile
+from .logs import ENTITIES_LOG, TIMELINE_DIR, FileStamp, ReadState, fingerprint, log_names, read_lines
+from .records import (
+    AliasMerge,
+    AliasUnmerge,
+    Edge,
+    Entity,
+    Event,
+    Patch,
+    entity_key,
+    parse_edge_line,
+    parse_entity_line,
+    parse_timeline_line,
+)
+
+SCHEMA_VERSION = "2"
+CACHE_NAME = ".cache.sqlite"
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files(name TEXT PRIMARY KEY, offset INTEGER, lines INTEGER, size INTEGER,
+                   mtime_ns INTEGER, ino INTEGER, fp TEXT, torn INTEGER);
+CREATE TABLE problems(path TEXT, line INTEGER, message TEXT);
+CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, t REAL, it REAL, kind TEXT,
+                    importance REAL, scope TEXT, summary TEXT, entities TEXT, project TEXT,
+                    session TEXT, nodes TEXT, turn INTEGER, commit_ TEXT,
+                    key TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
+CREATE INDEX events_t ON events(t);
+CREATE INDEX events_scope ON events(scope, t);
+CREATE INDEX events_key ON events(key) WHERE key != '';
+CREATE INDEX events_sup ON events(t) WHERE sup_t IS NOT NULL;
+CREATE TABLE mentions(entity TEXT, seq INTEGER);
+CREATE INDEX mentions_entity ON mentions(entity, seq);
+CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, dst TEXT, relation TEXT,
+                   t REAL, it REAL, confidence REAL, scope TEXT, project TEXT, session TEXT,
+                   nodes TEXT, turn INTEGER, commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
+CREATE INDEX edges_src ON edges(src, t);
+CREATE INDEX edges_dst ON edges(dst, t);
+CREATE INDEX edges_scope ON edges(scope, t);
+CREATE INDEX edges_src_sup ON edges(src) WHERE sup_t IS NOT NULL;
+CREATE INDEX edges_dst_sup ON edges(dst) WHERE sup_t IS NOT NULL;
+CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
+                      scope TEXT, it REAL, data TEXT);
+CREATE TABLE names(key TEXT, entity TEXT, UNIQUE(key, entity));
+CREATE TABLE patches(seq INTEGER PRIMARY KEY, kind TEXT, id TEXT, by TEXT, at REAL, reason TEXT,
+                     path TEXT, line INTEGER, UNIQUE(kind, id, by));
+CREATE INDEX patches_by ON patches(kind, by);
+CREATE TABLE aliases(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, into_ TEXT, merged TEXT,
+                     reason TEXT, score REAL, at REAL, path TEXT, line INTEGER);
+CREATE TABLE unmerges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, at REAL, reason TEXT,
+                      path TEXT, line INTEGER);
+"""
+_DATA_TABLES = ("problems", "events", "mentions", "edges", "entities", "names", "patches", "aliases", "unmerges")
+_RECORD_TABLE = {"event": "events", "edge": "edges"}
+
+MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
+
+
+@dataclass(slots=True)
+class _Touched:
+    """What an ingest changed, so folding work is limited to it."""
+
+    retire: dict[str, set[str]] = field(default_factory=lambda: {"event": set(), "edge": set()})
+    added: dict[str, set[str]] = field(default_factory=lambda: {"event": set(), "edge": set()})
+    aliases: bool = False
+    changed: bool = False
+
+
+def log_kind(name: str) -> str:
+    if name.startswith(f"{TIMELINE_DIR}/"):
+        return "timeline"
+    return "entities" if name == ENTITIES_LOG else "edges"
+
+
+_PARSERS = {"timeline": parse_timeline_line, "entities": parse_entity_line, "edges": parse_edge_line}
+
+
+class MemoryCache:
+    """One SQLite connection over the cache, shared by the store's threads under one lock."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / CACHE_NAME
+        self.lock = threading.RLock()
+        self.generation = ""
+        self._seen: dict[str, FileStamp | None] | None = None
+        self._touched = _Touched()
+        self.db = self._open()
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        self.root.mkdir(parents=True, exist_ok=True)
+        for attempt in (1, 2):
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=OFF")  # derived data: a torn cache is rebuilt
+                if self._schema_ok(db):
+                    self.generation = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
+                    return db
+                db.execute("BEGIN IMMEDIATE")
+                if not self._schema_ok(db):  # another process may have made it meanwhile
+                    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
+                        db.execute(f'DROP TABLE IF EXISTS "{name}"')
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    db.executemany(
+                        "INSERT INTO meta VALUES (?, ?)",
+                        [("schema", SCHEMA_VERSION), ("generation", uuid.uuid4().hex)],
+                    )
+                db.execute("COMMIT")
+                self.generation = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
+                return db
+            except sqlite3.DatabaseError:
+                db.close()
+                if attempt == 2:
+                    raise
+                for suffix in ("", "-wal", "-shm"):  # unreadable cache: it is only derived data
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _schema_ok(db: sqlite3.Connection) -> bool:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.OperationalError:
+            return False
+        return row is not None and row[0] == SCHEMA_VERSION
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    # -- transactions ----------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[_Touched]:
+        """One write transaction: caught up with the logs first, folded and committed at the end."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self._touched = _Touched()
+                self._catch_up()
+                yield self._touched
+                self._fold(self._touched)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            finally:
+                self._seen = None  # our own appends moved the logs: check again next time
+
+    def sync(self) -> bool:
+        """Bring the cache up to the logs. Cheap when no log changed since the last look.
+
+        True when a log had changed (this or another process may have folded new records).
+        """
+        with self.lock:
+            if self._seen is not None and self._stamps() == self._seen:
+                return False
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self._touched = touched = _Touched()
+                stamps = self._catch_up()
+                self._fold(touched)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                self._seen = None
+                raise
+            self._seen = stamps  # taken before reading: a log grown since is seen as changed
+            return True
+
+    def rebuild(self) -> None:
+        """Forget everything derived and read every log again."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self._touched = _Touched()
+                self._rebuild()
+                self._fold(self._touched)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            finally:
+                self._seen = None
+
+    def _stamps(self) -> dict[str, FileStamp | None]:
+        return {name: FileStamp.of(self.root / name) for name in log_names(self.root)}
+
+    # -- catching up with the logs --------------------------------------------------------------
+
+    def _catch_up(self) -> dict[str, FileStamp | None]:
+        """Read what the logs gained since the cache last read them; returns the stamps it started from."""
+        stamps = self._stamps()
+        rows = {r[0]: r for r in self.db.execute("SELECT name, offset, lines, size, mtime_ns, ino, fp FROM files")}
+        if any(name not in stamps for name in rows):
+            return self._rebuild()
+        plan: list[tuple[str, int, int]] = []
+        for name, stamp in stamps.items():
+            row = rows.get(name)
+            if stamp is None:
+                continue
+            if row is None:
+                plan.append((name, 0, 0))
+                continue
+            _, offset, lines, size, mtime_ns, ino, fp = row
+            if stamp.size == size and stamp.mtime_ns == mtime_ns and stamp.ino == ino:
+                continue
+            if stamp.ino != ino or stamp.size < offset or stamp.size == size:
+                return self._rebuild()  # replaced, shrunk or rewritten in place
+            if fingerprint(self.root / name, offset) != fp:
+                return self._rebuild()
+            plan.append((name, offset, lines))
+        for name, offset, lines in plan:
+            self.ingest_file(name, ReadState(offset, lines), stamps[name])
+        return stamps
+
+    def _rebuild(self) -> dict[str, FileStamp | None]:
+        for table in (*_DATA_TABLES, "files"):
+            self.db.execute(f"DELETE FROM {table}")
+        self.generation = uuid.uuid4().hex
+        self.db.execute("UPDATE meta SET value=? WHERE key='generation'", (self.generation,))
+        self._touched.aliases = True
+        self._touched.changed = True
+        self._touched.retire = {"event": {"*"}, "edge": {"*"}}
+        stamps = self._stamps()
+        for name, stamp in stamps.items():
+            if stamp is not None:
+                self.ingest_file(name, ReadState(0, 0), stamp)
+        return stamps
+
+    def ingest_file(self, name: str, state: ReadState, stamp: FileStamp | None = None) -> None:
+        """Read log `name` on from `state`, folding each good line and noting each bad one."""
+        path = self.root / name
+        parse = _PARSERS[log_kind(name)]
+        where_base = str(path)
+        for raw in read_lines(path, state):
+            if not raw.data.strip():
+                continue
+            where = f"{where_base}:{raw.number}"
+            try:
+                record = parse(json.loads(raw.data.decode("utf-8")), where)
+            except CorruptFile as exc:
+                self._problem(where_base, raw.number, exc.problem)
+                continue
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
+                self._problem(where_base, raw.number, _json_problem(exc))
+                continue
+            self.insert(record, name, raw.number)
+        self.record_file(name, state, stamp)
+
+    def record_file(self, name: str, state: ReadState, stamp: FileStamp | None = None) -> None:
+        """Remember how far log `name` has been read (after reading it, or after appending to it)."""
+        stamp = stamp or FileStamp.of(self.root / name)
+        if stamp is None:
+            return
+        self.db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                name,
+                state.offset,
+                state.lines,
+                stamp.size,
+                stamp.mtime_ns,
+                stamp.ino,
+                fingerprint(self.root / name, state.offset),
+                int(state.torn),
+            ),
+        )
+        self._touched.changed = True
+
+    def file_state(self, name: str) -> ReadState:
+        row = self.db.execute("SELECT offset, lines FROM files WHERE name=?", (name,)).fetchone()
+        return ReadState(row[0], row[1]) if row else ReadState(0, 0)
+
+    def _problem(self, path: str, line: int | None, message: str) -> None:
+        self.db.execute("INSERT INTO problems VALUES (?, ?, ?)", (path, line, message))
+
+    # -- inserting records ---------------------------------------------------------------------
+
+    def has(self, record: MemoryRecord) -> bool:
+        """Whether a record with this identity is already held (appending it again adds nothing)."""
+        if isinstance(record, Patch):
+            return False  # patches are checked by kind in has_patch
+        table = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}[
+            type(record)
+        ]
+        return self.db.execute(f"SELECT 1 FROM {table} WHERE id=?", (record.id,)).fetchone() is not None
+
+    def has_patch(self, kind: str, old: str, new: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))
+        return row.fetchone() is not None
+
+    def insert(self, record: MemoryRecord, name: str, line: int) -> bool:
+        """Fold one record read from (or just appended to) log `name` at `line`; False if already held."""
+        db = self.db
+        path = str(self.root / name)
+        touched = self._touched
+        if isinstance(record, Event):
+            p = record.provenance
+            cur = db.execute(
+                "INSERT OR IGNORE INTO events(id, t, it, kind, importance, scope, summary, entities, project,"
+                " session, nodes, turn, commit_, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id,
+                    p.event_time,
+                    p.ingestion_time,
+                    record.kind,
+                    record.importance,
+                    record.scope,
+                    record.summary,
+                    json.dumps(list(record.entities), ensure_ascii=False),
+                    p.project_id,
+                    p.session_id,
+                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    p.turn,
+                    p.commit,
+                    record.key,
+                ),
+            )
+            if cur.rowcount != 1:
+                return False
+            seq = cur.lastrowid
+            db.executemany("INSERT INTO mentions VALUES (?, ?)", [(e, seq) for e in dict.fromkeys(record.entities)])
+            touched.added["event"].add(record.id)
+        elif isinstance(record, Edge):
+            p = record.provenance
+            cur = db.execute(
+                "INSERT OR IGNORE INTO edges(id, src, dst, relation, t, it, confidence, scope, project, session,"
+                " nodes, turn, commit_) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id,
+                    record.from_id,
+                    record.to_id,
+                    record.relation,
+                    p.event_time,
+                    p.ingestion_time,
+                    record.confidence,
+                    record.scope,
+                    p.project_id,
+                    p.session_id,
+                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    p.turn,
+                    p.commit,
+                ),
+            )
+            if cur.rowcount != 1:
+                return False
+            touched.added["edge"].add(record.id)
+        elif isinstance(record, Entity):
+            it = record.provenance.ingestion_time if record.provenance else 0.0
+            cur = db.execute(
+                "INSERT OR IGNORE INTO entities(id, type, name, scope, it, data) VALUES (?,?,?,?,?,?)",
+                (
+                    record.id,
+                    record.type,
+                    record.name,
+                    record.scope,
+                    it,
+                    json.dumps(record.to_json(), ensure_ascii=False),
+                ),
+            )
+            if cur.rowcount != 1:
+                return False
+            keys = {entity_key(record.name), *(entity_key(a) for a in record.aliases)} - {""}
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", [(k, record.id) for k in sorted(keys)])
+        elif isinstance(record, Patch):
+            kind = "event" if log_kind(name) == "timeline" else "edge"
+            cur = db.execute(
+                "INSERT OR IGNORE INTO patches(kind, id, by, at, reason, path, line) VALUES (?,?,?,?,?,?,?)",
+                (kind, record.id, record.by, record.at, record.reason, path, line),
+            )
+            if cur.rowcount != 1:
+                return False
+            touched.retire[kind].add(record.id)
+        elif isinstance(record, AliasMerge):
+            cur = db.execute(
+                "INSERT OR IGNORE INTO aliases(id, into_, merged, reason, score, at, path, line)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (record.id, record.into, record.merged, record.reason, record.score, record.at, path, line),
+            )
+            if cur.rowcount != 1:
+                return False
+            touched.aliases = True
+        else:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO unmerges(id, at, reason, path, line) VALUES (?,?,?,?,?)",
+                (record.id, record.at, record.reason, path, line),
+            )
+            if cur.rowcount != 1:
+                return False
+            touched.aliases = True
+        touched.changed = True
+        return True
+
+    # -- folding supersede patches ---------------------------------------------------------------
+
+    def _fold(self, touched: _Touched) -> None:
+        for kind, table in _RECORD_TABLE.items():
+            ids = set(touched.retire[kind])
+            added = touched.added[kind]
+            if "*" not in ids and added:
+                # records that a patch names as their retirer may only now have arrived
+                for chunk in _chunks(sorted(added), 500):
+                    ids.update(
+                        r[0]
+                        for r in self.db.execute(
+                            f"SELECT id FROM patches WHERE kind=? AND by IN ({','.join('?' * len(chunk))})",
+                            (kind, *chunk),
+                        )
+                    )
+            if not ids:
+                continue
+            where = (
+                "id IN (SELECT id FROM patches WHERE kind=?)"
+                if "*" in ids
+                else "id IN (SELECT value FROM json_each(?))"
+            )
+            arg = kind if "*" in ids else json.dumps(sorted(ids))
+            self.db.execute(
+                f"UPDATE {table} SET (sup_t, sup_by, sup_reason) = ("
+                f" SELECT b.t, p.by, p.reason FROM patches p JOIN {table} b ON b.id = p.by"
+                f" WHERE p.kind = ? AND p.id = {table}.id AND b.t >= {table}.t"
+                f" ORDER BY b.t, p.at, p.by LIMIT 1) WHERE {where}",
+                (kind, arg),
+            )
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _json_problem(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON at column {exc.colno}: {exc.msg}"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return f"invalid line: {exc}"

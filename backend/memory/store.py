@@ -1,0 +1,487 @@
+"""MemoryStore: the virtual memory's timeline and knowledge graph (ARCHITECTURE.md §5), as `Home.memory`.
+
+On disk, under <home>/memory/ (the logs are the truth; the rest is derived and rebuildable):
+    timeline/YYYY-MM.jsonl    Events (by UTC month of event_time) and supersede patches on them
+    graph/entities.jsonl      Entities, alias merges and unmerges
+    graph/edges.jsonl         Edges and supersede patches on them
+    .cache.sqlite             folded, indexed state (see cache.py); delete it and it is rebuilt
+    .lock                     the memory lock every write holds
+
+Writing. Each call holds the memory lock (waits up to `lock_timeout` s, then MemoryLocked) and
+returns only when what it appended is durable (fsynced), so a caller may move its cursor after.
+A record whose id is already held appends nothing (re-running a stage is harmless).
+    append(records) -> AppendResult            Events, Entities and Edges in any mix
+    append_events(...), append_entities(...), append_edges(...)   the same, typed
+    supersede(old_id, new_id, reason="", at=None) -> Patch | None
+        Two events or two edges. The one with the later event_time retires the other whatever
+        the argument order (a late import of an older fact lands in history and never retires
+        a current one); the Patch returned says which way. None: that patch is already held.
+    merge(into_id, merged_id, reason, score=1.0, at=None) -> AliasMerge | None
+        Folds merged's group into into's group (recorded between the two groups' canonical
+        ids). None when they are already one entity, or when that pair was merged and undone
+        before: an unmerge is sticky, re-merging the pair appends nothing.
+    unmerge(alias_id, reason="", at=None) -> AliasUnmerge | None   None: already undone
+    with store.batch() as w: w.append(...); w.supersede(...); w.merge(...)
+        One lock hold for many writes, durable when the block exits. Keep it short (it blocks
+        other writers). Not a transaction: records written before an error stay, each whole.
+    `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
+
+Reading. Never takes the lock; each query first catches up with what other processes appended.
+`scope` is the caller's: None sees everything, "project:P" sees global + P, "agent:A" global + A.
+`as_of=T`: what was true at T; `known_at=T`: what the memory held at T (ARCHITECTURE.md §5).
+Records whose provenance points into a deleted session are left out (never an error).
+    timeline(since=None, until=None, entity=None, kinds=None, scope=None, limit=100, as_of=None,
+             known_at=None, include_superseded=False, newest_first=True) -> TimelinePage
+        `entity`: an id, name or alias (its merged aliases' mentions count too).
+    neighbors(entity, hops=1, as_of=None, known_at=None, scope=None, include_superseded=False,
+              limit=500, fan_out=50) -> Neighborhood
+        Edges within 1..3 hops, with relation, confidence, times, provenance, canonical ends,
+        the ends' names, and how many superseded edges were hidden.
+    entity(query, scope=None) -> Entity         by id, name or alias; the canonical entity, its
+        merged members' names among its aliases. Misses raise EntityNotFound (`.suggestions`,
+        close names by rapidfuzz); a name shared by several entities raises AmbiguousEntity.
+    find_entities(query, scope=None) -> tuple[Entity, ...]   exact matches, no error
+    aliases(entity) -> tuple[AliasInfo, ...]   merges into the entity: who, why, score, undone?
+    event(id) / edge(id) / entity_by_id(id) -> record or None (folded: superseded_by set)
+    events_with_key(key) -> tuple[Event, ...]   the copies of one slot (Event.key), oldest first
+    problems() -> tuple[MemoryProblem, ...]   bad lines (file:line), torn tails, ignored patches
+    stats() -> MemoryStats;  refresh() -> bool;  rebuild_cache();  close()
+
+Projections (core.md, entity views) live in core.py and views.py and read through this API.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from ..model import OpmemError
+from . import graph
+from .aliases import AliasIndex
+from .cache import MemoryCache, MemoryRecord
+from .logs import EDGES_LOG, ENTITIES_LOG, FileStamp, LogAppender, ReadState, month_log
+from .records import EVENT_KINDS, AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch, check_scope, visible_scopes
+from .results import AliasInfo, AppendResult, MemoryLocked, MemoryProblem, MemoryStats, Neighborhood, RecordNotFound
+from .results import TimelinePage as TimelinePage
+from .temporal import EDGE_COLUMNS, EVENT_COLUMNS, SessionExists, SessionFilter, View, edge_from_row, event_from_row
+from .timeline import timeline as _timeline
+
+LOCK_NAME = ".lock"
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+class InvalidRecord(OpmemError, ValueError):
+    """A record or patch that cannot be stored as given (bad scope, kind, times, or a self-supersede)."""
+
+
+def _validate(record: MemoryRecord) -> None:
+    if not isinstance(record, (Event, Entity, Edge)):
+        raise InvalidRecord(f"cannot append {type(record).__name__}: only Event, Entity and Edge")
+    if not isinstance(record.id, str) or not record.id:
+        raise InvalidRecord(f"{type(record).__name__} without an id")
+    try:
+        check_scope(record.scope)
+    except OpmemError as exc:
+        raise InvalidRecord(f"{record.id}: {exc}") from None
+    if isinstance(record, Event) and record.kind not in EVENT_KINDS:
+        raise InvalidRecord(f"{record.id}: unknown event kind {record.kind!r}")
+    if isinstance(record, (Event, Edge)):
+        p = record.provenance
+        if not (math.isfinite(p.event_time) and math.isfinite(p.ingestion_time)):
+            raise InvalidRecord(f"{record.id}: event_time and ingestion_time must be finite numbers")
+
+
+def _line(record: MemoryRecord) -> bytes:
+    data = record.to_json()
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: \u escapes read back to the same text
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _log_for(record: MemoryRecord) -> str:
+    if isinstance(record, Event):
+        return month_log(record.event_time)
+    return ENTITIES_LOG if isinstance(record, Entity) else EDGES_LOG
+
+
+class MemoryWriter:
+    """The write side of one batch: every call appends under the lock the batch holds."""
+
+    def __init__(self, store: MemoryStore, appender: LogAppender) -> None:
+        self._store = store
+        self._cache = store.cache
+        self._appender = appender
+
+    def append(self, records: Iterable[MemoryRecord]) -> AppendResult:
+        counts = {Event: 0, Entity: 0, Edge: 0}
+        skipped = 0
+        pending: dict[str, list[tuple[MemoryRecord, bytes]]] = {}
+        with self._cache.writing():
+            fresh: set[tuple[type, str]] = set()
+            for record in records:
+                _validate(record)
+                key = (type(record), record.id)
+                if key in fresh or self._cache.has(record):
+                    skipped += 1
+                    continue
+                fresh.add(key)
+                counts[type(record)] += 1
+                pending.setdefault(_log_for(record), []).append((record, _line(record)))
+            for name in sorted(pending):
+                self._write(name, pending[name])
+        self._store._changed()
+        return AppendResult(counts[Event], counts[Entity], counts[Edge], skipped)
+
+    def supersede(self, old: str, new: str, reason: str = "", *, at: float | None = None) -> Patch | None:
+        if old == new:
+            raise InvalidRecord(f"{old} cannot supersede itself")
+        with self._cache.writing():
+            kind, t_old, t_new = self._pair(old, new)
+            if t_new < t_old:  # the later fact retires the earlier, whichever came in last
+                old, new, t_old, t_new = new, old, t_new, t_old
+            if self._cache.has_patch(kind, old, new):
+                return None
+            patch = Patch(old, new, time.time() if at is None else at, reason)
+            self._write(month_log(t_new) if kind == "event" else EDGES_LOG, [(patch, _line(patch))])
+        self._store._changed()
+        return patch
+
+    def merge(
+        self, into: str, merged: str, reason: str, score: float = 1.0, *, at: float | None = None
+    ) -> AliasMerge | None:
+        with self._cache.writing():
+            for entity_id in (into, merged):
+                if graph.entity_record(self._cache.db, entity_id) is None:
+                    raise RecordNotFound("entity", entity_id)
+            view = AliasIndex.load(self._cache.db).view()
+            root_into, root_merged = view.canonical(into), view.canonical(merged)
+            if root_into == root_merged:
+                return None
+            record = AliasMerge(
+                AliasMerge.make_id(root_into, root_merged),
+                root_into,
+                root_merged,
+                reason,
+                time.time() if at is None else at,
+                score,
+            )
+            if self._cache.has(record):
+                return None  # merged once and undone: the unmerge stands
+            self._write(ENTITIES_LOG, [(record, _line(record))])
+        self._store._changed()
+        return record
+
+    def unmerge(self, alias_id: str, reason: str = "", *, at: float | None = None) -> AliasUnmerge | None:
+        with self._cache.writing():
+            index = AliasIndex.load(self._cache.db)
+            if index.merge_of(alias_id) is None:
+                raise RecordNotFound("alias merge", alias_id)
+            if alias_id in index.unmerges:
+                return None
+            record = AliasUnmerge(alias_id, time.time() if at is None else at, reason)
+            self._write(ENTITIES_LOG, [(record, _line(record))])
+        self._store._changed()
+        return record
+
+    def _pair(self, old: str, new: str) -> tuple[str, float, float]:
+        db = self._cache.db
+        for kind, table in (("event", "events"), ("edge", "edges")):
+            times = {r[0]: r[1] for r in db.execute(f"SELECT id, t FROM {table} WHERE id IN (?, ?)", (old, new))}
+            if len(times) == 2:
+                return kind, times[old], times[new]
+            if times:
+                missing = new if old in times else old
+                raise RecordNotFound(kind, missing)
+        raise RecordNotFound("event or edge", old)
+
+    def _write(self, name: str, items: list[tuple[MemoryRecord, bytes]]) -> None:
+        """Append to log `name` and fold the same records into the cache (inside its transaction)."""
+        cache = self._cache
+        state = cache.file_state(name)
+        before = FileStamp.of(cache.root / name)
+        clean = (before.size if before else 0) == state.offset
+        size = self._appender.write(name, [line for _, line in items])
+        if not clean:  # a torn tail was sealed: read it (a bad line) and ours back from the log
+            cache.ingest_file(name, state)
+            return
+        for number, (record, _) in enumerate(items, start=state.lines + 1):
+            cache.insert(record, name, number)
+        cache.record_file(name, ReadState(size, state.lines + len(items)))
+
+
+class MemoryStore:
+    """The memory under one folder (<home>/memory). Thread-safe; several processes may share it."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        session_exists: SessionExists | None = None,
+        durable: bool = True,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self.root = Path(root)
+        self.durable = durable
+        self.lock_timeout = lock_timeout
+        self._session_exists = session_exists
+        self._cache: MemoryCache | None = None
+        self._aliases: AliasIndex | None = None
+        self._open_lock = threading.Lock()
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    @property
+    def cache(self) -> MemoryCache:
+        if self._cache is None:
+            with self._open_lock:
+                if self._cache is None:
+                    self._cache = MemoryCache(self.root)
+        return self._cache
+
+    def _changed(self) -> None:
+        self._aliases = None
+
+    def _alias_index(self) -> AliasIndex:
+        index = self._aliases
+        if index is None:
+            index = self._aliases = AliasIndex.load(self.cache.db)
+        return index
+
+    @contextmanager
+    def _reading(self) -> Iterator[MemoryCache]:
+        cache = self.cache
+        with cache.lock:
+            if cache.sync():
+                self._changed()
+            yield cache
+
+    def refresh(self) -> bool:
+        """Catch up with the logs now; True when they had changed."""
+        with self._reading():
+            return self._aliases is None
+
+    def rebuild_cache(self) -> None:
+        self.cache.rebuild()
+        self._changed()
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    @contextmanager
+    def batch(self) -> Iterator[MemoryWriter]:
+        """Hold the memory lock for several writes; all of them are durable when the block exits."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.root / LOCK_NAME), timeout=self.lock_timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise MemoryLocked(
+                f"the memory is busy: another opmem process holds {self.root / LOCK_NAME}"
+                f" (waited {self.lock_timeout:g} s); try again when it has finished"
+            ) from None
+        appender = LogAppender(self.root, durable=self.durable)
+        try:
+            yield MemoryWriter(self, appender)
+            appender.sync()
+        finally:
+            appender.close()
+            lock.release()
+
+    def append(self, records: Iterable[MemoryRecord]) -> AppendResult:
+        with self.batch() as writer:
+            return writer.append(records)
+
+    def append_events(self, events: Iterable[Event]) -> AppendResult:
+        return self.append(events)
+
+    def append_entities(self, entities: Iterable[Entity]) -> AppendResult:
+        return self.append(entities)
+
+    def append_edges(self, edges: Iterable[Edge]) -> AppendResult:
+        return self.append(edges)
+
+    def supersede(self, old: str, new: str, reason: str = "", *, at: float | None = None) -> Patch | None:
+        with self.batch() as writer:
+            return writer.supersede(old, new, reason, at=at)
+
+    def merge(
+        self, into: str, merged: str, reason: str, score: float = 1.0, *, at: float | None = None
+    ) -> AliasMerge | None:
+        with self.batch() as writer:
+            return writer.merge(into, merged, reason, score, at=at)
+
+    def unmerge(self, alias_id: str, reason: str = "", *, at: float | None = None) -> AliasUnmerge | None:
+        with self.batch() as writer:
+            return writer.unmerge(alias_id, reason, at=at)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def timeline(
+        self,
+        since: float | None = None,
+        until: float | None = None,
+        entity: str | Entity | None = None,
+        kinds: Iterable[str] | None = None,
+        scope: str | None = None,
+        limit: int | None = 100,
+        *,
+        as_of: float | None = None,
+        known_at: float | None = None,
+        include_superseded: bool = False,
+        newest_first: bool = True,
+    ) -> TimelinePage:
+        view = View(as_of, known_at, visible_scopes(scope), include_superseded)
+        with self._reading() as cache:
+            members = None
+            if entity is not None:
+                aliases = self._alias_index().view(known_at)
+                found = self._resolve(cache, aliases, entity, scope)
+                members = aliases.members(aliases.canonical(found.id))
+            return _timeline(
+                cache.db,
+                view,
+                SessionFilter(self._session_exists),
+                since=since,
+                until=until,
+                entity_ids=members,
+                kinds=kinds,
+                limit=limit,
+                newest_first=newest_first,
+            )
+
+    def neighbors(
+        self,
+        entity: str | Entity,
+        hops: int = 1,
+        *,
+        as_of: float | None = None,
+        known_at: float | None = None,
+        scope: str | None = None,
+        include_superseded: bool = False,
+        limit: int = 500,
+        fan_out: int = 50,
+    ) -> Neighborhood:
+        view = View(as_of, known_at, visible_scopes(scope), include_superseded)
+        with self._reading() as cache:
+            aliases = self._alias_index().view(known_at)
+            center = self._resolve(cache, aliases, entity, scope)
+            return graph.neighbors(
+                cache.db,
+                aliases,
+                center,
+                view,
+                SessionFilter(self._session_exists),
+                hops=hops,
+                limit=limit,
+                fan_out=fan_out,
+            )
+
+    def _resolve(self, cache: MemoryCache, aliases, entity: str | Entity, scope: str | None) -> Entity:
+        query = entity.id if isinstance(entity, Entity) else entity
+        return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
+
+    def entity(self, query: str, scope: str | None = None) -> Entity:
+        with self._reading() as cache:
+            return self._resolve(cache, self._alias_index().view(), query, scope)
+
+    def find_entities(self, query: str, scope: str | None = None) -> tuple[Entity, ...]:
+        with self._reading() as cache:
+            aliases = self._alias_index().view()
+            found = (
+                graph.folded_entity(cache.db, aliases, c)
+                for c in graph.matches(cache.db, aliases, query, visible_scopes(scope))
+            )
+            return tuple(e for e in found if e is not None)
+
+    def entity_by_id(self, entity_id: str) -> Entity | None:
+        """The entity record as stored (not folded), or None."""
+        with self._reading() as cache:
+            return graph.entity_record(cache.db, entity_id)
+
+    def canonical_id(self, entity_id: str, known_at: float | None = None) -> str:
+        with self._reading():
+            return self._alias_index().view(known_at).canonical(entity_id)
+
+    def aliases(self, entity: str | Entity) -> tuple[AliasInfo, ...]:
+        with self._reading() as cache:
+            index = self._alias_index()
+            found = self._resolve(cache, index.view(), entity, None)
+            return graph.alias_infos(cache.db, index, found.id)
+
+    def event(self, event_id: str) -> Event | None:
+        with self._reading() as cache:
+            row = cache.db.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE id=?", (event_id,)).fetchone()
+            return event_from_row(row, row[15]) if row else None
+
+    def events_with_key(self, key: str) -> tuple[Event, ...]:
+        """Every event filling slot `key` (Event.key), retired ones too, in the order they were ingested."""
+        if not key:
+            return ()
+        with self._reading() as cache:
+            sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE key=? ORDER BY it, seq"
+            return tuple(event_from_row(row, row[15]) for row in cache.db.execute(sql, (key,)))
+
+    def edge(self, edge_id: str) -> Edge | None:
+        with self._reading() as cache:
+            row = cache.db.execute(f"SELECT {EDGE_COLUMNS} FROM edges WHERE id=?", (edge_id,)).fetchone()
+            return edge_from_row(row, row[15]) if row else None
+
+    def problems(self) -> tuple[MemoryProblem, ...]:
+        with self._reading() as cache:
+            db = cache.db
+            found = [MemoryProblem(*r) for r in db.execute("SELECT path, line, message FROM problems ORDER BY rowid")]
+            for name, lines in db.execute("SELECT name, lines FROM files WHERE torn ORDER BY name"):
+                found.append(
+                    MemoryProblem(
+                        str(self.root / name), lines + 1, "incomplete last line (an interrupted write); skipped"
+                    )
+                )
+            found.extend(_patch_problems(cache))
+            found.extend(self._alias_index().view().problems)
+            return tuple(found)
+
+    def stats(self) -> MemoryStats:
+        with self._reading() as cache:
+            db = cache.db
+
+            def count(table: str) -> int:
+                return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+            return MemoryStats(
+                count("events"),
+                count("entities"),
+                count("edges"),
+                count("patches"),
+                count("aliases"),
+                len(self.problems()),
+            )
+
+
+def _patch_problems(cache: MemoryCache) -> list[MemoryProblem]:
+    problems = []
+    for kind, table in (("event", "events"), ("edge", "edges")):
+        sql = (
+            f"SELECT p.path, p.line, p.id, p.by, o.t, b.t FROM patches p"
+            f" LEFT JOIN {table} o ON o.id = p.id LEFT JOIN {table} b ON b.id = p.by"
+            f" WHERE p.kind = ? AND (o.id IS NULL OR b.id IS NULL OR b.t < o.t) ORDER BY p.seq"
+        )
+        for path, line, old, new, t_old, t_new in cache.db.execute(sql, (kind,)):
+            if t_old is None or t_new is None:
+                missing = old if t_old is None else new
+                message = f"supersede patch names {kind} {missing}, which the memory does not hold; ignored"
+            else:
+                message = f"supersede patch: {new} is older than {old} it would retire; ignored"
+            problems.append(MemoryProblem(path, line, message))
+    return problems

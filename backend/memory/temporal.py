@@ -1,0 +1,153 @@
+"""Bi-temporal visibility (ARCHITECTURE.md §5) over cache rows, and rows turned back into records.
+
+A record is *in view* when its event_time <= as_of (if given), its ingestion_time <= known_at
+(if given), its scope is visible to the caller and its session still exists. It is *retired*
+in that view when a supersede patch applies: the patch was recorded (`at`) <= known_at, its
+retiring record was ingested <= known_at, and that record's event_time is >= the retired
+one's (never older) and <= as_of. Without as_of and known_at, the folded columns of the cache
+answer directly; otherwise the patches are read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..model import Provenance
+from .records import Edge, Event
+
+SessionExists = Callable[[str], bool]
+
+# Column lists the converters below expect, in order.
+EVENT_COLUMNS = (
+    "seq, id, t, it, kind, importance, scope, summary, entities, project, session, nodes, turn, commit_,"
+    " sup_t, sup_by, sup_reason, key"
+)
+EDGE_COLUMNS = (
+    "seq, id, src, dst, relation, t, it, confidence, scope, project, session, nodes, turn, commit_,"
+    " sup_t, sup_by, sup_reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    by: str
+    valid_to: float  # the retiring record's event_time
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One query's point of view: world time, knowledge time, visible scopes, retired shown or not."""
+
+    as_of: float | None = None
+    known_at: float | None = None
+    scopes: frozenset[str] | None = None  # None: every scope
+    include_superseded: bool = False
+
+    @property
+    def folded(self) -> bool:
+        """True when the cache's precomputed retirement columns answer this view."""
+        return self.known_at is None
+
+    def conditions(self) -> tuple[list[str], list[object]]:
+        """SQL conditions (on t, it, scope) every row in view meets; joined with AND."""
+        conds: list[str] = []
+        args: list[object] = []
+        if self.as_of is not None:
+            conds.append("t <= ?")
+            args.append(self.as_of)
+        if self.known_at is not None:
+            conds.append("it <= ?")
+            args.append(self.known_at)
+        if self.scopes is not None:
+            conds.append("scope IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(sorted(self.scopes)))
+        return conds, args
+
+    def current_condition(self) -> tuple[str, list[object]] | None:
+        """SQL that keeps only rows not retired in this view, when the cache can tell alone."""
+        if not self.folded:
+            return None
+        if self.as_of is None:
+            return "sup_t IS NULL", []
+        return "(sup_t IS NULL OR sup_t > ?)", [self.as_of]
+
+    def retirement(
+        self, db: sqlite3.Connection, kind: str, table: str, row_id: str, t: float, sup: tuple
+    ) -> Retirement | None:
+        """Whether a row (with folded columns `sup` = sup_t, sup_by, sup_reason) is retired in view."""
+        sup_t, sup_by, sup_reason = sup
+        if sup_t is None:
+            return None
+        if self.folded:
+            if self.as_of is not None and sup_t > self.as_of:
+                return None
+            return Retirement(sup_by, sup_t, sup_reason or "")
+        known_at = self.known_at
+        for by, at, reason, bt, bit in db.execute(
+            f"SELECT p.by, p.at, p.reason, b.t, b.it FROM patches p JOIN {table} b ON b.id = p.by"
+            " WHERE p.kind = ? AND p.id = ? ORDER BY b.t, p.at, p.by",
+            (kind, row_id),
+        ):
+            if bt < t or at > known_at or bit > known_at:
+                continue
+            if self.as_of is not None and bt > self.as_of:
+                continue
+            return Retirement(by, bt, reason or "")
+        return None
+
+
+class SessionFilter:
+    """Whether a record's session still exists, asked once per session per query."""
+
+    def __init__(self, exists: SessionExists | None) -> None:
+        self._exists = exists
+        self._known: dict[str, bool] = {}
+
+    def __call__(self, session_id: str) -> bool:
+        if not session_id or self._exists is None:
+            return True  # a record with no session (a project commit) has nothing to lose
+        ok = self._known.get(session_id)
+        if ok is None:
+            try:
+                ok = bool(self._exists(session_id))
+            except Exception:  # a broken session store must not break memory queries
+                ok = False
+            self._known[session_id] = ok
+        return ok
+
+
+def _provenance(project: str, session: str, nodes: str, turn: int | None, commit: str | None, t: float, it: float):
+    return Provenance(project, session, tuple(json.loads(nodes)) if nodes != "[]" else (), commit, t, it, turn)
+
+
+def event_from_row(row: tuple, superseded_by: str | None = None) -> Event:
+    (_, rid, t, it, kind, importance, scope, summary, entities, project, session, nodes, turn, commit, *_) = row
+    return Event(
+        rid,
+        summary,
+        kind,
+        importance,
+        _provenance(project, session, nodes, turn, commit, t, it),
+        tuple(json.loads(entities)) if entities != "[]" else (),
+        scope,
+        superseded_by,
+        row[17] or "",
+    )
+
+
+def edge_from_row(row: tuple, superseded_by: str | None = None) -> Edge:
+    (_, rid, src, dst, relation, t, it, confidence, scope, project, session, nodes, turn, commit, *_) = row
+    return Edge(
+        rid,
+        src,
+        dst,
+        relation,
+        _provenance(project, session, nodes, turn, commit, t, it),
+        confidence,
+        scope,
+        superseded_by,
+    )

@@ -1,0 +1,86 @@
+"""Timeline queries over the cache: events in a window, by entity, kind and scope, bi-temporal."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from .records import EVENT_KINDS
+from .results import TimelinePage
+from .temporal import EVENT_COLUMNS, SessionFilter, View, event_from_row
+
+
+class InvalidQuery(ValueError):
+    """A query argument out of range (unknown kind, negative limit, hops outside 1..3)."""
+
+
+def timeline(
+    db: sqlite3.Connection,
+    view: View,
+    sessions: SessionFilter,
+    *,
+    since: float | None = None,
+    until: float | None = None,
+    entity_ids: Iterable[str] | None = None,
+    kinds: Iterable[str] | None = None,
+    limit: int | None = 100,
+    newest_first: bool = True,
+) -> TimelinePage:
+    """Events with since <= event_time <= until in `view`, newest first, at most `limit`."""
+    conds, args = view.conditions()
+    if since is not None:
+        conds.append("t >= ?")
+        args.append(since)
+    if until is not None:
+        conds.append("t <= ?")
+        args.append(until)
+    if kinds is not None:
+        kinds = sorted(set(kinds))
+        unknown = [k for k in kinds if k not in EVENT_KINDS]
+        if unknown:
+            raise InvalidQuery(f"unknown event kind {unknown[0]!r}: use one of {', '.join(EVENT_KINDS)}")
+        conds.append("kind IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(kinds))
+    if entity_ids is not None:
+        conds.append("seq IN (SELECT seq FROM mentions WHERE entity IN (SELECT value FROM json_each(?)))")
+        args.append(json.dumps(sorted(set(entity_ids))))
+    if limit is not None and limit < 0:
+        raise InvalidQuery("limit must be >= 0")
+
+    events = []
+    truncated = False
+    order = "DESC" if newest_first else "ASC"
+    current = view.current_condition()
+    where = list(conds)
+    where_args = list(args)
+    if current is not None and not view.include_superseded:
+        where.append(current[0])
+        where_args.extend(current[1])
+    sql = f"SELECT {EVENT_COLUMNS} FROM events {_where(where)} ORDER BY t {order}, seq {order}"
+    for row in db.execute(sql, where_args):
+        if not sessions(row[10]):
+            continue
+        retired = view.retirement(db, "event", "events", row[1], row[2], row[14:17])
+        if retired is not None and not view.include_superseded:
+            continue
+        if limit is not None and len(events) >= limit:
+            truncated = True
+            break
+        events.append(event_from_row(row, retired.by if retired else None))
+    hidden = 0 if view.include_superseded else _hidden(db, view, sessions, conds, args)
+    return TimelinePage(tuple(events), hidden, truncated)
+
+
+def _hidden(db: sqlite3.Connection, view: View, sessions: SessionFilter, conds: list[str], args: list) -> int:
+    """How many events in the window the view retires (left out of the page)."""
+    sql = f"SELECT id, t, session, sup_t, sup_by, sup_reason FROM events {_where([*conds, 'sup_t IS NOT NULL'])}"
+    count = 0
+    for rid, t, session, *sup in db.execute(sql, args):
+        if sessions(session) and view.retirement(db, "event", "events", rid, t, tuple(sup)) is not None:
+            count += 1
+    return count
+
+
+def _where(conds: list[str]) -> str:
+    return "WHERE " + " AND ".join(conds) if conds else ""
