@@ -15,7 +15,7 @@ from .model import OpmemError
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
-    from .store.projects import Project, ProjectRegistry
+    from .projects.registry import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
 
@@ -63,7 +63,7 @@ class Home:
 
     @cached_property
     def projects(self) -> ProjectRegistry:
-        from .store.projects import ProjectRegistry  # pygit2-heavy; only when projects are used
+        from .projects.registry import ProjectRegistry  # pygit2-heavy; only when projects are used
 
         return ProjectRegistry(self.path)
 

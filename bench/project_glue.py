@@ -32,8 +32,8 @@ from harness import fmt, parser, report
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
-from opmem_tui.backend.importers.binding import ProjectBinder
 from opmem_tui.backend.importers.watch import Watcher
+from opmem_tui.backend.projects.binding import ProjectBinder
 
 
 def make_project(path: Path, commits: int, start: float) -> pygit2.Repository:

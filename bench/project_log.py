@@ -22,7 +22,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from opmem_tui.backend.store.project_git import ProjectGit
+from opmem_tui.backend.projects.repository import ProjectGit
 
 OUT = Path(__file__).resolve().parent / "out"
 PAGE = 300

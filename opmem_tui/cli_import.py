@@ -15,11 +15,11 @@ from rich.text import Text
 
 from .backend.home import Home
 from .backend.importers import SOURCES, run_import
-from .backend.importers.autocommit import AutoCommitEvent
 from .backend.importers.base import ImportReport
 from .backend.importers.hooks import IngestHooks
 from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
+from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
 
 console = Console()
@@ -129,9 +129,6 @@ def import_command(
         return
     console.print(summary_table(report, f"import {plain(source)}"))
     print_warnings(report, max_warnings)
-    if report.sessions == 0 and not report.warnings:
-        where = ", ".join(plain(str(p)) for p in paths) if paths else "its default folder"
-        err_console.print(Text(f"nothing to import: no {plain(source)} session files found in {where}", style="yellow"))
 
 
 @click.command("watch")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import click
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
+from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
 from opmem_tui.backend.safe_text import plain
-from opmem_tui.backend.store.projects import STATUSES, ProjectRegistry
 
 
 def _plain(text: str) -> str:
@@ -18,16 +17,15 @@ def _plain(text: str) -> str:
     return plain(text).replace("\n", " ")
 
 
+def _home(ctx: click.Context) -> Home:
+    """The Home the `opmem` group put in ctx.obj; $OPMEM_HOME when the group runs on its own."""
+    obj = ctx.find_root().obj
+    home = obj.get("home") if isinstance(obj, dict) else None
+    return home if isinstance(home, Home) else Home()
+
+
 def _registry(ctx: click.Context) -> ProjectRegistry:
-    """The registry of the Home the parent command put in ctx.obj, else of $OPMEM_HOME."""
-    obj: Any = ctx.obj  # inherited from the parent group
-    if isinstance(obj, ProjectRegistry):
-        return obj
-    if isinstance(obj, Home):
-        return obj.projects
-    if isinstance(obj, dict) and isinstance(obj.get("home"), Home):
-        return obj["home"].projects
-    return Home().projects
+    return _home(ctx).projects
 
 
 def _fail(exc: OpmemError) -> click.ClickException:
@@ -88,10 +86,8 @@ def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
 @click.pass_context
 def unbind_cmd(ctx: click.Context, project_id: str) -> None:
     """Forget a project. Its folder and .git are left exactly as they are."""
-    obj: Any = ctx.obj
-    home = obj.get("home") if isinstance(obj, dict) else obj if isinstance(obj, Home) else None
     try:
-        project = home.unbind_project(project_id) if isinstance(home, Home) else _registry(ctx).unbind(project_id)
+        project = _home(ctx).unbind_project(project_id)
     except OpmemError as exc:
         raise _fail(exc) from None
     click.echo(f"unbound {project.id} ({_plain(project.workdir)} untouched)")

@@ -15,9 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..home import Home
 from ..model import OpmemError
+from ..projects.binding import ProjectBinder
 from .base import ImportReport
-from .binding import ProjectBinder
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
@@ -118,24 +119,29 @@ def run_import(
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
     Given a Home, a session whose cwd lies in a git repository is bound to that project (unless
     bind=False or `on_project` replaces the binder), and the commits of each bound session's
-    project are linked to its turns (binding.py). `hooks.after_ingest` runs after each file with
+    project are linked to its turns (projects/binding.py). `hooks.after_ingest` runs after each file with
     the sessions it wrote to; report.touched holds them all.
     """
     name = source_name(source)
     importer = get_importer(name)
-    binder = ProjectBinder.for_home(home_or_store)
+    binder = ProjectBinder.for_home(home_or_store) if isinstance(home_or_store, Home) else None
     if binder is not None and bind and on_project is None:
         on_project = binder
     store, state_path = resolve_home(home_or_store)
     state = ImportState(state_path)
     report = ImportReport()
     given = list(paths) if paths else []
-    for missing in (p for p in given if not Path(p).expanduser().exists()):
-        report.warn(missing, None, "no such file or folder")
+    missing = [str(p) for p in given if not Path(p).expanduser().exists()]
+    if missing:
+        raise OpmemError(f"no such file or folder: {', '.join(missing)}")
     roots = given if given else importer.default_paths()
-    if not given and roots and not any(Path(p).exists() for p in roots):
-        report.warn(roots[0], None, f"not found: no {name} sessions here (give a path)")
+    if not roots:
+        raise OpmemError(f"{name} sessions have no default folder: give a file or folder to import")
     files = importer.discover(roots)
+    if not files:
+        where = ", ".join(str(p) for p in roots)
+        absent = "" if any(Path(p).expanduser().exists() for p in roots) else " (folder not found)"
+        report.warn(where, None, f"nothing to import: no {importer.LOOKS_FOR} found{absent}")
     total = len(files)
     try:
         for done, path in enumerate(files):

@@ -35,6 +35,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, is_final
 
 SOURCE = "aider"
+LOOKS_FOR = ".aider.chat.history.md (up to 4 folders deep)"  # what discover() finds, for "nothing to import"
 HISTORY_NAME = ".aider.chat.history.md"
 INPUT_NAME = ".aider.input.history"
 
@@ -184,10 +185,14 @@ def split_runs(path: Path, data: bytes, report: ImportReport, *, live: bool = Fa
 
 
 class AiderReader:
-    def __init__(self, path: Path, report: ImportReport, inputs: list[tuple[float, str]]) -> None:
+    def __init__(self, path: Path, report: ImportReport, inputs: list[tuple[float, str]], first_line: bytes) -> None:
         self.path = path
         self.report = report
         self.inputs = inputs
+        # Session ids come from the file's first line (the first chat's start), which moves
+        # with the repository; ids before 2025-12 hashed the file's path.
+        self.digest = hashlib.sha1(first_line.rstrip(b"\r\n")).hexdigest()[:8]
+        self.path_digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
         self.input_pos = 0
         self.prefix = path.name
         self.held = False  # something was held back by the last sessions() call
@@ -265,11 +270,11 @@ class AiderReader:
                 head = sid
         nodes = graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
         self.held = self.held or bool(graph.held)
-        digest = hashlib.sha1(str(self.path.resolve()).encode()).hexdigest()[:8]
         stamp = datetime.fromtimestamp(run.stamp).strftime("%Y%m%dT%H%M%S") if run.stamp else f"L{run.line}"
         return ImportedSession(
             source=SOURCE,
-            native_id=f"aider-{digest}-{stamp}",
+            native_id=f"aider-{self.digest}-{stamp}",
+            aliases=(f"aider-{self.path_digest}-{stamp}",),
             source_file=str(self.path),
             nodes=nodes,
             cwd=str(self.path.resolve().parent),
@@ -409,7 +414,7 @@ def sessions_from(
 ) -> tuple[list[ImportedSession], bool]:
     """The runs of a chat history's bytes as sessions, and whether anything was held back."""
     runs, end = split_runs(path, data, report, live=live)
-    reader = AiderReader(path, report, _read_inputs(path, report))
+    reader = AiderReader(path, report, _read_inputs(path, report), data.split(b"\n", 1)[0])
     sessions = []
     for index, run in enumerate(runs):
         next_run = runs[index + 1] if index + 1 < len(runs) else None

@@ -53,6 +53,7 @@ class ImportedSession:
     head: str | None = None  # source_id of the current head; default: last chain node
     parent_native_id: str | None = None  # subagent / fork: the session it came from
     parent_node: str | None = None  # source_id in the parent that spawned it
+    aliases: tuple[str, ...] = ()  # native ids earlier versions gave this session
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 

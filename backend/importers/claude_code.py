@@ -33,9 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
+from .claude_resume import ResumedFrom, ResumeIndex
 from .drafts import parse_time as parse_timestamp
 
 SOURCE = "claude-code"
+LOOKS_FOR = "*.jsonl transcripts"  # what discover() finds, for "nothing to import"
 
 # A file written to within this many seconds may still be growing: its open tail is held back.
 LIVE_SECONDS = 30.0
@@ -289,9 +291,11 @@ class _Build:
 class ClaudeParser:
     """Feed lines of one transcript file; `take()` returns what is new since the last take."""
 
-    def __init__(self, path: Path | str, report: ImportReport) -> None:
+    def __init__(self, path: Path | str, report: ImportReport, resumes: ResumeIndex | None = None) -> None:
         self.path = Path(path)
         self.report = report
+        self.resumes = resumes  # None: do not look for --resume copies beside the file
+        self.resumed: ResumedFrom | None = None
         self.agent_file = is_agent_file(self.path)
         # agent-<something else>.jsonl: an agent file if its records say so (see _build_for).
         self.undecided = not self.agent_file and self.path.name.startswith("agent-")
@@ -332,6 +336,11 @@ class ClaudeParser:
         parent_uuid = _opt_str(record, "parentUuid")
         if uuid is not None and uuid == parent_uuid:
             parent_uuid = None  # a record cannot be its own parent
+        if uuid is not None and self._copied(uuid):
+            trunk = self._get_build("trunk")
+            self._envelope(trunk, record)
+            trunk.count("resume_copy")
+            return
         build = self._build_for(record, uuid, parent_uuid)
         if uuid is not None and uuid in build.anchor:
             # Same uuid again: a resume copy (same type and time) is dropped; anything else keeps
@@ -345,6 +354,12 @@ class ClaudeParser:
             if uuid in build.summaries:
                 self._title(build, "summary", build.summaries.pop(uuid))
         self._envelope(build, record)
+        self._apply(build, record, kind, uuid, parent_uuid, line_no)
+        build.count(kind)
+
+    def _apply(
+        self, build: _Build, record: dict[str, Any], kind: str, uuid: str | None, parent_uuid: str | None, line_no: int
+    ) -> None:
         if kind == "user":
             self._user(build, record, uuid, parent_uuid, line_no)
         elif kind == "assistant":
@@ -362,7 +377,6 @@ class ClaudeParser:
             build.count(f"unknown:{kind}")
             if uuid is not None:  # keep its place so children still connect
                 build.anchor[uuid] = self._anchor(build, parent_uuid)
-        build.count(kind)
 
     def holding(self) -> bool:
         """Something is held back: a model reply still open, or a tool still waiting for its result."""
@@ -397,6 +411,14 @@ class ClaudeParser:
             build.out = []
             build.meta_dirty = False
         return sessions
+
+    def _copied(self, uuid: str) -> bool:
+        """Whether the record is a --resume copy of an earlier session's (looked up at the first uuid)."""
+        if self.resumes is not None:
+            if self.trunk_id is not None and not self.undecided:
+                self.resumed = self.resumes.resumed_from(self.path, uuid)
+            self.resumes = None
+        return self.resumed is not None and uuid in self.resumed.copied
 
     def _flush_waiting_tools(self, build: _Build) -> None:
         """Tools that never got a result (the file ended): written without one."""
@@ -1125,6 +1147,12 @@ class ClaudeParser:
                 agent = build.extra.get("sidechain")
                 if trunk is not None and isinstance(agent, str):
                     parent_node = trunk.links.get(agent) or _spawning_tool(trunk, build.first_prompt)
+        kind = build.kind
+        if build.kind == "trunk" and self.resumed is not None:
+            kind, parent_native = "fork", self.resumed.parent
+            extra["resumed_from"] = self.resumed.parent
+            if build.root_parent_uuid:
+                extra["parent_record"] = build.root_parent_uuid
         if build.kind == "trunk" and build.links:
             extra["children"] = {f"{build.native_id}/agent-{agent}": tool for agent, tool in build.links.items()}
         if build.kind == "trunk":
@@ -1143,7 +1171,7 @@ class ClaudeParser:
             native_id=native,
             source_file=str(self.path),
             nodes=tuple(build.out),
-            kind=build.kind,  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]
             title=title,
             cwd=build.cwd,
             model=build.model,
@@ -1203,8 +1231,11 @@ def _trunk_from_path(path: Path) -> str | None:
 # whole files
 
 
+RESUMES = ResumeIndex()
+
+
 def open_parser(path: Path | str, report: ImportReport) -> ClaudeParser:
-    return ClaudeParser(path, report)
+    return ClaudeParser(path, report, RESUMES)
 
 
 def parse_file(path: Path | str, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
@@ -1212,7 +1243,7 @@ def parse_file(path: Path | str, report: ImportReport, *, final: bool | None = N
     path = Path(path)
     if final is None:
         final = is_complete(path)
-    parser = ClaudeParser(path, report)
+    parser = ClaudeParser(path, report, RESUMES)
     with open(path, "rb") as handle:
         for number, line in enumerate(handle, 1):
             if not final and not line.endswith(b"\n"):

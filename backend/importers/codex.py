@@ -31,6 +31,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
 
 SOURCE = "codex"
+LOOKS_FOR = "rollout-*.jsonl"  # what discover() finds, for "nothing to import"
 
 TOP_TYPES = frozenset(
     {
@@ -272,6 +273,8 @@ class CodexReader:
         self.pending_calls: dict[str, Draft] = {}
         self.prompt: Draft | None = None  # the latest user node
         self.prompt_origins: set[str] = set()
+        self.tentative: list[Draft] = []  # user items no user_message event has matched yet
+        self.user_events = False  # the rollout writes user_message events
         self.system_origins: dict[str, set[str]] = {}  # injected node -> the copies seen (item, event)
         self.after_prompt_only_system = False
         self.messages: list[tuple[str, set[str]]] = []  # assistant texts of self.assistant
@@ -611,8 +614,6 @@ class CodexReader:
         self._close_group()
         for draft in self.unsettled_chain:
             self.graph.settle(draft, self.offset)
-        if role == "user":
-            self._settle_pending_calls()  # a new turn: calls of the last one get no more output
         sid = self.graph.unique_id(None, f"{self.prefix}:{self.line}")
         draft = self._add(Draft(sid, role, content, parent=self.head, name=name, metadata=meta))
         self.head = sid
@@ -650,6 +651,23 @@ class CodexReader:
             if not prompt.settled and meta.get("images"):
                 prompt.metadata["images"] = max(prompt.metadata.get("images", 0), meta["images"])
             return
+        if origin == "item":
+            # Typed prompts also come as a user_message event; until one matches, this may be
+            # injected context the prefix list does not know (newer Codex Desktop builds).
+            draft = self._user_node(text, meta)
+            self.unsettled_chain.remove(draft)  # settled when decided
+            self.tentative.append(draft)
+            return
+        self.user_events = True
+        match = next((d for d in reversed(self.tentative) if _same(d.content, text)), None)
+        if match is not None:
+            self._decide_tentative(confirmed=match)
+            self._confirm(match, {"item", origin})
+            return
+        self._decide_tentative()
+        self._confirm(self._user_node(text, meta), {origin})
+
+    def _user_node(self, text: str, meta: dict[str, Any]) -> Draft:
         meta = {k: v for k, v in meta.items() if v}
         if self.pending_turn_id:
             meta["turn_id"] = self.pending_turn_id
@@ -657,11 +675,37 @@ class CodexReader:
         if self.pending_rollback is not None:
             meta["after_rollback"] = self.pending_rollback
             self.pending_rollback = None
-        draft = self._chain("user", text, meta)
-        self.prompt, self.prompt_origins = draft, {origin}
+        return self._chain("user", text, meta)
+
+    def _confirm(self, draft: Draft, origins: set[str]) -> None:
+        """`draft` is a typed prompt: the turn starts here."""
+        self._settle_pending_calls()  # calls of the last turn get no more output
+        self.prompt, self.prompt_origins = draft, origins
         self.after_prompt_only_system = True
         self.turn_users.append(draft.source_id)
         self.assistant = None
+        if draft not in self.unsettled_chain:
+            self.unsettled_chain.append(draft)
+
+    def _decide_tentative(self, confirmed: Draft | None = None) -> None:
+        """Settle the user items no event has matched (up to `confirmed`, which is a prompt).
+
+        In a rollout with user_message events an unmatched user item is injected context;
+        in one without (the oldest builds) it is the prompt itself.
+        """
+        cut = len(self.tentative) if confirmed is None else self.tentative.index(confirmed)
+        undecided = self.tentative[:cut]
+        del self.tentative[: cut + 1]
+        for draft in undecided:
+            if not self.user_events:
+                self._confirm(draft, {"item"})
+                continue
+            draft.role = "system"
+            draft.metadata.update(injected=True, unmatched_user_item=True)
+            for key in ("turn_id", "after_rollback"):  # they belong to the prompt that follows
+                if key in draft.metadata and confirmed is not None:
+                    confirmed.metadata.setdefault(key, draft.metadata.pop(key))
+            self.graph.settle(draft, self.offset)
 
     def _model_output(self) -> Draft:
         """The assistant node that model-output items join; a new one when the last closed."""
@@ -671,6 +715,7 @@ class CodexReader:
         if self.pending_usage is not None:
             meta["token_usage"] = self.pending_usage
             self.pending_usage = None
+        self._decide_tentative()
         draft = self._chain("assistant", "", meta, name=self.model or None)
         self.assistant, self.group_open = draft, True
         self.messages, self.reasoning = [], []
@@ -724,6 +769,7 @@ class CodexReader:
 
     def _end_turn(self) -> None:
         self._close_group()
+        self._decide_tentative()
         for draft in self.unsettled_chain:
             self.graph.settle(draft, self.offset)
         self.unsettled_chain = []
@@ -782,6 +828,7 @@ class CodexReader:
         parent, kind = self._parent_link()
         git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
         if not live:
+            self._decide_tentative()
             for tool in self.pending_calls.values():
                 tool.metadata.setdefault("status", "no_output")
         nodes = self.graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)

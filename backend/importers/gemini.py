@@ -30,6 +30,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
 
 SOURCE = "gemini"
+LOOKS_FOR = "session-*.json or *.jsonl under a chats/ folder"  # what discover() finds, for "nothing to import"
 
 SYSTEM_TYPES = frozenset({"info", "error", "warning", "system", "compression"})
 TERMINAL_STATUS = frozenset({"success", "error", "cancelled"})

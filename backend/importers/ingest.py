@@ -15,50 +15,20 @@ Importer ``extra`` keys ingest understands (the rest is kept as meta ``source_ex
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..model import OpmemError
-from ..store.session_repo import NODE_ID_RE
 from .base import ImportedNode, ImportedSession, ImportReport
+from .session_ids import node_id_for, resolve_session_id
 
-SESSION_PREFIX = {
-    "claude-code": "cc",
-    "codex": "codex",
-    "gemini": "gemini",
-    "aider": "aider",
-    "openprogram": "op",
-    "jsonl": "jsonl",
-}
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 # Meta keys ingest owns; importer extras never overwrite them.
 RESERVED_EXTRA = frozenset({"title_source", "children"})
 
 ProjectHook = Callable[[str, str], Any]
 PREFETCH_OVER = 32
-
-
-def session_id_for(source: str, native_id: str) -> str:
-    """A valid, stable session id for (source, native id); long or odd ids end in a hash."""
-    prefix = SESSION_PREFIX.get(source) or _UNSAFE.sub("-", source).strip("-._") or "import"
-    # "/" (a subagent under its trunk) reads as "-"; any other change could merge two ids: hash.
-    body = _UNSAFE.sub("-", native_id).strip("-.") or "session"
-    sid = f"{prefix}-{body}"
-    if len(sid) > 128 or body != native_id.replace("/", "-").strip("-."):
-        digest = hashlib.sha1(f"{source}\0{native_id}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        sid = f"{prefix}-{body[: 128 - len(prefix) - 15].rstrip('-.')}-{digest}"
-    return sid
-
-
-def node_id_for(source_id: str) -> str:
-    """The source id itself when it is a valid node id, else a stable hash of it."""
-    if NODE_ID_RE.fullmatch(source_id) and not source_id.startswith("h-"):
-        return source_id
-    return "h-" + hashlib.sha1(source_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def find_git_root(path: str | Path) -> Path | None:
@@ -84,7 +54,7 @@ def ingest(
     on_project: ProjectHook | None = None,
 ) -> str:
     """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing."""
-    sid = session_id or session_id_for(imported.source, imported.native_id)
+    sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
     report.sessions += 1
     meta = _meta_fields(store, imported, sid)
@@ -146,7 +116,7 @@ def _meta_fields(store: Any, imported: ImportedSession, sid: str) -> dict[str, A
         meta["title_source"] = title_source if title_source in ("user", "llm") else "llm"
         meta["imported_title"] = imported.title
     if imported.parent_native_id:
-        parent = session_id_for(imported.source, imported.parent_native_id)
+        parent = resolve_session_id(store, imported.source, imported.parent_native_id)
         meta["parent_session"] = parent
         if imported.parent_node:
             meta["parent_node"] = node_id_for(imported.parent_node)
@@ -211,7 +181,10 @@ def _link_children(store: Any, sid: str, imported: ImportedSession) -> None:
     children = imported.extra.get("children")
     if not isinstance(children, Mapping) or not children:
         return
-    links = {session_id_for(imported.source, str(native)): node_id_for(str(node)) for native, node in children.items()}
+    links = {
+        resolve_session_id(store, imported.source, str(native)): node_id_for(str(node))
+        for native, node in children.items()
+    }
     current = store.get_meta(sid).extra.get("subagents")
     merged = dict(current) if isinstance(current, Mapping) else {}
     merged.update(links)

@@ -26,6 +26,7 @@ from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
 from .claude_code import parse_timestamp
 
 SOURCE = "jsonl"
+LOOKS_FOR = "*.jsonl"  # what discover() finds, for "nothing to import"
 ROLES = ("user", "assistant", "system", "tool")
 
 

@@ -35,6 +35,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport
 from .drafts import Draft, DraftGraph, is_final
 
 SOURCE = "openprogram"
+LOOKS_FOR = "session folders holding a history/ folder"  # what discover() finds, for "nothing to import"
 ROOT = "ROOT"
 ROLE_MAP = {
     "user": "user",

@@ -10,8 +10,8 @@ re-parsed whole on each change, which is still idempotent; a change inside a ses
 (OpenProgram) re-reads the folder that holds it.
 
 Given a Home, sessions are bound to their projects and linked to project commits as they are
-written (binding.py), and live turns of bound sessions are auto-committed when they end
-(autocommit.py; `[projects] autocommit` in config.toml, default on).
+written (projects/binding.py), and live turns of bound sessions are auto-committed when they end
+(projects/autocommit.py; `[projects] autocommit` in config.toml, default on).
 """
 
 from __future__ import annotations
@@ -22,20 +22,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..home import Home
 from ..model import OpmemError
-from ..store.projects import ProjectRegistry
+from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
+from ..projects.binding import ProjectBinder
 from . import SOURCES, get_importer, import_file, resolve_home, source_name
-from .autocommit import AutoCommitEvent, LiveTurnCommitter
 from .base import ImportReport
-from .binding import ProjectBinder
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import FileState, ImportState
-
-if TYPE_CHECKING:
-    from ..home import Home
 
 Batch = Callable[["Path | None", ImportReport], Any]
 CommitHook = Callable[[AutoCommitEvent], Any]
@@ -119,15 +116,13 @@ class Watcher:
             name: (given if given is not None else [Path(p) for p in imp.default_paths()])
             for name, imp in self.importers.items()
         }
-        self.binder = ProjectBinder.for_home(home_or_store)
+        home = home_or_store if isinstance(home_or_store, Home) else None
+        self.binder = ProjectBinder.for_home(home) if home is not None else None
         self.on_project = on_project if on_project is not None or not bind else self.binder
-        registry = getattr(home_or_store, "projects", None)
         if autocommit is None:
-            autocommit = autocommit_enabled(home_or_store) if isinstance(registry, ProjectRegistry) else False
+            autocommit = home is not None and autocommit_enabled(home)
         self.committer = (
-            LiveTurnCommitter(self.store, registry, on_event=on_commit)
-            if autocommit and isinstance(registry, ProjectRegistry)
-            else None
+            LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit and home else None
         )
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed

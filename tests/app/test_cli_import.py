@@ -71,3 +71,17 @@ def test_watch_without_anything_to_watch_says_so(tmp_path: Path) -> None:
         main, ["--home", str(tmp_path / "h"), "watch", "claude", "--path", str(tmp_path / "none")]
     )
     assert result.exit_code == 1 and "nothing to watch" in result.output
+
+
+def test_import_of_a_path_that_does_not_exist_fails_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "import", "jsonl", str(missing)])
+    assert result.exit_code == 1
+    assert f"no such file or folder: {missing}" in result.output.replace("\n", "")
+
+
+def test_nothing_to_import_says_which_files_were_looked_for(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "import", "codex", str(tmp_path / "sessions")])
+    assert result.exit_code == 0
+    assert "nothing to import: no rollout-*.jsonl found" in result.output.replace("\n", "")

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from opmem_tui.backend.store.projects import ProjectRegistry
+from opmem_tui.backend.projects.registry import ProjectRegistry
 from opmem_tui.cli_projects import projects
 
 

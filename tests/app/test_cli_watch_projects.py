@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from opmem_tui.backend.importers.autocommit import AutoCommitEvent
 from opmem_tui.backend.importers.watch import Watcher
+from opmem_tui.backend.projects.autocommit import AutoCommitEvent
 from opmem_tui.cli import main
 from opmem_tui.cli_import import print_commit_event
 

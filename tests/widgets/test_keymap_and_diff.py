@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opmem_tui.backend.store.project_git import CommitDetail, CommitInfo, DiffLine, FileDiff, Hunk
+from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, DiffLine, FileDiff, Hunk
 from opmem_tui.keymap import default_bindings, effective_bindings, load_overrides
 from opmem_tui.widgets.diff_view import diff_lines, lexer_for
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -11,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import aider
+from opmem_tui.backend.importers import aider, run_import
 from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
+from opmem_tui.backend.importers.ingest import ingest
 
 from .dag_helpers import assert_well_formed, branch, by_id, tools_of, turn_count
 
@@ -281,3 +284,28 @@ def test_line_parser_for_watch(tmp_path: Path):
     for session in parser.take(final=False, idle=True):
         seen.update({n.source_id: n for n in session.nodes})
     assert seen == whole and not parser.holding() and report.warnings == []
+
+
+def test_sessions_keep_their_ids_when_the_repository_moves(home, tmp_path: Path):
+    path = write(tmp_path / "old-place" / "repo")
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    first = run_import(home, "aider", [path])
+    assert first.new_sessions == 2
+    ids = {m.id for m in home.sessions.list_sessions().sessions}
+    moved = tmp_path / "new-place"
+    (tmp_path / "old-place").rename(moved)
+    again = run_import(home, "aider", [moved / "repo" / aider.HISTORY_NAME], force=True)
+    assert (again.new_sessions, again.nodes) == (0, 0)
+    assert {m.id for m in home.sessions.list_sessions().sessions} == ids
+
+
+def test_a_session_stored_under_its_path_based_id_is_found_again(home, tmp_path: Path):
+    """Ids before 2025-12 hashed the history file's path; those sessions are kept."""
+    path = write(tmp_path / "repo")
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    sessions, _ = parse(path)
+    for session in sessions:
+        ingest(home.sessions, replace(session, native_id=session.aliases[0], aliases=()), ImportReport())
+    report = run_import(home, "aider", [path], force=True)
+    assert (report.new_sessions, report.nodes) == (0, 0)
+    assert len(home.sessions.list_sessions().sessions) == 2

@@ -15,6 +15,7 @@ from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.claude_code import parse_file
 from opmem_tui.backend.importers.ingest import ingest
+from opmem_tui.backend.importers.session_ids import session_id_for
 from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import fixture_file
@@ -111,7 +112,8 @@ def test_spotter_subagent_and_compaction(store: SessionStore) -> None:
     compact = fixture_file("claude-code/spotter-subagents/agent-acompact-946d2b.jsonl")
     trunk = "cc-ae4a77f8-aedd-4bc1-888f-c94edc91af04"
     sid = imported(store, sub)
-    assert sid == f"{trunk}-agent-aac57f5"
+    assert sid == session_id_for("claude-code", "ae4a77f8-aedd-4bc1-888f-c94edc91af04/agent-aac57f5")
+    assert sid.startswith(f"{trunk}-agent-aac57f5-")  # a subagent's "/" is not safe: a hash follows
     nodes = store.get_nodes(sid)
     assert Counter(n.role for n in nodes) == {"user": 1, "assistant": 3, "tool": 12}
     assert Counter(n.name for n in nodes if n.role == "tool") == {"WebSearch": 6, "WebFetch": 6}

@@ -292,6 +292,65 @@ def test_injected_user_message_event_kinds(tmp_path: Path):
     assert [n.role for n in branch(session)] == ["system", "user", "assistant"]
 
 
+def desktop_rollout() -> Rollout:
+    """Newer Codex Desktop builds: injected context as plain user items the prefix list does not know."""
+    r = Rollout().meta(originator="Codex Desktop")
+    r.item(type="message", role="developer", content=[{"type": "input_text", "text": "You are Codex."}])
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "Repository rules:\n- be brief"}])
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "cwd: /repo\nshell: zsh"}])
+    r.event(type="user_message", message="fix the bug", images=[])
+    r.event(type="task_started", turn_id="t-1")
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "fix the bug"}])
+    r.call("c1").reply("Fixed.").event(type="task_complete")
+    # Item-first ordering (as 0.58 wrote it), with unknown context before the second prompt.
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "Context update: branch main"}])
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "now add a test"}])
+    r.event(type="user_message", message="now add a test", images=[])
+    r.reply("Added.").event(type="task_complete")
+    return r
+
+
+def test_unmatched_user_items_are_context_when_the_rollout_has_user_events(tmp_path: Path):
+    session, report = only(desktop_rollout().write(tmp_path / "desktop.jsonl"))
+    assert report.warnings == []
+    chain = branch(session)
+    assert [n.content for n in chain if n.role == "user"] == ["fix the bug", "now add a test"]
+    context = [n for n in chain if n.role == "system"]
+    assert [n.content for n in context] == [
+        "You are Codex.",
+        "Repository rules:\n- be brief",
+        "cwd: /repo\nshell: zsh",
+        "Context update: branch main",
+    ]
+    assert all(n.metadata["injected"] for n in context)
+    assert turn_count(session) == 2
+    first = next(n for n in chain if n.role == "user")
+    assert first.metadata["turn_id"] == "t-1"
+
+
+def test_unmatched_user_items_are_never_emitted_as_prompts_while_live():
+    parser = codex.open_parser("rollout-desktop.jsonl", ImportReport())
+    roles: dict[str, str] = {}
+    for line in desktop_rollout().lines:
+        parser.feed_line(line + "\n")
+        for idle in (False, True):
+            for session in parser.take(final=False, idle=idle):
+                roles.update({n.content: n.role for n in session.nodes})
+    roles.update({n.content: n.role for s in parser.take(final=True) for n in s.nodes})
+    assert [c for c, role in roles.items() if role == "user"] == ["fix the bug", "now add a test"]
+    assert roles["Repository rules:\n- be brief"] == roles["Context update: branch main"] == "system"
+
+
+def test_user_items_are_prompts_in_rollouts_without_user_events(tmp_path: Path):
+    """The oldest builds wrote no user_message events: a user item is the prompt."""
+    r = Rollout().meta()
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "hello"}])
+    r.reply("hi").event(type="task_complete")
+    r.item(type="message", role="user", content=[{"type": "input_text", "text": "bye"}])
+    session, _ = only(r.write(tmp_path / "old.jsonl"))
+    assert [(n.role, n.content) for n in branch(session)] == [("user", "hello"), ("assistant", "hi"), ("user", "bye")]
+
+
 def test_compacted_becomes_a_system_node(tmp_path: Path):
     r = Rollout().meta().turn("one", "1")
     history = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "summary of one"}]}]
@@ -714,7 +773,7 @@ def rollouts(draw):
     """A random but well-formed rollout: turns with tool calls, rollbacks, compactions, injected context."""
     r = Rollout().meta()
     for n in range(draw(st.integers(1, 6))):
-        step = draw(st.sampled_from(["turn", "turn", "rollback", "compact", "inject", "abort"]))
+        step = draw(st.sampled_from(["turn", "turn", "rollback", "compact", "inject", "context", "abort"]))
         if step == "turn":
             r.turn(f"prompt {n}", f"answer {n}", calls=draw(st.integers(0, 3)), tag=str(n))
         elif step == "rollback":
@@ -727,6 +786,8 @@ def rollouts(draw):
                 role="user",
                 content=[{"type": "input_text", "text": f"<environment_context>{n}</environment_context>"}],
             )
+        elif step == "context":  # a user item no user_message event matches
+            r.item(type="message", role="user", content=[{"type": "input_text", "text": f"rules {n}"}])
         else:
             r.prompt(f"aborted {n}").call(f"call_x{n}", output=None).event(type="turn_aborted", reason="interrupted")
     return r

@@ -10,7 +10,8 @@ import pytest
 
 from opmem_tui.backend.importers.base import ImportedNode, ImportedSession, ImportReport
 from opmem_tui.backend.importers.claude_code import ClaudeParser
-from opmem_tui.backend.importers.ingest import ingest, node_id_for, session_id_for
+from opmem_tui.backend.importers.ingest import ingest
+from opmem_tui.backend.importers.session_ids import node_id_for, session_id_for
 from opmem_tui.backend.model import SESSION_ID_RE
 from opmem_tui.backend.store.session_repo import NODE_ID_RE
 from opmem_tui.backend.store.sessions import SessionStore
@@ -41,7 +42,7 @@ def two_turns() -> ImportedSession:
     "source, native, expected",
     [
         ("claude-code", "0f8e6d1c-aaaa-4bbb-8ccc-123456789abc", "cc-0f8e6d1c-aaaa-4bbb-8ccc-123456789abc"),
-        ("claude-code", "0f8e/agent-a1b2", "cc-0f8e-agent-a1b2"),
+        ("claude-code", "0f8e/agent-a1b2", None),
         ("codex", "019a93b9-f380-7600-98ff-940e6b99603c", "codex-019a93b9-f380-7600-98ff-940e6b99603c"),
         ("jsonl", "locomo conv 26", None),
         ("jsonl", "x" * 300, None),
@@ -187,9 +188,10 @@ def test_subagent_links_in_either_order(store: SessionStore, parent_first: bool)
     order = [parent, child] if parent_first else [child, parent]
     for item in order:
         ingest(store, item, ImportReport())
-    meta = store.get_meta("jsonl-trunk-agent-x1").extra
+    child_id = session_id_for("jsonl", "trunk/agent-x1")
+    meta = store.get_meta(child_id).extra
     assert meta["parent_session"] == "jsonl-trunk" and meta["parent_node"] == "toolu_task"
-    assert store.get_meta("jsonl-trunk").extra["subagents"] == {"jsonl-trunk-agent-x1": "toolu_task"}
+    assert store.get_meta("jsonl-trunk").extra["subagents"] == {child_id: "toolu_task"}
 
 
 def test_on_project_called_for_sessions_in_a_git_repository(store: SessionStore, tmp_path: Path) -> None:

@@ -13,18 +13,15 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.base import ImportReport
+from opmem_tui.backend.importers.session_ids import session_id_for
 
 from .dag_helpers import fixture
 from .test_aider import CHAT, INPUTS
 from .test_codex import Rollout
 from .test_gemini import HEADER, call, reply, user
 from .test_openprogram import Folder
-
-ingest_module = pytest.importorskip("opmem_tui.backend.importers.ingest")
-importers = pytest.importorskip("opmem_tui.backend.importers")
-session_id_for = ingest_module.session_id_for
-run_import = importers.run_import
 
 OLD = 1_600_000_000  # an mtime long past: the file is finished, nothing is held back
 

@@ -97,10 +97,30 @@ def test_a_broken_file_is_a_warning_and_the_rest_imports(home, tmp_path: Path) -
     unreadable = projects / "-tmp-project" / "ffffffff-0000-4000-8000-000000000000.jsonl"
     unreadable.write_bytes(b"\xff\xfe not utf-8 json\n")
     os.utime(unreadable, (1_600_000_000, 1_600_000_000))
-    report = run_import(home, "claude", [projects, tmp_path / "missing"])
+    report = run_import(home, "claude", [projects])
     assert report.new_sessions == 2
     assert any(w.startswith(f"{unreadable}:1: invalid JSON") for w in report.warnings)
-    assert any(w.startswith(f"{tmp_path / 'missing'}: no such file") for w in report.warnings)
+
+
+def test_a_path_that_does_not_exist_is_an_error_naming_it(home, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path, 1)
+    with pytest.raises(OpmemError, match=f"no such file or folder: {tmp_path / 'missing'}$"):
+        run_import(home, "claude", [projects, tmp_path / "missing"])
+    assert home.sessions.list_sessions().sessions == ()  # nothing was imported
+    with pytest.raises(OpmemError, match="give a file or folder"):
+        run_import(home, "jsonl")
+
+
+def test_nothing_to_import_names_what_was_looked_for(home, tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / "codex-sessions"
+    folder.mkdir()
+    (folder / "notes.jsonl").write_text("{}\n")
+    report = run_import(home, "codex", [folder])
+    assert report.warnings == [f"{folder}: nothing to import: no rollout-*.jsonl found"]
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
+    report = run_import(home, "codex")
+    assert report.warnings[0].endswith("nothing to import: no rollout-*.jsonl found (folder not found)")
+    assert str(tmp_path / "no-codex" / "sessions") in report.warnings[0]
 
 
 def test_run_import_accepts_a_bare_store(store, tmp_path: Path) -> None:

@@ -4,12 +4,11 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.model import CorruptFile, InvalidSessionId
-from opmem_tui.backend.store.projects import (
+from opmem_tui.backend.projects.registry import (
     Project,
     ProjectError,
     ProjectNotFound,
     ProjectRegistry,
-    project_commits,
 )
 
 from .project_repo_helpers import git, head, make_repo, status, tree_hashes, write
@@ -140,8 +139,7 @@ def test_project_commits_read_primitive(home: Path, tmp_path: Path):
     p = reg.resolve_project(repo)
     [c] = reg.project_commits(p.id)
     assert c.oid == head(repo) and c.summary == "initial" and not c.is_agent
-    assert project_commits(home, p.id, limit=5) == [c]
-    assert project_commits(reg, p.id) == [c]
+    assert reg.project_commits(p.id, limit=5) == [c]
 
 
 def test_project_record_round_trip():

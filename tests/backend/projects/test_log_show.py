@@ -3,7 +3,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from opmem_tui.backend.store.project_git import ProjectGit, ProjectGitError, iter_commits
+from opmem_tui.backend.projects.repository import ProjectGit, ProjectGitError, iter_commits
 
 from .project_repo_helpers import git, make_repo, user_commit
 

@@ -5,15 +5,15 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.model import Turn
-from opmem_tui.backend.store.project_git import ProjectGit
-from opmem_tui.backend.store.project_links import (
+from opmem_tui.backend.projects.links import (
     CommitLink,
     LinkStore,
     commits_for_turn,
     link_session,
     turns_for_commit,
 )
-from opmem_tui.backend.store.projects import ProjectRegistry
+from opmem_tui.backend.projects.registry import ProjectRegistry
+from opmem_tui.backend.projects.repository import ProjectGit
 
 from .project_repo_helpers import TurnBuilder, make_repo, user_commit
 

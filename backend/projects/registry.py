@@ -4,10 +4,10 @@ their sessions, the warnings auto-commit raised, and the commit ↔ turn links.
 Files:
     projects/projects.json     {"projects": [{id, name, workdir, status, created_at, sessions}]}
     projects/warnings.jsonl    append-only; `{"op": "dismiss", "id": ...}` lines hide a warning
-    projects/links.jsonl       append-only commit ↔ turn links (project_links.LinkStore)
+    projects/links.jsonl       append-only commit ↔ turn links (links.LinkStore)
 
 A bound project's own `.git` is the user's: binding reuses it (or runs git init), unbinding only
-edits the registry. See project_git.py for what a commit writes.
+edits the registry. See agent_commit.py for what a commit writes.
 """
 
 from __future__ import annotations
@@ -26,44 +26,11 @@ import pygit2
 from filelock import FileLock
 
 from ..model import CorruptFile, Node, OpmemError, Turn, check_session_id
-from .files import write_atomic
-from .project_git import (
-    AgentCommitResult,
-    AgentTurnWatch,
-    CommitDetail,
-    CommitInfo,
-    DiffLine,
-    FileDiff,
-    Hunk,
-    ProjectGit,
-    ProjectGitError,
-    ensure_excluded,
-)
-from .project_links import HIGH, CommitLink, LinkStore, commits_for_turn, link_session, turns_for_commit
-from .tool_paths import tool_written_paths
-
-__all__ = [
-    "STATUSES",
-    "AgentCommitResult",
-    "AgentTurnWatch",
-    "CommitDetail",
-    "CommitInfo",
-    "CommitLink",
-    "DiffLine",
-    "FileDiff",
-    "Hunk",
-    "Project",
-    "ProjectError",
-    "ProjectGit",
-    "ProjectGitError",
-    "ProjectNotFound",
-    "ProjectRegistry",
-    "ProjectWarning",
-    "commits_for_turn",
-    "project_commits",
-    "tool_written_paths",
-    "turns_for_commit",
-]
+from ..store.files import write_atomic
+from .agent_commit import AgentCommitter
+from .links import HIGH, CommitLink, LinkStore, link_session
+from .records import AgentCommitResult, AgentTurnWatch, CommitDetail, CommitInfo
+from .repository import ProjectGit, ensure_excluded
 
 STATUSES = ("active", "paused", "done")
 _PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -328,7 +295,7 @@ class ProjectRegistry:
     # -- auto-commit --------------------------------------------------------------------------
 
     def begin_turn(self, project_id: str) -> AgentTurnWatch:
-        return self.git(project_id).begin_turn()
+        return AgentCommitter(self.git(project_id)).begin_turn()
 
     def commit_agent_turn(
         self,
@@ -343,13 +310,13 @@ class ProjectRegistry:
     ) -> AgentCommitResult:
         """Commit a turn's agent-owned changes in an active project; keep warnings and the link.
 
-        early: paths the agent wrote before the turn's start state was taken (see ProjectGit).
+        early: paths the agent wrote before the turn's start state was taken (AgentCommitter.commit_turn).
         """
         check_session_id(session_id)
         project = self.get(watch.project_id)
         if project.status != "active":
             return AgentCommitResult(None, skipped=f"project {project.id} is {project.status}")
-        result = self.git(project.id).commit_agent_turn(
+        result = AgentCommitter(self.git(project.id)).commit_turn(
             watch,
             turn,
             session_id=session_id,
@@ -459,14 +426,3 @@ class ProjectRegistry:
 
     def links_for_commit(self, project_id: str, commit: str) -> list[CommitLink]:
         return self.links.for_commit(commit, project_id)
-
-
-def project_commits(home: Any, project_id: str, *, limit: int = 100) -> list[CommitInfo]:
-    """Newest commits of a project. `home`: a Home (with .projects or .path), a folder, or a registry."""
-    if isinstance(home, ProjectRegistry):
-        registry = home
-    elif isinstance(getattr(home, "projects", None), ProjectRegistry):
-        registry = home.projects
-    else:
-        registry = ProjectRegistry(getattr(home, "path", home))
-    return registry.project_commits(project_id, limit=limit)

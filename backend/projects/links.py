@@ -23,7 +23,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from ..model import Node, Turn
-from .project_git import CommitInfo
+from .records import CommitInfo
 from .tool_paths import git_commit_texts, tool_written_paths
 
 HIGH = "high"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.tool_writes import Opaque, Put, Remove, node_writes
-from opmem_tui.backend.store.write_replay import Diverged, Expected, Unknown, replay_writes
+from opmem_tui.backend.projects.tool_writes import Opaque, Put, Remove, node_writes
+from opmem_tui.backend.projects.write_replay import Diverged, Expected, Unknown, replay_writes
 
 from .project_repo_helpers import TurnBuilder
 

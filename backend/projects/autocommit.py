@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pygit2
 
 from ..model import Node, OpmemError, Turn
-from ..store.projects import AgentTurnWatch, ProjectRegistry
-from ..store.tool_paths import tool_written_paths
+from ..store.sessions import SessionStore
+from .records import AgentTurnWatch
+from .registry import ProjectRegistry
+from .tool_paths import tool_written_paths
 
 # A prompt stamped up to this long before the watch started still counts as live (clock skew,
 # the watcher's own start-up).
@@ -71,11 +72,11 @@ class LiveTurnCommitter:
 
     def __init__(
         self,
-        store: Any,
+        store: SessionStore,
         registry: ProjectRegistry,
         *,
         started_at: float | None = None,
-        on_event: Callable[[AutoCommitEvent], Any] | None = None,
+        on_event: Callable[[AutoCommitEvent], object] | None = None,
     ) -> None:
         self.store = store
         self.registry = registry

@@ -11,11 +11,11 @@ import pygit2
 from click.testing import CliRunner
 
 from opmem_tui.backend.importers import run_import
-from opmem_tui.backend.importers.binding import ProjectBinder, project_root
+from opmem_tui.backend.projects.binding import ProjectBinder, project_root
 from opmem_tui.cli import main
 
-from ..store.project_repo_helpers import git, make_repo, user_commit, write
-from .conftest import Transcript, text, tool_use
+from ..importers.conftest import Transcript, text, tool_use
+from .project_repo_helpers import git, make_repo, user_commit, write
 
 SID = "aaaaaaaa-0000-4000-8000-000000000001"
 
@@ -221,7 +221,7 @@ def test_a_worktree_or_nested_repository_is_its_own_project(home, tmp_path: Path
 
 
 def test_the_link_cache_follows_its_own_appends_and_other_writers(tmp_path: Path) -> None:
-    from opmem_tui.backend.store.project_links import CommitLink, LinkStore
+    from opmem_tui.backend.projects.links import CommitLink, LinkStore
 
     path = tmp_path / "links.jsonl"
     ours, other = LinkStore(path), LinkStore(path)

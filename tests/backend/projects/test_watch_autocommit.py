@@ -9,12 +9,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from opmem_tui.backend.importers.autocommit import AutoCommitEvent
 from opmem_tui.backend.importers.watch import Watcher
+from opmem_tui.backend.projects.autocommit import AutoCommitEvent
 
-from ..store.project_repo_helpers import git, make_repo, write
-from .conftest import Transcript, text, tool_use
-from .test_openprogram import Folder
+from ..importers.conftest import Transcript, text, tool_use
+from ..importers.test_openprogram import Folder
+from .project_repo_helpers import git, make_repo, write
 
 SID = "bbbbbbbb-0000-4000-8000-000000000002"
 CC = f"cc-{SID}"
@@ -286,7 +286,7 @@ def test_watch_run_commits_a_live_turn(home, tmp_path: Path) -> None:
 
 
 def test_an_agent_that_commits_itself_gets_its_commit_linked_and_no_extra_commit(home, tmp_path: Path) -> None:
-    from ..store.project_repo_helpers import user_commit
+    from .project_repo_helpers import user_commit
 
     live = Live(home, tmp_path)
     live.t.prompt("add lib.py and commit it")

@@ -17,14 +17,23 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import pygit2
 
 from ..model import OpmemError
-from ..store.project_links import CommitLink
-from ..store.projects import ProjectNotFound, ProjectRegistry
-from .base import ImportReport
+from ..store.sessions import SessionStore
+from .links import CommitLink
+from .registry import ProjectNotFound, ProjectRegistry
+
+if TYPE_CHECKING:
+    from ..home import Home
+
+
+class Warnings(Protocol):
+    """Where linking problems go (an importer's ImportReport)."""
+
+    def warn(self, path: Path | str, line: int | None, problem: str) -> None: ...
 
 
 def project_root(cwd: str | os.PathLike[str], *, exclude: tuple[Path, ...] = ()) -> Path | None:
@@ -53,7 +62,7 @@ def project_root(cwd: str | os.PathLike[str], *, exclude: tuple[Path, ...] = ())
 class ProjectBinder:
     """Binds imported sessions to projects and links their history; one per import or watch."""
 
-    def __init__(self, store: Any, registry: ProjectRegistry, *, home_path: Path | None = None) -> None:
+    def __init__(self, store: SessionStore, registry: ProjectRegistry, *, home_path: Path | None = None) -> None:
         self.store = store
         self.registry = registry
         self._exclude = (Path(home_path).resolve(),) if home_path is not None else ()
@@ -64,13 +73,9 @@ class ProjectBinder:
         self._linked_seq: dict[str, int] = {}  # session -> newest node seq already linked
 
     @classmethod
-    def for_home(cls, home: Any) -> ProjectBinder | None:
-        """A binder over a Home (anything with .sessions, .projects and .path); None otherwise."""
-        registry = getattr(home, "projects", None)
-        store = getattr(home, "sessions", None)
-        if not isinstance(registry, ProjectRegistry) or store is None:
-            return None
-        return cls(store, registry, home_path=Path(home.path))
+    def for_home(cls, home: Home) -> ProjectBinder:
+        """A binder over a Home's sessions and projects; the home's own folder is never a project."""
+        return cls(home.sessions, home.projects, home_path=home.path)
 
     # -- binding ------------------------------------------------------------------------------
 
@@ -133,7 +138,7 @@ class ProjectBinder:
         self._linked_seq[session_id] = newest
         return found
 
-    def link_pending(self, report: ImportReport | None = None, *, ready: Callable[[str], bool] | None = None) -> int:
+    def link_pending(self, report: Warnings | None = None, *, ready: Callable[[str], bool] | None = None) -> int:
         """Link every session written since the last call that belongs to a project.
 
         ready(session_id) False leaves a session for a later call (its file is still busy).

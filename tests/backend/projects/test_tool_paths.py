@@ -1,7 +1,7 @@
 import json
 
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.tool_paths import (
+from opmem_tui.backend.projects.tool_paths import (
     git_commit_texts,
     is_git_commit_call,
     patch_paths,

@@ -5,8 +5,9 @@ import pygit2
 import pytest
 
 from opmem_tui.backend.model import Turn
-from opmem_tui.backend.store.project_git import ProjectGit
-from opmem_tui.backend.store.projects import ProjectRegistry
+from opmem_tui.backend.projects.agent_commit import AgentCommitter
+from opmem_tui.backend.projects.registry import ProjectRegistry
+from opmem_tui.backend.projects.repository import ProjectGit
 
 from .project_repo_helpers import (
     TurnBuilder,
@@ -255,11 +256,11 @@ def test_commit_refuses_when_head_moved_under_it(setup, monkeypatch):
     """create_commit only moves HEAD's branch if it still points at the parent we read."""
     _reg, _project, repo = setup
     pg = ProjectGit(repo)
-    watch = pg.begin_turn()
+    watch = AgentCommitter(pg).begin_turn()
     turn = TurnBuilder("x")
     write(repo / "b.py", "moved\n")
     turn.tool("Write", {"file_path": str(repo / "b.py"), "content": "moved\n"})
-    real_head = ProjectGit._head_oid
+    real_head = ProjectGit.head_oid
     stale = pygit2.Oid(hex=head(repo))
 
     def racing_head(self):
@@ -268,8 +269,8 @@ def test_commit_refuses_when_head_moved_under_it(setup, monkeypatch):
         git(repo, "commit", "-q", "--allow-empty", "-m", "user raced")
         return stale if oid == stale else oid
 
-    monkeypatch.setattr(ProjectGit, "_head_oid", racing_head)
-    result = pg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
+    monkeypatch.setattr(ProjectGit, "head_oid", racing_head)
+    result = AgentCommitter(pg).commit_turn(watch, turn.nodes, session_id="s", turn_number=1)
     monkeypatch.undo()
     assert result.commit is None and result.skipped == "commit failed"
     assert git(repo, "log", "-1", "--format=%s").strip() == "user raced"
@@ -313,4 +314,94 @@ def test_only_files_whose_content_the_agents_writes_explain_are_committed(setup)
     assert sorted(status(repo)) == [" M b.py", " M d.txt"]  # both left to the user, unstaged
     [warning] = reg.warnings(project.id)
     assert warning.paths == ("d.txt", "b.py") and warning.turn == 4
+    fsck(repo)
+
+
+# -- strict object checks for writes into the user's repository ----------------------------------
+
+STRICT_SCRIPT = """
+import json, sys
+from pathlib import Path
+import pygit2
+from opmem_tui.backend.projects.agent_commit import edit_tree
+from opmem_tui.backend.projects.registry import ProjectRegistry
+from opmem_tui.backend.projects.repository import ProjectGitError
+sys.path.insert(0, sys.argv[3])
+from project_repo_helpers import TurnBuilder
+
+home, repo_path = sys.argv[1], Path(sys.argv[2])
+out = {}
+for strict in (False, True):
+    pygit2.settings.enable_strict_object_creation(strict)  # whatever the process-wide setting is
+    repo = pygit2.Repository(str(repo_path))
+    base = repo.head.peel(pygit2.Commit).tree
+    missing = pygit2.Oid(hex="12" * 20)
+    try:
+        edit_tree(repo, base, {"ghost.txt": (missing, pygit2.enums.FileMode.BLOB)})
+        out[f"missing-{strict}"] = "written"
+    except ProjectGitError as exc:
+        out[f"missing-{strict}"] = str(exc)
+    blob = repo.create_blob(b"not a tree\\n")
+    try:
+        edit_tree(repo, base, {"src": (blob, pygit2.enums.FileMode.TREE)})
+        out[f"type-{strict}"] = "written"
+    except ProjectGitError as exc:
+        out[f"type-{strict}"] = str(exc)
+    reg = ProjectRegistry(home)
+    project = reg.resolve_project(repo_path)
+    watch = reg.begin_turn(project.id)
+    name = f"strict-{strict}.py"
+    (repo_path / name).write_text("x = 1\\n")
+    turn = TurnBuilder("strict", prefix=f"s{int(strict)}")
+    turn.tool("Write", {"file_path": str(repo_path / name), "content": "x = 1\\n"})
+    result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=int(strict) + 1)
+    out[f"commit-{strict}"] = result.commit
+print(json.dumps(out))
+"""
+
+
+def test_project_writes_are_checked_strictly_whatever_the_process_setting(setup, tmp_path: Path):
+    """An entry naming a missing object, or an object of the wrong type, is refused with strict
+    object creation off (as the session store may set it) and on; real commits pass both ways."""
+    import json
+    import subprocess
+    import sys
+
+    reg, _project, repo = setup
+    helpers = Path(__file__).resolve().parent
+    done = subprocess.run(
+        [sys.executable, "-c", STRICT_SCRIPT, str(reg.home), str(repo), str(helpers)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    for strict in ("False", "True"):
+        assert "missing object 1212121212121212121212121212121212121212" in out[f"missing-{strict}"]
+        assert "is a blob, not a tree" in out[f"type-{strict}"]
+        assert out[f"commit-{strict}"]
+    assert changed_in(repo, "HEAD") == {"strict-True.py"} and changed_in(repo, "HEAD~1") == {"strict-False.py"}
+    fsck(repo)
+
+
+def test_a_commit_whose_tree_would_name_a_missing_object_is_not_made(setup, monkeypatch):
+    reg, project, repo = setup
+    before = head(repo)
+    watch = reg.begin_turn(project.id)
+    turn = TurnBuilder("x")
+    write(repo / "b.py", "b = 5\n")
+    turn.tool("Write", {"file_path": str(repo / "b.py"), "content": "b = 5\n"})
+    real_entry = AgentCommitter._worktree_entry
+
+    def lost_blob(self, rel):
+        _oid, mode = real_entry(self, rel)
+        return pygit2.Oid(hex="ab" * 20), mode  # as if the blob never reached the object store
+
+    monkeypatch.setattr(AgentCommitter, "_worktree_entry", lost_blob)
+    monkeypatch.setattr(AgentCommitter, "_agent_made", lambda self, rel, entry, outcome: outcome)
+    result = reg.commit_agent_turn(watch, turn.nodes, session_id="s", turn_number=1)
+    assert result.commit is None and result.skipped == "commit failed"
+    assert "missing object abababab" in result.warning
+    assert head(repo) == before
     fsck(repo)
