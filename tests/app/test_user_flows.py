@@ -196,7 +196,8 @@ async def test_import_path_screen_refuses_a_missing_path(app, tmp_path):
 
 
 async def test_import_that_finds_nothing_says_where_it_looked(app, tmp_path, monkeypatch):
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude-here"))
+    # Under $HOME: the message shows it as ~/..., whatever the length of the temp folder's path.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(Path.home() / "no-claude-here"))
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
         await run_command(pilot, "import sessions: claude")
