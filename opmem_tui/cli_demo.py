@@ -7,6 +7,7 @@ the app quits.
 
 from __future__ import annotations
 
+import gc
 import shlex
 import shutil
 import tempfile
@@ -43,8 +44,6 @@ def _build(directory: Path) -> Home:
 def demo(ctx: click.Context, directory: Path | None, no_app: bool) -> None:
     """Open the app on a demo store: built in DIRECTORY and kept, else in a temporary folder
     removed when you quit. Your own store ($OPMEM_HOME, --home) is never used."""
-    from .cli import run_app
-
     own = _store_option_given(ctx)
     if own is not None:
         click.echo(f"note: the demo does not use your store ({own}); it gets a folder of its own", err=True)
@@ -54,19 +53,34 @@ def demo(ctx: click.Context, directory: Path | None, no_app: bool) -> None:
     temporary = directory is None
     folder = Path(tempfile.mkdtemp(prefix="opmem-demo-")) if directory is None else directory.expanduser()
     try:
-        try:
-            home = _build(folder)
-        except OpmemError as exc:
-            _fail(exc)
-            return
-        if temporary:
-            click.echo(f"demo store: {home.path} (temporary: removed when you quit; `opmem demo DIR` keeps one)")
-        else:
-            click.echo(f"demo store: {home.path}  (projects in {folder / 'projects'})")
-            click.echo(f"open it again: opmem demo {shlex.quote(str(folder))}")
-            click.echo(f"          or: opmem --home {shlex.quote(str(home.path))}")
-        if not no_app:
-            run_app(home)
+        _open(folder, temporary=temporary, no_app=no_app)
     finally:
         if temporary:
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(folder)
+
+
+def _open(folder: Path, *, temporary: bool, no_app: bool) -> None:
+    from .cli import run_app
+
+    try:
+        home = _build(folder)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    if temporary:
+        click.echo(f"demo store: {home.path} (temporary: removed when you quit; `opmem demo DIR` keeps one)")
+    else:
+        click.echo(f"demo store: {home.path}  (projects in {folder / 'projects'})")
+        click.echo(f"open it again: opmem demo {shlex.quote(str(folder))}")
+        click.echo(f"          or: opmem --home {shlex.quote(str(home.path))}")
+    if not no_app:
+        run_app(home)
+
+
+def _remove(folder: Path) -> None:
+    # A session store flushes its open sessions when it is collected (taking their lock files):
+    # collect the demo's store and app first, so nothing writes into the folder once it is gone.
+    gc.collect()
+    shutil.rmtree(folder, ignore_errors=True)
+    if folder.exists():
+        click.echo(f"opmem: could not remove the temporary demo store {folder}; remove it by hand", err=True)
