@@ -78,12 +78,14 @@ def _register_subcommands() -> None:
     from .cli_demo import demo
     from .cli_import import register as register_import
     from .cli_projects import projects
+    from .cli_recall import register as register_recall
     from .cli_sessions import sessions
 
     main.add_command(sessions)
     main.add_command(demo)
     main.add_command(projects)
     register_import(main)
+    register_recall(main)
 
 
 _register_subcommands()
