@@ -40,7 +40,7 @@ from .records import (
 )
 from .temporal import pack_ids
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
@@ -65,6 +65,7 @@ CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, d
 CREATE INDEX edges_src ON edges(src, t);
 CREATE INDEX edges_dst ON edges(dst, t);
 CREATE INDEX edges_scope ON edges(scope, t);
+CREATE INDEX edges_relation ON edges(relation, src);
 CREATE INDEX edges_src_sup ON edges(src) WHERE sup_t IS NOT NULL;
 CREATE INDEX edges_dst_sup ON edges(dst) WHERE sup_t IS NOT NULL;
 CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
