@@ -29,7 +29,9 @@ from .base import UNSTORED, ImportedSession, ImportFormatError, ImportReport
 
 def _freeze(d: Draft) -> Node:
     metadata = MappingProxyType(dict(d.metadata))
-    return Node(d.id, UNSTORED, d.role, d.content, d.parent_id, d.called_by, d.name, d.input, d.reads, d.created_at, metadata)
+    return Node(
+        d.id, UNSTORED, d.role, d.content, d.parent_id, d.called_by, d.name, d.input, d.reads, d.created_at, metadata
+    )
 
 
 def _open_field(f: Field[Any]) -> tuple[str, Any, Any]:
