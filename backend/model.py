@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -246,9 +246,13 @@ class SessionMeta:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One user node and what followed it on a branch, up to the next user node."""
+    """One user node and what followed it on a branch, up to the next user node.
 
-    number: int  # 1-based along the branch
+    Nodes before the first user node (a system preface) belong to turn 1; a branch with no user
+    node yet is one Turn numbered 0, which `turn_count` does not count (as git's "turn 0").
+    """
+
+    number: int  # 1-based along the branch; 0 for a branch that has no user node yet
     nodes: tuple[Node, ...]  # chain nodes and their tool nodes, in seq order
     commit: str | None = None  # the turn commit whose head is this turn's last node
     fork_heads: tuple[str, ...] = ()  # other leaf heads that branch off inside this turn
@@ -265,6 +269,11 @@ class Turn:
     @property
     def tool_nodes(self) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.is_tool)
+
+
+def turn_count(turns: Sequence[Turn]) -> int:
+    """The number of turns a branch has: its user nodes. The listing's `turn_count` is the same."""
+    return sum(1 for turn in turns if turn.number > 0)
 
 
 @dataclass(frozen=True, slots=True)

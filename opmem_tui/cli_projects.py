@@ -1,8 +1,14 @@
-"""`opmem projects ...`: bind folders as projects and read their git history from the shell."""
+"""`opmem projects ...`: bind folders as projects and read their git history from the shell.
+
+`list`, `log` and `warnings` take `--json` for scripts: one JSON object on stdout.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
+from typing import Any
 
 import click
 
@@ -28,6 +34,15 @@ def _registry(ctx: click.Context) -> ProjectRegistry:
     return _home(ctx).projects
 
 
+_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def _json(value: Any) -> str:
+    """JSON for a terminal or a pipe: non-ASCII kept readable, C0 controls escaped by json and
+    C1 controls (which json leaves raw) escaped here, so commit text cannot drive the terminal."""
+    return json.dumps(value, ensure_ascii=False, indent=2).translate(_C1_ESCAPES)
+
+
 def _fail(exc: OpmemError) -> click.ClickException:
     return click.ClickException(_plain(str(exc)))
 
@@ -38,13 +53,17 @@ def projects() -> None:
 
 
 @projects.command("list")
+@click.option("--json", "as_json", is_flag=True, help='Print JSON: {"projects": [...]}.')
 @click.pass_context
-def list_cmd(ctx: click.Context) -> None:
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """List bound projects."""
     try:
         items = _registry(ctx).list_projects()
     except OpmemError as exc:
         raise _fail(exc) from None
+    if as_json:
+        click.echo(_json({"projects": [p.to_json() for p in items]}))
+        return
     if not items:
         click.echo("no projects bound (opmem projects add PATH)")
         return
@@ -98,8 +117,11 @@ def unbind_cmd(ctx: click.Context, project_id: str) -> None:
 @click.option("--agent-only", is_flag=True, help="Only commits made by agents through opmem.")
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--after", default=None, help="Continue after this commit (the last one shown).")
+@click.option("--json", "as_json", is_flag=True, help='Print JSON: {"commits": [...], "next": <oid for --after>}.')
 @click.pass_context
-def log_cmd(ctx: click.Context, project_id: str, agent_only: bool, limit: int, after: str | None) -> None:
+def log_cmd(
+    ctx: click.Context, project_id: str, agent_only: bool, limit: int, after: str | None, as_json: bool
+) -> None:
     """A project's commits, newest first; agent commits are marked with *."""
     registry = _registry(ctx)
     try:
@@ -107,6 +129,17 @@ def log_cmd(ctx: click.Context, project_id: str, agent_only: bool, limit: int, a
         links = registry.links.by_commit(project_id)
     except OpmemError as exc:
         raise _fail(exc) from None
+    if as_json:
+        rows = []
+        for c in commits:
+            row = dataclasses.asdict(c)
+            del row["paths"]  # filled only for linking; a log page does not compute them
+            link = links.get(c.oid)
+            row["link"] = link.to_json() if link is not None else None
+            rows.append(row)
+        following = commits[-1].oid if len(commits) == limit else None
+        click.echo(_json({"project_id": project_id, "commits": rows, "next": following}))
+        return
     for c in commits:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.time))
         mark = "*" if c.is_agent else " "
@@ -118,13 +151,17 @@ def log_cmd(ctx: click.Context, project_id: str, agent_only: bool, limit: int, a
 
 @projects.command("warnings")
 @click.argument("project_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help='Print JSON: {"warnings": [...]}, newest first.')
 @click.pass_context
-def warnings_cmd(ctx: click.Context, project_id: str | None) -> None:
+def warnings_cmd(ctx: click.Context, project_id: str | None, as_json: bool) -> None:
     """Turns whose changes were not committed, and why."""
     try:
         found = _registry(ctx).warnings(project_id)
     except OpmemError as exc:
         raise _fail(exc) from None
+    if as_json:
+        click.echo(_json({"warnings": [dataclasses.asdict(w) for w in found]}))
+        return
     if not found:
         click.echo("no warnings")
     for w in found:

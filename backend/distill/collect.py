@@ -16,7 +16,7 @@ from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
-from ..store.projects import ProjectRegistry
+from ..projects.registry import ProjectRegistry
 from ..store.provenance import iter_nodes_since
 from ..store.sessions import SessionStore
 from .model import (

@@ -13,9 +13,10 @@ import time
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pygit2
 
@@ -30,6 +31,7 @@ from ..model import (
     TurnCommit,
 )
 from .files import dump_compact_json, dump_json, read_json_object, write_atomic
+from .git_index import index_bytes, write_index
 from .packwriter import (
     BLOB,
     COMMIT,
@@ -44,6 +46,7 @@ from .packwriter import (
     tree_entry,
     write_pack,
 )
+from .writers import new_writer
 
 NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 NODE_FILE_RE = re.compile(r"^(\d+)-([uats])-(.+)\.json$")
@@ -53,6 +56,34 @@ TITLE_CHARS = 50
 PREVIEW_CHARS = 80
 
 _DEFAULT: Any = object()
+
+# What pygit2 raises when the mirror's objects or refs are missing or unreadable.
+GIT_ERRORS = (KeyError, ValueError, pygit2.GitError, zlib.error)
+_T = TypeVar("_T")
+
+
+def mirror_op(default: Callable[[], Any]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+    """A git-mirror operation: once the mirror is found broken it returns `default()` instead.
+
+    The node files are the truth, so a broken mirror never blocks a read or a node write; it is
+    recorded in `problems` and `opmem verify` rebuilds it.
+    """
+
+    def wrap(fn: Callable[..., _T]) -> Callable[..., _T]:
+        @wraps(fn)
+        def run(self: SessionRepo, *args: Any, **kwargs: Any) -> _T:
+            if self.mirror_broken:
+                return default()
+            try:
+                return fn(self, *args, **kwargs)
+            except GIT_ERRORS as exc:
+                self.mirror_failed(exc)
+                return default()
+
+        return run
+
+    return wrap
+
 
 # We build every tree from entries we just wrote, so libgit2's existence checks on each entry
 # only cost time (they made a 2,000-turn commit O(n) lookups).
@@ -139,6 +170,9 @@ class SessionRepo:
         self.problems: list[str] = []
         self.mutations = 0  # bumped by every write, so the store knows to publish a change
         self._unsynced: list[Path] | None = None  # node files awaiting a group fsync
+        self.writer = new_writer(self)  # this writer's token in the in-flight markers
+        self.marked_since: int | None = None  # what the marker file says about this writer
+        self._own: dict[str, int] = {}  # node id -> seq of nodes this object wrote and has not committed
         self._reset()
 
     # ------------------------------------------------------------------ state
@@ -163,6 +197,8 @@ class SessionRepo:
         self._pending_refs: dict[str, str] = {}
         self._pending_head: str | None = None
         self._commit_history: dict[str, str] = {}  # commit oid -> its history tree oid
+        self._skip_from: int | None = None  # during backfill: nodes from this seq on belong to a live writer
+        self.mirror_broken: str | None = None
         self.problems = []
 
     @property
@@ -184,6 +220,8 @@ class SessionRepo:
         self._meta = read_json_object(self.meta_path)
         self._scan_history()
         self._recover_head()
+        # A repo written before opmem kept the index (or by a process killed before it wrote it).
+        self._index_dirty = (self.path / ".git").is_dir() and not (self.path / ".git" / "index").exists()
 
     def refresh(self) -> None:
         """Pick up what another process wrote: new node files, a new meta.json, new refs."""
@@ -339,7 +377,7 @@ class SessionRepo:
         branch = self.get_branch(head_id)
         if not branch:
             return []
-        commits = self._commit_map() if self._git_dir_exists() else {}
+        commits = self._turn_commits()
         on_path = {n.id for n in branch if n.called_by is None}
         groups: list[list[Node]] = []
         for node in branch:
@@ -353,6 +391,9 @@ class SessionRepo:
             else:
                 groups[-1].append(node)
         turns: list[Turn] = []
+        if not any(n.role == "user" and n.called_by is None for n in groups[0]):
+            # No user node on the branch (a system preface alone): one turn numbered 0, as in git.
+            return [Turn(number=0, nodes=tuple(groups[0]), commit=commits.get(groups[0][-1].id))]
         for number, group in enumerate(groups, start=1):
             chain = [n for n in group if n.called_by is None]
             last = chain[-1] if chain else group[-1]
@@ -462,6 +503,7 @@ class SessionRepo:
             self._unsynced.append(path)
         self._pending_bytes[node.id] = data
         self._index(node)
+        self._own[node.id] = node.seq
         self.mutations += 1
         meta = self._meta
         if not meta.get("created_at"):
@@ -490,7 +532,20 @@ class SessionRepo:
         paths, self._unsynced = self._unsynced, None
         if paths:
             sync_files(paths, self.history_dir)
-        self.flush_pending()
+        self.flush_index()  # the end of a write burst: commits, then an index `git status` agrees with
+
+    def in_flight_since(self) -> int | None:
+        """Seq of the first node this writer wrote and has not committed (None: nothing in flight)."""
+        return min(self._own.values()) if self._own else None
+
+    def _settle_own(self, end: str) -> None:
+        """Forget own nodes that the line ending at `end` now covers (whoever committed them)."""
+        for nid in list(self._own):
+            root = nid
+            while root in self._nodes and self._nodes[root].called_by is not None:
+                root = self._nodes[root].called_by  # type: ignore[assignment]
+            if self._is_ancestor(root, end):
+                del self._own[nid]
 
     def set_head(self, node_id: str) -> None:
         head = self._chain_node(node_id)
@@ -498,8 +553,12 @@ class SessionRepo:
         self._meta["head_id"] = head
         self._meta["head_seq_mark"] = self._max_seq
         self._meta["turns"] = sum(1 for cid in self._path_ids(head) if self._nodes[cid].role == "user")
-        branch = self._branch_for(head)
         self._write_meta()
+        self._move_head_branch(head)
+
+    @mirror_op(lambda: None)
+    def _move_head_branch(self, head: str) -> None:
+        branch = self._branch_for(head)
         if branch is not None:
             self._checkout(branch)
             self.flush_index()
@@ -569,6 +628,20 @@ class SessionRepo:
         self._commits = commits
         return commits
 
+    @mirror_op(dict)
+    def _turn_commits(self) -> dict[str, str]:
+        return self._commit_map() if self._git_dir_exists() else {}
+
+    def mirror_failed(self, exc: BaseException) -> None:
+        """Stop using a mirror that cannot be read: drop what waits to be written, say so once."""
+        if self.mirror_broken:
+            return
+        self.mirror_broken = f"{self.path}/.git: the git mirror cannot be read ({type(exc).__name__}: {exc})"
+        self.problems.append(f"{self.mirror_broken}; `opmem verify` rebuilds it from the node files")
+        self._pending, self._pending_trees, self._pending_refs, self._pending_head = [], {}, {}, None
+        self._commits = None
+        self._git = None
+
     def covered_node_ids(self) -> set[str]:
         """Node ids that some branch tip's tree holds (every commit is an ancestor of a tip)."""
         self.flush_pending()
@@ -596,6 +669,12 @@ class SessionRepo:
         end = self._chain_node(head_id) if head_id is not None else self._head
         if end is None:
             return None
+        oid = self._commit_guarded(end)
+        self._settle_own(end)
+        return oid
+
+    @mirror_op(lambda: None)
+    def _commit_guarded(self, end: str) -> str | None:
         return self._commit_at(end)
 
     def _turn_chain(self, end: str) -> list[Node]:
@@ -628,8 +707,11 @@ class SessionRepo:
         tool_callers = list(segment)
         if base_head is not None:
             tool_callers.extend(n.id for n in self._turn_chain(base_head))
+        skip_from = self._skip_from
         for caller in tool_callers:
             for tool in self._tool_tree(caller):
+                if skip_from is not None and tool.seq >= skip_from:
+                    continue  # a live writer's tool result: its own commit takes it
                 if not base_raw or (b" " + tool.file_name.encode() + b"\0") not in base_raw:
                     new_nodes.append(tool)
         if not new_nodes:
@@ -688,6 +770,7 @@ class SessionRepo:
             self.flush_pending()
         return oid
 
+    @mirror_op(lambda: None)
     def flush_pending(self) -> None:
         """Write the commits made since the last flush: one pack, then refs, then HEAD.
 
@@ -736,24 +819,39 @@ class SessionRepo:
             self._repo().set_head(target)
         self._index_dirty = True
 
-    def flush_index(self) -> None:
+    def flush_index(self, *, force: bool = False) -> None:
         """Make the git index match HEAD's tree, so `git status` in the session stays quiet.
 
-        Deferred from each commit (rewriting the index is O(nodes)); the store calls this when
-        a session goes quiet: on head switches, packing, eviction and close.
+        Rewriting the index is O(nodes), so it is not done per commit: the store calls this when
+        a write burst ends (a batch) and when a session goes quiet (head switch, packing,
+        eviction, flush, close, verify).
         """
         self.flush_pending()
-        if not self._index_dirty or not self._git_dir_exists():
+        if not (self._index_dirty or force) or not self._git_dir_exists() or self.mirror_broken:
             return
-        repo = self._repo()
         try:
-            tree = repo.head.peel(pygit2.Tree)
-        except pygit2.GitError:
+            self._write_index()
+        except OSError:
+            pass  # the index is a convenience for `git status`; the commits are already safe
+
+    @mirror_op(lambda: None)
+    def _write_index(self) -> None:
+        repo = self._repo()
+        if repo.head_is_unborn:
+            self._index_dirty = False
             return
-        index = repo.index
-        index.read_tree(tree)
-        index.write()
-        self._index_dirty = False
+        tree = repo.head.peel(pygit2.Commit).tree_id
+        entries: list[tuple[bytes, bytes, bool]] = []
+        stack: list[tuple[bytes, Any]] = [(b"", tree)]
+        while stack:
+            prefix, oid = stack.pop()
+            for mode, name, child in parse_tree(self._tree_raw(oid)):
+                if mode == MODE_TREE:
+                    stack.append((prefix + name + b"/", pygit2.Oid(raw=child)))
+                else:  # meta.json is rewritten between commits: git is told not to look at it
+                    entries.append((prefix + name, child, not prefix and name == b"meta.json"))
+        if write_index(self.path / ".git", index_bytes(entries)):
+            self._index_dirty = False
 
     def _set_ref(self, branch: str, oid: str) -> None:
         path = self.path / ".git" / "refs" / "heads" / branch
@@ -884,22 +982,35 @@ class SessionRepo:
 
     # ------------------------------------------------------------------ consistency
 
-    def turn_ends(self, start: str) -> list[str]:
+    def turn_ends(self, start: str, skip_from: int | None = None) -> list[str]:
         ends: list[str] = []
         stack = [start]
         while stack:
             cur = stack.pop()
             kids = self._children.get(cur, [])
+            if skip_from is not None:
+                kids = [k for k in kids if self._nodes[k].seq < skip_from]
             if not kids or any(self._nodes[k].role == "user" for k in kids):
                 ends.append(cur)
             stack.extend(k for k in kids if self._nodes[k].role != "user")
         return ends
 
-    def backfill(self) -> int:
-        """Commit, turn by turn, every node that no branch covers yet. Returns commits made."""
+    def missing_node_ids(self, skip_from: int | None = None) -> set[str]:
+        """Nodes no branch covers yet, leaving out those from `skip_from` on (a live writer's)."""
         if not self._nodes:
-            return 0
+            return set()
         missing = set(self._nodes) - self.covered_node_ids()
+        if skip_from is not None:
+            missing = {nid for nid in missing if self._nodes[nid].seq < skip_from}
+        return missing
+
+    @mirror_op(int)
+    def backfill(self, skip_from: int | None = None) -> int:
+        """Commit, turn by turn, every node that no branch covers yet. Returns commits made.
+
+        Nodes from seq `skip_from` on are left alone: a live writer is still writing that turn.
+        """
+        missing = self.missing_node_ids(skip_from)
         if not missing:
             return 0
         ends: set[str] = set()
@@ -907,15 +1018,18 @@ class SessionRepo:
             chain_id = nid
             while self._nodes[chain_id].called_by is not None:
                 chain_id = self._nodes[chain_id].called_by
-            ends.update(self.turn_ends(chain_id))
+            ends.update(self.turn_ends(chain_id, skip_from))
         made = 0
         grouping, self._grouping = self._grouping, True
+        self._skip_from = skip_from
         try:
             for end in sorted(ends, key=lambda e: self._nodes[e].seq):
                 if self._commit_at(end):
                     made += 1
+                self._settle_own(end)
         finally:
             self._grouping = grouping
+            self._skip_from = None
         if not grouping:
             self.flush_pending()
         if self._head is not None:
@@ -925,8 +1039,61 @@ class SessionRepo:
         self.flush_index()
         return made
 
+    def mirror_problems(self) -> list[str]:
+        """What is missing from the git mirror: every commit and tree of every branch, and each tip's files."""
+        if not self._git_dir_exists():
+            return []
+        try:
+            self.flush_pending()
+            repo = self._repo()
+            tips = self._tips()
+            if not tips:
+                return []
+            walker = repo.walk(None, pygit2.enums.SortMode.TOPOLOGICAL)
+            for oid in set(tips.values()):
+                walker.push(pygit2.Oid(hex=oid))
+            for commit in walker:
+                tree = commit.tree
+                if "history" in tree:
+                    tree["history"].peel(pygit2.Tree)
+            odb = repo.odb
+            for oid in set(tips.values()):
+                tree = repo[oid].peel(pygit2.Tree)
+                entries = list(tree["history"].peel(pygit2.Tree)) if "history" in tree else []
+                for entry in [*entries, *(e for e in tree if e.name == "meta.json")]:
+                    if not odb.exists(entry.id):
+                        return [f"{self.path}/.git: object {entry.id} ({entry.name}) is missing"]
+        except GIT_ERRORS as exc:
+            return [f"{self.path}/.git: {type(exc).__name__}: {exc}"]
+        return []
+
+    def rebuild_mirror(self, skip_from: int | None = None) -> int:
+        """Replace a broken git mirror by one built from the node files. Returns commits made."""
+        git_dir = self.path / ".git"
+        aside = self.path / f".git-broken-{uuid.uuid4().hex[:8]}"
+        if git_dir.exists():
+            os.replace(git_dir, aside)
+        self._git = None
+        self._commits, self._turn_no, self._tree_cache, self._commit_history = None, {}, {}, {}
+        self._pending, self._pending_trees, self._pending_refs, self._pending_head = [], {}, {}, None
+        self.mirror_broken = None
+        self.problems = [p for p in self.problems if "/.git" not in p]
+        self._init_git()
+        made = self.backfill(skip_from)
+        if self.mirror_broken:  # the rebuild failed too: put the old mirror back for inspection
+            shutil.rmtree(git_dir, ignore_errors=True)
+            if aside.exists():
+                os.replace(aside, git_dir)
+            raise OpmemError(f"{self.path}: rebuilding the git mirror failed: {self.mirror_broken}")
+        shutil.rmtree(aside, ignore_errors=True)
+        self._index_dirty = True
+        self.flush_index()
+        self.mutations += 1
+        return made
+
     # ------------------------------------------------------------------ history views
 
+    @mirror_op(list)
     def branches(self) -> list[Branch]:
         self.flush_pending()
         if not self._git_dir_exists():
@@ -942,6 +1109,7 @@ class SessionRepo:
             out.append(Branch(name=name, head_id=head or "", tip=tip, turns=turn, is_current=name == current))
         return out
 
+    @mirror_op(list)
     def session_commits(self, limit: int = 100) -> list[TurnCommit]:
         self.flush_pending()
         if not self._git_dir_exists():
@@ -991,7 +1159,11 @@ class SessionRepo:
 
         nodes: list[Node] = []
         for entry in tree["history"].peel(pygit2.Tree):
-            blob = repo[entry.id].peel(pygit2.Blob)
+            try:
+                blob = repo[entry.id].peel(pygit2.Blob)
+            except GIT_ERRORS as exc:
+                self.mirror_failed(exc)
+                raise OpmemError(f"session {self.id}: {self.mirror_broken}") from None
             label = f"{self.path}@{commit[:12]}:history/{entry.name}"
             try:
                 nodes.append(Node.from_json(json.loads(blob.data), label))
@@ -1024,20 +1196,22 @@ class SessionRepo:
         libgit2 repack (`pack()`) runs at the daily sleep or on request.
         """
         packs = self._pack_files()
-        if len(packs) <= self.pack_threshold:
-            return
+        if len(packs) < 2 or len(packs) <= self.pack_threshold:
+            return  # whatever the setting: nothing to merge in one pack
         sizes = {p: p.stat().st_size for p in packs}
         base = max(packs, key=lambda p: sizes[p])
         others = sorted((p for p in packs if p != base), key=lambda p: p.stat().st_mtime_ns)
         pack_dir = self.path / ".git" / "objects" / "pack"
         try:
-            merge_packs(pack_dir, base, others, self._history_base, durable=False)
+            merged = merge_packs(pack_dir, base, others, self._history_base, durable=False)
         except (MergeRefused, ValueError, zlib.error):
             self.pack()
             return
         for idx in [base, *others]:
+            if idx.stem == merged:
+                continue  # the merge gave back this very pack (same objects, same name): it stays
+            idx.unlink(missing_ok=True)  # the index first: no reader finds an index without its pack
             idx.with_suffix(".pack").unlink(missing_ok=True)
-            idx.unlink(missing_ok=True)
         self.mutations += 1
         self._git = None
 
@@ -1055,6 +1229,7 @@ class SessionRepo:
                 break
         return None
 
+    @mirror_op(int)
     def pack(self) -> int:
         """Pack every object with deltas into one pack, then drop loose objects and old packs."""
         self.flush_pending()

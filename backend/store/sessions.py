@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
@@ -35,6 +34,7 @@ from ..model import (
 )
 from .files import read_json, write_json_atomic
 from .session_repo import _DEFAULT, SessionRepo
+from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
 
@@ -64,7 +64,8 @@ class SessionStore:
         self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
         self._listing_entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
         self._locations: tuple[tuple[int, int, int], dict[str, str]] | None = None
-        _OPEN_STORES.add(self)
+        # When the store is dropped, or at exit: the index of every open session follows its HEAD.
+        weakref.finalize(self, _flush_at_close, self._cache, self.locks_dir)
 
     # ------------------------------------------------------------------ layout
 
@@ -131,6 +132,9 @@ class SessionStore:
     def _token_path(self, session_id: str) -> Path:
         return self.locks_dir / f"{session_id}.token"
 
+    def _in_flight(self, session_id: str) -> InFlight:
+        return InFlight(self.locks_dir / f"{session_id}.inflight")
+
     @contextmanager
     def _session(self, session_id: str, *, create: bool = False, location: Path | None = None) -> Iterator[SessionRepo]:
         """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
@@ -150,6 +154,10 @@ class SessionStore:
             try:
                 yield repo
             finally:
+                since = repo.in_flight_since()
+                if since != repo.marked_since:  # tell other processes which turn is still being written
+                    self._in_flight(session_id).set(repo.writer, since)
+                    repo.marked_since = since
                 if repo.mutations != mutations_before:
                     token = uuid.uuid4().hex
                     if _write_token(self._token_path(session_id), token):
@@ -176,20 +184,35 @@ class SessionStore:
             else:
                 repo.load()
                 if (repo.path / "history").is_dir():
-                    repo.backfill()  # consistency: nodes the refs do not cover yet
+                    # Consistency: commit nodes the refs do not cover, but not a turn a live writer is writing.
+                    repo.backfill(self._in_flight(session_id).live_since())
             self._cache[session_id] = repo
             try:
                 self._tokens[session_id] = self._token_path(session_id).read_text()
             except OSError:
                 self._tokens.pop(session_id, None)
-            while len(self._cache) > self.cache_cap:
-                # Lossless: everything a SessionRepo holds is on disk (the index follows HEAD first).
-                _, evicted = self._cache.popitem(last=False)
-                _flush_quietly(evicted)
+            self._evict()
             return repo
 
+    def _evict(self) -> None:
+        """Close the least recently used sessions past the cap.
+
+        Lossless: everything a SessionRepo holds is on disk (the index follows HEAD first). A
+        session with a turn in flight stays open: its writer's marker lives as long as it does.
+        """
+        over = len(self._cache) - self.cache_cap
+        for sid in list(self._cache):
+            if over <= 0:
+                break
+            repo = self._cache[sid]
+            if repo.in_flight_since() is not None:
+                continue
+            del self._cache[sid]
+            _flush_quietly(repo)
+            over -= 1
+
     def flush(self) -> None:
-        """Bring every open session's git index up to date (done lazily after commits)."""
+        """Bring every open session's git index up to date (done lazily after single commits)."""
         with self._store_lock:
             repos = list(self._cache.items())
         for sid, repo in repos:
@@ -455,26 +478,45 @@ class SessionStore:
     # ------------------------------------------------------------------ verify
 
     def verify(self, *, repair: bool = True) -> VerifyReport:
-        """Check every session: meta, node files, git mirror; backfill what git misses."""
+        """Check every session: meta, node files, git mirror; backfill what git misses, rebuild a broken mirror.
+
+        Nodes a live writer has not committed yet are not missing. With `repair`, every
+        session's index is rewritten too, so `git status` in it is quiet afterwards.
+        """
         listing = self.list_sessions()
         repaired: list[str] = []
         problems: list[str] = list(listing.problems)
         for meta in listing.sessions:
             try:
                 with self._session(meta.id) as repo:
-                    repo.refresh()
-                    problems.extend(repo.problems)
-                    missing = set(n.id for n in repo.nodes()) - repo.covered_node_ids()
-                    if missing:
-                        if repair:
-                            made = repo.backfill()
-                            repaired.append(f"{repo.path}: committed {len(missing)} node(s) in {made} turn commit(s)")
-                        else:
-                            problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
-                    problems.extend(_check_git(repo))
+                    self._verify_one(repo, repair, repaired, problems)
             except OpmemError as exc:
                 problems.append(str(exc))
         return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+
+    def _verify_one(self, repo: SessionRepo, repair: bool, repaired: list[str], problems: list[str]) -> None:
+        repo.refresh()
+        skip_from = self._in_flight(repo.id).live_since()
+        broken = repo.mirror_problems()
+        if broken:
+            if not repair:
+                problems.extend(broken)
+                return
+            made = repo.rebuild_mirror(skip_from)
+            repaired.append(
+                f"{repo.path}: rebuilt the git mirror from the node files ({made} turn commits; was: {broken[0]})"
+            )
+        problems.extend(p for p in repo.problems if "/.git" not in p)
+        missing = repo.missing_node_ids(skip_from)
+        if missing:
+            if repair:
+                made = repo.backfill(skip_from)
+                repaired.append(f"{repo.path}: committed {len(missing)} node(s) in {made} turn commit(s)")
+            else:
+                problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
+        if repair:
+            repo.flush_index(force=True)
+        problems.extend(repo.mirror_problems())
 
 
 def _flush_quietly(repo: SessionRepo) -> None:
@@ -484,13 +526,15 @@ def _flush_quietly(repo: SessionRepo) -> None:
         pass  # the index is a convenience for `git status`; the commits are already safe
 
 
-_OPEN_STORES: weakref.WeakSet[SessionStore] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_open_stores() -> None:
-    for store in list(_OPEN_STORES):
-        store.flush()
+def _flush_at_close(cache: Mapping[str, SessionRepo], locks_dir: Path) -> None:
+    """Flush a dropped store's sessions; a session locked right now (maybe by this very thread) is left."""
+    for sid, repo in list(cache.items()):
+        lock = FileLock(str(locks_dir / f"{sid}.lock"), timeout=0)
+        try:
+            with lock:
+                _flush_quietly(repo)
+        except (Timeout, OSError):
+            continue
 
 
 def _write_token(path: Path, token: str) -> bool:
@@ -548,20 +592,3 @@ def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMe
     if not isinstance(data, dict):
         return f"{meta_path}: not a JSON object"
     return SessionMeta.from_listing(data, sid, path)
-
-
-def _check_git(repo: SessionRepo) -> list[str]:
-    import pygit2
-
-    out: list[str] = []
-    if not (repo.path / ".git").is_dir():
-        return out
-    try:
-        git = pygit2.Repository(str(repo.path))
-        for name in git.branches.local:
-            commit = git.branches.local[name].peel(pygit2.Commit)
-            for c in git.walk(commit.id):
-                _ = c.tree  # reading the tree proves the object is there and parses
-    except (pygit2.GitError, KeyError, ValueError) as exc:
-        out.append(f"{repo.path}/.git: {exc}")
-    return out

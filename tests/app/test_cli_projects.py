@@ -69,3 +69,38 @@ def test_corrupt_registry_is_a_clear_error(tmp_path: Path):
     result = CliRunner(env={"OPMEM_HOME": str(home)}).invoke(projects, ["list"])
     assert result.exit_code == 1
     assert "projects.json: invalid JSON" in result.output
+
+
+def test_list_log_and_warnings_as_json(tmp_path: Path):
+    import json
+
+    home = tmp_path / "home"
+    repo = _repo(tmp_path / "work")
+    runner = CliRunner(env={"OPMEM_HOME": str(home)})
+    assert json.loads(runner.invoke(projects, ["list", "--json"]).output) == {"projects": []}
+    registry = ProjectRegistry(home)
+    project = registry.resolve_project(repo, "Work")
+
+    [listed] = json.loads(runner.invoke(projects, ["list", "--json"]).output)["projects"]
+    assert listed == project.to_json()
+
+    result = runner.invoke(projects, ["log", project.id, "--json", "--limit", "2"])
+    assert result.exit_code == 0 and "\x1b" not in result.output
+    page = json.loads(result.output)
+    assert [c["summary"] for c in page["commits"]] == ["change 2", "sneaky \x1b[31mred\x1b[0m title"]
+    first = page["commits"][0]
+    assert first["author_name"] == "U" and first["is_agent"] is False and first["link"] is None
+    assert len(first["oid"]) == 40 and first["parents"] == [page["commits"][1]["oid"]]
+    assert page["next"] == page["commits"][1]["oid"]
+    rest = json.loads(runner.invoke(projects, ["log", project.id, "--json", "--after", page["next"]]).output)
+    assert [c["summary"] for c in rest["commits"]] == ["change 0"] and rest["next"] is None
+
+    registry.record_warning(project.id, "sess-1", 3, "a.py changed \x9b31m outside", ["a.py"])
+    result = runner.invoke(projects, ["warnings", "--json"])
+    assert "\x9b" not in result.output  # a C1 control would reach the terminal raw
+    [warning] = json.loads(result.output)["warnings"]
+    assert (warning["session_id"], warning["turn"], warning["paths"]) == ("sess-1", 3, ["a.py"])
+    assert warning["message"] == "a.py changed \x9b31m outside"
+
+    result = runner.invoke(projects, ["log", "nope", "--json"])
+    assert result.exit_code == 1 and "no project" in result.output

@@ -2,7 +2,7 @@
 
 Tool names of Claude Code, Codex, Gemini CLI, Aider, OpenProgram and MCP servers are mapped to
 a few kinds; shell calls go through shell.py; which files a call wrote comes from the store's
-own reading of tool arguments (backend/store/tool_paths.py), the one the auto-commit uses.
+own reading of tool arguments (backend/projects/tool_paths.py), the one the auto-commit uses.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model import Node
-from ...store.tool_paths import PATH_KEYS, WORKDIR_KEYS, patch_paths, tool_written_paths
+from ...projects.tool_paths import PATH_KEYS, WORKDIR_KEYS, patch_paths, tool_written_paths
 from . import patterns
 from .shell import SimpleCommand, command_line, command_text, parse_script
 
