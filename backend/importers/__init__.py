@@ -95,8 +95,10 @@ def run_import(
     files = importer.discover(roots)
     if not files:
         where = ", ".join(str(p) for p in roots)
-        absent = "" if any(Path(p).expanduser().exists() for p in roots) else " (folder not found)"
-        report.warn(where, None, f"nothing to import: no {importer.looks_for} found{absent}")
+        if any(Path(p).expanduser().exists() for p in roots):
+            report.warn(where, None, f"nothing to import: no {importer.looks_for} found")
+        else:
+            report.warn(where, None, f"not found: nothing to import (looked for {importer.looks_for})")
     total = len(files)
     try:
         for done, path in enumerate(files):

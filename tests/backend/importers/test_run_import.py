@@ -113,5 +113,5 @@ def test_nothing_to_import_names_what_was_looked_for(home, tmp_path: Path, monke
     assert report.warnings == [f"{folder}: nothing to import: no rollout-*.jsonl found"]
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
     report = run_import(home, "codex")
-    assert report.warnings[0].endswith("nothing to import: no rollout-*.jsonl found (folder not found)")
+    assert report.warnings[0].endswith("sessions: not found: nothing to import (looked for rollout-*.jsonl)")
     assert str(tmp_path / "no-codex" / "sessions") in report.warnings[0]
