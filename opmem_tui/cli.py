@@ -209,9 +209,11 @@ def demo(directory: Path | None, no_app: bool) -> None:
 def _register_subcommands() -> None:
     from .cli_import import register as register_import
     from .cli_projects import projects
+    from .cli_recall import register as register_recall
 
     main.add_command(projects)
     register_import(main)
+    register_recall(main)
 
 
 _register_subcommands()

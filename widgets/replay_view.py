@@ -167,19 +167,6 @@ def build_turn_lines(
     return TurnRender(lines, nodes)
 
 
-def turns_from_nodes(nodes: Sequence[Node]) -> list[Turn]:
-    """Group a branch's nodes (seq order, tool nodes included) into turns, as the store does:
-    a user message opens a new turn once the current one already has a user message."""
-    groups: list[list[Node]] = []
-    for node in sorted(nodes, key=lambda n: n.seq):
-        opens = node.role == "user" and not node.is_tool
-        if not groups or (opens and any(m.role == "user" and not m.is_tool for m in groups[-1])):
-            groups.append([node])
-        else:
-            groups[-1].append(node)
-    return [Turn(number=i + 1, nodes=tuple(group)) for i, group in enumerate(groups)]
-
-
 def abbreviate_path(path: str, limit: int = 40) -> str:
     """~ for the home folder, then the middle elided: ~/…/project/app."""
     if not path:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,8 +38,10 @@ from .records import (
     parse_entity_line,
     parse_timeline_line,
 )
+from .temporal import pack_ids
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
 _SCHEMA = """
@@ -79,6 +82,7 @@ _DATA_TABLES = ("problems", "events", "mentions", "edges", "entities", "names", 
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
 MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
+_TABLE_OF = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}
 
 
 @dataclass(slots=True)
@@ -109,6 +113,9 @@ class MemoryCache:
         self.lock = threading.RLock()
         self.generation = ""
         self._seen: dict[str, FileStamp | None] | None = None
+        self._paths: dict[str, str] = {}  # log name -> full path, as problems and patches name it
+        self._version = -1  # PRAGMA data_version at the last look
+        self._checked = 0.0  # time.monotonic() of the last stat of the logs
         self._touched = _Touched()
         self.db = self._open()
 
@@ -121,6 +128,8 @@ class MemoryCache:
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # derived data: a torn cache is rebuilt
+                db.execute("PRAGMA mmap_size=1073741824")  # reads from the OS cache, no syscall a page
+                db.execute("PRAGMA cache_size=-32768")
                 if self._schema_ok(db):
                     self.generation = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
                     return db
@@ -177,14 +186,23 @@ class MemoryCache:
             finally:
                 self._seen = None  # our own appends moved the logs: check again next time
 
-    def sync(self) -> bool:
-        """Bring the cache up to the logs. Cheap when no log changed since the last look.
+    def sync(self, *, force: bool = False) -> bool:
+        """Bring the cache up to the logs; True when a log had changed since the last look.
 
-        True when a log had changed (this or another process may have folded new records).
+        Writers (any process) fold what they append into the cache in the same transaction, so
+        SQLite's data_version tells at once when one has written. Changes made to the logs by
+        anything else (a hand edit, a crashed writer's tail) are looked for by stat-ing the logs
+        at most every FULL_CHECK_S seconds, or now with `force`.
         """
         with self.lock:
-            if self._seen is not None and self._stamps() == self._seen:
-                return False
+            if self._seen is not None:
+                version = self.db.execute("PRAGMA data_version").fetchone()[0]
+                now = time.monotonic()
+                if not force and version == self._version and now - self._checked < FULL_CHECK_S:
+                    return False
+                self._version, self._checked = version, now
+                if self._stamps() == self._seen:
+                    return False
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 self._touched = touched = _Touched()
@@ -196,6 +214,8 @@ class MemoryCache:
                 self._seen = None
                 raise
             self._seen = stamps  # taken before reading: a log grown since is seen as changed
+            self._version = self.db.execute("PRAGMA data_version").fetchone()[0]
+            self._checked = time.monotonic()
             return True
 
     def rebuild(self) -> None:
@@ -309,12 +329,21 @@ class MemoryCache:
 
     def has(self, record: MemoryRecord) -> bool:
         """Whether a record with this identity is already held (appending it again adds nothing)."""
-        if isinstance(record, Patch):
-            return False  # patches are checked by kind in has_patch
-        table = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}[
-            type(record)
-        ]
-        return self.db.execute(f"SELECT 1 FROM {table} WHERE id=?", (record.id,)).fetchone() is not None
+        return (type(record), record.id) in self.held([record])
+
+    def held(self, records: list[MemoryRecord]) -> set[tuple[type, str]]:
+        """(type, id) of those `records` already held; patches are checked apart (has_patch)."""
+        by_type: dict[type, list[str]] = {}
+        for record in records:
+            if not isinstance(record, Patch):
+                by_type.setdefault(type(record), []).append(record.id)
+        found: set[tuple[type, str]] = set()
+        for kind, ids in by_type.items():
+            table = _TABLE_OF[kind]
+            for chunk in _chunks(ids, 5000):
+                sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))"
+                found.update((kind, r[0]) for r in self.db.execute(sql, (json.dumps(chunk),)))
+        return found
 
     def has_patch(self, kind: str, old: str, new: str) -> bool:
         row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))
@@ -322,8 +351,14 @@ class MemoryCache:
 
     def insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         """Fold one record read from (or just appended to) log `name` at `line`; False if already held."""
+        try:
+            return self._insert(record, name, line)
+        except UnicodeEncodeError:  # lone surrogates: SQLite takes UTF-8 only; the log keeps them exact
+            return self._insert(_scrubbed(record, name), name, line)
+
+    def _insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         db = self.db
-        path = str(self.root / name)
+        path = self._paths.get(name) or self._paths.setdefault(name, str(self.root / name))
         touched = self._touched
         if isinstance(record, Event):
             p = record.provenance
@@ -338,10 +373,10 @@ class MemoryCache:
                     record.importance,
                     record.scope,
                     record.summary,
-                    json.dumps(list(record.entities), ensure_ascii=False),
+                    pack_ids(record.entities),
                     p.project_id,
                     p.session_id,
-                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    pack_ids(p.node_ids),
                     p.turn,
                     p.commit,
                     record.key,
@@ -368,7 +403,7 @@ class MemoryCache:
                     record.scope,
                     p.project_id,
                     p.session_id,
-                    json.dumps(list(p.node_ids), ensure_ascii=False),
+                    pack_ids(p.node_ids),
                     p.turn,
                     p.commit,
                 ),
@@ -453,6 +488,16 @@ class MemoryCache:
                 f" ORDER BY b.t, p.at, p.by LIMIT 1) WHERE {where}",
                 (kind, arg),
             )
+
+
+def scrub(text: str) -> str:
+    """Text SQLite can store: lone surrogates become U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _scrubbed(record: MemoryRecord, name: str) -> MemoryRecord:
+    line = json.dumps(record.to_json(), ensure_ascii=False)
+    return _PARSERS[log_kind(name)](json.loads(scrub(line)), name)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -11,12 +11,17 @@ from types import MappingProxyType
 from rapidfuzz import fuzz, process
 
 from .aliases import AliasIndex, AliasView
+from .cache import scrub
 from .records import Entity, entity_key
 from .results import AliasInfo, AmbiguousEntity, EntityNotFound, EntityRef, GraphEdge, Neighborhood
-from .temporal import EDGE_COLUMNS, Retirement, SessionFilter, View, edge_from_row
+from .temporal import EDGE_COLUMNS, Retirement, SessionFilter, View, edge_from_row, newest_first_sql
 from .timeline import InvalidQuery
 
 MAX_HOPS = 3
+# Defaults sized for the readers: a recall reply holds 16 KB (~100-150 edges as JSON), and a
+# tree view of a neighbour's own neighbours reads well up to ~20 children. Callers may ask more.
+DEFAULT_LIMIT = 200
+DEFAULT_FAN_OUT = 20
 SUGGESTIONS = 5
 
 
@@ -31,17 +36,16 @@ def entity_record(db: sqlite3.Connection, entity_id: str) -> Entity | None:
 def entity_refs(db: sqlite3.Connection, ids: Iterable[str]) -> dict[str, EntityRef]:
     """id -> EntityRef for every id given; an id with no entity record gets its id as its name."""
     wanted = sorted(set(ids))
-    refs = {
-        r[0]: EntityRef(r[0], r[1], r[2], r[3])
-        for r in db.execute(
-            "SELECT id, type, name, scope FROM entities WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(wanted),),
-        )
-    }
+    refs = _stored_refs(db, wanted)
     for missing in wanted:
         if missing not in refs:
             refs[missing] = EntityRef(missing, missing.split(".", 1)[0] if "." in missing else "", missing, "global")
     return refs
+
+
+def _stored_refs(db: sqlite3.Connection, ids: list[str]) -> dict[str, EntityRef]:
+    sql = "SELECT id, type, name, scope FROM entities WHERE id IN (SELECT value FROM json_each(?))"
+    return {r[0]: EntityRef(r[0], r[1], r[2], r[3]) for r in db.execute(sql, (json.dumps(ids),))}
 
 
 def folded_entity(db: sqlite3.Connection, aliases: AliasView, canonical_id: str) -> Entity | None:
@@ -77,6 +81,7 @@ def lookup(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: froze
 
 def matches(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: frozenset[str] | None) -> list[str]:
     """Canonical ids of the entities `query` names exactly (by id first, then by name or alias)."""
+    query = scrub(query)
     row = db.execute("SELECT id, scope FROM entities WHERE id=?", (query,)).fetchone()
     if row is not None and (scopes is None or row[1] in scopes):
         return [aliases.canonical(row[0])]
@@ -91,7 +96,7 @@ def matches(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: froz
 
 def suggest(db: sqlite3.Connection, aliases: AliasView, query: str, scopes: frozenset[str] | None) -> tuple:
     """Up to five entities whose names or aliases are close to `query` (rapidfuzz WRatio >= 60)."""
-    key = entity_key(query)
+    key = entity_key(scrub(query))
     if not key:
         return ()
     sql = "SELECT n.key, n.entity, e.scope FROM names n JOIN entities e ON e.id = n.entity"
@@ -139,109 +144,188 @@ def neighbors(
     sessions: SessionFilter,
     *,
     hops: int = 1,
-    limit: int = 500,
-    fan_out: int = 50,
+    limit: int = DEFAULT_LIMIT,
+    fan_out: int = DEFAULT_FAN_OUT,
+    refs: dict[str, EntityRef] | None = None,
 ) -> Neighborhood:
     """Edges within `hops` of `center` (aliases folded), breadth first, each entity's newest first.
 
     The center gives up to `limit` edges; every entity further out at most `fan_out`, so a hub
-    two hops away cannot flood the answer (`truncated` says when either cut).
+    two hops away cannot flood the answer (`truncated` says when either cut). `refs` is a
+    cache of entity names the caller keeps (entity records never change once written).
     """
     if not 1 <= hops <= MAX_HOPS:
         raise InvalidQuery(f"hops must be 1..{MAX_HOPS}, got {hops}")
     if limit < 1 or fan_out < 1:
         raise InvalidQuery("limit and fan_out must be >= 1")
+    walk = _Walk(db, aliases, view, sessions)
     start = aliases.canonical(center.id)
     visited = {start}
     frontier = [start]
-    seen: set[str] = set()
-    hidden_ids: set[str] = set()
-    out: list[GraphEdge] = []
     truncated = False
-    conds, args = view.conditions()
-    current = view.current_condition()
-    if current is not None and not view.include_superseded:
-        conds.append(current[0])
-        args.extend(current[1])
     for hop in range(1, hops + 1):
         following: set[str] = set()
         for node in frontier:
-            room = min(limit - len(out), limit if hop == 1 else fan_out)
+            room = min(limit - len(walk.out), limit if hop == 1 else fan_out)
             if room <= 0:
                 truncated = True
                 break
-            edges, cut = _edges_at(db, aliases, view, sessions, node, conds, args, room, seen, hop)
-            truncated = truncated or cut
-            out.extend(edges)
+            edges = walk.expand(node, room, hop)
             following.update(e.source if e.source != node else e.target for e in edges)
-            if not view.include_superseded:
-                hidden_ids.update(_retired_at(db, aliases, view, sessions, node))
+        truncated = truncated or walk.cut
         frontier = sorted(following - visited)
         visited.update(frontier)
-        if not frontier or len(out) >= limit:
+        if not frontier or len(walk.out) >= limit:
             truncated = truncated or (bool(frontier) and hop < hops)
             break
-    shown = {e.edge.id for e in out}
-    refs = entity_refs(db, {start} | {e.source for e in out} | {e.target for e in out})
-    return Neighborhood(center, tuple(out), MappingProxyType(refs), len(hidden_ids - shown), truncated)
+    ends = {start} | {e.source for e in walk.out} | {e.target for e in walk.out}
+    names = cached_refs(db, ends, refs) if refs is not None else entity_refs(db, ends)
+    hidden = len(walk.hidden - walk.seen)
+    return Neighborhood(center, tuple(walk.out), MappingProxyType(names), hidden, truncated)
 
 
-def _edges_at(
+def cached_refs(db: sqlite3.Connection, ids: Iterable[str], cache: dict[str, EntityRef]) -> dict[str, EntityRef]:
+    """entity_refs through a cache the caller keeps: entity records never change once written."""
+    wanted = set(ids)
+    missing = sorted(i for i in wanted if i not in cache)
+    if missing:
+        cache.update(_stored_refs(db, missing))
+    if len(cache) > 200_000:
+        cache.clear()  # bounded: a refill costs one query
+    found = {i: cache[i] for i in wanted if i in cache}
+    return found if len(found) == len(wanted) else {**entity_refs(db, wanted - found.keys()), **found}
+
+
+class _Walk:
+    """The state of one breadth-first walk: edges taken, edges seen, retired edges left out."""
+
+    def __init__(self, db: sqlite3.Connection, aliases: AliasView, view: View, sessions: SessionFilter) -> None:
+        self.db = db
+        self.aliases = aliases
+        self.view = view
+        self.sessions = sessions
+        self.out: list[GraphEdge] = []
+        self.seen: set[str] = set()
+        self.hidden: set[str] = set()
+        self.cut = False
+        conds, args = view.conditions()
+        where = "".join(f" AND {c}" for c in conds)
+        self.sql = (
+            f"SELECT {EDGE_COLUMNS} FROM edges WHERE src = ?{where} UNION ALL"
+            f" SELECT {EDGE_COLUMNS} FROM edges WHERE dst = ?{where} ORDER BY t DESC, seq DESC"
+        )
+        self.args = args
+
+    def expand(self, node: str, room: int, hop: int) -> list[GraphEdge]:
+        """Up to `room` new edges touching `node` or its aliases, newest first."""
+        view, seen, hidden = self.view, self.seen, self.hidden
+        found: dict[str, tuple[tuple, Retirement | None]] = {}
+        for member in self.aliases.members(node):
+            kept = 0
+            for row in self.db.execute(self.sql, [member, *self.args, member, *self.args]):
+                rid = row[1]
+                if rid in seen or rid in found or rid in hidden or not self.sessions(row[10]):
+                    continue
+                retired = (
+                    None if row[14] is None else view.retirement(self.db, "edge", "edges", rid, row[5], row[14:17])
+                )
+                if retired is not None and not view.include_superseded:
+                    hidden.add(rid)
+                    continue
+                found[rid] = (row, retired)
+                kept += 1
+                if kept > room:  # one past room tells us there was more
+                    if not view.include_superseded:
+                        hidden.update(self._retired_beyond(member, row))
+                    break
+        ranked = sorted(found.values(), key=lambda item: (-item[0][5], -item[0][0]))
+        self.cut = self.cut or len(ranked) > room
+        taken = []
+        for row, retired in ranked[:room]:
+            seen.add(row[1])
+            edge = edge_from_row(row, retired.by if retired else None)
+            taken.append(
+                GraphEdge(
+                    edge,
+                    self.aliases.canonical(edge.from_id),
+                    self.aliases.canonical(edge.to_id),
+                    hop,
+                    retired.valid_to if retired else None,
+                    retired.reason if retired else "",
+                )
+            )
+        self.out.extend(taken)
+        return taken
+
+    def _retired_beyond(self, member: str, last: tuple) -> set[str]:
+        """Retired edges older than where a cut walk stopped (for the hidden count)."""
+        conds, args = self.view.conditions()
+        where = "".join(f" AND {c}" for c in conds) + " AND sup_t IS NOT NULL AND (t < ? OR (t = ? AND seq < ?))"
+        args = [*args, last[5], last[5], last[0]]
+        hidden: set[str] = set()
+        for column in ("src", "dst"):
+            sql = f"SELECT id, t, session, sup_t, sup_by, sup_reason FROM edges WHERE {column} = ?{where}"
+            for rid, t, session, *sup in self.db.execute(sql, [member, *args]):
+                retired = self.view.retirement(self.db, "edge", "edges", rid, t, tuple(sup))
+                if retired is not None and self.sessions(session):
+                    hidden.add(rid)
+        return hidden
+
+
+def list_edges(
     db: sqlite3.Connection,
     aliases: AliasView,
     view: View,
     sessions: SessionFilter,
-    node: str,
-    conds: list[str],
-    args: list,
-    room: int,
-    seen: set[str],
-    hop: int,
-) -> tuple[list[GraphEdge], bool]:
-    """Up to `room` new edges touching `node` or its aliases, newest first; and whether more were left."""
-    found: dict[str, tuple[tuple, Retirement | None]] = {}
-    for member in aliases.members(node):
-        for column in ("src", "dst"):
-            where = " AND ".join([f"{column} = ?", *conds])
-            sql = f"SELECT {EDGE_COLUMNS} FROM edges WHERE {where} ORDER BY t DESC, seq DESC"
-            kept = 0
-            for row in db.execute(sql, [member, *args]):
-                if row[1] in seen or row[1] in found or not sessions(row[10]):
-                    continue
-                retired = view.retirement(db, "edge", "edges", row[1], row[5], row[14:17])
-                if retired is not None and not view.include_superseded:
-                    continue
-                found[row[1]] = (row, retired)
-                kept += 1
-                if kept > room:  # one past room tells us there was more
-                    break
-    ranked = sorted(found.values(), key=lambda item: (-item[0][5], -item[0][0]))
-    result: list[GraphEdge] = []
-    for row, retired in ranked[:room]:
-        seen.add(row[1])
+    *,
+    relations: Iterable[str] | None = None,
+    exclude_relations: Iterable[str] | None = None,
+    min_confidence: float = 0.0,
+    since: float | None = None,
+    until: float | None = None,
+    limit: int | None = 100,
+) -> tuple[GraphEdge, ...]:
+    """Edges in `view` (any entity), newest first, filtered by relation, confidence and time."""
+    conds: list[str] = []
+    args: list[object] = []
+    current = view.current_condition()
+    if current is not None and not view.include_superseded:
+        conds.append(current[0])
+        args.extend(current[1])
+    if relations is not None:
+        conds.append("relation IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(sorted(set(relations))))
+    if exclude_relations is not None:
+        conds.append("relation NOT IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(sorted(set(exclude_relations))))
+    if min_confidence > 0:
+        conds.append("confidence >= ?")
+        args.append(min_confidence)
+    if since is not None:
+        conds.append("t >= ?")
+        args.append(since)
+    if until is not None:
+        conds.append("t <= ?")
+        args.append(until)
+    out: list[GraphEdge] = []
+    sql, sql_args = newest_first_sql(EDGE_COLUMNS, "edges", view, conds, args)
+    for row in db.execute(sql, sql_args):
+        if not sessions(row[10]):
+            continue
+        retired = view.retirement(db, "edge", "edges", row[1], row[5], row[14:17])
+        if retired is not None and not view.include_superseded:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
         edge = edge_from_row(row, retired.by if retired else None)
-        result.append(
+        out.append(
             GraphEdge(
                 edge,
                 aliases.canonical(edge.from_id),
                 aliases.canonical(edge.to_id),
-                hop,
+                0,
                 retired.valid_to if retired else None,
                 retired.reason if retired else "",
             )
         )
-    return result, len(ranked) > room
-
-
-def _retired_at(db: sqlite3.Connection, aliases: AliasView, view: View, sessions: SessionFilter, node: str) -> set[str]:
-    """Ids of edges at `node` (and its aliases) that are in view but retired: the hidden ones."""
-    conds, args = view.conditions()
-    hidden: set[str] = set()
-    for member in aliases.members(node):
-        for column in ("src", "dst"):
-            where = " AND ".join([f"{column} = ?", "sup_t IS NOT NULL", *conds])
-            sql = f"SELECT id, t, session, sup_t, sup_by, sup_reason FROM edges WHERE {where}"
-            for rid, t, session, *sup in db.execute(sql, [member, *args]):
-                if sessions(session) and view.retirement(db, "edge", "edges", rid, t, tuple(sup)) is not None:
-                    hidden.add(rid)
-    return hidden
+    return tuple(out)

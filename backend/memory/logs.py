@@ -15,10 +15,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..model import OpmemError
+
 TIMELINE_DIR = "timeline"
 GRAPH_DIR = "graph"
 ENTITIES_LOG = f"{GRAPH_DIR}/entities.jsonl"
 EDGES_LOG = f"{GRAPH_DIR}/edges.jsonl"
+
+
+class MemoryWriteFailed(OpmemError):
+    """A log could not be written or made durable (disk full, permissions, ...); names the file."""
+
+
 _MONTH_RE = re.compile(r"\d{4}-\d{2}\.jsonl")
 _CHUNK = 1 << 22
 
@@ -138,6 +146,12 @@ class LogAppender:
         fd = self._fds.get(name)
         if fd is not None:
             return fd
+        try:
+            return self._open(name)
+        except OSError as exc:
+            raise MemoryWriteFailed(f"{self.root / name}: cannot write ({exc.strerror or exc})") from None
+
+    def _open(self, name: str) -> int:
         path = self.root / name
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,15 +169,21 @@ class LogAppender:
     def write(self, name: str, lines: list[bytes]) -> int:
         """Append `lines` (each without "\\n") to log `name`; returns the file's new size."""
         fd = self._fd(name)
-        _write_all(fd, b"".join(line + b"\n" for line in lines))
-        return os.fstat(fd).st_size
+        try:
+            _write_all(fd, b"".join(line + b"\n" for line in lines))
+            return os.fstat(fd).st_size
+        except OSError as exc:
+            raise MemoryWriteFailed(f"{self.root / name}: cannot write ({exc.strerror or exc})") from None
 
     def sync(self) -> None:
         """Make everything written durable (fsync files, then folders that gained files)."""
         try:
             if self.durable:
-                for fd in self._fds.values():
-                    os.fsync(fd)
+                for name, fd in self._fds.items():
+                    try:
+                        os.fsync(fd)
+                    except OSError as exc:
+                        raise MemoryWriteFailed(f"{self.root / name}: cannot sync ({exc.strerror or exc})") from None
                 for folder in sorted(self._new_dirs, key=lambda p: len(p.parts), reverse=True):
                     _fsync_dir(folder)
         finally:

@@ -48,7 +48,8 @@ def visible_scopes(scope: str | None) -> frozenset[str] | None:
 def record_id(prefix: str, *parts: Any) -> str:
     """A deterministic id: `prefix-` + 16 hex digits of a hash of the parts (JSON, sorted keys)."""
     raw = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return f"{prefix}-{hashlib.blake2b(raw.encode('utf-8'), digest_size=8).hexdigest()}"
+    # surrogatepass: text from JSON may hold lone surrogates ("\ud800"); an id must not crash on them
+    return f"{prefix}-{hashlib.blake2b(raw.encode('utf-8', 'surrogatepass'), digest_size=8).hexdigest()}"
 
 
 def entity_key(name: str) -> str:
@@ -61,7 +62,7 @@ def entity_id(entity_type: str, name: str) -> str:
     """`type.slug`: readable, and the same for two spellings that normalize alike."""
     key = entity_key(name)
     slug = re.sub(r"[^a-z0-9]+", "-", key.encode("ascii", "ignore").decode()).strip("-")[:48]
-    digest = hashlib.blake2b(f"{entity_type}\x00{key}".encode(), digest_size=4).hexdigest()
+    digest = hashlib.blake2b(f"{entity_type}\x00{key}".encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
     return f"{entity_type}.{slug + '-' if slug else ''}{digest}"
 
 

@@ -26,7 +26,8 @@ A record whose id is already held appends nothing (re-running a stage is harmles
         other writers). Not a transaction: records written before an error stay, each whole.
     `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
 
-Reading. Never takes the lock; each query first catches up with what other processes appended.
+Reading. Never takes the lock. Each query first folds in what other writers appended (seen at
+once); edits to the logs by anything else are noticed within a second, or at refresh().
 `scope` is the caller's: None sees everything, "project:P" sees global + P, "agent:A" global + A.
 `as_of=T`: what was true at T; `known_at=T`: what the memory held at T (ARCHITECTURE.md §5).
 Records whose provenance points into a deleted session are left out (never an error).
@@ -34,9 +35,11 @@ Records whose provenance points into a deleted session are left out (never an er
              known_at=None, include_superseded=False, newest_first=True) -> TimelinePage
         `entity`: an id, name or alias (its merged aliases' mentions count too).
     neighbors(entity, hops=1, as_of=None, known_at=None, scope=None, include_superseded=False,
-              limit=500, fan_out=50) -> Neighborhood
+              limit=200, fan_out=20) -> Neighborhood
         Edges within 1..3 hops, with relation, confidence, times, provenance, canonical ends,
-        the ends' names, and how many superseded edges were hidden.
+        the ends' names, and how many superseded edges were hidden. The center gives up to
+        `limit` edges, each entity further out up to `fan_out` (newest first); `truncated` says
+        when either cut.
     entity(query, scope=None) -> Entity         by id, name or alias; the canonical entity, its
         merged members' names among its aliases. Misses raise EntityNotFound (`.suggestions`,
         close names by rapidfuzz); a name shared by several entities raises AmbiguousEntity.
@@ -44,6 +47,10 @@ Records whose provenance points into a deleted session are left out (never an er
     aliases(entity) -> tuple[AliasInfo, ...]   merges into the entity: who, why, score, undone?
     event(id) / edge(id) / entity_by_id(id) -> record or None (folded: superseded_by set)
     events_with_key(key) -> tuple[Event, ...]   the copies of one slot (Event.key), oldest first
+    edges(scope=None, relations=None, exclude_relations=None, min_confidence=0.0, since=None,
+          until=None, limit=100, as_of=None, known_at=None, include_superseded=False)
+        -> tuple[GraphEdge, ...]   any entity's edges, newest first (hop 0)
+    entity_refs(ids) -> Mapping[id, EntityRef];  entity_ids();  scopes();  canonical_id(id)
     problems() -> tuple[MemoryProblem, ...]   bad lines (file:line), torn tails, ignored patches
     stats() -> MemoryStats;  refresh() -> bool;  rebuild_cache();  close()
 
@@ -56,19 +63,31 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 
 from filelock import FileLock, Timeout
 
 from ..model import OpmemError
 from . import graph
-from .aliases import AliasIndex
+from .aliases import AliasIndex, AliasView
 from .cache import MemoryCache, MemoryRecord
+from .graph import DEFAULT_FAN_OUT, DEFAULT_LIMIT
 from .logs import EDGES_LOG, ENTITIES_LOG, FileStamp, LogAppender, ReadState, month_log
 from .records import EVENT_KINDS, AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch, check_scope, visible_scopes
-from .results import AliasInfo, AppendResult, MemoryLocked, MemoryProblem, MemoryStats, Neighborhood, RecordNotFound
+from .results import (
+    AliasInfo,
+    AppendResult,
+    EntityRef,
+    GraphEdge,
+    MemoryLocked,
+    MemoryProblem,
+    MemoryStats,
+    Neighborhood,
+    RecordNotFound,
+)
 from .results import TimelinePage as TimelinePage
 from .temporal import EDGE_COLUMNS, EVENT_COLUMNS, SessionExists, SessionFilter, View, edge_from_row, event_from_row
 from .timeline import timeline as _timeline
@@ -124,12 +143,15 @@ class MemoryWriter:
         counts = {Event: 0, Entity: 0, Edge: 0}
         skipped = 0
         pending: dict[str, list[tuple[MemoryRecord, bytes]]] = {}
+        records = list(records)
+        for record in records:
+            _validate(record)
         with self._cache.writing():
+            held = self._cache.held(records)
             fresh: set[tuple[type, str]] = set()
             for record in records:
-                _validate(record)
                 key = (type(record), record.id)
-                if key in fresh or self._cache.has(record):
+                if key in fresh or key in held:
                     skipped += 1
                     continue
                 fresh.add(key)
@@ -234,7 +256,11 @@ class MemoryStore:
         self._session_exists = session_exists
         self._cache: MemoryCache | None = None
         self._aliases: AliasIndex | None = None
+        self._refs: dict[str, EntityRef] = {}  # names of entities, by id: records never change
         self._open_lock = threading.Lock()
+        # one lock object: re-entrant within a thread (a batch may call append), other threads and
+        # processes wait (each thread holds its own descriptor, and flock excludes between them)
+        self._lock = FileLock(str(self.root / LOCK_NAME), timeout=lock_timeout)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -248,6 +274,7 @@ class MemoryStore:
 
     def _changed(self) -> None:
         self._aliases = None
+        self._refs = {}
 
     def _alias_index(self) -> AliasIndex:
         index = self._aliases
@@ -264,9 +291,12 @@ class MemoryStore:
             yield cache
 
     def refresh(self) -> bool:
-        """Catch up with the logs now; True when they had changed."""
-        with self._reading():
-            return self._aliases is None
+        """Look at the logs now (queries see other writers at once, other edits within a second)."""
+        with self.cache.lock:
+            changed = self.cache.sync(force=True)
+            if changed:
+                self._changed()
+            return changed
 
     def rebuild_cache(self) -> None:
         self.cache.rebuild()
@@ -283,7 +313,7 @@ class MemoryStore:
     def batch(self) -> Iterator[MemoryWriter]:
         """Hold the memory lock for several writes; all of them are durable when the block exits."""
         self.root.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.root / LOCK_NAME), timeout=self.lock_timeout)
+        lock = self._lock
         try:
             lock.acquire()
         except Timeout:
@@ -370,8 +400,8 @@ class MemoryStore:
         known_at: float | None = None,
         scope: str | None = None,
         include_superseded: bool = False,
-        limit: int = 500,
-        fan_out: int = 50,
+        limit: int = DEFAULT_LIMIT,
+        fan_out: int = DEFAULT_FAN_OUT,
     ) -> Neighborhood:
         view = View(as_of, known_at, visible_scopes(scope), include_superseded)
         with self._reading() as cache:
@@ -386,9 +416,39 @@ class MemoryStore:
                 hops=hops,
                 limit=limit,
                 fan_out=fan_out,
+                refs=self._refs,
             )
 
-    def _resolve(self, cache: MemoryCache, aliases, entity: str | Entity, scope: str | None) -> Entity:
+    def edges(
+        self,
+        scope: str | None = None,
+        *,
+        relations: Iterable[str] | None = None,
+        exclude_relations: Iterable[str] | None = None,
+        min_confidence: float = 0.0,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int | None = 100,
+        as_of: float | None = None,
+        known_at: float | None = None,
+        include_superseded: bool = False,
+    ) -> tuple[GraphEdge, ...]:
+        view = View(as_of, known_at, visible_scopes(scope), include_superseded)
+        with self._reading() as cache:
+            return graph.list_edges(
+                cache.db,
+                self._alias_index().view(known_at),
+                view,
+                SessionFilter(self._session_exists),
+                relations=relations,
+                exclude_relations=exclude_relations,
+                min_confidence=min_confidence,
+                since=since,
+                until=until,
+                limit=limit,
+            )
+
+    def _resolve(self, cache: MemoryCache, aliases: AliasView, entity: str | Entity, scope: str | None) -> Entity:
         query = entity.id if isinstance(entity, Entity) else entity
         return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
 
@@ -409,6 +469,21 @@ class MemoryStore:
         """The entity record as stored (not folded), or None."""
         with self._reading() as cache:
             return graph.entity_record(cache.db, entity_id)
+
+    def entity_refs(self, ids: Iterable[str]) -> Mapping[str, EntityRef]:
+        """id -> (id, type, name, scope) for each id; an id without a record is named by itself."""
+        with self._reading() as cache:
+            return MappingProxyType(graph.entity_refs(cache.db, ids))
+
+    def entity_ids(self) -> tuple[str, ...]:
+        with self._reading() as cache:
+            return tuple(r[0] for r in cache.db.execute("SELECT id FROM entities ORDER BY id"))
+
+    def scopes(self) -> tuple[str, ...]:
+        """Every scope some event or edge is in, sorted."""
+        with self._reading() as cache:
+            sql = "SELECT DISTINCT scope FROM events UNION SELECT DISTINCT scope FROM edges ORDER BY 1"
+            return tuple(r[0] for r in cache.db.execute(sql))
 
     def canonical_id(self, entity_id: str, known_at: float | None = None) -> str:
         with self._reading():

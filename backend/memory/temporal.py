@@ -52,8 +52,8 @@ class View:
         """True when the cache's precomputed retirement columns answer this view."""
         return self.known_at is None
 
-    def conditions(self) -> tuple[list[str], list[object]]:
-        """SQL conditions (on t, it, scope) every row in view meets; joined with AND."""
+    def conditions(self, *, scope: bool = True) -> tuple[list[str], list[object]]:
+        """SQL conditions (on t, it, and scope unless told not) every row in view meets; joined with AND."""
         conds: list[str] = []
         args: list[object] = []
         if self.as_of is not None:
@@ -62,7 +62,7 @@ class View:
         if self.known_at is not None:
             conds.append("it <= ?")
             args.append(self.known_at)
-        if self.scopes is not None:
+        if scope and self.scopes is not None:
             conds.append("scope IN (SELECT value FROM json_each(?))")
             args.append(json.dumps(sorted(self.scopes)))
         return conds, args
@@ -100,6 +100,26 @@ class View:
         return None
 
 
+def newest_first_sql(
+    columns: str, table: str, view: View, conds: list[str], args: list[object], *, ascending: bool = False
+) -> tuple[str, list[object]]:
+    """SELECT rows in view meeting `conds`, ordered by (t, seq), newest first unless `ascending`.
+
+    With scopes, one index scan per scope (scope, t), merged by SQLite as it goes: a query in
+    a small project never sorts the whole memory, nor scans other projects' rows.
+    """
+    order = "ASC" if ascending else "DESC"
+    base, base_args = view.conditions(scope=False)
+    conds, args = [*base, *conds], [*base_args, *args]
+    if view.scopes is None:
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
+        return f"SELECT {columns} FROM {table}{where} ORDER BY t {order}, seq {order}", args
+    where = "".join(f" AND {c}" for c in conds)
+    parts = [f"SELECT {columns} FROM {table} WHERE scope = ?{where}" for _ in sorted(view.scopes)]
+    all_args = [a for scope in sorted(view.scopes) for a in (scope, *args)]
+    return " UNION ALL ".join(parts) + f" ORDER BY t {order}, seq {order}", all_args
+
+
 class SessionFilter:
     """Whether a record's session still exists, asked once per session per query."""
 
@@ -120,8 +140,24 @@ class SessionFilter:
         return ok
 
 
+_SEP = "\x1f"
+
+
+def pack_ids(ids: tuple[str, ...] | list[str]) -> str:
+    """A list of ids as one column: joined by US (cheap to split), JSON when an id could confuse that."""
+    if any(_SEP in i for i in ids) or (ids and ids[0].startswith("[")):
+        return json.dumps(list(ids), ensure_ascii=False)
+    return _SEP.join(ids) if ids else ""
+
+
+def unpack_ids(packed: str) -> tuple[str, ...]:
+    if not packed:
+        return ()
+    return tuple(json.loads(packed)) if packed[0] == "[" else tuple(packed.split(_SEP))
+
+
 def _provenance(project: str, session: str, nodes: str, turn: int | None, commit: str | None, t: float, it: float):
-    return Provenance(project, session, tuple(json.loads(nodes)) if nodes != "[]" else (), commit, t, it, turn)
+    return Provenance(project, session, unpack_ids(nodes), commit, t, it, turn)
 
 
 def event_from_row(row: tuple, superseded_by: str | None = None) -> Event:
@@ -132,7 +168,7 @@ def event_from_row(row: tuple, superseded_by: str | None = None) -> Event:
         kind,
         importance,
         _provenance(project, session, nodes, turn, commit, t, it),
-        tuple(json.loads(entities)) if entities != "[]" else (),
+        unpack_ids(entities),
         scope,
         superseded_by,
         row[17] or "",

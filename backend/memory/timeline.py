@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from .records import EVENT_KINDS
 from .results import TimelinePage
-from .temporal import EVENT_COLUMNS, SessionFilter, View, event_from_row
+from .temporal import EVENT_COLUMNS, SessionFilter, View, event_from_row, newest_first_sql
 
 
 class InvalidQuery(ValueError):
@@ -28,7 +28,8 @@ def timeline(
     newest_first: bool = True,
 ) -> TimelinePage:
     """Events with since <= event_time <= until in `view`, newest first, at most `limit`."""
-    conds, args = view.conditions()
+    conds: list[str] = []  # the query's own filters; the view's are added where used
+    args: list[object] = []
     if since is not None:
         conds.append("t >= ?")
         args.append(since)
@@ -50,14 +51,12 @@ def timeline(
 
     events = []
     truncated = False
-    order = "DESC" if newest_first else "ASC"
+    filters, filter_args = list(conds), list(args)
     current = view.current_condition()
-    where = list(conds)
-    where_args = list(args)
     if current is not None and not view.include_superseded:
-        where.append(current[0])
-        where_args.extend(current[1])
-    sql = f"SELECT {EVENT_COLUMNS} FROM events {_where(where)} ORDER BY t {order}, seq {order}"
+        filters.append(current[0])
+        filter_args.extend(current[1])
+    sql, where_args = newest_first_sql(EVENT_COLUMNS, "events", view, filters, filter_args, ascending=not newest_first)
     for row in db.execute(sql, where_args):
         if not sessions(row[10]):
             continue
@@ -68,7 +67,8 @@ def timeline(
             truncated = True
             break
         events.append(event_from_row(row, retired.by if retired else None))
-    hidden = 0 if view.include_superseded else _hidden(db, view, sessions, conds, args)
+    view_conds, view_args = view.conditions()
+    hidden = 0 if view.include_superseded else _hidden(db, view, sessions, [*view_conds, *conds], [*view_args, *args])
     return TimelinePage(tuple(events), hidden, truncated)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -19,7 +18,6 @@ from filelock import FileLock, Timeout
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
-    SESSION_ID_RE,
     Branch,
     CorruptFile,
     Node,
@@ -32,7 +30,9 @@ from ..model import (
     VerifyReport,
     check_session_id,
 )
-from .files import read_json, write_json_atomic
+from .conversation import turns_from_nodes
+from .files import write_json_atomic
+from .listing import Listing, Locations
 from .session_repo import _DEFAULT, SessionRepo
 from .writers import InFlight
 
@@ -61,9 +61,8 @@ class SessionStore:
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
         self._session_locks: dict[str, threading.RLock] = {}
         self._store_lock = threading.RLock()
-        self._listing: tuple[tuple[Any, ...], SessionListing] | None = None
-        self._listing_entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
-        self._locations: tuple[tuple[int, int, int], dict[str, str]] | None = None
+        self._locations = Locations(self.root / "locations.json")
+        self._listing = Listing(self.root, self._locations, self.changed_path)
         # When the store is dropped, or at exit: the index of every open session follows its HEAD.
         weakref.finalize(self, _flush_at_close, self._cache, self.locks_dir)
 
@@ -83,19 +82,7 @@ class SessionStore:
 
     def locations(self) -> dict[str, str]:
         """{session_id: folder} of sessions kept inside projects; re-read only when the file changes."""
-        try:
-            st = os.stat(self.locations_path)
-        except FileNotFoundError:
-            return {}
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)  # rewritten by rename: a new inode each time
-        if self._locations is not None and self._locations[0] == stamp:
-            return dict(self._locations[1])
-        data = read_json(self.locations_path)
-        if not isinstance(data, dict):
-            raise CorruptFile(self.locations_path, "expected a JSON object {session_id: path}")
-        found = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
-        self._locations = (stamp, found)
-        return dict(found)
+        return self._locations.read()
 
     def _write_locations(self, locations: Mapping[str, str]) -> None:
         self._ensure_locks_dir()
@@ -118,7 +105,7 @@ class SessionStore:
     def _mark_changed(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         _write_token(self.changed_path, uuid.uuid4().hex)
-        self._listing = None
+        self._listing.forget()
 
     # ------------------------------------------------------------------ locking and cache
 
@@ -392,25 +379,15 @@ class SessionStore:
         with self._session(session_id) as repo:
             return repo.turn_view(commit)
 
+    def turns_at(self, session_id: str, commit: str) -> list[Turn]:
+        """The conversation as it stood at a commit, as turns (read-only; moves no file)."""
+        return turns_from_nodes(self.turn_view(session_id, commit))
+
     def problems(self, session_id: str) -> list[str]:
         with self._session(session_id) as repo:
             return list(repo.problems)
 
     # ------------------------------------------------------------------ discovery
-
-    def _listing_key(self) -> tuple[Any, ...]:
-        def stamp(path: Path) -> tuple[int, int, int]:
-            try:
-                st = path.stat()
-                return st.st_mtime_ns, st.st_size, st.st_ino
-            except OSError:
-                return (0, 0, 0)
-
-        try:
-            token = self.changed_path.read_text()
-        except OSError:
-            token = ""
-        return (token, stamp(self.root), stamp(self.locations_path))
 
     def list_sessions(self, *, rescan: bool = False) -> SessionListing:
         """Every valid session, newest `updated_at` first; invalid folders are counted, not fatal.
@@ -418,62 +395,7 @@ class SessionStore:
         Warm calls cost a few stats. `rescan=True` re-reads every meta.json, for folders another
         program (not opmem) may have edited.
         """
-        key = self._listing_key()
-        cached = self._listing
-        if rescan:
-            self._listing_entries = {}
-        elif cached is not None and cached[0] == key:
-            return cached[1]
-        # Strings, not Paths, and one open+fstat per session: this loop runs 10,000 times.
-        candidates: dict[str, str] = {}
-        try:
-            with os.scandir(str(self.root)) as it:
-                for entry in it:
-                    if entry.name[0] != "." and entry.is_dir(follow_symlinks=False):
-                        candidates[entry.name] = entry.path
-        except FileNotFoundError:
-            pass
-        problems: list[str] = []
-        try:
-            for sid, located in self.locations().items():
-                candidates[sid] = located  # in-project location wins over a stray copy
-        except CorruptFile as exc:
-            problems.append(str(exc))
-        metas: list[SessionMeta] = []
-        entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
-        previous_entries = self._listing_entries
-        for sid, path in candidates.items():
-            meta_path = path + "/meta.json"
-            previous = previous_entries.get(sid)
-            result: SessionMeta | str
-            try:
-                fd = os.open(meta_path, os.O_RDONLY)
-            except FileNotFoundError:
-                result, stamp = f"{path}: no meta.json", (0, 0, 0)
-            except OSError as exc:
-                result, stamp = f"{meta_path}: cannot read ({exc.strerror})", (0, 0, 0)
-            else:
-                try:
-                    st = os.fstat(fd)
-                    # The inode too: meta.json is replaced by rename, and two writes within one
-                    # timestamp tick can leave the same mtime and size.
-                    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-                    if previous is not None and previous[0] == stamp:
-                        result = previous[1]
-                    else:
-                        result = _listing_entry(sid, path, meta_path, os.read(fd, st.st_size + 1))
-                finally:
-                    os.close(fd)
-            entries[sid] = (stamp, result)
-            if result.__class__ is str:
-                problems.append(result)  # type: ignore[arg-type]
-            else:
-                metas.append(result)  # type: ignore[arg-type]
-        metas.sort(key=lambda m: (m.updated_at, m.id), reverse=True)
-        listing = SessionListing(sessions=tuple(metas), skipped=len(problems), problems=tuple(problems))
-        self._listing_entries = entries
-        self._listing = (key, listing)
-        return listing
+        return self._listing.read(rescan=rescan)
 
     # ------------------------------------------------------------------ verify
 
@@ -506,7 +428,7 @@ class SessionStore:
             repaired.append(
                 f"{repo.path}: rebuilt the git mirror from the node files ({made} turn commits; was: {broken[0]})"
             )
-        problems.extend(p for p in repo.problems if "/.git" not in p)
+        problems.extend(repo.log.problems)
         missing = repo.missing_node_ids(skip_from)
         if missing:
             if repair:
@@ -580,15 +502,3 @@ class SessionBatch:
 
     def commit_turn(self, head_id: str | None = None) -> str | None:
         return self._store._commit_turn(self._repo, head_id)
-
-
-def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMeta | str:
-    if not SESSION_ID_RE.fullmatch(sid):
-        return f"{path}: invalid session id {sid!r}"
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return f"{meta_path}: invalid JSON ({exc})"
-    if not isinstance(data, dict):
-        return f"{meta_path}: not a JSON object"
-    return SessionMeta.from_listing(data, sid, path)

@@ -34,7 +34,7 @@ from opmem_tui.widgets.messages import (
     SessionHighlighted,
 )
 from opmem_tui.widgets.projects_pane import NO_PROJECTS, ProjectsPane
-from opmem_tui.widgets.replay_view import ReplayPane, turns_from_nodes
+from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.safe_text import one_line
 from opmem_tui.widgets.session_list import EMPTY_STORE_HELP, SessionList
 
@@ -404,9 +404,8 @@ class MainScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="Reading the commit")
     def _load_commit(self, session_id: str, oid: str) -> None:
         store = self.home.sessions
-        nodes = store.turn_view(session_id, oid)
+        turns = store.turns_at(session_id, oid)
         meta = store.get_meta(session_id)
-        turns = turns_from_nodes(nodes)
         data = ReplayData(meta, turns, None, project_label(meta, self.projects))
         self.app.call_from_thread(
             self._show_replay, data, len(turns), False, False, f"@ {oid[:7]} (read-only; esc: live)"

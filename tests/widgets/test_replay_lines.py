@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opmem_tui.backend.model import Node, Turn
-from opmem_tui.widgets.replay_view import abbreviate_path, build_turn_lines, node_text, turns_from_nodes
+from opmem_tui.widgets.replay_view import abbreviate_path, build_turn_lines, node_text
 
 
 def node(i, role, content="", **kw) -> Node:
@@ -64,20 +64,6 @@ def test_node_text_for_copy():
     turn = sample_turn()
     assert node_text(turn.nodes[0]) == "Find the bug"
     assert node_text(turn.nodes[2]).startswith('grep {\n  "pattern": "bug"\n}\n\nline 1')
-
-
-def test_turns_from_nodes_groups_at_user_messages():
-    nodes = [
-        node(0, "system", "setup"),
-        node(1, "user", "q1"),
-        node(2, "assistant", "a1"),
-        node(3, "tool", "r", called_by="n2"),
-        node(4, "user", "q2"),
-        node(5, "assistant", "a2"),
-    ]
-    turns = turns_from_nodes(nodes)
-    assert [[n.id for n in t.nodes] for t in turns] == [["n0", "n1", "n2", "n3"], ["n4", "n5"]]
-    assert [t.number for t in turns] == [1, 2]
 
 
 def test_abbreviate_path(monkeypatch, tmp_path):

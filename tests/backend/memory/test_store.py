@@ -193,6 +193,7 @@ def test_patch_before_its_records_folds_once_they_arrive(store: MemoryStore):
     assert store.edge(old.id).superseded_by is None
     with log.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(new.to_json()) + "\n")
+    assert store.refresh()  # an edit from outside the store: seen within a second, or at once on refresh()
     assert store.edge(old.id).superseded_by == new.id and store.problems() == ()
 
 
@@ -347,3 +348,26 @@ def test_two_processes_appending_at_once_lose_and_tear_nothing(store: MemoryStor
 def test_home_memory_is_the_store_under_memory_dir(tmp_path: Path):
     home = Home(tmp_path / "h")
     assert isinstance(home.memory, MemoryStore) and home.memory.root == home.memory_dir
+
+
+def test_a_batch_may_append_through_the_store_and_other_threads_wait(store: MemoryStore):
+    import threading
+
+    with store.batch() as writer:
+        writer.append([WORKER])
+        store.append([P8080])  # the same thread: the lock is re-entrant, no self-deadlock
+        done = threading.Event()
+        other = threading.Thread(target=lambda: (store.append([P9090]), done.set()))
+        other.start()
+        assert not done.wait(0.2)  # another thread waits for the batch
+    other.join(timeout=30)
+    assert done.is_set() and store.stats().entities == 3
+
+
+def test_a_log_that_cannot_be_written_is_named(store: MemoryStore):
+    from opmem_tui.backend.memory.logs import MemoryWriteFailed
+
+    (store.root / "graph" / "edges.jsonl").mkdir(parents=True)  # not a file: open() fails
+    with pytest.raises(MemoryWriteFailed, match=r"edges\.jsonl: cannot write"):
+        store.append([WORKER, P8080, edge(WORKER, "listens-on", P8080, T0)])
+    assert store.stats().edges == 0

@@ -1,0 +1,245 @@
+"""core.md: the compact memory block agents always get back (ARCHITECTURE.md §7).
+
+One renderer, used for the files and by `opmem core`:
+    render_core(memory, consolidated, project_id="", project_name="") -> str
+    write_core(memory, consolidated, project_id="", project_name="") -> Path   atomic, only if changed
+    write_cores(memory, consolidated, project_names={}) -> list[Path]   global + every project scope
+    core_path(memory_root, project_id="") -> Path   memory/core.md or memory/projects/<id>/core.md
+    compose_core(...) -> str   the pure layout step (budget, pointers), given the candidate lines
+
+The block, rule lines included, is at most CORE_BUDGET (2,048) bytes of UTF-8 whatever the
+memory holds, and every content line ends with `↪ session:<id>`: a record without a valid
+session id has no pointer and is left out. What goes in:
+  - [Timeline · recent]: events ranked by importance x recency, recency halving every
+    HALF_LIFE_DAYS (14) before the consolidation date; an importance-1 event of two weeks ago
+    ranks with an importance-0.5 event of that day. Shown newest first.
+  - [Graph · current project] ([Graph · global] in the global core): current edges with
+    confidence >= MIN_CONFIDENCE (0.7); facts (listens-on, depends-on, prefers, fixed-by, ...)
+    before activity (edited, read, ran, ...: the timeline already tells those), then by
+    confidence, then newest.
+  The timeline gets the first 55% of the room, the graph the rest, the timeline what is left.
+  These numbers were chosen by reading cores, not fitted to any benchmark.
+A project core shows the project's records plus global ones; the global core global ones only
+(the scope rule of §5). Output depends only on the memory and the consolidation date given.
+Text from sessions is untrusted: escapes and control/format characters are stripped, lines
+are cut to a width, and `↪` inside text is replaced so a summary cannot fake a pointer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from ..model import SESSION_ID_RE
+from ..safe_text import plain
+from ..store.files import write_atomic
+from .records import GLOBAL, project_scope
+from .slugs import safe_name
+from .store import MemoryStore
+
+CORE_BUDGET = 2048
+RULE = "═" * 47
+HALF_LIFE_DAYS = 14.0
+MIN_CONFIDENCE = 0.7
+TIMELINE_SHARE = 0.55
+EVENT_CANDIDATES = 40
+FACT_CANDIDATES = 60
+SUMMARY_CHARS = 100
+NAME_CHARS = 40
+LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
+ACTIVITY_RELATIONS = frozenset(
+    {"edited", "read", "created", "ran", "installed", "deleted", "mentioned", "viewed", "opened", "wrote", "searched"}
+)
+_SPACE = re.compile(r"\s+")
+_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class CoreLine:
+    """One candidate content line: its text (cleaned) and the session its pointer names."""
+
+    text: str
+    session_id: str
+    order: float = 0.0  # display order within its section, highest first
+
+    def render(self) -> str:
+        return f"{self.text}  ↪ session:{self.session_id}"
+
+
+def clean(text: str, limit: int) -> str:
+    """Untrusted text as one short plain line: no escapes, controls, format marks or line breaks."""
+    text = plain(text or "")
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
+    text = _SPACE.sub(" ", text).strip().replace("↪", "→")
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def _nbytes(line: str) -> int:
+    return len(line.encode("utf-8")) + 1  # with its "\n"
+
+
+def compose_core(
+    title: str,
+    consolidated: date,
+    events: Sequence[CoreLine],
+    facts: Sequence[CoreLine],
+    *,
+    graph_label: str = "[Graph · current project]",
+    hint: str = "For details: memory_open_session(<id>) / memory_git_log(<project>)",
+    budget: int = CORE_BUDGET,
+) -> str:
+    """Lay out the block within `budget` bytes; candidates come in rank order, best first."""
+    header = (
+        f"opmem memory · project: {clean(title, NAME_CHARS) or '(global)'}, last consolidated {consolidated:%Y-%m-%d}"
+    )
+    top = [RULE, header, RULE, "[Timeline · recent]"]
+    middle = [clean(graph_label, NAME_CHARS + 20)]
+    bottom = [clean(hint, 120), RULE]
+    fixed = sum(_nbytes(line) for line in (*top, *middle, *bottom))
+    if fixed > budget:
+        raise ValueError(f"a core.md budget of {budget} bytes cannot hold its frame ({fixed} bytes)")
+    room = budget - fixed
+    seen: set[str] = set()
+    chosen_events: list[CoreLine] = []
+    chosen_facts: list[CoreLine] = []
+    used = _fill(events, chosen_events, seen, int(room * TIMELINE_SHARE))
+    used += _fill(facts, chosen_facts, seen, room - used)
+    _fill(events, chosen_events, seen, room - used)
+    chosen_events.sort(key=lambda line: -line.order)
+    lines = [*top, *(c.render() for c in chosen_events), *middle, *(c.render() for c in chosen_facts), *bottom]
+    return "\n".join(lines) + "\n"
+
+
+def _fill(candidates: Sequence[CoreLine], chosen: list[CoreLine], seen: set[str], room: int) -> int:
+    """Take candidates in order while they fit in `room` bytes; returns the bytes taken."""
+    used = 0
+    for candidate in candidates:
+        text = clean(candidate.text, LINE_CHARS)  # cleaned here too: the layout trusts no caller
+        if not text or text in seen or not SESSION_ID_RE.fullmatch(candidate.session_id):
+            continue
+        line = CoreLine(text, candidate.session_id, candidate.order)
+        size = _nbytes(line.render())
+        if used + size > room:
+            continue  # a shorter one further down may still fit
+        seen.add(text)
+        chosen.append(line)
+        used += size
+    return used
+
+
+# -- candidates from the memory ------------------------------------------------------------------
+
+
+def _day_end(day: date) -> float:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() + _DAY - 1e-3
+
+
+def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[CoreLine]:
+    """The EVENT_CANDIDATES best events by importance x recency, best first."""
+    end = _day_end(consolidated)
+    best: list[tuple[float, float, str, CoreLine]] = []  # a min-heap on score
+    until = end
+    seen: set[str] = set()
+    while True:
+        page = memory.timeline(until=until, scope=scope, limit=256)
+        fresh = [e for e in page.events if e.id not in seen]
+        for ev in fresh:
+            seen.add(ev.id)
+            recency = 0.5 ** (max(0.0, end - ev.event_time) / (HALF_LIFE_DAYS * _DAY))
+            score = ev.importance * recency
+            when = datetime.fromtimestamp(ev.event_time, UTC).date()
+            line = CoreLine(
+                f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time
+            )
+            item = (score, ev.event_time, ev.id, line)
+            if len(best) < EVENT_CANDIDATES:
+                heapq.heappush(best, item)
+            elif item[:3] > best[0][:3]:
+                heapq.heapreplace(best, item)
+        if not page.events or not page.truncated:
+            break
+        oldest = page.events[-1].event_time
+        # nothing older can beat the weakest kept once even importance 1 decays below it
+        if len(best) == EVENT_CANDIDATES and 0.5 ** ((end - oldest) / (HALF_LIFE_DAYS * _DAY)) < best[0][0]:
+            break
+        until = oldest if fresh else math.nextafter(oldest, -math.inf)
+    return [item[3] for item in sorted(best, key=lambda i: (-i[0], -i[1], i[2]))]
+
+
+def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
+    """Current high-confidence edges, facts before activity, then by confidence and recency."""
+    ranked = []
+    for tier, kw in enumerate(({"exclude_relations": ACTIVITY_RELATIONS}, {"relations": ACTIVITY_RELATIONS})):
+        for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
+            ranked.append((tier, -g.confidence, -g.edge.event_time, g.edge.id, g))
+    ranked.sort(key=lambda r: r[:4])
+    names = memory.entity_refs({g.source for *_, g in ranked} | {g.target for *_, g in ranked})
+    lines = []
+    for *_, g in ranked:
+        src = clean(names[g.source].name, NAME_CHARS)
+        dst = clean(names[g.target].name, NAME_CHARS)
+        relation = clean(g.relation, NAME_CHARS)
+        lines.append(CoreLine(f"· {src} ──{relation}──► {dst}", g.edge.provenance.session_id))
+    return lines
+
+
+def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
+    """The core block for one project (global + its records) or, with no project, the global one."""
+    scope = project_scope(project_id) if project_id else GLOBAL
+    if project_id:
+        safe_id = project_id if SESSION_ID_RE.fullmatch(project_id) else "<project>"
+        hint = f"For details: memory_open_session(<id>) / memory_git_log({safe_id})"
+        label, title = "[Graph · current project]", project_name or project_id
+    else:
+        hint = "For details: memory_open_session(<id>) / memory_git_log(<project>)"
+        label, title = "[Graph · global]", "(global)"
+    return compose_core(
+        title,
+        consolidated,
+        event_lines(memory, scope, consolidated),
+        fact_lines(memory, scope),
+        graph_label=label,
+        hint=hint,
+    )
+
+
+def core_path(memory_root: Path, project_id: str = "") -> Path:
+    if not project_id:
+        return memory_root / "core.md"
+    return memory_root / "projects" / safe_name(project_id) / "core.md"
+
+
+def write_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> Path:
+    """Regenerate one core.md whole (atomically); an unchanged file is left alone."""
+    path = core_path(memory.root, project_id)
+    data = render_core(memory, consolidated, project_id, project_name).encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return path
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data, durable=memory.durable)
+    return path
+
+
+def write_cores(memory: MemoryStore, consolidated: date, project_names: Mapping[str, str] | None = None) -> list[Path]:
+    """The global core and one per project: every project scope in the memory plus those named."""
+    names = dict(project_names or {})
+    projects = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")} | set(names)
+    paths = [write_core(memory, consolidated)]
+    paths.extend(write_core(memory, consolidated, pid, names.get(pid, "")) for pid in sorted(projects))
+    return paths
+
+
+def consolidation_day(timestamp: float) -> date:
+    """The UTC day of a run's time, for callers that consolidate now."""
+    return datetime.fromtimestamp(timestamp, UTC).date()

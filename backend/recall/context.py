@@ -1,0 +1,92 @@
+"""Who is asking: the caller's scope (project / agent) and the reply budget every tool honours."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import RecallSettings
+from ..home import Home
+from ..memory.records import GLOBAL
+from ..projects.registry import Project, ProjectNotFound
+from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
+from .session_access import SessionReader
+
+DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The caller's context: a project id and an agent id, either may be empty."""
+
+    project_id: str = ""
+    agent_id: str = ""
+
+    @property
+    def memory_scopes(self) -> frozenset[str] | None:
+        """The memory scopes this caller sees: global plus its project and agent. None: all."""
+        if not self.project_id and not self.agent_id:
+            return None
+        scopes = {GLOBAL}
+        if self.project_id:
+            scopes.add(f"project:{self.project_id}")
+        if self.agent_id:
+            scopes.add(f"agent:{self.agent_id}")
+        return frozenset(scopes)
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What every tool gets first: the store, the caller's scope, the reply budget."""
+
+    home: Home
+    scope: Scope = field(default_factory=Scope)
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    now: float | None = None  # "now" for relative dates; None: the clock
+    sessions: SessionReader = field(default_factory=SessionReader, compare=False, repr=False)
+
+    def project(self, project_id: str | None) -> Project:
+        """The project named by id (or name), else the caller's; a structured error otherwise."""
+        wanted = project_id or self.scope.project_id
+        if not wanted:
+            raise RecallError(
+                NO_PROJECT, "no project given, and the current folder is not in a bound project (see opmem projects)"
+            )
+        return find_project(self.home, wanted)
+
+
+def find_project(home: Home, wanted: str) -> Project:
+    """A bound project by id, else by exact name; unknown ones get "did you mean" suggestions."""
+    try:
+        return home.projects.get(wanted)
+    except ProjectNotFound:
+        pass
+    projects = home.projects.list_projects()
+    named = [p for p in projects if p.name == wanted]
+    if len(named) == 1:
+        return named[0]
+    choices = {p.id: f"{p.id} {p.name}" for p in projects}
+    raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices))
+
+
+def project_of_folder(home: Home, folder: str | os.PathLike[str]) -> str:
+    """The id of the bound project holding `folder`, or ""."""
+    found = home.projects.find(folder)
+    return found.id if found is not None else ""
+
+
+def recall_for(
+    home: Home,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    project: str | None = None,
+    agent: str | None = None,
+    now: float | None = None,
+) -> Recall:
+    """The context of a caller in `cwd` (default: the current folder), or of an explicit project."""
+    if project:
+        project_id = find_project(home, project).id
+    else:
+        project_id = project_of_folder(home, Path.cwd() if cwd is None else cwd)
+    return Recall(home, Scope(project_id, agent or ""), home.config.recall.max_reply_bytes, now)

@@ -1,0 +1,165 @@
+"""The one registry of recall tools: name, description, JSON Schema, examples, function.
+
+Every front end (the MCP server, the CLI, tests) lists and calls tools through here, so a
+tool has one schema and one behaviour everywhere. `call` validates the arguments against the
+schema, runs the tool read-only, and turns every expected failure into a structured error reply.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from ..model import OpmemError
+from .context import Recall
+from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError, did_you_mean
+from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
+from .open_session import memory_open_session
+from .reply import encode
+
+Reply = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]  # JSON Schema 2020-12 of the arguments; `examples` inside
+    fn: Callable[..., Reply]
+
+    @property
+    def examples(self) -> tuple[Mapping[str, Any], ...]:
+        return tuple(self.input_schema.get("examples", ()))
+
+
+def _schema(properties: dict[str, Any], required: list[str], examples: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+        "examples": examples,
+    }
+
+
+_SESSION_ID = {"type": "string", "minLength": 1, "description": "A session id, or the pointer form session:<id>."}
+_PROJECT_ID = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A bound project's id (or name); default: the project of the caller's folder.",
+}
+_DATE = {"type": "string", "minLength": 1, "description": "ISO date/time (2025-06-01) or relative ('2 weeks ago')."}
+_OFFSET = {"type": "integer", "minimum": 0, "description": "Character offset to read on from (from a `more` pointer)."}
+_PAGE = {"type": "integer", "minimum": 0, "default": 0, "description": "Page of a long reply (see next_page)."}
+
+OPEN_SESSION = Tool(
+    "memory_open_session",
+    "Open a stored agent session. Without `turn`: its title, branches and one line per turn. With "
+    "`turn`: that turn's messages in order, tool calls (name, input) and their results included. "
+    "Long texts end in '... (+N more lines)' with a `more` pointer: call again with its node, part "
+    "and offset to read on. Replies are paged (`next_page`).",
+    _schema(
+        {
+            "session_id": _SESSION_ID,
+            "turn": {"type": "integer", "minimum": 1, "description": "Turn number along the branch (1-based)."},
+            "branch": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Branch name (main, retry-...) or a head node id.",
+            },
+            "page": _PAGE,
+            "node": {"type": "string", "minLength": 1, "description": "A message id: read that message's text on."},
+            "part": {"enum": ["content", "input"], "default": "content", "description": "Which text of `node`."},
+            "offset": _OFFSET,
+        },
+        ["session_id"],
+        [
+            {"session_id": "cc-5f1c2a"},
+            {"session_id": "session:cc-5f1c2a", "turn": 3},
+            {"session_id": "cc-5f1c2a", "turn": 3, "page": 1},
+            {"session_id": "cc-5f1c2a", "node": "n-0042", "part": "content", "offset": 2730},
+        ],
+    ),
+    memory_open_session,
+)
+
+GIT_LOG = Tool(
+    "memory_git_log",
+    "A bound project's commits, newest first. Agent commits carry the model, session and turn that "
+    "made them; other commits the session turn linked to them. `since` takes ISO or relative dates.",
+    _schema(
+        {
+            "project_id": _PROJECT_ID,
+            "since": _DATE,
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50},
+            "after": {"type": "string", "minLength": 4, "description": "Page on after this commit (from `more`)."},
+        },
+        [],
+        [{}, {"project_id": "shop-1a2b3c", "since": "2 weeks ago"}, {"limit": 10, "after": "3f2a9c1d0b7e"}],
+    ),
+    memory_git_log,
+)
+
+GIT_SHOW = Tool(
+    "memory_git_show",
+    "One commit of a bound project: message, author, the session turns linked to it, and its diff "
+    "file by file (each cut to a preview, paged). With `path`: that file's whole diff, read on with `offset`.",
+    _schema(
+        {
+            "commit": {"type": "string", "minLength": 1, "description": "A commit hash (7+ hex digits) or revision."},
+            "project_id": _PROJECT_ID,
+            "path": {"type": "string", "minLength": 1, "description": "One changed file, to read its diff whole."},
+            "page": _PAGE,
+            "offset": _OFFSET,
+        },
+        ["commit"],
+        [
+            {"commit": "3f2a9c1"},
+            {"commit": "HEAD", "project_id": "shop-1a2b3c", "page": 1},
+            {"commit": "3f2a9c1", "path": "src/app.py", "offset": 4000},
+        ],
+    ),
+    memory_git_show,
+)
+
+TOOLS: Mapping[str, Tool] = MappingProxyType({t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW)})
+
+
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(TOOLS[name].input_schema)
+
+
+def _check(tool: Tool, arguments: Mapping[str, Any]) -> None:
+    errors = sorted(_validator(tool.name).iter_errors(arguments), key=lambda e: list(e.path))
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first.path) or "arguments"
+        raise RecallError(BAD_ARGUMENT, f"{tool.name}: {where}: {first.message}")
+
+
+def call(recall: Recall, name: str, arguments: Mapping[str, Any] | None = None) -> Reply:
+    """Run tool `name`; a reply dict, with an `error` object when the call cannot be answered."""
+    try:
+        tool = TOOLS.get(name)
+        if tool is None:
+            raise RecallError(UNKNOWN_TOOL, f"no tool {name!r}", did_you_mean(name, list(TOOLS)))
+        args = dict(arguments or {})
+        _check(tool, args)
+        return tool.fn(recall, **args)
+    except RecallError as exc:
+        return exc.to_json()
+    except OpmemError as exc:
+        return {"error": {"code": STORE_ERROR, "message": str(exc)}}
+
+
+def call_json(recall: Recall, name: str, arguments: Mapping[str, Any] | None = None) -> tuple[str, bool]:
+    """(reply as compact JSON within the reply budget, whether it is an error)."""
+    reply = call(recall, name, arguments)
+    return encode(reply, recall.max_reply_bytes), "error" in reply

@@ -1,0 +1,165 @@
+"""The memory on the command line: `opmem mcp`, `opmem show` (and, as the memory lands,
+`core`, `search`, `timeline`, `graph`). Every command calls the recall registry, so it answers
+exactly what an agent would get; `--json` prints that reply, the default is tables for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .backend.home import Home
+from .backend.model import OpmemError
+from .backend.recall.context import Recall, recall_for
+from .backend.recall.registry import call
+from .backend.safe_text import plain
+
+
+def _out() -> Console:
+    # Built per command, so the width follows the terminal (or COLUMNS) of this run.
+    return Console(soft_wrap=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, soft_wrap=True)
+
+
+def _home(ctx: click.Context) -> Home:
+    obj = ctx.find_object(dict) or {}
+    home = obj.get("home")
+    return home if isinstance(home, Home) else Home()
+
+
+def _fail(message: str) -> None:
+    _err().print(Text(f"opmem: {plain(message)}", style="red"))
+    sys.exit(1)
+
+
+def _recall(ctx: click.Context, project: str | None = None, agent: str | None = None) -> Recall:
+    try:
+        return recall_for(_home(ctx), cwd=Path.cwd(), project=project, agent=agent)
+    except OpmemError as exc:
+        _fail(str(exc))
+        raise  # unreachable: _fail exits
+
+
+def _ask(recall: Recall, name: str, as_json: bool, **args: Any) -> dict[str, Any]:
+    """Call a tool; on an error reply print it (JSON or a message) and exit 1."""
+    reply = call(recall, name, {k: v for k, v in args.items() if v is not None})
+    if "error" in reply:
+        if as_json:
+            click.echo(json.dumps(reply, ensure_ascii=False))
+            sys.exit(1)
+        error = reply["error"]
+        hint = f" (did you mean: {', '.join(error['did_you_mean'])}?)" if error.get("did_you_mean") else ""
+        _fail(error["message"] + hint)
+    if as_json:
+        click.echo(json.dumps(reply, ensure_ascii=False))
+    return reply
+
+
+def _when(value: str | None) -> str:
+    return value[:16].replace("T", " ") if value else "-"
+
+
+def _text(value: Any) -> Text:
+    """Untrusted text as plain rich Text: escapes stripped, never parsed as markup."""
+    return Text(plain(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
+
+
+def _paging(reply: dict[str, Any]) -> None:
+    if reply.get("next_page") is not None:
+        _err().print(
+            Text(f"page {reply['page'] + 1} of {reply['pages']}: --page {reply['next_page']} for more", style="dim")
+        )
+
+
+@click.command("mcp")
+@click.option("--project", help="Answer for this project (default: the project of the current folder).")
+@click.option("--agent", help="The agent id whose agent-scoped memory is visible too.")
+@click.pass_context
+def mcp_command(ctx: click.Context, project: str | None, agent: str | None) -> None:
+    """Serve the memory tools over MCP (stdio), for Claude Code, Codex, Gemini CLI..."""
+    from .mcp_server import serve
+
+    serve(_recall(ctx, project, agent))
+
+
+@click.command("show")
+@click.argument("session_id")
+@click.option("--turn", type=int, help="Show this turn's messages (default: the list of turns).")
+@click.option("--branch", help="A branch name or head node id (default: the session's current branch).")
+@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
+@click.pass_context
+def show_command(
+    ctx: click.Context, session_id: str, turn: int | None, branch: str | None, page: int, as_json: bool
+) -> None:
+    """A session's turns, or one turn's messages with tool calls and results (memory_open_session)."""
+    recall = _recall(ctx)
+    reply = _ask(recall, "memory_open_session", as_json, session_id=session_id, turn=turn, branch=branch, page=page)
+    if as_json:
+        return
+    session = reply["session"]
+    head = f"{session['title']}  ·  {session['id']}  ·  {session['source']}  ·  {session['turns']} turns"
+    head += f"  ·  branch {session['branch']}" + (
+        f"  ·  project {session['project']}" if session.get("project") else ""
+    )
+    _out().print(_text(head), style="bold")
+    if turn is None:
+        _print_turns(reply)
+    else:
+        _print_messages(reply)
+    _paging(reply)
+
+
+def _print_turns(reply: dict[str, Any]) -> None:
+    table = Table(show_edge=False)
+    for column in ("turn", "time", "user", "tools", "commit", "project commits"):
+        table.add_column(column, overflow="fold", no_wrap=column != "user", ratio=1 if column == "user" else None)
+    for line in reply["turn_list"]:
+        table.add_row(
+            str(line["turn"]),
+            _when(line.get("time")),
+            _text(line["user"]),
+            str(line.get("tools", "")),
+            line.get("commit", ""),
+            ", ".join(line.get("project_commits", ())),
+        )
+    _out().print(table)
+
+
+def _print_messages(reply: dict[str, Any]) -> None:
+    commits = ", ".join(f"{c['commit']} ({c['project']})" for c in reply.get("project_commits", ()))
+    _out().print(
+        Text(f"turn {reply['turn']}  ·  {_when(reply.get('time'))}" + (f"  ·  made {commits}" if commits else "")),
+        style="cyan",
+    )
+    table = Table(show_edge=False, show_lines=True, expand=True)
+    table.add_column("who", no_wrap=True)
+    table.add_column("message", overflow="fold", ratio=1)
+    for message in reply["messages"]:
+        if message["role"] == "tool":
+            who = Text(f"tool {plain(message['tool'])}")
+            body = Text()
+            if "input" in message:
+                body.append(_text(message["input"]))
+                body.append("\n→ ", style="dim")
+            body.append(_text(message.get("result", "")))
+        else:
+            who = Text(message["role"])
+            body = _text(message.get("text", ""))
+        table.add_row(who, body)
+    _out().print(table)
+
+
+def register(group: click.Group) -> None:
+    """Add the recall commands to the `opmem` command group."""
+    group.add_command(mcp_command)
+    group.add_command(show_command)

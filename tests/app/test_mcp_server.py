@@ -1,0 +1,74 @@
+"""A real MCP client session over stdio: the `mcp` package's Client spawning `opmem mcp`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from opmem_tui.backend.recall.registry import TOOLS
+from tests.backend.recall.stores import Built, build_store
+from tests.backend.recall.test_read_only import snapshot
+
+
+def opmem_command() -> tuple[str, list[str]]:
+    script = Path(sys.executable).parent / "opmem"
+    if script.exists():
+        return str(script), ["mcp"]
+    found = shutil.which("opmem")
+    if found:
+        return found, ["mcp"]
+    return sys.executable, ["-c", "from opmem_tui.cli import main; main()", "mcp"]
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Built:
+    return build_store(tmp_path)
+
+
+def params(built: Built) -> StdioServerParameters:
+    command, args = opmem_command()
+    env = {"OPMEM_HOME": str(built.home.path), "HOME": os.environ["HOME"], "PATH": os.environ.get("PATH", "")}
+    return StdioServerParameters(command=command, args=args, env=env, cwd=str(built.workdir))
+
+
+async def test_initialize_list_and_call_every_tool(built: Built) -> None:
+    before = snapshot(built.home.path, built.workdir)
+    async with Client(params(built), mode="legacy") as client:
+        assert client.server_info is not None and client.server_info.name == "opmem"
+        listed = await client.list_tools()
+        tools = {t.name: t for t in listed.tools}
+        assert set(tools) == set(TOOLS)
+        for name, tool in tools.items():
+            assert tool.input_schema == dict(TOOLS[name].input_schema)
+            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+
+        calls = {
+            "memory_open_session": {"session_id": built.session_id, "turn": 1},
+            "memory_git_log": {},
+            "memory_git_show": {"commit": built.agent_commit[:10]},
+        }
+        assert set(calls) == set(TOOLS)
+        replies = {}
+        for name, args in calls.items():
+            result = await client.call_tool(name, args)
+            assert not result.is_error, result
+            (content,) = result.content
+            assert len(content.text.encode("utf-8")) <= 16384
+            replies[name] = json.loads(content.text)
+        assert [m["id"] for m in replies["memory_open_session"]["messages"]] == ["u1", "a1", "t1", "a1b"]
+        # the server's scope came from its working folder: the bound project
+        assert replies["memory_git_log"]["project"]["id"] == built.project_id
+        assert replies["memory_git_show"]["commit"]["oid"] == built.agent_commit
+
+        missing = await client.call_tool("memory_open_session", {"session_id": "cc-shop-sesion"})
+        assert missing.is_error
+        error = json.loads(missing.content[0].text)["error"]
+        assert error["code"] == "unknown_session" and error["did_you_mean"] == [built.session_id]
+    assert snapshot(built.home.path, built.workdir) == before

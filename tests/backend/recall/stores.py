@@ -1,0 +1,111 @@
+"""Small real stores for the recall tests: sessions written through the store, a bound project
+whose agent commit was made by the real auto-commit path, and links between them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmem_tui.backend.home import Home
+
+T0 = 1_750_000_000.0  # 2025-06-15, fixed so dates in replies are stable
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Uma User",
+    "GIT_AUTHOR_EMAIL": "uma@example.com",
+    "GIT_COMMITTER_NAME": "Uma User",
+    "GIT_COMMITTER_EMAIL": "uma@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str, when: float | None = None) -> str:
+    env = {**os.environ, **GIT_ENV}
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{int(when)} +0000"
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Built:
+    home: Home
+    project_id: str
+    workdir: Path
+    session_id: str  # bound to the project, three turns, one agent commit
+    other_id: str  # unbound, one turn with a long tool output
+    agent_commit: str
+    user_commit: str
+
+
+def build_store(root: Path, *, long_output: str = "line\n" * 300) -> Built:
+    home = Home(root / "home", durable=False)
+    home.ensure()
+    workdir = root / "shop"
+    workdir.mkdir()
+    git(workdir, "init", "-q", "-b", "main")
+    (workdir / "README.md").write_text("shop\n")
+    git(workdir, "add", "-A")
+    git(workdir, "commit", "-q", "-m", "initial commit", when=T0 - 3600)
+    project = home.projects.resolve_project(workdir, name="shop")
+    store = home.sessions
+    sid = "cc-shop-session"
+    location = home.projects.session_location(project.id, sid)
+    meta = {"title": "Add a greeting to the shop", "project_id": project.id, "source": "claude"}
+
+    watch = home.projects.begin_turn(project.id)
+    u1 = store.append_message(
+        sid, "user", "Add a greeting module", created_at=T0, session_meta=meta, location=location, node_id="u1"
+    )
+    a1 = store.append_message(sid, "assistant", "I'll write greet.py.", created_at=T0 + 5, node_id="a1")
+    (workdir / "greet.py").write_text("def greet():\n    return 'hi'\n")
+    t1 = store.append_message(
+        sid,
+        "tool",
+        "File written",
+        called_by=a1.id,
+        name="Write",
+        input={"file_path": str(workdir / "greet.py"), "content": "def greet():\n    return 'hi'\n"},
+        created_at=T0 + 6,
+        node_id="t1",
+    )
+    a1b = store.append_message(sid, "assistant", "Done: greet() returns 'hi'.", created_at=T0 + 8, node_id="a1b")
+    store.commit_turn(sid)
+    turn1 = store.get_turns(sid)[0]
+    result = home.projects.commit_agent_turn(
+        watch, turn1, session_id=sid, turn_number=1, user_message=u1.content, model="claude-test"
+    )
+    assert result.commit, result
+    store.append_message(sid, "user", "Run the tests", created_at=T0 + 60, node_id="u2")
+    a2 = store.append_message(sid, "assistant", "Running pytest.", created_at=T0 + 61, node_id="a2")
+    store.append_message(
+        sid,
+        "tool",
+        long_output,
+        called_by=a2.id,
+        name="Bash",
+        input={"command": "pytest -q"},
+        created_at=T0 + 62,
+        node_id="t2",
+    )
+    store.append_message(sid, "assistant", "All green.", created_at=T0 + 70, node_id="a2b")
+    store.commit_turn(sid)
+    store.append_message(sid, "user", "Thanks", created_at=T0 + 120, node_id="u3")
+    store.append_message(sid, "assistant", "You're welcome.", created_at=T0 + 121, node_id="a3")
+    store.commit_turn(sid)
+    del t1, a1b
+
+    (workdir / "README.md").write_text("shop\n\nA small shop.\n")
+    git(workdir, "add", "-A")
+    git(workdir, "commit", "-q", "-m", "docs: describe the shop", when=T0 + 300)
+    user_commit = git(workdir, "rev-parse", "HEAD").strip()
+
+    other = "codex-notes"
+    store.append_message(other, "user", "Summarise the notes", created_at=T0 + 1000, node_id="ou1")
+    store.append_message(other, "assistant", "Here is the summary.", created_at=T0 + 1001, node_id="oa1")
+    store.commit_turn(other)
+    store.flush()
+    return Built(home, project.id, workdir, sid, other, result.commit, user_commit)

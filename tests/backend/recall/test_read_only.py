@@ -1,0 +1,61 @@
+"""No tool writes: after calling every tool, every way, the state is byte-identical."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from opmem_tui.backend.recall.context import Recall, recall_for
+from opmem_tui.backend.recall.registry import TOOLS, call
+
+from .stores import Built
+
+
+def snapshot(*roots: Path) -> dict[str, tuple[str, int]]:
+    """Every file and folder under the roots: (content hash or "dir", mode)."""
+    out: dict[str, tuple[str, int]] = {}
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            for name in dirs:
+                path = Path(folder) / name
+                out[str(path)] = ("dir", path.lstat().st_mode)
+            for name in files:
+                path = Path(folder) / name
+                digest = "link" if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+                out[str(path)] = (digest, path.lstat().st_mode)
+    return out
+
+
+def every_call(built: Built) -> list[tuple[str, dict]]:
+    sid = built.session_id
+    return [
+        ("memory_open_session", {"session_id": sid}),
+        ("memory_open_session", {"session_id": sid, "turn": 2}),
+        ("memory_open_session", {"session_id": sid, "turn": 2, "page": 3}),
+        ("memory_open_session", {"session_id": sid, "node": "t2", "offset": 10}),
+        ("memory_open_session", {"session_id": sid, "node": "t1", "part": "input"}),
+        ("memory_open_session", {"session_id": sid, "branch": "main", "turn": 1}),
+        ("memory_open_session", {"session_id": built.other_id, "turn": 1}),
+        ("memory_open_session", {"session_id": "no-such-session"}),
+        ("memory_open_session", {"session_id": "../escape"}),
+        ("memory_git_log", {}),
+        ("memory_git_log", {"since": "2 weeks ago", "limit": 1}),
+        ("memory_git_log", {"project_id": "nope"}),
+        ("memory_git_show", {"commit": built.agent_commit}),
+        ("memory_git_show", {"commit": "HEAD", "path": "README.md"}),
+        ("memory_git_show", {"commit": "0000000"}),
+    ]
+
+
+def test_every_tool_leaves_the_state_byte_identical(built: Built) -> None:
+    before = snapshot(built.home.path, built.workdir)
+    # A fresh Home, as a new process (the MCP server) would have: no warm caches.
+    recall: Recall = recall_for(type(built.home)(built.home.path), cwd=built.workdir)
+    calls = every_call(built)
+    assert {name for name, _ in calls} == set(TOOLS)
+    for name, args in calls:
+        call(recall, name, args)
+    after = snapshot(built.home.path, built.workdir)
+    assert sorted(set(after) - set(before)) == []
+    assert after == before
