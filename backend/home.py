@@ -15,6 +15,7 @@ from .model import OpmemError
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from .distill.triggers import Distiller
     from .projects.registry import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
@@ -71,6 +72,14 @@ class Home:
     def memory(self) -> MemoryStore:
         """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
         return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
+
+    @cached_property
+    def distiller(self) -> Distiller:
+        """Idle distillation, the daily sleep and runs on demand, for the app and `opmem watch`
+        (backend/distill/triggers.py); with an LLM configured it also titles new sessions."""
+        from .distill.triggers import background_distiller  # the pipeline loads only when asked for
+
+        return background_distiller(self)
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

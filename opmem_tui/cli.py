@@ -207,6 +207,7 @@ def demo(directory: Path | None, no_app: bool) -> None:
 
 
 def _register_subcommands() -> None:
+    from .cli_distill import register as register_distill
     from .cli_import import register as register_import
     from .cli_projects import projects
     from .cli_recall import register as register_recall
@@ -214,6 +215,7 @@ def _register_subcommands() -> None:
     main.add_command(projects)
     register_import(main)
     register_recall(main)
+    register_distill(main)
 
 
 _register_subcommands()
