@@ -5,19 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from textual.worker import get_current_worker
 
+from opmem_tui.backend import importers
 from opmem_tui.jobs import Jobs
 from opmem_tui.widgets.job_bar import JobBar
 from opmem_tui.widgets.session_list import SessionList
 
 from .conftest import settle, wait_until
 from .test_palette import palette_hits, run_command
-
-importers = pytest.importorskip("opmem_tui.backend.importers")
-if not hasattr(importers, "run_import"):
-    pytest.skip("the importers' run_import is not in this build yet", allow_module_level=True)
 
 
 def claude_session(folder: Path, index: int) -> None:
