@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,25 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (a transcript's `\\ud800` escape, read by json as
+    it stands) cannot be UTF-8: it is written back as the same escape, which reads as it was."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # raw surrogates only occur inside JSON strings: escaping them is exact
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
 def dump_json(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+    return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
 
 
 def dump_compact_json(data: Any) -> bytes:
     """One line, through json's C encoder (indent forces the slow pure-Python one)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return _utf8(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:

@@ -255,7 +255,8 @@ class GitMirror:
         commit_raw = b"tree " + object_id(TREE, root_raw).hex().encode() + b"\n"
         if parent_oid:
             commit_raw += b"parent " + parent_oid.encode() + b"\n"
-        commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8")
+        # "replace": a lone surrogate in the user's text (valid in a JSON transcript) becomes "?" here
+        commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8", "replace")
         objects.append((COMMIT, commit_raw))
         oid = object_id(COMMIT, commit_raw).hex()
 
