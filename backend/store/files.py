@@ -46,6 +46,15 @@ def _utf8(text: str) -> bytes:
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new entry in `path` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def dump_json(data: Any) -> bytes:
     return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
 
