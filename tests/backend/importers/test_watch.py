@@ -185,3 +185,22 @@ def test_each_poll_reports_only_its_own_warnings(home, tmp_path: Path) -> None:
     assert [w.split(": ")[0] for w in second.warnings] == [f"{path}:4"]
     assert second.unknown_records == {"brand-new": 1}
     assert watcher.poll(path).warnings == []
+
+
+def test_a_change_between_the_catch_up_and_the_live_watch_is_not_missed(home, tmp_path: Path) -> None:
+    folder = tmp_path / "projects" / "p"
+    t = Transcript()
+    t.prompt("one")
+    t.assistant("msg_A", text("reply one"))
+    path = t.write(folder / f"{SID}.jsonl")
+    watcher = Watcher(home, ["claude"], [tmp_path / "projects"])
+    watcher.catch_up()
+    assert watcher.changed_since_catch_up() == []
+    more = Transcript()
+    more.count, more.last, more.clock = 10, t.last, t.clock
+    more.prompt("two")
+    append(path, more.lines())  # before watchfiles would have seen it
+    other = Transcript(session="22222222-2222-3333-4444-555555555555")
+    other.prompt("new session")
+    born = other.write(folder / f"{other.session}.jsonl")
+    assert sorted(watcher.changed_since_catch_up()) == sorted([path.resolve(), born.resolve()])
