@@ -93,10 +93,7 @@ class ClaudeParser:
 
     def holding(self) -> bool:
         """Something is held back: a model reply still open, or a tool still waiting for its result."""
-        for build in self.builds.values():
-            if build.open_groups or build.waiting:
-                return True
-        return False
+        return any(build.open_groups or build.waiting for build in self.builds.values())
 
     def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
         """Sessions with what was emitted since the last take.
