@@ -78,6 +78,7 @@ def _register_subcommands() -> None:
     from .cli_demo import demo
     from .cli_distill import register as register_distill
     from .cli_import import register as register_import
+    from .cli_index import index
     from .cli_projects import projects
     from .cli_recall import register as register_recall
     from .cli_sessions import sessions
@@ -85,6 +86,7 @@ def _register_subcommands() -> None:
     main.add_command(sessions)
     main.add_command(demo)
     main.add_command(projects)
+    main.add_command(index)
     register_import(main)
     register_recall(main)
     register_distill(main)
