@@ -13,7 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from opmem_tui.backend.recall.registry import TOOLS
-from tests.backend.recall.stores import Built, add_memory, build_store
+from tests.backend.recall.stores import Built, add_memory, build_index, build_store
 from tests.backend.recall.test_read_only import snapshot
 
 
@@ -31,6 +31,7 @@ def opmem_command() -> tuple[str, list[str]]:
 def built(tmp_path: Path) -> Built:
     built = build_store(tmp_path)
     add_memory(built)
+    build_index(built)
     return built
 
 
@@ -57,6 +58,7 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
             "memory_git_show": {"commit": built.agent_commit[:10]},
             "memory_timeline": {"kinds": ["decision"]},
             "memory_graph_neighbors": {"entity": "worker", "hops": 1},
+            "memory_search": {"query": "pytest"},
         }
         assert set(calls) == set(TOOLS)
         replies = {}
@@ -74,6 +76,7 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         assert decision["source"] == f"session:{built.session_id}" and decision["turn"] == 2
         facts = {e["fact"] for e in replies["memory_graph_neighbors"]["edges"]}
         assert "worker -listens-on-> :18109" in facts
+        assert any(h.get("node") == "t2" for h in replies["memory_search"]["hits"])
 
         missing = await client.call_tool("memory_open_session", {"session_id": "cc-shop-sesion"})
         assert missing.is_error
