@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
+from opmem_tui.backend.memory.core import CORE_BUDGET, RULE
 from opmem_tui.backend.recall.registry import TOOLS
+from opmem_tui.mcp_server import CORE_URI
 from tests.backend.recall.stores import Built, add_memory, build_index, build_store
 from tests.backend.recall.test_read_only import snapshot
 
@@ -82,4 +85,14 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         assert missing.is_error
         error = json.loads(missing.content[0].text)["error"]
         assert error["code"] == "unknown_session" and error["did_you_mean"] == [built.session_id]
+
+        resources = await client.list_resources()
+        assert [r.uri for r in resources.resources] == [CORE_URI]
+        (core,) = (await client.read_resource(CORE_URI)).contents
+        assert core.text.startswith(RULE) and "project: shop," in core.text
+        assert len(core.text.encode("utf-8")) <= CORE_BUDGET
+        (line,) = [line for line in core.text.splitlines() if "Decided the worker listens on :18109" in line]
+        assert line.endswith(f"↪ session:{built.session_id}")
+        with pytest.raises(MCPError, match="no resource"):
+            await client.read_resource("opmem://nothing.md")
     assert snapshot(built.home.path, built.workdir) == before
