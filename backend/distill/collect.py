@@ -244,7 +244,10 @@ def collect_session(
             number, commit = index.get(key, (None, None))
             turns.append(CollectedTurn(session=info, nodes=tuple(group), number=number, commit=commit))
         turns.sort(key=lambda t: t.nodes[0].seq)
-        batches.append(SessionBatch(session=info, turns=tuple(turns), last_seq=end, first_seq=chunk[0].seq))
+        old = frozenset(n.id for t in turns for n in t.nodes if n.seq < chunk[0].seq)
+        batches.append(
+            SessionBatch(session=info, turns=tuple(turns), last_seq=end, first_seq=chunk[0].seq, old_nodes=old)
+        )
     return batches
 
 

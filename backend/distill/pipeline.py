@@ -147,8 +147,12 @@ class DistillJob:
             extraction = extraction.merged(outcome.extraction)
         return extraction
 
-    def stage(self, extraction: Extraction) -> None:
-        """Link, reconcile, log contradictions, stage for the next flush."""
+    def stage(self, extraction: Extraction, old_nodes: frozenset[str] | None = None) -> None:
+        """Link, reconcile, log contradictions, stage for the next flush.
+
+        `old_nodes`: nodes an earlier run distilled; only events that point at one of them can
+        have an older copy to supersede (None: any event may, as for `again` and project commits).
+        """
         port = self.memory()
         linked = link(extraction, self.known_entities(), at=self.now)
         reconciled = reconcile(
@@ -157,6 +161,9 @@ class DistillJob:
             current_events=port.current_events,
             single_valued=self.home.config.distill.single_valued,
             at=self.now,
+            maybe_copied=None
+            if old_nodes is None or self.options.again
+            else (lambda event: not old_nodes.isdisjoint(event.provenance.node_ids)),
         )
         log_contradictions(self.home.memory_dir, reconciled.contradictions, durable=self.home.durable)
         port.stage(reconciled)
@@ -196,7 +203,7 @@ class DistillJob:
         nodes = 0
         batches = collect_session(self.home.sessions, self._projects(), pending)
         for position, batch in enumerate(batches):
-            self.stage(self.extract(batch))
+            self.stage(self.extract(batch), batch.old_nodes)
             nodes += sum(len(t.nodes) for t in batch.turns)
             last = position == len(batches) - 1
             self.staged_sessions[pending.session_id] = SessionCursor(
