@@ -22,7 +22,7 @@ from ..llm import ChatClient, TokenBudget, is_configured
 from ..model import OpmemError
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
-from .link import LINK_TYPES, Known, link
+from .link import LINK_TYPES, Linker
 from .memory_port import MemoryPort, log_contradictions
 from .model import Extraction, Progress, RunReport, SessionBatch, Written
 from .project import project_all
@@ -83,7 +83,7 @@ class DistillJob:
     now: float = field(default_factory=time.time)
     state: DistillState = field(default_factory=DistillState)
     port: MemoryPort | None = None
-    known: list[Known] | None = None
+    linker: Linker | None = None
     client: ChatClient | None = None
     budget: TokenBudget | None = None
     written: Written = field(default_factory=Written)
@@ -102,10 +102,10 @@ class DistillJob:
             self.port = MemoryPort(self.home.memory, read_inflight(self.home.memory_dir))
         return self.port
 
-    def known_entities(self) -> list[Known]:
-        if self.known is None:
-            self.known = self.memory().known_entities(LINK_TYPES)
-        return self.known
+    def link_stage(self) -> Linker:
+        if self.linker is None:
+            self.linker = Linker(self.memory().known_entities(LINK_TYPES))
+        return self.linker
 
     def tell(self, stage: str, done: int, total: int, detail: str = "") -> None:
         if self.progress is not None:
@@ -154,7 +154,7 @@ class DistillJob:
         have an older copy to supersede (None: any event may, as for `again` and project commits).
         """
         port = self.memory()
-        linked = link(extraction, self.known_entities(), at=self.now)
+        linked = self.link_stage().link(extraction, at=self.now)
         reconciled = reconcile(
             linked,
             current_edges=port.current_edges,
@@ -169,7 +169,6 @@ class DistillJob:
         port.stage(reconciled)
         self.touched.update(e.id for e in extraction.entities)
         self.touched.update(x for e in extraction.edges for x in (e.from_id, e.to_id))
-        self.known_entities().extend(Known.of(e) for e in extraction.entities)
         self.report["contradictions"] = self.report.get("contradictions", 0) + len(reconciled.contradictions)
         self.notes.extend(extraction.notes)
 
