@@ -16,6 +16,8 @@ from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from .distill.triggers import Distiller
+    from .memory.search import SearchHit
+    from .memory.search_service import SearchService
     from .projects.registry import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
@@ -72,6 +74,24 @@ class Home:
     def memory(self) -> MemoryStore:
         """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
         return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
+
+    @cached_property
+    def search_index(self) -> SearchService:
+        """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
+        from .memory.search_service import SearchService
+
+        return SearchService(self.memory_dir, self.sessions)
+
+    def search(
+        self,
+        query: str,
+        scope: str | None = None,
+        k: int = 10,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> tuple[SearchHit, ...]:
+        """Ranked hits over sessions and memory records, each with its provenance."""
+        return self.search_index.search(query, scope, k, since, until)
 
     @cached_property
     def distiller(self) -> Distiller:

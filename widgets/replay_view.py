@@ -104,67 +104,77 @@ def build_turn_lines(
     """Plain lines for one turn at `width` cells; item i of a line is turn.nodes[i]."""
     width = max(width, 20)
     lines: list[Line] = []
-    append = lines.append
     nodes = list(turn.nodes)
-    body_width = width - 2
     for item, node in enumerate(nodes):
         if node.is_tool:
-            name = one_line(node.name or "tool", 40)
-            is_open = node.id in expanded
-            marker = "▾" if is_open else "▸"
-            head = f"{marker} ⚙ {name}"
-            args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
-            room = width - len(head) - 5
-            if args and room > 8:
-                head = f"{head}  {one_line(args, room)}"
-            append(Line(head, "tool", item, 2))
-            if is_open:
-                pretty = clean(_args_text(node.input, pretty=True))
-                if pretty:
-                    for text in wrap_text(pretty, width - 6):
-                        append(Line(text, "args", item, 6))
-                result = clean(node.content).rstrip("\n")
-                append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
-                if result:
-                    for text in wrap_text(result, width - 6):
-                        append(Line(text, "output", item, 6))
-            else:
-                result = node.content
-                label = f"result: {_size_label(result)}" if result else "result: (no output)"
-                if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
-                    label += "  (enter expands)"
-                append(Line(label, "dim", item, 4))
-            continue
-        role = node.role if node.role in ROLE_LABEL else "system"
-        header = f"▌ {ROLE_LABEL[role]}"
-        model = ""
-        if role == "assistant":
-            model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
-            model = model if isinstance(model, str) else ""
-        if model:
-            header += f" · {one_line(model, 40)}"
-        header += f" · {clock(node.created_at)}"
-        if lines:
-            append(Line("", "blank", -1))
-        append(Line(header, f"{role}-header", item, 0))
-        thinking = _thinking(node)
-        if thinking:
-            if show_thinking:
-                append(Line("∴ thinking", "thinking", item, 2))
-                for text in wrap_text(clean(thinking), body_width - 2):
-                    append(Line(text, "thinking", item, 4))
-            else:
-                label = f"∴ thinking hidden ({_size_label(thinking)}; t shows it)"
-                if len(label) + 2 > width:
-                    label = "∴ thinking hidden (t shows it)"
-                append(Line(label, "dim", item, 2))
-        content = clean(node.content)
-        if content:
-            for text in wrap_text(content, body_width):
-                append(Line(text, role, item, 2))
-        elif not thinking:
-            append(Line("(empty)", "dim", item, 2))
+            _tool_lines(lines, item, node, width, node.id in expanded)
+        else:
+            _message_lines(lines, item, node, width, show_thinking)
     return TurnRender(lines, nodes)
+
+
+def _tool_lines(lines: list[Line], item: int, node: Node, width: int, is_open: bool) -> None:
+    """A tool call: one summary line and its result's size, or (open) arguments and result."""
+    append = lines.append
+    head = f"{'▾' if is_open else '▸'} ⚙ {one_line(node.name or 'tool', 40)}"
+    args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
+    room = width - len(head) - 5
+    if args and room > 8:
+        head = f"{head}  {one_line(args, room)}"
+    append(Line(head, "tool", item, 2))
+    if not is_open:
+        result = node.content
+        label = f"result: {_size_label(result)}" if result else "result: (no output)"
+        if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
+            label += "  (enter expands)"
+        append(Line(label, "dim", item, 4))
+        return
+    pretty = clean(_args_text(node.input, pretty=True))
+    if pretty:
+        for text in wrap_text(pretty, width - 6):
+            append(Line(text, "args", item, 6))
+    result = clean(node.content).rstrip("\n")
+    append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
+    if result:
+        for text in wrap_text(result, width - 6):
+            append(Line(text, "output", item, 6))
+
+
+def _message_header(node: Node) -> tuple[str, str]:
+    """(role, header line) of a chat message: role, the assistant's model, the time."""
+    role = node.role if node.role in ROLE_LABEL else "system"
+    header = f"▌ {ROLE_LABEL[role]}"
+    if role == "assistant":
+        model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
+        if model and isinstance(model, str):
+            header += f" · {one_line(model, 40)}"
+    return role, f"{header} · {clock(node.created_at)}"
+
+
+def _message_lines(lines: list[Line], item: int, node: Node, width: int, show_thinking: bool) -> None:
+    """A chat message: header, thinking (or a line saying it is hidden), the text."""
+    append = lines.append
+    body_width = width - 2
+    role, header = _message_header(node)
+    if lines:
+        append(Line("", "blank", -1))
+    append(Line(header, f"{role}-header", item, 0))
+    thinking = _thinking(node)
+    if thinking and show_thinking:
+        append(Line("∴ thinking", "thinking", item, 2))
+        for text in wrap_text(clean(thinking), body_width - 2):
+            append(Line(text, "thinking", item, 4))
+    elif thinking:
+        label = f"∴ thinking hidden ({_size_label(thinking)}; t shows it)"
+        if len(label) + 2 > width:
+            label = "∴ thinking hidden (t shows it)"
+        append(Line(label, "dim", item, 2))
+    content = clean(node.content)
+    if content:
+        for text in wrap_text(content, body_width):
+            append(Line(text, role, item, 2))
+    elif not thinking:
+        append(Line("(empty)", "dim", item, 2))
 
 
 def abbreviate_path(path: str, limit: int = 40) -> str:

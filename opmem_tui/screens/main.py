@@ -122,8 +122,13 @@ class MainScreen(Screen[None]):
             self.set_interval(interval, self._poll)
 
     # -- errors ----------------------------------------------------------------------------
+    def in_store(self, text: str) -> str:
+        """Paths in a message relative to the store (`sessions/<id>/...`), home as ~."""
+        root = str(self.home.sessions_dir) + "/"
+        return _home_relative(text.replace(root, "sessions/"))
+
     def show_error(self, exc: BaseException, doing: str) -> None:
-        self.app.notify(f"{doing}: {exc}", title="opmem", severity="error", markup=False, timeout=8)
+        self.app.notify(f"{doing}: {self.in_store(str(exc))}", title="opmem", severity="error", markup=False, timeout=8)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
@@ -161,8 +166,7 @@ class MainScreen(Screen[None]):
         new_problems = [p for p in view.listing.problems if p not in self._problems_shown]
         if new_problems:  # each broken folder is reported once, when it first shows up
             self._problems_shown.update(new_problems)
-            root = str(getattr(self.home, "sessions_dir", "")) + "/"
-            lines = "\n".join(one_line(_home_relative(p.replace(root, "sessions/")), 160) for p in new_problems[:5])
+            lines = "\n".join(one_line(self.in_store(p), 160) for p in new_problems[:5])
             more = len(new_problems) - 5
             if more > 0:
                 lines += f"\n… and {more} more"
@@ -269,7 +273,7 @@ class MainScreen(Screen[None]):
             listed = next((m for m in self.listing_view.listing.sessions if m.id == session_id), None)
         # Remember the listing's stamp, so the next poll does not retry (and re-notify) forever.
         self._open_stamp = self._stamp(listed) if listed is not None else None
-        self.replay.show_empty(f"This session cannot be read: {exc}")
+        self.replay.show_empty(f"This session cannot be read: {self.in_store(str(exc))}")
         self.show_error(exc, "Loading the session")
         self.refresh_bindings()
 
@@ -279,8 +283,7 @@ class MainScreen(Screen[None]):
         self._open_stamp = self._stamp(data.meta)
         if data.problems and data.meta.id not in self._problems_told:
             self._problems_told.add(data.meta.id)
-            root = str(getattr(self.home, "sessions_dir", "")) + "/"
-            lines = "\n".join(one_line(p.replace(root, "sessions/"), 200) for p in data.problems[:5])
+            lines = "\n".join(one_line(self.in_store(p), 200) for p in data.problems[:5])
             self.app.notify(
                 f"Some of this session could not be read:\n{lines}",
                 title="Session",
@@ -440,7 +443,8 @@ class MainScreen(Screen[None]):
         if project is not None and view is not None and message.project_id in view.missing_projects:
             self.projects_pane.set_status("")
             self.projects_pane.diff_view.show_message(
-                f"The folder {project.workdir} is gone (moved or deleted). Put it back to see its history, "
+                f"The folder {_home_relative(str(project.workdir))} is gone (moved or deleted). "
+                "Put it back to see its history, "
                 f"or `opmem projects unbind {project.id}`."
             )
             return

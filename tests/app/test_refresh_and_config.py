@@ -5,17 +5,8 @@ from __future__ import annotations
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.session_list import SessionList
 
-from .conftest import NOW, make_app, press, settle
+from .conftest import NOW, make_app, notes, press, settle, wait_until
 from .sample_store import fresh_home
-
-
-async def wait_for(pilot, predicate, timeout: float = 5.0) -> None:
-    steps = int(timeout / 0.05)
-    for _ in range(steps):
-        await pilot.pause(0.05)
-        if predicate():
-            return
-    raise AssertionError("condition not met in time")
 
 
 async def test_list_and_open_replay_follow_another_writer(sample_path):
@@ -37,14 +28,14 @@ async def test_list_and_open_replay_follow_another_writer(sample_path):
             session_meta={"source": "codex", "created_at": NOW - 10},
         )
         other.commit_turn("brand-new")
-        await wait_for(pilot, lambda: any(m.id == "brand-new" for m in table.rows))
+        await wait_until(pilot, lambda: any(m.id == "brand-new" for m in table.rows), "the new session listed")
         assert table.current.id == "fix-login"  # the cursor stayed on its session
         assert table.rows[0].id == "brand-new"
 
         other.append_message("fix-login", "user", "One more thing: update the changelog.", created_at=NOW - 5)
         other.append_message("fix-login", "assistant", "Changelog updated.", created_at=NOW - 4)
         other.commit_turn("fix-login")
-        await wait_for(pilot, lambda: len(replay.turns) == 4)
+        await wait_until(pilot, lambda: len(replay.turns) == 4, "the new turn shown")
         assert replay.index == 3
         assert "Changelog updated." in "\n".join(line.text for line in replay.view.lines)
         assert table.current.id == "fix-login"
@@ -57,7 +48,7 @@ async def test_deleted_open_session_empties_the_replay(sample_path):
         replay = app.screen.query_one(ReplayPane)
         assert replay.session_id == "docs"
         fresh_home(sample_path).sessions.delete_session("docs")
-        await wait_for(pilot, lambda: replay.session_id != "docs")
+        await wait_until(pilot, lambda: replay.session_id != "docs", "the deleted session closed")
         assert replay.session_id in (None, "many-tools")
 
 
@@ -76,7 +67,7 @@ async def test_keymap_override_from_config(sample_path):
         assert replay.index == 1
         await press(pilot, "left")  # the bad override was refused, the default stays
         assert replay.index == 0
-        problems = [n.message for n in app._notifications]
+        problems = notes(app)
         assert any("'no.such.binding'" in m for m in problems)
         assert any("'replay.prev_turn'" in m for m in problems)
         await press(pilot, "question_mark")
@@ -98,7 +89,7 @@ async def test_theme_from_config_and_unknown_theme(sample_path):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
         assert app.theme == "opmem-dark"
-        assert any("no-such-theme" in n.message for n in app._notifications)
+        assert any("no-such-theme" in n.message for n in app.notes)
 
 
 async def test_r_rescans_meta_edited_outside_opmem(sample_path):
@@ -115,5 +106,5 @@ async def test_r_rescans_meta_edited_outside_opmem(sample_path):
         meta.write_text("{ not json")
         os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))  # no timestamp tells the cache
         await press(pilot, "r")
-        await wait_for(pilot, lambda: len(table.rows) == before - 1)
+        await wait_until(pilot, lambda: len(table.rows) == before - 1, "the broken session dropped")
         assert all(row.id != "docs" for row in table.rows)

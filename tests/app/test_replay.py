@@ -133,7 +133,7 @@ async def test_branch_key_on_a_turn_without_forks_only_notifies(app):
         await open_fix_login(pilot)
         await press(pilot, "b")
         assert not isinstance(app.screen, BranchPickerScreen)
-        assert any("no other branch" in n.message for n in app._notifications)
+        assert any("no other branch" in n.message for n in app.notes)
 
 
 async def test_history_lists_commits_and_jumps_to_one(app):
