@@ -92,6 +92,7 @@ class DistillJob:
     saved_at: float = 0.0
     dirty: bool = False
     touched: set[str] = field(default_factory=set)  # entity ids whose views stage 5 rebuilds
+    distilled: set[str] = field(default_factory=set)  # sessions whose turns stage 5 indexes
     staged_sessions: dict[str, SessionCursor] = field(default_factory=dict)  # cursors that wait for a flush
     staged_projects: dict[str, ProjectCursor] = field(default_factory=dict)
 
@@ -290,6 +291,8 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
             cancelled = True
             break
         read = job.session(item)
+        if read:
+            job.distilled.add(item.session_id)
         trusted = trusted and stamp_after(item) != 0
         if read:
             sessions += 1
@@ -306,7 +309,7 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
     job.save(force=True)
     if options.project and job.written.total and not cancelled:
         job.tell("project", 0, 1, "core.md, views, index")
-        job.notes.extend(project_all(home, job.touched))
+        job.notes.extend(project_all(home, job.touched, job.distilled))
         job.tell("project", 1, 1, "")
     return RunReport(
         sessions=sessions,
