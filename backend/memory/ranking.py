@@ -20,8 +20,15 @@ GROWTH = 8
 Keep = Callable[[Sequence[int]], Mapping[int, Any]]
 
 
-def split_terms(db: sqlite3.Connection, table: str, terms: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped."""
+def split_terms(
+    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None
+) -> tuple[list[str], list[str]]:
+    """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped.
+
+    `rows`: an upper bound of the table's rows; at most DF_CAP means every term is rare.
+    """
+    if rows is not None and rows <= DF_CAP:
+        return list(terms), []
     rare: list[str] = []
     common: list[str] = []
     for term in terms:
@@ -33,9 +40,11 @@ def split_terms(db: sqlite3.Connection, table: str, terms: Sequence[str]) -> tup
     return rare, common
 
 
-def ranked(db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str], want: int, keep: Keep):
+def ranked(
+    db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str], want: int, keep: Keep, rows: int | None = None
+):
     """[(rowid, score, kept info)] best first (score = -bm25), at most `want`, filtered by `keep`."""
-    rare, common = split_terms(db, table, terms)
+    rare, common = split_terms(db, table, terms, rows)
     if not rare and not common:
         return []
     chosen = rare or common
@@ -44,12 +53,12 @@ def ranked(db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str
     limit = want if rare else DF_CAP
     bm25 = f"bm25({table}{', ' + weights if weights else ''})"
     while True:
-        rows = db.execute(
+        found = db.execute(
             f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?", (expr, limit)
         ).fetchall()
-        kept = keep([r[0] for r in rows])
-        out = [(rid, -score, kept[rid]) for rid, score in rows if rid in kept]
-        if len(out) >= want or len(rows) < limit:
+        kept = keep([r[0] for r in found])
+        out = [(rid, -score, kept[rid]) for rid, score in found if rid in kept]
+        if len(out) >= want or len(found) < limit:
             break
         limit *= GROWTH
     out.sort(key=lambda item: -item[1])

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..store.sessions import SessionStore
-from .index import INDEX_FILE, IndexStats, SearchIndex
+from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
 from .index_update import IndexUpdater, Progress, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
@@ -42,20 +42,32 @@ class SearchService:
         """
         if refresh or not self.index.path.exists():
             self.update()
-        return self.searcher.search(query, scope, k, since, until)
+        try:
+            return self.searcher.search(query, scope, k, since, until)
+        except SchemaMismatch:
+            self.rebuild()
+            return self.searcher.search(query, scope, k, since, until)
 
     def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
-        return self.updater.update(sessions, progress=progress)
+        """Index what is new (an index of another opmem version is rebuilt whole instead)."""
+        try:
+            return self.updater.update(sessions, progress=progress)
+        except SchemaMismatch:
+            return self.rebuild(progress=progress)
 
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
-        self.updater.update(sessions)
+        self.update(sessions)
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
         return self.updater.rebuild(progress=progress)
 
     def stats(self) -> IndexStats:
-        return self.index.stats()
+        try:
+            return self.index.stats()
+        except SchemaMismatch:
+            self.rebuild()
+            return self.index.stats()
 
     def close(self) -> None:
         self.index.close()
