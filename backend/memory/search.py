@@ -349,11 +349,7 @@ class _Filter:
 def _named_speaker(parsed: ParsedQuery, speakers: set[str]) -> str | None:
     """The one participant (not a role) whose name the query holds, casefolded; else None."""
     words = set(parsed.words)
-    named = {
-        s.casefold()
-        for s in speakers
-        if s and s not in ROLE_NAMES and set(entity_key(s).split()) <= words
-    }
+    named = {s.casefold() for s in speakers if s and s not in ROLE_NAMES and set(entity_key(s).split()) <= words}
     return named.pop() if len(named) == 1 else None
 
 
