@@ -18,7 +18,7 @@ import click
 from rich.cells import cell_len, set_cell_size
 
 from .backend.home import Home
-from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id
+from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
 from .backend.safe_text import plain
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
@@ -73,12 +73,6 @@ def resolve_session(home: Home, text: str) -> str:
     shown = "\n  ".join(sorted(matches)[:10])
     more = f"\n  … and {len(matches) - 10} more" if len(matches) > 10 else ""
     raise AmbiguousSession(f"{text!r} is the start of {len(matches)} session ids; give more of it:\n  {shown}{more}")
-
-
-def turn_count(turns: Sequence[Turn]) -> int:
-    """Turns as the listing counts them (meta.json's `turns`): a turn starts with a user
-    message, so a session holding only a system preface has none."""
-    return sum(1 for turn in turns if turn.user is not None)
 
 
 @click.group()
@@ -225,7 +219,7 @@ def sessions_show(ctx: click.Context, session_id: str, turn: int | None, as_json
         return
     click.echo(f"{_one_line(meta.display_title)}  ({meta.id}, {_one_line(meta.source)}, {plural(total, 'turn')})")
     for t in chosen:
-        title = f"turn {t.number} / {total}" if t.user is not None else "before the first turn"
+        title = f"turn {t.number} / {total}" if t.number else "before the first turn"  # a preface alone
         click.echo(f"── {title}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
         for node in t.nodes:
             label = node.role + (f" {node.name}" if node.name and node.is_tool else "")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from textual.notifications import SeverityLevel
 
-import opmem_tui.app
 from opmem_tui.app import OpmemApp
+from opmem_tui.workers import FOLLOW_GROUP
 
 from .sample_store import NOW, build_sample_store, fresh_home
 
@@ -76,8 +76,6 @@ TOAST_TIMEOUT = 3600.0
 class RecordingApp(OpmemApp):
     """OpmemApp that keeps every notification it was asked to show, in order."""
 
-    CSS_PATH = str(Path(opmem_tui.app.__file__).with_name("app.tcss"))  # relative paths follow the subclass
-
     def __init__(self, home, **kwargs) -> None:
         super().__init__(home, **kwargs)
         self.notes: list[Note] = []
@@ -101,6 +99,7 @@ def notes(app: RecordingApp) -> list[str]:
 
 def make_app(home, **kwargs) -> RecordingApp:
     kwargs.setdefault("now", lambda: NOW)
+    kwargs.setdefault("watch", False)  # tests that follow the store turn it on
     kwargs.setdefault("poll_interval", 0)
     return RecordingApp(home, **kwargs)
 
@@ -112,8 +111,10 @@ def app(sample_home) -> OpmemApp:
 
 async def workers_done(app) -> None:
     """Every worker has ended, however: a cancelled or failed one ends too (its error is the
-    app's business: a notification), and must not raise here."""
-    await asyncio.gather(*(worker.wait() for worker in list(app.workers)), return_exceptions=True)
+    app's business: a notification), and must not raise here. The one that follows the store
+    runs as long as the app and is not waited for."""
+    running = [worker for worker in list(app.workers) if worker.group != FOLLOW_GROUP]
+    await asyncio.gather(*(worker.wait() for worker in running), return_exceptions=True)
 
 
 async def settle(pilot, rounds: int = 4) -> None:

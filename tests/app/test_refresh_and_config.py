@@ -10,10 +10,10 @@ from .sample_store import fresh_home
 
 
 async def test_list_and_open_replay_follow_another_writer(sample_path):
-    app = make_app(fresh_home(sample_path), poll_interval=0.1)
+    app = make_app(fresh_home(sample_path), watch=True, poll_interval=0)  # file-change notifications only
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        await press(pilot, "down", "down", "down")  # fix-login, turn 1 of 3
+        await press(pilot, "down", "down", "down")  # fix-login, on its last turn (3)
         table = app.screen.query_one(SessionList).table
         replay = app.screen.query_one(ReplayPane)
         assert table.current.id == "fix-login"
@@ -42,7 +42,7 @@ async def test_list_and_open_replay_follow_another_writer(sample_path):
 
 
 async def test_deleted_open_session_empties_the_replay(sample_path):
-    app = make_app(fresh_home(sample_path), poll_interval=0.1)
+    app = make_app(fresh_home(sample_path), watch=True, poll_interval=0)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         replay = app.screen.query_one(ReplayPane)
@@ -52,6 +52,23 @@ async def test_deleted_open_session_empties_the_replay(sample_path):
         assert replay.session_id in (None, "many-tools")
 
 
+async def test_without_change_notifications_the_list_is_polled(sample_path, monkeypatch):
+    import opmem_tui.tabs.sessions
+
+    def no_notifications(*paths, **options):
+        raise OSError("OS file watch limit reached")
+
+    monkeypatch.setattr(opmem_tui.tabs.sessions, "awatch", no_notifications)
+    app = make_app(fresh_home(sample_path), watch=True, poll_interval=0.1)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionList).table
+        other = fresh_home(sample_path).sessions
+        other.append_message("polled", "user", "Seen by the poll", created_at=NOW - 10)
+        other.commit_turn("polled")
+        await wait_until(pilot, lambda: any(m.id == "polled" for m in table.rows), "the new session listed")
+
+
 async def test_keymap_override_from_config(sample_path):
     home = fresh_home(sample_path)
     home.config.set("keys", {"replay.next_turn": "n", "no.such.binding": "x", "replay.prev_turn": 5})
@@ -59,7 +76,7 @@ async def test_keymap_override_from_config(sample_path):
     app = make_app(fresh_home(sample_path))
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
-        await press(pilot, "down", "down", "down")
+        await press(pilot, "down", "down", "down", "g")
         replay = app.screen.query_one(ReplayPane)
         await press(pilot, "right")  # no longer bound
         assert replay.index == 0
@@ -96,7 +113,7 @@ async def test_r_rescans_meta_edited_outside_opmem(sample_path):
     import os
 
     home = fresh_home(sample_path)
-    app = make_app(home, poll_interval=60)
+    app = make_app(home)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(SessionList).table

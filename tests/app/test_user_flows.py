@@ -126,7 +126,7 @@ async def test_session_deleted_elsewhere_is_noted(sample_path):
         replay = app.screen.query_one(ReplayPane)
         assert replay.session_id == "docs"
         fresh_home(sample_path).sessions.delete_session("docs")  # another process
-        app.screen.refresh_listing()
+        app.screen.sessions.refresh_listing()
         await settle(pilot)
         assert any("“Write the README install section.” was deleted by another program" in m for m in notes(app))
         assert replay.session_id == "many-tools"
@@ -257,7 +257,7 @@ async def test_a_folder_that_breaks_later_is_reported_too(app, sample_path):
             "1 session folder skipped:\nsessions/broken-folder: no meta.json"
         ]
         (sample_path / "sessions" / "half-copied").mkdir()
-        app.screen.refresh_listing()
+        app.screen.sessions.refresh_listing()
         await settle(pilot)
         skipped = [m for m in notes(app) if "skipped" in m]
         assert skipped[1:] == ["1 session folder skipped:\nsessions/half-copied: no meta.json"]  # only the new one
