@@ -82,6 +82,8 @@ def read_json(path: Path) -> Any:
         raise CorruptFile(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CorruptFile(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise CorruptFile(path, "JSON nested too deeply to read") from None
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
