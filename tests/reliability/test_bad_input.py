@@ -22,15 +22,19 @@ import random
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pygit2
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.model import OpmemError
 
 from .nasty_files import CASES, LINES, MARKER, SOURCES, openprogram_nodes, write_case
 from .stores import reopen_and_fsck
@@ -247,3 +251,161 @@ def test_hypothesis_records(source: str, tmp_path: Path) -> None:
     assert not figures.crashes, figures.crashes
     assert not figures.unclear, figures.unclear
     assert not figures.lost, figures.lost
+
+
+# ---------------------------------------------------------------------------- store files
+
+STORE_DAMAGES: dict[str, Callable[[bytes], bytes]] = {
+    "truncated": lambda data: data[: len(data) // 2],
+    "empty": lambda data: b"",
+    "invalid-json": lambda data: b"{not json,\n 'x': }",
+    "wrong-type": lambda data: b"[1, 2, 3]",
+    "wrong-field-types": lambda data: _wrong_fields(data),
+    "binary-garbage": lambda data: bytes(random.Random(7).randrange(256) for _ in range(2048)),
+    "deep-nesting": lambda data: b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+    "lone-surrogates": lambda data: data.replace(b'": "', b'": "\\ud800 ', 1),
+    "utf-16": lambda data: data.decode("utf-8", "replace").encode("utf-16"),
+    "huge": lambda data: (
+        data.rstrip(b"}\n") + b', "pad": "' + b"x" * (4 << 20) + b'"}' if data.startswith(b"{") else data
+    ),
+}
+
+
+def _wrong_fields(data: bytes) -> bytes:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return b'{"id": 5, "title": [], "sessions": "x", "head_id": {}, "projects": 3}'
+    if isinstance(value, dict):
+        return json.dumps({key: [{"x": None}] for key in value}).encode()
+    return b'{"id": 5}'
+
+
+@dataclass
+class Probe:
+    crashes: list[str] = field(default_factory=list)  # an exception that is not OpmemError
+    unclear: list[str] = field(default_factory=list)  # an error that does not name the file
+    rest_unread: list[str] = field(default_factory=list)
+
+    def call(self, label: str, file: Path, fn: Callable[[], object]) -> object:
+        try:
+            return fn()
+        except OpmemError as exc:
+            if file.name not in str(exc) or (file.suffix == ".toml" and "line" not in str(exc)):
+                self.unclear.append(f"{label}: {exc}"[:300])
+        except Exception as exc:  # the finding
+            self.crashes.append(f"{label}: {type(exc).__name__}: {exc}"[:300])
+        return None
+
+
+def store_with_everything(path: Path) -> Home:
+    """Two sessions (one in a project), a project, memory logs, a distillation, an index, import state."""
+    home = Home(path)
+    home.ensure()
+    project = path.parent / "project"
+    project.mkdir()
+    pygit2.init_repository(str(project))
+    for sid in ("alpha", "beta"):
+        user = home.sessions.append_message(
+            sid, "user", f"{sid}: fix the parser in src/parse.py", session_meta={"cwd": str(project)}
+        )
+        home.sessions.append_message(sid, "assistant", "We decided to keep SQLite.", parent_id=user.id)
+        home.sessions.commit_turn(sid)
+    home.sessions.append_message(
+        "delta", "user", "kept in the project", location=project / ".opmem" / "sessions" / "delta"
+    )
+    home.sessions.commit_turn("delta")
+    registry = home.projects
+    bound = registry.resolve_project(project)
+    registry.add_session_to_project(bound.id, "alpha")
+    gamma = path.parent / "gamma.jsonl"
+    gamma.write_text(json.dumps({"session": "gamma", "id": "m1", "role": "user", "content": "imported"}) + "\n")
+    run_import(home, "jsonl", [gamma], bind=False)
+    run(home, RunOptions(project=False))
+    home.search_index.update()
+    home.sessions.flush()
+    return home
+
+
+STORE_FILES: dict[str, Callable[[Home], Path]] = {
+    "meta.json": lambda home: home.sessions.path_for("alpha") / "meta.json",
+    "node file": lambda home: sorted((home.sessions.path_for("alpha") / "history").glob("*.json"))[-1],
+    "locations.json": lambda home: home.sessions.locations_path,
+    "projects.json": lambda home: home.projects_dir / "projects.json",
+    "config.toml": lambda home: home.path / "config.toml",
+    "memory log": lambda home: next(home.memory_dir.glob("timeline/*.jsonl")),
+    "state.json": lambda home: home.memory_dir / "state.json",
+    "import-state.json": lambda home: home.path / "import-state.json",
+    "index.sqlite": lambda home: home.search_index.path,
+}
+
+
+def probe_store(path: Path, file: Path, label: str) -> Probe:
+    """Every reader the CLI and the app use, on a fresh Home: errors must name `file`; what
+    does not depend on it must still be read (session beta, its nodes, the memory's other logs)."""
+    probe = Probe()
+    home = Home(path)
+    listing = probe.call(f"{label}: list", file, lambda: home.sessions.list_sessions())
+    if listing is not None and "beta" not in {m.id for m in listing.sessions}:
+        probe.rest_unread.append(f"{label}: session beta no longer listed")
+    nodes = probe.call(f"{label}: beta nodes", file, lambda: home.sessions.get_nodes("beta"))
+    # A config.toml that does not parse stops every command with its file, line and column
+    # (backend/config.py's choice: settings are not guessed); any other file must not.
+    if not nodes and file.name != "config.toml":
+        probe.rest_unread.append(f"{label}: session beta's nodes not read")
+    probe.call(f"{label}: alpha turns", file, lambda: home.sessions.get_turns("alpha"))
+    probe.call(f"{label}: config", file, lambda: home.config.settings())
+    probe.call(f"{label}: projects", file, lambda: home.projects.list_projects())
+    probe.call(f"{label}: memory", file, lambda: home.memory.timeline())
+    probe.call(f"{label}: search", file, lambda: home.search("parser"))
+    probe.call(f"{label}: verify", file, lambda: home.sessions.verify(repair=False))
+    probe.call(f"{label}: distil", file, lambda: run(home, RunOptions(project=False)))
+    gamma = path.parent / "gamma.jsonl"
+    probe.call(f"{label}: import", file, lambda: run_import(home, "jsonl", [gamma], bind=False))
+    probe.call(f"{label}: close", file, lambda: (home.memory.close(), home.search_index.close()))
+    return probe
+
+
+def stored_files(home: Path) -> dict[str, bytes]:
+    """What must never be lost: node files (written once) and memory logs (appended to only)."""
+    files = [*home.glob("sessions/*/history/*.json"), *home.glob("memory/**/*.jsonl")]
+    return {str(p): p.read_bytes() for p in files}
+
+
+def damaged_store_files(base: Path, kinds: tuple[str, ...] = tuple(STORE_FILES)) -> tuple[Probe, int]:
+    template = base / "template"
+    store_with_everything(template / "home")
+    total = Probe()
+    tried = 0
+    for kind in kinds:
+        for damage, change in STORE_DAMAGES.items():
+            case = base / "case"
+            shutil.copytree(template, case, symlinks=True)
+            home_path = case / "home"
+            file = STORE_FILES[kind](Home(home_path))
+            before = stored_files(home_path)
+            file.write_bytes(change(file.read_bytes()))
+            probe = probe_store(home_path, file, f"{kind}/{damage}")
+            tried += 1
+            total.crashes += probe.crashes
+            total.unclear += probe.unclear
+            total.rest_unread += probe.rest_unread
+            after = stored_files(home_path)
+            total.rest_unread.extend(
+                f"{kind}/{damage}: {p} lost or rewritten"
+                for p, data in before.items()
+                if p != str(file) and not after.get(p, b"").startswith(data)
+            )
+            shutil.rmtree(case)
+    return total, tried
+
+
+@pytest.mark.parametrize(
+    "kinds", [tuple(STORE_FILES)[:5], tuple(STORE_FILES)[5:]], ids=["sessions-projects-config", "memory-state-index"]
+)
+def test_hand_edited_store_files(kinds: tuple[str, ...], tmp_path: Path) -> None:
+    probe, tried = damaged_store_files(tmp_path, kinds)
+    assert tried == len(kinds) * len(STORE_DAMAGES)
+    assert not probe.crashes, "\n".join(probe.crashes)
+    assert not probe.unclear, "\n".join(probe.unclear)
+    assert not probe.rest_unread, "\n".join(probe.rest_unread)
