@@ -409,3 +409,30 @@ def test_hand_edited_store_files(kinds: tuple[str, ...], tmp_path: Path) -> None
     assert not probe.crashes, "\n".join(probe.crashes)
     assert not probe.unclear, "\n".join(probe.unclear)
     assert not probe.rest_unread, "\n".join(probe.rest_unread)
+
+
+async def test_the_app_keeps_running_on_a_store_with_damaged_files(tmp_path: Path) -> None:
+    """meta.json, a node file, locations.json, a memory log line, index.sqlite and projects.json
+    damaged at once: the app starts, lists the readable sessions, opens them, says what is wrong."""
+    from opmem_tui.widgets.session_list import SessionList
+    from tests.app.conftest import make_app, notes, press, settle
+
+    home = store_with_everything(tmp_path / "home")
+    (home.sessions.path_for("alpha") / "meta.json").write_bytes(b"{broken")
+    sorted((home.sessions.path_for("beta") / "history").glob("*.json"))[-1].write_bytes(b"\x00\xff garbage")
+    home.sessions.locations_path.write_bytes(b'{"a":' * 100_000)
+    with next(home.memory_dir.glob("timeline/*.jsonl")).open("ab") as log:
+        log.write(b'{"id": 5, "summary": [\n\xff\xfe\n')
+    home.search_index.path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    (home.projects_dir / "projects.json").write_bytes(b"[{]")
+    del home
+    gc.collect()
+    app = make_app(Home(tmp_path / "home"))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        listed = {m.id for m in app.screen.query_one(SessionList).listing.sessions}
+        assert "beta" in listed and "jsonl-gamma" in listed and "alpha" not in listed
+        await press(pilot, "down", "up", "down")
+        assert app.is_running
+        shown = " ".join(notes(app))
+        assert "locations.json" in shown or "skipped" in shown or "meta.json" in shown, shown
