@@ -160,6 +160,7 @@ class SessionStore:
                     return repo
                 del self._cache[session_id]
             path = Path(location) if location is not None else self.path_for(session_id)
+            _refuse_links(path)
             repo = SessionRepo(path, session_id, pack_threshold=self.pack_threshold, durable=self.durable)
             if not repo.exists():
                 if not create:
@@ -439,6 +440,14 @@ class SessionStore:
         if repair:
             repo.flush_index(force=True)
         problems.extend(repo.mirror_problems())
+
+
+def _refuse_links(path: Path) -> None:
+    """A session folder (or its history/) that is a symbolic link may lead out of the store:
+    neither read through it nor write through it."""
+    for link in (path, path / "history"):
+        if link.is_symlink():
+            raise OpmemError(f"{link}: a symbolic link (to {os.readlink(link)}); opmem does not follow it")
 
 
 def _flush_quietly(repo: SessionRepo) -> None:
