@@ -16,6 +16,8 @@ file-history snapshots and turn_duration records. Figures:
 4. where the time goes: the work no import to this format can skip (parsing, encoding the node
    files, hashing and compressing them as git blobs, creating them), each timed alone, beside the
    rest of the import (trees, commits, meta, packs, bookkeeping), in CPU seconds.
+5. the git objects one import wrote, in bytes by type: each turn commit rewrites the session's
+   flat history/ tree, so tree bytes grow with the square of a session's length.
 
 Floor, imports and parts run in interleaved rounds and the best of each is kept: this machine's
 load moves every figure, and each gets the same chances.
@@ -40,6 +42,8 @@ import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import OUT, parser, report
@@ -317,15 +321,32 @@ def timed(fn: Callable[[], object]) -> tuple[Times, object]:
     return (time.perf_counter() - wall, time.process_time() - cpu), result
 
 
-def full_import(root: Path, durable: bool) -> tuple[Times, ImportReport]:
+def full_import(root: Path, durable: bool, git_bytes: dict[str, int] | None = None) -> tuple[Times, ImportReport]:
     work = Path(tempfile.mkdtemp(prefix="opmem-bench-"))
     try:
         home = Home(work / "home", durable=durable)
         times, result = timed(lambda: run_import(home, "claude", [root / "projects"]))
         assert isinstance(result, ImportReport)
+        if git_bytes is not None:
+            count_git_bytes(home.sessions_dir, git_bytes)
         return times, result
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+GIT_KINDS = {1: "commit", 2: "tree", 3: "blob"}
+
+
+def count_git_bytes(sessions: Path, into: dict[str, int]) -> None:
+    """Bytes of every git object the import wrote, by type (blob, tree, commit)."""
+    for folder in sessions.iterdir():
+        if not (folder / "meta.json").is_file():
+            continue
+        repo = pygit2.Repository(str(folder))
+        for oid in repo.odb:
+            kind, data = repo.odb.read(oid)
+            name = GIT_KINDS.get(int(kind), str(kind))
+            into[name] = into.get(name, 0) + len(data)
 
 
 def create_files(count: int) -> None:
@@ -405,10 +426,11 @@ def main() -> None:
     rounds_parts: list[dict[str, Times]] = []
     imports: dict[str, list[Times]] = {"fsync": [], "no fsync": []}
     result = ImportReport()
-    for _ in range(rounds):
+    git_bytes: dict[str, int] = {}
+    for round_no in range(rounds):
         rounds_parts.append(parts_of_work(files))
         for label, durable in (("fsync", True), ("no fsync", False)):
-            times, result = full_import(root, durable)
+            times, result = full_import(root, durable, git_bytes if round_no == 0 and durable else None)
             imports[label].append(times)
     rounds_parts.append(parts_of_work(files))
     print(
@@ -442,6 +464,13 @@ def main() -> None:
     print(
         f"the must-do work alone vs the floor: ratio {floor_wall / must_wall:.2f} wall, {floor_cpu / must_cpu:.2f} CPU"
         " (the most an import writing these node files and their git blobs could reach)"
+    )
+    # Each turn's commit rewrites the session's whole flat history/ tree: its bytes grow with the
+    # session, so a long session writes more tree bytes than node bytes.
+    print(
+        "git objects written: "
+        + ", ".join(f"{name}s {size / 1e6:.2f} MB" for name, size in sorted(git_bytes.items()))
+        + f"; trees / blobs {git_bytes.get('tree', 0) / max(git_bytes.get('blob', 0), 1):.2f}"
     )
     print(f"parsing is {records / parsed / best(imports['fsync'])[0]:.0%} of the full import's wall time (fsync)")
 
