@@ -166,7 +166,7 @@ def _tool_results(
             )
             if tool.sid in build.tools:
                 tool.sid = f"{tool.sid}.{uuid}"
-            build.tools[tool.sid] = tool
+            build.tools[tool.sid] = build.waiting[tool.sid] = tool
             group.tools.append(tool.sid)
         called_by = tool.called_by
         if tool.result is not None:
@@ -329,7 +329,7 @@ def _tool_use(build: Build, group: Group, block: dict[str, Any], index: int, blo
     if tool_id in build.tools:
         return
     name = block.get("name")
-    build.tools[tool_id] = Tool(
+    build.tools[tool_id] = build.waiting[tool_id] = Tool(
         sid=tool_id,
         name=name if isinstance(name, str) else None,
         input=block.get("input"),
