@@ -37,6 +37,11 @@ from .session_repo import _DEFAULT, SessionRepo
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
+LOCK_TIMEOUT = 120.0  # seconds: a write holds a session's lock for one append or one turn commit
+
+
+class SessionLocked(OpmemError):
+    """Another process held a session's lock for longer than the store waits."""
 
 
 class SessionStore:
@@ -56,6 +61,7 @@ class SessionStore:
         self.cache_cap = max(1, cache_cap)
         self.pack_threshold = pack_threshold
         self.durable = durable
+        self.lock_timeout = LOCK_TIMEOUT
         self.title_hook: TitleHook | None = None  # set by the distiller when an LLM is configured
         self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
@@ -86,8 +92,20 @@ class SessionStore:
 
     def _write_locations(self, locations: Mapping[str, str]) -> None:
         self._ensure_locks_dir()
-        with FileLock(str(self.locks_dir / "locations.lock")):
+        with self._file_lock(self.locks_dir / "locations.lock", "locations.json"):
             write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
+
+    @contextmanager
+    def _file_lock(self, path: Path, what: str) -> Iterator[None]:
+        """The lock file, waited for at most `lock_timeout` seconds, then a clear error."""
+        try:
+            with FileLock(str(path), timeout=self.lock_timeout):
+                yield
+        except Timeout:
+            raise SessionLocked(
+                f"{path}: {what} is locked by another opmem process for more than {self.lock_timeout:.0f}s; "
+                "try again when it is done"
+            ) from None
 
     def _ensure_locks_dir(self) -> None:
         self.locks_dir.mkdir(parents=True, exist_ok=True)
@@ -127,7 +145,10 @@ class SessionStore:
         """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
         check_session_id(session_id)
         self._ensure_locks_dir()
-        with self._thread_lock(session_id), FileLock(str(self.locks_dir / f"{session_id}.lock")):
+        with (
+            self._thread_lock(session_id),
+            self._file_lock(self.locks_dir / f"{session_id}.lock", f"session {session_id}"),
+        ):
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
