@@ -44,7 +44,57 @@ def crash(args: argparse.Namespace, base: Path) -> int:
     return 1 if figures.lost or figures.corrupt else 0
 
 
-SUITES = {"crash": crash}
+def bad_input(args: argparse.Namespace, base: Path) -> int:
+    from tests.reliability.nasty_files import CASES, SOURCES
+    from tests.reliability.test_bad_input import InputFigures, damaged_store_files, import_corpus, run_hypothesis
+
+    huge = 50 if args.long else 4
+    examples = 300 if args.long else 15
+    print(f"bad input: corpus with {huge} MB lines ({len(CASES)} kinds), {examples} hypothesis examples per importer")
+    started = time.monotonic()
+    figures = import_corpus(base / "corpus", seed=args.seed or 0, huge_mb=huge)
+    for source in SOURCES:
+        run_hypothesis(source, Path(tempfile.mkdtemp(dir=base)), examples, figures)
+    store, tried = damaged_store_files(base / "store")
+    for source in SOURCES:
+        print(f"  {source:<12} inputs tried {figures.tried[source]:>5}")
+    print(f"hand-edited store files tried: {tried}")
+    crashes = figures.crashes + store.crashes
+    print(f"crashes: {len(crashes)}")
+    print(f"errors not naming the file: {len(figures.unclear) + len(store.unclear)}")
+    print(
+        f"valid records not read / stored data lost: {len(figures.unread) + len(store.rest_unread)} / {len(figures.lost)}"
+    )
+    print(f"in {time.monotonic() - started:.0f} s")
+    for problem in [*crashes, *figures.unclear, *store.unclear, *figures.unread, *store.rest_unread, *figures.lost][
+        :20
+    ]:
+        print(f"  {problem}")
+    assert isinstance(figures, InputFigures)
+    return (
+        1 if crashes or figures.unclear or figures.unread or figures.lost or store.unclear or store.rest_unread else 0
+    )
+
+
+def concurrency(args: argparse.Namespace, base: Path) -> int:
+    from tests.reliability.test_concurrency import run_contention
+
+    turns, lines = (60, 2000) if args.long else (8, 120)
+    print(
+        f"concurrency: 4 appenders x {turns} turns (2 on one session), import of {lines} lines, "
+        f"opmem watch of {lines // 4} lines, 2 distillation runs, 1 reader (the app's data layer)"
+    )
+    started = time.monotonic()
+    outcome = run_contention(base, turns, lines)
+    print(f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s")
+    print(f"errors (lost writes, exceptions, fsck): {len(outcome.errors)}")
+    print(f"reader: {outcome.reads} reads, longest single read {outcome.longest_read * 1000:.0f} ms")
+    for problem in outcome.errors[:20]:
+        print(f"  {problem}")
+    return 1 if outcome.errors else 0
+
+
+SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency}
 
 
 def main() -> None:
