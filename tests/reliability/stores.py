@@ -23,8 +23,9 @@ def fsck(path: Path) -> str:
         text=True,
         env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
     )
-    out = (proc.stdout + proc.stderr).strip()
-    return out if proc.returncode or out else ""
+    # "notice: HEAD points to an unborn branch" is a session killed before its first node: no error
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line and not line.startswith("notice:")]
+    return "\n".join(lines) or (f"exit {proc.returncode}" if proc.returncode else "")
 
 
 def session_paths(home: Home) -> dict[str, Path]:

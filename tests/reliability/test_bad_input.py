@@ -291,7 +291,8 @@ class Probe:
         try:
             return fn()
         except OpmemError as exc:
-            if file.name not in str(exc) or (file.suffix == ".toml" and "line" not in str(exc)):
+            where = "line" in str(exc) or "byte" in str(exc)  # TOML errors say where
+            if file.name not in str(exc) or (file.suffix == ".toml" and not where):
                 self.unclear.append(f"{label}: {exc}"[:300])
         except Exception as exc:  # the finding
             self.crashes.append(f"{label}: {type(exc).__name__}: {exc}"[:300])
