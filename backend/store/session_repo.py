@@ -238,14 +238,13 @@ class SessionRepo:
         return node
 
     def begin_group(self) -> None:
-        """Group commit: node files are fsynced and turn commits written together at end_group."""
+        """Group commit: turn commits are written together (one pack) at end_group."""
         self.mirror.grouping = True
-        self.log.begin_group()
 
     def end_group(self) -> None:
         """Make the group's node files durable, then write its commits and the index: a write burst ends."""
         self.mirror.grouping = False
-        self.log.end_group()
+        self.log.sync()
         self.mirror.flush_index()
 
     def set_head(self, node_id: str) -> None:
@@ -270,6 +269,8 @@ class SessionRepo:
         end = self.graph.chain_node(head_id) if head_id is not None else self.graph.head
         if end is None:
             return None
+        if not self.mirror.grouping:
+            self.log.sync()  # the turn's node files are durable before its commit names them
         oid = self.mirror.commit(end)
         self._settle_own(end)
         return oid
@@ -296,6 +297,11 @@ class SessionRepo:
 
     def flush_pending(self) -> None:
         self.mirror.flush_pending()
+
+    def flush(self, *, force_index: bool = False) -> None:
+        """The session goes quiet: node files durable, commits written, the index after HEAD."""
+        self.log.sync()
+        self.mirror.flush_index(force=force_index)
 
     def flush_index(self, *, force: bool = False) -> None:
         self.mirror.flush_index(force=force)

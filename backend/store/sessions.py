@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
@@ -33,6 +33,7 @@ from ..model import (
 from .conversation import turns_from_nodes
 from .files import write_json_atomic
 from .listing import Listing, Locations
+from .session_lock import SessionLock, SessionLockBusy
 from .session_repo import _DEFAULT, SessionRepo
 from .writers import InFlight
 
@@ -60,6 +61,8 @@ class SessionStore:
         self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
         self._session_locks: dict[str, threading.RLock] = {}
+        self._file_locks: dict[str, SessionLock] = {}  # used only under the session's thread lock
+        self._locks_dir_made = False
         self._store_lock = threading.RLock()
         self._locations = Locations(self.root / "locations.json")
         self._listing = Listing(self.root, self._locations, self.changed_path)
@@ -90,7 +93,9 @@ class SessionStore:
             write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
 
     def _ensure_locks_dir(self) -> None:
-        self.locks_dir.mkdir(parents=True, exist_ok=True)
+        if not self._locks_dir_made or not self.locks_dir.is_dir():
+            self.locks_dir.mkdir(parents=True, exist_ok=True)
+            self._locks_dir_made = True
 
     def path_for(self, session_id: str) -> Path:
         check_session_id(session_id)
@@ -116,6 +121,13 @@ class SessionStore:
                 lock = self._session_locks[session_id] = threading.RLock()
             return lock
 
+    def _file_lock(self, session_id: str) -> SessionLock:
+        with self._store_lock:
+            lock = self._file_locks.get(session_id)
+            if lock is None:
+                lock = self._file_locks[session_id] = SessionLock(str(self.locks_dir / f"{session_id}.lock"))
+            return lock
+
     def _token_path(self, session_id: str) -> Path:
         return self.locks_dir / f"{session_id}.token"
 
@@ -127,7 +139,7 @@ class SessionStore:
         """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
         check_session_id(session_id)
         self._ensure_locks_dir()
-        with self._thread_lock(session_id), FileLock(str(self.locks_dir / f"{session_id}.lock")):
+        with self._thread_lock(session_id), self._file_lock(session_id):
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -141,6 +153,8 @@ class SessionStore:
             try:
                 yield repo
             finally:
+                if repo.log.sync_due():
+                    repo.log.sync()
                 since = repo.in_flight_since()
                 if since != repo.marked_since:  # tell other processes which turn is still being written
                     self._in_flight(session_id).set(repo.writer, since)
@@ -437,26 +451,29 @@ class SessionStore:
             else:
                 problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
         if repair:
-            repo.flush_index(force=True)
+            repo.flush(force_index=True)
         problems.extend(repo.mirror_problems())
 
 
 def _flush_quietly(repo: SessionRepo) -> None:
     try:
-        repo.flush_index()
+        repo.flush()
     except (OSError, pygit2.GitError):
-        pass  # the index is a convenience for `git status`; the commits are already safe
+        pass  # a sync or index write that fails now is done again at the next commit or close
 
 
 def _flush_at_close(cache: Mapping[str, SessionRepo], locks_dir: Path) -> None:
     """Flush a dropped store's sessions; a session locked right now (maybe by this very thread) is left."""
     for sid, repo in list(cache.items()):
-        lock = FileLock(str(locks_dir / f"{sid}.lock"), timeout=0)
+        lock = SessionLock(str(locks_dir / f"{sid}.lock"))
         try:
-            with lock:
-                _flush_quietly(repo)
-        except (Timeout, OSError):
+            lock.acquire(blocking=False)
+        except (SessionLockBusy, OSError):
             continue
+        try:
+            _flush_quietly(repo)
+        finally:
+            lock.release()
 
 
 def _write_token(path: Path, token: str) -> bool:
