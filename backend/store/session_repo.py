@@ -234,6 +234,7 @@ class SessionRepo:
                 # A fork: a reload could not guess this head, so it is saved now.
                 meta["head_id"] = node.id
                 meta["head_seq_mark"] = node.seq - 1
+                meta.pop("head_committed_seq", None)
                 self._write_meta()
         return node
 
@@ -252,7 +253,9 @@ class SessionRepo:
         self.graph.head = head
         self._meta["head_id"] = head
         self._meta["head_seq_mark"] = self.graph.max_seq
+        self._meta.pop("head_committed_seq", None)  # another line: what of it is committed is not known here
         self._meta["turns"] = self.graph.user_count(head)
+        self._meta["turns_head"] = head
         self._write_meta()
         self.mirror.follow_head(head)
 
@@ -282,7 +285,13 @@ class SessionRepo:
         if head == end or head is None or graph.is_ancestor(end, head):
             meta["head_id"] = head or end
             meta["head_seq_mark"] = graph.max_seq
-            meta["turns"] = turn_no if head == end or head is None else meta.get("turns", turn_no)
+        if head == end or head is None:
+            # the head's whole line, tool calls included, is in this commit (tail.py reads it)
+            meta["head_committed_seq"] = graph.max_seq
+        if head == end or head is None or "turns_head" not in meta:
+            # `turns` counts the user nodes on the line to `turns_head` (the listing shows it;
+            # a cold open of the last turn adds the ones after it)
+            meta["turns"], meta["turns_head"] = turn_no, end
         wants_title = meta.get("title_source") not in ("user", "llm") and not meta.get("title")
         if not meta.get("preview") or wants_title:
             first_user = graph.first_user(end)

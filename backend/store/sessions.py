@@ -20,6 +20,7 @@ from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
     Branch,
     CorruptFile,
+    LastTurn,
     Node,
     OpmemError,
     SessionListing,
@@ -29,12 +30,14 @@ from ..model import (
     TurnCommit,
     VerifyReport,
     check_session_id,
+    turn_count,
 )
 from .conversation import turns_from_nodes
 from .files import write_json_atomic
 from .listing import Listing, Locations
 from .session_lock import SessionLock, SessionLockBusy
 from .session_repo import _DEFAULT, SessionRepo
+from .tail import read_last_turn
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
@@ -392,6 +395,24 @@ class SessionStore:
     def turn_view(self, session_id: str, commit: str) -> list[Node]:
         with self._session(session_id) as repo:
             return repo.turn_view(commit)
+
+    def last_turn(self, session_id: str) -> LastTurn:
+        """The last turn on the session's head line and its turn count, fast when the session is not open.
+
+        For a replay's first paint: a session this store has not opened is read without parsing
+        every node file (tail.py), without locks and without committing anything; opening it
+        (get_turns) does the rest. Same result as `get_turns(session_id)[-1]` and
+        `turn_count(get_turns(session_id))`.
+        """
+        with self._store_lock:
+            cold = session_id not in self._cache
+        if cold:
+            quick = read_last_turn(self.path_for(session_id), session_id, self._in_flight(session_id).live_since)
+            if quick is not None:
+                return quick
+        with self._session(session_id) as repo:
+            turns = repo.turns()
+            return LastTurn(repo.meta(), turns[-1] if turns else None, turn_count(turns))
 
     def turns_at(self, session_id: str, commit: str) -> list[Turn]:
         """The conversation as it stood at a commit, as turns (read-only; moves no file)."""
