@@ -15,6 +15,9 @@ from .model import OpmemError
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from .distill.triggers import Distiller
+    from .memory.search import SearchHit
+    from .memory.search_service import SearchService
     from .projects.registry import Project, ProjectRegistry
 
 HOME_ENV = "OPMEM_HOME"
@@ -71,6 +74,32 @@ class Home:
     def memory(self) -> MemoryStore:
         """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
         return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
+
+    @cached_property
+    def search_index(self) -> SearchService:
+        """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
+        from .memory.search_service import SearchService
+
+        return SearchService(self.memory_dir, self.sessions)
+
+    def search(
+        self,
+        query: str,
+        scope: str | None = None,
+        k: int = 10,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> tuple[SearchHit, ...]:
+        """Ranked hits over sessions and memory records, each with its provenance."""
+        return self.search_index.search(query, scope, k, since, until)
+
+    @cached_property
+    def distiller(self) -> Distiller:
+        """Idle distillation, the daily sleep and runs on demand, for the app and `opmem watch`
+        (backend/distill/triggers.py); with an LLM configured it also titles new sessions."""
+        from .distill.triggers import background_distiller  # the pipeline loads only when asked for
+
+        return background_distiller(self)
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

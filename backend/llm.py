@@ -15,12 +15,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .config import LlmSettings
 from .model import OpmemError
+
+if TYPE_CHECKING:  # httpx loads in about 0.3 s: only a run that calls an LLM pays for it
+    import httpx
 
 Message = Mapping[str, str]
 
@@ -110,6 +111,8 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        import httpx
+
         self.backoff_s = backoff_s
         self._sleep = sleep
         self._http = httpx.Client(timeout=settings.timeout_s, headers=headers, transport=transport)
@@ -155,6 +158,8 @@ class ChatClient:
         return reply
 
     def _post(self, body: Mapping[str, Any]) -> ChatReply:
+        import httpx
+
         attempts = self.settings.max_retries + 1
         problem = ""
         for attempt in range(attempts):

@@ -33,7 +33,7 @@ from harness import OUT, parser, report
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.claude_code import ClaudeParser
+from opmem_tui.backend.importers.claude_parser import ClaudeParser
 
 WORDS = [
     "the",

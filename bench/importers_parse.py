@@ -19,8 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import best_of, parser, report
 
-from opmem_tui.backend.importers import aider, codex, gemini, openprogram
+from opmem_tui.backend.importers import SOURCES
+from opmem_tui.backend.importers.aider import HISTORY_NAME
 from opmem_tui.backend.importers.base import ImportReport
+
+codex, gemini, aider, openprogram = (SOURCES[name] for name in ("codex", "gemini", "aider", "openprogram"))
 
 
 def codex_turn(n: int, calls: int = 3) -> list[str]:
@@ -201,7 +204,7 @@ def main() -> None:
         report(f"gemini parse {len(glines):,} lines", ours, floor, "json.loads per line", "<= 8x", ours <= 8 * floor)
 
         # aider Markdown.
-        history = tmp_path / "repo" / aider.HISTORY_NAME
+        history = tmp_path / "repo" / HISTORY_NAME
         history.parent.mkdir()
         history.write_text(aider_text(turns * 2))
 

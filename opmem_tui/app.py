@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from functools import partial
+from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
@@ -13,29 +13,27 @@ from textual.screen import Screen
 
 from opmem_tui.themes import DEFAULT_THEME, register_all
 
+from .backend.home import Home
 from .backend.model import OpmemError
 from .commands import OpmemCommands
+from .data import StoreData
 from .keymap import default_bindings, effective_bindings, load_overrides
-
-# Importer sources the palette offers, with the label users know them by.
-SOURCE_LABELS = {
-    "claude": "Claude Code",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "gemini": "Gemini CLI",
-    "aider": "Aider",
-    "openprogram": "OpenProgram",
-    "jsonl": "JSONL",
-}
+from .workers import ReportsWorkerErrors
 
 
-_PREFETCH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opmem-prefetch")
+def home_relative(text: str) -> str:
+    """The user's home folder as ~ in a message."""
+    home = str(Path.home())
+    return text.replace(home + "/", "~/") if home not in ("", "/") else text
 
 
-class OpmemApp(App[None]):
-    """The opmem browser. `now` is the clock ages are measured against (tests pin it)."""
+class OpmemApp(ReportsWorkerErrors, App[None]):
+    """The opmem browser. `now` is the clock ages are measured against (tests pin it).
 
-    CSS_PATH = "app.tcss"
+    The session list follows the store by itself: `watch` (file-change notifications) or,
+    where those cannot run, a poll every `poll_interval` seconds (0: never)."""
+
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "opmem"
     COMMANDS = {OpmemCommands}  # includes Textual's system commands, after ours
     BINDINGS = [
@@ -45,30 +43,22 @@ class OpmemApp(App[None]):
 
     def __init__(
         self,
-        home: Any,
+        home: Home,
         *,
         now: Callable[[], float] = time.time,
+        watch: bool = True,
         poll_interval: float = 2.0,
     ) -> None:
         super().__init__()
         self.home = home
+        self.data = StoreData(home)
         self.now = now
+        self.watch_store = watch
         self.poll_interval = poll_interval
         self.keymap_overrides: dict[str, str] = {}
         self._theme_ready = False
         register_all(self)
         self.theme = self._configured_theme()
-        self._prefetch: Future[Any] | None = None
-
-    def prefetch_listing(self) -> None:
-        """Start reading the session list now, while Textual builds the screen (first paint)."""
-        from .data import load_listing
-
-        self._prefetch = _PREFETCH_POOL.submit(load_listing, self.home)
-
-    def take_prefetched_listing(self) -> Future[Any] | None:
-        future, self._prefetch = self._prefetch, None
-        return future
 
     # -- setup -----------------------------------------------------------------------------
     def _configured_theme(self) -> str:
@@ -84,9 +74,6 @@ class OpmemApp(App[None]):
         from .screens.main import MainScreen
 
         return MainScreen()
-
-    def on_load(self) -> None:
-        self.prefetch_listing()
 
     def on_mount(self) -> None:
         self._load_keymap()
@@ -118,58 +105,27 @@ class OpmemApp(App[None]):
 
     def watch_theme(self, name: str) -> None:
         if self._theme_ready:
-            self._save_theme(name)
+            self.run_worker(
+                partial(self.data.save_theme, name),
+                thread=True,
+                group="config",
+                exclusive=True,
+                exit_on_error=False,
+                description="Saving the theme",
+            )
 
-    def _save_theme(self, name: str) -> None:
-        def save() -> None:
-            config = self.home.config
-            try:
-                current = config.ui.theme
-            except OpmemError:
-                current = None  # a broken [ui] section: writing a valid theme mends it
-            if current != name:
-                config.set("ui.theme", name)
-                config.save()
+    # -- errors ----------------------------------------------------------------------------
+    def in_store(self, text: str) -> str:
+        """Paths in a message relative to the store (`sessions/<id>/...`), home as ~."""
+        root = str(self.home.sessions_dir) + "/"
+        return home_relative(text.replace(root, "sessions/"))
 
-        self.run_worker(save, thread=True, group="config", exit_on_error=False, description="Saving the theme")
+    def report_error(self, error: BaseException, doing: str) -> None:
+        """An error notification: what was being done, and the error (paths shortened)."""
+        self.notify(f"{doing}: {self.in_store(str(error))}", title="opmem", severity="error", markup=False, timeout=8)
 
     # -- actions ---------------------------------------------------------------------------
     def action_show_keys(self) -> None:
         from .screens.keys import KeysScreen
 
-        path = str(self.home.config.path)
-        self.push_screen(KeysScreen(effective_bindings(self.keymap_overrides), path))
-
-    # -- importers -------------------------------------------------------------------------
-    def import_sources(self) -> list[tuple[str, str]]:
-        """(source, label) for every importer this build has."""
-        try:
-            from opmem_tui.backend import importers
-        except ImportError:
-            return []
-        sources = getattr(importers, "SOURCES", None)
-        if sources is None:
-            return []
-        return [(source, SOURCE_LABELS.get(source, source)) for source in sources]
-
-    def import_needs_path(self, source: str) -> bool:
-        """True for a source with no default folder (e.g. the generic JSONL one)."""
-        try:
-            from opmem_tui.backend.importers import get_importer
-
-            return not get_importer(source).default_paths()
-        except Exception:
-            return False
-
-    def run_import(
-        self,
-        source: str,
-        paths: list[Any] | None = None,
-        *,
-        progress: Callable[..., None],
-        cancel: Callable[[], bool],
-    ) -> Any:
-        """Run one importer over `paths` (None: the agent's default folder); from a worker thread."""
-        from opmem_tui.backend.importers import run_import
-
-        return run_import(self.home, source, paths, progress=progress, cancel=cancel)
+        self.push_screen(KeysScreen(effective_bindings(self.keymap_overrides), str(self.data.config_path)))

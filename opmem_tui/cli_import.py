@@ -38,7 +38,7 @@ def ingest_hooks(home: Home) -> IngestHooks:
     Other areas add their callbacks here (one line each): e.g. the search index update as an
     after_ingest hook, the idle-distillation trigger as an on_idle hook.
     """
-    return IngestHooks()
+    return IngestHooks(after_ingest=(home.search_index.after_ingest,), on_idle=(home.distiller.tick,))
 
 
 def _fail(exc: Exception) -> None:

@@ -6,9 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
-from typing import Any
 
 import click
 
@@ -16,6 +14,7 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
 from opmem_tui.backend.safe_text import plain
+from opmem_tui.cli_sessions import dump_json
 
 
 def _plain(text: str) -> str:
@@ -32,15 +31,6 @@ def _home(ctx: click.Context) -> Home:
 
 def _registry(ctx: click.Context) -> ProjectRegistry:
     return _home(ctx).projects
-
-
-_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
-
-
-def _json(value: Any) -> str:
-    """JSON for a terminal or a pipe: non-ASCII kept readable, C0 controls escaped by json and
-    C1 controls (which json leaves raw) escaped here, so commit text cannot drive the terminal."""
-    return json.dumps(value, ensure_ascii=False, indent=2).translate(_C1_ESCAPES)
 
 
 def _fail(exc: OpmemError) -> click.ClickException:
@@ -62,7 +52,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     except OpmemError as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(_json({"projects": [p.to_json() for p in items]}))
+        click.echo(dump_json({"projects": [p.to_json() for p in items]}))
         return
     if not items:
         click.echo("no projects bound (opmem projects add PATH)")
@@ -138,7 +128,7 @@ def log_cmd(
             row["link"] = link.to_json() if link is not None else None
             rows.append(row)
         following = commits[-1].oid if len(commits) == limit else None
-        click.echo(_json({"project_id": project_id, "commits": rows, "next": following}))
+        click.echo(dump_json({"project_id": project_id, "commits": rows, "next": following}))
         return
     for c in commits:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.time))
@@ -160,7 +150,7 @@ def warnings_cmd(ctx: click.Context, project_id: str | None, as_json: bool) -> N
     except OpmemError as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(_json({"warnings": [dataclasses.asdict(w) for w in found]}))
+        click.echo(dump_json({"warnings": [dataclasses.asdict(w) for w in found]}))
         return
     if not found:
         click.echo("no warnings")

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .backend.home import Home
+from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
 from .backend.recall.context import Recall, recall_for
 from .backend.recall.registry import call
@@ -159,7 +160,97 @@ def _print_messages(reply: dict[str, Any]) -> None:
     _out().print(table)
 
 
+def _source(item: dict[str, Any]) -> Text:
+    text = item.get("source", "")
+    if item.get("turn") is not None:
+        text += f" turn {item['turn']}"
+    return Text(plain(text), style="dim")
+
+
+@click.command("timeline")
+@click.option("--entity", help="Only events about this entity (id, name or alias).")
+@click.option("--since", help="From this date: 2025-06-01, '2 weeks ago', 'yesterday'.")
+@click.option("--until", help="Up to this date.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(EVENT_KINDS), help="Event kinds (repeatable).")
+@click.option("--project", help="Answer for this project (default: the project of the current folder).")
+@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
+@click.pass_context
+def timeline_command(
+    ctx: click.Context,
+    entity: str | None,
+    since: str | None,
+    until: str | None,
+    kinds: tuple[str, ...],
+    project: str | None,
+    page: int,
+    as_json: bool,
+) -> None:
+    """What happened, newest first, from the distilled memory (memory_timeline)."""
+    recall = _recall(ctx, project)
+    args = {"entity": entity, "since": since, "until": until, "kinds": list(kinds) or None, "page": page}
+    reply = _ask(recall, "memory_timeline", as_json, **args)
+    if as_json:
+        return
+    table = Table(show_edge=False, expand=True)
+    table.add_column("when", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("what", ratio=1, overflow="fold")
+    table.add_column("source", overflow="fold")
+    for event in reply["events"]:
+        table.add_row(_when(event["time"]), event["kind"], _text(event["summary"]), _source(event))
+    _out().print(table)
+    if not reply["events"]:
+        _err().print(Text("no events in memory for this question", style="dim"))
+    _hidden(reply)
+    _paging(reply)
+
+
+@click.command("graph")
+@click.argument("entity")
+@click.option("--hops", type=click.IntRange(1, 3), default=2, show_default=True)
+@click.option("--as-of", "as_of", help="The graph as it stood at this date.")
+@click.option("--project", help="Answer for this project (default: the project of the current folder).")
+@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
+@click.pass_context
+def graph_command(
+    ctx: click.Context, entity: str, hops: int, as_of: str | None, project: str | None, page: int, as_json: bool
+) -> None:
+    """What is known about an entity: its relations in the knowledge graph (memory_graph_neighbors)."""
+    recall = _recall(ctx, project)
+    reply = _ask(recall, "memory_graph_neighbors", as_json, entity=entity, hops=hops, as_of=as_of, page=page)
+    if as_json:
+        return
+    center = reply["entity"]
+    head = f"{center['name']}  ({center['type']}, {center['id']})"
+    if center.get("aliases"):
+        head += "  also: " + ", ".join(center["aliases"])
+    _out().print(_text(head), style="bold")
+    table = Table(show_edge=False, expand=True)
+    table.add_column("hop", no_wrap=True)
+    table.add_column("fact", ratio=1, overflow="fold")
+    table.add_column("conf", no_wrap=True)
+    table.add_column("since", no_wrap=True)
+    table.add_column("source", overflow="fold")
+    for edge in reply["edges"]:
+        table.add_row(
+            str(edge["hop"]), _text(edge["fact"]), f"{edge['confidence']:.2f}", _when(edge["since"]), _source(edge)
+        )
+    _out().print(table)
+    _hidden(reply)
+    _paging(reply)
+
+
+def _hidden(reply: dict[str, Any]) -> None:
+    if reply.get("hidden_superseded"):
+        _err().print(Text(f"{reply['hidden_superseded']} superseded record(s) hidden", style="dim"))
+    for key in ("more_events", "more_edges"):
+        if reply.get(key):
+            _err().print(Text(reply[key], style="dim"))
+
+
 def register(group: click.Group) -> None:
     """Add the recall commands to the `opmem` command group."""
-    group.add_command(mcp_command)
-    group.add_command(show_command)
+    for command in (mcp_command, show_command, timeline_command, graph_command):
+        group.add_command(command)

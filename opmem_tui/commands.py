@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -13,6 +14,13 @@ class PaletteCommand:
     title: str
     help: str
     callback: Callable[[], object]
+
+
+@runtime_checkable
+class HasPaletteCommands(Protocol):
+    """A screen with commands of its own for the palette."""
+
+    def palette_commands(self) -> list[PaletteCommand]: ...
 
 
 # Textual's own system commands that ours replace.
@@ -25,10 +33,10 @@ class OpmemCommands(Provider):
 
     def _commands(self) -> list[PaletteCommand]:
         commands: list[PaletteCommand] = []
-        source = getattr(self.screen, "palette_commands", None)
+        screen = self.screen
         try:
-            if source is not None:
-                commands.extend(source())
+            if isinstance(screen, HasPaletteCommands):
+                commands.extend(screen.palette_commands())
         except Exception as exc:  # a broken command list must not break the palette
             self.app.notify(f"Command list failed: {exc}", severity="error", markup=False)
         for system in self.app.get_system_commands(self.screen):

@@ -1,34 +1,61 @@
-"""Backend reads the screens need, bundled per view. Run these in thread workers, never on
-the UI thread; each returns plain dataclasses the widgets can take as they are."""
+"""The app's one way to the store: `StoreData` over a `Home`.
+
+Every method blocks on files or git, so the app calls them from thread workers, never on the
+UI thread; each returns frozen dataclasses the widgets can take as they are. Screens and tabs
+reach the backend only through here (the backend stays free of Textual; the widgets never
+see it).
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
-from opmem_tui.backend.model import SessionListing, SessionMeta, Turn
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers.base import ImportReport
+from opmem_tui.backend.model import OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
+from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
+from opmem_tui.backend.projects.registry import Project
+from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
+from opmem_tui.widgets.safe_text import one_line
 
 COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
+
+# Importer sources the palette offers, with the label users know them by.
+SOURCE_LABELS = {
+    "claude": "Claude Code",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "aider": "Aider",
+    "openprogram": "OpenProgram",
+    "jsonl": "JSONL",
+}
 
 
 @dataclass(frozen=True)
 class ListingView:
+    """The session list and what draws beside it (project names, missing folders)."""
+
     listing: SessionListing
-    projects: dict[str, Any] = field(default_factory=dict)  # id -> registry Project record
+    projects: Mapping[str, Project] = field(default_factory=dict)
     signature: int = 0
     projects_message: str = ""  # why the project list is empty, when it is not just empty
-    project_names: dict[str, str] = field(default_factory=dict)  # id -> name, resolved once per listing
+    project_names: Mapping[str, str] = field(default_factory=dict)  # id -> name, resolved once per listing
     missing_projects: frozenset[str] = frozenset()  # ids whose folder is gone
+
+    def find(self, session_id: str) -> SessionMeta | None:
+        return next((m for m in self.listing.sessions if m.id == session_id), None)
 
 
 @dataclass(frozen=True)
 class ReplayData:
     meta: SessionMeta
-    turns: list[Turn]
+    turns: Sequence[Turn]
     head_id: str | None
     project: ProjectLabel | None  # the bound project
     problems: tuple[str, ...] = ()  # files of the session the store could not read
@@ -36,16 +63,32 @@ class ReplayData:
 
 @dataclass(frozen=True)
 class CommitPage:
-    commits: list[Any]  # CommitInfo records, newest first
-    links: dict[str, tuple[str, int | None, str, str]]  # oid -> (session id, turn, session title, head id)
+    commits: Sequence[CommitInfo]  # newest first
+    links: Mapping[str, TurnLink]  # by commit oid
     complete: bool
     millis: float
 
 
+@dataclass(frozen=True)
+class BranchChoice:
+    head_id: str
+    name: str  # branch name, e.g. main or retry-<id>
+    preview: str  # that branch's reply in this turn, one line, already cleaned
+    turns: int
+    current: bool = False  # the session's current branch (new messages continue it)
+    viewing: bool = False  # the branch the replay shows now
+
+
+@dataclass(frozen=True)
+class SessionHistory:
+    title: str
+    commits: Sequence[TurnCommit]
+
+
 def listing_signature(
-    listing: SessionListing, projects: Mapping[str, Any], missing: frozenset[str] = frozenset()
+    listing: SessionListing, projects: Mapping[str, Project], missing: frozenset[str] = frozenset()
 ) -> int:
-    """Changes whenever a row would draw differently; cheap enough to run on every poll."""
+    """Changes whenever a row would draw differently; cheap enough to run on every change."""
     return hash(
         (
             listing.skipped,
@@ -58,36 +101,8 @@ def listing_signature(
     )
 
 
-def project_registry(home: Any) -> Any | None:
-    """The project registry, or None when this build has none yet."""
-    try:
-        return home.projects
-    except ImportError:
-        return None
-
-
-def load_projects(home: Any) -> dict[str, Any]:
-    registry = project_registry(home)
-    if registry is None:
-        return {}
-    return {project.id: project for project in registry.list_projects()}
-
-
-def load_listing(home: Any, *, rescan: bool = False) -> ListingView:
-    listing = home.sessions.list_sessions(rescan=rescan)
-    message = ""
-    try:
-        projects = load_projects(home)
-    except Exception as exc:  # the session list must still show when the registry is broken
-        projects = {}
-        message = f"The project registry cannot be read: {exc}"
-    names = {pid: project.name for pid, project in projects.items()}
-    missing = frozenset(pid for pid, project in projects.items() if not os.path.isdir(project.workdir))
-    return ListingView(listing, projects, listing_signature(listing, projects, missing), message, names, missing)
-
-
-def project_label(meta: SessionMeta, projects: Mapping[str, Any]) -> ProjectLabel | None:
-    """Name and folder of the session's project (a thread worker call: it checks the folder)."""
+def project_label(meta: SessionMeta, projects: Mapping[str, Project]) -> ProjectLabel | None:
+    """Name and folder of the session's project (it checks the folder: a worker call)."""
     if not meta.project_id:
         return None
     project = projects.get(meta.project_id)
@@ -97,42 +112,160 @@ def project_label(meta: SessionMeta, projects: Mapping[str, Any]) -> ProjectLabe
     return ProjectLabel(project.name, workdir, not os.path.isdir(workdir))
 
 
-def load_replay(home: Any, session_id: str, head_id: str | None, projects: Mapping[str, Any]) -> ReplayData:
-    store = home.sessions
-    meta = store.get_meta(session_id)
-    turns = store.get_turns(session_id, head_id=head_id)
-    problems = tuple(store.problems(session_id)) if hasattr(store, "problems") else ()
-    return ReplayData(meta, list(turns), head_id, project_label(meta, projects), problems)
+class StoreData:
+    """Reads bundled per view and the writes the app makes, over one Home."""
 
+    def __init__(self, home: Home) -> None:
+        self.home = home
 
-def load_commit_page(home: Any, project_id: str, after: str | None, titles: Mapping[str, str]) -> CommitPage:
-    """One page of a project's log (after=None: the newest) with the session turns linked to it."""
-    started = time.perf_counter()
-    registry = home.projects
-    commits = registry.log(project_id, COMMIT_PAGE, after=after)
-    links: dict[str, tuple[str, int | None, str, str]] = {}
-    link_store = getattr(registry, "links", None)
-    if link_store is not None:
-        by_commit = link_store.by_commit(project_id)
+    # -- listing ---------------------------------------------------------------------------
+    def listing(self, *, rescan: bool = False) -> ListingView:
+        listing = self.home.sessions.list_sessions(rescan=rescan)
+        message = ""
+        try:
+            projects = {project.id: project for project in self.home.projects.list_projects()}
+        except OpmemError as exc:  # the session list must still show when the registry is broken
+            projects = {}
+            message = f"The project registry cannot be read: {exc}"
+        names = {pid: project.name for pid, project in projects.items()}
+        missing = frozenset(pid for pid, project in projects.items() if not os.path.isdir(project.workdir))
+        return ListingView(listing, projects, listing_signature(listing, projects, missing), message, names, missing)
+
+    def watched_folders(self) -> list[Path]:
+        """Folders whose entries change whenever the listing may: the sessions folder (every
+        opmem write touches its `.changed` token; folders come and go) and the registry's."""
+        folders = [self.home.sessions_dir, self.home.projects_dir]
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)
+        return folders
+
+    # -- one session -----------------------------------------------------------------------
+    def replay(self, session_id: str, head_id: str | None, projects: Mapping[str, Project]) -> ReplayData:
+        store = self.home.sessions
+        meta = store.get_meta(session_id)
+        turns = store.get_turns(session_id, head_id=head_id)
+        problems = tuple(store.problems(session_id))
+        return ReplayData(meta, turns, head_id, project_label(meta, projects), problems)
+
+    def commit_view(self, session_id: str, oid: str, projects: Mapping[str, Project]) -> ReplayData:
+        """The session as one of its commits left it (read-only)."""
+        store = self.home.sessions
+        turns = store.turns_at(session_id, oid)
+        meta = store.get_meta(session_id)
+        return ReplayData(meta, turns, None, project_label(meta, projects))
+
+    def branch_choices(
+        self, session_id: str, number: int, fork_heads: Sequence[str], shown_head: str | None
+    ) -> list[BranchChoice]:
+        """The branches to offer at turn `number`: the one on screen first, then the forks."""
+        store = self.home.sessions
+        branches = {b.head_id: b for b in store.branches(session_id)}
+        session_head = store.get_meta(session_id).head_id
+        shown = shown_head or session_head
+        heads = [shown] if shown else []
+        heads += [h for h in fork_heads if h not in heads]
+        choices = []
+        for head in heads:
+            turns = store.get_turns(session_id, head_id=head)
+            reply = ""
+            if 0 < number <= len(turns):
+                chain = [n for n in turns[number - 1].nodes if n.role == "assistant" and not n.is_tool]
+                reply = chain[-1].content if chain else ""
+            branch = branches.get(head)
+            name = branch.name if branch else f"head {head[:8]}"
+            current = head == session_head or (branch is not None and branch.is_current)
+            choices.append(
+                BranchChoice(head, name, one_line(reply, 100), len(turns), current=current, viewing=head == shown)
+            )
+        return choices
+
+    def history(self, session_id: str, limit: int = 1000) -> SessionHistory:
+        store = self.home.sessions
+        commits = store.session_commits(session_id, limit=limit)
+        return SessionHistory(store.get_meta(session_id).display_title, commits)
+
+    def branch_for_node(self, session_id: str, node_id: str) -> tuple[str | None, str]:
+        """(head id, branch name) to open a session at a node of one of its branches; (None, "")
+        when the node is on the current branch (or unknown): the live view shows it."""
+        store = self.home.sessions
+        if not node_id or not store.has_node(session_id, node_id):
+            return None, ""
+        if any(n.id == node_id for n in store.get_branch(session_id)):
+            return None, ""
+        for branch in store.branches(session_id):
+            if branch.head_id and any(n.id == node_id for n in store.get_branch(session_id, branch.head_id)):
+                return branch.head_id, branch.name
+        return node_id, ""
+
+    def rename(self, session_id: str, title: str) -> SessionMeta:
+        return self.home.sessions.rename_session(session_id, title)
+
+    def delete(self, session_id: str) -> None:
+        self.home.sessions.delete_session(session_id)
+
+    def switch_head(self, session_id: str, head_id: str) -> None:
+        self.home.sessions.switch_head(session_id, head_id)
+
+    # -- projects --------------------------------------------------------------------------
+    def commit_page(self, project_id: str, after: str | None, titles: Mapping[str, str]) -> CommitPage:
+        """One page of a project's log (after=None: the newest) with the session turns linked to it."""
+        started = time.perf_counter()
+        registry = self.home.projects
+        commits = registry.log(project_id, COMMIT_PAGE, after=after)
+        by_commit = registry.links.by_commit(project_id)
+        links: dict[str, TurnLink] = {}
         for commit in commits:
             link = by_commit.get(commit.oid)
             if link is not None:
-                links[commit.oid] = (link.session_id, link.turn, titles.get(link.session_id, ""), link.head_id)
-    for commit in commits:
-        if commit.oid not in links and getattr(commit, "session_id", ""):
-            links[commit.oid] = (commit.session_id, commit.turn, titles.get(commit.session_id, ""), "")
-    return CommitPage(commits, links, len(commits) < COMMIT_PAGE, (time.perf_counter() - started) * 1000)
+                title = titles.get(link.session_id, "")
+                links[commit.oid] = TurnLink(link.session_id, link.turn, title, link.head_id)
+            elif commit.session_id:  # an agent commit names its session in the message
+                links[commit.oid] = TurnLink(commit.session_id, commit.turn, titles.get(commit.session_id, ""), "")
+        return CommitPage(commits, links, len(commits) < COMMIT_PAGE, (time.perf_counter() - started) * 1000)
 
+    def commit_detail(self, project_id: str, oid: str) -> CommitDetail:
+        return self.home.projects.show(project_id, oid)
 
-def branch_for_node(home: Any, session_id: str, node_id: str) -> tuple[str | None, str]:
-    """(head id, branch name) to open a session at a node of one of its branches; (None, "")
-    when the node is on the current branch (or unknown): the live view shows it."""
-    store = home.sessions
-    if not node_id or not store.has_node(session_id, node_id):
-        return None, ""
-    if any(n.id == node_id for n in store.get_branch(session_id)):
-        return None, ""
-    for branch in store.branches(session_id):
-        if branch.head_id and any(n.id == node_id for n in store.get_branch(session_id, branch.head_id)):
-            return branch.head_id, branch.name
-    return node_id, ""
+    # -- jobs ------------------------------------------------------------------------------
+    def import_sources(self) -> list[tuple[str, str]]:
+        """(source, label) for every importer this build has."""
+        from opmem_tui.backend.importers import SOURCES
+
+        return [(source, SOURCE_LABELS.get(source, source)) for source in SOURCES]
+
+    def import_needs_path(self, source: str) -> bool:
+        """True for a source with no default folder (e.g. the generic JSONL one)."""
+        from opmem_tui.backend.importers import get_importer
+
+        return not get_importer(source).default_paths()
+
+    def run_import(
+        self,
+        source: str,
+        paths: Iterable[Path] | None,
+        *,
+        progress: Callable[[int, int | None, str], None],
+        cancel: Callable[[], bool],
+    ) -> ImportReport:
+        """Run one importer over `paths` (None: the agent's default folder)."""
+        from opmem_tui.backend.importers import run_import
+
+        return run_import(self.home, source, list(paths) if paths else None, progress=progress, cancel=cancel)
+
+    def verify(self, *, repair: bool) -> VerifyReport:
+        return self.home.sessions.verify(repair=repair)
+
+    # -- config ----------------------------------------------------------------------------
+    @property
+    def config_path(self) -> Path:
+        return self.home.config.path
+
+    def save_theme(self, name: str) -> None:
+        config = self.home.config
+        try:
+            current = config.ui.theme
+        except OpmemError:
+            current = None  # a broken [ui] section: writing a valid theme mends it
+        if current != name:
+            config.set("ui.theme", name)
+            config.save()

@@ -34,8 +34,8 @@ PNG_WIDTH = 1400
 
 # Rows of the demo's session list (newest first): 0 the Claude Code bug fix with a retried
 # turn, 2 the Codex discounts session, 3 the Codex run with many tool calls, 6 markup in text.
-FIX = ()
-CART = ("down", "down", "down")
+FIX = ("g",)  # a session opens on its latest turn; g goes to its first
+CART = ("down", "down", "down", "g")
 MARKUP = ("down",) * 6
 
 # (file name without extension, theme, keys pressed before the picture, home: "demo" | "empty")
@@ -68,7 +68,7 @@ async def shoot(home_path: Path, out: Path, name: str, theme: str, keys: tuple[s
     from opmem_tui.app import OpmemApp
     from opmem_tui.backend.home import Home
 
-    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, poll_interval=0)
+    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, watch=False, poll_interval=0)
     app.theme = theme
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

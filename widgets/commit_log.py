@@ -7,11 +7,12 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
+
+from opmem_tui.backend.projects.records import CommitInfo
 
 from .messages import CommitHighlighted, LinkedTurnChosen, MoreCommitsWanted
 from .safe_text import one_line
@@ -35,7 +36,7 @@ LINK_WIDTH = 28
 
 
 class CommitLog(DataTable):
-    """Rows are CommitInfo records (oid, summary, author_name, time, is_agent, session_id, turn)."""
+    """Rows are the project log's CommitInfo records, newest first."""
 
     BINDINGS = [
         Binding("enter", "open_turn", "Open turn", id="commits.open_turn"),
@@ -51,7 +52,7 @@ class CommitLog(DataTable):
         super().__init__(id=id, cursor_type="row", show_cursor=True)
         self.now = now
         self.project_id: str | None = None
-        self.commits: list[Any] = []
+        self.commits: list[CommitInfo] = []
         self.links: dict[str, TurnLink] = {}
         self.complete = True
         self._asked_at = -1
@@ -87,7 +88,9 @@ class CommitLog(DataTable):
         self._announced = None
         self.clear()
 
-    def add_page(self, project_id: str, commits: Sequence[Any], links: dict[str, TurnLink], complete: bool) -> None:
+    def add_page(
+        self, project_id: str, commits: Sequence[CommitInfo], links: dict[str, TurnLink], complete: bool
+    ) -> None:
         """Append one page; `complete` says there is nothing older to fetch."""
         if project_id != self.project_id:
             return
@@ -102,11 +105,11 @@ class CommitLog(DataTable):
             self._announce()
         self.call_after_refresh(self._maybe_more)  # keep going until the view is full
 
-    def _row(self, commit: Any, now: float) -> tuple[Text, ...]:
+    def _row(self, commit: CommitInfo, now: float) -> tuple[Text, ...]:
         link = self.link_for(commit)
         if commit.is_agent:
             by = Text(
-                "● " + one_line(getattr(commit, "model", "") or "agent", BY_WIDTH - 2),
+                "● " + one_line(commit.model or "agent", BY_WIDTH - 2),
                 style=theme_style(self, "secondary", bold=True),
             )
         else:
@@ -124,16 +127,16 @@ class CommitLog(DataTable):
             Text(one_line(AGENT_PREFIX.sub("", commit.summary, count=1) if link is not None else commit.summary, 100)),
         )
 
-    def link_for(self, commit: Any) -> TurnLink | None:
+    def link_for(self, commit: CommitInfo) -> TurnLink | None:
         link = self.links.get(commit.oid)
         if link is not None:
             return link
-        if getattr(commit, "session_id", ""):
-            return TurnLink(commit.session_id, getattr(commit, "turn", None))
+        if commit.session_id:  # an agent commit names its session in the message
+            return TurnLink(commit.session_id, commit.turn)
         return None
 
     @property
-    def current(self) -> Any | None:
+    def current(self) -> CommitInfo | None:
         row = self.cursor_row
         return self.commits[row] if 0 <= row < len(self.commits) else None
 

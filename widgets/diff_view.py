@@ -17,6 +17,8 @@ from pygments.util import ClassNotFound
 from rich.segment import Segment
 from rich.style import Style
 
+from opmem_tui.backend.projects.records import CommitDetail
+
 from .line_view import Line, LineView, wrap_text
 from .safe_text import clean, one_line
 
@@ -53,7 +55,7 @@ def _token_class(token: Any) -> str | None:
     return None
 
 
-def diff_lines(detail: Any, width: int) -> tuple[list[Line], list[str]]:
+def diff_lines(detail: CommitDetail, width: int) -> tuple[list[Line], list[str]]:
     """Lines for a CommitDetail and, per item (file), its path; item -1 is the commit header."""
     lines: list[Line] = []
     paths: list[str] = []
@@ -85,7 +87,7 @@ def diff_lines(detail: Any, width: int) -> tuple[list[Line], list[str]]:
                 marker = origin if origin in "+- " else " "
                 for index, part in enumerate(wrap_text(text, width - 2) or [""]):
                     lines.append(Line((marker if index == 0 else " ") + part, style, item))
-        if getattr(fd, "truncated", False):
+        if fd.truncated:
             lines.append(Line("… diff truncated", "meta", item, 2))
         lines.append(Line("", "blank", -1))
     return lines, paths
@@ -135,10 +137,10 @@ class DiffView(LineView):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.detail: Any = None
+        self.detail: CommitDetail | None = None
         self._paths: list[str] = []
 
-    def show_detail(self, detail: Any) -> None:
+    def show_detail(self, detail: CommitDetail) -> None:
         self.detail = detail
         width = self.scrollable_content_region.width or 100
         lines, self._paths = diff_lines(detail, width)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
+
+from opmem_tui.backend.projects.registry import Project
 
 from .messages import ProjectHighlighted
 from .safe_text import one_line
@@ -27,7 +28,7 @@ class ProjectList(DataTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False, show_cursor=True)
-        self.projects: list[Any] = []
+        self.projects: list[Project] = []
         self.missing: frozenset[str] = frozenset()
         self._announced: str | None = None
 
@@ -37,7 +38,7 @@ class ProjectList(DataTable):
         self.add_column("Sessions", key="sessions", width=8)
         self.watch(self.app, "theme", lambda: self.set_projects(self.projects), init=False)
 
-    def set_projects(self, projects: Sequence[Any], missing: frozenset[str] | None = None) -> None:
+    def set_projects(self, projects: Sequence[Project], missing: frozenset[str] | None = None) -> None:
         """Rows for the registry's projects; `missing`: ids whose folder is gone (None: as before)."""
         keep = self.current.id if self.current else None
         if missing is not None:
@@ -52,17 +53,17 @@ class ProjectList(DataTable):
             self.move_cursor(row=index, animate=False)
         self._announce()
 
-    def _row(self, project: Any) -> tuple[Text, Text, Text]:
+    def _row(self, project: Project) -> tuple[Text, Text, Text]:
         status = "missing" if project.id in self.missing else one_line(project.status, 10)
         variable = "error" if project.id in self.missing else STATUS_VARIABLE.get(project.status, "foreground")
         return (
             Text(one_line(project.name, 60)),
             Text(status, style=theme_style(self, variable)),
-            Text(str(len(getattr(project, "sessions", ()) or ())), justify="right"),
+            Text(str(len(project.sessions)), justify="right"),
         )
 
     @property
-    def current(self) -> Any | None:
+    def current(self) -> Project | None:
         row = self.cursor_row
         return self.projects[row] if 0 <= row < len(self.projects) else None
 

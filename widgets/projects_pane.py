@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
+
+from opmem_tui.backend.projects.registry import Project
 
 from .commit_log import CommitLog
 from .diff_view import DiffView
@@ -63,7 +64,7 @@ class ProjectsPane(Horizontal):
         return self.query_one(DiffView)
 
     def set_projects(
-        self, projects: Sequence[Any], message: str = NO_PROJECTS, *, missing: frozenset[str] = frozenset()
+        self, projects: Sequence[Project], message: str = NO_PROJECTS, *, missing: frozenset[str] = frozenset()
     ) -> None:
         """`missing`: ids of projects whose folder is gone; their status reads "missing"."""
         empty = self.query_one("#project-empty", Static)

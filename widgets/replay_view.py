@@ -104,67 +104,77 @@ def build_turn_lines(
     """Plain lines for one turn at `width` cells; item i of a line is turn.nodes[i]."""
     width = max(width, 20)
     lines: list[Line] = []
-    append = lines.append
     nodes = list(turn.nodes)
-    body_width = width - 2
     for item, node in enumerate(nodes):
         if node.is_tool:
-            name = one_line(node.name or "tool", 40)
-            is_open = node.id in expanded
-            marker = "▾" if is_open else "▸"
-            head = f"{marker} ⚙ {name}"
-            args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
-            room = width - len(head) - 5
-            if args and room > 8:
-                head = f"{head}  {one_line(args, room)}"
-            append(Line(head, "tool", item, 2))
-            if is_open:
-                pretty = clean(_args_text(node.input, pretty=True))
-                if pretty:
-                    for text in wrap_text(pretty, width - 6):
-                        append(Line(text, "args", item, 6))
-                result = clean(node.content).rstrip("\n")
-                append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
-                if result:
-                    for text in wrap_text(result, width - 6):
-                        append(Line(text, "output", item, 6))
-            else:
-                result = node.content
-                label = f"result: {_size_label(result)}" if result else "result: (no output)"
-                if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
-                    label += "  (enter expands)"
-                append(Line(label, "dim", item, 4))
-            continue
-        role = node.role if node.role in ROLE_LABEL else "system"
-        header = f"▌ {ROLE_LABEL[role]}"
-        model = ""
-        if role == "assistant":
-            model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
-            model = model if isinstance(model, str) else ""
-        if model:
-            header += f" · {one_line(model, 40)}"
-        header += f" · {clock(node.created_at)}"
-        if lines:
-            append(Line("", "blank", -1))
-        append(Line(header, f"{role}-header", item, 0))
-        thinking = _thinking(node)
-        if thinking:
-            if show_thinking:
-                append(Line("∴ thinking", "thinking", item, 2))
-                for text in wrap_text(clean(thinking), body_width - 2):
-                    append(Line(text, "thinking", item, 4))
-            else:
-                label = f"∴ thinking hidden ({_size_label(thinking)}; t shows it)"
-                if len(label) + 2 > width:
-                    label = "∴ thinking hidden (t shows it)"
-                append(Line(label, "dim", item, 2))
-        content = clean(node.content)
-        if content:
-            for text in wrap_text(content, body_width):
-                append(Line(text, role, item, 2))
-        elif not thinking:
-            append(Line("(empty)", "dim", item, 2))
+            _tool_lines(lines, item, node, width, node.id in expanded)
+        else:
+            _message_lines(lines, item, node, width, show_thinking)
     return TurnRender(lines, nodes)
+
+
+def _tool_lines(lines: list[Line], item: int, node: Node, width: int, is_open: bool) -> None:
+    """A tool call: one summary line and its result's size, or (open) arguments and result."""
+    append = lines.append
+    head = f"{'▾' if is_open else '▸'} ⚙ {one_line(node.name or 'tool', 40)}"
+    args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
+    room = width - len(head) - 5
+    if args and room > 8:
+        head = f"{head}  {one_line(args, room)}"
+    append(Line(head, "tool", item, 2))
+    if not is_open:
+        result = node.content
+        label = f"result: {_size_label(result)}" if result else "result: (no output)"
+        if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
+            label += "  (enter expands)"
+        append(Line(label, "dim", item, 4))
+        return
+    pretty = clean(_args_text(node.input, pretty=True))
+    if pretty:
+        for text in wrap_text(pretty, width - 6):
+            append(Line(text, "args", item, 6))
+    result = clean(node.content).rstrip("\n")
+    append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
+    if result:
+        for text in wrap_text(result, width - 6):
+            append(Line(text, "output", item, 6))
+
+
+def _message_header(node: Node) -> tuple[str, str]:
+    """(role, header line) of a chat message: role, the assistant's model, the time."""
+    role = node.role if node.role in ROLE_LABEL else "system"
+    header = f"▌ {ROLE_LABEL[role]}"
+    if role == "assistant":
+        model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
+        if model and isinstance(model, str):
+            header += f" · {one_line(model, 40)}"
+    return role, f"{header} · {clock(node.created_at)}"
+
+
+def _message_lines(lines: list[Line], item: int, node: Node, width: int, show_thinking: bool) -> None:
+    """A chat message: header, thinking (or a line saying it is hidden), the text."""
+    append = lines.append
+    body_width = width - 2
+    role, header = _message_header(node)
+    if lines:
+        append(Line("", "blank", -1))
+    append(Line(header, f"{role}-header", item, 0))
+    thinking = _thinking(node)
+    if thinking and show_thinking:
+        append(Line("∴ thinking", "thinking", item, 2))
+        for text in wrap_text(clean(thinking), body_width - 2):
+            append(Line(text, "thinking", item, 4))
+    elif thinking:
+        label = f"∴ thinking hidden ({_size_label(thinking)}; t shows it)"
+        if len(label) + 2 > width:
+            label = "∴ thinking hidden (t shows it)"
+        append(Line(label, "dim", item, 2))
+    content = clean(node.content)
+    if content:
+        for text in wrap_text(content, body_width):
+            append(Line(text, role, item, 2))
+    elif not thinking:
+        append(Line("(empty)", "dim", item, 2))
 
 
 def abbreviate_path(path: str, limit: int = 40) -> str:
@@ -369,8 +379,9 @@ class ReplayPane(Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.meta: SessionMeta | None = None
-        self.turns: list[Turn] = []
-        self.index = 0
+        self.turns: list[Turn] = []  # the turns loaded so far: the last ones while a session fills in
+        self.total = 0  # turns the branch has; turns[0] is turn number total - len(turns) + 1
+        self.index = 0  # of the turn on screen, 0-based over all `total` turns
         self.head_id: str | None = None
         self.view_label = ""
         self.project: ProjectLabel | None = None
@@ -394,7 +405,17 @@ class ReplayPane(Vertical):
 
     @property
     def turn(self) -> Turn | None:
-        return self.turns[self.index] if 0 <= self.index < len(self.turns) else None
+        loaded = self.index - self.first_loaded
+        return self.turns[loaded] if 0 <= loaded < len(self.turns) else None
+
+    @property
+    def first_loaded(self) -> int:
+        """Index of the earliest loaded turn (0 once the whole session is in)."""
+        return self.total - len(self.turns)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.turns) == self.total
 
     @property
     def session_id(self) -> str | None:
@@ -416,24 +437,30 @@ class ReplayPane(Vertical):
         head_id: str | None = None,
         turn_number: int | None = None,
         view_label: str = "",
+        total: int | None = None,
     ) -> None:
-        """Show a session; turn_number None keeps the turn when it is the same session."""
+        """Show a session; turn_number None keeps the turn when it is the same session.
+
+        `total`: the branch's turn count when `turns` are only its last ones (the rest is on
+        its way: the pane says so on a turn not loaded yet)."""
         same = self.meta is not None and self.meta.id == meta.id
         previous = self.index if same else 0
         self.meta = meta
         self.turns = list(turns)
+        self.total = max(total if total is not None else 0, len(self.turns))
         self.head_id = head_id
         self.view_label = view_label
         self.project = project
         if not same:
             self.expanded.clear()
         target = turn_number - 1 if turn_number is not None else previous
-        self.index = max(0, min(target, len(self.turns) - 1))
+        self.index = max(0, min(target, self.total - 1))
         self._show_turn(keep_scroll=same and turn_number is None)
 
     def show_empty(self, message: str) -> None:
         self.meta = None
         self.turns = []
+        self.total = 0
         self.index = 0
         self._empty = message
         self._show_turn()
@@ -450,7 +477,9 @@ class ReplayPane(Vertical):
         width = self._width or view.scrollable_content_region.width or 80
         if turn is None:
             self._turn_render = TurnRender([])
-            view.set_lines([Line(text, "empty", -1, 1) for text in wrap_text(clean(self._empty), width - 2)])
+            loading = self.meta is not None and self.total > 0  # a turn of a session still filling in
+            message = f"Loading turn {self.index + 1}…" if loading else self._empty
+            view.set_lines([Line(text, "empty", -1, 1) for text in wrap_text(clean(message), width - 2)])
             return
         self._turn_render = build_turn_lines(turn, width, expanded=self.expanded, show_thinking=self.show_thinking)
         view.set_lines(self._turn_render.lines, keep_scroll=keep_scroll)
@@ -462,7 +491,7 @@ class ReplayPane(Vertical):
         nodes = self._turn_render.nodes
         self.view.select_item(min(selected, len(nodes) - 1) if nodes else -1)
         if self.meta is not None and self.turn is not None:
-            self.post_message(TurnShown(self.meta.id, self.turn.number, len(self.turns)))
+            self.post_message(TurnShown(self.meta.id, self.turn.number, self.total))
 
     def _update_header(self) -> None:
         meta = self.meta
@@ -492,13 +521,17 @@ class ReplayPane(Vertical):
             notes.append((f"↳ {count} other branch{'es' if count != 1 else ''} (b)", "$warning"))
         if self.view_label:
             notes.append((self.view_label, "$warning"))
-        header.show(self.index + 1 if turn else 0, len(self.turns), one_line(meta.display_title, 300), details, notes)
+        # A branch with no user message yet (a system preface alone) is one turn numbered 0.
+        preface_only = bool(self.turns) and self.turns[0].number == 0
+        count = 0 if preface_only else self.total
+        number = self.index + 1 if count else 0
+        header.show(number, count, one_line(meta.display_title, 300), details, notes)
 
     # -- navigation ------------------------------------------------------------------------
     def go_to(self, index: int) -> None:
-        if not self.turns:
+        if not self.total:
             return
-        index = max(0, min(index, len(self.turns) - 1))
+        index = max(0, min(index, self.total - 1))
         if index != self.index:
             self.index = index
             self._show_turn()
@@ -528,7 +561,7 @@ class ReplayPane(Vertical):
         self.go_to(0)
 
     def action_last_turn(self) -> None:
-        self.go_to(len(self.turns) - 1)
+        self.go_to(self.total - 1)
 
     def action_next_message(self) -> None:
         self.select(self.view.selected_item + 1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
@@ -48,14 +47,22 @@ class Pending:
     stamp: int  # the folder's mtime now (before reading), kept when the batch is durable
 
 
-def history_stamp(folder: Path) -> int | None:
+def history_stamp(folder: str) -> int | None:
     try:
-        return os.stat(folder / "history").st_mtime_ns
+        return os.stat(folder + "/history").st_mtime_ns
     except OSError:
         return None
 
 
-def session_folders(store: SessionStore) -> Iterator[tuple[str, Path]]:
+def change_token(store: SessionStore) -> str:
+    """The store's change token (rewritten whenever it writes a session); "" when there is none."""
+    try:
+        return store.changed_path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def session_folders(store: SessionStore) -> Iterator[tuple[str, str]]:
     """(id, folder) of every session folder, without opening any: the cheap walk of an idle run."""
     try:
         located = store.locations()
@@ -63,18 +70,19 @@ def session_folders(store: SessionStore) -> Iterator[tuple[str, Path]]:
         located = {}
     seen: set[str] = set()
     try:
-        entries = list(os.scandir(store.root))
+        entries = sorted(os.scandir(store.root), key=lambda e: e.name)
     except FileNotFoundError:
         entries = []
-    for entry in sorted(entries, key=lambda e: e.name):
+    match = SESSION_ID_RE.fullmatch
+    for entry in entries:
         name = entry.name
-        if name in located or not SESSION_ID_RE.fullmatch(name) or not entry.is_dir():
+        if name in located or not match(name) or not entry.is_dir():
             continue
         seen.add(name)
-        yield name, Path(entry.path)
+        yield name, entry.path
     for sid in sorted(located):
-        if sid not in seen and SESSION_ID_RE.fullmatch(sid):
-            yield sid, Path(located[sid])
+        if sid not in seen and match(sid):
+            yield sid, located[sid]
 
 
 def pending_sessions(
@@ -82,6 +90,8 @@ def pending_sessions(
 ) -> list[Pending]:
     """Sessions with nodes the cursors have not covered; one stat per session, nothing opened."""
     wanted = set(only) if only is not None else None
+    cursors = state.sessions
+    fresh = SessionCursor()
     out: list[Pending] = []
     for sid, folder in session_folders(store):
         if wanted is not None and sid not in wanted:
@@ -89,7 +99,7 @@ def pending_sessions(
         stamp = history_stamp(folder)
         if stamp is None:
             continue
-        cursor = SessionCursor() if again else state.cursor(sid)
+        cursor = fresh if again else cursors.get(sid, fresh)
         if cursor.stamp and cursor.stamp == stamp:
             continue
         out.append(Pending(sid, cursor, stamp))
@@ -166,24 +176,30 @@ def anchors(nodes: Sequence[Node]) -> dict[str, str]:
 
 
 def _turn_index(store: SessionStore, session_id: str, wanted: set[str]) -> dict[str, tuple[int, str | None]]:
-    """anchor id -> (turn number, turn commit), the head's branch first, then other leaves."""
+    """anchor id -> (turn number, turn commit), the head's branch first, then other leaves if needed."""
     index: dict[str, tuple[int, str | None]] = {}
-    heads: list[str | None] = [None]
-    try:
-        heads.extend(store.leaves(session_id))
-    except SessionNotFound:
-        return index
-    for head in heads:
-        if wanted <= index.keys():
-            break
+
+    def add(head: str | None) -> None:
         try:
             turns = store.get_turns(session_id, head_id=head)
         except (SessionNotFound, OpmemError):
-            continue
+            return
         for turn in turns:
             user = turn.user
             if user is not None and user.id not in index:
                 index[user.id] = (turn.number, turn.commit)
+
+    add(None)
+    if wanted <= index.keys():
+        return index
+    try:
+        leaves = store.leaves(session_id)
+    except SessionNotFound:
+        return index
+    for leaf in leaves:
+        if wanted <= index.keys():
+            break
+        add(leaf)
     return index
 
 
@@ -202,10 +218,10 @@ def collect_session(
     sid = pending.session_id
     try:
         meta = store.get_meta(sid)
-        nodes = store.get_nodes(sid)
     except SessionNotFound:
         return []
-    new = list(iter_nodes_since(store, sid, after_seq=pending.cursor.seq)) if nodes else []
+    nodes = list(iter_nodes_since(store, sid))  # every node: a grown turn is distilled whole
+    new = [n for n in nodes if n.seq > pending.cursor.seq]
     if not new:
         return []
     info = session_info(store, projects, meta, nodes)

@@ -34,6 +34,7 @@ EXACT_TYPES = frozenset({"file", "folder", "url", "commit", "port", "date", "ses
 # Natural names only: packages, tools, models and services are identifiers (react-dom is not react-dnd).
 FUZZY_TYPES = frozenset({"person", "place", "organisation", "activity", "concept", "pet"})
 LINK_TYPES = FUZZY_TYPES | {"package", "tool", "model", "service", "project", "file", "folder"}
+PATH_TYPES = frozenset({"file", "folder"})
 ACRONYM_TYPES = frozenset({"organisation", "place", "concept", "project", "service", "activity"})
 _SMALL_WORDS = frozenset({"of", "the", "and", "for", "in", "on", "at", "a", "an", "to", "&", "de"})
 

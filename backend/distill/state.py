@@ -1,13 +1,17 @@
 """memory/state.json: the distillation's cursors, written atomically after a run's records are durable.
 
     {"version": 1,
-     "sessions": {"<id>": {"seq": 41, "stamp": 1731000000123456789}},
+     "sessions": {"<id>": [41, 1731000000123456789]},      # [seq, stamp]
+     "token": "<sessions/.changed when every session was caught up>",
      "projects": {"<id>": {"head": "<oid>", "time": 1731000000.0}},
      "sleep": {"last": 1731000000.0}}
 
 `seq` is the last distilled node seq of a session. `stamp` is the mtime of its history/ folder
 when it was read (0 when that was too recent to trust): an unchanged stamp means no node was
-added since, so an incremental run stats one folder per session and opens none.
+added since, so an incremental run stats one folder per session and opens none. `token` is
+the store's change token (sessions/.changed, rewritten whenever the store writes a session)
+as it was when a run found every session caught up: while it has not changed, a run need not
+stat anything at all.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model import CorruptFile
 from ..store.files import dump_compact_json, read_json, write_atomic
@@ -26,8 +30,7 @@ STATE_VERSION = 1
 STAMP_TRUST_S = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class SessionCursor:
+class SessionCursor(NamedTuple):
     seq: int = -1
     stamp: int = 0
 
@@ -43,6 +46,7 @@ class DistillState:
     sessions: dict[str, SessionCursor] = field(default_factory=dict)
     projects: dict[str, ProjectCursor] = field(default_factory=dict)
     last_sleep: float = 0.0
+    token: str = ""
 
     def cursor(self, session_id: str) -> SessionCursor:
         return self.sessions.get(session_id, SessionCursor())
@@ -50,7 +54,8 @@ class DistillState:
     def to_json(self) -> dict[str, Any]:
         return {
             "version": STATE_VERSION,
-            "sessions": {sid: {"seq": c.seq, "stamp": c.stamp} for sid, c in sorted(self.sessions.items())},
+            "sessions": {sid: [c.seq, c.stamp] for sid, c in sorted(self.sessions.items())},
+            "token": self.token,
             "projects": {pid: {"head": c.head, "time": c.time} for pid, c in sorted(self.projects.items())},
             "sleep": {"last": self.last_sleep},
         }
@@ -63,10 +68,16 @@ class DistillState:
         sessions = data.get("sessions") or {}
         if not isinstance(sessions, Mapping):
             raise CorruptFile(where, "sessions must be an object")
+        cursors = state.sessions
         for sid, raw in sessions.items():
-            if isinstance(raw, Mapping) and _is_int(raw.get("seq")):
-                stamp = raw.get("stamp")
-                state.sessions[str(sid)] = SessionCursor(raw["seq"], stamp if _is_int(stamp) else 0)
+            try:
+                seq, stamp = raw
+            except (TypeError, ValueError):
+                continue  # a hand-edited entry: that session is distilled again (idempotent)
+            if seq.__class__ is int and stamp.__class__ is int:
+                cursors[sid] = SessionCursor(seq, stamp)
+        token = data.get("token")
+        state.token = token if isinstance(token, str) else ""
         projects = data.get("projects") or {}
         if isinstance(projects, Mapping):
             for pid, raw in projects.items():
@@ -107,3 +118,26 @@ def trusted_stamp(mtime_ns: int, now: float | None = None) -> int:
     """The stamp to keep: 0 (check again next time) when it is too recent to rule out a same-tick write."""
     now = time.time() if now is None else now
     return mtime_ns if now - mtime_ns / 1e9 > STAMP_TRUST_S else 0
+
+
+INFLIGHT_NAME = ".distill-inflight.json"
+
+
+def read_inflight(memory_dir: Path) -> set[str]:
+    """Ids a killed run was writing when it died (see pipeline.py): not yet part of the memory's past."""
+    path = Path(memory_dir) / INFLIGHT_NAME
+    if not path.exists():
+        return set()
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("ids"), list):
+        raise CorruptFile(path, 'expected {"ids": [...]}')
+    return {str(i) for i in data["ids"]}
+
+
+def write_inflight(memory_dir: Path, ids: set[str], *, durable: bool = True) -> None:
+    path = Path(memory_dir) / INFLIGHT_NAME
+    if not ids:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, dump_compact_json({"ids": sorted(ids)}), durable=durable)

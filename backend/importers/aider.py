@@ -31,11 +31,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph, LineParser, is_final
+from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter, is_final
+from .drafts import Draft, DraftGraph
 
 SOURCE = "aider"
-LOOKS_FOR = ".aider.chat.history.md (up to 4 folders deep)"  # what discover() finds, for "nothing to import"
 HISTORY_NAME = ".aider.chat.history.md"
 INPUT_NAME = ".aider.input.history"
 
@@ -224,38 +223,23 @@ class AiderReader:
                 if command:
                     meta["command"] = command
                 graph.add(
-                    Draft(sid, "user", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled)
+                    Draft(sid, "user", block.text, parent_id=head, created_at=now, metadata=meta, settled_at=settled)
                 )
                 head, reply = sid, None
             elif block.kind == "text":
-                reply = graph.add(
-                    Draft(
-                        sid,
-                        "assistant",
-                        block.text,
-                        parent=head,
-                        name=model or None,
-                        created_at=now,
-                        metadata=meta,
-                        settled_at=settled,
-                    )
-                )
+                reply = Draft(sid, "assistant", block.text, parent_id=head, name=model or None, created_at=now)
+                reply.metadata, reply.settled_at = meta, settled
+                graph.add(reply)
                 head = sid
             elif reply is not None:
-                graph.add(
-                    Draft(
-                        sid,
-                        "tool",
-                        block.text,
-                        parent=reply.source_id,
-                        called_by=reply.source_id,
-                        name="aider",
-                        input=_output_facts(block.lines),
-                        created_at=now,
-                        metadata=meta,
-                        settled_at=settled,
-                    )
+                tool = Draft(sid, "tool", block.text, parent_id=reply.id, called_by=reply.id, name="aider")
+                tool.input, tool.created_at, tool.metadata, tool.settled_at = (
+                    _output_facts(block.lines),
+                    now,
+                    meta,
+                    settled,
                 )
+                graph.add(tool)
                 tokens = [m.group(1) for m in map(_TOKENS.match, block.lines) if m]
                 if tokens:
                     reply.metadata["tokens"] = tokens[-1]
@@ -265,7 +249,7 @@ class AiderReader:
                     if found:
                         model = found.group(1)
                 graph.add(
-                    Draft(sid, "system", block.text, parent=head, created_at=now, metadata=meta, settled_at=settled)
+                    Draft(sid, "system", block.text, parent_id=head, created_at=now, metadata=meta, settled_at=settled)
                 )
                 head = sid
         nodes = graph.nodes(end_offset=end_offset, start_offset=start_offset, live=live, skip=skip)
@@ -348,38 +332,6 @@ def _output_facts(lines: list[str]) -> dict[str, Any] | None:
     return facts or None
 
 
-# ---------------------------------------------------------------------------------------------
-# module interface
-
-
-def default_paths() -> list[Path]:
-    """The current directory and its git root: walking every project folder would be too costly."""
-    here = Path.cwd()
-    paths = [here]
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return paths
-    root = done.stdout.strip()
-    if done.returncode == 0 and root and Path(root) != here:
-        paths.append(Path(root))
-    return paths
-
-
-def discover(paths: Iterable[Path | str]) -> list[Path]:
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_file():
-            found[path] = None
-        elif path.is_dir():
-            for file in _search(path, MAX_SEARCH_DEPTH):
-                found[file] = None
-    return list(found)
-
-
 def _search(folder: Path, depth: int) -> list[Path]:
     hits: list[Path] = []
     candidate = folder / HISTORY_NAME
@@ -424,11 +376,15 @@ def sessions_from(
     return sessions, reader.held
 
 
-class AiderParser(LineParser):
-    """For `opmem watch`: keeps the lines fed so far and rebuilds the (small) DAG on take()."""
+class AiderParser:
+    """For `opmem watch` (base.SessionParser): keeps the lines fed so far and rebuilds the (small) DAG on take()."""
 
     def __init__(self, path: Path | str, report: ImportReport) -> None:
-        super().__init__(path, report)
+        self.path = Path(path)
+        self.report = report
+        self.offset = 0  # bytes fed so far
+        self.taken_to = 0  # offset of the last take
+        self.emitted: set[str] = set()
         self.data = bytearray()
         self.held = False
         self.warned: set[str] = set()
@@ -450,7 +406,7 @@ class AiderParser(LineParser):
         )
         self.taken_to = self.offset
         for session in sessions:
-            self.emitted.update(n.source_id for n in session.nodes)
+            self.emitted.update(n.id for n in session.nodes)
         return sessions
 
     def holding(self) -> bool:
@@ -471,22 +427,50 @@ class _Once(ImportReport):
             self.target.warn(path, line, problem)
 
 
-def open_parser(path: Path | str, report: ImportReport) -> AiderParser:
-    return AiderParser(path, report)
+class AiderImporter(LineImporter):
+    name = "aider"
+    source = "aider"
+    looks_for = f"{HISTORY_NAME} (up to {MAX_SEARCH_DEPTH} folders deep)"
 
+    def default_paths(self) -> list[Path]:
+        """The current folder and its git root: walking every project folder would be too costly."""
+        here = Path.cwd()
+        paths = [here]
+        try:
+            done = subprocess.run(
+                ["git", "rev-parse", "--show-toplevel"],
+                cwd=here,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return paths
+        root = done.stdout.strip()
+        if done.returncode == 0 and root and Path(root) != here:
+            paths.append(Path(root))
+        return paths
 
-def is_complete(path: Path | str) -> bool:
-    return is_final(Path(path), None)
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        found: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if path.is_file():
+                found[path] = None
+            elif path.is_dir():
+                for file in _search(path, MAX_SEARCH_DEPTH):
+                    found[file] = None
+        return list(found)
 
+    def open_parser(self, path: Path, report: ImportReport) -> AiderParser:
+        return AiderParser(path, report)
 
-def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
-) -> list[ImportedSession]:
-    """A chat history file -> one session per run (nodes settled at or after start_offset)."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        report.warn(path, None, f"cannot read: {exc.strerror or exc}")
-        return []
-    return sessions_from(path, data, report, start_offset=start_offset, live=not is_final(path, final))[0]
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        """A chat history file -> one session per run."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+            return []
+        return sessions_from(path, data, report, start_offset=0, live=not is_final(path, final))[0]

@@ -1,25 +1,29 @@
-"""The normalized shape every importer produces; `ingest` (in ingest.py) writes it to the store.
+"""What every importer is and produces; `ingest` (ingest.py) writes it to the store.
 
-An importer module exposes:
-    SOURCE: str                                  e.g. "claude-code"
-    default_paths() -> list[Path]                where the agent keeps its sessions
-    discover(paths) -> list[Path]                the session files under those paths
-    parse_file(path, report) -> list[ImportedSession]
-A line parser raises only ImportFormatError; parse_file turns that into a warning on `report`
-naming file:line and goes on with the rest of the file.
+An importer reads one agent's session files into `ImportedSession`s whose nodes are
+`model.Node`s, the store's own shape, with two differences until ingest writes them: ids are the
+importer's source ids (native ids, or `file:line` where the format has none; ingest maps them to
+node ids), and `seq` is UNSTORED. Parsers raise only ImportFormatError for a bad record; the
+file-level code turns it into a warning naming file:line and goes on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
-from ..model import OpmemError
+from ..model import Node, OpmemError
 
 SessionKind = Literal["trunk", "subagent", "compaction", "fork"]
+UNSTORED = -1  # the seq of a node no store has written yet
+# A file written to within this many seconds may still be growing: its open tail is held back.
+LIVE_SECONDS = 30.0
 
 
 class ImportFormatError(OpmemError, ValueError):
@@ -27,32 +31,19 @@ class ImportFormatError(OpmemError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ImportedNode:
-    source_id: str  # native id, unique within its session (synthetic file:line where none)
-    role: str  # user | assistant | tool | system
-    content: str = ""
-    parent: str | None = None  # source_id of the conversation parent; None for a root
-    called_by: str | None = None  # tools: source_id of the assistant node that called them
-    name: str | None = None  # tool name, or model for assistant nodes
-    input: Any = None  # tool arguments
-    created_at: float = 0.0  # unix seconds
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-
-@dataclass(frozen=True, slots=True)
 class ImportedSession:
     source: str  # claude-code | codex | gemini | aider | openprogram | jsonl
     native_id: str
     source_file: str
-    nodes: tuple[ImportedNode, ...]  # parents before children
+    nodes: tuple[Node, ...]  # parents before children; ids are source ids
     kind: SessionKind = "trunk"
     title: str = ""
     cwd: str = ""
     model: str = ""
     git_branch: str = ""
-    head: str | None = None  # source_id of the current head; default: last chain node
+    head: str | None = None  # source id of the current head; default: last chain node
     parent_native_id: str | None = None  # subagent / fork: the session it came from
-    parent_node: str | None = None  # source_id in the parent that spawned it
+    parent_node: str | None = None  # source id in the parent that spawned it
     aliases: tuple[str, ...] = ()  # native ids earlier versions gave this session
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -76,3 +67,138 @@ class ImportReport:
 
     def unknown(self, record_type: str) -> None:
         self.unknown_records[record_type] = self.unknown_records.get(record_type, 0) + 1
+
+
+class SessionParser(Protocol):
+    """The stateful parser `opmem watch` keeps per file: fed the lines of a file from its start."""
+
+    report: ImportReport
+
+    def feed_line(self, line: str | bytes, line_no: int | None = None) -> None:
+        """One line (a bad one becomes a warning naming file:line)."""
+
+    def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
+        """Sessions with the nodes that became final since the last take.
+
+        final: the file is complete, settle everything; idle: it has been quiet, settle what looks done.
+        """
+        ...
+
+    def holding(self) -> bool:
+        """Something is held back until more lines (or an idle take) come."""
+        ...
+
+
+class Importer(ABC):
+    """One agent's sessions: where they are, which files hold them, how to read one."""
+
+    name: ClassVar[str]  # the registry name: "claude"
+    source: ClassVar[str]  # stored in meta.json: "claude-code"
+    looks_for: ClassVar[str]  # what discover() finds, said when it finds nothing
+
+    @abstractmethod
+    def default_paths(self) -> list[Path]:
+        """Where the agent keeps its sessions ([] when paths must be given)."""
+
+    @abstractmethod
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        """The session files (or folders) under `paths`, parents before their subagents."""
+
+    @abstractmethod
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        """One file (or session folder) whole. final=None: final when it has been quiet for LIVE_SECONDS."""
+
+    def follows_lines(self, path: Path) -> bool:
+        """Whether appended lines of `path` can be read on their own (else it is re-read whole)."""
+        return False
+
+    def open_parser(self, path: Path, report: ImportReport) -> SessionParser:
+        raise OpmemError(f"{path}: {self.name} files are read whole, not line by line")
+
+    def is_complete(self, path: Path) -> bool:
+        """The file (or folder) has not been written to for LIVE_SECONDS."""
+        return is_final(path, None)
+
+
+class LineImporter(Importer):
+    """An importer of append-only logs: one stateful parser follows a file's lines."""
+
+    empty_file: ClassVar[str] = ""  # the warning for a file without a single line ("": none)
+
+    @abstractmethod
+    def open_parser(self, path: Path, report: ImportReport) -> SessionParser: ...
+
+    def follows_lines(self, path: Path) -> bool:
+        return True
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        final = is_final(path, final)
+        parser = self.open_parser(path, report)
+        lines = feed_file(parser, path, report)
+        if lines == 0 and self.empty_file:
+            report.warn(path, None, self.empty_file)
+        return parser.take(final=final) if lines > 0 else []
+
+
+def is_final(path: Path, final: bool | None) -> bool:
+    """`final` if given, else whether `path` (a file, or a folder and its files) has been quiet for LIVE_SECONDS."""
+    if final is not None:
+        return final
+    try:
+        newest = path.stat().st_mtime
+        if path.is_dir():
+            for child in path.iterdir():
+                newest = max(newest, child.stat().st_mtime)
+    except OSError:
+        return True
+    return time.time() - newest > LIVE_SECONDS
+
+
+def feed_file(parser: SessionParser, path: Path, report: ImportReport) -> int:
+    """Feed a whole file's lines to `parser`: how many (0: all blank; -1: unreadable, a warning is made).
+
+    A last line without a newline is a record still being written unless it is a whole JSON
+    value: it is left out, so the next read starts at it.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+        return -1
+    if not data.strip():
+        return 0
+    start, number, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        line = data[start:] if end < 0 else data[start : end + 1]
+        number += 1
+        if end >= 0 or _is_json(line):
+            parser.feed_line(line, number)
+        if end < 0:
+            break
+        start = end + 1
+    return number
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def discover_files(paths: Iterable[Path | str], pattern: str, *, given: str | None = None) -> list[Path]:
+    """Files matching `pattern` under each folder of `paths` (sorted), and each file given whose
+    name matches `given` (default: `pattern`)."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_file():
+            if path.match(given or pattern):
+                found[path] = None
+        elif path.is_dir():
+            for item in sorted(path.rglob(pattern)):
+                if item.is_file():
+                    found[item] = None
+    return list(found)

@@ -26,11 +26,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph, LineParser, as_text, count_images, feed_file, is_final, parse_time
+from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter, is_final
+from .drafts import Draft, DraftGraph, LineParser
+from .record_values import as_text, count_images, load_object, parse_time
 
 SOURCE = "gemini"
-LOOKS_FOR = "session-*.json or *.jsonl under a chats/ folder"  # what discover() finds, for "nothing to import"
 
 SYSTEM_TYPES = frozenset({"info", "error", "warning", "system", "compression"})
 TERMINAL_STATUS = frozenset({"success", "error", "cancelled"})
@@ -43,14 +43,7 @@ _INJECTED_PREFIXES = ("<session_context>", "<system-reminder>", "<memory_context
 
 def parse_line(text: str) -> tuple[str, dict[str, Any]]:
     """One JSONL line -> (kind, record); kind is header | message | set | rewind. Raises only ImportFormatError."""
-    try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise ImportFormatError("record nested too deeply") from None
-    except ValueError as exc:
-        raise ImportFormatError(f"not valid JSON ({exc})") from None
-    if not isinstance(obj, dict):
-        raise ImportFormatError(f"a record must be a JSON object, not {type(obj).__name__}")
+    obj = load_object(text)
     if "$rewindTo" in obj:
         if not isinstance(obj["$rewindTo"], str):
             raise ImportFormatError("'$rewindTo' must be a message id")
@@ -178,11 +171,11 @@ class GeminiReader:
         self.freeze(offset)
 
     def _mid(self, draft: Draft) -> str:
-        return next((m for m, sid in self.node_of.items() if sid == draft.source_id), "")
+        return next((m for m, sid in self.node_of.items() if sid == draft.id), "")
 
     def _new(self, mid: str, msg: dict[str, Any], parent: str | None, line: int) -> Draft:
         sid = self.graph.unique_id(mid, f"{self.prefix}:{line}")
-        draft = self.graph.add(Draft(sid, "system", parent=parent))
+        draft = self.graph.add(Draft(sid, "system", parent_id=parent))
         self.node_of[mid] = sid
         self.tools[mid] = {}
         self._fill(draft, msg, line)
@@ -224,7 +217,7 @@ class GeminiReader:
 
     def _tool(self, mid: str, owner: Draft, call: Any, index: int, line: int) -> None:
         if not isinstance(call, dict):
-            self.report.warn(self.path, line, f"tool call {index} of message {owner.source_id!r} is not an object")
+            self.report.warn(self.path, line, f"tool call {index} of message {owner.id!r} is not an object")
             return
         call_id = call.get("id") if isinstance(call.get("id"), str) else None
         key = call_id or f"#{index}"
@@ -236,8 +229,8 @@ class GeminiReader:
             meta["call_id"] = call_id
         known = self.tools[mid].get(key)
         if known is None:
-            sid = self.graph.unique_id(call_id, f"{owner.source_id}:tool{index}")
-            known = self.graph.add(Draft(sid, "tool", parent=owner.source_id, called_by=owner.source_id))
+            sid = self.graph.unique_id(call_id, f"{owner.id}:tool{index}")
+            known = self.graph.add(Draft(sid, "tool", parent_id=owner.id, called_by=owner.id))
             self.tools[mid][key] = known
         elif known.settled:
             return
@@ -280,7 +273,7 @@ class GeminiReader:
             kind=kind,
             title=title,
             cwd=_project_dir(self.path, meta),
-            model=_last_model(self.graph),
+            model=self.graph.last_model(),
             head=self.graph.visible_head(head),
             parent_native_id=parent_native,
             extra=MappingProxyType(extra),
@@ -320,13 +313,6 @@ def _tool_result(call: dict[str, Any]) -> str:
     return text
 
 
-def _last_model(graph: DraftGraph) -> str:
-    for draft in reversed(graph.drafts):
-        if draft.role == "assistant" and draft.name:
-            return draft.name
-    return ""
-
-
 def gemini_home() -> Path:
     return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()).expanduser() / ".gemini"
 
@@ -358,37 +344,6 @@ def _projects(index: Path) -> dict[str, str]:
     return {k: v for k, v in projects.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-# ---------------------------------------------------------------------------------------------
-# module interface
-
-
-def default_paths() -> list[Path]:
-    return [gemini_home() / "tmp"]
-
-
-def discover(paths: Iterable[Path | str]) -> list[Path]:
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_file():
-            if path.suffix in (".json", ".jsonl"):
-                found[path] = None
-        elif path.is_dir():
-            for file in sorted(path.rglob("*.json*")):
-                if (
-                    file.suffix in (".json", ".jsonl")
-                    and "chats" in file.parts[len(path.parts) - 1 :]
-                    and file.is_file()
-                ):
-                    if file.suffix == ".json" and not file.name.startswith("session-"):
-                        continue
-                    # A resumed legacy chat is migrated to <name>.jsonl, which then holds everything.
-                    if file.suffix == ".json" and file.with_suffix(".jsonl").exists():
-                        continue
-                    found[file] = None
-    return list(found)
-
-
 class GeminiParser(LineParser):
     """Stateful line parser for `opmem watch` over a ``.jsonl`` chat (see drafts.LineParser)."""
 
@@ -414,31 +369,48 @@ class GeminiParser(LineParser):
         ]
 
 
-def open_parser(path: Path | str, report: ImportReport) -> GeminiParser:
-    return GeminiParser(path, report)
+class GeminiImporter(LineImporter):
+    name = "gemini"
+    source = "gemini"
+    looks_for = "session-*.json or *.jsonl under a chats/ folder"
+    empty_file = "no Gemini chat records found"
+
+    def default_paths(self) -> list[Path]:
+        return [gemini_home() / "tmp"]
+
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        found: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if path.is_file():
+                if path.suffix in (".json", ".jsonl"):
+                    found[path] = None
+            elif path.is_dir():
+                for file in sorted(path.rglob("*.json*")):
+                    if _is_chat(file, path):
+                        found[file] = None
+        return list(found)
+
+    def follows_lines(self, path: Path) -> bool:
+        return path.suffix != ".json"  # a legacy chat is rewritten whole
+
+    def open_parser(self, path: Path, report: ImportReport) -> GeminiParser:
+        return GeminiParser(path, report)
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        """One chat file -> one session (see drafts.py for what a live file holds back)."""
+        if path.suffix == ".json":
+            return _parse_legacy(path, GeminiReader(path, report), report, live=not is_final(path, final))
+        return super().parse_file(path, report, final=final)
 
 
-def is_complete(path: Path | str) -> bool:
-    """A chat not written to for LIVE_SECONDS is taken as finished."""
-    return is_final(Path(path), None)
-
-
-def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
-) -> list[ImportedSession]:
-    """One chat file -> one session holding the nodes settled at or after start_offset (see drafts.py)."""
-    path = Path(path)
-    live = not is_final(path, final)
-    if path.suffix == ".json":
-        return _parse_legacy(path, GeminiReader(path, report), report, live)
-    parser = GeminiParser(path, report)
-    if not feed_file(parser, path):
-        return []
-    parser.taken_to = start_offset
-    sessions = parser.take(final=not live)
-    if not sessions and start_offset == 0 and not parser.reader.meta and not parser.reader.graph.drafts:
-        report.warn(path, None, "no Gemini chat records found")
-    return sessions
+def _is_chat(file: Path, root: Path) -> bool:
+    if file.suffix not in (".json", ".jsonl") or "chats" not in file.parts[len(root.parts) - 1 :] or not file.is_file():
+        return False
+    if file.suffix == ".json" and not file.name.startswith("session-"):
+        return False
+    # A resumed legacy chat is migrated to <name>.jsonl, which then holds everything.
+    return not (file.suffix == ".json" and file.with_suffix(".jsonl").exists())
 
 
 def _parse_legacy(path: Path, reader: GeminiReader, report: ImportReport, live: bool) -> list[ImportedSession]:

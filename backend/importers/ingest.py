@@ -15,13 +15,13 @@ Importer ``extra`` keys ingest understands (the rest is kept as meta ``source_ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..model import OpmemError
-from .base import ImportedNode, ImportedSession, ImportReport
+from ..model import Node, OpmemError
+from ..store.sessions import SessionBatch, SessionStore
+from .base import ImportedSession, ImportReport
 from .session_ids import node_id_for, resolve_session_id
 
 # Meta keys ingest owns; importer extras never overwrite them.
@@ -46,7 +46,7 @@ def find_git_root(path: str | Path) -> Path | None:
 
 
 def ingest(
-    store: Any,
+    store: SessionStore,
     imported: ImportedSession,
     report: ImportReport,
     *,
@@ -59,7 +59,7 @@ def ingest(
     report.sessions += 1
     meta = _meta_fields(store, imported, sid)
     if imported.nodes:
-        with _open_batch(store, sid) as batch:
+        with store.batch(sid) as batch:
             writer = _Writer(batch, sid, existed, meta, report, imported)
             writer.write(imported.nodes)
         written = writer.written
@@ -80,7 +80,7 @@ def ingest(
     return sid
 
 
-def bind_cwd(store: Any, session_id: str, cwd: str, on_project: ProjectHook, report: ImportReport) -> None:
+def bind_cwd(store: SessionStore, session_id: str, cwd: str, on_project: ProjectHook, report: ImportReport) -> None:
     """Hand a session whose cwd lies in a git repository to the projects layer."""
     try:
         if store.get_meta(session_id).project_id:
@@ -98,7 +98,7 @@ def bind_cwd(store: Any, session_id: str, cwd: str, on_project: ProjectHook, rep
 # ---------------------------------------------------------------------------------------------
 
 
-def _meta_fields(store: Any, imported: ImportedSession, sid: str) -> dict[str, Any]:
+def _meta_fields(store: SessionStore, imported: ImportedSession, sid: str) -> dict[str, Any]:
     """meta.json fields for this session as the importer sees it now."""
     extra = dict(imported.extra)
     title_source = extra.get("title_source") if imported.title else ""
@@ -127,7 +127,7 @@ def _meta_fields(store: Any, imported: ImportedSession, sid: str) -> dict[str, A
     return meta
 
 
-def _parent_link(store: Any, parent: str, child: str) -> str | None:
+def _parent_link(store: SessionStore, parent: str, child: str) -> str | None:
     try:
         if not store.exists(parent):
             return None
@@ -140,7 +140,7 @@ def _parent_link(store: Any, parent: str, child: str) -> str | None:
     return None
 
 
-def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> bool:
+def _update_meta(store: SessionStore, sid: str, meta: Mapping[str, Any]) -> bool:
     """Refresh what the importer owns (True when something changed); a title the user set in opmem is never replaced."""
     current = store.get_meta(sid)
     stored = dict(current.extra)
@@ -165,7 +165,7 @@ def _update_meta(store: Any, sid: str, meta: Mapping[str, Any]) -> bool:
     return bool(changes)
 
 
-def _set_head(store: Any, sid: str, imported: ImportedSession) -> None:
+def _set_head(store: SessionStore, sid: str, imported: ImportedSession) -> None:
     if not imported.head:
         return
     head = node_id_for(imported.head)
@@ -176,7 +176,7 @@ def _set_head(store: Any, sid: str, imported: ImportedSession) -> None:
         return
 
 
-def _link_children(store: Any, sid: str, imported: ImportedSession) -> None:
+def _link_children(store: SessionStore, sid: str, imported: ImportedSession) -> None:
     """Record spawned sessions on the parent, and tell children imported before it."""
     children = imported.extra.get("children")
     if not isinstance(children, Mapping) or not children:
@@ -198,46 +198,12 @@ def _link_children(store: Any, sid: str, imported: ImportedSession) -> None:
             continue
 
 
-class _PerCall:
-    """The batch interface over a store without `batch()`: one locked call per operation."""
-
-    def __init__(self, store: Any, sid: str) -> None:
-        self.store = store
-        self.sid = sid
-
-    def has_node(self, node_id: str) -> bool:
-        return self.store.has_node(self.sid, node_id)
-
-    def node_ids(self) -> set[str]:
-        return {node.id for node in self.store.get_nodes(self.sid)}
-
-    def append(self, role: str, content: str = "", **fields: Any) -> Any:
-        return self.store.append_message(self.sid, role, content, **fields)
-
-    def commit_turn(self, head_id: str | None = None) -> str | None:
-        return self.store.commit_turn(self.sid, head_id)
-
-    def node(self, node_id: str) -> Any:
-        return self.store.get_node(self.sid, node_id)
-
-
-@contextmanager
-def _open_batch(store: Any, sid: str) -> Iterator[Any]:
-    """All writes of one ingest under one session lock when the store offers it."""
-    batch = getattr(store, "batch", None)
-    if batch is None:
-        yield _PerCall(store, sid)
-        return
-    with batch(sid) as handle:
-        yield handle
-
-
 class _Writer:
     """Appends the new nodes of one session and commits each turn that got new nodes."""
 
     def __init__(
         self,
-        batch: Any,
+        batch: SessionBatch,
         sid: str,
         existed: bool,
         meta: dict[str, Any],
@@ -267,7 +233,7 @@ class _Writer:
             return True
         return False
 
-    def write(self, nodes: tuple[ImportedNode, ...]) -> None:
+    def write(self, nodes: tuple[Node, ...]) -> None:
         if self.existed and len(nodes) > PREFETCH_OVER:
             # One read of the stored ids instead of a locked lookup per node (a re-import).
             self.known.update(self.batch.node_ids())
@@ -276,19 +242,15 @@ class _Writer:
             self._one(node)
         self._commit_tips()
 
-    def _one(self, node: ImportedNode) -> None:
-        nid = node_id_for(node.source_id)
-        parent = node_id_for(node.parent) if node.parent else None
+    def _one(self, node: Node) -> None:
+        nid = node_id_for(node.id)
+        parent = node_id_for(node.parent_id) if node.parent_id else None
         called_by = node_id_for(node.called_by) if node.called_by else None
         if called_by is not None and not self.present(called_by):
-            self.report.warn(
-                self.imported.source_file, None, f"{node.source_id}: its caller is missing; kept as a plain node"
-            )
+            self.report.warn(self.imported.source_file, None, f"{node.id}: its caller is missing; kept as a plain node")
             called_by = None
         if parent is not None and not self.present(parent):
-            self.report.warn(
-                self.imported.source_file, None, f"{node.source_id}: its parent is missing; kept as a root"
-            )
+            self.report.warn(self.imported.source_file, None, f"{node.id}: its parent is missing; kept as a root")
             parent = None
         is_tool = called_by is not None
         if (
@@ -302,7 +264,7 @@ class _Writer:
         new = not self.present(nid)
         if new:
             metadata = dict(node.metadata)
-            metadata["source_id"] = node.source_id
+            metadata["source_id"] = node.id
             self.batch.append(
                 node.role,
                 node.content,

@@ -22,30 +22,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .base import ImportedNode, ImportedSession, ImportFormatError, ImportReport
-from .claude_code import parse_timestamp
+from ..model import Node
+from .base import UNSTORED, ImportedSession, ImportFormatError, ImportReport, LineImporter, discover_files
+from .record_values import load_object, parse_time
 
-SOURCE = "jsonl"
-LOOKS_FOR = "*.jsonl"  # what discover() finds, for "nothing to import"
 ROLES = ("user", "assistant", "system", "tool")
-
-
-def default_paths() -> list[Path]:
-    """The generic format has no home of its own: paths are always given."""
-    return []
-
-
-def discover(paths: Iterable[Path | str]) -> list[Path]:
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_file():
-            found[path] = None
-        elif path.is_dir():
-            for item in sorted(path.rglob("*.jsonl")):
-                if item.is_file():
-                    found[item] = None
-    return list(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +48,7 @@ class Message:
 
 def parse_line(line: str | bytes) -> Message:
     """Validate one line; anything malformed raises ImportFormatError saying what is wrong."""
-    try:
-        data = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ImportFormatError(f"invalid JSON: {str(exc)[:120]}") from None
-    if not isinstance(data, dict):
-        raise ImportFormatError(f"expected a JSON object, got {type(data).__name__}")
+    data = load_object(line)
     session = _text(data, "session", required=True)
     ident = _text(data, "id", required=True)
     role = data.get("role")
@@ -113,7 +89,7 @@ def _timestamp(value: Any) -> float:
             raise ImportFormatError(f"'timestamp' is not ISO-8601: {_show(value)}") from None
     elif not math.isfinite(value):
         raise ImportFormatError("'timestamp' must be a finite number")
-    return parse_timestamp(value)
+    return parse_time(value)
 
 
 def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -160,7 +136,7 @@ class _Session:
         self.roles: dict[str, str] = {}
         self.last_chain: str | None = None
         self.last_assistant: str | None = None
-        self.out: list[ImportedNode] = []
+        self.out: list[Node] = []
         self.dirty = True
 
 
@@ -209,16 +185,17 @@ class JsonlParser:
             if called_by is not None
             else (message.parent if message.parent is not None else session.last_chain)
         )
-        node = ImportedNode(
-            source_id=message.id,
+        node = Node(
+            id=message.id,
+            seq=UNSTORED,
             role=role,
             content=message.content,
-            parent=parent,
+            parent_id=parent,
             called_by=called_by,
             name=message.name,
             input=message.input,
             created_at=message.timestamp,
-            metadata=metadata,
+            metadata=MappingProxyType(metadata),
         )
         session.roles[message.id] = role
         if role != "tool":
@@ -237,7 +214,7 @@ class JsonlParser:
                 continue
             sessions.append(
                 ImportedSession(
-                    source=SOURCE,
+                    source=JsonlImporter.source,
                     native_id=session.native_id,
                     source_file=str(self.path),
                     nodes=tuple(session.out),
@@ -250,14 +227,27 @@ class JsonlParser:
             session.dirty = False
         return sessions
 
+    def holding(self) -> bool:
+        return False  # every line is a whole message
 
-def open_parser(path: Path | str, report: ImportReport) -> JsonlParser:
-    return JsonlParser(path, report)
 
+class JsonlImporter(LineImporter):
+    name = "jsonl"
+    source = "jsonl"
+    looks_for = "*.jsonl"
 
-def parse_file(path: Path | str, report: ImportReport) -> list[ImportedSession]:
-    parser = JsonlParser(path, report)
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, 1):
-            parser.feed_line(line, number)
-    return parser.take(final=True)
+    def default_paths(self) -> list[Path]:
+        """The generic format has no home of its own: paths are always given."""
+        return []
+
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        return discover_files(paths, "*.jsonl", given="*")
+
+    def open_parser(self, path: Path, report: ImportReport) -> JsonlParser:
+        return JsonlParser(path, report)
+
+    def is_complete(self, path: Path) -> bool:
+        return True  # a line is a whole message: nothing is ever held back
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        return super().parse_file(path, report, final=True)

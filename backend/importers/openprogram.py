@@ -31,11 +31,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .base import ImportedSession, ImportFormatError, ImportReport
-from .drafts import Draft, DraftGraph, is_final
+from .base import ImportedSession, Importer, ImportFormatError, ImportReport, is_final
+from .drafts import Draft, DraftGraph
 
 SOURCE = "openprogram"
-LOOKS_FOR = "session folders holding a history/ folder"  # what discover() finds, for "nothing to import"
 ROOT = "ROOT"
 ROLE_MAP = {
     "user": "user",
@@ -142,12 +141,39 @@ def is_ipc_dir(path: Path) -> bool:
 
 def read_session(folder: Path, report: ImportReport, *, live: bool = False) -> ImportedSession | None:
     meta = _read_meta(folder, report)
-    spilled = _spill_files(folder)
+    graph = _graph(folder, _read_nodes(folder, report), report, live)
+    nodes = graph.nodes(end_offset=0, live=live)
+    if not nodes and not meta:
+        return None
+    head = meta.get("head_id") if isinstance(meta.get("head_id"), str) else None
+    if head not in graph.by_id:
+        chain = [d for d in graph.drafts if d.called_by is None]
+        head = chain[-1].id if chain else None
+    extra: dict[str, Any] = {"end_offset": 0, "folder": str(folder)}
+    if isinstance(meta.get("title"), str) and meta["title"]:
+        extra["title_source"] = "llm" if meta.get("_auto_titled") else "user"
+    for key in ("project_id", "agent_id", "source", "status", "branches", "channel", "created_at", "updated_at"):
+        if key in meta:
+            extra[f"openprogram_{key}" if key == "source" else key] = meta[key]
+    return ImportedSession(
+        source=SOURCE,
+        native_id=meta.get("id") if isinstance(meta.get("id"), str) and meta.get("id") else folder.name,
+        source_file=str(folder),
+        nodes=nodes,
+        title=meta.get("title") if isinstance(meta.get("title"), str) else "",
+        cwd=_work_dir(folder, meta),
+        model=meta.get("model") if isinstance(meta.get("model"), str) else graph.last_model(),
+        head=graph.visible_head(head),
+        extra=MappingProxyType(extra),
+    )
+
+
+def _read_nodes(folder: Path, report: ImportReport) -> dict[str, dict[str, Any]]:
+    """The node files by id, in seq order; unreadable files and repeated ids are warnings."""
     parsed: list[dict[str, Any]] = []
     for file in sorted((folder / "history").glob("*.json")):
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-            parsed.append(parse_node(data))
+            parsed.append(parse_node(json.loads(file.read_text(encoding="utf-8"))))
         except (OSError, UnicodeDecodeError) as exc:
             report.warn(file, None, f"cannot read node file: {exc}")
         except (ValueError, RecursionError) as exc:
@@ -165,39 +191,21 @@ def read_session(folder: Path, report: ImportReport, *, live: bool = False) -> I
         if node["id"] == ROOT and node["role"] == "user" and not _text(node["output"]):
             continue  # the ROOT sentinel
         nodes[node["id"]] = node
+    return nodes
+
+
+def _graph(folder: Path, nodes: dict[str, dict[str, Any]], report: ImportReport, live: bool) -> DraftGraph:
+    spilled = _spill_files(folder)
     graph = DraftGraph()
     last_chain: str | None = None
     for node in _topological(nodes, report, folder):
         draft = graph.add(_draft(node, nodes, spilled, last_chain, graph.by_id))
         if draft.called_by is None and draft.role in ("user", "assistant"):
-            last_chain = draft.source_id
+            last_chain = draft.id
         if live and node["metadata"].get("status") == "running":
             continue  # a turn in progress: its placeholder is rewritten at turn end
         graph.settle(draft, 0)
-    graph_nodes = graph.nodes(end_offset=0, live=live)
-    if not graph_nodes and not meta:
-        return None
-    head = meta.get("head_id") if isinstance(meta.get("head_id"), str) else None
-    if head not in graph.by_id:
-        chain = [d for d in graph.drafts if d.called_by is None]
-        head = chain[-1].source_id if chain else None
-    extra: dict[str, Any] = {"end_offset": 0, "folder": str(folder)}
-    if isinstance(meta.get("title"), str) and meta["title"]:
-        extra["title_source"] = "llm" if meta.get("_auto_titled") else "user"
-    for key in ("project_id", "agent_id", "source", "status", "branches", "channel", "created_at", "updated_at"):
-        if key in meta:
-            extra[f"openprogram_{key}" if key == "source" else key] = meta[key]
-    return ImportedSession(
-        source=SOURCE,
-        native_id=meta.get("id") if isinstance(meta.get("id"), str) and meta.get("id") else folder.name,
-        source_file=str(folder),
-        nodes=graph_nodes,
-        title=meta.get("title") if isinstance(meta.get("title"), str) else "",
-        cwd=_work_dir(folder, meta),
-        model=meta.get("model") if isinstance(meta.get("model"), str) else _last_model(graph),
-        head=graph.visible_head(head),
-        extra=MappingProxyType(extra),
-    )
+    return graph
 
 
 def _draft(
@@ -258,7 +266,7 @@ def _draft(
         node["id"],
         role,
         content,
-        parent=parent,
+        parent_id=parent,
         called_by=called_by,
         name=name if isinstance(name, str) else None,
         input=tool_input,
@@ -346,46 +354,8 @@ def _work_dir(folder: Path, meta: dict[str, Any]) -> str:
     return ""
 
 
-def _last_model(graph: DraftGraph) -> str:
-    for draft in reversed(graph.drafts):
-        if draft.role == "assistant" and draft.name:
-            return draft.name
-    return ""
-
-
 # ---------------------------------------------------------------------------------------------
-# module interface
-
-
-def default_paths() -> list[Path]:
-    home = Path.home()
-    found = [p for pattern in STATE_GLOBS for p in sorted(home.glob(pattern)) if p.is_dir()]
-    state = os.environ.get("OPENPROGRAM_STATE_DIR")
-    if state:
-        found.append(Path(state).expanduser())
-    project = Path.cwd() / ".openprogram"
-    if project.is_dir() and project not in found:
-        found.append(project)
-    return found
-
-
-def discover(paths: Iterable[Path | str]) -> list[Path]:
-    """Session folders under state roots, `sessions/` folders, projects, or given directly."""
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if not path.is_dir():
-            continue
-        if is_session_dir(path):
-            found[path] = None
-            continue
-        for sessions in _sessions_dirs(path):
-            for child in sorted(sessions.iterdir()) if sessions.is_dir() else []:
-                if child.is_dir() and is_session_dir(child):
-                    found[child] = None
-            for located in _locations(sessions / "locations.json"):
-                found[located] = None
-    return list(found)
+# the importer
 
 
 def _sessions_dirs(path: Path) -> list[Path]:
@@ -408,23 +378,49 @@ def _locations(index: Path) -> list[Path]:
     return [Path(p) for p in data.values() if isinstance(p, str) and is_session_dir(Path(p))]
 
 
-def is_complete(path: Path | str) -> bool:
-    """A session folder whose history/ has not changed for LIVE_SECONDS is taken as finished."""
-    return is_final(Path(path) / "history", None)
+class OpenProgramImporter(Importer):
+    name = "openprogram"
+    source = SOURCE
+    looks_for = "session folders holding a history/ folder"
 
+    def default_paths(self) -> list[Path]:
+        home = Path.home()
+        found = [p for pattern in STATE_GLOBS for p in sorted(home.glob(pattern)) if p.is_dir()]
+        state = os.environ.get("OPENPROGRAM_STATE_DIR")
+        if state:
+            found.append(Path(state).expanduser())
+        project = Path.cwd() / ".openprogram"
+        if project.is_dir() and project not in found:
+            found.append(project)
+        return found
 
-def parse_file(
-    path: Path | str, report: ImportReport, start_offset: int = 0, *, final: bool | None = None
-) -> list[ImportedSession]:
-    """A session folder -> one session. start_offset is ignored: node files are re-read whole."""
-    folder = Path(path)
-    if folder.name == "history" or folder.name == "meta.json":
-        folder = folder.parent
-    live = not is_final(folder / "history", final)
-    if is_ipc_dir(folder):
-        return []
-    if not is_session_dir(folder):
-        report.warn(folder, None, "not an OpenProgram session folder (no history/)")
-        return []
-    session = read_session(folder, report, live=live)
-    return [session] if session is not None else []
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        """Session folders under state roots, `sessions/` folders, projects, or given directly."""
+        found: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if is_session_dir(path):
+                found[path] = None
+            elif path.is_dir():
+                for sessions in _sessions_dirs(path):
+                    for child in sorted(sessions.iterdir()) if sessions.is_dir() else []:
+                        if child.is_dir() and is_session_dir(child):
+                            found[child] = None
+                    for located in _locations(sessions / "locations.json"):
+                        found[located] = None
+        return list(found)
+
+    def is_complete(self, path: Path) -> bool:
+        """A session folder whose history/ has not changed for LIVE_SECONDS is taken as finished."""
+        return is_final(path / "history", None)
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        """A session folder -> one session; its node files are read whole each time."""
+        folder = path.parent if path.name in ("history", "meta.json") else path
+        if is_ipc_dir(folder):
+            return []
+        if not is_session_dir(folder):
+            report.warn(folder, None, "not an OpenProgram session folder (no history/)")
+            return []
+        session = read_session(folder, report, live=not is_final(folder / "history", final))
+        return [session] if session is not None else []

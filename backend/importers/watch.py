@@ -16,23 +16,23 @@ written (projects/binding.py), and live turns of bound sessions are auto-committ
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
-from . import SOURCES, get_importer, import_file, resolve_home, source_name
-from .base import ImportReport
+from . import SOURCES, get_importer, import_file
+from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
-from .state import FileState, ImportState
+from .state import STATE_FILE, FileState, ImportState
 
 Batch = Callable[["Path | None", ImportReport], Any]
 CommitHook = Callable[[AutoCommitEvent], Any]
@@ -54,17 +54,12 @@ def default_sources() -> list[str]:
     return names
 
 
-def line_based(importer: ModuleType, path: Path) -> bool:
-    """Appended lines can be parsed on their own (a .json file is rewritten whole instead)."""
-    return hasattr(importer, "open_parser") and path.suffix != ".json"
-
-
 @dataclass(slots=True)
 class Follower:
     path: Path
     source: str
-    importer: ModuleType
-    parser: Any = None
+    importer: Importer
+    parser: SessionParser | None = None
     offset: int = 0
     lines: int = 0
     last_change: float = 0.0
@@ -90,7 +85,7 @@ class Watcher:
 
     def __init__(
         self,
-        home_or_store: Any,
+        home: Home,
         sources: Iterable[str] | None = None,
         paths: Iterable[Path | str] | None = None,
         *,
@@ -107,23 +102,20 @@ class Watcher:
         on_commit: told about each auto-commit and each auto-commit warning.
         hooks: after_ingest after each batch (catch-up, a change, an idle flush), on_idle from run().
         """
-        self.store, state_path = resolve_home(home_or_store)
-        self.state = ImportState(state_path)
-        names = [source_name(s) for s in sources] if sources else default_sources()
-        self.importers: dict[str, ModuleType] = {name: get_importer(name) for name in names}
+        self.store = home.sessions
+        self.state = ImportState(home.path / STATE_FILE)
+        chosen = [get_importer(s) for s in sources] if sources else [SOURCES[name] for name in default_sources()]
+        self.importers: dict[str, Importer] = {importer.name: importer for importer in chosen}
         given = [Path(p).expanduser() for p in paths] if paths else None
         self.roots: dict[str, list[Path]] = {
             name: (given if given is not None else [Path(p) for p in imp.default_paths()])
             for name, imp in self.importers.items()
         }
-        home = home_or_store if isinstance(home_or_store, Home) else None
-        self.binder = ProjectBinder.for_home(home) if home is not None else None
+        self.binder = ProjectBinder.for_home(home)
         self.on_project = on_project if on_project is not None or not bind else self.binder
         if autocommit is None:
-            autocommit = home is not None and autocommit_enabled(home)
-        self.committer = (
-            LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit and home else None
-        )
+            autocommit = autocommit_enabled(home)
+        self.committer = LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit else None
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
         self.on_batch = on_batch
@@ -175,11 +167,10 @@ class Watcher:
         """
         self.discover()
         report = ImportReport()
-        on_session = self.binder.session_written if self.binder is not None else None
+        on_session = self.binder.session_written
         for path, name in list(self.known.items()):
             import_file(
                 self.store,
-                name,
                 self.importers[name],
                 path,
                 report,
@@ -188,8 +179,7 @@ class Watcher:
                 on_session=on_session,
             )
         self.state.save()
-        if self.binder is not None:
-            self.binder.link_pending(report)
+        self.binder.link_pending(report)
         self.hooks.ingested(report.touched, report)
         return report
 
@@ -214,11 +204,10 @@ class Watcher:
             if not path.exists():
                 self.followers.pop(path, None)
                 return report
-            if not line_based(importer, path):
+            if not importer.follows_lines(path):
                 self.changed_at[path] = time.monotonic()
                 import_file(
                     self.store,
-                    name,
                     importer,
                     path,
                     report,
@@ -277,15 +266,14 @@ class Watcher:
         now = time.monotonic() if now is None else now
         follower = self.followers.get(path)
         if follower is not None and follower.parser is not None:
-            holding = getattr(follower.parser, "holding", None)
-            return now - follower.last_change < self.idle_seconds or bool(holding and holding())
+            return now - follower.last_change < self.idle_seconds or follower.parser.holding()
         return now - self.changed_at.get(path, float("-inf")) < self.idle_seconds
 
     def _settle(self, now: float) -> None:
         """Quiet sessions: auto-commit the live turns that ended, link what was written."""
         if self.committer is not None:
             self.committer.settle(lambda path: self.busy(path, now))
-        if self.binder is not None and self.binder.written:
+        if self.binder.written:
             problems = ImportReport()
             self.binder.link_pending(problems, ready=lambda sid: not self.busy(self.sources_of.get(sid), now))
             self._notify(None, problems)
@@ -321,12 +309,11 @@ class Watcher:
         follower.forward(report)
         self._record(follower, stat)
 
-    def _record(self, follower: Follower, stat: Any = None) -> None:
+    def _record(self, follower: Follower, stat: os.stat_result | None = None) -> None:
         try:
             stat = stat if stat is not None else follower.path.stat()
         except OSError:
             return
-        holding = getattr(follower.parser, "holding", None)
         whole = follower.offset == stat.st_size
         self.state.record(
             follower.path,
@@ -337,12 +324,12 @@ class Watcher:
                 offset=follower.offset,
                 lines=follower.lines,
                 # Something held back (a reply or tool still running) is completed by a later pass.
-                complete=whole and not (holding() if holding is not None else False),
+                complete=whole and not (follower.parser is not None and follower.parser.holding()),
             ),
         )
         self.state.save()
 
-    def _ingest(self, follower: Follower, sessions: list[Any], report: ImportReport) -> None:
+    def _ingest(self, follower: Follower, sessions: list[ImportedSession], report: ImportReport) -> None:
         for imported in sessions:
             try:
                 before = report.nodes
@@ -357,8 +344,7 @@ class Watcher:
     def _written(self, session_id: str, source: Path) -> None:
         """New nodes in a session: it may start or grow a live turn, and needs linking."""
         self.sources_of[session_id] = source
-        if self.binder is not None:
-            self.binder.session_written(session_id)
+        self.binder.session_written(session_id)
         if self.committer is not None:
             self.committer.observe(session_id, source)
 

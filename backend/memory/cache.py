@@ -40,7 +40,7 @@ from .records import (
 )
 from .temporal import pack_ids
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
@@ -65,6 +65,7 @@ CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, d
 CREATE INDEX edges_src ON edges(src, t);
 CREATE INDEX edges_dst ON edges(dst, t);
 CREATE INDEX edges_scope ON edges(scope, t);
+CREATE INDEX edges_relation ON edges(relation, src);
 CREATE INDEX edges_src_sup ON edges(src) WHERE sup_t IS NOT NULL;
 CREATE INDEX edges_dst_sup ON edges(dst) WHERE sup_t IS NOT NULL;
 CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
@@ -78,6 +79,9 @@ CREATE TABLE aliases(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, into_ TEX
 CREATE TABLE unmerges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, at REAL, reason TEXT,
                       path TEXT, line INTEGER);
 """
+_INDEXES = [
+    (statement.split()[2], statement.strip()) for statement in _SCHEMA.split(";") if "CREATE INDEX" in statement
+]
 _DATA_TABLES = ("problems", "events", "mentions", "edges", "entities", "names", "patches", "aliases", "unmerges")
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
@@ -242,8 +246,8 @@ class MemoryCache:
         """Read what the logs gained since the cache last read them; returns the stamps it started from."""
         stamps = self._stamps()
         rows = {r[0]: r for r in self.db.execute("SELECT name, offset, lines, size, mtime_ns, ino, fp FROM files")}
-        if any(name not in stamps for name in rows):
-            return self._rebuild()
+        if any(name not in stamps for name in rows) or (not rows and stamps):
+            return self._rebuild()  # a log vanished, or a cache with nothing yet: read all in bulk
         plan: list[tuple[str, int, int]] = []
         for name, stamp in stamps.items():
             row = rows.get(name)
@@ -273,9 +277,15 @@ class MemoryCache:
         self._touched.changed = True
         self._touched.retire = {"event": {"*"}, "edge": {"*"}}
         stamps = self._stamps()
-        for name, stamp in stamps.items():
-            if stamp is not None:
-                self.ingest_file(name, ReadState(0, 0), stamp)
+        for index_name, _ in _INDEXES:  # bulk load, then build each index once (sorted, not row by row)
+            self.db.execute(f"DROP INDEX IF EXISTS {index_name}")
+        try:
+            for name, stamp in stamps.items():
+                if stamp is not None:
+                    self.ingest_file(name, ReadState(0, 0), stamp)
+        finally:
+            for _, statement in _INDEXES:
+                self.db.execute(statement.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
         return stamps
 
     def ingest_file(self, name: str, state: ReadState, stamp: FileStamp | None = None) -> None:

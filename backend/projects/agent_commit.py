@@ -266,6 +266,8 @@ class AgentCommitter:
             return Unknown("it is a symbolic link; the agent's writes go to its target")
         if outcome.text is None:
             return Diverged("the agent removed it, but it is there")
+        if pygit2.hash(outcome.text.encode("utf-8")) == entry[0]:
+            return outcome  # the very bytes (the common case: no read-back)
         try:
             text = decode(self.git.repo[entry[0]].data)
         except UnicodeDecodeError:

@@ -26,10 +26,6 @@ class ProjectGitError(OpmemError):
     """A git problem in a bound project; the text names the repository."""
 
 
-def _decode(raw: bytes | None) -> str:
-    return raw.decode("utf-8", errors="replace") if raw else ""
-
-
 def _is_agent_name(raw: bytes) -> bool:
     """Cheap test on the raw author name, for filtering long walks."""
     return raw.startswith(b"agent (") and raw.endswith(b" via opmem)")
@@ -63,26 +59,27 @@ def ensure_excluded(repo: pygit2.Repository) -> bool:
 
 
 def commit_info(commit: pygit2.Commit, paths: tuple[str, ...] | None = None) -> CommitInfo:
+    """One log line's record. Kept lean: a log page builds hundreds of them."""
     author = commit.author
-    name = _decode(author.raw_name)
-    message = _decode(commit.raw_message)
-    summary = message.split("\n", 1)[0].strip()
-    agent = _AGENT_NAME.match(name)
+    name = author.raw_name.decode("utf-8", "replace")
+    message = commit.raw_message.decode("utf-8", "replace")
+    summary = message.partition("\n")[0].strip()
+    agent = _AGENT_NAME.match(name) if name.startswith("agent (") else None
     tagged = _AGENT_SUMMARY.match(summary) if agent else None
     return CommitInfo(
-        oid=str(commit.id),
-        summary=summary,
-        message=message,
-        author_name=name,
-        author_email=_decode(author.raw_email),
-        time=float(author.time),
-        offset=author.offset,
-        parents=tuple(str(p) for p in commit.parent_ids),
-        is_agent=agent is not None,
-        model=agent.group("model") if agent else "",
-        session_id=tagged.group("session") if tagged else "",
-        turn=int(tagged.group("turn")) if tagged else None,
-        paths=paths,
+        str(commit.id),
+        summary,
+        message,
+        name,
+        author.raw_email.decode("utf-8", "replace"),
+        float(author.time),
+        author.offset,
+        tuple(map(str, commit.parent_ids)),
+        agent is not None,
+        agent.group("model") if agent else "",
+        tagged.group("session") if tagged else "",
+        int(tagged.group("turn")) if tagged else None,
+        paths,
     )
 
 
@@ -221,7 +218,11 @@ class ProjectGit:
                     if budget <= 0:
                         truncated = True
                         break
-                    lines.append(DiffLine(line.origin, _decode(line.raw_content), line.old_lineno, line.new_lineno))
+                    lines.append(
+                        DiffLine(
+                            line.origin, line.raw_content.decode("utf-8", "replace"), line.old_lineno, line.new_lineno
+                        )
+                    )
                     budget -= 1
                 hunks.append(
                     Hunk(

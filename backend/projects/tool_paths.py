@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 
 from ..model import Node
-from .tool_writes import PATH_KEYS, WORKDIR_KEYS, arguments, is_writer_tool, node_writes, patch_paths, strings
+from .tool_writes import PATH_KEYS, WORKDIR_KEYS, arguments, is_writer_tool, node_paths, patch_paths, strings
 
 __all__ = [
     "PATH_KEYS",
@@ -31,8 +31,8 @@ def tool_written_paths(nodes: Iterable[Node]) -> tuple[str, ...]:
     """Paths the tool nodes among `nodes` wrote, in first-seen order, without duplicates."""
     seen: dict[str, None] = {}
     for node in nodes:
-        for write in node_writes(node):
-            seen.setdefault(write.path, None)
+        for path in node_paths(node):
+            seen.setdefault(path, None)
     return tuple(seen)
 
 

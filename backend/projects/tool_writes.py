@@ -9,6 +9,7 @@ text). write_replay.py applies these effects to a turn's start content.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -120,6 +121,7 @@ class Opaque:
 
 
 Effect = Put | Replace | Insert | Patch | Remove | Opaque
+_UNREAD: Effect = Opaque("not read: only the paths were asked for")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,13 +133,16 @@ class FileWrite:
 # -- reading a call's arguments -------------------------------------------------------------------
 
 
-def _words(name: str) -> set[str]:
-    """`mcp__fs__write_file` -> {mcp, fs, write, file}; `MultiEdit` -> {multi, edit, multiedit}."""
+@functools.lru_cache(maxsize=1024)
+def _words(name: str) -> frozenset[str]:
+    """`mcp__fs__write_file` -> {mcp, fs, write, file}; `MultiEdit` -> {multi, edit, multiedit}.
+
+    Cached: a session calls a handful of tools thousands of times."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
     parts = [p.lower() for p in re.split(r"[^A-Za-z0-9]+", spaced) if p]
     words = set(parts)
     words.add(re.sub(r"[^a-z0-9]", "", name.lower()))
-    return words
+    return frozenset(words)
 
 
 def arguments(node: Node) -> Any:
@@ -296,7 +301,7 @@ def _edits_effect(edits: list[Any]) -> Effect:
     return Replace(tuple(found))
 
 
-def _effect(words: set[str], args: Mapping[str, Any]) -> Effect:
+def _effect(words: frozenset[str], args: Mapping[str, Any]) -> Effect:
     """What a single-file write call did, from its arguments."""
     if args.get("dryRun") is True or args.get("dry_run") is True:
         return Replace(())
@@ -322,7 +327,7 @@ def _effect(words: set[str], args: Mapping[str, Any]) -> Effect:
     return Opaque("the call's arguments do not say what it wrote")
 
 
-def _batch_writes(args: Mapping[str, Any], base: str | None) -> list[FileWrite]:
+def _batch_writes(args: Mapping[str, Any], base: str | None, effects: bool) -> list[FileWrite]:
     """Batches that name a file per edit."""
     out: list[FileWrite] = []
     edits = args.get("edits")
@@ -330,11 +335,12 @@ def _batch_writes(args: Mapping[str, Any], base: str | None) -> list[FileWrite]:
         if isinstance(edit, Mapping):
             path = _text_arg(edit, *PATH_KEYS)
             if path is not None:
-                out.append(FileWrite(_join(base, path), _replace_effect(edit) or Opaque("an edit without its text")))
+                effect = (_replace_effect(edit) or Opaque("an edit without its text")) if effects else _UNREAD
+                out.append(FileWrite(_join(base, path), effect))
     return out
 
 
-def _call_writes(name: str, args: Mapping[str, Any], base: str | None) -> list[FileWrite]:
+def _call_writes(name: str, args: Mapping[str, Any], base: str | None, effects: bool) -> list[FileWrite]:
     """The writes of a named write tool whose arguments are a mapping."""
     words = _words(name)
     if words & _READ_ONLY_WORDS and not words & _STRONG_WRITER_WORDS:
@@ -351,18 +357,17 @@ def _call_writes(name: str, args: Mapping[str, Any], base: str | None) -> list[F
     origin = source or path
     out: list[FileWrite] = []
     if path is not None:
-        effect = Remove() if moving and origin == path else _effect(words, args)
+        effect = Remove() if moving and origin == path else _effect(words, args) if effects else _UNREAD
         out.append(FileWrite(_join(base, path), effect))
     for dest in dests:
         effect = Patch((), source=_join(base, origin)) if moving and origin else Opaque("a copy or link target")
         out.append(FileWrite(_join(base, dest), effect))
     if source is not None and out:
         out.append(FileWrite(_join(base, source), Remove() if moving else Opaque("a move's source")))
-    return out + _batch_writes(args, base)
+    return out + _batch_writes(args, base, effects)
 
 
-def node_writes(node: Node) -> list[FileWrite]:
-    """The files one tool node wrote and what it did to each; [] for other nodes."""
+def _writes(node: Node, effects: bool) -> list[FileWrite]:
     if not node.is_tool:
         return []
     args = arguments(node)
@@ -371,15 +376,22 @@ def node_writes(node: Node) -> list[FileWrite]:
         base = next((args[k] for k in WORKDIR_KEYS if isinstance(args.get(k), str) and args[k]), None)
     # apply_patch text can sit anywhere: a freeform custom tool input, {"input": ...}, or a shell
     # command `apply_patch <<'PATCH' ...`. The envelope markers make it unambiguous.
-    patched = [
-        FileWrite(_join(base, path), effect)
-        for text in strings(args)
-        if is_patch_text(text)
-        for path, effect in patch_writes(text)
-    ]
-    if patched:
-        return patched
+    patches = [text for text in strings(args) if is_patch_text(text)]
+    if patches:
+        if not effects:
+            return [FileWrite(_join(base, path), _UNREAD) for text in patches for path in patch_paths(text)]
+        return [FileWrite(_join(base, path), effect) for text in patches for path, effect in patch_writes(text)]
     name = node.name or ""
     if not is_writer_tool(name) or not isinstance(args, Mapping):
         return []
-    return _call_writes(name, args, base)
+    return _call_writes(name, args, base, effects)
+
+
+def node_writes(node: Node) -> list[FileWrite]:
+    """The files one tool node wrote and what it did to each; [] for other nodes."""
+    return _writes(node, True)
+
+
+def node_paths(node: Node) -> list[str]:
+    """Only the paths node_writes would name (an apply_patch's headers are not parsed further)."""
+    return [write.path for write in _writes(node, False)]

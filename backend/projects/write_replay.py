@@ -170,12 +170,12 @@ class _Replay:
                 self.state[rel] = Unknown("its turn-start content is not UTF-8 text")
         return self.state[rel]
 
-    def step(self, rel: str, effect: Effect, before: Callable[[str], Outcome], what: str) -> Outcome:
+    def step(self, rel: str, effect: Effect, moved: dict[str, Outcome], what: str) -> Outcome:
         if isinstance(effect, Opaque):
             return Unknown(f"{what}: {effect.reason}")
         if isinstance(effect, (Put, Remove)):
             return Expected(_apply(effect, None))  # whatever was there before
-        start = before(effect.source) if isinstance(effect, Patch) and effect.source else self.current(rel)
+        start = moved[effect.source] if isinstance(effect, Patch) and effect.source else self.current(rel)
         if not isinstance(start, Expected):
             return start
         try:
@@ -192,20 +192,20 @@ def replay_writes(
 ) -> dict[str, Outcome]:
     """Each repo-relative path the turn's tool calls wrote -> what their writes make of it.
 
-    base(rel) is the file's content at turn start (None: no file). Paths `relative` maps to
-    None (outside the repository) are left out.
+    base(rel) is the file's content at turn start (None: no file), read only for the paths an
+    edit needs. Paths `relative` maps to None (outside the repository) are left out.
     """
     replay = _Replay(base)
     for node in nodes:
         writes = [(rel, w.effect) for w in node_writes(node) if (rel := relative(w.path)) is not None]
         if not writes or failed(node):
             continue
-        snapshot = {rel: replay.current(rel) for rel, _ in writes}
+        # a move reads its source as it was before the call (the call also removes it)
+        moved: dict[str, Outcome] = {}
         for effect in (e for _, e in writes if isinstance(e, Patch) and e.source):
             src = relative(effect.source)
-            snapshot[effect.source] = replay.current(src) if src else Unknown("moved from outside the repository")
+            moved[effect.source] = replay.current(src) if src else Unknown("moved from outside the repository")
         what = f"its {node.name or 'tool'} call"
         for rel, effect in writes:
-            # a call's writes all read the files as they were before the call (a patch's move)
-            replay.state[rel] = replay.step(rel, effect, snapshot.__getitem__, what)
+            replay.state[rel] = replay.step(rel, effect, moved, what)
     return replay.state

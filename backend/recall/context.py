@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..config import RecallSettings
 from ..home import Home
-from ..memory.records import GLOBAL
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
+from .memory_access import MemoryReader
 from .session_access import SessionReader
 
 DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
@@ -24,16 +24,13 @@ class Scope:
     agent_id: str = ""
 
     @property
-    def memory_scopes(self) -> frozenset[str] | None:
-        """The memory scopes this caller sees: global plus its project and agent. None: all."""
-        if not self.project_id and not self.agent_id:
-            return None
-        scopes = {GLOBAL}
+    def memory_scope(self) -> str | None:
+        """The one scope the memory queries take: the project's, else the agent's; None sees all."""
         if self.project_id:
-            scopes.add(f"project:{self.project_id}")
+            return f"project:{self.project_id}"
         if self.agent_id:
-            scopes.add(f"agent:{self.agent_id}")
-        return frozenset(scopes)
+            return f"agent:{self.agent_id}"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +38,7 @@ class Recall:
     """What every tool gets first: the store, the caller's scope, the reply budget."""
 
     home: Home
+    memory: MemoryReader  # read-only; folds the logs on its first query, then keeps up
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     now: float | None = None  # "now" for relative dates; None: the clock
@@ -89,4 +87,5 @@ def recall_for(
         project_id = find_project(home, project).id
     else:
         project_id = project_of_folder(home, Path.cwd() if cwd is None else cwd)
-    return Recall(home, Scope(project_id, agent or ""), home.config.recall.max_reply_bytes, now)
+    memory = MemoryReader(home.memory_dir, session_exists=home.sessions.exists, durable=False)
+    return Recall(home, memory, Scope(project_id, agent or ""), home.config.recall.max_reply_bytes, now)

@@ -15,10 +15,12 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ..memory.records import EVENT_KINDS
 from ..model import OpmemError
 from .context import Recall
 from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError, did_you_mean
 from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
+from .memory_tools import memory_graph_neighbors, memory_timeline
 from .open_session import memory_open_session
 from .reply import encode
 
@@ -128,7 +130,61 @@ GIT_SHOW = Tool(
     memory_git_show,
 )
 
-TOOLS: Mapping[str, Tool] = MappingProxyType({t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW)})
+TIMELINE = Tool(
+    "memory_timeline",
+    "What happened, from the distilled memory: timeline events (work, decisions, learnings, "
+    "events) newest first, in the caller's project (plus global ones). Filter by an entity (id, "
+    "name or alias), a date window (ISO or relative) and kinds. Each event carries its pointer: "
+    "source session:<id>, turn and commit (open it with memory_open_session).",
+    _schema(
+        {
+            "entity": {"type": "string", "minLength": 1, "description": "Only events about this entity."},
+            "since": _DATE,
+            "until": _DATE,
+            "kinds": {
+                "type": "array",
+                "items": {"enum": list(EVENT_KINDS)},
+                "minItems": 1,
+                "uniqueItems": True,
+                "description": "Event kinds to keep.",
+            },
+            "page": _PAGE,
+        },
+        [],
+        [
+            {},
+            {"since": "2 weeks ago", "kinds": ["decision", "learning"]},
+            {"entity": "worker", "since": "2025-06-01", "until": "2025-06-30", "page": 1},
+        ],
+    ),
+    memory_timeline,
+)
+
+NEIGHBORS = Tool(
+    "memory_graph_neighbors",
+    "What is known about an entity, from the knowledge graph: its current relations within `hops` "
+    "(1-3), nearest first, or as they stood at `as_of`. Superseded facts are counted, not shown. "
+    "Each edge carries its pointer: source session:<id>, turn and commit.",
+    _schema(
+        {
+            "entity": {"type": "string", "minLength": 1, "description": "An entity id, name or alias."},
+            "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 2},
+            "as_of": _DATE,
+            "page": _PAGE,
+        },
+        ["entity"],
+        [
+            {"entity": "worker"},
+            {"entity": "uvicorn", "hops": 1},
+            {"entity": "service.worker-1a2b3c4d", "as_of": "2025-06-01"},
+        ],
+    ),
+    memory_graph_neighbors,
+)
+
+TOOLS: Mapping[str, Tool] = MappingProxyType(
+    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS)}
+)
 
 
 @functools.cache

@@ -13,15 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-
-@dataclass(frozen=True)
-class BranchChoice:
-    head_id: str
-    name: str  # branch name, e.g. main or retry-<id>
-    preview: str  # that branch's reply in this turn, one line, already cleaned
-    turns: int
-    current: bool = False  # the session's current branch (new messages continue it)
-    viewing: bool = False  # the branch the replay shows now
+from ..data import BranchChoice
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,19 @@
-"""App-test fixtures: a deterministic sample store in tmp_path, UTC clock, a settle helper."""
+"""App-test fixtures: a deterministic sample store in the test's own $HOME, UTC clock, helpers that wait
+for events (workers done, messages handled, a condition met), never for a stretch of time."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from textual.notifications import SeverityLevel
 
 from opmem_tui.app import OpmemApp
+from opmem_tui.workers import FOLLOW_GROUP
 
 from .sample_store import NOW, build_sample_store, fresh_home
 
@@ -41,9 +47,11 @@ def demo_home(demo_path: Path):
 
 
 @pytest.fixture
-def sample_path(tmp_path: Path) -> Path:
-    path = tmp_path / "opmem"
-    build_sample_store(path, projects_root=Path.home())  # $HOME is a tmp folder here
+def sample_path() -> Path:
+    # Under $HOME (a fresh tmp folder per test): paths on screen read ~/store/..., the same
+    # whatever the length of the temp folder's path.
+    path = Path.home() / "store"
+    build_sample_store(path, projects_root=Path.home())
     return path
 
 
@@ -52,10 +60,48 @@ def sample_home(sample_path: Path):
     return fresh_home(sample_path)
 
 
-def make_app(home, **kwargs) -> OpmemApp:
+@dataclass(frozen=True)
+class Note:
+    message: str
+    title: str
+    severity: SeverityLevel
+
+
+# Textual drops a notification once its timeout has passed on the wall clock; on a loaded
+# machine a test (or a snapshot) can take longer than that. Tests read `app.notes` instead,
+# and toasts stay up until cleared.
+TOAST_TIMEOUT = 3600.0
+
+
+class RecordingApp(OpmemApp):
+    """OpmemApp that keeps every notification it was asked to show, in order."""
+
+    def __init__(self, home, **kwargs) -> None:
+        super().__init__(home, **kwargs)
+        self.notes: list[Note] = []
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        self.notes.append(Note(message, title, severity))
+        super().notify(message, title=title, severity=severity, timeout=TOAST_TIMEOUT, markup=markup)
+
+
+def notes(app: RecordingApp) -> list[str]:
+    return [note.message for note in app.notes]
+
+
+def make_app(home, **kwargs) -> RecordingApp:
     kwargs.setdefault("now", lambda: NOW)
+    kwargs.setdefault("watch", False)  # tests that follow the store turn it on
     kwargs.setdefault("poll_interval", 0)
-    return OpmemApp(home, **kwargs)
+    return RecordingApp(home, **kwargs)
 
 
 @pytest.fixture
@@ -63,13 +109,35 @@ def app(sample_home) -> OpmemApp:
     return make_app(sample_home)
 
 
+async def workers_done(app) -> None:
+    """Every worker has ended, however: a cancelled or failed one ends too (its error is the
+    app's business: a notification), and must not raise here. The one that follows the store
+    runs as long as the app and is not waited for."""
+    running = [worker for worker in list(app.workers) if worker.group != FOLLOW_GROUP]
+    await asyncio.gather(*(worker.wait() for worker in running), return_exceptions=True)
+
+
 async def settle(pilot, rounds: int = 4) -> None:
     """Let worker chains finish (listing -> highlight -> replay load) and the screen repaint."""
-    app = pilot.app
     for _ in range(rounds):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await workers_done(pilot.app)
     await pilot.pause()
+
+
+HANG_GUARD = 60.0  # seconds: only a broken app gets here; nothing is timed by it
+
+
+async def wait_until(pilot, predicate: Callable[[], bool], what: str) -> None:
+    """Let the app run until `predicate()` holds: for things that arrive from outside the app
+    (another process writes the store, a file watcher reports it), or from a worker that the
+    test holds on purpose (so this does not wait for workers to end)."""
+    deadline = time.monotonic() + HANG_GUARD
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await pilot.pause()
+        await pilot.pause(0.02)
 
 
 async def press(pilot, *keys: str) -> None:
@@ -78,4 +146,4 @@ async def press(pilot, *keys: str) -> None:
         await settle(pilot, 2)
 
 
-__all__ = ["NOW", "make_app", "press", "settle"]
+__all__ = ["NOW", "RecordingApp", "make_app", "notes", "press", "settle", "wait_until", "workers_done"]

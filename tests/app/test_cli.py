@@ -22,7 +22,7 @@ def test_sessions_list_show_rename_delete(tmp_path: Path) -> None:
     runner = CliRunner()
     args = ["--home", str(home.path)]
     out = runner.invoke(main, [*args, "sessions", "list"])
-    assert out.exit_code == 0 and "1 sessions" in out.output and "s1" in out.output
+    assert out.exit_code == 0 and out.output.startswith("1 session\n") and "s1" in out.output
     out = runner.invoke(main, [*args, "sessions", "show", "s1"])
     assert out.exit_code == 0 and "[bold red]there[/]" in out.output and "\x1b[2J" not in out.output
     out = runner.invoke(main, [*args, "sessions", "rename", "s1", "Greeting"])

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from opmem_tui.cli import main
-from tests.backend.recall.stores import T0, Built, build_store
+from tests.backend.recall.stores import T0, Built, add_memory, build_store
 
 
 @pytest.fixture
@@ -62,3 +62,27 @@ def test_show_prints_session_text_plain(built: Built) -> None:
     assert "[bold red]not markup[/] red done" in result.output
     assert "[link=http://x]click[/link]" in result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
+
+
+def test_timeline_and_graph_tables_and_json(built: Built) -> None:
+    add_memory(built)
+    result = run(built, "timeline", "--project", built.project_id)
+    assert result.exit_code == 0, result.output
+    assert "Decided the worker listens on :18109" in result.output and "learning" in result.output
+    result = run(built, "timeline", "--kind", "decision", "--json", "--project", "shop")
+    assert [e["kind"] for e in json.loads(result.output)["events"]] == ["decision"]
+    result = run(built, "graph", "worker", "--hops", "1", "--project", "shop")
+    assert result.exit_code == 0, result.output
+    assert "worker -listens-on-> :18109" in result.output and "superseded" in result.output
+    result = run(built, "graph", "worker", "--as-of", "2025-06-15T15:07:00+00:00", "--json", "--project", "shop")
+    assert "worker -listens-on-> :8000" in {e["fact"] for e in json.loads(result.output)["edges"]}
+
+
+def test_timeline_and_graph_errors(built: Built) -> None:
+    add_memory(built)
+    result = run(built, "graph", "wroker", "--project", "shop")
+    assert result.exit_code == 1 and "did you mean: worker" in result.output
+    result = run(built, "timeline", "--since", "the day after never")
+    assert result.exit_code == 1 and "since" in result.output
+    result = run(built, "timeline", "--project", "nope")
+    assert result.exit_code == 1 and "no project 'nope'" in result.output

@@ -13,7 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from opmem_tui.backend.recall.registry import TOOLS
-from tests.backend.recall.stores import Built, build_store
+from tests.backend.recall.stores import Built, add_memory, build_store
 from tests.backend.recall.test_read_only import snapshot
 
 
@@ -29,7 +29,9 @@ def opmem_command() -> tuple[str, list[str]]:
 
 @pytest.fixture
 def built(tmp_path: Path) -> Built:
-    return build_store(tmp_path)
+    built = build_store(tmp_path)
+    add_memory(built)
+    return built
 
 
 def params(built: Built) -> StdioServerParameters:
@@ -53,6 +55,8 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
             "memory_open_session": {"session_id": built.session_id, "turn": 1},
             "memory_git_log": {},
             "memory_git_show": {"commit": built.agent_commit[:10]},
+            "memory_timeline": {"kinds": ["decision"]},
+            "memory_graph_neighbors": {"entity": "worker", "hops": 1},
         }
         assert set(calls) == set(TOOLS)
         replies = {}
@@ -66,6 +70,10 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         # the server's scope came from its working folder: the bound project
         assert replies["memory_git_log"]["project"]["id"] == built.project_id
         assert replies["memory_git_show"]["commit"]["oid"] == built.agent_commit
+        (decision,) = replies["memory_timeline"]["events"]
+        assert decision["source"] == f"session:{built.session_id}" and decision["turn"] == 2
+        facts = {e["fact"] for e in replies["memory_graph_neighbors"]["edges"]}
+        assert "worker -listens-on-> :18109" in facts
 
         missing = await client.call_tool("memory_open_session", {"session_id": "cc-shop-sesion"})
         assert missing.is_error

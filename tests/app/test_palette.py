@@ -9,7 +9,7 @@ from opmem_tui.screens.keys import KeysScreen
 from opmem_tui.screens.rename import RenameScreen
 from opmem_tui.widgets.session_list import SessionList
 
-from .conftest import press, settle
+from .conftest import press, settle, wait_until
 from .sample_store import fresh_home
 
 
@@ -18,12 +18,20 @@ async def run_command(pilot, query: str) -> None:
     await settle(pilot, 1)
     assert isinstance(pilot.app.screen, CommandPalette)
     await pilot.press(*query)
-    for _ in range(20):  # the palette searches in the background
-        await pilot.pause(0.05)
-        if pilot.app.screen.query("CommandList Option") or pilot.app.screen.query_one("CommandList").option_count:
-            break
+    await palette_hits(pilot, query)
     await pilot.press("enter")
     await settle(pilot)
+
+
+async def palette_hits(pilot, query: str) -> None:
+    """The palette's search (a worker per keystroke) has finished and listed its hits."""
+    await settle(pilot, 2)
+
+    def listed() -> bool:
+        commands = pilot.app.screen.query_one("CommandList")
+        return commands.option_count > 0 and commands.get_option_at_index(0).id != "--no-matches"
+
+    await wait_until(pilot, listed, f"palette hits for {query!r}")
 
 
 def current_ids(app) -> list[str]:
@@ -94,13 +102,13 @@ async def test_verify_and_repair_report(app):
         await settle(pilot)
         await run_command(pilot, "verify store")
         await settle(pilot)
-        notes = [n for n in app._notifications if "sessions checked" in n.message]
+        notes = [n for n in app.notes if "sessions checked" in n.message]
         assert notes and "5 sessions checked" in notes[-1].message
         assert notes[-1].title == "Store problems"  # the broken folder is a problem
         assert "broken-folder" in notes[-1].message
         await run_command(pilot, "repair store")
         await settle(pilot)
-        notes = [n for n in app._notifications if "sessions checked" in n.message]
+        notes = [n for n in app.notes if "sessions checked" in n.message]
         assert len(notes) == 2
 
 
@@ -111,7 +119,7 @@ async def test_switch_theme_saves_the_choice(app, sample_path):
         await run_command(pilot, "switch theme")
         assert isinstance(app.screen, CommandPalette)  # now the theme picker
         await pilot.press(*"opmem-light")
-        await pilot.pause(0.3)
+        await palette_hits(pilot, "opmem-light")
         await press(pilot, "enter")
         await settle(pilot)
         assert app.theme == "opmem-light"

@@ -97,7 +97,7 @@ async def test_enter_on_an_unlinked_commit_only_notifies(app):
         app.screen.query_one(CommitLog).focus()
         await press(pilot, "enter")
         assert app.screen.query_one(TabbedContent).active == "projects"
-        assert any("not linked" in n.message for n in app._notifications)
+        assert any("not linked" in n.message for n in app.notes)
 
 
 async def test_commit_log_loads_pages_until_the_view_is_full(app, monkeypatch):

@@ -18,11 +18,22 @@ def header_text(replay: ReplayPane) -> str:
 
 
 async def open_fix_login(pilot) -> ReplayPane:
+    """fix-login in the replay, on its first turn (a session opens on its last: g goes back)."""
     await settle(pilot)
     await press(pilot, "down", "down", "down")
     replay = pilot.app.screen.query_one(ReplayPane)
-    assert replay.session_id == "fix-login"
+    assert replay.session_id == "fix-login" and replay.index == 2
+    await press(pilot, "g")
     return replay
+
+
+async def test_a_session_opens_on_its_latest_turn(app):
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "down", "down", "down")
+        replay = pilot.app.screen.query_one(ReplayPane)
+        assert replay.session_id == "fix-login" and replay.turn.number == 3
+        assert header_text(replay).startswith("[← prev turn]  Turn 3 / 3  [next turn →]")
 
 
 async def test_header_and_turn_stepping_keys(app):
@@ -133,7 +144,7 @@ async def test_branch_key_on_a_turn_without_forks_only_notifies(app):
         await open_fix_login(pilot)
         await press(pilot, "b")
         assert not isinstance(app.screen, BranchPickerScreen)
-        assert any("no other branch" in n.message for n in app._notifications)
+        assert any("no other branch" in n.message for n in app.notes)
 
 
 async def test_history_lists_commits_and_jumps_to_one(app):
@@ -173,3 +184,22 @@ async def test_click_selects_a_message(app):
         await pilot.click(replay.view, offset=(4, first))
         await settle(pilot)
         assert replay.view.selected_item == 1
+
+
+async def test_a_system_preface_alone_counts_no_turns_on_the_list_and_in_the_replay(tmp_path):
+    from opmem_tui.backend.home import Home
+    from opmem_tui.widgets.session_list import SessionList
+
+    from .conftest import NOW, make_app
+
+    home = Home(tmp_path / "h", durable=False)
+    home.sessions.append_message("preface", "system", "You are a careful agent.", created_at=NOW - 60)
+    home.sessions.commit_turn("preface")
+    app = make_app(Home(home.path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionList).table
+        assert table.rows[0].turn_count == 0 and table.render_line(0).text.rstrip().endswith(" 0")
+        replay = app.screen.query_one(ReplayPane)
+        assert header_text(replay).splitlines()[0].startswith("[← prev turn]  no turns  [next turn →]")
+        assert "You are a careful agent." in text_of(replay)  # the preface is still shown

@@ -83,7 +83,7 @@ async def test_unreadable_node_files_are_named_in_a_warning(sample_path):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
         await press(pilot, "down")  # many-tools: its first node file is corrupt
-        warnings = [n.message for n in app._notifications if n.severity == "warning" and n.title == "Session"]
+        warnings = [n.message for n in app.notes if n.severity == "warning" and n.title == "Session"]
         assert warnings and "sessions/many-tools/history/000000-u-many-t0001.json: invalid JSON" in warnings[-1]
         assert "Find every TODO" not in "\n".join(line.text for line in app.screen.query_one(ReplayPane).view.lines)
         await press(pilot, "down")  # the app goes on
@@ -101,7 +101,7 @@ async def test_backend_exceptions_become_error_notifications(sample_path):
         # and no refresh ran yet): the store raises, the UI says so and goes on.
         fresh_home(sample_path).sessions.delete_session("many-tools")
         await press(pilot, "down")
-        errors = [n.message for n in app._notifications if n.severity == "error"]
+        errors = [n.message for n in app.notes if n.severity == "error"]
         assert errors and "many-tools" in errors[-1]
         await press(pilot, "down")
         assert app.screen.query_one(ReplayPane).session_id == "hostile"

@@ -39,7 +39,7 @@ async def test_rows_show_the_bound_project_by_name(app):
 async def test_skipped_folder_is_reported_with_a_relative_path(app):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
-        messages = [n.message for n in app._notifications]
+        messages = [n.message for n in app.notes]
         assert any("sessions/broken-folder: no meta.json" in m for m in messages)
 
 
@@ -52,7 +52,7 @@ async def test_cursor_moves_update_the_replay(app):
         assert replay.session_id == "many-tools"
         await press(pilot, "down", "down")
         assert replay.session_id == "fix-login"
-        assert replay.index == 0 and len(replay.turns) == 3
+        assert replay.index == 2 and len(replay.turns) == 3  # on its latest turn
         await press(pilot, "up")
         assert replay.session_id == "hostile"
 

@@ -51,13 +51,13 @@ def test_session_filter(snap_compare, sample_home, theme):
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_replay_tool_output_expanded(snap_compare, sample_home, theme):
-    keys = ("down", "down", "down", "right", "enter", "j", "j", "j", "enter")
+    keys = ("down", "down", "down", "g", "right", "enter", "j", "j", "j", "enter")
     assert snap_compare(themed(sample_home, theme), terminal_size=SIZE, run_before=scenario(*keys))
 
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_replay_thinking_shown(snap_compare, sample_home, theme):
-    keys = ("down", "down", "down", "enter", "t")
+    keys = ("down", "down", "down", "g", "enter", "t")
     assert snap_compare(themed(sample_home, theme), terminal_size=SIZE, run_before=scenario(*keys))
 
 
@@ -87,7 +87,7 @@ def test_keys_screen(snap_compare, sample_home, theme):
 def test_confirm_delete(snap_compare, sample_home, theme):
     async def run_before(pilot) -> None:
         await scenario()(pilot)
-        pilot.app.screen.delete_current()
+        pilot.app.screen.sessions.delete_current()
         await settle(pilot, 2)
 
     assert snap_compare(themed(sample_home, theme), terminal_size=SIZE, run_before=run_before)

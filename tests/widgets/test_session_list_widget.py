@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from textual.app import App, ComposeResult
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
@@ -61,14 +59,13 @@ def test_fuzzy_filter_every_word_must_match():
     assert fuzzy_filter("  ", hay) == [0, 1, 2]
 
 
-async def test_ten_thousand_rows_load_fast_and_draw_only_visible_rows():
+async def test_ten_thousand_rows_draw_only_visible_rows():
+    # How long it takes is measured in bench/tui_first_paint.py, not asserted here.
     app = ListApp()
     async with app.run_test(size=(100, 30)) as pilot:
         widget = app.query_one(SessionList)
-        start = time.perf_counter()
         widget.set_listing(SessionListing(sessions=metas(10_000), skipped=2))
         await pilot.pause()
-        assert time.perf_counter() - start < 1.0
         table = widget.table
         assert len(table.rows) == 10_000 and table.virtual_size.height == 10_000
         assert len(table._cache) <= table.size.height + 2  # strips exist only for drawn rows

@@ -46,14 +46,12 @@ def test_wrap_huge_non_ascii_line_stays_within_width_and_is_fast():
     assert all(cell_len(part) <= 80 for part in lines)
 
 
-def test_wrap_five_megabytes_is_linear():
-    import time
-
+def test_wrap_five_megabytes_keeps_every_word_within_width():
+    # Its speed is in bench/tui_replay_step.py (expanding 5 MB of tool output), not asserted here.
     text = ("word " * 2_000 + "\n") * 500  # 5 MB, long lines
-    start = time.perf_counter()
     lines = wrap_text(text, 100)
-    assert time.perf_counter() - start < 2.0
     assert all(len(line) <= 100 for line in lines)
+    assert sum(line.count("word") for line in lines) == 1_000_000
 
 
 def test_wrap_non_ascii_breaks_between_words_not_inside_them():

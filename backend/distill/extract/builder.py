@@ -28,6 +28,8 @@ class RecordBuilder:
         self._events: dict[str, Event] = {}
         self.facts: list[TurnFacts] = []
         self.notes: list[str] = []
+        self._ids: dict[tuple[str, str], str] = {}  # (type, key) -> id: entity_id hashes once per name
+        self._once: dict[tuple[str, str, str], str] = {}
 
     @property
     def scope(self) -> str:
@@ -43,10 +45,14 @@ class RecordBuilder:
         session_id: str | None = None,
         project_id: str | None = None,
     ) -> Provenance:
-        ids = tuple(dict.fromkeys(n.id for n in nodes))
-        if len(ids) > MAX_NODE_IDS:
-            ids = ids[: MAX_NODE_IDS - 1] + ids[-1:]
-        when = event_time if event_time is not None else max((n.created_at for n in nodes), default=0.0)
+        if len(nodes) == 1:
+            ids = (nodes[0].id,)
+            when = event_time if event_time is not None else nodes[0].created_at
+        else:
+            ids = tuple(dict.fromkeys(n.id for n in nodes))
+            if len(ids) > MAX_NODE_IDS:
+                ids = ids[: MAX_NODE_IDS - 1] + ids[-1:]
+            when = event_time if event_time is not None else max((n.created_at for n in nodes), default=0.0)
         return Provenance(
             project_id=project_id if project_id is not None else (self.session.project_id if self.session else ""),
             session_id=session_id if session_id is not None else (self.session.session_id if self.session else ""),
@@ -77,7 +83,10 @@ class RecordBuilder:
     ) -> str:
         """The entity's id; the first sighting in the batch is the one recorded."""
         name = " ".join(name.split())
-        eid = entity_id(entity_type, key if key is not None else self.key_for(entity_type, name))
+        ref = (entity_type, key if key is not None else self.key_for(entity_type, name))
+        eid = self._ids.get(ref)
+        if eid is None:
+            eid = self._ids[ref] = entity_id(*ref)
         if eid not in self._entities:
             if scope is None:
                 scope = self.scope if entity_type in PROJECT_KEYED or entity_type in ("project", "session") else GLOBAL
@@ -92,8 +101,26 @@ class RecordBuilder:
             )
         return eid
 
-    def edge(self, from_id: str, relation: str, to_id: str, provenance: Provenance, confidence: float = 1.0) -> str:
+    def edge(
+        self,
+        from_id: str,
+        relation: str,
+        to_id: str,
+        provenance: Provenance,
+        confidence: float = 1.0,
+        *,
+        once: bool = False,
+    ) -> str:
+        """An edge; `once`: the first of the batch only (structure and activity, where the timeline
+        already keeps every turn: `session edited file` needs saying once per batch, not per edit)."""
+        if once:
+            triple = (from_id, relation, to_id)
+            known = self._once.get(triple)
+            if known is not None:
+                return known
         eid = Edge.make_id(from_id, relation, to_id, provenance)
+        if once:
+            self._once[triple] = eid
         if eid not in self._edges and from_id != to_id:
             self._edges[eid] = Edge(
                 id=eid,

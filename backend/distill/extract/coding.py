@@ -46,7 +46,7 @@ class BatchState:
 
     session_entity: str = ""
     subject: str = ""  # the project entity when there is one, else the session
-    used: set[str] = field(default_factory=set)  # tool/model entities already linked by `uses`
+    used: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> entity linked by `uses`
     open_errors: dict[str, list[str]] = field(default_factory=dict)  # command entity -> error ids
     edits_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> file ids edited since
 
@@ -69,7 +69,7 @@ def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
         project = b.entity(
             "project", name, prov, key=session.project_id or session.root, attrs={"workdir": session.root}
         )
-        b.edge(state.session_entity, "part-of", project, prov)
+        b.edge(state.session_entity, "part-of", project, prov, once=True)
         state.subject = project
     return state
 
@@ -188,7 +188,7 @@ def _action_records(b: RecordBuilder, turn: CollectedTurn, action: ToolAction, s
         full = absolute_path(path, root)
         attrs = {"path": full} if full else {}
         file_id = b.entity("file", path, prov, aliases=[raw] if raw != path else (), attrs=attrs)
-        b.edge(state.session_entity, relation, file_id, prov)
+        b.edge(state.session_entity, relation, file_id, prov, once=True)
         mentioned.append(file_id)
         if action.kind in ("edit", "create"):
             _folder(b, path, file_id, prov, state, root)
@@ -198,7 +198,7 @@ def _action_records(b: RecordBuilder, turn: CollectedTurn, action: ToolAction, s
             _manifest(b, path, action.node.content or "", prov, state)
     if action.kind == "fetch" and action.url:
         url_id = b.entity("url", action.url, prov)
-        b.edge(state.session_entity, "read", url_id, prov)
+        b.edge(state.session_entity, "read", url_id, prov, once=True)
         mentioned.append(url_id)
     if action.kind in RUN_KINDS and action.program:
         mentioned += _run_records(b, action, prov, state)
@@ -210,21 +210,21 @@ def _folder(b: RecordBuilder, path: str, file_id: str, prov, state: BatchState, 
     if folder and not folder.startswith("/"):
         full = absolute_path(folder, root)
         folder_id = b.entity("folder", folder, prov, attrs={"path": full} if full else {})
-        b.edge(file_id, "part-of", folder_id, prov)
+        b.edge(file_id, "part-of", folder_id, prov, once=True)
         if state.subject != state.session_entity:
-            b.edge(folder_id, "part-of", state.subject, prov)
+            b.edge(folder_id, "part-of", state.subject, prov, once=True)
     elif state.subject != state.session_entity and not path.startswith("/"):
-        b.edge(file_id, "part-of", state.subject, prov)
+        b.edge(file_id, "part-of", state.subject, prov, once=True)
 
 
 def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) -> list[str]:
     command = b.entity("command", action.program, prov)
-    b.edge(state.session_entity, "ran", command, prov)
+    b.edge(state.session_entity, "ran", command, prov, once=True)
     mentioned = [command]
     output = _scan(action.output or "")
     for package in action.packages:
         package_id = b.entity("package", package, prov)
-        b.edge(state.subject, "installed", package_id, prov)
+        b.edge(state.subject, "installed", package_id, prov, once=True)
         mentioned.append(package_id)
     if action.failed:
         errors = patterns.errors(output)
@@ -254,7 +254,7 @@ def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) 
         commit_id = b.entity("commit", short, prov, attrs={"message": message[:200]})
         b.edge(state.session_entity, "created", commit_id, prov)
         if state.subject != state.session_entity:
-            b.edge(commit_id, "part-of", state.subject, prov)
+            b.edge(commit_id, "part-of", state.subject, prov, once=True)
         for issue in patterns.fixed_issues(message):
             b.edge(b.entity("issue", issue, prov), "fixed-by", commit_id, prov, confidence=0.9)
         mentioned.append(commit_id)
@@ -263,7 +263,7 @@ def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) 
 
 def _manifest(b: RecordBuilder, path: str, text: str, prov, state: BatchState) -> None:
     for package in manifest_packages(posixpath.basename(path), text)[:80]:
-        b.edge(state.subject, "depends-on", b.entity("package", package, prov), prov, confidence=0.9)
+        b.edge(state.subject, "depends-on", b.entity("package", package, prov), prov, confidence=0.9, once=True)
 
 
 def manifest_packages(name: str, text: str) -> list[str]:
@@ -301,12 +301,12 @@ def _uses(b: RecordBuilder, turn: CollectedTurn, facts: TurnFacts, state: BatchS
     mentioned: list[str] = []
     for kind, names in (("tool", facts.tools), ("model", facts.models)):
         for name in names:
-            node = _first_named(turn.nodes, name, kind)
-            prov = b.provenance([node] if node else turn.nodes[:1], turn=turn.number, commit=turn.commit)
-            eid = b.entity(kind, name, prov)
-            if eid not in state.used:
-                state.used.add(eid)
-                b.edge(state.session_entity, "uses", eid, prov)
+            eid = state.used.get((kind, name))
+            if eid is None:  # the first use in the batch: the entity, and the edge that says so
+                node = _first_named(turn.nodes, name, kind)
+                prov = b.provenance([node] if node else turn.nodes[:1], turn=turn.number, commit=turn.commit)
+                eid = state.used[(kind, name)] = b.entity(kind, name, prov)
+                b.edge(state.session_entity, "uses", eid, prov, once=True)
             mentioned.append(eid)
     return mentioned
 
@@ -334,11 +334,11 @@ def _text_records(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> l
         named: list[str] = []
         for issue in patterns.issue_refs(text):
             named.append(b.entity("issue", issue, prov))
-        for url in patterns.urls(text)[:5] if node.role == "user" else ():
+        for url in patterns.urls(text)[:5] if node.role == "user" and "://" in text else ():
             named.append(b.entity("url", url, prov))
         for model in patterns.models(text)[:3]:
             named.append(b.entity("model", model, prov))
-        for service, port in patterns.listeners(text):
+        for service, port in patterns.listeners(text) if patterns.may_name_a_port(text) else ():
             service_id = b.entity("service", service, prov)
             port_id = b.entity("port", port, prov)
             b.edge(service_id, "listens-on", port_id, prov, confidence=0.7)

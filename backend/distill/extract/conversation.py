@@ -69,21 +69,37 @@ def _with_dates(sentence: str, dates: Sequence[ResolvedDate]) -> str:
     return sentence
 
 
-def message_summary(text: str, speaker: str, addressee: str, dates: Sequence[ResolvedDate], caption: str) -> str:
-    """The message's statements in the third person, dates resolved; "" when it states nothing."""
+def last_question(text: str) -> str:
+    """The last question a message asks ("" when it asks none)."""
+    questions = [q.strip() for q in re.findall(r"[^.!?\n]*\?", text) if len(q.split()) >= 3]
+    return questions[-1] if questions else ""
+
+
+def message_summary(
+    text: str, speaker: str, addressee: str, dates: Sequence[ResolvedDate], caption: str, asked: str = ""
+) -> str:
+    """The message's statements in the third person, dates resolved; "" when it states nothing.
+
+    `asked`: the question the message answers (the other speaker's previous message), already in
+    the third person; it leads the event so the answer can be found by the question's words.
+    """
     parts: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         sentence = sentence.strip()
         if not sentence or not is_statement(sentence):
             continue
         parts.append(_with_dates(third_person(sentence, speaker, addressee), dates))
-    if caption:
+    if caption and caption not in text:
         parts.append(f"{speaker} shared {caption.rstrip('.')}.")
-    if not parts:
+    if not parts and not (asked and text.strip()):
         return ""
+    if not parts:  # a short answer ("Yes, twice!") says something only with its question
+        parts.append(third_person(" ".join(text.split()), speaker, addressee))
     body = " ".join(parts)
     if not body.lower().startswith(speaker.lower()):
         body = f"{speaker}: {body}"
+    if asked:
+        body = f"{addressee or 'Someone'} asked: {asked} — {body}"
     return body if len(body) <= MAX_EVENT else body[: MAX_EVENT - 1].rstrip() + "…"
 
 
@@ -95,7 +111,12 @@ def _importance(summary: str, dates: Sequence[ResolvedDate], mentions: Sequence[
 
 
 def extract_message(
-    b: RecordBuilder, turn: CollectedTurn, node: Node, people: dict[str, str], known: dict[str, str]
+    b: RecordBuilder,
+    turn: CollectedTurn,
+    node: Node,
+    people: dict[str, str],
+    known: dict[str, str],
+    previous: Node | None = None,
 ) -> None:
     session = turn.session
     speaker = speaker_of(node, session.speakers)
@@ -109,7 +130,7 @@ def extract_message(
     node_prov = b.provenance([node], turn=turn.number, commit=turn.commit)
     speaker_id = people.get(speaker) or b.entity("person", speaker, node_prov)
     people[speaker] = speaker_id
-    named = [speaker_id]
+    named: list[str] = []  # the speaker is every event's subject already: naming it adds only noise
     mentions = find_mentions(text + (f" {caption}" if caption else ""), speakers=session.speakers, known=known)
     for mention in mentions:
         eid = b.entity(mention.type, mention.name, node_prov)
@@ -120,7 +141,12 @@ def extract_message(
     for date in dates:
         date_id = b.entity("date", date.label, node_prov, attrs={"start": date.iso, "granularity": date.granularity})
         named.append(date_id)
-    summary = message_summary(text, speaker, addressee, dates, caption)
+    asked = ""
+    if previous is not None and speaker_of(previous, session.speakers) != speaker:
+        question = last_question(previous.content or "")
+        if question:
+            asked = third_person(question, addressee or speaker_of(previous, session.speakers), speaker)
+    summary = message_summary(text, speaker, addressee, dates, caption, asked)
     if summary:
         key = f"event:{session.session_id}:{node.id}"
         b.event(summary, "event", _importance(summary, dates, mentions), prov, named, key=key)
@@ -137,7 +163,9 @@ def extract_conversation(b: RecordBuilder, batch: SessionBatch) -> None:
     for speaker in batch.session.speakers:
         prov = b.provenance([first] if first else [], turn=batch.turns[0].number if batch.turns else None)
         people[speaker] = b.entity("person", speaker, prov)
+    by_id = {n.id: n for turn in batch.turns for n in turn.nodes}
     for turn in batch.turns:
         for node in turn.nodes:
             if node.role in ("user", "assistant") and not node.is_tool and (node.content or _caption(node)):
-                extract_message(b, turn, node, people, known)
+                previous = by_id.get(node.parent_id) if node.parent_id else None
+                extract_message(b, turn, node, people, known, previous)

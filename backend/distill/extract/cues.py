@@ -54,6 +54,8 @@ def sentences(text: str) -> list[str]:
 
 
 def find_cues(text: str, *, from_user: bool, limit: int = 3) -> list[Cue]:
+    if not (DECISION_STRONG.search(text) or LEARNING.search(text) or (from_user and DECISION_USER.search(text))):
+        return []  # most messages hold no cue: one pass over the whole text, no sentence split
     found: list[Cue] = []
     for sentence in sentences(text):
         if sentence.endswith("?"):

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import dateparser
-
 WEEKDAYS = {
     "monday": 0,
     "mon": 0,
@@ -137,6 +135,8 @@ def _parse(text: str, base: dt.datetime, prefer: str) -> dt.datetime | None:
 
 @lru_cache(maxsize=4096)
 def _cached_parse(text: str, base: dt.datetime, prefer: str) -> dt.datetime | None:
+    import dateparser  # a heavy import: only runs that meet a date phrase pay for it
+
     return dateparser.parse(
         text,
         languages=["en"],

@@ -496,7 +496,7 @@ _FIRST_PERSON = [
     (re.compile(r"\b[Mm]yself\b"), "{s}"),
     (re.compile(r"\b[Mm]y\b"), "{s}'s"),
     (re.compile(r"\b[Mm]ine\b"), "{s}'s"),
-    (re.compile(r"(?<!['’])\b[Mm]e\b"), "{s}"),
+    (re.compile(r"(?<!['’])\b[Mm]e\b(?!-)"), "{s}"),
 ]
 _SECOND_PERSON = [
     (re.compile(r"\b[Yy]ou're\b|\b[Yy]ou are\b"), "{a} is"),

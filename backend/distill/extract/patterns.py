@@ -97,7 +97,18 @@ def serving_port(text: str) -> str | None:
     return f":{match.group(1)}" if match else None
 
 
+_ISSUE_HINT = re.compile(r"#\d|[A-Z]-\d|issue|ticket|bug|pull|\bPR\b", re.IGNORECASE)
+_MODEL_HINT = re.compile(r"gpt|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi-|gemma|\bo[134]\b", re.IGNORECASE)
+_PORT_HINT = re.compile(r":\d{2,5}\b|\bport\b", re.IGNORECASE)
+
+
+def may_name_a_port(text: str) -> bool:
+    return _PORT_HINT.search(text) is not None
+
+
 def issue_refs(text: str) -> list[str]:
+    if _ISSUE_HINT.search(text) is None:
+        return []
     out = []
     for match in ISSUE_REF.finditer(text):
         number = match.group(1) or match.group(2) or match.group(4)
@@ -120,6 +131,8 @@ def git_commits_in_output(text: str) -> list[tuple[str, str]]:
 
 
 def models(text: str) -> list[str]:
+    if _MODEL_HINT.search(text) is None:
+        return []
     return list(dict.fromkeys(m.group(1).lower().replace(" ", "-") for m in MODEL.finditer(text)))
 
 

@@ -77,3 +77,48 @@ def locomo_to_jsonl(conversation: Path, out: Path) -> Path:
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
     return Home(tmp_path / "home")
+
+
+class Chat:
+    """Writes a coding session turn by turn through the store (prompt, tool calls, reply)."""
+
+    def __init__(self, home: Home, sid: str, start: float = 1_700_000_000.0, project_id: str = "") -> None:
+        self.home, self.sid, self.clock, self.project_id = home, sid, start, project_id
+        self.last: str | None = None
+        self.assistant: str | None = None
+
+    def tick(self) -> float:
+        self.clock += 1.0
+        return self.clock
+
+    def user(self, text: str) -> str:
+        meta = {"cwd": "/work/proj"} if self.last is None else None
+        node = self.home.sessions.append_message(
+            self.sid, "user", text, parent_id=self.last, created_at=self.tick(), session_meta=meta
+        )
+        self.last = node.id
+        return node.id
+
+    def reply(self, text: str = "", model: str = "claude-test-1") -> str:
+        node = self.home.sessions.append_message(
+            self.sid, "assistant", text, parent_id=self.last, name=model, created_at=self.tick()
+        )
+        self.last = self.assistant = node.id
+        return node.id
+
+    def tool(self, name: str, args: dict, output: str = "", **metadata) -> str:
+        node = self.home.sessions.append_message(
+            self.sid,
+            "tool",
+            output,
+            parent_id=self.assistant,
+            called_by=self.assistant,
+            name=name,
+            input=args,
+            metadata=metadata or None,
+            created_at=self.tick(),
+        )
+        return node.id
+
+    def commit(self) -> None:
+        self.home.sessions.commit_turn(self.sid)

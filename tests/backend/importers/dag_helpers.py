@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.importers.base import ImportedNode, ImportedSession
+from opmem_tui.backend.importers.base import ImportedSession, ImportReport, LineImporter, feed_file
+from opmem_tui.backend.model import Node
 
 
 def fixtures_dir() -> Path | None:
@@ -25,19 +26,19 @@ def fixture(relative: str) -> Path:
     return base / relative
 
 
-def by_id(session: ImportedSession) -> dict[str, ImportedNode]:
-    return {n.source_id: n for n in session.nodes}
+def by_id(session: ImportedSession) -> dict[str, Node]:
+    return {n.id: n for n in session.nodes}
 
 
-def branch(session: ImportedSession, head: str | None = None) -> list[ImportedNode]:
+def branch(session: ImportedSession, head: str | None = None) -> list[Node]:
     """The chain root..head (no tool nodes), following `parent`."""
     nodes = by_id(session)
-    out: list[ImportedNode] = []
+    out: list[Node] = []
     current = head if head is not None else session.head
     while current is not None:
         node = nodes[current]
         out.append(node)
-        current = node.parent
+        current = node.parent_id
     return out[::-1]
 
 
@@ -45,15 +46,15 @@ def turn_count(session: ImportedSession, head: str | None = None) -> int:
     return sum(1 for n in branch(session, head) if n.role == "user")
 
 
-def tools_of(session: ImportedSession, source_id: str) -> list[ImportedNode]:
-    return [n for n in session.nodes if n.called_by == source_id]
+def tools_of(session: ImportedSession, id: str) -> list[Node]:
+    return [n for n in session.nodes if n.called_by == id]
 
 
 def leaves(session: ImportedSession) -> set[str]:
     """Chain nodes nobody continues from: one per branch."""
     chain = [n for n in session.nodes if n.called_by is None]
-    parents = {n.parent for n in chain}
-    return {n.source_id for n in chain if n.source_id not in parents}
+    parents = {n.parent_id for n in chain}
+    return {n.id for n in chain if n.id not in parents}
 
 
 def assert_well_formed(session: ImportedSession, earlier: Iterable[str] = ()) -> None:
@@ -62,12 +63,21 @@ def assert_well_formed(session: ImportedSession, earlier: Iterable[str] = ()) ->
     `earlier`: ids returned by earlier (incremental) parses, valid as references."""
     seen: set[str] = set(earlier)
     for node in session.nodes:
-        assert node.source_id not in seen, f"duplicate source id {node.source_id}"
-        for ref in (node.parent, node.called_by):
-            assert ref is None or ref in seen, f"{node.source_id} refers to {ref} before it"
+        assert node.id not in seen, f"duplicate source id {node.id}"
+        for ref in (node.parent_id, node.called_by):
+            assert ref is None or ref in seen, f"{node.id} refers to {ref} before it"
         if node.called_by is not None:
-            assert node.parent == node.called_by
+            assert node.parent_id == node.called_by
         assert node.role in ("user", "assistant", "tool", "system")
-        seen.add(node.source_id)
+        seen.add(node.id)
     if session.head is not None:
         assert session.head in seen, f"head {session.head} is not a returned node"
+
+
+def parse_from(importer: LineImporter, path: Path, start_offset: int, *, final: bool) -> list[ImportedSession]:
+    """What an incremental read returns: the nodes of `path` settled at or after `start_offset`."""
+    report = ImportReport()
+    parser = importer.open_parser(path, report)
+    feed_file(parser, path, report)
+    parser.taken_to = start_offset
+    return parser.take(final=final)

@@ -13,11 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import aider, run_import
+from opmem_tui.backend.importers import SOURCES, run_import
+from opmem_tui.backend.importers.aider import HISTORY_NAME, INPUT_NAME, parse_input_history, parse_line
 from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
 from opmem_tui.backend.importers.ingest import ingest
 
-from .dag_helpers import assert_well_formed, branch, by_id, tools_of, turn_count
+from .dag_helpers import assert_well_formed, branch, by_id, parse_from, tools_of, turn_count
+
+aider = SOURCES["aider"]
 
 CHAT = """\
 
@@ -94,16 +97,18 @@ def local(text: str) -> float:
 
 def write(folder: Path, chat: str = CHAT, inputs: str | None = INPUTS) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / aider.HISTORY_NAME
+    path = folder / HISTORY_NAME
     path.write_text(chat, encoding="utf-8")
     if inputs is not None:
-        (folder / aider.INPUT_NAME).write_text(inputs, encoding="utf-8")
+        (folder / INPUT_NAME).write_text(inputs, encoding="utf-8")
     return path
 
 
-def parse(path: Path, **kwargs):
+def parse(path: Path, start_offset: int = 0, **kwargs):
     report = ImportReport()
     kwargs.setdefault("final", True)
+    if start_offset:
+        return parse_from(aider, path, start_offset, final=kwargs["final"]), report
     return aider.parse_file(path, report, **kwargs), report
 
 
@@ -138,7 +143,7 @@ def test_runs_turns_and_output_blocks(tmp_path: Path):
     assert edit.content.startswith("I'll add it.") and '    print("> not aider output")' in edit.content
     assert edit.content.endswith(">>>>>>> REPLACE\n```")  # fenced lines stay in the reply
     assert edit.metadata["tokens"].startswith("3.2k sent, 222 received.")
-    (tool,) = tools_of(first, edit.source_id)
+    (tool,) = tools_of(first, edit.id)
     assert tool.name == "aider" and tool.input == {
         "paths": ["hello.py"],
         "commits": [{"sha": "c339495", "message": "feat: Add hello function"}],
@@ -146,7 +151,7 @@ def test_runs_turns_and_output_blocks(tmp_path: Path):
     assert ask.content == "what does it print?" and ask.metadata["command"] == "/ask what does it print?"
     assert add.content == "/add notes.md" and added.content == "Added notes.md to the chat"
     assert turn_count(first) == 4 and turn_count(second) == 1
-    assert prompt.source_id == f"{aider.HISTORY_NAME}:9"  # the line of its first ####
+    assert prompt.id == f"{HISTORY_NAME}:9"  # the line of its first ####
 
 
 def test_input_history_dates_the_turns(tmp_path: Path):
@@ -177,7 +182,7 @@ def test_text_before_any_header_is_an_undated_run(tmp_path: Path):
 
 def test_live_tail_and_incremental_reads(tmp_path: Path):
     path = write(tmp_path / "repo")
-    whole = {n.source_id: n for s in parse(path)[0] for n in s.nodes}
+    whole = {n.id: n for s in parse(path)[0] for n in s.nodes}
     text = CHAT
     seen: dict = {}
     offset = 0
@@ -187,8 +192,8 @@ def test_live_tail_and_incremental_reads(tmp_path: Path):
         for session in sessions:
             assert_well_formed(session, seen)
             for node in session.nodes:
-                assert node.source_id not in seen
-                seen[node.source_id] = node
+                assert node.id not in seen
+                seen[node.id] = node
             offset = session.extra["end_offset"]
     assert seen.keys() == whole.keys()
     assert seen == whole
@@ -228,7 +233,7 @@ def test_bad_lines_are_reported_and_skipped(tmp_path: Path):
 @given(st.text(max_size=120))
 def test_parse_line_raises_only_format_errors(line):
     try:
-        parsed = aider.parse_line(line)
+        parsed = parse_line(line)
     except ImportFormatError:
         return
     assert parsed.kind in ("header", "user", "output", "text")
@@ -237,7 +242,7 @@ def test_parse_line_raises_only_format_errors(line):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_input_history_parser_never_raises(text):
-    for stamp, entry in aider.parse_input_history(text):
+    for stamp, entry in parse_input_history(text):
         assert isinstance(stamp, float) and isinstance(entry, str)
 
 
@@ -261,7 +266,7 @@ def test_input_history_parser_never_raises(text):
     )
 )
 def test_parse_file_never_raises(tmp_path_factory, lines):
-    path = tmp_path_factory.mktemp("fuzz") / aider.HISTORY_NAME
+    path = tmp_path_factory.mktemp("fuzz") / HISTORY_NAME
     path.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines), encoding="utf-8")
     for session in parse(path)[0]:
         assert_well_formed(session)
@@ -270,7 +275,7 @@ def test_parse_file_never_raises(tmp_path_factory, lines):
 
 def test_line_parser_for_watch(tmp_path: Path):
     path = write(tmp_path / "repo")
-    whole = {n.source_id: n for s in parse(path)[0] for n in s.nodes}
+    whole = {n.id: n for s in parse(path)[0] for n in s.nodes}
     report = ImportReport()
     parser = aider.open_parser(path, report)
     seen: dict = {}
@@ -278,11 +283,11 @@ def test_line_parser_for_watch(tmp_path: Path):
         parser.feed_line(line, number)
         for session in parser.take(final=False):
             for node in session.nodes:
-                assert node.source_id not in seen
-                seen[node.source_id] = node
+                assert node.id not in seen
+                seen[node.id] = node
     assert parser.holding()  # the last reply could still get aider's output lines
     for session in parser.take(final=False, idle=True):
-        seen.update({n.source_id: n for n in session.nodes})
+        seen.update({n.id: n for n in session.nodes})
     assert seen == whole and not parser.holding() and report.warnings == []
 
 
@@ -294,7 +299,7 @@ def test_sessions_keep_their_ids_when_the_repository_moves(home, tmp_path: Path)
     ids = {m.id for m in home.sessions.list_sessions().sessions}
     moved = tmp_path / "new-place"
     (tmp_path / "old-place").rename(moved)
-    again = run_import(home, "aider", [moved / "repo" / aider.HISTORY_NAME], force=True)
+    again = run_import(home, "aider", [moved / "repo" / HISTORY_NAME], force=True)
     assert (again.new_sessions, again.nodes) == (0, 0)
     assert {m.id for m in home.sessions.list_sessions().sessions} == ids
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from opmem_tui.backend.importers import claude_code
+from opmem_tui.backend.importers import SOURCES
 from opmem_tui.backend.importers.base import ImportedSession, ImportReport
-from opmem_tui.backend.importers.claude_code import ClaudeParser, discover, is_agent_file, parse_file
+from opmem_tui.backend.importers.claude_parser import ClaudeParser
+from opmem_tui.backend.importers.claude_records import is_agent_file
 
 from .conftest import Transcript, text, thinking, tool_use
+
+claude_code = SOURCES["claude"]
+parse_file = claude_code.parse_file
+discover = claude_code.discover
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -45,16 +50,16 @@ def test_streaming_split_records_are_one_assistant_node_with_tools(tmp_path: Pat
     assert report.warnings == []
     assert [n.role for n in s.nodes] == ["user", "assistant", "tool", "assistant"]
     user, first, tool, second = s.nodes
-    assert user.source_id == prompt and user.content == "list the files"
-    assert first.source_id == "msg_A" and first.parent == prompt
+    assert user.id == prompt and user.content == "list the files"
+    assert first.id == "msg_A" and first.parent_id == prompt
     assert first.content == "Let me look."  # text only; the whitespace block is dropped
     assert first.metadata["thinking"] == "I should run ls"
     assert first.metadata["usage"]["output_tokens"] == 40  # the most complete of the repeated usages
     assert first.metadata["model"] == "claude-test-1" and first.name == "claude-test-1"
-    assert tool.called_by == "msg_A" and tool.parent == "msg_A"
+    assert tool.called_by == "msg_A" and tool.parent_id == "msg_A"
     assert tool.name == "Bash" and tool.input == {"command": "ls"} and tool.content == "a.txt\nb.txt"
     assert tool.metadata["tool_use_result"] == {"stdout": "a.txt"}
-    assert second.parent == "msg_A" and second.content == "Two files."
+    assert second.parent_id == "msg_A" and second.content == "Two files."
     # usage counted once per (message id, request id): 40 + 5, not 1+1+1+40+5
     assert s.extra["usage"]["output_tokens"] == 45
     assert s.cwd == "/tmp/project" and s.model == "claude-test-1" and s.git_branch == "main"
@@ -72,7 +77,7 @@ def test_tool_error_and_rejection_kept_in_metadata(tmp_path: Path) -> None:
     tool = by_role(s, "tool")[0]
     assert tool.metadata["is_error"] is True and "doesn't want" in tool.content
     interrupt = by_role(s, "system")[0]
-    assert interrupt.metadata["kind"] == "interrupt" and interrupt.parent == "msg_A"
+    assert interrupt.metadata["kind"] == "interrupt" and interrupt.parent_id == "msg_A"
     assert len(by_role(s, "user")) == 1  # the marker starts no turn
 
 
@@ -112,11 +117,11 @@ def test_compaction_boundary_joins_old_chain_and_summary_is_system(tmp_path: Pat
     t.assistant("msg_B", text("two"))
     sessions, _ = parse(tmp_path, t)
     s = trunk(sessions)
-    nodes = {n.source_id: n for n in s.nodes}
-    assert nodes[boundary].parent == "msg_A" and nodes[boundary].metadata["kind"] == "compact_boundary"
+    nodes = {n.id: n for n in s.nodes}
+    assert nodes[boundary].parent_id == "msg_A" and nodes[boundary].metadata["kind"] == "compact_boundary"
     assert nodes[boundary].metadata["compact"]["preTokens"] == 1000
     summary = [n for n in s.nodes if n.metadata.get("kind") == "compact_summary"]
-    assert len(summary) == 1 and summary[0].role == "system" and summary[0].parent == boundary
+    assert len(summary) == 1 and summary[0].role == "system" and summary[0].parent_id == boundary
     assert [n.content for n in by_role(s, "user")] == ["first", "second"]
 
 
@@ -130,7 +135,7 @@ def test_real_rewind_becomes_a_branch(tmp_path: Path) -> None:
     t.assistant("msg_C", text("did Y"))
     sessions, _ = parse(tmp_path, t)
     s = trunk(sessions)
-    kids = [n.source_id for n in s.nodes if n.parent == "msg_A" and n.role == "user"]
+    kids = [n.id for n in s.nodes if n.parent_id == "msg_A" and n.role == "user"]
     assert len(kids) == 2 and rewound in kids
     assert s.head == "msg_C"
 
@@ -153,9 +158,9 @@ def test_artifact_forks_are_flattened(tmp_path: Path) -> None:
     # one line: every chain node has at most one chain child
     children: dict[str | None, int] = {}
     for n in chain:
-        children[n.parent] = children.get(n.parent, 0) + 1
+        children[n.parent_id] = children.get(n.parent_id, 0) + 1
     assert max(children.values()) == 1
-    assert [n.source_id for n in chain] == [chain[0].source_id, "msg_A", "msg_B", "msg_C"]
+    assert [n.id for n in chain] == [chain[0].id, "msg_A", "msg_B", "msg_C"]
     assert {n.name for n in by_role(s, "tool")} == {"Read", "Grep"}
 
 
@@ -169,7 +174,7 @@ def test_assistant_sibling_is_linearized_not_branched(tmp_path: Path) -> None:
     sessions, _ = parse(tmp_path, t)
     s = trunk(sessions)
     system = by_role(s, "system")[0]
-    assert system.parent == "msg_B"  # chained after the latest node under msg_A
+    assert system.parent_id == "msg_B"  # chained after the latest node under msg_A
 
 
 def test_replayed_children_with_same_timestamp_are_merged(tmp_path: Path) -> None:
@@ -183,7 +188,7 @@ def test_replayed_children_with_same_timestamp_are_merged(tmp_path: Path) -> Non
     sessions, _ = parse(tmp_path, t)
     s = trunk(sessions)
     assert [n.content for n in by_role(s, "user")] == ["hello", "next question"]
-    assert next(n for n in s.nodes if n.source_id == "msg_B").parent == first
+    assert next(n for n in s.nodes if n.id == "msg_B").parent_id == first
 
 
 def test_queued_prompt_is_placed_where_it_was_typed(tmp_path: Path) -> None:
@@ -197,8 +202,8 @@ def test_queued_prompt_is_placed_where_it_was_typed(tmp_path: Path) -> None:
     sessions, report = parse(tmp_path, t)
     s = trunk(sessions)
     queued = [n for n in s.nodes if n.metadata.get("kind") == "queued_prompt"]
-    assert len(queued) == 1 and queued[0].content == "also check the tests" and queued[0].parent == "msg_A"
-    assert next(n for n in s.nodes if n.source_id == "msg_B").parent == queued[0].source_id
+    assert len(queued) == 1 and queued[0].content == "also check the tests" and queued[0].parent_id == "msg_A"
+    assert next(n for n in s.nodes if n.id == "msg_B").parent_id == queued[0].id
     assert s.extra["record_counts"]["queue:dequeue"] == 1 and report.unknown_records == {}
 
 
@@ -282,7 +287,7 @@ def test_live_file_holds_back_the_open_reply_until_final(tmp_path: Path) -> None
         parser.feed_line(line, number)
     idle = parser.take(final=False, idle=True)
     node = idle[0].nodes[0]
-    assert node.source_id == "msg_A" and node.content == "answer" and node.metadata["thinking"] == "hmm"
+    assert node.id == "msg_A" and node.content == "answer" and node.metadata["thinking"] == "hmm"
     assert not parser.holding()
 
 
@@ -293,7 +298,7 @@ def test_blocks_after_an_early_flush_become_a_continuation(tmp_path: Path) -> No
     parser = ClaudeParser(tmp_path / f"{SID}.jsonl", ImportReport())
     for number, line in enumerate(t.lines(), 1):
         parser.feed_line(line, number)
-    assert [n.source_id for n in parser.take(final=True)[0].nodes][-1] == "msg_A"
+    assert [n.id for n in parser.take(final=True)[0].nodes][-1] == "msg_A"
     more = Transcript()
     more.count, more.last, more.clock = 10, t.last, t.clock
     late = more.assistant("msg_A", text("part two"))
@@ -302,8 +307,8 @@ def test_blocks_after_an_early_flush_become_a_continuation(tmp_path: Path) -> No
     for number, line in enumerate(more.lines(), 3):
         parser.feed_line(line, number)
     nodes = parser.take(final=True)[0].nodes
-    assert nodes[0].source_id == f"{late}.cont" and nodes[0].content == "part two"
-    assert nodes[0].parent == "msg_A" and nodes[0].metadata["continuation_of"] == "msg_A"
+    assert nodes[0].id == f"{late}.cont" and nodes[0].content == "part two"
+    assert nodes[0].parent_id == "msg_A" and nodes[0].metadata["continuation_of"] == "msg_A"
     assert nodes[1].role == "tool" and nodes[1].called_by == "msg_A"
 
 
@@ -406,7 +411,7 @@ def test_inline_sidechain_rows_become_their_own_session(tmp_path: Path) -> None:
     sessions, _ = parse(tmp_path, t)
     main = trunk(sessions)
     sub = next(s for s in sessions if s.kind == "subagent")
-    assert [n.source_id for n in main.nodes if n.role != "tool"][1:] == ["msg_A", "msg_B"]
+    assert [n.id for n in main.nodes if n.role != "tool"][1:] == ["msg_A", "msg_B"]
     assert [n.content for n in sub.nodes] == ["sub job", "sub answer"]
     assert sub.parent_native_id == SID and sub.parent_node == "toolu_task"
     assert main.extra["children"] == {sub.native_id: "toolu_task"}

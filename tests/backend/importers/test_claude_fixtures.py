@@ -11,14 +11,15 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.importers import SOURCES, run_import
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.claude_code import parse_file
 from opmem_tui.backend.importers.ingest import ingest
 from opmem_tui.backend.importers.session_ids import session_id_for
 from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import fixture_file
+
+parse_file = SOURCES["claude"].parse_file
 
 
 def multi_child_parents(path: Path) -> list[str]:

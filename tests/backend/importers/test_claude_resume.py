@@ -7,9 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.importers import SOURCES, run_import
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.claude_code import open_parser
 
 from .conftest import Transcript, text
 
@@ -76,7 +75,7 @@ def test_a_live_resumed_file_skips_its_copies(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     a, b, _ = chain(folder)
     (folder / f"{C}.jsonl").unlink()
-    parser = open_parser(folder / f"{B}.jsonl", ImportReport())
+    parser = SOURCES["claude"].open_parser(folder / f"{B}.jsonl", ImportReport())
     for number, line in enumerate(b.lines(), 1):
         parser.feed_line(line, number)
     (session,) = parser.take(final=True)

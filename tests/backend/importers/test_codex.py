@@ -12,10 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import codex
+from opmem_tui.backend.importers import SOURCES, codex_handlers, codex_reader, codex_records
 from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
+from opmem_tui.backend.importers.codex import CodexParser
 
-from .dag_helpers import assert_well_formed, branch, by_id, fixture, leaves, tools_of, turn_count
+from .dag_helpers import assert_well_formed, branch, by_id, fixture, leaves, parse_from, tools_of, turn_count
+
+codex = SOURCES["codex"]
 
 REAL = "transcripts/codex/acidicsoil-rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 CATALOG = "transcripts/catalog/agent-sessions-codex-small.jsonl"
@@ -82,9 +85,11 @@ class Rollout:
         return path
 
 
-def parse(path: Path, **kwargs) -> tuple[list, ImportReport]:
+def parse(path: Path, start_offset: int = 0, **kwargs) -> tuple[list, ImportReport]:
     report = ImportReport()
     kwargs.setdefault("final", True)
+    if start_offset:
+        return parse_from(codex, path, start_offset, final=kwargs["final"]), report
     return codex.parse_file(path, report, **kwargs), report
 
 
@@ -115,7 +120,7 @@ def test_real_rollout_shape():
     assert roles == {"system": 1, "user": 1, "assistant": 39, "tool": 39}
     system, user = session.nodes[0], session.nodes[1]
     assert system.content.startswith("<environment_context>") and system.metadata["injected"]
-    assert user.content.startswith("finish up the users work") and user.parent == system.source_id
+    assert user.content.startswith("finish up the users work") and user.parent_id == system.id
 
     # One linear branch, one turn: system -> user -> 39 assistants, no fork anywhere.
     chain = branch(session)
@@ -127,7 +132,7 @@ def test_real_rollout_shape():
     tools = [n for n in session.nodes if n.role == "tool"]
     assert Counter(t.name for t in tools) == {"shell": 37, "update_plan": 2}
     for tool in tools:
-        assert tool.source_id.startswith("call_") and tool.metadata["call_id"] == tool.source_id
+        assert tool.id.startswith("call_") and tool.metadata["call_id"] == tool.id
         # An output arrived for each: for shell, 0.58 wraps it in {"output", "metadata": {exit_code}}.
         assert "status" not in tool.metadata
         assert isinstance(tool.metadata["exit_code"], int) if tool.name == "shell" else tool.content == "Plan updated"
@@ -135,7 +140,7 @@ def test_real_rollout_shape():
     # One search (line 234, `rg -n "OLLAMA"`) found nothing: exit code 1, empty output.
     assert [t.metadata["line"] for t in tools if not t.content] == [234]
     assistants = [n for n in chain if n.role == "assistant"]
-    assert all(len(tools_of(session, a.source_id)) == 1 for a in assistants)
+    assert all(len(tools_of(session, a.id)) == 1 for a in assistants)
 
     # Reasoning goes to assistant metadata. 38 reasoning items: one has an empty summary (line 198)
     # and the call at line 246 has none at all, so 37 assistants carry reasoning text.
@@ -151,7 +156,7 @@ def test_real_rollout_shape():
     assert user.metadata["ghost_commit"] == "a01966ef5b7bfb4af9f1a34be1a3c85da2bb0c13"
     # No final answer: the session ends on a tool result; no assistant node has text.
     assert all(a.content == "" for a in assistants)
-    assert session.nodes[-1].role == "tool" and session.head == assistants[-1].source_id
+    assert session.nodes[-1].role == "tool" and session.head == assistants[-1].id
 
 
 def test_real_rollout_incremental_equals_whole(tmp_path: Path):
@@ -168,8 +173,8 @@ def test_real_rollout_incremental_equals_whole(tmp_path: Path):
         assert report.warnings == []
         for session in sessions:
             for node in session.nodes:
-                assert node.source_id not in seen, f"{node.source_id} returned twice"
-                seen[node.source_id] = node
+                assert node.id not in seen, f"{node.id} returned twice"
+                seen[node.id] = node
             offset = session.extra["end_offset"]
     assert offset == len(data)
     assert seen == by_id(whole)
@@ -205,7 +210,7 @@ def test_prompt_and_reply_copies_are_merged(tmp_path: Path):
     assert chain[3].content == "Fixed." and chain[-1].content == "You're welcome."
     assert [n.name for n in chain if n.role == "assistant"] == ["gpt-5-codex"] * 4
     assert turn_count(session) == 2
-    assert [len(tools_of(session, n.source_id)) for n in chain] == [0, 1, 1, 0, 0, 0]
+    assert [len(tools_of(session, n.id)) for n in chain] == [0, 1, 1, 0, 0, 0]
 
 
 def test_event_first_ordering_of_newer_builds(tmp_path: Path):
@@ -250,7 +255,7 @@ def test_event_first_ordering_of_newer_builds(tmp_path: Path):
     assert developer.metadata["injected"] and developer.metadata["codex_role"] == "developer"
     assert first.metadata["reasoning"] == ["**Listing**"]  # item and event copy kept once
     assert first.metadata["token_usage"]["last_token_usage"] == {"total_tokens": 10}
-    tools = {t.source_id: t for t in tools_of(session, first.source_id)}
+    tools = {t.id: t for t in tools_of(session, first.id)}
     assert (
         tools["c1"].name == "apply_patch" and tools["c1"].content == "Done!" and tools["c1"].input == "*** Begin Patch"
     )
@@ -381,7 +386,7 @@ def test_legacy_rollout_without_envelope(tmp_path: Path):
     assert session.native_id == "0196aaaa-0000-7000-8000-000000000009"
     chain = branch(session)
     assert [n.content for n in chain] == ["hello", "", "done"]
-    (tool,) = tools_of(session, chain[1].source_id)
+    (tool,) = tools_of(session, chain[1].id)
     assert (tool.content, tool.metadata["exit_code"]) == ("x", 1)
 
 
@@ -401,7 +406,7 @@ def test_rollback_leaves_an_abandoned_branch(tmp_path: Path):
     edited = next(n for n in chain if n.content == "second, edited")
     assert edited.metadata["after_rollback"] == 2
     first_reply = next(n for n in chain if n.content == "1")
-    assert edited.parent == first_reply.source_id  # forks from before the dropped turns
+    assert edited.parent_id == first_reply.id  # forks from before the dropped turns
     # The dropped turns stay: a second leaf whose branch has all three original prompts.
     (old_leaf,) = leaves(session) - {session.head}
     assert [n.content for n in branch(session, old_leaf) if n.role == "user"] == ["first", "second", "third"]
@@ -543,7 +548,7 @@ def test_malformed_lines_are_warnings_and_the_rest_is_read(tmp_path: Path):
         f"{path}:6",
         f"{path}:{len(r.lines) + 1}",
     ]
-    assert "not valid JSON" in report.warnings[0] and "JSON object" in report.warnings[1]
+    assert "invalid JSON" in report.warnings[0] and "JSON object" in report.warnings[1]
     assert "content" in report.warnings[2] and "num_turns" in report.warnings[3] and "UTF-8" in report.warnings[4]
     assert [n.content for n in branch(session)] == ["first", "1"]
 
@@ -564,17 +569,17 @@ def test_live_tail_is_held_back_until_settled(tmp_path: Path):
     path = r.write(tmp_path / "m.jsonl")
     first, _ = only(path, final=False)
     assert [n.role for n in first.nodes] == ["user"]  # the open model response and its call wait
-    assert first.head == first.nodes[0].source_id
+    assert first.head == first.nodes[0].id
     r.item(type="function_call_output", call_id="c1", output="done")
     r.reply("All done.").event(type="task_complete")
     r.write(path)
-    second, _ = only(path, [n.source_id for n in first.nodes], start_offset=first.extra["end_offset"], final=False)
+    second, _ = only(path, [n.id for n in first.nodes], start_offset=first.extra["end_offset"], final=False)
     assert [(n.role, n.content) for n in second.nodes] == [
         ("assistant", ""),
         ("tool", "done"),
         ("assistant", "All done."),
     ]
-    assert codex.parse_file(path, ImportReport(), start_offset=second.extra["end_offset"], final=True) == []
+    assert parse_from(codex, path, second.extra["end_offset"], final=True) == []
 
 
 def test_final_flag_defaults_to_file_age(tmp_path: Path):
@@ -650,11 +655,13 @@ json_values = st.recursive(
     max_leaves=20,
 )
 ITEM_TYPES = sorted(
-    codex.CALL_ITEMS | codex.OUTPUT_ITEMS | {"message", "reasoning", "compaction", "ghost_snapshot", "agent_message"}
+    codex_handlers.CALL_ITEMS
+    | codex_records.OUTPUT_ITEMS
+    | {"message", "reasoning", "compaction", "ghost_snapshot", "agent_message"}
 )
 EVENT_TYPES = sorted(
-    codex.IGNORED_EVENTS
-    | codex.CALL_END_EVENTS
+    codex_records.IGNORED_EVENTS
+    | codex_records.CALL_END_EVENTS
     | {
         "user_message",
         "agent_message",
@@ -675,20 +682,20 @@ EVENT_TYPES = sorted(
 
 @st.composite
 def records(draw):
-    kind = draw(st.sampled_from(sorted(codex.TOP_TYPES | {"legacy_state", "other"})))
+    kind = draw(st.sampled_from(sorted(codex_records.TOP_TYPES | {"legacy_state", "other"})))
     payload = draw(st.dictionaries(KEYS, json_values, max_size=6))
     if kind == "response_item":
         payload["type"] = draw(st.sampled_from(ITEM_TYPES) | json_scalars)
     elif kind == "event_msg":
         payload["type"] = draw(st.sampled_from(EVENT_TYPES) | json_scalars)
-    return codex.CodexRecord(kind, payload, draw(st.floats(min_value=0, max_value=2e9)))
+    return codex_records.CodexRecord(kind, payload, draw(st.floats(min_value=0, max_value=2e9)))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200) | json_values.map(json.dumps))
 def test_parse_line_raises_only_format_errors(text):
     try:
-        record = codex.parse_line(text)
+        record = codex_records.parse_line(text)
     except ImportFormatError:
         return
     assert isinstance(record.payload, dict) and isinstance(record.kind, str)
@@ -697,7 +704,7 @@ def test_parse_line_raises_only_format_errors(text):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(records(), max_size=25))
 def test_reader_raises_only_format_errors(recs):
-    reader = codex.CodexReader(Path("p.jsonl"), ImportReport())
+    reader = codex_reader.CodexReader(Path("p.jsonl"), ImportReport())
     for offset, record in enumerate(recs):
         try:
             reader.feed(record, offset * 10, offset + 1)
@@ -733,10 +740,10 @@ def test_line_parser_follows_a_growing_file():
             for session in parser.take(final=False):
                 assert_well_formed(session, seen)
                 for node in session.nodes:
-                    assert node.source_id not in seen
-                    seen[node.source_id] = node
+                    assert node.id not in seen
+                    seen[node.id] = node
     assert not parser.holding()  # the last call got its output and its token count
-    seen.update({n.source_id: n for s in parser.take(final=True) for n in s.nodes})
+    seen.update({n.id: n for s in parser.take(final=True) for n in s.nodes})
     assert seen == by_id(whole)
     assert parser.take(final=True) == []
 
@@ -810,9 +817,9 @@ def test_takes_while_growing_equal_one_whole_parse(r, cuts):
         for session in parser.take(final=position == len(lines) and position == positions[-1]):
             assert_well_formed(session, seen)
             for node in session.nodes:
-                assert node.source_id not in seen
-                seen[node.source_id] = node
-    whole = codex.CodexParser("rollout-p.jsonl", ImportReport())
+                assert node.id not in seen
+                seen[node.id] = node
+    whole = CodexParser("rollout-p.jsonl", ImportReport())
     for line in lines:
         whole.feed_line(line)
-    assert seen == {n.source_id: n for s in whole.take(final=True) for n in s.nodes}
+    assert seen == {n.id: n for s in whole.take(final=True) for n in s.nodes}

@@ -11,10 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import gemini
+from opmem_tui.backend.importers import SOURCES
 from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
+from opmem_tui.backend.importers.gemini import GeminiParser, GeminiReader, parse_line
 
-from .dag_helpers import assert_well_formed, branch, by_id, fixture, leaves, tools_of, turn_count
+from .dag_helpers import assert_well_formed, branch, by_id, fixture, leaves, parse_from, tools_of, turn_count
+
+gemini = SOURCES["gemini"]
 
 CATALOG = "transcripts/catalog/agent-sessions-gemini-jsonl_v040.jsonl"
 HEADER = {
@@ -72,9 +75,11 @@ def write_jsonl(path: Path, records: list) -> Path:
     return path
 
 
-def parse(path: Path, **kwargs):
+def parse(path: Path, start_offset: int = 0, **kwargs):
     report = ImportReport()
     kwargs.setdefault("final", True)
+    if start_offset:
+        return parse_from(gemini, path, start_offset, final=kwargs["final"]), report
     return gemini.parse_file(path, report, **kwargs), report
 
 
@@ -92,7 +97,7 @@ def test_catalog_jsonl_sample():
     session, report = only(fixture(CATALOG))
     assert report.warnings == [] and report.unknown_records == {}
     assert session.native_id == "gemini_stage0_jsonl" and session.model == "gemini-3-flash-preview"
-    assert [(n.source_id, n.role) for n in session.nodes] == [
+    assert [(n.id, n.role) for n in session.nodes] == [
         ("g-user-1", "user"),
         ("g-assistant-1", "assistant"),
         ("run_shell_command_stage0", "tool"),
@@ -133,7 +138,7 @@ def test_legacy_json_chat(tmp_path: Path):
     assert first.name == "gemini-2.5-pro" and first.metadata["thoughts"] == ["Plan: look first"]
     assert first.metadata["tokens"]["total"] == 110
     tools = tools_of(session, "m2")
-    assert [(t.source_id, t.content, t.metadata["status"]) for t in tools] == [
+    assert [(t.id, t.content, t.metadata["status"]) for t in tools] == [
         ("c1", "a.txt\nb.txt", "success"),
         ("c2", "", "error"),
     ]
@@ -171,10 +176,10 @@ def test_rewind_keeps_dropped_messages_as_a_branch(tmp_path: Path):
     ]
     session, report = only(write_jsonl(tmp_path / "chats" / "session-b.jsonl", records))
     assert report.warnings == []
-    assert [n.source_id for n in branch(session)] == ["u1", "g1", "u3", "g3"]
+    assert [n.id for n in branch(session)] == ["u1", "g1", "u3", "g3"]
     assert leaves(session) == {"g3", "g2"}
-    assert [n.source_id for n in branch(session, "g2")] == ["u1", "g1", "u2", "g2"]
-    assert by_id(session)["u3"].parent == "g1"
+    assert [n.id for n in branch(session, "g2")] == ["u1", "g1", "u2", "g2"]
+    assert by_id(session)["u3"].parent_id == "g1"
     assert session.extra["rewinds"] == [{"line": 6, "to": "u2", "dropped": ["u2", "g2"]}]
 
 
@@ -188,8 +193,8 @@ def test_rewind_to_unknown_id_clears_the_history(tmp_path: Path):
         reply("g2", "2"),
     ]
     session, _ = only(write_jsonl(tmp_path / "chats" / "session-c.jsonl", records))
-    assert [n.source_id for n in branch(session)] == ["u2", "g2"]
-    assert by_id(session)["u2"].parent is None  # a new root; the old line stays beside it
+    assert [n.id for n in branch(session)] == ["u2", "g2"]
+    assert by_id(session)["u2"].parent_id is None  # a new root; the old line stays beside it
     assert leaves(session) == {"g1", "g2"}
 
 
@@ -208,9 +213,9 @@ def test_set_messages_replaces_the_history(tmp_path: Path):
     ]
     session, _ = only(write_jsonl(tmp_path / "chats" / "session-d.jsonl", records))
     nodes = by_id(session)
-    assert nodes["s1"].parent is None and nodes["s2"].parent == "s1"
-    assert nodes["u3"].parent == "g2"  # the tip of the replaced history
-    assert [n.source_id for n in branch(session)] == ["u1", "g1", "u2", "g2", "u3", "g3"]
+    assert nodes["s1"].parent_id is None and nodes["s2"].parent_id == "s1"
+    assert nodes["u3"].parent_id == "g2"  # the tip of the replaced history
+    assert [n.id for n in branch(session)] == ["u1", "g1", "u2", "g2", "u3", "g3"]
 
 
 def test_subagent_chat_links_to_its_parent(tmp_path: Path):
@@ -271,8 +276,8 @@ def test_incremental_reads_match_one_whole_read(tmp_path: Path):
         for session in sessions:
             assert_well_formed(session, seen)
             for node in session.nodes:
-                assert node.source_id not in seen
-                seen[node.source_id] = node
+                assert node.id not in seen
+                seen[node.id] = node
             offset = session.extra["end_offset"]
     assert seen == by_id(whole)
     # g1 was only returned once its tool result was in: never frozen with status "executing".
@@ -296,7 +301,7 @@ def test_malformed_lines_and_files(tmp_path: Path):
     )
     session, report = only(path)
     assert [w.split(": ", 1)[0] for w in report.warnings] == [f"{path}:{n}" for n in (3, 4, 5, 6, 7, 8)]
-    assert [n.source_id for n in branch(session)] == ["u1", "g2"]
+    assert [n.id for n in branch(session)] == ["u1", "g2"]
     broken = tmp_path / "chats" / "session-k.json"
     broken.write_text("{nope")
     sessions, report = parse(broken)
@@ -364,7 +369,7 @@ lines = (
 @given(st.text(max_size=200) | lines)
 def test_parse_line_raises_only_format_errors(text):
     try:
-        kind, record = gemini.parse_line(text)
+        kind, record = parse_line(text)
     except ImportFormatError:
         return
     assert kind in ("header", "message", "set", "rewind") and isinstance(record, dict)
@@ -373,10 +378,10 @@ def test_parse_line_raises_only_format_errors(text):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(lines, max_size=20))
 def test_reader_raises_only_format_errors(texts):
-    reader = gemini.GeminiReader(Path("chats/session-x.jsonl"), ImportReport())
+    reader = GeminiReader(Path("chats/session-x.jsonl"), ImportReport())
     for number, text in enumerate(texts, 1):
         try:
-            kind, record = gemini.parse_line(text)
+            kind, record = parse_line(text)
             reader.feed(kind, record, number * 100, number)
         except ImportFormatError:
             pass
@@ -390,14 +395,14 @@ def test_line_parser_for_watch(tmp_path: Path):
     feed(user("u1", "list files"))
     assert parser.take(final=False) == [] and parser.holding()
     feed(reply("g1", "", calls=[call("c1", None, status="executing")]))
-    assert [n.source_id for s in parser.take(final=False) for n in s.nodes] == ["u1"]
+    assert [n.id for s in parser.take(final=False) for n in s.nodes] == ["u1"]
     assert parser.take(final=False, idle=True) == []  # its tool is still running
     feed(reply("g1", "", calls=[call("c1", "a.txt")]))
     taken = [n for s in parser.take(final=False, idle=True) for n in s.nodes]
-    assert [(n.source_id, n.content) for n in taken] == [("g1", ""), ("c1", "a.txt")]
+    assert [(n.id, n.content) for n in taken] == [("g1", ""), ("c1", "a.txt")]
     assert not parser.holding()
     feed(reply("g2", "One file."))
-    assert [n.source_id for s in parser.take(final=True) for n in s.nodes] == ["g2"]
+    assert [n.id for s in parser.take(final=True) for n in s.nodes] == ["g2"]
 
 
 @st.composite
@@ -448,10 +453,10 @@ def test_takes_while_growing_equal_one_whole_parse(records, cuts):
         for session in parser.take(final=position == len(lines)):
             assert_well_formed(session, seen)
             for node in session.nodes:
-                assert node.source_id not in seen
-                seen[node.source_id] = node
-    whole = gemini.GeminiParser("chats/session-p.jsonl", ImportReport())
+                assert node.id not in seen
+                seen[node.id] = node
+    whole = GeminiParser("chats/session-p.jsonl", ImportReport())
     for line in lines:
         whole.feed_line(line)
     expected = [n for s in whole.take(final=True) for n in s.nodes]
-    assert seen == {n.source_id: n for n in expected}
+    assert seen == {n.id: n for n in expected}

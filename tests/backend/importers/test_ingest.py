@@ -8,22 +8,22 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from opmem_tui.backend.importers.base import ImportedNode, ImportedSession, ImportReport
-from opmem_tui.backend.importers.claude_code import ClaudeParser
+from opmem_tui.backend.importers.base import UNSTORED, ImportedSession, ImportReport
+from opmem_tui.backend.importers.claude_parser import ClaudeParser
 from opmem_tui.backend.importers.ingest import ingest
 from opmem_tui.backend.importers.session_ids import node_id_for, session_id_for
-from opmem_tui.backend.model import SESSION_ID_RE
+from opmem_tui.backend.model import SESSION_ID_RE, Node
 from opmem_tui.backend.store.session_repo import NODE_ID_RE
 from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import Transcript, text, tool_use
 
 
-def N(sid: str, role: str, content: str = "", parent: str | None = None, **kw) -> ImportedNode:
-    return ImportedNode(source_id=sid, role=role, content=content or f"{role} {sid}", parent=parent, **kw)
+def N(sid: str, role: str, content: str = "", parent: str | None = None, **kw) -> Node:
+    return Node(sid, UNSTORED, role, content or f"{role} {sid}", parent_id=parent, **kw)
 
 
-def session(*nodes: ImportedNode, native: str = "abc", **kw) -> ImportedSession:
+def session(*nodes: Node, native: str = "abc", **kw) -> ImportedSession:
     return ImportedSession(source="jsonl", native_id=native, source_file="/tmp/x.jsonl", nodes=tuple(nodes), **kw)
 
 
@@ -256,7 +256,7 @@ def test_incremental_takes_from_a_claude_parser(store: SessionStore, tmp_path: P
     whole = ClaudeParser(tmp_path / "abc.jsonl", ImportReport())
     for number, line in enumerate(lines, 1):
         whole.feed_line(line, number)
-    expected = {node_id_for(n.source_id) for s in whole.take(final=True) for n in s.nodes}
+    expected = {node_id_for(n.id) for s in whole.take(final=True) for n in s.nodes}
     assert {n.id for n in store.get_nodes("cc-abc")} == expected
     assert [t.user.content for t in store.get_turns("cc-abc")] == ["one", "two"]
     assert report.turns >= 2 and report.warnings == []

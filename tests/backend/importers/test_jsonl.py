@@ -8,10 +8,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.importers import SOURCES, run_import
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.jsonl import Message, format_line, parse_file, parse_line
+from opmem_tui.backend.importers.jsonl import Message, format_line, parse_line
 from opmem_tui.backend.store.sessions import SessionStore
+
+parse_file = SOURCES["jsonl"].parse_file
 
 
 def write(path: Path, *records: dict | str) -> Path:
@@ -46,7 +48,7 @@ def test_two_sessions_in_one_file_with_speakers_titles_and_epoch_times(tmp_path:
     assert report.warnings == []
     s1 = sessions["s1"]
     assert s1.title == "Catch-up" and s1.extra == {"title_source": "user"}
-    assert [(n.source_id, n.parent, n.metadata["speaker"]) for n in s1.nodes] == [
+    assert [(n.id, n.parent_id, n.metadata["speaker"]) for n in s1.nodes] == [
         ("1", None, "Caroline"),
         ("2", "1", "Melanie"),
     ]
@@ -91,7 +93,7 @@ def test_bad_lines_are_warnings_naming_file_and_line(tmp_path: Path) -> None:
     lines = [w.split(": ", 1)[0] for w in report.warnings]
     assert lines == [f"{path}:{n}" for n in (2, 3, 4, 5, 6, 7, 8)]
     assert "role" in report.warnings[1] and "duplicate id" in report.warnings[3]
-    assert [n.source_id for n in session.nodes] == ["1", "6", "7"]
+    assert [n.id for n in session.nodes] == ["1", "6", "7"]
     assert session.nodes[1].role == "system" and session.nodes[1].metadata["role_given"] == "tool"
 
 
@@ -125,7 +127,7 @@ def test_round_trip_file(tmp_path_factory, batch: list[Message]) -> None:
     path = folder / "rt.jsonl"
     path.write_text("".join(format_line(m) + "\n" for m in unique))
     report = ImportReport()
-    nodes = {(s.native_id, n.source_id): n for s in parse_file(path, report) for n in s.nodes}
+    nodes = {(s.native_id, n.id): n for s in parse_file(path, report) for n in s.nodes}
     assert report.warnings == []
     for m in unique:
         node = nodes[(m.session, m.id)]

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import claude_code, jsonl
+from opmem_tui.backend.importers import claude_records, jsonl
 from opmem_tui.backend.importers.base import ImportedSession, ImportFormatError, ImportReport
-from opmem_tui.backend.importers.claude_code import ClaudeParser
+from opmem_tui.backend.importers.claude_parser import ClaudeParser
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
 json_values = st.recursive(
@@ -111,14 +111,14 @@ def assert_sound(sessions: list[ImportedSession]) -> None:
         seen: dict[str, str] = {}
         for node in session.nodes:
             assert node.role in ("user", "assistant", "system", "tool")
-            assert node.source_id not in seen, node.source_id
-            if node.parent is not None:
-                assert node.parent in seen or node.parent in previously_emitted.get(session.native_id, set())
+            assert node.id not in seen, node.id
+            if node.parent_id is not None:
+                assert node.parent_id in seen or node.parent_id in previously_emitted.get(session.native_id, set())
             if node.called_by is not None:
                 assert node.called_by in seen or node.called_by in previously_emitted.get(session.native_id, set())
                 assert node.role == "tool"
             assert isinstance(node.content, str)
-            seen[node.source_id] = node.role
+            seen[node.id] = node.role
         previously_emitted.setdefault(session.native_id, set()).update(seen)
 
 
@@ -129,7 +129,7 @@ previously_emitted: dict[str, set[str]] = {}
 @settings(max_examples=300)
 def test_claude_parse_line_raises_only_format_errors(raw: Any) -> None:
     try:
-        result = claude_code.parse_line(raw)
+        result = claude_records.parse_line(raw)
     except ImportFormatError:
         return
     assert isinstance(result, dict) and isinstance(result["type"], str)

@@ -11,10 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import openprogram
+from opmem_tui.backend.importers import SOURCES
 from opmem_tui.backend.importers.base import ImportFormatError, ImportReport
+from opmem_tui.backend.importers.openprogram import ROLE_MAP, parse_node
 
 from .dag_helpers import assert_well_formed, branch, by_id, leaves, tools_of, turn_count
+
+openprogram = SOURCES["openprogram"]
 
 ERAS = ("called_by+metadata.parent_id", "caller+metadata.predecessor", "caller+predecessor")
 
@@ -135,9 +138,9 @@ def test_each_schema_era_gives_the_same_dag(tmp_path: Path, era: str):
     assert session.cwd == "/work/app" and session.model == "claude-sonnet-4"
     assert "ROOT" not in by_id(session)
     chain = branch(session)
-    assert [n.source_id for n in chain] == ["u1", "u1_reply", "u2", "u2_reply"]
+    assert [n.id for n in chain] == ["u1", "u1_reply", "u2", "u2_reply"]
     assert [n.role for n in chain] == ["user", "assistant", "user", "assistant"]
-    assert chain[0].parent is None and chain[1].name == "claude-sonnet-4"
+    assert chain[0].parent_id is None and chain[1].name == "claude-sonnet-4"
     assert turn_count(session) == 2 and leaves(session) == {"u2_reply"}
     tools = tools_of(session, "u1_reply")
     assert [(t.name, t.input, t.content) for t in tools] == [
@@ -164,7 +167,7 @@ def test_rewound_turn_and_spawned_branch(tmp_path: Path):
     assert session.head == "u3_reply"
     assert leaves(session) == {"u2_reply", "u3_reply", "spawn1_reply"}
     assert by_id(session)["u2"].metadata["rewound"] is True
-    assert [n.source_id for n in branch(session, "spawn1_reply")] == ["u1", "u1_reply", "spawn1", "spawn1_reply"]
+    assert [n.id for n in branch(session, "spawn1_reply")] == ["u1", "u1_reply", "spawn1", "spawn1_reply"]
 
 
 def test_function_runs_summaries_and_spills(tmp_path: Path):
@@ -193,12 +196,12 @@ def test_function_runs_summaries_and_spills(tmp_path: Path):
     nodes = by_id(session)
     assert nodes[r1].content == big and nodes[r1].metadata["spilled"] == f"0002-{r1}.txt"
     fn = nodes["fn1"]
-    assert (fn.role, fn.parent, fn.content, fn.input) == ("system", r1, '{"ok": true}', {"target": "prod"})
+    assert (fn.role, fn.parent_id, fn.content, fn.input) == ("system", r1, '{"ok": true}', {"target": "prod"})
     assert fn.metadata["top_level_function"] is True
     inner = nodes["fn1_llm"]
     assert (inner.role, inner.called_by, inner.name) == ("assistant", "fn1", "gpt-5")
     summary = nodes["sum1"]
-    assert summary.role == "system" and summary.metadata["compaction"] and summary.parent is None
+    assert summary.role == "system" and summary.metadata["compaction"] and summary.parent_id is None
 
 
 def test_seq_order_not_file_name_order(tmp_path: Path):
@@ -208,8 +211,8 @@ def test_seq_order_not_file_name_order(tmp_path: Path):
     names = sorted(p.name for p in (f.path / "history").iterdir())
     assert names[0].startswith("10000")  # the name sorts first, the seq says second
     (session,), _ = read(f.path)
-    assert [n.source_id for n in session.nodes] == ["early", "late"]
-    assert by_id(session)["late"].parent == "early"
+    assert [n.id for n in session.nodes] == ["early", "late"]
+    assert by_id(session)["late"].parent_id == "early"
 
 
 def test_files_without_any_chat_edge_keep_seq_order(tmp_path: Path):
@@ -218,7 +221,7 @@ def test_files_without_any_chat_edge_keep_seq_order(tmp_path: Path):
         data = {"id": f"n{n}", "seq": n, "role": role, "output": text, "metadata": {}}
         (f.path / "history" / f"{n:04d}-{role[0]}-n{n}.json").write_text(json.dumps(data))
     (session,), _ = read(f.path)
-    assert [n.source_id for n in branch(session)] == ["n0", "n1", "n2"]
+    assert [n.id for n in branch(session)] == ["n0", "n1", "n2"]
     assert session.nodes[1].metadata["linear_fallback"] is True
 
 
@@ -255,7 +258,7 @@ def test_broken_files_are_reported_and_skipped(tmp_path: Path):
     assert "unknown role 'wizard'" in problems and "'nowhere' is not in the session" in problems
     assert "meta.json is not a JSON object" in problems
     lost = by_id(session)["lost"]
-    assert lost.parent is None and lost.metadata["missing_edge"] == "predecessor=nowhere"
+    assert lost.parent_id is None and lost.metadata["missing_edge"] == "predecessor=nowhere"
     assert session.native_id == f.path.name and session.head == "lost"
     assert r1 in by_id(session)
 
@@ -329,8 +332,8 @@ def test_discovery_state_roots_projects_and_ipc_folders(tmp_path: Path, monkeypa
 )
 def test_parse_node_raises_only_format_errors(data):
     try:
-        node = openprogram.parse_node(data)
+        node = parse_node(data)
     except ImportFormatError:
         return
-    assert node["role"] in openprogram.ROLE_MAP and isinstance(node["seq"], int)
+    assert node["role"] in ROLE_MAP and isinstance(node["seq"], int)
     assert node["caller"] is None or isinstance(node["caller"], str)

@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmem_tui.backend.importers import claude_code, codex, gemini, jsonl, openprogram, run_import
-from opmem_tui.backend.importers.base import ImportedNode, ImportedSession, ImportReport
+from opmem_tui.backend.importers import SOURCES, run_import
+from opmem_tui.backend.importers.base import UNSTORED, ImportedSession, ImportReport
 from opmem_tui.backend.importers.ingest import ingest
 from opmem_tui.backend.importers.session_ids import SESSION_PREFIX, legacy_session_id, session_id_for
-from opmem_tui.backend.model import check_session_id
+from opmem_tui.backend.model import Node, check_session_id
 
 from .conftest import Transcript
 from .test_codex import Rollout
@@ -21,12 +21,12 @@ from .test_gemini import HEADER
 from .test_gemini import user as gemini_user
 from .test_openprogram import Folder
 
-SOURCES = [*sorted(SESSION_PREFIX), "some new agent"]
+PREFIXED = [*sorted(SESSION_PREFIX), "some new agent"]
 native_ids = st.text(min_size=0, max_size=160)
 
 
 @settings(max_examples=400, deadline=None)
-@given(source=st.sampled_from(SOURCES), a=native_ids, b=native_ids)
+@given(source=st.sampled_from(PREFIXED), a=native_ids, b=native_ids)
 def test_two_native_ids_never_share_a_session_id(source: str, a: str, b: str) -> None:
     sa, sb = session_id_for(source, a), session_id_for(source, b)
     assert check_session_id(sa) == sa and check_session_id(sb) == sb
@@ -36,7 +36,7 @@ def test_two_native_ids_never_share_a_session_id(source: str, a: str, b: str) ->
 
 @settings(max_examples=200, deadline=None)
 @given(
-    source=st.sampled_from(SOURCES),
+    source=st.sampled_from(PREFIXED),
     native=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,60}[A-Za-z0-9_]", fullmatch=True),
 )
 def test_ids_that_were_already_safe_are_kept_as_they_were(source: str, native: str) -> None:
@@ -72,7 +72,7 @@ def test_jsonl_sessions_with_colliding_names_stay_apart(home, tmp_path: Path) ->
 
 
 def one_node(native: str, source: str = "claude-code", text: str = "hi") -> ImportedSession:
-    node = ImportedNode(source_id=f"n-{text}", role="user", content=text)
+    node = Node(f"n-{text}", UNSTORED, "user", text)
     return ImportedSession(source=source, native_id=native, source_file="/x.jsonl", nodes=(node,))
 
 
@@ -112,25 +112,25 @@ def parsed_native(source: str, native: str, folder: Path) -> str:
     if source == "jsonl":
         path = folder / "s.jsonl"
         path.write_text(json.dumps({"session": native, "id": "m", "role": "user", "content": "x"}) + "\n")
-        sessions = jsonl.parse_file(path, report)
+        sessions = SOURCES["jsonl"].parse_file(path, report)
     elif source == "codex":
         path = folder / "rollout-x.jsonl"
         Rollout().meta(native).prompt("x").write(path)
-        sessions = codex.parse_file(path, report, final=True)
+        sessions = SOURCES["codex"].parse_file(path, report, final=True)
     elif source == "gemini":
         path = folder / "chats" / "session-x.jsonl"
         path.parent.mkdir()
         path.write_text(json.dumps(HEADER | {"sessionId": native}) + "\n" + json.dumps(gemini_user("u1", "x")) + "\n")
-        sessions = gemini.parse_file(path, report, final=True)
+        sessions = SOURCES["gemini"].parse_file(path, report, final=True)
     elif source == "openprogram":
         session = Folder(folder)
         session.node("user", "u1", "x", caller="ROOT", pred="ROOT")
         (session.path / "meta.json").write_text(json.dumps({"id": native}))
-        sessions = openprogram.parse_file(session.path, report, final=True)
+        sessions = SOURCES["openprogram"].parse_file(session.path, report, final=True)
     else:
         t = Transcript(session=native)
         t.prompt("x")
-        sessions = claude_code.parse_file(t.write(folder / f"{native}.jsonl"), report, final=True)
+        sessions = SOURCES["claude"].parse_file(t.write(folder / f"{native}.jsonl"), report, final=True)
     assert report.warnings == [] and len(sessions) == 1
     return sessions[0].native_id
 

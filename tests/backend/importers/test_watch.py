@@ -89,17 +89,19 @@ def test_truncated_file_starts_over(home, tmp_path: Path) -> None:
     assert "replaced content" in [n.content for n in home.sessions.get_nodes(f"cc-{SID}")]
 
 
-def test_whole_file_formats_are_reparsed_on_change(home, tmp_path: Path, monkeypatch) -> None:
-    from opmem_tui.backend.importers import jsonl
-
-    monkeypatch.delattr(jsonl, "open_parser")  # behave like an importer without a line parser
-    path = tmp_path / "talk.jsonl"
-    path.write_text(json.dumps({"session": "s", "id": "1", "role": "user", "content": "hi"}) + "\n")
-    watcher = Watcher(home, ["jsonl"], [path])
-    assert watcher.poll(path).nodes == 1
-    append(path, [json.dumps({"session": "s", "id": "2", "role": "assistant", "content": "yo"}) + "\n"])
+def test_whole_file_formats_are_reparsed_on_change(home, tmp_path: Path) -> None:
+    """A legacy Gemini chat (session-*.json) is rewritten whole: each change is read whole."""
+    chat = {"sessionId": "g-1", "startTime": "2026-04-29T21:39:22Z", "messages": []}
+    path = tmp_path / "tmp" / "proj" / "chats" / "session-1.json"
+    path.parent.mkdir(parents=True)
+    first = {"id": "u1", "timestamp": "2026-04-29T21:40:00Z", "type": "user", "content": "hi"}
+    path.write_text(json.dumps(chat | {"messages": [first]}))
+    watcher = Watcher(home, ["gemini"], [tmp_path / "tmp"])
+    assert watcher.poll(path).nodes == 0  # just written: its last message may still change
+    second = {"id": "g1", "timestamp": "2026-04-29T21:40:05Z", "type": "gemini", "content": "yo"}
+    path.write_text(json.dumps(chat | {"messages": [first, second]}))
     report = watcher.poll(path)
-    assert (report.nodes, report.turns) == (1, 1)
+    assert (report.nodes, watcher.followers) == (1, {})  # the first message is final now
 
 
 def test_nothing_to_watch_is_a_clear_error(home, tmp_path: Path) -> None:
@@ -158,9 +160,8 @@ def test_a_finished_turn_reaches_the_store_within_two_seconds(home, tmp_path: Pa
 
 
 def test_default_sources_are_those_with_an_existing_folder(tmp_path: Path, monkeypatch) -> None:
-    from types import SimpleNamespace
-
-    from opmem_tui.backend.importers.watch import default_sources, line_based
+    from opmem_tui.backend.importers import SOURCES
+    from opmem_tui.backend.importers.watch import default_sources
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.chdir(tmp_path)
@@ -168,9 +169,9 @@ def test_default_sources_are_those_with_an_existing_folder(tmp_path: Path, monke
     (tmp_path / "claude" / "projects").mkdir(parents=True)
     names = default_sources()
     assert "claude" in names and "aider" not in names and "jsonl" not in names  # aider reads the cwd
-    assert line_based(SimpleNamespace(open_parser=None), Path("chat.jsonl"))
-    assert not line_based(SimpleNamespace(open_parser=None), Path("session-1.json"))
-    assert not line_based(SimpleNamespace(), Path("chat.jsonl"))
+    gemini, openprogram = SOURCES["gemini"], SOURCES["openprogram"]
+    assert gemini.follows_lines(Path("session-1.jsonl")) and not gemini.follows_lines(Path("session-1.json"))
+    assert SOURCES["claude"].follows_lines(Path("x.jsonl")) and not openprogram.follows_lines(Path("s"))
 
 
 def test_each_poll_reports_only_its_own_warnings(home, tmp_path: Path) -> None:

@@ -371,3 +371,21 @@ def test_a_log_that_cannot_be_written_is_named(store: MemoryStore):
     with pytest.raises(MemoryWriteFailed, match=r"edges\.jsonl: cannot write"):
         store.append([WORKER, P8080, edge(WORKER, "listens-on", P8080, T0)])
     assert store.stats().edges == 0
+
+
+def test_raw_reads_for_the_distiller_ignore_alias_folding(store: MemoryStore):
+    alias = entity("service", "wrk")
+    e1 = edge(WORKER, "listens-on", P8080, T0)
+    e2 = edge(alias, "listens-on", P9090, T0 + DAY)
+    e3 = edge(WORKER, "uses", P9090, T0 + 2 * DAY, scope="project:p", session="anything")
+    store.append([WORKER, alias, P8080, P9090, e1, e2, e3])
+    store.merge(WORKER.id, alias.id, "acronym")
+    assert [e.id for e in store.current_edges(WORKER.id, "listens-on")] == [e1.id]  # not folded
+    assert {e.id for e in store.current_edges(relation="listens-on")} == {e1.id, e2.id}
+    store.supersede(e1.id, e2.id, "single-valued")
+    assert [e.id for e in store.current_edges(relation="listens-on")] == [e2.id]
+    assert {e.id for e in store.current_edges(WORKER.id)} == {e3.id}
+    assert [e.name for e in store.entity_records({"service"})] == sorted(
+        ["worker", "wrk"], key=lambda n: entity("service", n).id
+    )
+    assert len(store.entity_records()) == 4 and store.entity_records({"none"}) == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.projects.tool_writes import Opaque, Put, Remove, node_writes
+from opmem_tui.backend.projects.tool_writes import Opaque, Put, Remove, node_paths, node_writes
 from opmem_tui.backend.projects.write_replay import Diverged, Expected, Unknown, replay_writes
 
 from .project_repo_helpers import TurnBuilder
@@ -149,3 +149,24 @@ def test_what_each_call_did():
     tool = Node(id="t", seq=1, role="tool", name="delete_file", input={"path": "d"}, called_by="a0")
     assert [w.effect for w in node_writes(tool)] == [Remove()]
     assert node_writes(Node(id="u", seq=1, role="user", content="*** Add File: x")) == []
+
+
+def test_the_cheap_path_list_names_what_the_full_reading_names():
+    t = TurnBuilder("x")
+    t.tool("Write", {"file_path": "/repo/a.py", "content": "a"})
+    t.tool("MultiEdit", {"file_path": "/repo/b.py", "edits": [{"old_string": "a", "new_string": "b"}]})
+    t.tool("mcp__filesystem__move_file", {"source": "/repo/c.txt", "destination": "/repo/d.txt"})
+    t.tool("batch_edit", {"edits": [{"path": "/repo/e.py", "old_text": "x", "new_text": "y"}]})
+    t.tool("apply_patch", "*** Begin Patch\n*** Update File: f.py\n*** Move to: g.py\n@@\n-x\n+y\n*** End Patch")
+    t.tool("Read", {"file_path": "/repo/r.py"})
+    for node in t.nodes:
+        assert node_paths(node) == [w.path for w in node_writes(node)]
+    assert [p for n in t.nodes for p in node_paths(n)] == [
+        "/repo/a.py",
+        "/repo/b.py",
+        "/repo/d.txt",
+        "/repo/c.txt",
+        "/repo/e.py",
+        "f.py",
+        "g.py",
+    ]

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.memory.records import GLOBAL, Edge, Entity, Event, entity_id, project_scope
+from opmem_tui.backend.model import Provenance
 
 T0 = 1_750_000_000.0  # 2025-06-15, fixed so dates in replies are stable
 
@@ -109,3 +111,73 @@ def build_store(root: Path, *, long_output: str = "line\n" * 300) -> Built:
     store.commit_turn(other)
     store.flush()
     return Built(home, project.id, workdir, sid, other, result.commit, user_commit)
+
+
+@dataclass(frozen=True)
+class Memory:
+    worker: str  # entity ids
+    port: str
+    old_port: str
+    uvicorn: str
+    hub: str | None
+    other_project_event: str  # an event of another project's scope: never visible from the shop
+
+
+def _prov(built: Built, turn: int, when: float, session: str | None = None, project: str | None = None) -> Provenance:
+    return Provenance(
+        built.project_id if project is None else project,
+        built.session_id if session is None else session,
+        (f"u{turn}",),
+        None,
+        when,
+        when + 5,
+        turn,
+    )
+
+
+def add_memory(built: Built, *, hub_edges: int = 0) -> Memory:
+    """A distilled memory over the built store: events, entities, a superseded edge, scopes."""
+    memory = built.home.memory
+    project = project_scope(built.project_id)
+
+    def ent(kind: str, name: str, scope: str = project, aliases: tuple[str, ...] = ()) -> Entity:
+        return Entity(entity_id(kind, name), kind, name, aliases, {}, scope, _prov(built, 1, T0))
+
+    worker = ent("service", "worker", aliases=("the worker",))
+    port = ent("port", ":18109")
+    old_port = ent("port", ":8000")
+    uvicorn = ent("package", "uvicorn", scope=GLOBAL)
+    greet = ent("file", "greet.py")
+    entities = [worker, port, old_port, uvicorn, greet]
+
+    def ev(summary: str, turn: int, when: float, kind: str = "work", scope: str = project, **kw: str) -> Event:
+        p = _prov(built, turn, when, **kw)
+        ids = tuple(e.id for e in entities if e.name.strip(":") in summary)
+        return Event(Event.make_id(summary, kind, p), summary, kind, 0.8, p, ids, scope)
+
+    events = [
+        ev("Added greet.py with a greet() function", 1, T0 + 5),
+        ev("Decided the worker listens on :18109 instead of :8000", 2, T0 + 65, kind="decision"),
+        ev("Learnt that uvicorn needs --reload off in tests", 3, T0 + 121, kind="learning", scope=GLOBAL),
+        ev("Work in a session that was deleted since", 1, T0 + 30, session="gone-session"),
+        ev("Another project's event", 1, T0 + 40, scope="project:elsewhere-123456", project="elsewhere-123456"),
+    ]
+
+    def edge(src: Entity, relation: str, dst: Entity, turn: int, when: float, confidence: float = 0.9) -> Edge:
+        p = _prov(built, turn, when)
+        return Edge(Edge.make_id(src.id, relation, dst.id, p), src.id, dst.id, relation, p, confidence, project)
+
+    old = edge(worker, "listens-on", old_port, 1, T0 + 10)
+    new = edge(worker, "listens-on", port, 2, T0 + 65)
+    edges = [old, new, edge(worker, "depends-on", uvicorn, 2, T0 + 66), edge(greet, "part-of", worker, 1, T0 + 6)]
+    hub = None
+    if hub_edges:
+        center = ent("concept", "hub")
+        hub = center.id
+        spokes = [ent("file", f"spoke_{i:05d}.py") for i in range(hub_edges)]
+        entities += [center, *spokes]
+        edges += [edge(center, "mentions", s, 1, T0 + 200 + i, 0.8) for i, s in enumerate(spokes)]
+    memory.append([*entities, *events, *edges])
+    memory.supersede(old.id, new.id, reason="the worker moved to :18109")
+    memory.close()
+    return Memory(worker.id, port.id, old_port.id, uvicorn.id, hub, events[-1].id)

@@ -15,12 +15,13 @@ from .stores import Built
 def test_scope_defaults_from_the_current_folder(built: Built) -> None:
     inside = recall_for(built.home, cwd=built.workdir)
     assert inside.scope == Scope(built.project_id, "")
-    assert inside.scope.memory_scopes == frozenset({"global", f"project:{built.project_id}"})
+    assert inside.scope.memory_scope == f"project:{built.project_id}"
     outside = recall_for(built.home, cwd=built.workdir.parent)
-    assert outside.scope == Scope() and outside.scope.memory_scopes is None
+    assert outside.scope == Scope() and outside.scope.memory_scope is None
     named = recall_for(built.home, cwd="/", project="shop", agent="claude")
     assert named.scope == Scope(built.project_id, "claude")
-    assert named.scope.memory_scopes == frozenset({"global", f"project:{built.project_id}", "agent:claude"})
+    assert named.scope.memory_scope == f"project:{built.project_id}"
+    assert recall_for(built.home, cwd="/", agent="claude").scope.memory_scope == "agent:claude"
     with pytest.raises(RecallError, match="no project 'shpo'") as info:
         recall_for(built.home, project="shpo")
     assert info.value.suggestions == (built.project_id,)

@@ -6,10 +6,12 @@ import hashlib
 import os
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.recall.context import Recall, recall_for
 from opmem_tui.backend.recall.registry import TOOLS, call
 
-from .stores import Built
+from .stores import Built, add_memory
 
 
 def snapshot(*roots: Path) -> dict[str, tuple[str, int]]:
@@ -45,17 +47,37 @@ def every_call(built: Built) -> list[tuple[str, dict]]:
         ("memory_git_show", {"commit": built.agent_commit}),
         ("memory_git_show", {"commit": "HEAD", "path": "README.md"}),
         ("memory_git_show", {"commit": "0000000"}),
+        ("memory_timeline", {}),
+        ("memory_timeline", {"entity": "worker", "since": "2025-06-01", "kinds": ["decision"]}),
+        ("memory_timeline", {"entity": "wroker"}),
+        ("memory_graph_neighbors", {"entity": "worker", "hops": 3}),
+        ("memory_graph_neighbors", {"entity": "worker", "as_of": "2025-06-15"}),
+        ("memory_graph_neighbors", {"entity": "nobody"}),
     ]
 
 
-def test_every_tool_leaves_the_state_byte_identical(built: Built) -> None:
+@pytest.mark.parametrize("memory_cache", ["kept", "deleted"])
+def test_every_tool_leaves_the_state_byte_identical(built: Built, memory_cache: str) -> None:
+    add_memory(built)
+    if memory_cache == "deleted":  # derived: a reader must neither rebuild nor create it
+        for path in (built.home.memory_dir).glob(".cache.sqlite*"):
+            path.unlink()
     before = snapshot(built.home.path, built.workdir)
     # A fresh Home, as a new process (the MCP server) would have: no warm caches.
     recall: Recall = recall_for(type(built.home)(built.home.path), cwd=built.workdir)
     calls = every_call(built)
     assert {name for name, _ in calls} == set(TOOLS)
     for name, args in calls:
-        call(recall, name, args)
+        reply = call(recall, name, args)
+        assert reply, name
+    assert "error" not in call(recall, "memory_timeline", {})
     after = snapshot(built.home.path, built.workdir)
     assert sorted(set(after) - set(before)) == []
     assert after == before
+
+
+def test_an_absent_memory_folder_is_not_created(built: Built) -> None:
+    assert not built.home.memory_dir.exists()
+    recall = recall_for(type(built.home)(built.home.path), cwd=built.workdir)
+    assert call(recall, "memory_timeline", {})["events"] == []
+    assert not built.home.memory_dir.exists()

@@ -1,0 +1,322 @@
+"""A distillation run: collect -> extract -> link -> reconcile -> write -> cursor, batch by batch, then project.
+
+One run at a time: `memory/.distill.lock` is held for the whole run (another process's run
+is waited for up to `lock_timeout` seconds, then DistillBusy says so). Each batch (the new
+nodes of one session, or of one project's commits) is written durably before its cursor
+moves, so a run killed at any point and run again ends with the same records as a run that
+was never interrupted. Progress goes to a callback; `cancel` is checked at batch edges.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from ..home import Home
+from ..llm import ChatClient, TokenBudget, is_configured
+from ..model import OpmemError
+from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
+from .extract import extract_commits, extract_rules
+from .link import LINK_TYPES, Known, link
+from .memory_port import MemoryPort, log_contradictions
+from .model import Extraction, Progress, RunReport, SessionBatch, Written
+from .project import project_all
+from .reconcile import reconcile
+from .state import DistillState, ProjectCursor, SessionCursor, load_state, read_inflight, save_state, write_inflight
+
+LOCK_NAME = ".distill.lock"
+SAVE_EVERY_S = 2.0  # cursors are saved at least this often (and at the end): moving them later is safe
+FLUSH_RECORDS = 5000  # staged records written in one memory batch (one lock hold, one fsync)
+
+ProgressFn = Callable[[Progress], Any]
+CancelFn = Callable[[], bool]
+
+
+class DistillBusy(OpmemError):
+    """Another distillation run holds the lock."""
+
+
+class LLMUnavailable(OpmemError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    sessions: tuple[str, ...] | None = None  # None: every session with something new
+    llm: bool | None = None  # None: as `[distill] extractor` says
+    again: bool = False  # re-distil from the first node (duplicates supersede their older copies)
+    commits: bool = True
+    project: bool = True  # stage 5 at the end
+    lock_timeout: float = 0.0
+    flush_records: int = FLUSH_RECORDS
+    scan: bool = False  # stat every session even when the store's change token says nothing changed
+
+
+@contextmanager
+def run_lock(home: Home, timeout: float):
+    home.memory_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(home.memory_dir / LOCK_NAME), timeout=max(0.0, timeout))
+    try:
+        lock.acquire()
+    except Timeout:
+        waited = f" (waited {timeout:g} s)" if timeout > 0 else ""
+        raise DistillBusy(f"another distillation is running{waited}; try again when it has finished") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@dataclass
+class DistillJob:
+    """The state of one run while it holds the lock (sleep.py drives one too)."""
+
+    home: Home
+    options: RunOptions
+    progress: ProgressFn | None
+    cancel: CancelFn | None
+    now: float = field(default_factory=time.time)
+    state: DistillState = field(default_factory=DistillState)
+    port: MemoryPort | None = None
+    known: list[Known] | None = None
+    client: ChatClient | None = None
+    budget: TokenBudget | None = None
+    written: Written = field(default_factory=Written)
+    report: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    saved_at: float = 0.0
+    dirty: bool = False
+    touched: set[str] = field(default_factory=set)  # entity ids whose views stage 5 rebuilds
+    staged_sessions: dict[str, SessionCursor] = field(default_factory=dict)  # cursors that wait for a flush
+    staged_projects: dict[str, ProjectCursor] = field(default_factory=dict)
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def memory(self) -> MemoryPort:
+        if self.port is None:
+            self.port = MemoryPort(self.home.memory, read_inflight(self.home.memory_dir))
+        return self.port
+
+    def known_entities(self) -> list[Known]:
+        if self.known is None:
+            self.known = self.memory().known_entities(LINK_TYPES)
+        return self.known
+
+    def tell(self, stage: str, done: int, total: int, detail: str = "") -> None:
+        if self.progress is not None:
+            self.progress(Progress(stage, done, total, detail))
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and bool(self.cancel())
+
+    def save(self, force: bool = False) -> None:
+        if self.dirty and (force or time.monotonic() - self.saved_at >= SAVE_EVERY_S):
+            save_state(self.home.memory_dir, self.state, durable=self.home.durable)
+            self.saved_at = time.monotonic()
+            self.dirty = False
+
+    # -- one batch -------------------------------------------------------------------------------
+
+    def llm(self) -> ChatClient | None:
+        """The LLM client when this run uses one (decided at the first batch, from the options or config)."""
+        if self.budget is None:
+            self.client = _client(self.home, self.options.llm)
+            self.budget = TokenBudget(self.home.config.llm.token_budget if self.client is not None else 0)
+        return self.client
+
+    def extract(self, batch: SessionBatch) -> Extraction:
+        extraction = extract_rules(batch, ingestion_time=self.now)
+        if self.llm() is not None and self.client is not None and self.budget is not None:
+            from .extract.llm import extract_llm  # jsonschema and the prompt load only when an LLM is used
+
+            outcome = extract_llm(
+                batch,
+                self.client,
+                self.budget,
+                ingestion_time=self.now,
+                batch_size=self.home.config.llm.batch_size,
+                cancel=self.cancel,
+            )
+            self.report["llm_batches"] = self.report.get("llm_batches", 0) + outcome.batches
+            self.report["llm_failed"] = self.report.get("llm_failed", 0) + outcome.failed
+            extraction = extraction.merged(outcome.extraction)
+        return extraction
+
+    def stage(self, extraction: Extraction) -> None:
+        """Link, reconcile, log contradictions, stage for the next flush."""
+        port = self.memory()
+        linked = link(extraction, self.known_entities(), at=self.now)
+        reconciled = reconcile(
+            linked,
+            current_edges=port.current_edges,
+            current_events=port.current_events,
+            single_valued=self.home.config.distill.single_valued,
+            at=self.now,
+        )
+        log_contradictions(self.home.memory_dir, reconciled.contradictions, durable=self.home.durable)
+        port.stage(reconciled)
+        self.touched.update(e.id for e in extraction.entities)
+        self.touched.update(x for e in extraction.edges for x in (e.from_id, e.to_id))
+        self.known_entities().extend(Known.of(e) for e in extraction.entities)
+        self.report["contradictions"] = self.report.get("contradictions", 0) + len(reconciled.contradictions)
+        self.notes.extend(extraction.notes)
+
+    def flush(self, force: bool = False) -> None:
+        """Write what is staged (durable), then move the cursors of the batches it held.
+
+        The ids being written are noted first (memory/.distill-inflight.json): a run killed
+        before its cursors move leaves them there, and the rerun reads those records as not
+        stored until it stages them again, so it decides every batch the way this run did.
+        """
+        port = self.port
+        if port is None or (not force and port.staged_records < self.options.flush_records):
+            return
+        durable = self.home.durable
+        staged = port.staged_ids()
+        if staged:
+            write_inflight(self.home.memory_dir, staged | port.exclude, durable=durable)
+        self.written += port.flush()
+        if self.staged_sessions or self.staged_projects:
+            self.state.sessions.update(self.staged_sessions)
+            self.state.projects.update(self.staged_projects)
+            self.staged_sessions, self.staged_projects = {}, {}
+            self.dirty = True
+        self.save(force=True)
+        if staged:
+            port.exclude -= staged
+            write_inflight(self.home.memory_dir, port.exclude, durable=durable)
+
+    def session(self, pending: Pending) -> int:
+        """Distil one session's new nodes; returns how many nodes were read."""
+        nodes = 0
+        batches = collect_session(self.home.sessions, self._projects(), pending)
+        for position, batch in enumerate(batches):
+            self.stage(self.extract(batch))
+            nodes += sum(len(t.nodes) for t in batch.turns)
+            last = position == len(batches) - 1
+            self.staged_sessions[pending.session_id] = SessionCursor(
+                batch.last_seq, stamp_after(pending) if last else 0
+            )
+            self.flush()
+            if not last and self.cancelled():
+                break
+        if not batches and pending.session_id not in self.staged_sessions:
+            # nothing new after all (a rewrite of an old node file): remember the stamp
+            cursor = self.state.cursor(pending.session_id)
+            self.state.sessions[pending.session_id] = cursor._replace(stamp=stamp_after(pending))
+            self.dirty = True
+        return nodes
+
+    def _projects(self) -> Any:
+        try:
+            return self.home.projects
+        except OpmemError:
+            return None
+
+    def commits(self) -> int:
+        count = 0
+        for project in collect_commits(self._projects(), self.state, self.home.sessions):
+            if self.cancelled():
+                self.report["cancelled"] = True
+                break
+            if project.commits:
+                self.stage(extract_commits(project, ingestion_time=self.now))
+                count += len(project.commits)
+            last_time = max((c.time for c in project.commits), default=0.0)
+            self.staged_projects[project.project_id] = ProjectCursor(project.head, last_time)
+            self.flush()
+        return count
+
+
+def _client(home: Home, wanted: bool | None) -> ChatClient | None:
+    settings = home.config.llm
+    use = wanted if wanted is not None else home.config.distill.extractor == "llm"
+    if not use:
+        return None
+    if not is_configured(settings):
+        raise LLMUnavailable(
+            f"{home.config.path}: the LLM extractor needs [llm] base_url (and model); the rules work without it"
+        )
+    return ChatClient(settings)
+
+
+def run(
+    home: Home,
+    options: RunOptions = RunOptions(),
+    *,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+) -> RunReport:
+    """Distil what is new. Raises DistillBusy when another run holds the lock past `lock_timeout`."""
+    started = time.monotonic()
+    if options.llm:
+        _client(home, True).close()  # an LLM asked for but not configured: say so before anything runs
+    job = DistillJob(home, options, progress, cancel)
+    try:
+        with run_lock(home, options.lock_timeout):
+            job.state = load_state(home.memory_dir)
+            return distil_pending(job, started)
+    finally:
+        if job.client is not None:
+            job.client.close()
+
+
+def distil_pending(job: DistillJob, started: float) -> RunReport:
+    """Every batch the cursors have not covered, then the project commits, then stage 5."""
+    home, options = job.home, job.options
+    whole = options.sessions is None
+    token = change_token(home.sessions)  # read before the scan: a write after it changes it again
+    if whole and not options.again and not options.scan and token and token == job.state.token:
+        pending = []  # the store wrote nothing since every session was caught up
+    else:
+        pending = pending_sessions(home.sessions, job.state, only=options.sessions, again=options.again)
+    sessions = nodes = 0
+    cancelled = False
+    trusted = True
+    job.tell("collect", 0, len(pending), f"{len(pending)} sessions changed")
+    for done, item in enumerate(pending):
+        if job.cancelled():
+            cancelled = True
+            break
+        read = job.session(item)
+        trusted = trusted and stamp_after(item) != 0
+        if read:
+            sessions += 1
+            nodes += read
+        job.tell("distil", done + 1, len(pending), item.session_id)
+    if whole and (pending or job.state.token != token):
+        job.state.token = token if trusted and not cancelled else ""
+        job.dirty = True
+    commits = 0
+    if options.commits and options.sessions is None and not cancelled:
+        commits = job.commits()
+        cancelled = bool(job.report.get("cancelled"))
+    job.flush(force=True)
+    job.save(force=True)
+    if options.project and job.written.total and not cancelled:
+        job.tell("project", 0, 1, "core.md, views, index")
+        job.notes.extend(project_all(home, job.touched))
+        job.tell("project", 1, 1, "")
+    return RunReport(
+        sessions=sessions,
+        nodes=nodes,
+        commits=commits,
+        written=job.written,
+        contradictions=job.report.get("contradictions", 0),
+        cancelled=cancelled,
+        llm_batches=job.report.get("llm_batches", 0),
+        llm_failed=job.report.get("llm_failed", 0),
+        tokens=job.budget.used if job.budget is not None else 0,
+        notes=tuple(job.notes),
+        seconds=time.monotonic() - started,
+    )
+
+
+def flush(home: Home, session_ids: Sequence[str], *, lock_timeout: float = 30.0, llm: bool | None = None) -> RunReport:
+    """Distil these sessions now (the pre-compress flush): waits for a running distillation."""
+    return run(home, RunOptions(sessions=tuple(session_ids), llm=llm, lock_timeout=lock_timeout, commits=False))

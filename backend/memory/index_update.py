@@ -1,0 +1,278 @@
+"""Keeping the search index up to date: sessions since their cursors, memory logs since their offsets.
+
+`IndexUpdater.update()` looks at every session (one stat of its history folder and meta.json
+each), indexes the nodes written since its cursor, marks deleted sessions dead and reads what
+the memory logs gained. `update(sessions=...)` touches only those sessions (the after-ingest
+hook of import/watch passes the ones a batch wrote). `rebuild()` builds a new file beside the
+old one and swaps it in, so searches keep working meanwhile.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model import Node, OpmemError, SessionNotFound
+from ..store.sessions import SessionStore
+from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, TurnRow
+from .index_records import update_records
+from .records import project_scope
+
+CTX_CHARS = 200  # of each earlier message kept as the `ctx` of a row
+CTX_MESSAGES = 2
+TOOL_CHARS = 600
+COMPACT_DEAD_SHARE = 0.25
+_TOOL_KEYS = frozenset(
+    {"file_path", "path", "paths", "notebook_path", "command", "cmd", "pattern", "glob", "url", "query", "file"}
+)
+
+Progress = Callable[[int, int], Any]
+
+
+@dataclass(slots=True)
+class UpdateReport:
+    sessions_seen: int = 0
+    sessions_updated: int = 0
+    sessions_dropped: int = 0
+    rows: int = 0
+    records: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    compacted: bool = False
+
+
+def tool_text(node: Node) -> str:
+    """What a tool call is found by: its name, the paths and commands in its input, what it read."""
+    parts: list[str] = [node.name or ""]
+    _collect(node.input, parts, depth=0)
+    parts.extend(node.reads)
+    return " ".join(p for p in parts if p)[:TOOL_CHARS]
+
+
+def _collect(value: Any, out: list[str], depth: int) -> None:
+    if depth > 3:
+        return
+    if isinstance(value, str):
+        if depth == 0:
+            out.append(value[:TOOL_CHARS])
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key in _TOOL_KEYS and isinstance(item, str):
+                out.append(item[:TOOL_CHARS])
+            elif isinstance(item, (Mapping, list, tuple)) or (key in _TOOL_KEYS and isinstance(item, list)):
+                _collect(item, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value[:20]:
+            if isinstance(item, str) and depth > 0:
+                out.append(item[:TOOL_CHARS])
+            else:
+                _collect(item, out, depth + 1)
+
+
+def _speaker(node: Node) -> str:
+    speaker = node.metadata.get("speaker")
+    return speaker if isinstance(speaker, str) and speaker else node.role
+
+
+def turn_map(store: SessionStore, session_id: str, wanted: set[str]) -> dict[str, tuple[int, str | None]]:
+    """node id -> (turn number along its branch, turn commit) for the head's branch and the others."""
+    out: dict[str, tuple[int, str | None]] = {}
+    for turn in store.get_turns(session_id):
+        for node in turn.nodes:
+            out[node.id] = (turn.number, turn.commit)
+    if wanted <= out.keys():
+        return out
+    for leaf in store.leaves(session_id):
+        if leaf in out:
+            continue
+        for turn in store.get_turns(session_id, head_id=leaf):
+            for node in turn.nodes:
+                out.setdefault(node.id, (turn.number, turn.commit))
+        if wanted <= out.keys():
+            break
+    return out
+
+
+def session_rows(nodes: list[Node], after_seq: int, turns: Mapping[str, tuple[int, str | None]]) -> list[TurnRow]:
+    """The index rows of the nodes written after `after_seq` (system nodes and empty messages skipped)."""
+    by_id = {n.id: n for n in nodes}
+    rows: list[TurnRow] = []
+    for node in nodes:
+        if node.seq <= after_seq or node.role == "system":
+            continue
+        turn, commit = turns.get(node.called_by or node.id, (None, None))
+        if node.called_by is not None:
+            body = tool_text(node)
+            if body:
+                rows.append(
+                    TurnRow(
+                        KIND_TOOL,
+                        node.id,
+                        node.seq,
+                        node.role,
+                        turn,
+                        commit,
+                        node.created_at,
+                        node.name or "tool",
+                        body,
+                        "",
+                        None,
+                    )
+                )
+            continue
+        body = node.content.strip()
+        if not body:
+            continue
+        earlier = _earlier_messages(node, by_id)
+        ctx = " ".join(m.content.strip()[:CTX_CHARS] for m in earlier)
+        prev = earlier[0].id if earlier else None
+        rows.append(
+            TurnRow(
+                KIND_MESSAGE,
+                node.id,
+                node.seq,
+                node.role,
+                turn,
+                commit,
+                node.created_at,
+                _speaker(node),
+                body,
+                ctx,
+                prev,
+            )
+        )
+    return rows
+
+
+def _earlier_messages(node: Node, by_id: Mapping[str, Node]) -> list[Node]:
+    out: list[Node] = []
+    seen = {node.id}
+    cur = by_id.get(node.parent_id) if node.parent_id else None
+    while cur is not None and len(out) < CTX_MESSAGES and cur.id not in seen:
+        seen.add(cur.id)
+        if cur.called_by is None and cur.role in ("user", "assistant") and cur.content.strip():
+            out.append(cur)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    return out
+
+
+def _stamp(path: Path) -> str:
+    parts = []
+    for item in (path / "history", path / "meta.json"):
+        try:
+            st = os.stat(item)
+            parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
+        except OSError:
+            parts.append("-")
+    return ":".join(parts)
+
+
+class IndexUpdater:
+    """Brings one SearchIndex up to date with one SessionStore and one memory folder."""
+
+    def __init__(self, index: SearchIndex, store: SessionStore, memory_dir: Path) -> None:
+        self.index = index
+        self.store = store
+        self.memory_dir = Path(memory_dir)
+
+    def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
+        """Index what is new. sessions=None: every session (and drop the deleted ones)."""
+        started = time.perf_counter()
+        report = UpdateReport()
+        known = self.index.cursors()
+        if sessions is None:
+            listing = self.store.list_sessions()
+            present = [m.id for m in listing.sessions]
+            gone = [sid for sid in known if sid not in set(present)]
+            if gone:
+                with self.index.write() as db:
+                    for sid in gone:
+                        self.index.drop_session(db, sid)
+                report.sessions_dropped = len(gone)
+            wanted = present
+        else:
+            wanted = list(dict.fromkeys(sessions))
+        for done, session_id in enumerate(wanted):
+            if progress is not None:
+                progress(done, len(wanted))
+            report.sessions_seen += 1
+            try:
+                self._update_session(session_id, known.get(session_id), report)
+            except SessionNotFound:
+                if session_id in known:
+                    with self.index.write() as db:
+                        self.index.drop_session(db, session_id)
+                    report.sessions_dropped += 1
+            except OpmemError as exc:
+                report.problems.append(f"{session_id}: {exc}")
+        report.records = update_records(self.index, self.memory_dir, report.problems)
+        if sessions is None and self._dead_share() > COMPACT_DEAD_SHARE:
+            self.rebuild(report=report)
+            report.compacted = True
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _update_session(self, session_id: str, known: Any, report: UpdateReport) -> None:
+        try:
+            path = self.store.path_for(session_id)
+        except OpmemError:
+            raise SessionNotFound(session_id) from None
+        if not (path / "meta.json").exists():
+            raise SessionNotFound(session_id)
+        stamp = _stamp(path)
+        if known is not None and known.stamp == stamp:
+            return
+        meta = self.store.get_meta(session_id)
+        scope = project_scope(meta.project_id)
+        after = known.cursor if known is not None else -1
+        nodes = self.store.get_nodes(session_id)
+        new = [n for n in nodes if n.seq > after]
+        pending = known is not None and self._has_uncommitted(session_id)
+        turns = turn_map(self.store, session_id, {n.called_by or n.id for n in new}) if new or pending else {}
+        rows = session_rows(nodes, after, turns)
+        cursor = max((n.seq for n in nodes), default=after)
+        with self.index.write() as db:
+            current = self.index.cursor(db, session_id)  # another process may have indexed it meanwhile
+            if current is not None and current.cursor != after:
+                return
+            if pending:
+                self.index.fill_commits(db, session_id, turns)
+            if rows or new:
+                self.index.add_turns(db, session_id, scope, rows, cursor, stamp)
+            else:
+                self.index.set_stamp(db, session_id, scope, stamp)
+        report.rows += len(rows)
+        report.sessions_updated += 1
+
+    def _has_uncommitted(self, session_id: str) -> bool:
+        return self.index.uncommitted(self.index.db, session_id) > 0
+
+    def _dead_share(self) -> float:
+        stats = self.index.stats()
+        return stats.dead_rows / stats.turn_rows if stats.turn_rows else 0.0
+
+    def rebuild(self, *, report: UpdateReport | None = None, progress: Progress | None = None) -> UpdateReport:
+        """A new index from scratch, swapped in whole when it is complete."""
+        target = self.index.path
+        fresh_path = target.with_name(target.name + ".new")
+        for suffix in ("", "-journal"):
+            Path(f"{fresh_path}{suffix}").unlink(missing_ok=True)
+        fresh = SearchIndex(fresh_path)
+        try:
+            result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
+            fresh.optimize()
+        finally:
+            fresh.close()
+        os.replace(fresh_path, target)
+        self.index.close()
+        if report is not None:
+            report.rows = result.rows
+            report.records = result.records
+            report.problems.extend(result.problems)
+            return report
+        return result

@@ -1,0 +1,61 @@
+"""BM25 top-N over an FTS5 table that stays fast on a large index, and filters applied after it.
+
+FTS5 computes bm25() for every row an expression matches before it sorts, so an OR with a
+word found in half the index costs half the index. Terms found in more than DF_CAP rows (their
+IDF is small: the rarer words decide the ranking) are left out of the expression when rarer
+ones are there; a query of common words only takes its newest DF_CAP matches, best first.
+Filters (scope, dates, dead sessions) run on the rows returned; when they leave too few, the
+page grows (x8) until enough pass or the matches run out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+DF_CAP = 4000
+GROWTH = 8
+
+Keep = Callable[[Sequence[int]], Mapping[int, Any]]
+
+
+def split_terms(db: sqlite3.Connection, table: str, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped."""
+    rare: list[str] = []
+    common: list[str] = []
+    for term in terms:
+        count = db.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})", (f'"{term}"',)
+        ).fetchone()[0]
+        if count:
+            (rare if count <= DF_CAP else common).append(term)
+    return rare, common
+
+
+def ranked(db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str], want: int, keep: Keep):
+    """[(rowid, score, kept info)] best first (score = -bm25), at most `want`, filtered by `keep`."""
+    rare, common = split_terms(db, table, terms)
+    if not rare and not common:
+        return []
+    chosen = rare or common
+    expr = " OR ".join(f'"{t}"' for t in chosen)
+    order = "2" if rare else "rowid DESC"
+    limit = want if rare else DF_CAP
+    bm25 = f"bm25({table}{', ' + weights if weights else ''})"
+    while True:
+        rows = db.execute(
+            f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?", (expr, limit)
+        ).fetchall()
+        kept = keep([r[0] for r in rows])
+        out = [(rid, -score, kept[rid]) for rid, score in rows if rid in kept]
+        if len(out) >= want or len(rows) < limit:
+            break
+        limit *= GROWTH
+    out.sort(key=lambda item: -item[1])
+    return out[:want]
+
+
+def chunks(ids: Sequence[Any], size: int = 500):
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

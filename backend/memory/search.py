@@ -1,0 +1,418 @@
+"""search(query, scope, k, since, until): ranked hits over the index, each with its provenance.
+
+Signals, each a ranked list of turn rows, fused by weighted reciprocal rank (RRF, k=60):
+- turns: BM25 over the messages (`body` 1.0, `ctx` 0.5: the two messages before it), a reply
+  raised by what its follow-up matched (W_NEXT), and the turns of a participant the query
+  names (SPEAKER_BOOST);
+- records: BM25 over distilled events, entities and edges; a record that points at turns is a
+  second key for them (a record that points nowhere is a hit of its own);
+- entities: the turns behind the records of an entity the query names (name or alias);
+- dates: candidates whose time falls in a date the query names ("in June", "7 May 2023");
+- recency: a light preference for newer turns.
+
+Weights are set by principle, not fitted: the two BM25 lists count fully, the derived lists
+half, recency a tenth; the constants in the turn list are explained where they are defined.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, SearchIndex
+from .query_text import ParsedQuery, parse_query
+from .ranking import chunks, ranked
+from .records import entity_key, visible_scopes
+from .snippets import Snippets
+
+_WORDS = re.compile(r"[^\W_]+")
+RRF_K = 60
+TURN_POOL = 200  # BM25 candidates per list
+RECORD_POOL = 100
+W_CTX = 0.5  # the earlier messages count half of the message itself
+W_RECORD = 0.5  # a distilled record is a second key for its turn, counted like the ctx field
+W_NEXT = 0.25  # a reply's match lifts the message it answers, at a quarter
+SPEAKER_BOOST = 1.3  # the turns of the participant the query names
+LIST_WEIGHTS = {"turns": 1.0, "records": 1.0, "entities": 0.5, "dates": 0.5, "recency": 0.1}
+ENTITY_SHARE = 0.05  # an entity in more than 5% of the records is no signal (like a word's IDF)
+ENTITY_MIN_RECORDS = 20
+DEFAULT_K = 10
+MAX_K = 200
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result: where it comes from (provenance), what it is, and a snippet."""
+
+    kind: str  # turn, tool, event, entity, edge
+    session_id: str
+    node_ids: tuple[str, ...]
+    turn: int | None
+    commit: str | None
+    time: float
+    snippet: str
+    score: float
+    scope: str
+    speaker: str = ""
+    record_id: str | None = None  # the memory record, for event/entity/edge hits
+    via: tuple[str, ...] = ()  # records that also pointed at this turn
+    signals: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def pointer(self) -> str:
+        return f"session:{self.session_id}" if self.session_id else ""
+
+
+@dataclass(slots=True)
+class _Behind:
+    """What a list of records points at."""
+
+    ordered: list[tuple[str, int]] = field(default_factory=list)  # turn rows ("d") and lone records ("r")
+    scores: dict[int, float] = field(default_factory=dict)  # turn row -> best score of a record behind it
+    via: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # turn row -> record ids
+
+
+@dataclass(slots=True)
+class _Candidate:
+    key: tuple[str, int]  # ("d", docs row) or ("r", records row)
+    lists: dict[str, int] = field(default_factory=dict)  # list name -> rank (0-based)
+    via: list[str] = field(default_factory=list)
+
+
+class Searcher:
+    """Runs queries on one SearchIndex; `snippets` reads the text of the top hits."""
+
+    def __init__(self, index: SearchIndex, snippets: Snippets) -> None:
+        self.index = index
+        self.snippets = snippets
+
+    def search(
+        self,
+        query: object,
+        scope: str | None = None,
+        k: int = DEFAULT_K,
+        since: float | None = None,
+        until: float | None = None,
+        *,
+        extra_lists: Callable[[ParsedQuery], dict[str, list[int]]] | None = None,
+    ) -> tuple[SearchHit, ...]:
+        parsed = parse_query(query)
+        k = max(0, min(int(k), MAX_K))
+        if parsed.empty or k == 0:
+            return ()
+        db = self.index.db
+        flt = _Filter(visible_scopes(scope), since, until)
+        lists: dict[str, list[tuple[str, int]]] = {}
+        behind = self._records(db, parsed, flt)
+        turn_rows = self._turns(db, parsed, flt, behind.scores)
+        lists["turns"] = [("d", r) for r in turn_rows]
+        lists["records"] = [key for key in behind.ordered if key[0] == "r"]
+        lists["entities"] = self._entities(db, parsed, flt)
+        if extra_lists is not None:
+            for name, rows in extra_lists(parsed).items():
+                lists[name] = [("d", r) for r in rows]
+        pool = _pool(lists)
+        times = self._times(db, pool)
+        if parsed.dates:
+            lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
+        lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
+        fused = _fuse(lists, behind.via)
+        return self._hits(db, fused[:k], parsed)
+
+    # ------------------------------------------------------------------ signals
+
+    def _turns(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter, records: dict[int, float]) -> list[int]:
+        """Turn rows by BM25 (a record that points at a turn adds W_RECORD of its own BM25), then
+        a reply lifts the message it answers and the named participant's turns go up."""
+
+        def keep(ids: Sequence[int]) -> dict[int, tuple[int | None, str]]:
+            out: dict[int, tuple[int | None, str]] = {}
+            for chunk in chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for rid, prev, speaker, when, scope, dead in db.execute(
+                    "SELECT d.id, d.prev, d.speaker, d.time, s.scope, s.dead FROM docs d "
+                    f"JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
+                    chunk,
+                ):
+                    if not dead and flt.accepts(scope, when):
+                        out[rid] = (prev, speaker or "")
+            return out
+
+        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", parsed.terms, TURN_POOL, keep)
+        found = {rid for rid, _score, _info in rows}
+        extra = keep([rid for rid in records if rid not in found])
+        rows += [(rid, 0.0, info) for rid, info in extra.items()]
+        scores = {rid: score + W_RECORD * records.get(rid, 0.0) for rid, score, _info in rows}
+        lifted = dict(scores)
+        for rid, _score, (prev, _speaker) in rows:
+            score = scores[rid]
+            if prev is not None and prev in scores:
+                lifted[prev] += W_NEXT * score
+        named = _named_speaker(parsed, {speaker for _r, _s, (_p, speaker) in rows})
+        if named is not None:
+            for rid, _score, (_prev, speaker) in rows:
+                if speaker.casefold() == named:
+                    lifted[rid] *= SPEAKER_BOOST
+        return sorted(lifted, key=lambda r: -lifted[r])
+
+    def _records(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> _Behind:
+        """The records that match: the turns behind them, and those behind no turn (hits of their own)."""
+
+        terms = set(parsed.terms)
+
+        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+            out: dict[int, tuple[str, str, str]] = {}
+            for chunk in chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for rid, kind, record_id, session_id, node_json, scope, when, body in db.execute(
+                    "SELECT id, kind, record_id, session_id, node_ids, scope, time, body FROM records "
+                    f"WHERE id IN ({marks}) AND record_id NOT IN (SELECT record_id FROM superseded)",
+                    chunk,
+                ):
+                    if not flt.accepts(scope, when):
+                        continue
+                    if kind == KIND_ENTITY:
+                        # Where an entity was first seen says nothing of what is asked about it: an
+                        # entity is a hit of its own, and only when the query is its name.
+                        if terms <= {w.lower() for w in _WORDS.findall(body)}:
+                            out[rid] = (record_id, "", "[]")
+                        continue
+                    out[rid] = (record_id, session_id, node_json)
+            return out
+
+        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep)
+        return self._behind(db, [(rid, score, *info) for rid, score, info in rows])
+
+    def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:
+        keys = list(_ngrams(parsed.words, 3))
+        if not keys:
+            return []
+        marks = ",".join("?" * len(keys))
+        ids = {r[0] for r in db.execute(f"SELECT entity_id FROM names WHERE key IN ({marks})", keys)}
+        if not ids:
+            return []
+        ids |= _alias_group(db, ids)
+        marks = ",".join("?" * len(ids))
+        total = db.execute("SELECT count(*) FROM records WHERE kind != ?", (KIND_ENTITY,)).fetchone()[0]
+        mentions = db.execute(
+            f"SELECT count(*) FROM record_entities e JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) "
+            f"AND r.kind != {KIND_ENTITY}",
+            tuple(ids),
+        ).fetchone()[0]
+        if mentions > max(ENTITY_MIN_RECORDS, ENTITY_SHARE * total):
+            return []  # named by most of the memory: says nothing about which record is meant
+        where, args = flt.sql("r.scope", "r.time")
+        rows = db.execute(
+            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids FROM record_entities e "
+            f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != {KIND_ENTITY} "
+            f"AND r.record_id NOT IN (SELECT record_id FROM superseded) {where} "
+            f"ORDER BY r.time DESC LIMIT {RECORD_POOL}",
+            (*ids, *args),
+        ).fetchall()
+        return [key for key in self._behind(db, rows).ordered if key[0] == "d"]
+
+    def _behind(self, db: sqlite3.Connection, rows: Sequence[tuple[int, float, str, str, str]]) -> _Behind:
+        wanted: dict[str, set[str]] = defaultdict(set)
+        parsed_rows = []
+        for rid, score, record_id, session_id, node_json in rows:
+            nodes = json.loads(node_json) if session_id else []
+            parsed_rows.append((rid, score, record_id, session_id, nodes))
+            wanted[session_id].update(nodes)
+        found = _turn_rows(db, wanted)
+        out = _Behind()
+        seen: set[tuple[str, int]] = set()
+        for rid, score, record_id, session_id, nodes in parsed_rows:
+            keys = [("d", found[(session_id, n)]) for n in nodes if (session_id, n) in found] or [("r", rid)]
+            for key in keys:
+                if key[0] == "d":
+                    out.via.setdefault(key, []).append(record_id)
+                    out.scores[key[1]] = max(out.scores.get(key[1], 0.0), score)
+                if key not in seen:
+                    seen.add(key)
+                    out.ordered.append(key)
+        return out
+
+    def _times(self, db: sqlite3.Connection, pool: Iterable[tuple[str, int]]) -> dict[tuple[str, int], float]:
+        docs = [rid for kind, rid in pool if kind == "d"]
+        recs = [rid for kind, rid in pool if kind == "r"]
+        out: dict[tuple[str, int], float] = {}
+        for table, tag, ids in (("docs", "d", docs), ("records", "r", recs)):
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for rid, when in db.execute(f"SELECT id, time FROM {table} WHERE id IN ({marks})", chunk):
+                    out[(tag, rid)] = when
+        return out
+
+    # ------------------------------------------------------------------ hits
+
+    def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery):
+        hits: list[SearchHit] = []
+        for cand, score in fused:
+            kind, rid = cand.key
+            if kind == "d":
+                hit = self._turn_hit(db, rid, score, cand, parsed)
+            else:
+                hit = self._record_hit(db, rid, score, cand, parsed)
+            if hit is not None:
+                hits.append(hit)
+        return tuple(hits)
+
+    def _turn_hit(self, db, rid: int, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit | None:
+        row = db.execute(
+            "SELECT d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
+            "FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id = ?",
+            (rid,),
+        ).fetchone()
+        if row is None:
+            return None
+        kind, session_id, node, seq, role, turn, commit, when, scope, speaker = row
+        snippet = self.snippets.turn(session_id, node, seq, role, kind, parsed.terms)
+        return SearchHit(
+            kind=KIND_NAMES.get(kind, "turn"),
+            session_id=session_id,
+            node_ids=(node,),
+            turn=turn,
+            commit=commit,
+            time=when,
+            snippet=snippet,
+            score=score,
+            scope=scope,
+            speaker=speaker or "",
+            via=tuple(dict.fromkeys(cand.via)),
+            signals=tuple(cand.lists),
+        )
+
+    def _record_hit(self, db, rid: int, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit | None:
+        row = db.execute(
+            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records WHERE id = ?",
+            (rid,),
+        ).fetchone()
+        if row is None:
+            return None
+        kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
+        return SearchHit(
+            kind=KIND_NAMES.get(kind, "event"),
+            session_id=session_id,
+            node_ids=tuple(json.loads(node_json)),
+            turn=turn,
+            commit=commit,
+            time=when,
+            snippet=self.snippets.around(body, parsed.terms),
+            score=score,
+            scope=scope,
+            record_id=record_id,
+            signals=tuple(cand.lists),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Filter:
+    scopes: frozenset[str] | None
+    since: float | None
+    until: float | None
+
+    def accepts(self, scope: str, when: float) -> bool:
+        return (
+            (self.scopes is None or scope in self.scopes)
+            and (self.since is None or when >= self.since)
+            and (self.until is None or when < self.until)
+        )
+
+    def sql(self, scope_col: str, time_col: str) -> tuple[str, list[object]]:
+        parts: list[str] = []
+        args: list[object] = []
+        if self.scopes is not None:
+            parts.append(f"{scope_col} IN ({','.join('?' * len(self.scopes))})")
+            args.extend(sorted(self.scopes))
+        if self.since is not None:
+            parts.append(f"{time_col} >= ?")
+            args.append(float(self.since))
+        if self.until is not None:
+            parts.append(f"{time_col} < ?")
+            args.append(float(self.until))
+        return ("AND " + " AND ".join(parts)) if parts else "", args
+
+
+def _named_speaker(parsed: ParsedQuery, speakers: set[str]) -> str | None:
+    """The one participant (not a role) whose name the query holds, casefolded; else None."""
+    words = set(parsed.words)
+    named = {
+        s.casefold()
+        for s in speakers
+        if s and s not in ("user", "assistant", "tool", "system") and set(entity_key(s).split()) <= words
+    }
+    return named.pop() if len(named) == 1 else None
+
+
+def _ngrams(words: Sequence[str], longest: int) -> Iterable[str]:
+    seen: set[str] = set()
+    for size in range(1, longest + 1):
+        for start in range(0, len(words) - size + 1):
+            gram = " ".join(words[start : start + size])
+            if gram not in seen and not (size == 1 and len(gram) < 3):
+                seen.add(gram)
+                yield gram
+
+
+def _alias_group(db: sqlite3.Connection, ids: set[str]) -> set[str]:
+    """Entities merged with these (either way), through active alias records."""
+    group = set(ids)
+    frontier = set(ids)
+    while frontier:
+        marks = ",".join("?" * len(frontier))
+        args = list(frontier)
+        found = {
+            r[0]
+            for r in db.execute(
+                f"SELECT into_id FROM aliases WHERE active = 1 AND merged_id IN ({marks}) "
+                f"UNION SELECT merged_id FROM aliases WHERE active = 1 AND into_id IN ({marks})",
+                args + args,
+            )
+        }
+        frontier = found - group
+        group |= found
+    return group
+
+
+def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], int]:
+    """(session id, node id) -> the message row of that node, for live sessions."""
+    out: dict[tuple[str, str], int] = {}
+    for session_id, nodes in wanted.items():
+        if not session_id or not nodes:
+            continue
+        for chunk in chunks(sorted(nodes)):
+            marks = ",".join("?" * len(chunk))
+            for rid, node in db.execute(
+                "SELECT d.id, d.node FROM docs d JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? "
+                f"AND s.dead = 0 AND d.node IN ({marks}) AND d.kind = {KIND_MESSAGE}",
+                (session_id, *chunk),
+            ):
+                out[(session_id, node)] = rid
+    return out
+
+
+def _pool(lists: dict[str, list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    return list(dict.fromkeys(key for ranked in lists.values() for key in ranked))
+
+
+def _fuse(lists: dict[str, list[tuple[str, int]]], via: dict[tuple[str, int], list[str]]):
+    cands: dict[tuple[str, int], _Candidate] = {}
+    scores: defaultdict[tuple[str, int], float] = defaultdict(float)
+    for name, ranked_keys in lists.items():
+        weight = LIST_WEIGHTS.get(name, 0.5)
+        for rank, key in enumerate(ranked_keys):
+            cand = cands.get(key)
+            if cand is None:
+                cand = cands[key] = _Candidate(key)
+            cand.lists.setdefault(name, rank)
+            scores[key] += weight / (RRF_K + rank + 1)
+    for key, record_ids in via.items():
+        if key in cands:
+            cands[key].via.extend(record_ids)
+    order = sorted(cands, key=lambda key: (-scores[key], key))
+    return [(cands[key], scores[key]) for key in order]

@@ -1,0 +1,282 @@
+"""Search index speed and size, each beside a plain FTS5 baseline measured in the same run.
+
+    python bench/search_bench.py [--quick] [--turns N]
+
+A generated corpus of coding-session turns (a user message, an assistant reply, a tool call
+with a path and a command every other turn; words drawn from a Zipf distribution like prose)
+is indexed through the index's own write path (session_rows + add_turns, the work an update
+does once the nodes are read). Figures:
+- incremental update, turns/s (target >= 5,000) beside inserting the same texts into a plain
+  FTS5 table (one column, stored content);
+- search p95 over queries of 1-4 words (target <= 10 ms) beside a plain FTS5 bm25() top-10 on
+  that table; snippets come from memory here, and the cost of reading the node files of ten
+  hits is measured on real files and printed apart;
+- index size / indexed text bytes (target <= 1.5) beside the plain table's size.
+The full path from the session store (node files and git) is timed on a small store too.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from harness import fmt, parser, report  # noqa: E402
+
+from backend.home import Home  # noqa: E402
+from backend.memory.index import TOKENIZER, SearchIndex  # noqa: E402
+from backend.memory.index_update import session_rows  # noqa: E402
+from backend.memory.search import Searcher  # noqa: E402
+from backend.memory.snippets import Snippets  # noqa: E402
+from backend.model import Node  # noqa: E402
+
+TURNS_PER_SESSION = 100
+TOOLS = ("Read", "Edit", "Bash", "Grep", "Write")
+
+
+class Corpus:
+    def __init__(self, seed: int = 11, vocabulary: int = 30_000) -> None:
+        self.rng = random.Random(seed)
+        syllables = [a + b for a in "bcdfghklmnprstvz" for b in ("a", "e", "i", "o", "u", "ar", "en", "io")]
+        words = set()
+        while len(words) < vocabulary:
+            words.add("".join(self.rng.choices(syllables, k=self.rng.randint(1, 4))))
+        self.words = sorted(words)
+        self.rng.shuffle(self.words)
+        self.cum = list(_cumulative([1 / (r + 1) ** 1.05 for r in range(vocabulary)]))
+
+    def text(self, n: int) -> str:
+        return " ".join(self.rng.choices(self.words, cum_weights=self.cum, k=n))
+
+    def session(self, index: int, start: float) -> list[Node]:
+        """TURNS_PER_SESSION turns of user, assistant (and a tool call on even turns)."""
+        rng = self.rng
+        nodes: list[Node] = []
+        parent = None
+        seq = 0
+        for turn in range(TURNS_PER_SESSION):
+            when = start + turn * 60
+            user = Node(uuid.uuid4().hex, seq, "user", self.text(rng.randint(8, 30)), parent, created_at=when)
+            assistant = Node(
+                uuid.uuid4().hex, seq + 1, "assistant", self.text(rng.randint(30, 120)), user.id, created_at=when + 5
+            )
+            nodes += [user, assistant]
+            seq += 2
+            if turn % 2 == 0:
+                folder = "/".join(self.rng.choices(self.words[:2000], k=2))
+                tool = Node(
+                    uuid.uuid4().hex,
+                    seq,
+                    "tool",
+                    "ok",
+                    assistant.id,
+                    called_by=assistant.id,
+                    name=rng.choice(TOOLS),
+                    input={
+                        "file_path": f"src/{folder}/{self.words[rng.randint(0, 5000)]}.py",
+                        "command": f"pytest -k {self.words[rng.randint(0, 5000)]}",
+                    },
+                    created_at=when + 6,
+                )
+                nodes.append(tool)
+                seq += 1
+            parent = assistant.id
+        return nodes
+
+
+def _cumulative(weights: Sequence[float]):
+    total = 0.0
+    for w in weights:
+        total += w
+        yield total
+
+
+def indexed_text(rows) -> int:
+    return sum(len(r.body.encode()) for r in rows)
+
+
+def build(corpus: Corpus, index: SearchIndex, plain: sqlite3.Connection, sessions: int, texts: dict):
+    """Index `sessions` generated sessions; returns (our seconds, plain seconds, text bytes, turns)."""
+    ours = base = 0.0
+    text_bytes = 0
+    turns = 0
+    for s in range(sessions):
+        nodes = corpus.session(s, 1_700_000_000.0 + s * 3600)
+        turn_of = {}
+        number = 0
+        for node in nodes:
+            if node.role == "user":
+                number += 1
+            turn_of[node.id] = (number, f"{s:08x}{number:032x}")
+        started = time.perf_counter()
+        rows = session_rows(nodes, -1, turn_of)
+        with index.write() as db:
+            index.add_turns(db, f"bench-{s}", "global", rows, nodes[-1].seq, "stamp")
+        ours += time.perf_counter() - started
+        started = time.perf_counter()
+        plain.execute("BEGIN")
+        plain.executemany("INSERT INTO t(body) VALUES (?)", [(r.body,) for r in rows])
+        plain.execute("COMMIT")
+        base += time.perf_counter() - started
+        text_bytes += indexed_text(rows)
+        turns += TURNS_PER_SESSION
+        for r in rows[:: max(1, len(rows) // 4)]:
+            texts[r.node] = r.body
+    return ours, base, text_bytes, turns
+
+
+class MemorySnippets(Snippets):
+    """Snippets from the generated texts (no node files at this scale)."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        super().__init__(store=None)  # type: ignore[arg-type]
+        self.texts = texts
+
+    def turn(self, session_id, node_id, seq, role, kind, terms) -> str:
+        return self.around(self.texts.get(node_id, ""), terms)
+
+
+def p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20)[-1]
+
+
+def node_file_reads(tmp: Path, corpus: Corpus) -> float:
+    """Median time to read the node files of ten hits from a real session store."""
+    home = Home(tmp / "files-home", durable=False)
+    home.ensure()
+    store = home.sessions
+    ids = []
+    for s in range(4):
+        for turn in range(50):
+            node = store.append_message(f"f{s}", "user", corpus.text(40), created_at=1e9 + turn)
+            ids.append((f"f{s}", node.id, node.seq))
+    snippets = Snippets(store)
+    samples = []
+    for _ in range(50):
+        picks = random.sample(ids, 10)
+        started = time.perf_counter()
+        for sid, nid, seq in picks:
+            snippets.turn(sid, nid, seq, "user", 0, ("a",))
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def store_path(tmp: Path, corpus: Corpus, turns: int) -> tuple[float, float]:
+    """(index update seconds, seconds to read the same nodes) for a real store of `turns` turns."""
+    home = Home(tmp / "store-home", durable=False)
+    home.ensure()
+    store = home.sessions
+    sessions = max(1, turns // 50)
+    for s in range(sessions):
+        parent = None
+        with store.batch(f"st{s}") as batch:
+            for turn in range(50):
+                u = batch.append("user", corpus.text(20), parent_id=parent, created_at=1e9 + turn)
+                a = batch.append("assistant", corpus.text(60), parent_id=u.id, created_at=1e9 + turn + 1)
+                parent = a.id
+                batch.commit_turn()
+    fresh = Home(home.path, durable=False)  # cold: nothing cached
+    started = time.perf_counter()
+    fresh.search_index.update()
+    update = time.perf_counter() - started
+    fresh.search_index.close()
+    cold = Home(home.path, durable=False)
+    started = time.perf_counter()
+    for s in range(sessions):
+        cold.sessions.get_nodes(f"st{s}")
+    read = time.perf_counter() - started
+    return update, read
+
+
+def main() -> int:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--turns", type=int, default=0, help="indexed turns (default 500,000; --quick 50,000)")
+    args = p.parse_args()
+    turns_wanted = args.turns or (50_000 if args.quick else 500_000)
+    sessions = max(1, turns_wanted // TURNS_PER_SESSION)
+    corpus = Corpus()
+    with tempfile.TemporaryDirectory(prefix="opmem-search-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        index = SearchIndex(tmp / "index.sqlite")
+        plain = sqlite3.connect(tmp / "plain.sqlite", isolation_level=None)
+        plain.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER}')")
+        texts: dict[str, str] = {}
+        ours, base, text_bytes, turns = build(corpus, index, plain, sessions, texts)
+        print(f"search bench: {turns:,} turns in {sessions:,} sessions, {text_bytes / 1e6:.1f} MB of indexed text")
+        report(
+            "incremental update",
+            turns / ours,
+            turns / base,
+            "plain FTS5 insert",
+            ">= 5,000 turns/s",
+            turns / ours >= 5000,
+            unit="turns/s",
+        )
+        index.optimize()
+        plain.execute("INSERT INTO t(t) VALUES('optimize')")
+        plain.execute("VACUUM")
+        size = index.size_bytes()
+        plain_size = os.path.getsize(tmp / "plain.sqlite")
+        print(
+            f"index size: {size / text_bytes:.2f} x indexed text ({size / 1e6:.1f} MB)  vs plain FTS5 table: "
+            f"{plain_size / text_bytes:.2f} x  ratio {size / plain_size:.2f}  target <= 1.5 x: "
+            f"{'MET' if size <= 1.5 * text_bytes else 'MISSED'}"
+        )
+        searcher = Searcher(index, MemorySnippets(texts))
+        rng = random.Random(5)
+        queries = [
+            " ".join(rng.choices(corpus.words[:20000], cum_weights=corpus.cum[:20000], k=rng.randint(1, 4)))
+            for _ in range(300)
+        ]
+        for q in queries[:20]:
+            searcher.search(q)  # warm the page cache
+        ours_t, base_t = [], []
+        for q in queries:
+            started = time.perf_counter()
+            searcher.search(q, k=10)
+            ours_t.append(time.perf_counter() - started)
+            fts = " OR ".join(f'"{w}"' for w in q.split())
+            started = time.perf_counter()
+            plain.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (fts,)).fetchall()
+            base_t.append(time.perf_counter() - started)
+        reads = node_file_reads(tmp, corpus)
+        report(
+            "search p95 (lexical)",
+            p95(ours_t),
+            p95(base_t),
+            "plain FTS5 bm25 top-10 p95",
+            "<= 10 ms",
+            p95(ours_t) + reads <= 0.010,
+        )
+        print(
+            f"  + reading the node files of 10 hits for their snippets: {fmt(reads)} (median); p50 {fmt(statistics.median(ours_t))}"
+        )
+        index.close()
+        plain.close()
+        small = 2_000 if args.quick else 10_000
+        update, read = store_path(tmp, corpus, small)
+        report(
+            f"update from the session store ({small:,} turns, cold)",
+            small / update,
+            small / read,
+            "reading the same nodes (get_nodes)",
+            ">= 5,000 turns/s",
+            small / update >= 5000,
+            unit="turns/s",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

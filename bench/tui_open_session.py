@@ -1,0 +1,106 @@
+"""Cold open of a 2,000-turn session to its last turn on screen, beside os.listdir(history).
+
+  python bench/tui_open_session.py [--quick]
+
+The app runs on a store whose newest session is small; the 2,000-turn session is the next one
+down. "Open" = from the key press that moves the list cursor onto it to its last turn drawn in
+the replay pane (header `Turn 2000 / 2000` and the turn's lines). Cold: a new app and a new
+Home each time, so nothing of the session is in memory (the OS file cache is warm, as it is for
+the baseline). The baseline is `os.listdir()` of the session's history folder, the least any
+reader of the node files must do. Also printed: the whole session filled in behind the last
+turn (every turn steppable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import best_of, fmt, parser, report
+
+from opmem_tui.app import OpmemApp
+from opmem_tui.backend.home import Home
+from opmem_tui.widgets.replay_view import ReplayPane
+
+NOW = 1_767_225_600.0
+BIG = "big-session"
+TARGET_S = 0.100
+
+
+def build(root: Path, turns: int) -> None:
+    store = Home(root, durable=False).sessions
+    start = NOW - 86_400
+    for number in range(1, turns + 1):
+        at = start + number * 10
+        store.append_message(BIG, "user", f"Question {number}: what about part {number}?", created_at=at)
+        reply = store.append_message(BIG, "assistant", f"Answer {number}. " * 20, created_at=at + 2)
+        if number % 4 == 0:
+            store.append_message(
+                BIG, "tool", f"output of step {number}\n" * 5, called_by=reply.id, name="bash", created_at=at + 3
+            )
+        store.commit_turn(BIG)
+    store.append_message("small", "user", "The newest session.", created_at=NOW - 60)
+    store.append_message("small", "assistant", "Hello.", created_at=NOW - 55)
+    store.commit_turn("small")
+
+
+async def open_big(root: Path, turns: int) -> tuple[float, float]:
+    """(last turn on screen, every turn loaded), seconds from the key press."""
+    app = OpmemApp(Home(root, durable=False), now=lambda: NOW, watch=False, poll_interval=0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        replay = app.screen.query_one(ReplayPane)
+        while replay.session_id != "small":
+            await asyncio.sleep(0.002)
+        await pilot.pause()
+        started = time.perf_counter()
+        await pilot.press("down")
+        while replay.session_id != BIG or replay.turn is None:
+            await asyncio.sleep(0.001)
+        if replay.turn.number != turns:  # an app that opens a session on its first turn
+            await pilot.press("G")
+        while replay.turn is None or replay.turn.number != turns:
+            await asyncio.sleep(0.001)
+        shown = time.perf_counter() - started
+        assert f"Question {turns}:" in "\n".join(line.text for line in replay.view.lines)
+        while len(replay.turns) < turns:
+            await asyncio.sleep(0.001)
+        whole = time.perf_counter() - started
+    return shown, whole
+
+
+def main() -> None:
+    args = parser(__doc__.splitlines()[0]).parse_args()
+    turns = 400 if args.quick else 2_000
+    work = Path(tempfile.mkdtemp(prefix="opmem-bench-open-"))
+    try:
+        build(work, turns)
+        history = str(work / "sessions" / BIG / "history")
+        baseline = best_of(lambda: os.listdir(history), 5)
+        runs = [asyncio.run(open_big(work, turns)) for _ in range(3)]
+        shown = min(s for s, _ in runs)
+        whole = min(w for _, w in runs)
+        print(
+            f"{turns:,}-turn session ({len(os.listdir(history)):,} node files); runs: "
+            + ", ".join(fmt(s) for s, _ in runs)
+        )
+        report(
+            "cold open to the last turn on screen",
+            shown,
+            baseline,
+            "os.listdir(history)",
+            f"<= {TARGET_S * 1000:.0f} ms",
+            shown <= TARGET_S,
+        )
+        print(f"every turn loaded behind it: {fmt(whole)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""`opmem sessions ...`: list, show, rename and delete sessions from the shell.
+
+Ids are printed whole (they are what `show` takes), and `show`, `rename`, `delete` accept any
+unique prefix of one. `--json` prints what a script needs; text output is plain (session text
+is untrusted: escape sequences stripped).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+from rich.cells import cell_len, set_cell_size
+
+from .backend.home import Home
+from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
+from .backend.safe_text import plain
+
+TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
+
+
+class AmbiguousSession(OpmemError):
+    """A prefix that more than one session id starts with."""
+
+
+def _home(ctx: click.Context) -> Home:
+    return ctx.obj["home"]
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"opmem: {plain(str(exc))}", err=True)
+    sys.exit(1)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(plain(text).split())
+
+
+def _time(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def dump_json(value: Any) -> str:
+    """JSON for a terminal or a pipe: non-ASCII kept readable, but C1 control characters
+    (which json leaves raw) escaped, so session text cannot drive the terminal."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return text.translate(_C1_ESCAPES)
+
+
+_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def resolve_session(home: Home, text: str) -> str:
+    """The id of the session `text` names: its whole id, or a prefix only one id starts with."""
+    store = home.sessions
+    check_session_id(text)  # "../etc" is refused, not searched for
+    if store.exists(text):
+        return text
+    matches = [m.id for m in store.list_sessions().sessions if m.id.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no session {text!r} (nor one whose id starts with it) in {store.root}")
+    shown = "\n  ".join(sorted(matches)[:10])
+    more = f"\n  … and {len(matches) - 10} more" if len(matches) > 10 else ""
+    raise AmbiguousSession(f"{text!r} is the start of {len(matches)} session ids; give more of it:\n  {shown}{more}")
+
+
+@click.group()
+def sessions() -> None:
+    """List, show, rename and delete sessions (ids or a unique prefix of one)."""
+
+
+# -- list ------------------------------------------------------------------------------------
+
+
+def _project_matcher(home: Home, wanted: str) -> set[str]:
+    """Project ids that `--project` names: an id, or a registry name."""
+    ids = {wanted}
+    try:
+        ids |= {p.id for p in home.projects.list_projects() if p.name == wanted}
+    except OpmemError:
+        pass  # a broken registry: ids still match
+    return ids
+
+
+def _fit(text: str, room: int | None) -> str:
+    """`text` cut to `room` terminal cells (wide characters count two)."""
+    if room is None or cell_len(text) <= room:
+        return text
+    return set_cell_size(text, max(room - 1, 0)) + "…"
+
+
+def _table(rows: Sequence[SessionMeta], room: int | None) -> list[str]:
+    """One line per session, id first and whole; the title is cut to `room` columns (None: a
+    pipe, nothing cut). Ids too long to leave a title room get a line of their own, with the
+    details indented under them."""
+    id_width = max(len(m.id) for m in rows)
+    source_width = max(6, *(len(_one_line(m.source)) for m in rows))
+
+    def details(meta: SessionMeta) -> str:
+        updated = _time(meta.updated_at or meta.created_at)
+        return f"{updated:<16}  {meta.turn_count:>5}  {_one_line(meta.source):<{source_width}}  "
+
+    header = f"{'updated':<16}  {'turns':>5}  {'source':<{source_width}}  title"
+    stacked = room is not None and room - (id_width + 2 + len(header) - 5) < TITLE_MIN
+    if stacked:
+        lines = [f"id / {header}"]
+        for meta in rows:
+            lines.append(meta.id)
+            lead = "    " + details(meta)
+            lines.append(lead + _fit(_one_line(meta.display_title), room - len(lead) if room else None))
+        return lines
+    lines = [f"{'id':<{id_width}}  {header}"]
+    for meta in rows:
+        lead = f"{meta.id:<{id_width}}  {details(meta)}"
+        lines.append(lead + _fit(_one_line(meta.display_title), room - len(lead) if room else None))
+    return lines
+
+
+@sessions.command("list")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many (0: all).")
+@click.option("--source", "sources", multiple=True, help="Only sessions of this agent source (repeatable).")
+@click.option("--project", "projects", multiple=True, help="Only sessions bound to this project (id or name).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: sessions with their turn counts.")
+@click.pass_context
+def sessions_list(
+    ctx: click.Context, limit: int, sources: tuple[str, ...], projects: tuple[str, ...], as_json: bool
+) -> None:
+    """Sessions, most recently updated first; ids whole, titles cut to the terminal."""
+    home = _home(ctx)
+    try:
+        listing = home.sessions.list_sessions()
+        rows = list(listing.sessions)
+        if sources:
+            rows = [m for m in rows if m.source in sources]
+        if projects:
+            wanted: set[str] = set()
+            for project in projects:
+                wanted |= _project_matcher(home, project)
+            rows = [m for m in rows if m.project_id in wanted]
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    matched = len(rows)
+    shown = rows[:limit] if limit > 0 else rows
+    for problem in listing.problems:
+        click.echo(f"skipped: {plain(problem)}", err=True)
+    if as_json:
+        click.echo(
+            dump_json(
+                {
+                    "sessions": [dict(m.to_json(), turns=m.turn_count, path=m.path) for m in shown],
+                    "matched": matched,
+                    "total": len(listing.sessions),
+                    "skipped": listing.skipped,
+                }
+            )
+        )
+        return
+    total = plural(len(listing.sessions), "session")
+    summary = f"{matched:,} of {total}" if sources or projects else total
+    if listing.skipped:
+        summary += f", {listing.skipped:,} skipped"
+    if len(shown) < matched:
+        summary += f" (the newest {len(shown):,}; --limit 0 for all)"
+    click.echo(summary)
+    if not shown:
+        return
+    room = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets every title whole
+    for line in _table(shown, room):
+        click.echo(line)
+
+
+# -- show ------------------------------------------------------------------------------------
+
+
+def _turn_json(turn: Turn) -> dict[str, Any]:
+    return {
+        "number": turn.number,
+        "commit": turn.commit,
+        "fork_heads": list(turn.fork_heads),
+        "nodes": [node.to_json() for node in turn.nodes],
+    }
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@click.option("--turn", type=int, default=None, help="Show only this turn.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the session's meta and its turns.")
+@click.pass_context
+def sessions_show(ctx: click.Context, session_id: str, turn: int | None, as_json: bool) -> None:
+    """Print a session's current branch, turn by turn."""
+    home = _home(ctx)
+    try:
+        session_id = resolve_session(home, session_id)
+        meta = home.sessions.get_meta(session_id)
+        turns = home.sessions.get_turns(session_id)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    total = turn_count(turns)
+    if turn is not None and not 1 <= turn <= total:
+        _fail(OpmemError(f"session {session_id} has {plural(total, 'turn')}; there is no turn {turn}"))
+        return
+    chosen = [t for t in turns if turn is None or t.number == turn]
+    if as_json:
+        data = dict(meta.to_json(), turns=total)
+        click.echo(dump_json({"session": data, "turns": [_turn_json(t) for t in chosen]}))
+        return
+    click.echo(f"{_one_line(meta.display_title)}  ({meta.id}, {_one_line(meta.source)}, {plural(total, 'turn')})")
+    for t in chosen:
+        title = f"turn {t.number} / {total}" if t.number else "before the first turn"  # a preface alone
+        click.echo(f"── {title}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
+        for node in t.nodes:
+            label = node.role + (f" {node.name}" if node.name and node.is_tool else "")
+            click.echo(f"{label}: {plain(node.content)[:2000]}")
+
+
+# -- rename, delete --------------------------------------------------------------------------
+
+
+@sessions.command("rename")
+@click.argument("session_id")
+@click.argument("title")
+@click.pass_context
+def sessions_rename(ctx: click.Context, session_id: str, title: str) -> None:
+    """Give a session a title of your own (never overwritten)."""
+    home = _home(ctx)
+    try:
+        meta = home.sessions.rename_session(resolve_session(home, session_id), title)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    click.echo(f"renamed {meta.id}: {_one_line(meta.title)}")
+
+
+@sessions.command("delete")
+@click.argument("session_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def sessions_delete(ctx: click.Context, session_id: str, yes: bool) -> None:
+    """Delete a session folder for good."""
+    home = _home(ctx)
+    store = home.sessions
+    try:
+        session_id = resolve_session(home, session_id)
+        meta = store.get_meta(session_id)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    if not yes and not click.confirm(f"Delete session {session_id} ({_one_line(meta.display_title)})?"):
+        click.echo("kept")
+        return
+    try:
+        store.delete_session(session_id)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    click.echo(f"deleted {session_id}")

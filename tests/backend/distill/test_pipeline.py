@@ -1,0 +1,185 @@
+"""Whole runs over a real store and a real memory: idempotence, grown turns, contradictions,
+the run lock, progress and cancel, project commits linked to their turns."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opmem_tui.backend.distill.memory_port import read_contradictions
+from opmem_tui.backend.distill.pipeline import DistillBusy, RunOptions, run
+from opmem_tui.backend.distill.state import load_state
+from opmem_tui.backend.home import Home
+
+from .conftest import Chat, fixture, import_into
+
+QUIET = RunOptions(project=False)
+
+
+def test_a_rerun_over_the_same_nodes_appends_nothing(home: Home):
+    import_into(home, "claude", fixture("transcripts/claude-code/spotter-tool_heavy.jsonl"))
+    first = run(home, QUIET)
+    assert first.sessions == 1 and first.written.events == 2 and first.written.entities > 5
+    [sid] = [m.id for m in home.sessions.list_sessions().sessions]
+    assert load_state(home.memory_dir).cursor(sid).seq == max(n.seq for n in home.sessions.get_nodes(sid))
+    assert run(home, QUIET).written.total == 0
+    again = run(home, RunOptions(again=True, project=False))
+    assert again.sessions == 1 and again.written.total == 0
+    stats = home.memory.stats()
+    assert (stats.events, stats.patches) == (2, 0)
+
+
+def test_a_turn_that_grew_rewrites_its_work_event(home: Home):
+    chat = Chat(home, "s1")
+    chat.user("look at the store lock")
+    chat.reply()
+    chat.tool("Read", {"file_path": "/work/proj/backend/store/lock.py"}, "def lock(): ...")
+    chat.commit()
+    run(home, QUIET)
+    chat.tool("Edit", {"file_path": "/work/proj/backend/store/lock.py", "old_string": "a", "new_string": "b"})
+    chat.tool("Bash", {"command": "pytest -q tests/store"}, "==== 12 passed, 1 failed in 0.52s ====", exit_code=1)
+    chat.commit()
+    report = run(home, QUIET)
+    assert report.written.patches == 1
+    page = home.memory.timeline(kinds=["work"])
+    [event] = page.events
+    assert event.summary == "Edited backend/store/lock.py and ran pytest: 12 passed, 1 failed"
+    assert page.hidden_superseded == 1
+
+
+def say(home: Home, sid: str, text: str, when: float) -> None:
+    chat = Chat(home, sid, start=when)
+    chat.user(text)
+    chat.reply("ok")
+    chat.commit()
+
+
+def test_single_valued_relations_keep_the_newest_value_and_log_the_contradiction(home: Home):
+    say(home, "monday", "FYI the worker listens on port 4000 now", 1_700_000_000.0)
+    say(home, "tuesday", "Change of plan: the worker listens on port 4001", 1_700_090_000.0)
+    run(home, QUIET)
+    [edge] = [e for e in _edges(home, "listens-on")]
+    assert edge.to_id.startswith("port.4001")
+    [logged] = read_contradictions(home.memory_dir)
+    assert logged["relation"] == "listens-on" and logged["kept"] == edge.id
+    # an old transcript imported late never retires the current value
+    say(home, "last-year", "the worker listens on port 3000", 1_660_000_000.0)
+    run(home, QUIET)
+    [current] = _edges(home, "listens-on")
+    assert current.id == edge.id
+    assert len(read_contradictions(home.memory_dir)) == 2
+
+
+def _edges(home: Home, relation: str):
+    hood = home.memory.neighbors(home.memory.entity("worker").id, 1)
+    return [g.edge for g in hood.edges if g.relation == relation]
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from filelock import FileLock
+    lock = FileLock(sys.argv[1])
+    lock.acquire()
+    print("held", flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_two_runs_never_interleave(home: Home):
+    say(home, "s1", "hello there, the build is green", 1_700_000_000.0)
+    home.memory_dir.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(home.memory_dir / ".distill.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(DistillBusy, match="another distillation is running"):
+            run(home, QUIET)
+        with pytest.raises(DistillBusy, match=r"waited 0\.2 s"):
+            run(home, RunOptions(project=False, lock_timeout=0.2))
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    assert run(home, QUIET).sessions == 1
+
+
+def test_progress_is_reported_and_cancel_stops_at_a_batch_edge(home: Home):
+    for k in range(4):
+        say(home, f"s{k}", f"session {k}: the tests pass again", 1_700_000_000.0 + k)
+    seen = []
+    report = run(home, QUIET, progress=seen.append, cancel=lambda: any(p.stage == "distil" for p in seen))
+    assert report.cancelled and report.sessions == 1
+    assert [p.stage for p in seen][:2] == ["collect", "distil"]
+    cursors = load_state(home.memory_dir).sessions
+    assert set(cursors) == {"s0"}
+    rest = run(home, QUIET)
+    assert rest.sessions == 3 and not rest.cancelled
+
+
+def test_a_project_commit_becomes_an_event_linked_to_its_turn(home: Home, tmp_path: Path):
+    from tests.backend.projects.project_repo_helpers import make_repo, user_commit
+
+    repo = make_repo(tmp_path / "proj")
+    project = home.projects.resolve_project(repo, "proj")
+    oid = user_commit(repo, "Fix the lock (fixes #12)", {"lock.py": "x = 1\n"}, when=1_700_000_010.0)
+    chat = Chat(home, "s1", start=1_700_000_000.0)
+    chat.user("fix the lock and commit")
+    chat.reply()
+    chat.tool(
+        "Bash", {"command": "git commit -am 'Fix the lock (fixes #12)'"}, f"[main {oid[:7]}] Fix the lock (fixes #12)"
+    )
+    chat.commit()
+    home.sessions.update_session("s1", project_id=project.id)
+    home.projects.link_session(project.id, "s1", home.sessions.get_turns("s1"))
+    run(home, QUIET)
+    events = [e for e in home.memory.timeline(kinds=["work"]).events if e.summary.startswith("Committed")]
+    linked = [e for e in events if e.provenance.commit == oid]
+    assert len(linked) == 1
+    assert linked[0].summary == f"Committed {oid[:7]} to proj: Fix the lock (fixes #12)"
+    assert (linked[0].provenance.session_id, linked[0].provenance.turn) == ("s1", 1)
+    assert run(home, QUIET).commits == 0  # the project's cursor moved
+
+
+def test_the_llm_extractor_needs_a_configured_endpoint(home: Home):
+    from opmem_tui.backend.distill.pipeline import LLMUnavailable
+
+    with pytest.raises(LLMUnavailable, match="needs \\[llm\\] base_url"):
+        run(home, RunOptions(llm=True))
+
+
+def test_state_file_is_plain_json(home: Home):
+    say(home, "s1", "the build is green again", 1_700_000_000.0)
+    run(home, QUIET)
+    data = json.loads((home.memory_dir / "state.json").read_text())
+    assert data["version"] == 1 and data["sessions"]["s1"][0] == 1
+
+
+def test_the_stores_change_token_spares_the_scan_until_the_store_writes(home: Home):
+    say(home, "s1", "the build is green again", 1_700_000_000.0)
+    old = 1_700_000_000
+    os.utime(home.sessions.path_for("s1") / "history", (old, old))  # written long ago: its stamp is trusted
+    run(home, QUIET)
+    assert load_state(home.memory_dir).token == home.sessions.changed_path.read_text().strip()
+    # a node file dropped in by hand, not through the store: the token does not change ...
+    node = home.sessions.get_nodes("s1")[-1]
+    folder = home.sessions.path_for("s1") / "history"
+    extra = dict(node.to_json(), id="hand", seq=node.seq + 1, parent_id=node.id, content="ran the deploy")
+    (folder / f"{extra['seq']:06d}-a-hand.json").write_text(json.dumps(extra))
+    assert run(home, QUIET).nodes == 0
+    # ... a full scan (the daily sleep does one) finds it (in a process whose store has not cached
+    # the session already), and any store write changes the token
+    found = run(Home(home.path), RunOptions(project=False, scan=True))
+    assert found.sessions == 1 and found.written.patches == 1  # its turn grew: a newer work event
+    say(home, "s2", "and the docs are updated", 1_700_000_500.0)
+    assert run(home, QUIET).sessions == 1

@@ -1,0 +1,163 @@
+"""The index: incremental equals rebuilt, cursors, deleted sessions, memory logs, size."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+from backend.home import Home
+from backend.memory.index import KIND_MESSAGE, KIND_TOOL
+
+from .conftest import DAY, T0, add_chat, edge, entity, event, write_log
+
+
+def live_rows(home: Home) -> list[tuple]:
+    db = sqlite3.connect(home.search_index.path)
+    try:
+        turns = db.execute(
+            "SELECT s.session_id, s.scope, d.kind, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, d.speaker, "
+            "(SELECT p.node FROM docs p WHERE p.id = d.prev) FROM docs d JOIN sessions s ON s.id = d.sess "
+            "WHERE s.dead = 0 ORDER BY s.session_id, d.seq"
+        ).fetchall()
+        records = db.execute(
+            "SELECT record_id, kind, session_id, node_ids, time, scope, body FROM records "
+            "WHERE record_id NOT IN (SELECT record_id FROM superseded) ORDER BY record_id"
+        ).fetchall()
+        fts = db.execute("SELECT count(*) FROM turns_fts").fetchone()
+    finally:
+        db.close()
+    return [turns, records, fts]
+
+
+def results(home: Home, queries: list[str]) -> list[list[tuple]]:
+    out = []
+    for q in queries:
+        hits = home.search(q, k=10)
+        out.append([(h.kind, h.session_id, h.node_ids, h.turn, h.commit, h.snippet) for h in hits])
+    return out
+
+
+QUERIES = ["worker port", "failing tests pytest", "plant tomatoes", "config/worker.toml", "Caroline pottery"]
+
+
+def test_incremental_update_equals_rebuild(coding_home: Home, tmp_path) -> None:
+    index = coding_home.search_index
+    index.update()
+    add_chat(coding_home, "s-port", [("and the scheduler port?", "The scheduler listens on 18111.")], start=T0 + DAY)
+    add_chat(coding_home, "s-new", [("Caroline took a pottery class", "Pottery is relaxing.")], start=T0 + 30 * DAY)
+    write_log(
+        coding_home.memory_dir / "timeline" / "2023-11.jsonl", [event("Caroline took a pottery class", "s-new", [], T0)]
+    )
+    index.update()
+    incremental = live_rows(coding_home), results(coding_home, QUERIES)
+    report = index.rebuild()
+    assert report.rows > 0
+    rebuilt = live_rows(coding_home), results(coding_home, QUERIES)
+    assert incremental == rebuilt
+    assert any(incremental[1])
+
+
+def test_update_reads_only_what_is_new(coding_home: Home) -> None:
+    index = coding_home.search_index
+    first = index.update()
+    assert first.rows == 9  # 8 messages with text (an empty assistant message is skipped) + 1 tool call
+    again = index.update()
+    assert again.rows == 0 and again.sessions_updated == 0
+    add_chat(coding_home, "s-port", [("one more", "sure")], start=T0 + DAY)
+    third = index.update()
+    assert third.rows == 2 and third.sessions_updated == 1
+
+
+def test_rows_carry_turns_commits_and_kinds(coding_home: Home) -> None:
+    coding_home.search_index.update()
+    turns, _records, _fts = live_rows(coding_home)
+    port = [r for r in turns if r[0] == "s-port"]
+    assert [r[6] for r in port] == [1, 1, 2, 2]
+    assert all(r[7] for r in port)  # every turn was committed
+    commits = {r[6]: r[7] for r in port}
+    log = coding_home.sessions.session_commits("s-port")
+    assert set(commits.values()) == {c.oid for c in log}
+    tool = [r for r in turns if r[2] == KIND_TOOL]
+    assert len(tool) == 1 and tool[0][9] == "Bash"
+    assert all(r[2] == KIND_MESSAGE for r in port)
+    assert port[1][10] == port[0][3]  # the reply points at the question
+
+
+def test_deleted_session_vanishes_at_next_update(coding_home: Home) -> None:
+    index = coding_home.search_index
+    index.update()
+    assert any(h.session_id == "s-garden" for h in coding_home.search("tomatoes basil"))
+    coding_home.sessions.delete_session("s-garden")
+    report = index.update()
+    assert report.sessions_dropped == 1
+    assert not any(h.session_id == "s-garden" for h in coding_home.search("tomatoes basil"))
+    assert "s-garden" not in index.index.cursors()
+
+
+def test_partial_update_for_the_ingest_hook(coding_home: Home) -> None:
+    index = coding_home.search_index
+    index.after_ingest(frozenset({"s-port"}))
+    assert {h.session_id for h in coding_home.search("worker port tomatoes")} == {"s-port"}
+    index.after_ingest(frozenset({"s-garden", "no-such-session"}))
+    assert "s-garden" in {h.session_id for h in coding_home.search("worker port tomatoes")}
+
+
+def test_memory_records_are_indexed_incrementally(home: Home) -> None:
+    ids = add_chat(
+        home, "s1", [("Caroline went to a support group", "That sounds powerful.")], speakers=("Caroline", "Mel")
+    )
+    caroline = entity("person", "Caroline", ["Caz"])
+    group = entity("activity", "support group")
+    log = home.memory_dir / "graph"
+    write_log(log / "entities.jsonl", [caroline, group])
+    write_log(log / "edges.jsonl", [edge(caroline.id, "attended", group.id, "s1", ids[:1], T0)])
+    index = home.search_index
+    first = index.update()
+    assert first.records == 3
+    ev = event("Caroline attended a support group on 7 May 2023", "s1", ids[:1], T0)
+    write_log(home.memory_dir / "timeline" / "2023-11.jsonl", [ev])
+    with open(log / "edges.jsonl", "a") as out:
+        out.write('{"id": "torn", "from": ')  # a torn last line waits for its newline
+    second = index.update()
+    assert second.records == 1
+    hits = home.search("support group attended", k=5)
+    assert hits and hits[0].node_ids == (ids[0],)
+    assert ev.id in hits[0].via or any(h.record_id == ev.id for h in hits)
+
+
+def test_a_rewritten_log_is_read_again(home: Home) -> None:
+    path = home.memory_dir / "graph" / "entities.jsonl"
+    write_log(path, [entity("person", "Alice"), entity("person", "Bob")])
+    index = home.search_index
+    assert index.update().records == 2
+    path.unlink()
+    write_log(path, [entity("person", "Carol")])
+    assert index.update().records == 1
+    assert [h.snippet for h in home.search("Carol")] == ["Carol (person)"]
+    assert home.search("Alice") == () and home.search("Bob") == ()
+
+
+def test_deleting_the_file_rebuilds_on_next_search(coding_home: Home) -> None:
+    index = coding_home.search_index
+    index.update()
+    index.close()
+    index.path.unlink()
+    assert coding_home.search("worker port")
+
+
+def test_index_size_within_budget_of_indexed_text(home: Home) -> None:
+    rng = random.Random(7)
+    vocabulary = [f"{rng.choice('bcdfgklmnprst')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{n}" for n in range(3000)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]  # Zipf, like words in prose
+
+    def sentence(n: int) -> str:
+        return " ".join(rng.choices(vocabulary, weights, k=n))
+
+    text_bytes = 0
+    for s in range(12):
+        exchanges = [(sentence(25), sentence(160)) for _ in range(30)]
+        text_bytes += sum(len(u.encode()) + len(a.encode()) for u, a in exchanges)
+        add_chat(home, f"s{s}", exchanges)
+    index = home.search_index
+    index.rebuild()
+    assert index.stats().bytes <= 1.5 * text_bytes
