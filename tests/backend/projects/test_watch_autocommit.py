@@ -301,3 +301,40 @@ def test_an_agent_that_commits_itself_gets_its_commit_linked_and_no_extra_commit
     assert live.agent_commits() == [] and live.events == []  # nothing left for opmem to commit
     [link] = home.projects.links_for_commit(home.sessions.get_meta(CC).project_id, oid)
     assert (link.session_id, link.turn, link.confidence, link.reason) == (CC, 1, "high", "hash")
+
+
+def test_a_turn_that_grows_in_the_same_batch_as_the_next_prompt_is_committed_again(home, tmp_path: Path) -> None:
+    live = Live(home, tmp_path)
+    live.t.prompt("two files")
+    live.flush()
+    live.write_tool("toolu_1", "one.py", "1\n")
+    live.t.assistant("msg_1", text("Wrote one.py."))
+    live.flush()  # looks finished: committed
+    [first] = live.agent_commits()
+    live.write_tool("toolu_2", "two.py", "2\n", message="msg_2")  # the model went on...
+    live.t.assistant("msg_3", text("And two.py."))
+    live.t.prompt("next task")  # ... and the next prompt arrives in the same write
+    live.flush()
+    second, again = live.agent_commits()
+    assert again == first and live.changed(second) == ["two.py"]
+    assert git(live.repo, "log", "-1", "--format=%s").startswith(f"[agent {CC}] turn 1:")
+
+
+def test_the_next_prompt_after_a_committed_turn_does_not_look_the_turn_up_again(
+    home, tmp_path: Path, monkeypatch
+) -> None:
+    from opmem_tui.backend.projects.autocommit import LiveTurnCommitter
+
+    live = Live(home, tmp_path)
+    live.t.prompt("one file")
+    live.flush()
+    live.write_tool("toolu_1", "one.py", "1\n")
+    live.t.assistant("msg_1", text("Done."))
+    live.flush()
+    looked: list[str] = []
+    real = LiveTurnCommitter._find
+    monkeypatch.setattr(LiveTurnCommitter, "_find", lambda self, turn: looked.append(turn.user_id) or real(self, turn))
+    live.t.prompt("next")
+    live.flush()
+    # only the new turn is looked up (to see whether it is finished); the committed one is not
+    assert looked == [live.watcher.committer.turns[CC].user_id]
