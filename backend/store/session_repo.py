@@ -42,7 +42,8 @@ class SessionRepo:
         self.log = NodeLog(self.path / "history", durable=durable)
         self.mirror = GitMirror(self.path, self.graph, self.log, self._meta_for_commit, pack_threshold=pack_threshold)
         self._meta: dict[str, Any] = {}
-        self._meta_behind = False  # meta.json lags the turn commits of the open group
+        self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
+        self._meta_behind = False  # meta.json lags the turn commits of the open batch
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
         self.marked_since: int | None = None  # what the marker file says about this writer
@@ -243,10 +244,12 @@ class SessionRepo:
     def begin_group(self) -> None:
         """Group commit: turn commits are written together (one pack) at end_group."""
         self.mirror.grouping = True
+        self._in_batch = True
 
     def end_group(self) -> None:
         """Make the group's node files durable, then write its commits and the index: a write burst ends."""
         self.mirror.grouping = False
+        self._in_batch = False
         self.log.sync()
         if self._meta_behind:
             self._meta_behind = False
@@ -307,7 +310,7 @@ class SessionRepo:
                 if title:
                     meta["title"] = title
                     meta["title_source"] = "excerpt"
-        if self.mirror.grouping:  # written once when the group ends: a rename per turn is costly
+        if self._in_batch:  # written once when the batch ends: a rename per turn is costly
             self._meta_behind = True
             return dump_json(self._meta)
         return self._write_meta(durable=False)  # derived fields; recomputed if lost
