@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
