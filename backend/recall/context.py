@@ -25,13 +25,20 @@ class Scope:
     agent_id: str = ""
 
     @property
+    def memory_scopes(self) -> frozenset[str] | None:
+        """The scopes the memory queries take: the project's and the agent's (global is always
+        seen); None (neither given) sees all."""
+        scopes = frozenset(self._labels())
+        return scopes or None
+
+    @property
     def memory_scope(self) -> str | None:
-        """The one scope the memory queries take: the project's, else the agent's; None sees all."""
-        if self.project_id:
-            return f"project:{self.project_id}"
-        if self.agent_id:
-            return f"agent:{self.agent_id}"
-        return None
+        """The caller's scopes as one label for replies: "project:P", "agent:A" or "project:P + agent:A"."""
+        return " + ".join(self._labels()) or None
+
+    def _labels(self) -> list[str]:
+        labels = [f"project:{self.project_id}"] if self.project_id else []
+        return labels + ([f"agent:{self.agent_id}"] if self.agent_id else [])
 
 
 @dataclass(frozen=True, slots=True)
