@@ -526,10 +526,13 @@ class MemoryCache:
 def _rollback_journal(db: sqlite3.Connection) -> None:
     """Rollback journalling, not WAL: a read-only reader (readonly.py) then opens the cache in place
     without creating -wal/-shm files. A cache another process holds open in WAL mode stays WAL."""
+    db.execute("PRAGMA busy_timeout=0")  # don't wait for a WAL user to leave: stay WAL meanwhile
     try:
         db.execute("PRAGMA journal_mode=DELETE")
     except sqlite3.OperationalError:
         pass
+    finally:
+        db.execute("PRAGMA busy_timeout=30000")
 
 
 def scrub(text: str) -> str:
