@@ -91,6 +91,10 @@ def ranked_events(
     if current is not None and not view.include_superseded:
         filters.append(current[0])
         args.extend(current[1])
+    cutoff = _oldest_worth_sorting(db, view, sessions, filters, args, until, half_life, limit)
+    if cutoff is not None:
+        filters.append("t >= ?")
+        args.append(cutoff)
     base, base_args = view.conditions()
     where = " AND ".join([*base, *filters])
     sql = (
@@ -120,6 +124,41 @@ def ranked_events(
         retired = view.retirement(db, "event", "events", row[1], row[2], row[14:17])
         out.append(event_from_row(row, retired.by if retired else None))
     return tuple(out)
+
+
+def _oldest_worth_sorting(
+    db: sqlite3.Connection,
+    view: View,
+    sessions: SessionFilter,
+    filters: list[str],
+    args: list[object],
+    until: float,
+    half_life: float,
+    limit: int,
+) -> float | None:
+    """An event_time before which no event can rank among the best `limit`, from the newest few.
+
+    The `limit`-th best score s among the newest 4 x limit events is a floor for the answer's
+    scores; importance is at most 1, so an event older than half_life x log2(1/s) cannot reach s.
+    """
+    sql, where_args = newest_first_sql(
+        "seq, id, t, importance, session, sup_t, sup_by, sup_reason", "events", view, filters, args
+    )
+    scores: list[float] = []
+    for count, (_, rid, t, importance, session, *sup) in enumerate(db.execute(sql, where_args)):
+        if count == 4 * limit:
+            break
+        if not sessions(session):
+            continue
+        if sup[0] is not None and view.retirement(db, "event", "events", rid, t, tuple(sup)) is not None:
+            continue
+        scores.append(min(1.0, max(0.0, importance)) * 0.5 ** (max(0.0, until - t) / half_life))
+    if len(scores) < limit:
+        return None
+    floor = sorted(scores, reverse=True)[limit - 1]
+    if floor <= 0:
+        return None
+    return until - half_life * math.log2(1 / min(1.0, floor)) - 1.0  # a second early: rounding never cuts one
 
 
 def _ensure_log2(db: sqlite3.Connection) -> None:
