@@ -23,11 +23,10 @@ CC = f"cc-{SID}"
 class Live:
     """A project, a transcript file the 'agent' appends to, and a watcher driven by hand."""
 
-    def __init__(self, home, tmp_path: Path, *, start: datetime | None = None, **watch_options) -> None:
+    def __init__(self, home, tmp_path: Path, *, ago: timedelta = timedelta(0), **watch_options) -> None:
         self.home = home
         self.repo = make_repo(tmp_path / "proj", {"README.md": "hello\n", "app.py": "print(1)\n"})
         self.t = Transcript(session=SID, cwd=str(self.repo))
-        self.t.clock = start or datetime.now(UTC)
         self.path = tmp_path / "claude" / "projects" / "-proj" / f"{SID}.jsonl"
         self.path.parent.mkdir(parents=True)
         self.path.touch()
@@ -36,6 +35,10 @@ class Live:
         self.watcher = Watcher(
             home, ["claude"], [tmp_path / "claude"], idle_seconds=0.0, on_commit=self.events.append, **watch_options
         )
+        # The transcript's clock starts `ago` before the watch did (not before this constructor
+        # began: on a loaded machine building the watcher can take seconds).
+        started = self.watcher.committer.started_at if self.watcher.committer else datetime.now(UTC).timestamp()
+        self.t.clock = datetime.fromtimestamp(started, UTC) - ago
 
     def flush(self) -> None:
         """The agent's new records reach the file; the watcher reads them, then the file goes quiet."""
@@ -158,7 +161,7 @@ def test_no_autocommit_option_and_config(home, tmp_path: Path) -> None:
 
 def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path) -> None:
     # a turn from before the watch started: its start state is unknown
-    old = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(hours=2))
+    old = Live(home, tmp_path, ago=timedelta(hours=2))
     old.t.prompt("old work")
     old.flush()
     old.write_tool("toolu_1", "old.py", "o\n")
@@ -168,7 +171,7 @@ def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path
 
 
 def test_a_file_written_before_the_watcher_saw_the_prompt_counts_as_the_users(home, tmp_path: Path) -> None:
-    live = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(seconds=4))
+    live = Live(home, tmp_path, ago=timedelta(seconds=4))
     live.t.prompt("quick one")  # stamped 3 s ago: the watch had started, the turn is live
     live.write_tool("toolu_1", "quick.py", "q\n")  # ... and the agent wrote before the watcher looked
     live.flush()
