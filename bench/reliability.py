@@ -52,6 +52,7 @@ def bad_input(args: argparse.Namespace, base: Path) -> int:
     examples = 300 if args.long else 15
     print(f"bad input: corpus with {huge} MB lines ({len(CASES)} kinds), {examples} hypothesis examples per importer")
     started = time.monotonic()
+    (base / "corpus").mkdir()
     figures = import_corpus(base / "corpus", seed=args.seed or 0, huge_mb=huge)
     for source in SOURCES:
         run_hypothesis(source, Path(tempfile.mkdtemp(dir=base)), examples, figures)
