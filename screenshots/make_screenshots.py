@@ -38,7 +38,8 @@ FIX = ("g",)  # a session opens on its latest turn; g goes to its first
 CART = ("down", "down", "down", "g")
 MARKUP = ("down",) * 6
 
-# (file name without extension, theme, keys pressed before the picture, home: "demo" | "empty")
+# (file name without extension, theme, keys pressed before the picture,
+#  home: "demo" | "empty" | "memory" (the demo store distilled by the rules extractor))
 SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("sessions", "opmem-dark", (), "demo"),
     ("sessions-light", "opmem-light", (), "demo"),
@@ -54,7 +55,27 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("keys", "opmem-dark", ("question_mark",), "demo"),
     ("hostile-content", "opmem-dark", (*MARKUP, "enter"), "demo"),
     ("empty", "opmem-dark", (), "empty"),
+    ("memory-graph", "opmem-dark", ("3",), "memory"),
+    ("memory-core", "opmem-dark", ("3", "c", "down", "down"), "memory"),
+    ("memory-timeline", "opmem-dark", ("3", "t"), "memory"),
+    ("memory-graph-light", "opmem-light", ("3",), "memory"),
 ]
+CONSOLIDATED = "2026-01-01"  # the day core.md is written for: the same pictures on every run
+
+
+def distil_demo(home_path: Path) -> Path:
+    """Distil the demo store (rules, no LLM) and write its core.md files for CONSOLIDATED."""
+    from datetime import date
+
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+    from opmem_tui.backend.home import Home
+    from opmem_tui.backend.memory.core import write_cores
+
+    home = Home(home_path, durable=False)
+    run(home, RunOptions(project=False))
+    names = {p.id: p.name for p in home.projects.list_projects()}
+    write_cores(home.memory, date.fromisoformat(CONSOLIDATED), names)
+    return home_path
 
 
 async def settle(pilot, rounds: int = 3) -> None:
@@ -68,7 +89,7 @@ async def shoot(home_path: Path, out: Path, name: str, theme: str, keys: tuple[s
     from opmem_tui.app import OpmemApp
     from opmem_tui.backend.home import Home
 
-    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, watch=False, poll_interval=0)
+    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, watch=False, poll_interval=0, idle_distil=0)
     app.theme = theme
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -118,6 +139,8 @@ def main() -> None:
         time.tzset()
         homes = {"demo": build_demo(fake_home, now=NOW).path, "empty": fake_home / "empty-home"}
         for name, theme, keys, which in SHOTS:
+            if which == "memory" and which not in homes:  # after the others: they show no memory
+                homes["memory"] = distil_demo(homes["demo"])
             svg = asyncio.run(shoot(homes[which], args.out, name, theme, keys))
             made = [svg] + ([to_png(svg, converter)] if converter else [])
             for path in made:

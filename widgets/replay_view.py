@@ -427,6 +427,17 @@ class ReplayPane(Vertical):
         nodes = self._turn_render.nodes
         return nodes[item] if 0 <= item < len(nodes) else None
 
+    def select_node(self, node_id: str) -> bool:
+        """Put the cursor on a message of the turn shown (a search hit, a memory record's
+        source); False when the turn has no such message."""
+        nodes = self._turn_render.nodes
+        index = next((i for i, node in enumerate(nodes) if node.id == node_id), -1)
+        if index < 0:
+            return False
+        self.view.select_item(index)
+        self.view.scroll_to_item(index)
+        return True
+
     # -- data in ---------------------------------------------------------------------------
     def show_session(
         self,
