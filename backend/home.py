@@ -80,7 +80,7 @@ class Home:
         """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
         from .memory.search_service import SearchService
 
-        return SearchService(self.memory_dir, self.sessions)
+        return SearchService(self.memory_dir, self.sessions, dense=self.config.search.dense)
 
     def search(
         self,

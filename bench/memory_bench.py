@@ -18,7 +18,9 @@ every line), what any answer costs without the derived cache.
 3. timeline p95 (a 30-day window, and one entity's mentions; 50 newest), beside a scan of the
    timeline logs;
 4. for information: append throughput beside writing the same lines to a file, the cache
-   rebuild from scratch beside the full scan, and the cache's size beside the logs'.
+   rebuild from scratch beside the full scan, and the cache's size beside the logs';
+5. the search index (bench/search_bench.py documents it): 500,000 indexed turns plus the same
+   numbers of events and edges, update turns/s, search p95, index size, each beside plain FTS5.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import search_bench  # the search index's section (owned by search)
 from harness import best_of, fmt, parser, report
 
 from opmem_tui.backend.memory.cache import CACHE_NAME
@@ -228,6 +231,8 @@ def main() -> None:
         log_bytes = sum(f.stat().st_size for f in logs)
         report("cache size (MB)", cache_bytes / 1e6, log_bytes / 1e6, "the logs", "(info)", True, unit="MB")
         store.close()
+        print("search index (bench/search_bench.py):", flush=True)
+        search_bench.run(quick=args.quick)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

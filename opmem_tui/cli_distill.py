@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -35,9 +36,18 @@ def _fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
+_last_shown = [0.0]
+
+
 def _progress(step: Progress) -> None:
-    if step.total and step.stage in ("distil", "project", "relink", "reconcile"):
-        err_console.print(Text(f"  {step.stage} {step.done}/{step.total} {plain(step.detail)[:60]}"), highlight=False)
+    """A line on stderr now and then (at most one a second, and the last one of each stage)."""
+    if not step.total or step.stage not in ("distil", "project", "relink", "reconcile"):
+        return
+    now = time.monotonic()
+    if step.done < step.total and now - _last_shown[0] < 1.0:
+        return
+    _last_shown[0] = now
+    err_console.print(Text(f"  {step.stage} {step.done}/{step.total} {plain(step.detail)[:60]}"), highlight=False)
 
 
 def _check_sessions(home: Home, sessions: tuple[str, ...]) -> None:

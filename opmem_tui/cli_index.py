@@ -73,6 +73,8 @@ def update_cmd(ctx: click.Context) -> None:
 def stats_cmd(ctx: click.Context) -> None:
     """Size and row counts of the index."""
     home = _home(ctx)
+    if not home.exists():
+        raise click.ClickException(f"no opmem home at {plain(str(home.path))}")
     try:
         stats = home.search_index.stats()
     except OpmemError as exc:

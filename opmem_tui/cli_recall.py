@@ -1,6 +1,7 @@
-"""The memory on the command line: `opmem mcp`, `opmem show` (and, as the memory lands,
-`core`, `search`, `timeline`, `graph`). Every command calls the recall registry, so it answers
-exactly what an agent would get; `--json` prints that reply, the default is tables for people."""
+"""The memory on the command line: `opmem mcp`, `opmem core`, `opmem show`, `opmem search`,
+`opmem timeline`, `opmem graph`. Every command calls the recall registry (or, for `core`, the
+memory's one renderer), so it answers exactly what an agent would get; `--json` prints that
+reply, the default is tables for people."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from .backend.home import Home
 from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
 from .backend.recall.context import Recall, recall_for
+from .backend.recall.core_block import core_block
+from .backend.recall.injection import write_block
 from .backend.recall.registry import call
+from .backend.recall.search_tool import MAX_RESULTS
 from .backend.safe_text import plain
 
 
@@ -90,6 +94,76 @@ def mcp_command(ctx: click.Context, project: str | None, agent: str | None) -> N
     from .mcp_server import serve
 
     serve(_recall(ctx, project, agent))
+
+
+@click.command("core")
+@click.option("--project", help="This project's block (default: the project of the current folder, else global).")
+@click.option(
+    "--write",
+    "target",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the block in this file (CLAUDE.md, AGENTS.md, GEMINI.md) between marker comments.",
+)
+@click.pass_context
+def core_command(ctx: click.Context, project: str | None, target: Path | None) -> None:
+    """The core memory block agents get (core.md): printed, or kept in an instruction file."""
+    recall = _recall(ctx, project)
+    try:
+        block = core_block(recall)
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    if target is None:
+        click.echo(block, nl=not block.endswith("\n"))
+        return
+    try:
+        changed = write_block(target, block)
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    _err().print(Text(f"{'updated' if changed else 'unchanged'}: {target}", style="dim"))
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, MAX_RESULTS), default=10, show_default=True, help="How many hits.")
+@click.option("--since", help="From this date: 2025-06-01, '2 weeks ago', 'yesterday'.")
+@click.option("--until", help="Up to this date.")
+@click.option("--project", help="Answer for this project (default: the project of the current folder).")
+@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
+@click.pass_context
+def search_command(
+    ctx: click.Context,
+    query: str,
+    k: int,
+    since: str | None,
+    until: str | None,
+    project: str | None,
+    page: int,
+    as_json: bool,
+) -> None:
+    """Search sessions and the distilled memory, best first, each hit with its source (memory_search)."""
+    recall = _recall(ctx, project)
+    reply = _ask(recall, "memory_search", as_json, query=query, k=k, since=since, until=until, page=page)
+    if as_json:
+        return
+    table = Table(show_edge=False, expand=True)
+    table.add_column("when", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("snippet", ratio=1, overflow="fold")
+    table.add_column("source", overflow="fold")
+    for hit in reply["hits"]:  # best first
+        source = _source(hit)
+        if hit.get("node"):
+            source.append(f" node {plain(hit['node'])}", style="dim")
+        table.add_row(_when(hit.get("time")), hit["kind"], _text(hit["snippet"]), source)
+    _out().print(table)
+    if reply.get("note"):
+        _err().print(Text(reply["note"], style="dim"))
+    elif not reply["hits"]:
+        _err().print(Text("no hits", style="dim"))
+    _paging(reply)
 
 
 @click.command("show")
@@ -252,5 +326,5 @@ def _hidden(reply: dict[str, Any]) -> None:
 
 def register(group: click.Group) -> None:
     """Add the recall commands to the `opmem` command group."""
-    for command in (mcp_command, show_command, timeline_command, graph_command):
+    for command in (mcp_command, core_command, show_command, search_command, timeline_command, graph_command):
         group.add_command(command)

@@ -1,8 +1,9 @@
 """`opmem mcp`: the recall tools over MCP stdio (the official `mcp` package, low-level server).
 
-The tools, their schemas and their replies come from the one registry (backend/recall); this
-module only speaks the protocol. Every call is read-only and its reply fits the configured
-budget (`[recall] max_reply_bytes`).
+The tools, their schemas and their replies come from the one registry (backend/recall), the
+core.md resource from the memory's one renderer (backend/recall/core_block); this module only
+speaks the protocol. Every call is read-only and its reply fits the configured budget
+(`[recall] max_reply_bytes`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
+from .backend.model import OpmemError
 from .backend.recall.context import Recall
+from .backend.recall.core_block import core_block
 from .backend.recall.registry import TOOLS, call_json
 
 SERVER_NAME = "opmem"
@@ -27,7 +31,19 @@ INSTRUCTIONS = (
     "opmem keeps every agent session as a git repository and distils them into memory. "
     "Pointers such as 'session:<id>' (in core.md and in every result) open with "
     "memory_open_session; a project's history and the turns behind its commits with "
-    "memory_git_log / memory_git_show. Every tool is read-only; long replies are paged."
+    "memory_git_log / memory_git_show; memory_search finds what was said or done. The resource "
+    "opmem://core.md is the compact memory block. Every tool is read-only; long replies are paged."
+)
+CORE_URI = "opmem://core.md"
+CORE_RESOURCE = types.Resource(
+    name="core.md",
+    title="opmem core memory",
+    uri=CORE_URI,
+    description=(
+        "The compact memory block (<= 2 KB) for this server's project, or the global one: recent "
+        "events and current facts, each line ending in the session it came from."
+    ),
+    mime_type="text/markdown",
 )
 _ANNOTATIONS = types.ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -71,12 +87,32 @@ def build_server(recall: Recall) -> Server[Any]:
         text, is_error = await anyio.to_thread.run_sync(run_tool, params.name, dict(params.arguments or {}))
         return types.CallToolResult(content=[types.TextContent(text=text)], is_error=is_error)
 
+    def read_core() -> str:
+        with lock:
+            try:
+                return core_block(recall)
+            except OpmemError as exc:
+                raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[CORE_RESOURCE])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if str(params.uri) != CORE_URI:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {str(params.uri)!r}; there is {CORE_URI}")
+        text = await anyio.to_thread.run_sync(read_core)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=CORE_URI, mime_type="text/markdown", text=text)]
+        )
+
     return Server(
         SERVER_NAME,
         version=_version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
 
 

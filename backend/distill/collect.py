@@ -45,6 +45,7 @@ class Pending:
     session_id: str
     cursor: SessionCursor
     stamp: int  # the folder's mtime now (before reading), kept when the batch is durable
+    folder: str = ""
 
 
 def history_stamp(folder: str) -> int | None:
@@ -52,6 +53,20 @@ def history_stamp(folder: str) -> int | None:
         return os.stat(folder + "/history").st_mtime_ns
     except OSError:
         return None
+
+
+def newest_seq(folder: str) -> int:
+    """The highest seq among a session's node files, from their names (`NNNNNN-r-<id>.json`); -1 if none."""
+    best = -1
+    try:
+        with os.scandir(folder + "/history") as entries:
+            for entry in entries:
+                head = entry.name.partition("-")[0]
+                if head.isdigit() and entry.name.endswith(".json"):
+                    best = max(best, int(head))
+    except OSError:
+        return -1
+    return best
 
 
 def change_token(store: SessionStore) -> str:
@@ -102,7 +117,7 @@ def pending_sessions(
         cursor = fresh if again else cursors.get(sid, fresh)
         if cursor.stamp and cursor.stamp == stamp:
             continue
-        out.append(Pending(sid, cursor, stamp))
+        out.append(Pending(sid, cursor, stamp, folder))
     return out
 
 
@@ -216,6 +231,8 @@ def collect_session(
 ) -> list[SessionBatch]:
     """The new nodes of one session as batches of whole turns (empty when nothing is new)."""
     sid = pending.session_id
+    if pending.folder and pending.cursor.seq >= 0 and newest_seq(pending.folder) <= pending.cursor.seq:
+        return []  # the folder changed but holds no newer node (a left-over temp file, a copied home)
     try:
         meta = store.get_meta(sid)
     except SessionNotFound:
@@ -244,7 +261,10 @@ def collect_session(
             number, commit = index.get(key, (None, None))
             turns.append(CollectedTurn(session=info, nodes=tuple(group), number=number, commit=commit))
         turns.sort(key=lambda t: t.nodes[0].seq)
-        batches.append(SessionBatch(session=info, turns=tuple(turns), last_seq=end, first_seq=chunk[0].seq))
+        old = frozenset(n.id for t in turns for n in t.nodes if n.seq < chunk[0].seq)
+        batches.append(
+            SessionBatch(session=info, turns=tuple(turns), last_seq=end, first_seq=chunk[0].seq, old_nodes=old)
+        )
     return batches
 
 

@@ -156,37 +156,47 @@ def _fuzzy(index: _Index, entity: Known) -> _Candidate | None:
     return _Candidate(others[position].id, f"similar name ({score:.0f}% like {others[position].name})", score / 100)
 
 
-def link(extraction: Extraction, known: Sequence[Known], *, at: float) -> Linked:
-    """Alias merges for the batch's new entities against the known ones and each other.
+class Linker:
+    """The link stage over a run: the index of known names is built once and grows batch by batch."""
 
-    `known`: the memory's canonical entities (their ids are never merged away from here: a
-    new entity merges into a known one, or into an earlier one of the batch).
-    """
-    index = _Index()
-    for item in known:
-        index.add(item)
-    merges: dict[tuple[str, str], AliasMerge] = {}
-    for entity in extraction.entities:
-        item = Known.of(entity)
-        if item.id in index.ids:
-            continue
-        candidate = _match(index, item)
-        index.add(item)
-        if candidate is None:
-            continue
-        key = (candidate.into, item.id)
-        merges.setdefault(
-            key,
-            AliasMerge(
-                id=AliasMerge.make_id(candidate.into, item.id),
-                into=candidate.into,
-                merged=item.id,
-                reason=candidate.reason,
-                at=at,
-                score=round(candidate.score, 3),
-            ),
-        )
-    return Linked(extraction=extraction, merges=tuple(merges.values()))
+    def __init__(self, known: Iterable[Known] = ()) -> None:
+        self.index = _Index()
+        for item in known:
+            self.index.add(item)
+
+    def link(self, extraction: Extraction, *, at: float) -> Linked:
+        """Alias merges for the batch's new entities against the known ones and each other.
+
+        A new entity merges into a known one or into an earlier one of the batch (known ids are
+        never merged away from here); every entity joins the index for the batches after it.
+        """
+        index = self.index
+        merges: dict[tuple[str, str], AliasMerge] = {}
+        for entity in extraction.entities:
+            item = Known.of(entity)
+            if item.id in index.ids:
+                continue
+            candidate = _match(index, item)
+            index.add(item)
+            if candidate is None:
+                continue
+            merges.setdefault(
+                (candidate.into, item.id),
+                AliasMerge(
+                    id=AliasMerge.make_id(candidate.into, item.id),
+                    into=candidate.into,
+                    merged=item.id,
+                    reason=candidate.reason,
+                    at=at,
+                    score=round(candidate.score, 3),
+                ),
+            )
+        return Linked(extraction=extraction, merges=tuple(merges.values()))
+
+
+def link(extraction: Extraction, known: Sequence[Known], *, at: float) -> Linked:
+    """Stage 3 on its own: alias merges for the batch against `known` (the memory's entities)."""
+    return Linker(known).link(extraction, at=at)
 
 
 def relink(known: Sequence[Known], *, at: float) -> list[AliasMerge]:

@@ -66,6 +66,7 @@ class SessionBatch:
     turns: tuple[CollectedTurn, ...]
     last_seq: int
     first_seq: int = 0  # the first new seq (nodes before it were distilled already)
+    old_nodes: frozenset[str] = frozenset()  # nodes of grown turns that an earlier run distilled
 
 
 @dataclass(frozen=True, slots=True)

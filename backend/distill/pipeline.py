@@ -22,7 +22,7 @@ from ..llm import ChatClient, TokenBudget, is_configured
 from ..model import OpmemError
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
-from .link import LINK_TYPES, Known, link
+from .link import LINK_TYPES, Linker
 from .memory_port import MemoryPort, log_contradictions
 from .model import Extraction, Progress, RunReport, SessionBatch, Written
 from .project import project_all
@@ -83,7 +83,7 @@ class DistillJob:
     now: float = field(default_factory=time.time)
     state: DistillState = field(default_factory=DistillState)
     port: MemoryPort | None = None
-    known: list[Known] | None = None
+    linker: Linker | None = None
     client: ChatClient | None = None
     budget: TokenBudget | None = None
     written: Written = field(default_factory=Written)
@@ -92,6 +92,7 @@ class DistillJob:
     saved_at: float = 0.0
     dirty: bool = False
     touched: set[str] = field(default_factory=set)  # entity ids whose views stage 5 rebuilds
+    distilled: set[str] = field(default_factory=set)  # sessions whose turns stage 5 indexes
     staged_sessions: dict[str, SessionCursor] = field(default_factory=dict)  # cursors that wait for a flush
     staged_projects: dict[str, ProjectCursor] = field(default_factory=dict)
 
@@ -102,10 +103,10 @@ class DistillJob:
             self.port = MemoryPort(self.home.memory, read_inflight(self.home.memory_dir))
         return self.port
 
-    def known_entities(self) -> list[Known]:
-        if self.known is None:
-            self.known = self.memory().known_entities(LINK_TYPES)
-        return self.known
+    def link_stage(self) -> Linker:
+        if self.linker is None:
+            self.linker = Linker(self.memory().known_entities(LINK_TYPES))
+        return self.linker
 
     def tell(self, stage: str, done: int, total: int, detail: str = "") -> None:
         if self.progress is not None:
@@ -147,22 +148,28 @@ class DistillJob:
             extraction = extraction.merged(outcome.extraction)
         return extraction
 
-    def stage(self, extraction: Extraction) -> None:
-        """Link, reconcile, log contradictions, stage for the next flush."""
+    def stage(self, extraction: Extraction, old_nodes: frozenset[str] | None = None) -> None:
+        """Link, reconcile, log contradictions, stage for the next flush.
+
+        `old_nodes`: nodes an earlier run distilled; only events that point at one of them can
+        have an older copy to supersede (None: any event may, as for `again` and project commits).
+        """
         port = self.memory()
-        linked = link(extraction, self.known_entities(), at=self.now)
+        linked = self.link_stage().link(extraction, at=self.now)
         reconciled = reconcile(
             linked,
             current_edges=port.current_edges,
             current_events=port.current_events,
             single_valued=self.home.config.distill.single_valued,
             at=self.now,
+            maybe_copied=None
+            if old_nodes is None or self.options.again
+            else (lambda event: not old_nodes.isdisjoint(event.provenance.node_ids)),
         )
         log_contradictions(self.home.memory_dir, reconciled.contradictions, durable=self.home.durable)
         port.stage(reconciled)
         self.touched.update(e.id for e in extraction.entities)
         self.touched.update(x for e in extraction.edges for x in (e.from_id, e.to_id))
-        self.known_entities().extend(Known.of(e) for e in extraction.entities)
         self.report["contradictions"] = self.report.get("contradictions", 0) + len(reconciled.contradictions)
         self.notes.extend(extraction.notes)
 
@@ -196,7 +203,7 @@ class DistillJob:
         nodes = 0
         batches = collect_session(self.home.sessions, self._projects(), pending)
         for position, batch in enumerate(batches):
-            self.stage(self.extract(batch))
+            self.stage(self.extract(batch), batch.old_nodes)
             nodes += sum(len(t.nodes) for t in batch.turns)
             last = position == len(batches) - 1
             self.staged_sessions[pending.session_id] = SessionCursor(
@@ -284,6 +291,8 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
             cancelled = True
             break
         read = job.session(item)
+        if read:
+            job.distilled.add(item.session_id)
         trusted = trusted and stamp_after(item) != 0
         if read:
             sessions += 1
@@ -300,7 +309,7 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
     job.save(force=True)
     if options.project and job.written.total and not cancelled:
         job.tell("project", 0, 1, "core.md, views, index")
-        job.notes.extend(project_all(home, job.touched))
+        job.notes.extend(project_all(home, job.touched, job.distilled))
         job.tell("project", 1, 1, "")
     return RunReport(
         sessions=sessions,

@@ -80,10 +80,13 @@ def reconcile_edges(
     return patches, contradictions
 
 
-def reconcile_events(events: Iterable[Event], current: CurrentEvents, *, at: float) -> list[Patch]:
+def reconcile_events(
+    events: Iterable[Event], current: CurrentEvents, *, at: float, check: Callable[[Event], bool] | None = None
+) -> list[Patch]:
+    """Patches retiring older copies; `check` says which events may have one (default: all)."""
     patches: list[Patch] = []
     for event in events:
-        if not event.key:
+        if not event.key or (check is not None and not check(event)):
             continue
         for old in current(event.key):
             if old.id != event.id and old.superseded_by is None:
@@ -98,10 +101,13 @@ def reconcile(
     current_events: CurrentEvents,
     single_valued: Collection[str] = DEFAULT_SINGLE_VALUED,
     at: float,
+    maybe_copied: Callable[[Event], bool] | None = None,
 ) -> Reconciled:
+    """`maybe_copied`: which events may have an older copy stored (those of a turn that grew, ...);
+    the others are not looked up. Default: all of them."""
     extraction = linked.extraction
     edge_patches, contradictions = reconcile_edges(extraction.edges, current_edges, single_valued, at=at)
-    event_patches = reconcile_events(extraction.events, current_events, at=at)
+    event_patches = reconcile_events(extraction.events, current_events, at=at, check=maybe_copied)
     return Reconciled(
         linked=linked,
         edge_patches=tuple(edge_patches),

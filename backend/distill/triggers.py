@@ -19,7 +19,7 @@ from typing import Any
 
 from ..home import Home
 from ..model import OpmemError
-from .collect import pending_sessions
+from .collect import change_token, pending_sessions
 from .model import Progress, RunReport
 from .pipeline import RunOptions, run
 from .sleep import SleepReport
@@ -44,8 +44,13 @@ def sleep_due(last_sleep: float, sleep_at: dt.time, now: float) -> bool:
 
 
 def idle_sessions(home: Home, idle_minutes: int, now: float) -> list[str]:
-    """Sessions with undistilled nodes whose newest node was written `idle_minutes` ago or more."""
+    """Sessions with undistilled nodes whose newest node was written `idle_minutes` ago or more.
+
+    Nothing is stat-ed while the store's change token is the one the last full run saw.
+    """
     state = load_state(home.memory_dir)
+    if state.token and state.token == change_token(home.sessions):
+        return []
     limit = idle_minutes * 60.0
     return [p.session_id for p in pending_sessions(home.sessions, state) if now - p.stamp / 1e9 >= limit]
 

@@ -72,6 +72,7 @@ class Build:
         self.group_of: dict[str, Group] = {}  # chain sid of a group or continuation -> group
         self.open_groups: dict[str, Group] = {}
         self.tools: dict[str, Tool] = {}
+        self.waiting: dict[str, Tool] = {}  # tools not written yet (their result, or their call, may come)
         self.redirect: dict[str | None, str] = {}
         self.head: str | None = None
         self.emitted_head: str | None = None

@@ -93,12 +93,7 @@ class ClaudeParser:
 
     def holding(self) -> bool:
         """Something is held back: a model reply still open, or a tool still waiting for its result."""
-        for build in self.builds.values():
-            if build.open_groups:
-                return True
-            if any(not tool.emitted for tool in build.tools.values()):
-                return True
-        return False
+        return any(build.open_groups or build.waiting for build in self.builds.values())
 
     def take(self, *, final: bool = True, idle: bool = False) -> list[ImportedSession]:
         """Sessions with what was emitted since the last take.
@@ -135,7 +130,7 @@ class ClaudeParser:
 
     def flush_waiting_tools(self, build: Build) -> None:
         """Tools that never got a result (the file ended): written without one."""
-        for tool in build.tools.values():
+        for tool in list(build.waiting.values()):
             group = build.groups.get(tool.called_by)
             if not tool.emitted and group is not None and group.emitted:
                 self.emit_tool(build, tool)
@@ -302,6 +297,7 @@ class ClaudeParser:
         if tool.emitted:
             return
         tool.emitted = True
+        build.waiting.pop(tool.sid, None)
         metadata: dict[str, Any] = {"claude_type": "tool_use", "tool_use_id": tool.sid}
         if tool.result is None:
             metadata["result_missing"] = True

@@ -183,6 +183,21 @@ class Watcher:
         self.hooks.ingested(report.touched, report)
         return report
 
+    def changed_since_catch_up(self) -> list[Path]:
+        """Session files that changed (or appeared) after catch_up read them, before the watch was live."""
+        self.discover()
+        changed: list[Path] = []
+        for path in self.known:
+            if path in self.followers:
+                continue
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            if not self.state.unchanged(path, stat):
+                changed.append(path)
+        return changed
+
     def poll(self, path: Path, report: ImportReport | None = None) -> ImportReport:
         """`path` changed: import its new complete lines (or the whole file, for whole-file formats)."""
         report = report if report is not None else ImportReport()
@@ -376,10 +391,11 @@ class Watcher:
             watch_filter=None,
         )
         for changes in watcher:
+            targets: dict[Path, None] = {}
             if ready is not None:  # the first yield (a timeout at the latest): the watch is live
+                targets.update(dict.fromkeys(self.changed_since_catch_up()))
                 ready()
                 ready = None
-            targets: dict[Path, None] = {}
             for raw in sorted({raw for _, raw in changes}):
                 path = Path(raw)
                 if path.is_file() or path.resolve() in self.known:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..model import OpmemError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 INDEX_FILE = "index.sqlite"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
@@ -47,6 +47,8 @@ KIND_NAMES = {
     KIND_ENTITY: "entity",
     KIND_EDGE: "edge",
 }
+
+ROLE_NAMES = frozenset({"user", "assistant", "tool", "system"})
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,12 +101,17 @@ CREATE TABLE IF NOT EXISTS aliases(
 );
 CREATE TABLE IF NOT EXISTS names(key TEXT NOT NULL, entity_id TEXT NOT NULL, PRIMARY KEY(key, entity_id))
     WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS participants(name TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS log_cursors(path TEXT PRIMARY KEY, offset INTEGER NOT NULL, ident TEXT NOT NULL);
 """
 
 
 class SearchIndexError(OpmemError):
     """The index file cannot be opened or is not an opmem index."""
+
+
+class SchemaMismatch(SearchIndexError):
+    """An index written by another version of opmem: derived data, so it is rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,13 +217,16 @@ class SearchIndex:
                 if row is None:
                     conn.execute("INSERT INTO meta(key, value) VALUES('schema', ?)", (SCHEMA_VERSION,))
                 elif row[0] != SCHEMA_VERSION:
-                    raise SearchIndexError(
+                    raise SchemaMismatch(
                         f"{self.path}: index schema {row[0]!r}, this opmem reads {SCHEMA_VERSION!r}: "
                         "run `opmem index rebuild`"
                     )
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
+        except SchemaMismatch:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             raise SearchIndexError(
                 f"{self.path}: cannot open the search index ({exc}); run `opmem index rebuild`"
@@ -282,6 +292,8 @@ class SearchIndex:
                 prev_ids[row.node] = rowid
             fts_rows.append((rowid, row.body, row.ctx))
         db.executemany("INSERT INTO turns_fts(rowid, body, ctx) VALUES(?,?,?)", fts_rows)
+        names = {r.speaker for r in rows if r.kind == KIND_MESSAGE and r.speaker not in ROLE_NAMES}
+        db.executemany("INSERT OR IGNORE INTO participants(name) VALUES(?)", [(n,) for n in names])
         db.execute("UPDATE sessions SET cursor=?, stamp=?, scope=? WHERE id=?", (cursor, stamp, scope, sess))
         return len(rows)
 
@@ -376,6 +388,10 @@ class SearchIndex:
         )
         for key in row.names:
             db.execute("INSERT OR IGNORE INTO names(key, entity_id) VALUES(?, ?)", (key, row.record_id))
+
+    def participants(self) -> frozenset[str]:
+        """The names that speak in the indexed sessions (roles left out)."""
+        return frozenset(r[0] for r in self.db.execute("SELECT name FROM participants"))
 
     def record_names(self, db: sqlite3.Connection, record_id: str) -> tuple[str, ...]:
         return tuple(r[0] for r in db.execute("SELECT key FROM names WHERE entity_id=?", (record_id,)))

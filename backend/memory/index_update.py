@@ -30,7 +30,21 @@ _TOOL_KEYS = frozenset(
     {"file_path", "path", "paths", "notebook_path", "command", "cmd", "pattern", "glob", "url", "query", "file"}
 )
 
+BATCH_ROWS = 2000  # rows per write transaction in a bulk update
 Progress = Callable[[int, int], Any]
+
+
+@dataclass(slots=True)
+class _SessionWork:
+    session_id: str
+    scope: str = ""
+    after: int = -1
+    cursor: int = -1
+    stamp: str = ""
+    rows: list[TurnRow] = field(default_factory=list)
+    new: bool = False
+    turns: Mapping[str, tuple[int, str | None]] = field(default_factory=dict)
+    drop: bool = False
 
 
 @dataclass(slots=True)
@@ -197,19 +211,26 @@ class IndexUpdater:
             wanted = present
         else:
             wanted = list(dict.fromkeys(sessions))
+        batch: list[_SessionWork] = []
         for done, session_id in enumerate(wanted):
             if progress is not None:
                 progress(done, len(wanted))
             report.sessions_seen += 1
             try:
-                self._update_session(session_id, known.get(session_id), report)
+                work = self._read_session(session_id, known.get(session_id))
             except SessionNotFound:
                 if session_id in known:
-                    with self.index.write() as db:
-                        self.index.drop_session(db, session_id)
-                    report.sessions_dropped += 1
+                    batch.append(_SessionWork(session_id, drop=True))
+                continue
             except OpmemError as exc:
                 report.problems.append(f"{session_id}: {exc}")
+                continue
+            if work is not None:
+                batch.append(work)
+            if sum(len(w.rows) for w in batch) >= BATCH_ROWS:
+                self._write(batch, report)
+                batch = []
+        self._write(batch, report)
         report.records = update_records(self.index, self.memory_dir, report.problems)
         if sessions is None and self._dead_share() > COMPACT_DEAD_SHARE:
             self.rebuild(report=report)
@@ -217,7 +238,8 @@ class IndexUpdater:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _update_session(self, session_id: str, known: Any, report: UpdateReport) -> None:
+    def _read_session(self, session_id: str, known: Any) -> _SessionWork | None:
+        """What a session adds since its cursor (None: nothing changed), read outside any transaction."""
         try:
             path = self.store.path_for(session_id)
         except OpmemError:
@@ -226,28 +248,45 @@ class IndexUpdater:
             raise SessionNotFound(session_id)
         stamp = _stamp(path)
         if known is not None and known.stamp == stamp:
-            return
+            return None
         meta = self.store.get_meta(session_id)
-        scope = project_scope(meta.project_id)
         after = known.cursor if known is not None else -1
         nodes = self.store.get_nodes(session_id)
         new = [n for n in nodes if n.seq > after]
         pending = known is not None and self._has_uncommitted(session_id)
         turns = turn_map(self.store, session_id, {n.called_by or n.id for n in new}) if new or pending else {}
-        rows = session_rows(nodes, after, turns)
-        cursor = max((n.seq for n in nodes), default=after)
+        return _SessionWork(
+            session_id,
+            scope=project_scope(meta.project_id),
+            after=after,
+            cursor=max((n.seq for n in nodes), default=after),
+            stamp=stamp,
+            rows=session_rows(nodes, after, turns),
+            new=bool(new),
+            turns=turns if pending else {},
+        )
+
+    def _write(self, batch: list[_SessionWork], report: UpdateReport) -> None:
+        """Many sessions in one transaction (FTS5 merges less); each checks its cursor again inside."""
+        if not batch:
+            return
         with self.index.write() as db:
-            current = self.index.cursor(db, session_id)  # another process may have indexed it meanwhile
-            if current is not None and current.cursor != after:
-                return
-            if pending:
-                self.index.fill_commits(db, session_id, turns)
-            if rows or new:
-                self.index.add_turns(db, session_id, scope, rows, cursor, stamp)
-            else:
-                self.index.set_stamp(db, session_id, scope, stamp)
-        report.rows += len(rows)
-        report.sessions_updated += 1
+            for work in batch:
+                if work.drop:
+                    self.index.drop_session(db, work.session_id)
+                    report.sessions_dropped += 1
+                    continue
+                current = self.index.cursor(db, work.session_id)
+                if current is not None and current.cursor != work.after:
+                    continue  # another process indexed it meanwhile
+                if work.turns:
+                    self.index.fill_commits(db, work.session_id, work.turns)
+                if work.rows or work.new:
+                    self.index.add_turns(db, work.session_id, work.scope, work.rows, work.cursor, work.stamp)
+                else:
+                    self.index.set_stamp(db, work.session_id, work.scope, work.stamp)
+                report.rows += len(work.rows)
+                report.sessions_updated += 1
 
     def _has_uncommitted(self, session_id: str) -> bool:
         return self.index.uncommitted(self.index.db, session_id) > 0

@@ -3,7 +3,8 @@
 FTS5 computes bm25() for every row an expression matches before it sorts, so an OR with a
 word found in half the index costs half the index. Terms found in more than DF_CAP rows (their
 IDF is small: the rarer words decide the ranking) are left out of the expression when rarer
-ones are there; a query of common words only takes its newest DF_CAP matches, best first.
+ones are there, and the rarer ones are taken rarest first while their rows fit ROW_BUDGET; a
+query of common words only takes its newest DF_CAP matches, best first.
 Filters (scope, dates, dead sessions) run on the rows returned; when they leave too few, the
 page grows (x8) until enough pass or the matches run out.
 """
@@ -15,27 +16,51 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 DF_CAP = 4000
+ROW_BUDGET = 6000  # rows bm25() may score for one query: rarer terms first, the rarest always
 GROWTH = 8
 
 Keep = Callable[[Sequence[int]], Mapping[int, Any]]
 
 
-def split_terms(db: sqlite3.Connection, table: str, terms: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped."""
-    rare: list[str] = []
-    common: list[str] = []
-    for term in terms:
+def split_terms(
+    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None
+) -> tuple[list[str], list[str]]:
+    """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped.
+
+    `rows`: an upper bound of the table's rows; at most DF_CAP means every term is rare.
+    """
+    if rows is not None and rows <= DF_CAP:
+        return list(terms), []
+    counted: list[tuple[int, int, str]] = []
+    for position, term in enumerate(terms):
         count = db.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})", (f'"{term}"',)
         ).fetchone()[0]
         if count:
-            (rare if count <= DF_CAP else common).append(term)
+            counted.append((count, position, term))
+    rare: list[str] = []
+    common: list[str] = []
+    spent = 0
+    for count, _position, term in sorted(counted):
+        if count <= DF_CAP and (not rare or spent + count <= ROW_BUDGET):
+            rare.append(term)
+            spent += count
+        else:
+            common.append(term)
     return rare, common
 
 
-def ranked(db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str], want: int, keep: Keep):
+def ranked(
+    db: sqlite3.Connection,
+    table: str,
+    weights: str,
+    terms: Sequence[str],
+    want: int,
+    keep: Keep,
+    rows: int | None = None,
+):
     """[(rowid, score, kept info)] best first (score = -bm25), at most `want`, filtered by `keep`."""
-    rare, common = split_terms(db, table, terms)
+    rare, common = split_terms(db, table, terms, rows)
     if not rare and not common:
         return []
     chosen = rare or common
@@ -44,12 +69,12 @@ def ranked(db: sqlite3.Connection, table: str, weights: str, terms: Sequence[str
     limit = want if rare else DF_CAP
     bm25 = f"bm25({table}{', ' + weights if weights else ''})"
     while True:
-        rows = db.execute(
+        found = db.execute(
             f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?", (expr, limit)
         ).fetchall()
-        kept = keep([r[0] for r in rows])
-        out = [(rid, -score, kept[rid]) for rid, score in rows if rid in kept]
-        if len(out) >= want or len(rows) < limit:
+        kept = keep([r[0] for r in found])
+        out = [(rid, -score, kept[rid]) for rid, score in found if rid in kept]
+        if len(out) >= want or len(found) < limit:
             break
         limit *= GROWTH
     out.sort(key=lambda item: -item[1])

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, SearchIndex
+from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import entity_key, visible_scopes
@@ -36,7 +36,7 @@ RECORD_POOL = 100
 W_CTX = 0.5  # the earlier messages count half of the message itself
 W_RECORD = 0.5  # a distilled record is a second key for its turn, counted like the ctx field
 W_NEXT = 0.25  # a reply's match lifts the message it answers, at a quarter
-SPEAKER_BOOST = 1.3  # the turns of the participant the query names
+SPEAKER_BOOST = 2.0  # the turns of the participant the query names (chosen on conv-26 of LoCoMo)
 LIST_WEIGHTS = {"turns": 1.0, "records": 1.0, "entities": 0.5, "dates": 0.5, "recency": 0.1}
 ENTITY_SHARE = 0.05  # an entity in more than 5% of the records is no signal (like a word's IDF)
 ENTITY_MIN_RECORDS = 20
@@ -142,7 +142,15 @@ class Searcher:
                         out[rid] = (prev, speaker or "")
             return out
 
-        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", parsed.terms, TURN_POOL, keep)
+        named = _named_speaker(parsed, self.index.participants())
+        terms = parsed.terms
+        if named is not None:
+            # The name matches every turn that addresses them ("Thanks, Caroline!"); who speaks
+            # is the participant signal below, so BM25 looks at the other words.
+            rest = tuple(t for t in terms if t not in set(entity_key(named).split()))
+            terms = rest or terms
+        size = db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", terms, TURN_POOL, keep, size)
         found = {rid for rid, _score, _info in rows}
         extra = keep([rid for rid in records if rid not in found])
         rows += [(rid, 0.0, info) for rid, info in extra.items()]
@@ -152,7 +160,6 @@ class Searcher:
             score = scores[rid]
             if prev is not None and prev in scores:
                 lifted[prev] += W_NEXT * score
-        named = _named_speaker(parsed, {speaker for _r, _s, (_p, speaker) in rows})
         if named is not None:
             for rid, _score, (_prev, speaker) in rows:
                 if speaker.casefold() == named:
@@ -184,7 +191,8 @@ class Searcher:
                     out[rid] = (record_id, session_id, node_json)
             return out
 
-        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep)
+        size = db.execute("SELECT max(id) FROM records").fetchone()[0] or 0
+        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep, size)
         return self._behind(db, [(rid, score, *info) for rid, score, info in rows])
 
     def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:
@@ -341,11 +349,7 @@ class _Filter:
 def _named_speaker(parsed: ParsedQuery, speakers: set[str]) -> str | None:
     """The one participant (not a role) whose name the query holds, casefolded; else None."""
     words = set(parsed.words)
-    named = {
-        s.casefold()
-        for s in speakers
-        if s and s not in ("user", "assistant", "tool", "system") and set(entity_key(s).split()) <= words
-    }
+    named = {s.casefold() for s in speakers if s and s not in ROLE_NAMES and set(entity_key(s).split()) <= words}
     return named.pop() if len(named) == 1 else None
 
 

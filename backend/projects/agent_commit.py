@@ -7,8 +7,8 @@ run, and nothing outside `.git/` objects/refs/index and `.opmem/` is written.
 
 A path is committed only when it was clean at turn start and its content now is what the
 agent's own writes produce (write_replay.py). Every object a commit names is checked to exist
-with the right type before it is written, whatever the process-wide pygit2 setting for strict
-object creation is (the session store may turn it off for its own repositories).
+with the right type before it is written (what libgit2's strict object creation checks), so the
+user's repository gets those checks whatever the process-wide pygit2 setting is.
 """
 
 from __future__ import annotations

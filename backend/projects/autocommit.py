@@ -101,7 +101,7 @@ class LiveTurnCommitter:
             current.source = source or current.source
             return []
         events: list[AutoCommitEvent] = []
-        if current is not None:
+        if current is not None and not self._tried_as_is(current, user):
             events += self._commit(current)  # its last chance: the user has moved on
         self.turns[session_id] = self._begin(session_id, project_id, user, source, events)
         return self._emit(events)
@@ -119,6 +119,12 @@ class LiveTurnCommitter:
         return self._emit(events)
 
     # -- internals ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _tried_as_is(live: _LiveTurn, prompt: Node) -> bool:
+        """The new prompt follows the very node the last commit try ended with: the turn has not
+        grown since, so looking it up again (get_turns groups the whole session) finds nothing new."""
+        return live.attempted is not None and prompt.parent_id == live.attempted[1]
 
     def _newest_prompt(self, session_id: str) -> Node | None:
         """The user node of the current branch's last turn: a walk back from the head."""

@@ -11,6 +11,7 @@ from ..home import Home
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .memory_access import MemoryReader
+from .search_access import SearchReader
 from .session_access import SessionReader
 
 DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
@@ -39,6 +40,7 @@ class Recall:
 
     home: Home
     memory: MemoryReader  # read-only; folds the logs on its first query, then keeps up
+    search: SearchReader  # read-only; no hits while there is no index
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     now: float | None = None  # "now" for relative dates; None: the clock
@@ -88,4 +90,7 @@ def recall_for(
     else:
         project_id = project_of_folder(home, Path.cwd() if cwd is None else cwd)
     memory = MemoryReader(home.memory_dir, session_exists=home.sessions.exists, durable=False)
-    return Recall(home, memory, Scope(project_id, agent or ""), home.config.recall.max_reply_bytes, now)
+    sessions = SessionReader()
+    search = SearchReader(home.memory_dir, sessions, home)
+    scope = Scope(project_id, agent or "")
+    return Recall(home, memory, search, scope, home.config.recall.max_reply_bytes, now, sessions)

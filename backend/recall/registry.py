@@ -23,6 +23,7 @@ from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
 from .memory_tools import memory_graph_neighbors, memory_timeline
 from .open_session import memory_open_session
 from .reply import encode
+from .search_tool import MAX_RESULTS, memory_search
 
 Reply = dict[str, Any]
 
@@ -182,8 +183,31 @@ NEIGHBORS = Tool(
     memory_graph_neighbors,
 )
 
+SEARCH = Tool(
+    "memory_search",
+    "Search everything remembered: session turns and tool calls, timeline events, entities and "
+    "facts, ranked together; words, a question or a date work. Each hit has a snippet and its "
+    "pointer (source session:<id>, turn, commit, node): open it with memory_open_session.",
+    _schema(
+        {
+            "query": {"type": "string", "minLength": 1, "description": "Keywords or a question."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": 10},
+            "since": _DATE,
+            "until": _DATE,
+            "page": _PAGE,
+        },
+        ["query"],
+        [
+            {"query": "which port does the worker listen on"},
+            {"query": "uvicorn reload", "k": 5},
+            {"query": "failing test", "since": "last week", "page": 1},
+        ],
+    ),
+    memory_search,
+)
+
 TOOLS: Mapping[str, Tool] = MappingProxyType(
-    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS)}
+    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS, SEARCH)}
 )
 
 

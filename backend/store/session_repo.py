@@ -42,6 +42,7 @@ class SessionRepo:
         self.log = NodeLog(self.path / "history", durable=durable)
         self.mirror = GitMirror(self.path, self.graph, self.log, self._meta_for_commit, pack_threshold=pack_threshold)
         self._meta: dict[str, Any] = {}
+        self._meta_behind = False  # meta.json lags the turn commits of the open group
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
         self.marked_since: int | None = None  # what the marker file says about this writer
@@ -167,6 +168,7 @@ class SessionRepo:
 
     def _write_meta(self, durable: bool = True) -> bytes:
         self._writes += 1
+        self._meta_behind = False
         data = dump_json(self._meta)
         write_atomic(self.meta_path, data, durable=self.durable and durable)
         return data
@@ -246,6 +248,9 @@ class SessionRepo:
         """Make the group's node files durable, then write its commits and the index: a write burst ends."""
         self.mirror.grouping = False
         self.log.end_group()
+        if self._meta_behind:
+            self._meta_behind = False
+            self._write_meta(durable=False)
         self.mirror.flush_index()
 
     def set_head(self, node_id: str) -> None:
@@ -292,6 +297,9 @@ class SessionRepo:
                 if title:
                     meta["title"] = title
                     meta["title_source"] = "excerpt"
+        if self.mirror.grouping:  # written once when the group ends: a rename per turn is costly
+            self._meta_behind = True
+            return dump_json(self._meta)
         return self._write_meta(durable=False)  # derived fields; recomputed if lost
 
     def flush_pending(self) -> None:

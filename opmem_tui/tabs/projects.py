@@ -40,6 +40,14 @@ class ProjectsTab(Tab, ReportsWorkerErrors, ProjectsPane):
 
     def set_listing(self, view: ListingView) -> None:
         self.listing_view = view
+        if self.is_mounted:  # before that its children may not be composed: on_mount shows it
+            self._show_listing(view)
+
+    def on_mount(self) -> None:
+        if self.listing_view is not None:
+            self._show_listing(self.listing_view)
+
+    def _show_listing(self, view: ListingView) -> None:
         self.set_projects(
             list(view.projects.values()), view.projects_message or NO_PROJECTS, missing=view.missing_projects
         )

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from opmem_tui.cli import main
-from tests.backend.recall.stores import T0, Built, add_memory, build_store
+from tests.backend.recall.stores import T0, Built, add_memory, build_index, build_store
 
 
 @pytest.fixture
@@ -86,3 +86,56 @@ def test_timeline_and_graph_errors(built: Built) -> None:
     assert result.exit_code == 1 and "since" in result.output
     result = run(built, "timeline", "--project", "nope")
     assert result.exit_code == 1 and "no project 'nope'" in result.output
+
+
+def test_core_prints_the_block(built: Built) -> None:
+    add_memory(built)
+    result = run(built, "core", "--project", "shop")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("═") and "opmem memory · project: shop" in result.output
+    assert f"↪ session:{built.session_id}" in result.output
+    result = run(built, "core", "--project", "shopp")
+    assert result.exit_code == 1 and "no project 'shopp'" in result.output and "did you mean" in result.output
+
+
+def test_core_write_keeps_the_users_text_byte_identical_twice(built: Built, tmp_path: Path) -> None:
+    add_memory(built)
+    target = tmp_path / "CLAUDE.md"
+    before = "# My project\r\n\r\nUse tabs.  Trailing spaces stay.   \r\n"
+    after = "\r\n## Notes\r\nünïcödé, no final newline"
+    target.write_bytes(
+        before.encode() + b"<!-- opmem:core:begin -->\r\nold\r\n<!-- opmem:core:end -->" + after.encode()
+    )
+    first = run(built, "core", "--project", "shop", "--write", str(target))
+    assert first.exit_code == 0, first.output
+    once = target.read_bytes()
+    assert once.startswith(before.encode()) and once.endswith(after.encode())
+    assert b"Decided the worker listens on :18109" in once and b"old" not in once
+    second = run(built, "core", "--project", "shop", "--write", str(target))
+    assert second.exit_code == 0 and "unchanged" in second.output
+    assert target.read_bytes() == once
+    block = run(built, "core", "--project", "shop").output
+    assert block.rstrip("\n").replace("\n", "\r\n").encode() in once
+
+
+def test_core_write_refuses_broken_markers(built: Built, tmp_path: Path) -> None:
+    target = tmp_path / "AGENTS.md"
+    text = b"intro\n<!-- opmem:core:end -->\n<!-- opmem:core:begin -->\n"
+    target.write_bytes(text)
+    result = run(built, "core", "--write", str(target))
+    assert result.exit_code == 1 and "AGENTS.md" in result.output and "end marker" in result.output
+    assert target.read_bytes() == text
+
+
+def test_search_table_and_json(built: Built) -> None:
+    result = run(built, "search", "pytest", "--project", "shop")
+    assert result.exit_code == 0 and "opmem index rebuild" in result.output  # no index yet
+    add_memory(built)
+    build_index(built)
+    result = run(built, "search", "pytest", "--project", "shop")
+    assert result.exit_code == 0, result.output
+    assert "tool" in result.output and f"session:{built.session_id} turn 2" in result.output
+    reply = json.loads(run(built, "search", "pytest", "-k", "3", "--json", "--project", "shop").output)
+    assert 1 <= len(reply["hits"]) <= 3 and reply["scope"] == f"project:{built.project_id}"
+    result = run(built, "search", "pytest", "--since", "the day after never")
+    assert result.exit_code == 1 and "since" in result.output

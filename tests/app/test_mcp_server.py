@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
+from opmem_tui.backend.memory.core import CORE_BUDGET, RULE
 from opmem_tui.backend.recall.registry import TOOLS
-from tests.backend.recall.stores import Built, add_memory, build_store
+from opmem_tui.mcp_server import CORE_URI
+from tests.backend.recall.stores import Built, add_memory, build_index, build_store
 from tests.backend.recall.test_read_only import snapshot
 
 
@@ -31,6 +34,7 @@ def opmem_command() -> tuple[str, list[str]]:
 def built(tmp_path: Path) -> Built:
     built = build_store(tmp_path)
     add_memory(built)
+    build_index(built)
     return built
 
 
@@ -57,6 +61,7 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
             "memory_git_show": {"commit": built.agent_commit[:10]},
             "memory_timeline": {"kinds": ["decision"]},
             "memory_graph_neighbors": {"entity": "worker", "hops": 1},
+            "memory_search": {"query": "pytest"},
         }
         assert set(calls) == set(TOOLS)
         replies = {}
@@ -74,9 +79,20 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         assert decision["source"] == f"session:{built.session_id}" and decision["turn"] == 2
         facts = {e["fact"] for e in replies["memory_graph_neighbors"]["edges"]}
         assert "worker -listens-on-> :18109" in facts
+        assert any(h.get("node") == "t2" for h in replies["memory_search"]["hits"])
 
         missing = await client.call_tool("memory_open_session", {"session_id": "cc-shop-sesion"})
         assert missing.is_error
         error = json.loads(missing.content[0].text)["error"]
         assert error["code"] == "unknown_session" and error["did_you_mean"] == [built.session_id]
+
+        resources = await client.list_resources()
+        assert [r.uri for r in resources.resources] == [CORE_URI]
+        (core,) = (await client.read_resource(CORE_URI)).contents
+        assert core.text.startswith(RULE) and "project: shop," in core.text
+        assert len(core.text.encode("utf-8")) <= CORE_BUDGET
+        (line,) = [line for line in core.text.splitlines() if "Decided the worker listens on :18109" in line]
+        assert line.endswith(f"↪ session:{built.session_id}")
+        with pytest.raises(MCPError, match="no resource"):
+            await client.read_resource("opmem://nothing.md")
     assert snapshot(built.home.path, built.workdir) == before

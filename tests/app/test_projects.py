@@ -130,3 +130,17 @@ async def test_no_projects_says_so(tmp_path):
         await open_projects(pilot)
         empty = app.screen.query_one("#project-empty")
         assert empty.display and NO_PROJECTS in str(empty.render())
+
+
+async def test_a_listing_that_arrives_before_the_projects_tab_is_composed_waits_for_it(app):
+    from opmem_tui.tabs.projects import ProjectsTab
+
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        view = app.screen.sessions.listing_view
+        await app.screen.query_one(ProjectsTab).remove()
+        tab = ProjectsTab(now=app.now)
+        app.screen.query_one("TabPane#projects").mount(tab)  # not awaited: no children yet
+        tab.set_listing(view)
+        await settle(pilot)
+        assert [p.name for p in tab.project_list.projects] == ["webapp", "compiler"]

@@ -53,9 +53,24 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# Substrings one of the cue patterns needs: most messages have none, and `in` is far cheaper
+# than the patterns' case-blind alternations.
+_TRIGGERS = (
+    "decid", "decision", "going with", "chose", "opted", "picked", "settled", "from now on", "go with",
+    "switch to", "stick with", "standardi", "going forward", "let's", "lets ", "we should", "always ",
+    "never ", "don't", "dont ", "do not", "instead", "prefer", "rather", "turns out", "turned out",
+    "root cause", "problem", "issue", "bug", "culprit", "the fix", "because", "learn", "found out",
+    "discover", "realiz", "realis", "til", "gotcha", "caveat", "workaround", "reason", "support",
+    "only works", "requir", "must be", "watch out", "important:", "note:",
+)  # fmt: skip
+
+
 def find_cues(text: str, *, from_user: bool, limit: int = 3) -> list[Cue]:
+    low = text.lower()
+    if not any(trigger in low for trigger in _TRIGGERS):
+        return []
     if not (DECISION_STRONG.search(text) or LEARNING.search(text) or (from_user and DECISION_USER.search(text))):
-        return []  # most messages hold no cue: one pass over the whole text, no sentence split
+        return []  # one pass over the whole text before any sentence split
     found: list[Cue] = []
     for sentence in sentences(text):
         if sentence.endswith("?"):

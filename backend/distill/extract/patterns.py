@@ -97,8 +97,23 @@ def serving_port(text: str) -> str | None:
     return f":{match.group(1)}" if match else None
 
 
-_ISSUE_HINT = re.compile(r"#\d|[A-Z]-\d|issue|ticket|bug|pull|\bPR\b", re.IGNORECASE)
-_MODEL_HINT = re.compile(r"gpt|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi-|gemma|\bo[134]\b", re.IGNORECASE)
+_JIRA_HINT = re.compile(r"[A-Z]-\d|\bPR\b")
+_ISSUE_WORDS = ("#", "issue", "ticket", "bug", "pull")
+_MODEL_WORDS = (
+    "gpt",
+    "claude",
+    "gemini",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen",
+    "deepseek",
+    "phi-",
+    "gemma",
+    "o1",
+    "o3",
+    "o4",
+)
 _PORT_HINT = re.compile(r":\d{2,5}\b|\bport\b", re.IGNORECASE)
 
 
@@ -107,7 +122,8 @@ def may_name_a_port(text: str) -> bool:
 
 
 def issue_refs(text: str) -> list[str]:
-    if _ISSUE_HINT.search(text) is None:
+    low = text.lower()
+    if not any(w in low for w in _ISSUE_WORDS) and _JIRA_HINT.search(text) is None:
         return []
     out = []
     for match in ISSUE_REF.finditer(text):
@@ -131,7 +147,8 @@ def git_commits_in_output(text: str) -> list[tuple[str, str]]:
 
 
 def models(text: str) -> list[str]:
-    if _MODEL_HINT.search(text) is None:
+    low = text.lower()
+    if not any(w in low for w in _MODEL_WORDS):
         return []
     return list(dict.fromkeys(m.group(1).lower().replace(" ", "-") for m in MODEL.finditer(text)))
 

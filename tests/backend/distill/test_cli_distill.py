@@ -94,3 +94,24 @@ def test_sleep_consolidates(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "slept: distilled 3 nodes" in result.output
     assert (home / "memory" / "core.md").exists()
+
+
+def test_memory_unmerge_undoes_a_merge_and_a_rerun_keeps_it_undone(tmp_path: Path):
+    home = Home(tmp_path / "home")
+    chat = Chat(home, "s1")
+    for spelling in ("scikit-learn", "scikit_learn"):
+        chat.user(f"install {spelling}")
+        chat.reply()
+        chat.tool("Bash", {"command": f"pip install {spelling}"}, f"Successfully installed {spelling}-1.5")
+        chat.commit()
+    assert invoke(home.path, "distill", "-q").exit_code == 0
+    packages = home.memory.entity_records({"package"})
+    assert sorted(e.name for e in packages) == ["scikit-learn", "scikit_learn"]
+    (info,) = home.memory.aliases(packages[0])
+    assert info.active and "punctuation" in info.merge.reason
+    undone = invoke(home.path, "memory", "unmerge", info.merge.id)
+    assert undone.exit_code == 0 and f"undone: {info.merge.id}" in undone.output
+    assert invoke(home.path, "memory", "unmerge", info.merge.id).output.strip() == f"{info.merge.id} was already undone"
+    assert invoke(home.path, "sleep").exit_code == 0  # the sleep re-links: the undone pair stays apart
+    after = Home(home.path).memory
+    assert [a.active for a in after.aliases(packages[0])] == [False] and after.aliases(packages[1]) == ()

@@ -127,3 +127,25 @@ def test_the_budget_stops_the_calls_and_the_rest_keeps_the_rules(tmp_path, serve
     # 1,000 (the usage the server reports): two fit, then 1,500 are left, too few for a third
     assert len(server.requests) == 2 and budget.used == 2000
     assert outcome.failed == 1 and "token budget spent" in outcome.extraction.notes[0]
+
+
+def test_a_run_with_the_llm_keeps_every_rules_record(tmp_path, server: ChatServer):
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+
+    home = Home(tmp_path / "h")
+    home.path.mkdir(parents=True)
+    (home.path / "config.toml").write_text(f'[llm]\nbase_url = "{server.base_url}"\nmodel = "m"\nmax_retries = 0\n')
+    batch = conversation(home)
+    rules = extract_rules(batch, ingestion_time=5.0)
+    first = batch.turns[0].anchor.id
+    server.default = Reply(
+        json.dumps({"turns": [turn_reply(first, events=[{"summary": "The worker moves to 18109", "kind": "event"}])]})
+    )
+    report = run(home, RunOptions(llm=True, project=False))
+    assert report.llm_batches == 1 and report.llm_failed == 0 and report.tokens == 120
+    stored = {e.summary for e in home.memory.timeline(limit=None).events}
+    assert {e.summary for e in rules.events} | {"The worker moves to 18109"} == stored
+    # the endpoint down: the run still writes the rules' records and says what happened
+    server.default = Reply(status=503, body="{}")
+    again = run(home, RunOptions(llm=True, again=True, project=False))
+    assert again.llm_failed == 1 and "kept the rules' result" in again.notes[0]

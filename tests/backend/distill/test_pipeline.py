@@ -183,3 +183,19 @@ def test_the_stores_change_token_spares_the_scan_until_the_store_writes(home: Ho
     assert found.sessions == 1 and found.written.patches == 1  # its turn grew: a newer work event
     say(home, "s2", "and the docs are updated", 1_700_000_500.0)
     assert run(home, QUIET).sessions == 1
+
+
+def test_stage_5_writes_core_md_the_views_and_indexes_the_records(home: Home):
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.tool("Edit", {"file_path": "/work/proj/worker.py", "old_string": "4000", "new_string": "18109"})
+    chat.commit()
+    report = run(home)
+    assert any("core.md" in note for note in report.notes)
+    core = (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert "↪ session:s1" in core and len(core.encode()) <= 2048
+    assert list((home.memory_dir / "graph" / "views" / "entity").glob("*.md"))
+    hits = home.search("worker listens on 18109")
+    assert hits and hits[0].session_id == "s1"
+    assert any(h.record_id or h.via for h in hits)  # a distilled record found or lifted the turn

@@ -76,3 +76,19 @@ def test_one_job_at_a_time_and_cancel(home: Home):
     gate.set()
     status = distiller.wait(60)
     assert status.report.cancelled and status.report.sessions < 3
+
+
+def test_opmem_watch_idle_tick_distils_idle_sessions(home: Home):
+    from opmem_tui.cli_import import ingest_hooks
+
+    session(home, "quiet", 1_700_000_000.0)  # idle for years
+    (tick,) = ingest_hooks(home).on_idle
+    tick()
+    status = home.distiller.wait(60)
+    assert status.kind == "sleep" and not status.error, status.error  # never slept: caught up first
+    assert load_state(home.memory_dir).cursor("quiet").seq == 1
+    session(home, "later", 1_700_000_000.0)
+    tick()
+    status = home.distiller.wait(60)
+    assert status.kind == "distil" and status.report.sessions == 1 and not status.error, status
+    assert load_state(home.memory_dir).cursor("later").seq == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -275,3 +276,24 @@ def test_a_preamble_before_the_first_prompt_is_committed_with_turn_one(store: Se
     commits = store.session_commits(sid)
     assert [c.summary for c in commits] == ["turn 1: first real prompt"]
     assert [n.id for n in store.get_turns(sid)[0].nodes] == ["s0", "u1", "a1"]
+
+
+def test_meta_json_is_written_when_the_batch_ends_not_per_turn(store: SessionStore) -> None:
+    """An import batch commits many turns; meta.json is renamed into place once, at its end."""
+    ingest(store, session(N("u1", "user", "first"), N("a1", "assistant", "one", "u1")), ImportReport())
+    sid = "jsonl-abc"
+    meta_path = store.path_for(sid) / "meta.json"
+    with store.batch(sid) as batch:
+        batch.append("user", "second", node_id="u2", parent_id="a1")
+        batch.commit_turn("u2")
+        batch.append("user", "third", node_id="u3", parent_id="u2")
+        batch.commit_turn("u3")
+        during = json.loads(meta_path.read_text())
+    after = json.loads(meta_path.read_text())
+    assert during["turns"] == 1 and after["turns"] == 3 and after["head_id"] == "u3"
+    committed = subprocess.run(
+        ["git", "-C", str(store.path_for(sid)), "show", "HEAD:meta.json"], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(committed) == after
+    fresh = SessionStore(store.root)
+    assert (fresh.get_meta(sid).extra["turns"], fresh.head(sid)) == (3, "u3")

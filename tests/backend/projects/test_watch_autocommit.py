@@ -23,11 +23,10 @@ CC = f"cc-{SID}"
 class Live:
     """A project, a transcript file the 'agent' appends to, and a watcher driven by hand."""
 
-    def __init__(self, home, tmp_path: Path, *, start: datetime | None = None, **watch_options) -> None:
+    def __init__(self, home, tmp_path: Path, *, ago: timedelta = timedelta(0), **watch_options) -> None:
         self.home = home
         self.repo = make_repo(tmp_path / "proj", {"README.md": "hello\n", "app.py": "print(1)\n"})
         self.t = Transcript(session=SID, cwd=str(self.repo))
-        self.t.clock = start or datetime.now(UTC)
         self.path = tmp_path / "claude" / "projects" / "-proj" / f"{SID}.jsonl"
         self.path.parent.mkdir(parents=True)
         self.path.touch()
@@ -36,6 +35,10 @@ class Live:
         self.watcher = Watcher(
             home, ["claude"], [tmp_path / "claude"], idle_seconds=0.0, on_commit=self.events.append, **watch_options
         )
+        # The transcript's clock starts `ago` before the watch did (not before this constructor
+        # began: on a loaded machine building the watcher can take seconds).
+        started = self.watcher.committer.started_at if self.watcher.committer else datetime.now(UTC).timestamp()
+        self.t.clock = datetime.fromtimestamp(started, UTC) - ago
 
     def flush(self) -> None:
         """The agent's new records reach the file; the watcher reads them, then the file goes quiet."""
@@ -158,7 +161,7 @@ def test_no_autocommit_option_and_config(home, tmp_path: Path) -> None:
 
 def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path) -> None:
     # a turn from before the watch started: its start state is unknown
-    old = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(hours=2))
+    old = Live(home, tmp_path, ago=timedelta(hours=2))
     old.t.prompt("old work")
     old.flush()
     old.write_tool("toolu_1", "old.py", "o\n")
@@ -168,7 +171,7 @@ def test_history_and_turns_seen_late_are_not_auto_committed(home, tmp_path: Path
 
 
 def test_a_file_written_before_the_watcher_saw_the_prompt_counts_as_the_users(home, tmp_path: Path) -> None:
-    live = Live(home, tmp_path, start=datetime.now(UTC) - timedelta(seconds=4))
+    live = Live(home, tmp_path, ago=timedelta(seconds=4))
     live.t.prompt("quick one")  # stamped 3 s ago: the watch had started, the turn is live
     live.write_tool("toolu_1", "quick.py", "q\n")  # ... and the agent wrote before the watcher looked
     live.flush()
@@ -301,3 +304,40 @@ def test_an_agent_that_commits_itself_gets_its_commit_linked_and_no_extra_commit
     assert live.agent_commits() == [] and live.events == []  # nothing left for opmem to commit
     [link] = home.projects.links_for_commit(home.sessions.get_meta(CC).project_id, oid)
     assert (link.session_id, link.turn, link.confidence, link.reason) == (CC, 1, "high", "hash")
+
+
+def test_a_turn_that_grows_in_the_same_batch_as_the_next_prompt_is_committed_again(home, tmp_path: Path) -> None:
+    live = Live(home, tmp_path)
+    live.t.prompt("two files")
+    live.flush()
+    live.write_tool("toolu_1", "one.py", "1\n")
+    live.t.assistant("msg_1", text("Wrote one.py."))
+    live.flush()  # looks finished: committed
+    [first] = live.agent_commits()
+    live.write_tool("toolu_2", "two.py", "2\n", message="msg_2")  # the model went on...
+    live.t.assistant("msg_3", text("And two.py."))
+    live.t.prompt("next task")  # ... and the next prompt arrives in the same write
+    live.flush()
+    second, again = live.agent_commits()
+    assert again == first and live.changed(second) == ["two.py"]
+    assert git(live.repo, "log", "-1", "--format=%s").startswith(f"[agent {CC}] turn 1:")
+
+
+def test_the_next_prompt_after_a_committed_turn_does_not_look_the_turn_up_again(
+    home, tmp_path: Path, monkeypatch
+) -> None:
+    from opmem_tui.backend.projects.autocommit import LiveTurnCommitter
+
+    live = Live(home, tmp_path)
+    live.t.prompt("one file")
+    live.flush()
+    live.write_tool("toolu_1", "one.py", "1\n")
+    live.t.assistant("msg_1", text("Done."))
+    live.flush()
+    looked: list[str] = []
+    real = LiveTurnCommitter._find
+    monkeypatch.setattr(LiveTurnCommitter, "_find", lambda self, turn: looked.append(turn.user_id) or real(self, turn))
+    live.t.prompt("next")
+    live.flush()
+    # only the new turn is looked up (to see whether it is finished); the committed one is not
+    assert looked == [live.watcher.committer.turns[CC].user_id]

@@ -181,3 +181,10 @@ def add_memory(built: Built, *, hub_edges: int = 0) -> Memory:
     memory.supersede(old.id, new.id, reason="the worker moved to :18109")
     memory.close()
     return Memory(worker.id, port.id, old_port.id, uvicorn.id, hub, events[-1].id)
+
+
+def build_index(built: Built) -> None:
+    """memory/index.sqlite over the store and its memory, as `opmem index rebuild` makes it."""
+    service = built.home.search_index
+    service.rebuild()
+    service.close()

@@ -9,7 +9,7 @@ import pytest
 from opmem_tui.backend.recall.context import recall_for
 
 from .conftest import ask
-from .stores import T0, build_store, git
+from .stores import T0, build_index, build_store, git
 
 FIVE_MB = 5 * 1024 * 1024
 
@@ -57,3 +57,20 @@ def test_five_mb_single_line_diff_stays_within_the_budget(huge, max_bytes: int) 
     assert part["diff"] and set(part["diff"]) <= set("var a=1;")
     log = ask(recall, "memory_git_log")
     assert log["commits"][0]["summary"] == "vendor a minified bundle"
+
+
+@pytest.mark.parametrize("max_bytes", [1024, 16384])
+def test_search_over_a_five_mb_tool_output_stays_within_the_budget(huge, max_bytes: int) -> None:
+    # the index holds a tool call's name, paths and command (not its output): the hit is the call
+    built, _ = huge
+    if not (built.home.memory_dir / "index.sqlite").exists():
+        build_index(built)
+    recall = dataclasses.replace(recall_for(built.home, cwd=built.workdir), max_reply_bytes=max_bytes)
+    reply = ask(recall, "memory_search", query="pytest", k=50)
+    hits = list(reply["hits"])
+    while reply.get("next_page") is not None:
+        reply = ask(recall, "memory_search", query="pytest", k=50, page=reply["next_page"])
+        hits += reply["hits"]
+    tool = next(h for h in hits if h.get("node") == "t2")
+    assert tool["source"] == f"session:{built.session_id}" and tool["turn"] == 2
+    assert "\x1b" not in tool["snippet"] and len(tool["snippet"].encode()) < max_bytes

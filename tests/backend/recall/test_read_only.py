@@ -11,7 +11,7 @@ import pytest
 from opmem_tui.backend.recall.context import Recall, recall_for
 from opmem_tui.backend.recall.registry import TOOLS, call
 
-from .stores import Built, add_memory
+from .stores import Built, add_memory, build_index
 
 
 def snapshot(*roots: Path) -> dict[str, tuple[str, int]]:
@@ -53,12 +53,15 @@ def every_call(built: Built) -> list[tuple[str, dict]]:
         ("memory_graph_neighbors", {"entity": "worker", "hops": 3}),
         ("memory_graph_neighbors", {"entity": "worker", "as_of": "2025-06-15"}),
         ("memory_graph_neighbors", {"entity": "nobody"}),
+        ("memory_search", {"query": "which port does the worker listen on"}),
+        ("memory_search", {"query": "pytest", "k": 3, "since": "2025-06-01"}),
     ]
 
 
 @pytest.mark.parametrize("memory_cache", ["kept", "deleted"])
 def test_every_tool_leaves_the_state_byte_identical(built: Built, memory_cache: str) -> None:
     add_memory(built)
+    build_index(built)
     if memory_cache == "deleted":  # derived: a reader must neither rebuild nor create it
         for path in (built.home.memory_dir).glob(".cache.sqlite*"):
             path.unlink()
@@ -80,4 +83,5 @@ def test_an_absent_memory_folder_is_not_created(built: Built) -> None:
     assert not built.home.memory_dir.exists()
     recall = recall_for(type(built.home)(built.home.path), cwd=built.workdir)
     assert call(recall, "memory_timeline", {})["events"] == []
+    assert call(recall, "memory_search", {"query": "greet"})["hits"] == []
     assert not built.home.memory_dir.exists()

