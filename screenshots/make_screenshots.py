@@ -59,6 +59,9 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("memory-core", "opmem-dark", ("3", "c", "down", "down"), "memory"),
     ("memory-timeline", "opmem-dark", ("3", "t"), "memory"),
     ("memory-graph-light", "opmem-light", ("3",), "memory"),
+    ("search", "opmem-dark", ("ctrl+f", *"forecast"), "memory"),
+    ("activity", "opmem-dark", ("4",), "memory"),
+    ("replay-edit", "opmem-dark", (*FIX, "enter", *(("j",) * 5), "enter", "j"), "memory"),
 ]
 CONSOLIDATED = "2026-01-01"  # the day core.md is written for: the same pictures on every run
 
