@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import re
 import shutil
@@ -149,6 +150,7 @@ def main() -> None:
             for path in made:
                 print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     finally:
+        gc.collect()  # a collected session store flushes (and re-creates its lock folder) first
         shutil.rmtree(fake_home, ignore_errors=True)
     if converter is None and not args.no_png:
         print("rsvg-convert not found: SVG only", file=sys.stderr)

@@ -3,6 +3,7 @@ prefaces) collapsed to one line, and a file edit's diff. Plain lines; the replay
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from opmem_tui.backend.model import Node
@@ -10,6 +11,13 @@ from opmem_tui.backend.model import Node
 from .line_view import Line, wrap_text
 from .safe_text import clean, one_line
 from .tool_edits import FileEdit
+
+
+def home_to_tilde(text: str) -> str:
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if not home or os.sep not in text:
+        return text
+    return text.replace(home + os.sep, "~" + os.sep)
 
 
 def system_label(node: Node) -> str:
@@ -48,7 +56,10 @@ def edit_lines(lines: list[Line], code_paths: dict[int, str], item: int, edits: 
     append = lines.append
     for edit in edits:
         path = clean(edit.path)
-        append(Line(one_line(f"{edit.status} {path}  +{edit.additions} −{edit.deletions}", width - 6), "file", item, 4))
+        shown = home_to_tilde(path)
+        append(
+            Line(one_line(f"{edit.status} {shown}  +{edit.additions} −{edit.deletions}", width - 6), "file", item, 4)
+        )
         for origin, raw_text in edit.lines:
             if origin == "@":
                 append(Line(one_line(raw_text, width - 6), "hunk", item, 4))
