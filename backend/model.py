@@ -277,6 +277,15 @@ def turn_count(turns: Sequence[Turn]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class LastTurn:
+    """What a replay needs first: a session's last turn on its head's line, and its turn count."""
+
+    meta: SessionMeta
+    turn: Turn | None  # None: no node yet
+    turn_count: int  # as turn_count(get_turns(...))
+
+
+@dataclass(frozen=True, slots=True)
 class TurnCommit:
     """One commit of a session repo as `git log` shows it."""
 

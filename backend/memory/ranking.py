@@ -72,12 +72,25 @@ def ranked(
         found = db.execute(
             f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?", (expr, limit)
         ).fetchall()
-        kept = keep([r[0] for r in found])
-        out = [(rid, -score, kept[rid]) for rid, score in found if rid in kept]
+        out = _best_kept(found, want, keep)
         if len(out) >= want or len(found) < limit:
             break
         limit *= GROWTH
-    out.sort(key=lambda item: -item[1])
+    return out
+
+
+def _best_kept(found: Sequence[tuple[int, float]], want: int, keep: Keep) -> list[tuple[int, float, Any]]:
+    """The `want` best rows that pass `keep`, asked best first a page at a time (a page of the
+    newest matches can hold thousands of rows: filtering them all cost more than scoring them)."""
+    ordered = sorted(found, key=lambda row: row[1])  # bm25() is lower for better matches
+    out: list[tuple[int, float, Any]] = []
+    page = max(want, 64)
+    for start in range(0, len(ordered), page):
+        chunk = ordered[start : start + page]
+        kept = keep([rid for rid, _score in chunk])
+        out += [(rid, -score, kept[rid]) for rid, score in chunk if rid in kept]
+        if len(out) >= want:
+            break
     return out[:want]
 
 

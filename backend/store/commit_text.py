@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Node
+from ..safe_text import plain
 
 TITLE_CHARS = 50
 PREVIEW_CHARS = 80
@@ -14,7 +15,7 @@ PREVIEW_CHARS = 80
 
 def excerpt(text: str, limit: int) -> str:
     """First non-empty line, whitespace collapsed, cut at `limit` chars with an ellipsis."""
-    for line in text.splitlines():
+    for line in plain(text).splitlines():
         line = " ".join(line.split())
         if line:
             return line if len(line) <= limit else line[:limit].rstrip() + "…"
@@ -22,7 +23,9 @@ def excerpt(text: str, limit: int) -> str:
 
 
 def one_line(text: str, limit: int) -> str:
-    return " ".join(text.split())[:limit]
+    """Session text for a commit message: no control bytes or terminal escapes (git refuses NUL, and
+    `git log` prints to a terminal), whitespace collapsed."""
+    return " ".join(plain(text).split())[:limit]
 
 
 def commit_message(turn_no: int, end: str, chain: Sequence[Node], tools: Sequence[Node]) -> str:
@@ -32,7 +35,7 @@ def commit_message(turn_no: int, end: str, chain: Sequence[Node], tools: Sequenc
     names: Counter[str] = Counter()
     order: list[str] = []
     for tool in sorted(tools, key=lambda n: n.seq):
-        label = (tool.name or "tool").strip() or "tool"
+        label = one_line(tool.name or "", 40) or "tool"
         if label not in names:
             order.append(label)
         names[label] += 1

@@ -42,7 +42,8 @@ class SessionRepo:
         self.log = NodeLog(self.path / "history", durable=durable)
         self.mirror = GitMirror(self.path, self.graph, self.log, self._meta_for_commit, pack_threshold=pack_threshold)
         self._meta: dict[str, Any] = {}
-        self._meta_behind = False  # meta.json lags the turn commits of the open group
+        self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
+        self._meta_behind = False  # meta.json lags the turn commits of the open batch
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
         self.marked_since: int | None = None  # what the marker file says about this writer
@@ -236,18 +237,20 @@ class SessionRepo:
                 # A fork: a reload could not guess this head, so it is saved now.
                 meta["head_id"] = node.id
                 meta["head_seq_mark"] = node.seq - 1
+                meta.pop("head_committed_seq", None)
                 self._write_meta()
         return node
 
     def begin_group(self) -> None:
-        """Group commit: node files are fsynced and turn commits written together at end_group."""
+        """Group commit: turn commits are written together (one pack) at end_group."""
         self.mirror.grouping = True
-        self.log.begin_group()
+        self._in_batch = True
 
     def end_group(self) -> None:
         """Make the group's node files durable, then write its commits and the index: a write burst ends."""
         self.mirror.grouping = False
-        self.log.end_group()
+        self._in_batch = False
+        self.log.sync()
         if self._meta_behind:
             self._meta_behind = False
             self._write_meta(durable=False)
@@ -258,7 +261,9 @@ class SessionRepo:
         self.graph.head = head
         self._meta["head_id"] = head
         self._meta["head_seq_mark"] = self.graph.max_seq
+        self._meta.pop("head_committed_seq", None)  # another line: what of it is committed is not known here
         self._meta["turns"] = self.graph.user_count(head)
+        self._meta["turns_head"] = head
         self._write_meta()
         self.mirror.follow_head(head)
 
@@ -275,6 +280,8 @@ class SessionRepo:
         end = self.graph.chain_node(head_id) if head_id is not None else self.graph.head
         if end is None:
             return None
+        if not self.mirror.grouping:
+            self.log.sync()  # the turn's node files are durable before its commit names them
         oid = self.mirror.commit(end)
         self._settle_own(end)
         return oid
@@ -286,7 +293,13 @@ class SessionRepo:
         if head == end or head is None or graph.is_ancestor(end, head):
             meta["head_id"] = head or end
             meta["head_seq_mark"] = graph.max_seq
-            meta["turns"] = turn_no if head == end or head is None else meta.get("turns", turn_no)
+        if head == end or head is None:
+            # the head's whole line, tool calls included, is in this commit (tail.py reads it)
+            meta["head_committed_seq"] = graph.max_seq
+        if head == end or head is None or "turns_head" not in meta:
+            # `turns` counts the user nodes on the line to `turns_head` (the listing shows it;
+            # a cold open of the last turn adds the ones after it)
+            meta["turns"], meta["turns_head"] = turn_no, end
         wants_title = meta.get("title_source") not in ("user", "llm") and not meta.get("title")
         if not meta.get("preview") or wants_title:
             first_user = graph.first_user(end)
@@ -297,13 +310,18 @@ class SessionRepo:
                 if title:
                     meta["title"] = title
                     meta["title_source"] = "excerpt"
-        if self.mirror.grouping:  # written once when the group ends: a rename per turn is costly
+        if self._in_batch:  # written once when the batch ends: a rename per turn is costly
             self._meta_behind = True
             return dump_json(self._meta)
         return self._write_meta(durable=False)  # derived fields; recomputed if lost
 
     def flush_pending(self) -> None:
         self.mirror.flush_pending()
+
+    def flush(self, *, force_index: bool = False) -> None:
+        """The session goes quiet: node files durable, commits written, the index after HEAD."""
+        self.log.sync()
+        self.mirror.flush_index(force=force_index)
 
     def flush_index(self, *, force: bool = False) -> None:
         self.mirror.flush_index(force=force)

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
     Branch,
     CorruptFile,
+    LastTurn,
     Node,
     OpmemError,
     SessionListing,
@@ -29,11 +30,14 @@ from ..model import (
     TurnCommit,
     VerifyReport,
     check_session_id,
+    turn_count,
 )
 from .conversation import turns_from_nodes
 from .files import write_json_atomic
 from .listing import Listing, Locations
+from .session_lock import SessionLock, SessionLockBusy
 from .session_repo import _DEFAULT, SessionRepo
+from .tail import read_last_turn
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
@@ -60,6 +64,8 @@ class SessionStore:
         self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
         self._session_locks: dict[str, threading.RLock] = {}
+        self._file_locks: dict[str, SessionLock] = {}  # used only under the session's thread lock
+        self._locks_dir_made = False
         self._store_lock = threading.RLock()
         self._locations = Locations(self.root / "locations.json")
         self._listing = Listing(self.root, self._locations, self.changed_path)
@@ -90,7 +96,9 @@ class SessionStore:
             write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
 
     def _ensure_locks_dir(self) -> None:
-        self.locks_dir.mkdir(parents=True, exist_ok=True)
+        if not self._locks_dir_made or not self.locks_dir.is_dir():
+            self.locks_dir.mkdir(parents=True, exist_ok=True)
+            self._locks_dir_made = True
 
     def path_for(self, session_id: str) -> Path:
         check_session_id(session_id)
@@ -116,6 +124,13 @@ class SessionStore:
                 lock = self._session_locks[session_id] = threading.RLock()
             return lock
 
+    def _file_lock(self, session_id: str) -> SessionLock:
+        with self._store_lock:
+            lock = self._file_locks.get(session_id)
+            if lock is None:
+                lock = self._file_locks[session_id] = SessionLock(str(self.locks_dir / f"{session_id}.lock"))
+            return lock
+
     def _token_path(self, session_id: str) -> Path:
         return self.locks_dir / f"{session_id}.token"
 
@@ -127,7 +142,7 @@ class SessionStore:
         """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
         check_session_id(session_id)
         self._ensure_locks_dir()
-        with self._thread_lock(session_id), FileLock(str(self.locks_dir / f"{session_id}.lock")):
+        with self._thread_lock(session_id), self._file_lock(session_id):
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -141,6 +156,8 @@ class SessionStore:
             try:
                 yield repo
             finally:
+                if repo.log.sync_due():
+                    repo.log.sync()
                 since = repo.in_flight_since()
                 if since != repo.marked_since:  # tell other processes which turn is still being written
                     self._in_flight(session_id).set(repo.writer, since)
@@ -379,6 +396,24 @@ class SessionStore:
         with self._session(session_id) as repo:
             return repo.turn_view(commit)
 
+    def last_turn(self, session_id: str) -> LastTurn:
+        """The last turn on the session's head line and its turn count, fast when the session is not open.
+
+        For a replay's first paint: a session this store has not opened is read without parsing
+        every node file (tail.py), without locks and without committing anything; opening it
+        (get_turns) does the rest. Same result as `get_turns(session_id)[-1]` and
+        `turn_count(get_turns(session_id))`.
+        """
+        with self._store_lock:
+            cold = session_id not in self._cache
+        if cold:
+            quick = read_last_turn(self.path_for(session_id), session_id, self._in_flight(session_id).live_since)
+            if quick is not None:
+                return quick
+        with self._session(session_id) as repo:
+            turns = repo.turns()
+            return LastTurn(repo.meta(), turns[-1] if turns else None, turn_count(turns))
+
     def turns_at(self, session_id: str, commit: str) -> list[Turn]:
         """The conversation as it stood at a commit, as turns (read-only; moves no file)."""
         return turns_from_nodes(self.turn_view(session_id, commit))
@@ -437,26 +472,29 @@ class SessionStore:
             else:
                 problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
         if repair:
-            repo.flush_index(force=True)
+            repo.flush(force_index=True)
         problems.extend(repo.mirror_problems())
 
 
 def _flush_quietly(repo: SessionRepo) -> None:
     try:
-        repo.flush_index()
+        repo.flush()
     except (OSError, pygit2.GitError):
-        pass  # the index is a convenience for `git status`; the commits are already safe
+        pass  # a sync or index write that fails now is done again at the next commit or close
 
 
 def _flush_at_close(cache: Mapping[str, SessionRepo], locks_dir: Path) -> None:
     """Flush a dropped store's sessions; a session locked right now (maybe by this very thread) is left."""
     for sid, repo in list(cache.items()):
-        lock = FileLock(str(locks_dir / f"{sid}.lock"), timeout=0)
+        lock = SessionLock(str(locks_dir / f"{sid}.lock"))
         try:
-            with lock:
-                _flush_quietly(repo)
-        except (Timeout, OSError):
+            lock.acquire(blocking=False)
+        except (SessionLockBusy, OSError):
             continue
+        try:
+            _flush_quietly(repo)
+        finally:
+            lock.release()
 
 
 def _write_token(path: Path, token: str) -> bool:

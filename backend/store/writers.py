@@ -20,8 +20,6 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from .files import write_atomic
-
 # Writer tokens of this process whose writer object is alive.
 _LIVE: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
@@ -71,19 +69,18 @@ def _alive(entry: dict[str, Any], token: str) -> bool:
 
 
 class InFlight:
-    """The marker file of one session."""
+    """The marker file of one session. Written in place (no rename: renames cost a journal entry
+    each on a busy disk, and this changes twice a turn); readers hold the session's lock too."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+            raw = self.path.read_bytes()
+        except OSError:
             return {}
-        if not isinstance(data, dict):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(v, dict)}
+        return _parse(raw)
 
     def live_since(self) -> int | None:
         """Smallest seq a live writer has not committed yet, or None."""
@@ -96,10 +93,37 @@ class InFlight:
 
     def set(self, token: str, since: int | None) -> None:
         """Record (or with None, clear) this writer's first uncommitted seq; dead writers are dropped."""
-        marks = {t: e for t, e in self._read().items() if t != token and _alive(e, t)}
-        if since is not None:
-            marks[token] = {"since": since, "pid": os.getpid(), "start": _own_start()}
-        if marks:
-            write_atomic(self.path, json.dumps(marks, sort_keys=True).encode(), durable=False)
-        else:
-            self.path.unlink(missing_ok=True)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            return  # the store's folder is gone (a deleted session): nothing to mark
+        try:
+            marks = {t: e for t, e in _parse(_read_all(fd)).items() if t != token and _alive(e, t)}
+            if since is not None:
+                marks[token] = {"since": since, "pid": os.getpid(), "start": _own_start()}
+            data = json.dumps(marks, sort_keys=True).encode() if marks else b""
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 65536, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _parse(raw: bytes) -> dict[str, dict[str, Any]]:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}  # a writer died mid-write: it is not live
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)}

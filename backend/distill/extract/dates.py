@@ -77,6 +77,9 @@ NUMBERS = {
     "a few": 3,
     "several": 3,
 }
+_FULL_NAMES = {w for w in WEEKDAYS if w.endswith("day")} | {
+    m for m in MONTHS if (len(m) > 3 and m != "sept") or m == "may"
+}
 _WD = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _MON = "|".join(m.capitalize() for m in sorted(MONTHS, key=len, reverse=True))
 _NUM = r"\d{1,2}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -239,6 +242,8 @@ def find_dates(text: str, when: dt.datetime) -> list[ResolvedDate]:
     for match in PHRASE.finditer(text):
         kind = match.lastgroup or ""
         phrase = match.group(0)
+        if phrase.endswith(".") and phrase[:-1].rsplit(None, 1)[-1].lower() in _FULL_NAMES:
+            phrase = phrase[:-1]  # the sentence's full stop, not an abbreviation's ("Sat.", "Aug.")
         if kind in ("wd", "month", "abs") and not _capitalized_name(phrase):
             continue
         start = max(0, text.rfind(".", 0, match.start()) + 1)

@@ -314,7 +314,7 @@ STOP = (
 )
 
 KIN_RX = re.compile(
-    rf"\bmy\s+(?:(?:little|big|older|younger|elder|best|late|dear|new|ex|twin|baby)[- ]?)?({KIN})(?:,)?\s+(?:named\s+|called\s+)?([A-Z][a-z]+)\b"
+    rf"\b[Mm]y\s+(?:(?:little|big|older|younger|elder|best|late|dear|new|ex|twin|baby)[- ]?)?({KIN})(?:,)?\s+(?:named\s+|called\s+)?([A-Z][a-z]+)\b"
 )
 WORK_RX = re.compile(
     rf"\bI(?:'m| am)?\s+(?:work|working|worked|started working|got a job|got hired|interned|interning|volunteer|volunteering|volunteered)\s+"
@@ -330,7 +330,7 @@ VISIT_RX = re.compile(
 ATTEND_RX = re.compile(
     rf"\b(went to|attended|attend|attending|joined|join|joining|signed up for|participated in|took part in|going to|go to|"
     rf"volunteered at|ran|running|hosted|hosting|organized|organised|organizing|organising|started)\s+"
-    rf"(?:(?:a|an|the|my|our|this|that|some|her|his|their)\s+)?((?:[\w'-]+\s+){{0,3}}?(?:{EVENT_NOUNS}))\b",
+    rf"(?:(?:a|an|the|my|our|this|that|some|her|his|their)\s+)?((?:[\w'+#-]+\s+){{0,3}}?(?:{EVENT_NOUNS}))\b",
     re.IGNORECASE,
 )
 ACTIVITY_RX = re.compile(

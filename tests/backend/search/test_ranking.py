@@ -46,3 +46,20 @@ def test_a_query_of_common_words_takes_the_newest_matches(monkeypatch) -> None:
     db = table(5000)
     rows = ranking.ranked(db, "t", "", ["common"], 10, lambda ids: {i: None for i in ids})
     assert len(rows) == 10 and min(rid for rid, _s, _i in rows) > 5000 - 1000
+
+
+def test_the_filter_is_asked_best_first_and_only_as_far_as_needed(monkeypatch) -> None:
+    monkeypatch.setattr(ranking, "DF_CAP", 1000)
+    db = table(5000)
+    asked: list[int] = []
+
+    def keep(ids):
+        asked.extend(ids)
+        return {i: None for i in ids if i % 3}
+
+    rows = ranking.ranked(db, "t", "", ["common"], 10, keep)
+    # the same rows as filtering all the newest DF_CAP matches, then taking the best ten
+    newest = db.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH 'common' ORDER BY rowid DESC LIMIT 1000").fetchall()
+    best = sorted(((rid, s) for rid, s in newest if rid % 3), key=lambda row: row[1])[:10]
+    assert [rid for rid, _s, _i in rows] == [rid for rid, _s in best]
+    assert len(asked) < len(newest)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import json
 import threading
 import time
 
@@ -43,3 +45,32 @@ def test_batch_holds_the_session_lock(store: SessionStore) -> None:
         order.append("batch")
     thread.join(5)
     assert order == ["batch", "other"]
+
+
+def test_meta_is_written_when_a_batch_ends(store: SessionStore) -> None:
+    with store.batch("b3") as batch:
+        for k in range(3):
+            user = batch.append("user", f"q{k}", node_id=f"u{k}", parent_id=batch.head)
+            batch.append("assistant", f"a{k}", parent_id=user.id, node_id=f"a{k}")
+            assert batch.commit_turn(f"a{k}")
+    meta = json.loads((store.path_for("b3") / "meta.json").read_text())
+    assert (meta["turns"], meta["turns_head"], meta["head_id"]) == (3, "a2", "a2")
+    assert SessionStore(store.root).get_meta("b3").turn_count == 3
+
+
+def test_a_backfill_on_open_writes_meta(tmp_path) -> None:
+    # A batch defers meta.json to its end; a backfill (which groups its commits too) is not a
+    # batch and must leave meta.json saying what it committed.
+    root = tmp_path / "sessions"
+    writer = SessionStore(root)
+    first = writer.append_message("s", "user", "first")
+    writer.append_message("s", "assistant", "one", parent_id=first.id)
+    writer.commit_turn("s")
+    second = writer.append_message("s", "user", "second")
+    writer.append_message("s", "assistant", "two", parent_id=second.id)
+    del writer  # gone before committing its second turn
+    gc.collect()
+    SessionStore(root).get_turns("s")  # the open commits the crashed writer's turn
+    meta = json.loads((root / "s" / "meta.json").read_text())
+    assert meta["turns"] == 2
+    assert SessionStore(root).list_sessions().sessions[0].turn_count == 2

@@ -275,3 +275,14 @@ def test_system_preface_commit_is_turn_zero(store: SessionStore) -> None:
     turns = store.get_turns("s1")
     assert [t.number for t in turns] == [1] and turns[0].nodes[0].role == "system"
     assert store.get_meta("s1").turn_count == 1
+
+
+def test_control_bytes_in_messages_stay_out_of_commit_messages(store: SessionStore) -> None:
+    # Found by the pack writer's property test: git fsck --strict refuses a NUL in a commit.
+    add_turn(store, "s1", "hi\x00 there \x1b[31mred\x1b[0m", "ok\x07", tools=1)
+    repo = store.root / "s1"
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "\x00" not in message and "\x1b" not in message and "\x07" not in message
+    assert message.startswith("turn 1: hi there red")
+    subprocess.run(["git", "-C", str(repo), "fsck", "--strict", "--full"], check=True, capture_output=True)
+    assert store.get_meta("s1").title == "hi there red"
