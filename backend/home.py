@@ -75,6 +75,10 @@ class Home:
         """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
         return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
 
+    def memory_readonly(self) -> MemoryStore:
+        """A new reader of memory/ that writes nothing on disk (backend/memory/readonly.py)."""
+        return MemoryStore.open_readonly(self.memory_dir, session_exists=self.sessions.exists)
+
     @cached_property
     def search_index(self) -> SearchService:
         """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""

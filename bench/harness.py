@@ -51,9 +51,10 @@ def report(
 ) -> None:
     """One line per figure: ours, the baseline, ours/baseline, and the target verdict."""
     ratio = ours / baseline if baseline else float("inf")
+    shown = f"{ratio:.2f}" if ratio >= 0.01 or ratio == 0 else f"{ratio:.1e}"  # 0.00 would hide small ones
     if unit == "time":
-        line = f"{name}: {fmt(ours)}  vs {baseline_name}: {fmt(baseline)}  ratio {ratio:.2f}"
+        line = f"{name}: {fmt(ours)}  vs {baseline_name}: {fmt(baseline)}  ratio {shown}"
     else:
-        line = f"{name}: {ours:,.0f} {unit}  vs {baseline_name}: {baseline:,.0f} {unit}  ratio {ratio:.2f}"
+        line = f"{name}: {ours:,.0f} {unit}  vs {baseline_name}: {baseline:,.0f} {unit}  ratio {shown}"
     print(f"{line}  target {target}: {'MET' if ok else 'MISSED'}")
     sys.stdout.flush()

@@ -1,6 +1,6 @@
 """Memory store speed (issue: virtual memory), each figure beside a baseline measured in this run.
 
-  python bench/memory_bench.py [--quick] [--keep DIR]
+  python bench/memory_bench.py [--quick] [--keep DIR] [--no-search]
 
 A generated memory of 100,000 events and 200,000 edges (--quick: a tenth) is written through
 MemoryStore.append. The graph is shaped like a coding memory: 40,000 entities, edge sources
@@ -16,7 +16,8 @@ every line), what any answer costs without the derived cache.
    printed as wall time and as the thread's CPU time (on a shared, loaded machine the wall
    time mostly measures waiting for a core);
 3. timeline p95 (a 30-day window, and one entity's mentions; 50 newest), beside a scan of the
-   timeline logs;
+   timeline logs; core.md rendered (global and project, consolidated at three dates), the
+   worst of six, wall and CPU;
 4. for information: append throughput beside writing the same lines to a file, the cache
    rebuild from scratch beside the full scan, and the cache's size beside the logs';
 5. the search index (bench/search_bench.py documents it): 500,000 indexed turns plus the same
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,6 +43,7 @@ import search_bench  # the search index's section (owned by search)
 from harness import best_of, fmt, parser, report
 
 from opmem_tui.backend.memory.cache import CACHE_NAME
+from opmem_tui.backend.memory.core import render_core
 from opmem_tui.backend.memory.logs import log_names
 from opmem_tui.backend.memory.records import Edge, Entity, Event, entity_id
 from opmem_tui.backend.memory.store import MemoryStore
@@ -160,6 +163,7 @@ def machine_load() -> str:
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--keep", type=Path, help="build the memory in DIR and leave it there")
+    p.add_argument("--no-search", action="store_true", help="leave out the search index section (5.)")
     args = p.parse_args()
     n_events, n_edges = (10_000, 20_000) if args.quick else (100_000, 200_000)
     work = Path(tempfile.mkdtemp(prefix="memory-bench-"))
@@ -222,6 +226,17 @@ def main() -> None:
         report("timeline 30-day window p95", p95(window), tl_scan, "scan of timeline logs", "(none)", True)
         report("timeline of one entity p95", p95(mentions), tl_scan, "scan of timeline logs", "(none)", True)
 
+        renders, renders_cpu = [], []
+        for day in (date(2026, 12, 31), date(2025, 7, 1), date(2025, 1, 10)):  # end, middle, start of the span
+            for project in ("proj", ""):
+                start, start_cpu = time.perf_counter(), time.thread_time()
+                render_core(store, day, project, "Proj")
+                renders.append(time.perf_counter() - start)
+                renders_cpu.append(time.thread_time() - start_cpu)
+        worst, worst_cpu = max(renders), max(renders_cpu)
+        report("core.md render (worst of 6)", worst, tl_scan, "scan of timeline logs", "<< 100 ms", worst < 0.1)
+        report("core.md render, CPU time", worst_cpu, tl_scan, "scan of timeline logs", "<< 100 ms", worst_cpu < 0.1)
+
         rate = built["records"] / built["append"]
         plain_rate = built["records"] / built["plain"]
         report("append (records/s)", rate, plain_rate, "plain write of the lines", "(info)", True, unit="rec/s")
@@ -231,8 +246,9 @@ def main() -> None:
         log_bytes = sum(f.stat().st_size for f in logs)
         report("cache size (MB)", cache_bytes / 1e6, log_bytes / 1e6, "the logs", "(info)", True, unit="MB")
         store.close()
-        print("search index (bench/search_bench.py):", flush=True)
-        search_bench.run(quick=args.quick)
+        if not args.no_search:
+            print("search index (bench/search_bench.py):", flush=True)
+            search_bench.run(quick=args.quick)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -25,7 +25,19 @@ def _fail(exc: Exception) -> None:
     sys.exit(1)
 
 
-@click.group(invoke_without_command=True)
+class _Commands(click.Group):
+    """Every command: an OSError that reaches here (a full disk, a read-only home) is a message
+    naming the file, exit 1, not a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(OpmemError(f"{where}{exc.strerror or exc}"))
+
+
+@click.group(cls=_Commands, invoke_without_command=True)
 @click.option(
     "--home",
     "home_path",

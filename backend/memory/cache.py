@@ -40,7 +40,7 @@ from .records import (
 )
 from .temporal import pack_ids
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
@@ -63,11 +63,12 @@ CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, d
                    t REAL, it REAL, confidence REAL, scope TEXT, project TEXT, session TEXT,
                    nodes TEXT, turn INTEGER, commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
 CREATE INDEX edges_src ON edges(src, t);
-CREATE INDEX edges_dst ON edges(dst, t);
 CREATE INDEX edges_scope ON edges(scope, t);
 CREATE INDEX edges_relation ON edges(relation, src);
-CREATE INDEX edges_src_sup ON edges(src) WHERE sup_t IS NOT NULL;
-CREATE INDEX edges_dst_sup ON edges(dst) WHERE sup_t IS NOT NULL;
+CREATE TABLE adj(node TEXT, t REAL, seq INTEGER, id TEXT, src TEXT, dst TEXT, relation TEXT, it REAL,
+                 confidence REAL, scope TEXT, project TEXT, session TEXT, nodes TEXT, turn INTEGER,
+                 commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT,
+                 PRIMARY KEY(node, t, seq)) WITHOUT ROWID;
 CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
                       scope TEXT, it REAL, data TEXT);
 CREATE TABLE names(key TEXT, entity TEXT, UNIQUE(key, entity));
@@ -82,7 +83,18 @@ CREATE TABLE unmerges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, at REAL,
 _INDEXES = [
     (statement.split()[2], statement.strip()) for statement in _SCHEMA.split(";") if "CREATE INDEX" in statement
 ]
-_DATA_TABLES = ("problems", "events", "mentions", "edges", "entities", "names", "patches", "aliases", "unmerges")
+# The adjacency table holds each edge once per end (`node`), clustered by (node, t, seq) with every
+# column an answer needs: a neighbourhood walks one b-tree range newest first and stops when full.
+_ADJ_COLUMNS = (
+    "t, seq, id, src, dst, relation, it, confidence, scope, project, session, nodes, turn, commit_,"
+    " sup_t, sup_by, sup_reason"
+)
+_ADJ_FILL = (
+    f"INSERT OR IGNORE INTO adj SELECT src, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
+    f" UNION ALL SELECT dst, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
+)
+_ADJ_SUP = "UPDATE adj SET sup_t = ?, sup_by = ?, sup_reason = ? WHERE node = ? AND t = ? AND seq = ?"
+_DATA_TABLES = ("problems", "events", "mentions", "edges", "adj", "entities", "names", "patches", "aliases", "unmerges")
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
 MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
@@ -121,6 +133,7 @@ class MemoryCache:
         self._version = -1  # PRAGMA data_version at the last look
         self._checked = 0.0  # time.monotonic() of the last stat of the logs
         self._touched = _Touched()
+        self._bulk = False  # a rebuild fills the adjacency table once at its end
         self.db = self._open()
 
     # -- opening -------------------------------------------------------------------------------
@@ -130,7 +143,7 @@ class MemoryCache:
         for attempt in (1, 2):
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
             try:
-                db.execute("PRAGMA journal_mode=WAL")
+                _rollback_journal(db)
                 db.execute("PRAGMA synchronous=OFF")  # derived data: a torn cache is rebuilt
                 db.execute("PRAGMA mmap_size=1073741824")  # reads from the OS cache, no syscall a page
                 db.execute("PRAGMA cache_size=-32768")
@@ -279,13 +292,17 @@ class MemoryCache:
         stamps = self._stamps()
         for index_name, _ in _INDEXES:  # bulk load, then build each index once (sorted, not row by row)
             self.db.execute(f"DROP INDEX IF EXISTS {index_name}")
+        self._bulk = True
         try:
             for name, stamp in stamps.items():
                 if stamp is not None:
                     self.ingest_file(name, ReadState(0, 0), stamp)
         finally:
+            self._bulk = False
             for _, statement in _INDEXES:
                 self.db.execute(statement.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+        fill = _ADJ_FILL.format(where="1").replace("INSERT OR IGNORE INTO adj ", "")
+        self.db.execute(f"INSERT OR IGNORE INTO adj SELECT * FROM ({fill}) ORDER BY 1, 2, 3")  # in key order
         return stamps
 
     def ingest_file(self, name: str, state: ReadState, stamp: FileStamp | None = None) -> None:
@@ -420,6 +437,8 @@ class MemoryCache:
             )
             if cur.rowcount != 1:
                 return False
+            if not self._bulk:
+                db.execute(_ADJ_FILL.format(where="seq = ?"), (cur.lastrowid, cur.lastrowid))
             touched.added["edge"].add(record.id)
         elif isinstance(record, Entity):
             it = record.provenance.ingestion_time if record.provenance else 0.0
@@ -498,6 +517,22 @@ class MemoryCache:
                 f" ORDER BY b.t, p.at, p.by LIMIT 1) WHERE {where}",
                 (kind, arg),
             )
+            if table == "edges":
+                sql = f"SELECT sup_t, sup_by, sup_reason, src, dst, t, seq FROM edges WHERE {where}"
+                rows = self.db.execute(sql, (arg,)).fetchall()
+                self.db.executemany(_ADJ_SUP, [(*r[:3], end, *r[5:]) for r in rows for end in {r[3], r[4]}])
+
+
+def _rollback_journal(db: sqlite3.Connection) -> None:
+    """Rollback journalling, not WAL: a read-only reader (readonly.py) then opens the cache in place
+    without creating -wal/-shm files. A cache another process holds open in WAL mode stays WAL."""
+    db.execute("PRAGMA busy_timeout=0")  # don't wait for a WAL user to leave: stay WAL meanwhile
+    try:
+        db.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        db.execute("PRAGMA busy_timeout=30000")
 
 
 def scrub(text: str) -> str:

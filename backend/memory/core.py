@@ -27,8 +27,6 @@ are cut to a width, and `↪` inside text is replaced so a summary cannot fake a
 
 from __future__ import annotations
 
-import heapq
-import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -57,6 +55,7 @@ ACTIVITY_RELATIONS = frozenset(
     {"edited", "read", "created", "ran", "installed", "deleted", "mentioned", "viewed", "opened", "wrote", "searched"}
 )
 _SPACE = re.compile(r"\s+")
+_DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _DAY = 86_400.0
 
 
@@ -75,7 +74,8 @@ class CoreLine:
 def clean(text: str, limit: int) -> str:
     """Untrusted text as one short plain line: no escapes, controls, format marks or line breaks."""
     text = plain(text or "")
-    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"))
+    if not (text.isascii() and text.isprintable()):  # printable ASCII has none of the categories below
+        text = "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED)
     text = _SPACE.sub(" ", text).strip().replace("↪", "→")
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
@@ -144,34 +144,15 @@ def _day_end(day: date) -> float:
 
 def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[CoreLine]:
     """The EVENT_CANDIDATES best events by importance x recency, best first."""
-    end = _day_end(consolidated)
-    best: list[tuple[float, float, str, CoreLine]] = []  # a min-heap on score
-    until = end
-    seen: set[str] = set()
-    while True:
-        page = memory.timeline(until=until, scope=scope, limit=256)
-        fresh = [e for e in page.events if e.id not in seen]
-        for ev in fresh:
-            seen.add(ev.id)
-            recency = 0.5 ** (max(0.0, end - ev.event_time) / (HALF_LIFE_DAYS * _DAY))
-            score = ev.importance * recency
-            when = datetime.fromtimestamp(ev.event_time, UTC).date()
-            line = CoreLine(
-                f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time
-            )
-            item = (score, ev.event_time, ev.id, line)
-            if len(best) < EVENT_CANDIDATES:
-                heapq.heappush(best, item)
-            elif item[:3] > best[0][:3]:
-                heapq.heapreplace(best, item)
-        if not page.events or not page.truncated:
-            break
-        oldest = page.events[-1].event_time
-        # nothing older can beat the weakest kept once even importance 1 decays below it
-        if len(best) == EVENT_CANDIDATES and 0.5 ** ((end - oldest) / (HALF_LIFE_DAYS * _DAY)) < best[0][0]:
-            break
-        until = oldest if fresh else math.nextafter(oldest, -math.inf)
-    return [item[3] for item in sorted(best, key=lambda i: (-i[0], -i[1], i[2]))]
+    lines = []
+    for ev in memory.ranked_events(
+        _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES
+    ):
+        when = datetime.fromtimestamp(ev.event_time, UTC).date()
+        lines.append(
+            CoreLine(f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time)
+        )
+    return lines
 
 
 def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:

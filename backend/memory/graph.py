@@ -197,7 +197,11 @@ def cached_refs(db: sqlite3.Connection, ids: Iterable[str], cache: dict[str, Ent
 
 
 class _Walk:
-    """The state of one breadth-first walk: edges taken, edges seen, retired edges left out."""
+    """The state of one breadth-first walk: edges taken, edges seen, retired edges left out.
+
+    Each entity's edges come from the adjacency table (cache.py), newest first, one b-tree
+    range per entity that is read only as far as the answer needs.
+    """
 
     def __init__(self, db: sqlite3.Connection, aliases: AliasView, view: View, sessions: SessionFilter) -> None:
         self.db = db
@@ -209,49 +213,50 @@ class _Walk:
         self.hidden: set[str] = set()
         self.cut = False
         conds, args = view.conditions()
-        where = "".join(f" AND {c}" for c in conds)
-        self.sql = (
-            f"SELECT {EDGE_COLUMNS} FROM edges WHERE src = ?{where} UNION ALL"
-            f" SELECT {EDGE_COLUMNS} FROM edges WHERE dst = ?{where} ORDER BY t DESC, seq DESC"
-        )
+        self.where = "".join(f" AND {c}" for c in conds)
+        self.sql = f"SELECT {EDGE_COLUMNS} FROM adj WHERE node = ?{self.where} ORDER BY t DESC, seq DESC"
         self.args = args
 
     def expand(self, node: str, room: int, hop: int) -> list[GraphEdge]:
         """Up to `room` new edges touching `node` or its aliases, newest first."""
-        view, seen, hidden = self.view, self.seen, self.hidden
+        view, seen, hidden, sessions, db = self.view, self.seen, self.hidden, self.sessions, self.db
+        show_retired = view.include_superseded
         found: dict[str, tuple[tuple, Retirement | None]] = {}
-        for member in self.aliases.members(node):
+        members = self.aliases.members(node)
+        for member in members:
             kept = 0
-            for row in self.db.execute(self.sql, [member, *self.args, member, *self.args]):
+            for row in db.execute(self.sql, (member, *self.args)):
                 rid = row[1]
-                if rid in seen or rid in found or rid in hidden or not self.sessions(row[10]):
+                if rid in seen or rid in found or rid in hidden or not sessions(row[10]):
                     continue
-                retired = (
-                    None if row[14] is None else view.retirement(self.db, "edge", "edges", rid, row[5], row[14:17])
-                )
-                if retired is not None and not view.include_superseded:
+                retired = None if row[14] is None else view.retirement(db, "edge", "edges", rid, row[5], row[14:17])
+                if retired is not None and not show_retired:
                     hidden.add(rid)
                     continue
                 found[rid] = (row, retired)
                 kept += 1
                 if kept > room:  # one past room tells us there was more
-                    if not view.include_superseded:
+                    if not show_retired:
                         hidden.update(self._retired_beyond(member, row))
                     break
-        ranked = sorted(found.values(), key=lambda item: (-item[0][5], -item[0][0]))
+        ranked = list(found.values())
+        if len(members) > 1:  # each member's rows came newest first; merge them
+            ranked.sort(key=lambda item: (-item[0][5], -item[0][0]))
         self.cut = self.cut or len(ranked) > room
+        canonical = self.aliases.canonical
         taken = []
         for row, retired in ranked[:room]:
             seen.add(row[1])
-            edge = edge_from_row(row, retired.by if retired else None)
             taken.append(
                 GraphEdge(
-                    edge,
-                    self.aliases.canonical(edge.from_id),
-                    self.aliases.canonical(edge.to_id),
+                    None,
+                    canonical(row[2]),
+                    canonical(row[3]),
                     hop,
                     retired.valid_to if retired else None,
                     retired.reason if retired else "",
+                    row=row,
+                    superseded_by=retired.by if retired else None,
                 )
             )
         self.out.extend(taken)
@@ -259,16 +264,15 @@ class _Walk:
 
     def _retired_beyond(self, member: str, last: tuple) -> set[str]:
         """Retired edges older than where a cut walk stopped (for the hidden count)."""
-        conds, args = self.view.conditions()
-        where = "".join(f" AND {c}" for c in conds) + " AND sup_t IS NOT NULL AND (t < ? OR (t = ? AND seq < ?))"
-        args = [*args, last[5], last[5], last[0]]
+        sql = (
+            f"SELECT id, t, session, sup_t, sup_by, sup_reason FROM adj WHERE node = ?{self.where}"
+            " AND (t < ? OR (t = ? AND seq < ?)) AND sup_t IS NOT NULL"
+        )
         hidden: set[str] = set()
-        for column in ("src", "dst"):
-            sql = f"SELECT id, t, session, sup_t, sup_by, sup_reason FROM edges WHERE {column} = ?{where}"
-            for rid, t, session, *sup in self.db.execute(sql, [member, *args]):
-                retired = self.view.retirement(self.db, "edge", "edges", rid, t, tuple(sup))
-                if retired is not None and self.sessions(session):
-                    hidden.add(rid)
+        for rid, t, session, *sup in self.db.execute(sql, [member, *self.args, last[5], last[5], last[0]]):
+            retired = self.view.retirement(self.db, "edge", "edges", rid, t, tuple(sup))
+            if retired is not None and self.sessions(session):
+                hidden.add(rid)
         return hidden
 
 

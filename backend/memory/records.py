@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -38,11 +38,17 @@ def project_scope(project_id: str) -> str:
     return f"project:{project_id}" if project_id else GLOBAL
 
 
-def visible_scopes(scope: str | None) -> frozenset[str] | None:
-    """The scopes a caller in `scope` sees: global plus its own. None (no caller) sees all."""
+def visible_scopes(scope: str | Iterable[str] | None) -> frozenset[str] | None:
+    """The scopes a caller in `scope` sees: global plus its own. None (no caller) sees all.
+
+    A caller may stand in several scopes at once (a project and an agent: {"project:P",
+    "agent:A"}); it then sees global plus each of them.
+    """
     if scope is None:
         return None
-    return frozenset({GLOBAL, scope})
+    if isinstance(scope, str):
+        return frozenset({GLOBAL, scope})
+    return frozenset({GLOBAL, *scope})
 
 
 def record_id(prefix: str, *parts: Any) -> str:

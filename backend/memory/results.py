@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 from ..model import OpmemError
 from .records import AliasMerge, AliasUnmerge, Edge, Entity, Event
+from .temporal import edge_from_row
 
 
 class MemoryLocked(OpmemError):
@@ -73,29 +74,82 @@ class MemoryProblem:
         return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
 class GraphEdge:
     """One edge of a neighbourhood. `source`/`target` are canonical entity ids (aliases folded).
 
     `edge.superseded_by` is set when the edge is retired in the view asked for (shown only with
     include_superseded); `valid_to` is then the retiring edge's event_time and
-    `superseded_reason` the patch's reason.
+    `superseded_reason` the patch's reason. Immutable. A query makes it from its cache row and
+    builds the Edge (and its Provenance) on first use of `edge`: a walk keeps many it never shows.
     """
 
-    edge: Edge
+    __slots__ = ("_by", "_edge", "_row", "hop", "source", "superseded_reason", "target", "valid_to")
     source: str
     target: str
     hop: int
-    valid_to: float | None = None
-    superseded_reason: str = ""
+    valid_to: float | None
+    superseded_reason: str
+
+    def __init__(
+        self,
+        edge: Edge | None,
+        source: str,
+        target: str,
+        hop: int,
+        valid_to: float | None = None,
+        superseded_reason: str = "",
+        *,
+        row: tuple | None = None,
+        superseded_by: str | None = None,
+    ) -> None:
+        if edge is None and row is None:
+            raise TypeError("GraphEdge needs an edge or a cache row")
+        put = object.__setattr__
+        put(self, "_edge", edge)
+        put(self, "_row", row)
+        put(self, "_by", superseded_by)
+        put(self, "source", source)
+        put(self, "target", target)
+        put(self, "hop", hop)
+        put(self, "valid_to", valid_to)
+        put(self, "superseded_reason", superseded_reason)
+
+    @property
+    def edge(self) -> Edge:
+        edge = self._edge
+        if edge is None:
+            edge = edge_from_row(self._row, self._by)
+            object.__setattr__(self, "_edge", edge)  # the same value every time: safe between threads
+        return edge
 
     @property
     def relation(self) -> str:
-        return self.edge.relation
+        return self._row[4] if self._edge is None else self._edge.relation
 
     @property
     def confidence(self) -> float:
-        return self.edge.confidence
+        return self._row[7] if self._edge is None else self._edge.confidence
+
+    def _key(self) -> tuple:
+        return (self.edge, self.source, self.target, self.hop, self.valid_to, self.superseded_reason)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if isinstance(other, GraphEdge) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"GraphEdge is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"GraphEdge is immutable: cannot delete {name!r}")
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphEdge(edge={self.edge!r}, source={self.source!r}, target={self.target!r}, hop={self.hop!r},"
+            f" valid_to={self.valid_to!r}, superseded_reason={self.superseded_reason!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)

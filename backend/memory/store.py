@@ -26,14 +26,21 @@ A record whose id is already held appends nothing (re-running a stage is harmles
         other writers). Not a transaction: records written before an error stay, each whole.
     `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
 
+Reading only. MemoryStore.open_readonly(root, session_exists=None) (Home.memory_readonly()) gives
+a store with the same queries that creates or changes nothing on disk; writes raise
+MemoryReadOnly (readonly.py says how it stays correct beside a running writer).
+
 Reading. Never takes the lock. Each query first folds in what other writers appended (seen at
 once); edits to the logs by anything else are noticed within a second, or at refresh().
-`scope` is the caller's: None sees everything, "project:P" sees global + P, "agent:A" global + A.
+`scope` is the caller's: None sees everything, "project:P" sees global + P, "agent:A" global + A,
+a set of scopes ({"project:P", "agent:A"}: a caller in a project and an agent) global + each.
 `as_of=T`: what was true at T; `known_at=T`: what the memory held at T (ARCHITECTURE.md §5).
 Records whose provenance points into a deleted session are left out (never an error).
     timeline(since=None, until=None, entity=None, kinds=None, scope=None, limit=100, as_of=None,
              known_at=None, include_superseded=False, newest_first=True) -> TimelinePage
         `entity`: an id, name or alias (its merged aliases' mentions count too).
+    ranked_events(until, scope=None, half_life=..., limit=40) -> tuple[Event, ...]
+        the current events up to `until` with the highest importance x 0.5^(age/half_life)
     neighbors(entity, hops=1, as_of=None, known_at=None, scope=None, include_superseded=False,
               limit=200, fan_out=20) -> Neighborhood
         Edges within 1..3 hops, with relation, confidence, times, provenance, canonical ends,
@@ -88,6 +95,7 @@ from .results import (
 )
 from .results import TimelinePage as TimelinePage
 from .temporal import EDGE_COLUMNS, EVENT_COLUMNS, SessionExists, SessionFilter, View, edge_from_row, event_from_row
+from .timeline import ranked_events as _ranked_events
 from .timeline import timeline as _timeline
 from .writer import InvalidRecord as InvalidRecord
 from .writer import MemoryWriter
@@ -118,6 +126,18 @@ class MemoryStore:
         # one lock object: re-entrant within a thread (a batch may call append), other threads and
         # processes wait (each thread holds its own descriptor, and flock excludes between them)
         self._lock = FileLock(str(self.root / LOCK_NAME), timeout=lock_timeout)
+
+    @staticmethod
+    def open_readonly(root: Path | str, *, session_exists: SessionExists | None = None) -> MemoryStore:
+        """A store over the same memory that reads only and creates or changes nothing on disk.
+
+        Same queries; writes raise MemoryReadOnly. A concurrent writer is handled by SQLite's
+        locks on the cache file, and a cache behind the logs by a private copy in RAM
+        (backend/memory/readonly.py says how).
+        """
+        from .readonly import ReadOnlyMemoryStore  # it subclasses this class
+
+        return ReadOnlyMemoryStore(root, session_exists=session_exists)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -221,7 +241,7 @@ class MemoryStore:
         until: float | None = None,
         entity: str | Entity | None = None,
         kinds: Iterable[str] | None = None,
-        scope: str | None = None,
+        scope: str | Iterable[str] | None = None,
         limit: int | None = 100,
         *,
         as_of: float | None = None,
@@ -248,6 +268,16 @@ class MemoryStore:
                 newest_first=newest_first,
             )
 
+    def ranked_events(
+        self, until: float, scope: str | Iterable[str] | None = None, *, half_life: float, limit: int = 40
+    ) -> tuple[Event, ...]:
+        """The `limit` current events up to `until` ranked by importance x recency (see timeline.py)."""
+        view = View(None, None, visible_scopes(scope), False)
+        with self._reading() as cache:
+            return _ranked_events(
+                cache.db, view, SessionFilter(self._session_exists), until=until, half_life=half_life, limit=limit
+            )
+
     def neighbors(
         self,
         entity: str | Entity,
@@ -255,7 +285,7 @@ class MemoryStore:
         *,
         as_of: float | None = None,
         known_at: float | None = None,
-        scope: str | None = None,
+        scope: str | Iterable[str] | None = None,
         include_superseded: bool = False,
         limit: int = DEFAULT_LIMIT,
         fan_out: int = DEFAULT_FAN_OUT,
@@ -278,7 +308,7 @@ class MemoryStore:
 
     def edges(
         self,
-        scope: str | None = None,
+        scope: str | Iterable[str] | None = None,
         *,
         relations: Iterable[str] | None = None,
         exclude_relations: Iterable[str] | None = None,
@@ -305,15 +335,17 @@ class MemoryStore:
                 limit=limit,
             )
 
-    def _resolve(self, cache: MemoryCache, aliases: AliasView, entity: str | Entity, scope: str | None) -> Entity:
+    def _resolve(
+        self, cache: MemoryCache, aliases: AliasView, entity: str | Entity, scope: str | Iterable[str] | None
+    ) -> Entity:
         query = entity.id if isinstance(entity, Entity) else entity
         return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
 
-    def entity(self, query: str, scope: str | None = None) -> Entity:
+    def entity(self, query: str, scope: str | Iterable[str] | None = None) -> Entity:
         with self._reading() as cache:
             return self._resolve(cache, self._alias_index().view(), query, scope)
 
-    def find_entities(self, query: str, scope: str | None = None) -> tuple[Entity, ...]:
+    def find_entities(self, query: str, scope: str | Iterable[str] | None = None) -> tuple[Entity, ...]:
         with self._reading() as cache:
             aliases = self._alias_index().view()
             found = (

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable
 
-from .records import EVENT_KINDS
+from .records import EVENT_KINDS, Event
 from .results import TimelinePage
 from .temporal import EVENT_COLUMNS, SessionFilter, View, event_from_row, newest_first_sql
 
@@ -70,6 +71,102 @@ def timeline(
     view_conds, view_args = view.conditions()
     hidden = 0 if view.include_superseded else _hidden(db, view, sessions, [*view_conds, *conds], [*view_args, *args])
     return TimelinePage(tuple(events), hidden, truncated)
+
+
+def ranked_events(
+    db: sqlite3.Connection, view: View, sessions: SessionFilter, *, until: float, half_life: float, limit: int
+) -> tuple[Event, ...]:
+    """The `limit` current events with event_time <= until ranked by importance x 0.5^(age/half_life)
+    (age = until - event_time), best first; ties: newer, then by id.
+
+    SQLite sorts by the log of the score (log2(importance) + t/half_life: the same order, no
+    underflow) so Python looks at the best rows only; the exact scores order the final few.
+    """
+    if limit <= 0 or half_life <= 0:
+        raise InvalidQuery("limit and half_life must be > 0")
+    _ensure_log2(db)
+    filters: list[str] = ["t <= ?"]
+    args: list[object] = [until]
+    current = view.current_condition()
+    if current is not None and not view.include_superseded:
+        filters.append(current[0])
+        args.extend(current[1])
+    cutoff = _oldest_worth_sorting(db, view, sessions, filters, args, until, half_life, limit)
+    if cutoff is not None:
+        filters.append("t >= ?")
+        args.append(cutoff)
+    base, base_args = view.conditions()
+    where = " AND ".join([*base, *filters])
+    sql = (
+        "SELECT seq, id, t, importance, session, sup_t, sup_by, sup_reason,"
+        " CASE WHEN importance > 0 THEN log2(min(importance, 1.0)) + t / ? ELSE -1e308 END AS rank"
+        f" FROM events WHERE {where} ORDER BY rank DESC, t DESC, id"
+    )
+    picked: list[tuple[float, float, str, int]] = []
+    last_rank = None
+    for seq, rid, t, importance, session, *sup, rank in db.execute(sql, [half_life, *base_args, *args]):
+        if last_rank is not None and rank < last_rank - 1e-9:
+            break  # past the limit, and clearly below the last one taken (rounding cannot reorder)
+        if not sessions(session):
+            continue
+        retired = sup[0] is not None and view.retirement(db, "event", "events", rid, t, tuple(sup)) is not None
+        if retired and not view.include_superseded:
+            continue
+        picked.append((min(1.0, max(0.0, importance)) * 0.5 ** (max(0.0, until - t) / half_life), t, rid, seq))
+        if len(picked) == limit:
+            last_rank = rank
+    chosen = sorted(picked, key=lambda i: (-i[0], -i[1], i[2]))[:limit]
+    sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq IN (SELECT value FROM json_each(?))"
+    rows = {row[0]: row for row in db.execute(sql, (json.dumps([i[3] for i in chosen]),))}
+    out = []
+    for *_, seq in chosen:
+        row = rows[seq]
+        retired = view.retirement(db, "event", "events", row[1], row[2], row[14:17])
+        out.append(event_from_row(row, retired.by if retired else None))
+    return tuple(out)
+
+
+def _oldest_worth_sorting(
+    db: sqlite3.Connection,
+    view: View,
+    sessions: SessionFilter,
+    filters: list[str],
+    args: list[object],
+    until: float,
+    half_life: float,
+    limit: int,
+) -> float | None:
+    """An event_time before which no event can rank among the best `limit`, from the newest few.
+
+    The `limit`-th best score s among the newest 4 x limit events is a floor for the answer's
+    scores; importance is at most 1, so an event older than half_life x log2(1/s) cannot reach s.
+    """
+    sql, where_args = newest_first_sql(
+        "seq, id, t, importance, session, sup_t, sup_by, sup_reason", "events", view, filters, args
+    )
+    scores: list[float] = []
+    for count, (_, rid, t, importance, session, *sup) in enumerate(db.execute(sql, where_args)):
+        if count == 4 * limit:
+            break
+        if not sessions(session):
+            continue
+        if sup[0] is not None and view.retirement(db, "event", "events", rid, t, tuple(sup)) is not None:
+            continue
+        scores.append(min(1.0, max(0.0, importance)) * 0.5 ** (max(0.0, until - t) / half_life))
+    if len(scores) < limit:
+        return None
+    floor = sorted(scores, reverse=True)[limit - 1]
+    if floor <= 0:
+        return None
+    return until - half_life * math.log2(1 / min(1.0, floor)) - 1.0  # a second early: rounding never cuts one
+
+
+def _ensure_log2(db: sqlite3.Connection) -> None:
+    """SQLite built without its math functions gets log2 from Python (same results, slower)."""
+    try:
+        db.execute("SELECT log2(2.0)").fetchone()
+    except sqlite3.OperationalError:
+        db.create_function("log2", 1, lambda x: math.log2(x) if x and x > 0 else None, deterministic=True)
 
 
 def _hidden(db: sqlite3.Connection, view: View, sessions: SessionFilter, conds: list[str], args: list) -> int:

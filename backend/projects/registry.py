@@ -148,6 +148,8 @@ class ProjectRegistry:
             raise CorruptFile(self.path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise CorruptFile(self.path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise CorruptFile(self.path, "JSON nested too deeply to read") from None
         items = data.get("projects") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise CorruptFile(self.path, 'expected {"projects": [...]}')
@@ -391,7 +393,7 @@ class ProjectRegistry:
                     paths=tuple(str(p) for p in data.get("paths") or ()),
                     created_at=float(data.get("created_at") or 0.0),
                 )
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 continue
             found[warning.id] = warning
         out = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..config import RecallSettings
 from ..home import Home
+from ..memory.store import MemoryStore
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
-from .memory_access import MemoryReader
 from .search_access import SearchReader
 from .session_access import SessionReader
 
@@ -25,13 +25,20 @@ class Scope:
     agent_id: str = ""
 
     @property
+    def memory_scopes(self) -> frozenset[str] | None:
+        """The scopes the memory queries take: the project's and the agent's (global is always
+        seen); None (neither given) sees all."""
+        scopes = frozenset(self._labels())
+        return scopes or None
+
+    @property
     def memory_scope(self) -> str | None:
-        """The one scope the memory queries take: the project's, else the agent's; None sees all."""
-        if self.project_id:
-            return f"project:{self.project_id}"
-        if self.agent_id:
-            return f"agent:{self.agent_id}"
-        return None
+        """The caller's scopes as one label for replies: "project:P", "agent:A" or "project:P + agent:A"."""
+        return " + ".join(self._labels()) or None
+
+    def _labels(self) -> list[str]:
+        labels = [f"project:{self.project_id}"] if self.project_id else []
+        return labels + ([f"agent:{self.agent_id}"] if self.agent_id else [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +46,7 @@ class Recall:
     """What every tool gets first: the store, the caller's scope, the reply budget."""
 
     home: Home
-    memory: MemoryReader  # read-only; folds the logs on its first query, then keeps up
+    memory: MemoryStore  # read-only (MemoryStore.open_readonly): writes nothing on disk
     search: SearchReader  # read-only; no hits while there is no index
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
@@ -89,7 +96,7 @@ def recall_for(
         project_id = find_project(home, project).id
     else:
         project_id = project_of_folder(home, Path.cwd() if cwd is None else cwd)
-    memory = MemoryReader(home.memory_dir, session_exists=home.sessions.exists, durable=False)
+    memory = home.memory_readonly()
     sessions = SessionReader()
     search = SearchReader(home.memory_dir, sessions, home)
     scope = Scope(project_id, agent or "")

@@ -61,7 +61,7 @@ def memory_timeline(
     memory = recall.memory
     memory.refresh()  # each call sees what other processes appended up to now
     try:
-        found = memory.timeline(since_ts, until_ts, entity, kinds or None, recall.scope.memory_scope, limit=MAX_EVENTS)
+        found = memory.timeline(since_ts, until_ts, entity, kinds or None, recall.scope.memory_scopes, limit=MAX_EVENTS)
     except (EntityNotFound, AmbiguousEntity) as exc:
         raise _entity_error(exc) from None
     envelope: dict[str, Any] = {}
@@ -108,7 +108,7 @@ def memory_graph_neighbors(
     memory.refresh()  # each call sees what other processes appended up to now
     try:
         found = memory.neighbors(
-            entity, hops, as_of=as_of_ts, scope=recall.scope.memory_scope, limit=MAX_EDGES, fan_out=FAN_OUT
+            entity, hops, as_of=as_of_ts, scope=recall.scope.memory_scopes, limit=MAX_EDGES, fan_out=FAN_OUT
         )
     except (EntityNotFound, AmbiguousEntity) as exc:
         raise _entity_error(exc) from None

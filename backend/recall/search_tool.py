@@ -40,7 +40,7 @@ def memory_search(
         hits: tuple[SearchHit, ...] = ()
     else:
         try:
-            hits = searcher.search(query, recall.scope.memory_scope, k, since_ts, until_ts)
+            hits = searcher.search(query, recall.scope.memory_scopes, k, since_ts, until_ts)
         except SearchIndexError as exc:
             raise RecallError(STORE_ERROR, str(exc)) from None
     reply, _ = page_of(envelope, "hits", [_hit(h) for h in hits], page, recall.max_reply_bytes)

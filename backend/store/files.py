@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,34 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """JSON text as UTF-8. A lone surrogate (a transcript's `\\ud800` escape, read by json as
+    it stands) cannot be UTF-8: it is written back as the same escape, which reads as it was."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # raw surrogates only occur inside JSON strings: escaping them is exact
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new entry in `path` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def dump_json(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+    return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
 
 
 def dump_compact_json(data: Any) -> bytes:
     """One line, through json's C encoder (indent forces the slow pure-Python one)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return _utf8(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:
@@ -60,6 +82,8 @@ def read_json(path: Path) -> Any:
         raise CorruptFile(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise CorruptFile(path, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise CorruptFile(path, "JSON nested too deeply to read") from None
 
 
 def read_json_object(path: Path) -> dict[str, Any]:

@@ -80,6 +80,13 @@ def branch_name(text: str) -> str:
     return name[:100] or "retry"
 
 
+def init_session_git(path: Path) -> pygit2.Repository:
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    repo.config["status.showUntrackedFiles"] = "no"
+    repo.config["gc.auto"] = "0"  # we pack ourselves; the git CLI must not gc behind our lock
+    return repo
+
+
 class GitMirror:
     """`.git` of one session folder, kept in step with its conversation."""
 
@@ -133,10 +140,7 @@ class GitMirror:
     def init(self) -> None:
         if self.git_dir.exists():
             return
-        repo = pygit2.init_repository(str(self.path), initial_head="main")
-        repo.config["status.showUntrackedFiles"] = "no"
-        repo.config["gc.auto"] = "0"  # we pack ourselves; the git CLI must not gc behind our lock
-        self._git = repo
+        self._git = init_session_git(self.path)
 
     def repo(self) -> pygit2.Repository:
         if self._git is None:
@@ -255,7 +259,8 @@ class GitMirror:
         commit_raw = b"tree " + object_id(TREE, root_raw).hex().encode() + b"\n"
         if parent_oid:
             commit_raw += b"parent " + parent_oid.encode() + b"\n"
-        commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8")
+        # "replace": a lone surrogate in the user's text (valid in a JSON transcript) becomes "?" here
+        commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8", "replace")
         objects.append((COMMIT, commit_raw))
         oid = object_id(COMMIT, commit_raw).hex()
 

@@ -35,9 +35,18 @@ class Locations:
         data = read_json(self.path)
         if not isinstance(data, dict):
             raise CorruptFile(self.path, "expected a JSON object {session_id: path}")
-        found = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        found = {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str) and _is_path(v)}
         self._cached = (stamp, found)
         return dict(found)
+
+
+def _is_path(text: str) -> bool:
+    """A path the OS can take (a hand-edited `\\ud800` escape cannot be encoded)."""
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        return False
+    return "\0" not in text
 
 
 class Listing:
@@ -139,6 +148,8 @@ def _listing_entry(sid: str, path: str, meta_path: str, raw: bytes) -> SessionMe
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return f"{meta_path}: invalid JSON ({exc})"
+    except RecursionError:
+        return f"{meta_path}: JSON nested too deeply to read"
     if not isinstance(data, dict):
         return f"{meta_path}: not a JSON object"
     return SessionMeta.from_listing(data, sid, path)

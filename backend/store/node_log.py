@@ -58,6 +58,9 @@ class NodeLog:
                 continue
             self.known.add(name)
             path = self.dir / name
+            if path.is_symlink():  # it may point anywhere: a node is a plain file opmem wrote
+                self.problems.append(f"{path}: a symbolic link, not read (node files are plain files)")
+                continue
             try:
                 node = Node.from_json(read_json_object(path), path)
             except CorruptFile as exc:

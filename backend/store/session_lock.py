@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 
 
 class SessionLockBusy(Exception):
@@ -22,11 +23,15 @@ class SessionLock:
         self._fd = -1
         self._depth = 0
 
-    def acquire(self, *, blocking: bool = True) -> None:
+    def acquire(self, *, blocking: bool = True, timeout: float | None = None) -> None:
+        """Blocking: wait (at most `timeout` seconds when given, then SessionLockBusy)."""
         if self._depth == 0:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if blocking and timeout is None:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                else:
+                    _flock_within(fd, timeout if blocking and timeout is not None else 0.0)
             except BlockingIOError:
                 os.close(fd)
                 raise SessionLockBusy(self.path) from None
@@ -51,3 +56,18 @@ class SessionLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _flock_within(fd: int, timeout: float) -> None:
+    """flock has no timeout: try, then try again with short sleeps until `timeout` has passed."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)

@@ -11,6 +11,8 @@ file lock, and calls `refresh()` when another process may have written.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -21,8 +23,8 @@ from ..model import ROLES, Branch, Node, OpmemError, SessionMeta, Turn, TurnComm
 from . import git_views
 from .commit_text import PREVIEW_CHARS, TITLE_CHARS, excerpt
 from .conversation import Conversation
-from .files import dump_json, read_json_object, write_atomic
-from .git_mirror import GitMirror
+from .files import dump_json, fsync_dir, read_json_object, write_atomic
+from .git_mirror import GitMirror, init_session_git
 from .node_log import NODE_ID_RE, NodeLog
 from .writers import new_writer
 
@@ -144,8 +146,6 @@ class SessionRepo:
     def _ensure_created(self, session_meta: Mapping[str, Any] | None) -> None:
         if self.meta_path.exists():
             return
-        for sub in ("history", "context/commits", "workdir"):
-            (self.path / sub).mkdir(parents=True, exist_ok=True)
         meta: dict[str, Any] = {
             "id": self.id,
             "title": "",
@@ -163,9 +163,33 @@ class SessionRepo:
                 meta[key] = value
         if meta.get("title") and not meta.get("title_source"):
             meta["title_source"] = "user"
-        self.mirror.init()
         self._meta = meta
-        self._write_meta()
+        self._create_whole()
+
+    def _create_whole(self) -> None:
+        """Make the session folder (git repo, meta.json, sub-folders) beside it, then rename it
+        into place: a writer killed midway leaves a hidden `.<id>.creating-*` folder, never a
+        session without meta.json or with half a `.git`. Runs under the session's lock."""
+        for stale in self.path.parent.glob(f".{self.path.name}.creating-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # a writer killed while creating this session
+        if _half_created(self.path):
+            shutil.rmtree(self.path)  # left by a writer killed before this was atomic: nothing in it
+        if self.path.exists():  # anything else already there: create around it, keep every file
+            for sub in ("history", "context/commits", "workdir"):
+                (self.path / sub).mkdir(parents=True, exist_ok=True)
+            self.mirror.init()
+            self._write_meta()
+            return
+        staging = self.path.with_name(f".{self.path.name}.creating-{uuid.uuid4().hex[:8]}")
+        for sub in ("history", "context/commits", "workdir"):
+            (staging / sub).mkdir(parents=True)
+        init_session_git(staging)
+        write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
+        self._writes += 1
+        os.rename(staging, self.path)
+        if self.durable:
+            fsync_dir(self.path.parent)
+        self.mirror.reset()
 
     def _write_meta(self, durable: bool = True) -> bytes:
         self._writes += 1
@@ -362,3 +386,12 @@ class SessionRepo:
     def rebuild_mirror(self, skip_from: int | None = None) -> int:
         """Replace a broken git mirror by one built from the node files. Returns commits made."""
         return self.mirror.rebuild(skip_from, self._settle_own)
+
+
+def _half_created(path: Path) -> bool:
+    """A session folder an earlier writer died creating: only our sub-folders, no node file."""
+    try:
+        names = {entry.name for entry in os.scandir(path)}
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return names <= {".git", "history", "context", "workdir"} and not any(path.glob("history/*.json"))

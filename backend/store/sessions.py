@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from ..config import StoreSettings, cache_cap_from_env
 from ..model import (
@@ -41,6 +41,11 @@ from .tail import read_last_turn
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
+LOCK_TIMEOUT = 120.0  # seconds: a write holds a session's lock for one append or one turn commit
+
+
+class SessionLocked(OpmemError):
+    """Another process held a session's lock for longer than the store waits."""
 
 
 class SessionStore:
@@ -60,6 +65,7 @@ class SessionStore:
         self.cache_cap = max(1, cache_cap)
         self.pack_threshold = pack_threshold
         self.durable = durable
+        self.lock_timeout = LOCK_TIMEOUT
         self.title_hook: TitleHook | None = None  # set by the distiller when an LLM is configured
         self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
@@ -92,8 +98,30 @@ class SessionStore:
 
     def _write_locations(self, locations: Mapping[str, str]) -> None:
         self._ensure_locks_dir()
-        with FileLock(str(self.locks_dir / "locations.lock")):
+        with self._locations_lock():
             write_json_atomic(self.locations_path, dict(sorted(locations.items())), durable=self.durable)
+
+    @contextmanager
+    def _locations_lock(self) -> Iterator[None]:
+        path = self.locks_dir / "locations.lock"
+        try:
+            with FileLock(str(path), timeout=self.lock_timeout):
+                yield
+        except Timeout:
+            raise SessionLocked(_locked_message(path, "locations.json", self.lock_timeout)) from None
+
+    @contextmanager
+    def _session_lock(self, session_id: str) -> Iterator[None]:
+        """The session's file lock, waited for at most `lock_timeout` seconds, then a clear error."""
+        lock = self._file_lock(session_id)
+        try:
+            lock.acquire(timeout=self.lock_timeout)
+        except SessionLockBusy:
+            raise SessionLocked(_locked_message(Path(lock.path), f"session {session_id}", self.lock_timeout)) from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _ensure_locks_dir(self) -> None:
         if not self._locks_dir_made or not self.locks_dir.is_dir():
@@ -142,7 +170,7 @@ class SessionStore:
         """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
         check_session_id(session_id)
         self._ensure_locks_dir()
-        with self._thread_lock(session_id), self._file_lock(session_id):
+        with self._thread_lock(session_id), self._session_lock(session_id):
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -177,6 +205,7 @@ class SessionStore:
                     return repo
                 del self._cache[session_id]
             path = Path(location) if location is not None else self.path_for(session_id)
+            _refuse_links(path)
             repo = SessionRepo(path, session_id, pack_threshold=self.pack_threshold, durable=self.durable)
             if not repo.exists():
                 if not create:
@@ -474,6 +503,18 @@ class SessionStore:
         if repair:
             repo.flush(force_index=True)
         problems.extend(repo.mirror_problems())
+
+
+def _locked_message(path: Path, what: str, timeout: float) -> str:
+    return f"{path}: {what} is locked by another opmem process for more than {timeout:.0f}s; try again when it is done"
+
+
+def _refuse_links(path: Path) -> None:
+    """A session folder (or its history/) that is a symbolic link may lead out of the store:
+    neither read through it nor write through it."""
+    for link in (path, path / "history"):
+        if link.is_symlink():
+            raise OpmemError(f"{link}: a symbolic link (to {os.readlink(link)}); opmem does not follow it")
 
 
 def _flush_quietly(repo: SessionRepo) -> None:

@@ -154,3 +154,40 @@ def test_scopes_a_project_sees_global_and_its_own(tmp_path: Path):
     assert store.entity("app.py", scope="project:p").id == mine.id
     with pytest.raises(EntityNotFound, match=r"no entity 'app\.py'"):
         store.entity("app.py", scope="project:q")
+
+
+def test_a_caller_in_a_project_and_an_agent_sees_both(tmp_path: Path):
+    store = MemoryStore(tmp_path / "memory")
+    glob = entity("person", "ann")
+    mine = entity("file", "app.py", scope="project:p")
+    scratch = entity("concept", "scratch", scope="agent:a")
+    other = entity("concept", "notes", scope="agent:b")
+    store.append([glob, mine, scratch, other, entity("file", "lib.py", scope="project:q")])
+    store.append(
+        [
+            edge(glob, "edited", mine, d(1), scope="project:p"),
+            edge(glob, "noted", scratch, d(2), scope="agent:a"),  # a session of agent a outside any project
+            edge(glob, "noted", other, d(3), scope="agent:b"),
+            edge(glob, "edited", entity("file", "lib.py", scope="project:q"), d(4), scope="project:q"),
+        ]
+    )
+    store.append(
+        [event(f"{s} work", d(i), scope=s) for i, s in enumerate(["global", "project:p", "agent:a", "agent:b"])]
+    )
+    both = frozenset({"project:p", "agent:a"})
+    page = store.neighbors("ann", scope=both)
+    assert sorted(f"{g.relation} {page.entities[g.target].name}" for g in page.edges) == [
+        "edited app.py",
+        "noted scratch",
+    ]
+    assert [e.summary for e in store.timeline(scope=both).events] == ["agent:a work", "project:p work", "global work"]
+    assert {g.edge.scope for g in store.edges(scope=both)} == {"project:p", "agent:a"}
+    assert store.entity("scratch", scope=both).id == scratch.id
+    assert [e.summary for e in store.ranked_events(d(10), both, half_life=DAY, limit=5)] == [
+        "agent:a work",
+        "project:p work",
+        "global work",
+    ]
+    with pytest.raises(EntityNotFound):
+        store.entity("notes", scope=both)
+    assert store.timeline(scope=["project:p"]).events == store.timeline(scope="project:p").events

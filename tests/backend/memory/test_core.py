@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from datetime import date
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -199,3 +201,33 @@ def test_write_cores_paths_atomic_and_untouched_when_unchanged(tmp_path: Path):
     assert core_path(root, "p").stat().st_ino == inode  # same text: the file is left alone
     assert core_path(root, "../../etc").resolve().is_relative_to((root / "projects").resolve())
     assert not list(root.glob("projects/*/.*.tmp"))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ranked_events_equal_a_ranking_of_every_event(tmp_path: Path, seed: int):
+    """The early stop of ranked_events loses nothing: same as scoring every visible current event."""
+    rng = random.Random(seed)
+    store = MemoryStore(tmp_path / "memory", session_exists=lambda s: s != "gone", durable=False)
+    events = [
+        event(
+            f"e{i}",
+            T0 + rng.random() * 60 * DAY,
+            importance=rng.choice([0.0, 0.1, 0.5, 0.5, 0.9, 1.0]),
+            scope=rng.choice(["global", "project:p", "project:q"]),
+            session=rng.choice(["s1", "s2", "gone"]),
+        )
+        for i in range(300)
+    ]
+    store.append(events)
+    for old, new in zip(rng.sample(events, 20), rng.sample(events, 20), strict=True):
+        if old.id != new.id:
+            store.supersede(old.id, new.id, "test")
+    until = T0 + 45 * DAY
+    half_life = rng.choice([0.5, 3.0, 14.0]) * DAY
+    every = store.timeline(until=until, scope="project:p", limit=None).events
+    ranked = sorted(
+        every, key=lambda e: (-(e.importance * 0.5 ** ((until - e.event_time) / half_life)), -e.event_time, e.id)
+    )
+    found = store.ranked_events(until, "project:p", half_life=half_life, limit=40)
+    assert [e.id for e in found] == [e.id for e in ranked[:40]]
+    assert all(e.provenance.session_id != "gone" and e.superseded_by is None for e in found)

@@ -20,7 +20,8 @@ def test_scope_defaults_from_the_current_folder(built: Built) -> None:
     assert outside.scope == Scope() and outside.scope.memory_scope is None
     named = recall_for(built.home, cwd="/", project="shop", agent="claude")
     assert named.scope == Scope(built.project_id, "claude")
-    assert named.scope.memory_scope == f"project:{built.project_id}"
+    assert named.scope.memory_scope == f"project:{built.project_id} + agent:claude"
+    assert named.scope.memory_scopes == {f"project:{built.project_id}", "agent:claude"}
     assert recall_for(built.home, cwd="/", agent="claude").scope.memory_scope == "agent:claude"
     with pytest.raises(RecallError, match="no project 'shpo'") as info:
         recall_for(built.home, project="shpo")

@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.recall.context import Recall, recall_for
 
 from .conftest import ask
-from .stores import T0, Built, Memory, add_memory, build_store
+from .stores import T0, Built, Memory, _prov, add_memory, build_store
 
 
 @pytest.fixture
@@ -29,6 +30,27 @@ def test_timeline_is_newest_first_with_pointers_and_scoped(recall: Recall, built
     assert reply["scope"] == f"project:{built.project_id}"
     everywhere = recall_for(built.home, cwd=built.workdir.parent)  # no project: every scope
     assert "Another project's event" in [e["summary"] for e in ask(everywhere, "memory_timeline")["events"]]
+
+
+def test_a_caller_with_a_project_and_an_agent_sees_the_agents_records(built: Built, memory: Memory) -> None:
+    p = _prov(built, 2, T0 + 200, project="")  # a session of the agent outside any project
+    note = Event(
+        Event.make_id("Agent note outside projects", "learning", p),
+        "Agent note outside projects",
+        "learning",
+        0.8,
+        p,
+        (),
+        "agent:claude",
+    )
+    built.home.memory.append([note])
+    both = recall_for(built.home, cwd=built.workdir, agent="claude", now=T0 + 400)
+    reply = ask(both, "memory_timeline")
+    assert "Agent note outside projects" in [e["summary"] for e in reply["events"]]
+    assert "Another project's event" not in [e["summary"] for e in reply["events"]]
+    assert reply["scope"] == f"project:{built.project_id} + agent:claude"
+    alone = recall_for(built.home, cwd=built.workdir, now=T0 + 400)
+    assert "Agent note outside projects" not in [e["summary"] for e in ask(alone, "memory_timeline")["events"]]
 
 
 def test_timeline_filters(recall: Recall, memory: Memory) -> None:

@@ -1,0 +1,113 @@
+"""Long modes of the reliability suites (tests/reliability/): run one and print its figures.
+
+    python bench/reliability.py --suite crash --long [--trials 200] [--minutes 10] [--seed N]
+    python bench/reliability.py --suite bad-input --long
+    python bench/reliability.py --suite concurrency --long
+
+Without --long each suite runs its short (CI) size. The seed is printed: `--seed` replays a run
+(same workloads and kill delays; where the kill lands still depends on the machine's load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the suites live in tests/reliability
+
+
+def crash(args: argparse.Namespace, base: Path) -> int:
+    from tests.reliability.test_crash import KINDS, run_trials, suite_seed
+
+    seed = args.seed if args.seed is not None else suite_seed()
+    total = args.trials or (200 if args.long else 20)
+    per_kind = -(-total // len(KINDS))
+    print(
+        f"crash: seed {seed} (replay: --seed {seed}); up to {per_kind * len(KINDS)} trials, {args.minutes} min at most"
+    )
+    started = time.monotonic()
+    figures = run_trials(KINDS, per_kind, seed, base, long=args.long, deadline=started + args.minutes * 60)
+    elapsed = time.monotonic() - started
+    trials = sum(figures.trials.values())
+    print(f"trials run: {trials} in {elapsed:.0f} s ({trials / elapsed * 60:.1f} per minute)")
+    for kind in KINDS:
+        print(f"  {kind:<11} trials {figures.trials[kind]:>4}  killed mid-write {figures.killed[kind]:>4}")
+    print(f"acknowledged writes checked: {figures.acknowledged}")
+    print(f"acknowledged writes lost: {figures.lost}")
+    print(f"corrupt files after recovery: {figures.corrupt}")
+    for problem in figures.problems[:20]:
+        print(f"  {problem}")
+    return 1 if figures.lost or figures.corrupt else 0
+
+
+def bad_input(args: argparse.Namespace, base: Path) -> int:
+    from tests.reliability.nasty_files import CASES, SOURCES
+    from tests.reliability.test_bad_input import InputFigures, damaged_store_files, import_corpus, run_hypothesis
+
+    huge = 50 if args.long else 4
+    examples = 300 if args.long else 15
+    print(f"bad input: corpus with {huge} MB lines ({len(CASES)} kinds), {examples} hypothesis examples per importer")
+    started = time.monotonic()
+    figures = import_corpus(base / "corpus", seed=args.seed or 0, huge_mb=huge)
+    for source in SOURCES:
+        run_hypothesis(source, Path(tempfile.mkdtemp(dir=base)), examples, figures)
+    store, tried = damaged_store_files(base / "store")
+    for source in SOURCES:
+        print(f"  {source:<12} inputs tried {figures.tried[source]:>5}")
+    print(f"hand-edited store files tried: {tried}")
+    crashes = figures.crashes + store.crashes
+    print(f"crashes: {len(crashes)}")
+    print(f"errors not naming the file: {len(figures.unclear) + len(store.unclear)}")
+    print(
+        f"valid records not read / stored data lost: {len(figures.unread) + len(store.rest_unread)} / {len(figures.lost)}"
+    )
+    print(f"in {time.monotonic() - started:.0f} s")
+    for problem in [*crashes, *figures.unclear, *store.unclear, *figures.unread, *store.rest_unread, *figures.lost][
+        :20
+    ]:
+        print(f"  {problem}")
+    assert isinstance(figures, InputFigures)
+    return (
+        1 if crashes or figures.unclear or figures.unread or figures.lost or store.unclear or store.rest_unread else 0
+    )
+
+
+def concurrency(args: argparse.Namespace, base: Path) -> int:
+    from tests.reliability.test_concurrency import run_contention
+
+    turns, lines = (60, 2000) if args.long else (8, 120)
+    print(
+        f"concurrency: 4 appenders x {turns} turns (2 on one session), import of {lines} lines, "
+        f"opmem watch of {lines // 4} lines, 2 distillation runs, 1 reader (the app's data layer)"
+    )
+    started = time.monotonic()
+    outcome = run_contention(base, turns, lines)
+    print(f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s")
+    print(f"errors (lost writes, exceptions, fsck): {len(outcome.errors)}")
+    print(f"reader: {outcome.reads} reads, longest single read {outcome.longest_read * 1000:.0f} ms")
+    for problem in outcome.errors[:20]:
+        print(f"  {problem}")
+    return 1 if outcome.errors else 0
+
+
+SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--suite", choices=sorted(SUITES), required=True)
+    p.add_argument("--long", action="store_true", help="the long mode (default: the CI size)")
+    p.add_argument("--trials", type=int, default=0, help="crash: number of trials (default 200 long, 20 short)")
+    p.add_argument("--minutes", type=float, default=10.0, help="stop starting new trials after this long")
+    p.add_argument("--seed", type=int, default=None)
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="opmem-reliability-") as tmp:
+        sys.exit(SUITES[args.suite](args, Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""A session lock another process holds is waited for at most `lock_timeout`, then a clear error
+(it was waited for forever)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.store.sessions import SessionLocked
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from filelock import FileLock
+    with FileLock(sys.argv[1]):
+        print("held", flush=True)
+        time.sleep(600)
+    """
+)
+
+
+def test_a_held_session_lock_times_out_with_a_clear_error(tmp_path) -> None:
+    home = Home(tmp_path / "home")
+    home.sessions.append_message("s1", "user", "hi")
+    lock = home.sessions.locks_dir / "s1.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        store = Home(home.path).sessions
+        store.lock_timeout = 0.2
+        with pytest.raises(SessionLocked, match=r"session s1 is locked by another opmem process") as caught:
+            store.append_message("s1", "user", "blocked")
+        assert str(lock) in str(caught.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert store.append_message("s1", "user", "after").content == "after"

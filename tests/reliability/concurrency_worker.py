@@ -1,0 +1,58 @@
+"""One process of the concurrency suite: `python concurrency_worker.py HOME KIND ARGS...`.
+
+append SID TURNS   TURNS turns (user, assistant, commit) into session SID
+import FILE        `run_import` of a generic JSONL transcript
+distill RUNS       RUNS distillation runs, one after the other
+read STOPFILE      the app's data layer (StoreData: listing, then each session's replay) in a
+                   loop until STOPFILE exists; prints the longest single read and the count
+Prints "done ..." at the end; any exception is a traceback on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from opmem_tui.backend.home import Home
+
+
+def main() -> None:
+    home, kind, args = Home(Path(sys.argv[1])), sys.argv[2], sys.argv[3:]
+    if kind == "append":
+        sid, turns = args[0], int(args[1])
+        for n in range(turns):
+            user = home.sessions.append_message(sid, "user", f"{sid} turn {n} from {args[2] if len(args) > 2 else ''}")
+            home.sessions.append_message(sid, "assistant", f"reply {n}", parent_id=user.id)
+            home.sessions.commit_turn(sid)
+        print("done", flush=True)
+    elif kind == "import":
+        from opmem_tui.backend.importers import run_import
+
+        report = run_import(home, "jsonl", [Path(args[0])], bind=False)
+        print(f"done {report.nodes} {len(report.warnings)}", flush=True)
+    elif kind == "distill":
+        from opmem_tui.backend.distill.pipeline import RunOptions, run
+
+        for _ in range(int(args[0])):
+            run(home, RunOptions(project=False, lock_timeout=600.0))
+        print("done", flush=True)
+    elif kind == "read":
+        from opmem_tui.data import StoreData
+
+        data = StoreData(home)
+        stop = Path(args[0])
+        longest, reads = 0.0, 0
+        while not stop.exists():
+            started = time.perf_counter()
+            view = data.listing(rescan=True)
+            longest, reads = max(longest, time.perf_counter() - started), reads + 1
+            for meta in view.listing.sessions:
+                started = time.perf_counter()
+                data.replay(meta.id, None, view.projects)
+                longest, reads = max(longest, time.perf_counter() - started), reads + 1
+        print(f"done {longest:.4f} {reads}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

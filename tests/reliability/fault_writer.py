@@ -1,0 +1,61 @@
+"""The writer process of the faults suite: `python fault_writer.py ERRNO AFTER -- opmem ARGS...`.
+
+Installs a fault-injecting wrapper around os.write, os.fsync, os.replace, os.rename, os.mkdir,
+os.open and open() for writing: the first AFTER calls pass, every later one raises
+OSError(ERRNO) (ENOSPC: a full disk; EROFS: a read-only home). AFTER = -1 only counts the calls
+and prints the count. Then runs the opmem CLI with ARGS, as a user would.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import io
+import os
+import sys
+
+calls = {"n": 0}
+
+
+def main() -> None:
+    code, after = int(sys.argv[1]), int(sys.argv[2])
+    args = sys.argv[sys.argv.index("--") + 2 :]
+    paths = os.environ["FAULT_UNDER"]  # only writes under this folder fail (not the interpreter's own)
+
+    def fault(target: object) -> None:
+        if not str(target).startswith(paths) and not isinstance(target, int):
+            return
+        calls["n"] += 1
+        if after >= 0 and calls["n"] > after:
+            raise OSError(code, os.strerror(code), str(target))
+
+    def wrap(fn, *, writes=lambda *a, **k: True, target=lambda *a, **k: a[0]):
+        def wrapper(*args, **kwargs):
+            if writes(*args, **kwargs):
+                fault(target(*args, **kwargs))
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    os.write = wrap(os.write)
+    os.fsync = wrap(os.fsync)
+    os.replace = wrap(os.replace, target=lambda a, b, **k: b)
+    os.rename = wrap(os.rename, target=lambda a, b, **k: b)
+    os.mkdir = wrap(os.mkdir)
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    os.open = wrap(os.open, writes=lambda path, flags, *a, **k: bool(flags & write_flags))
+    opened = wrap(builtins.open, writes=lambda file, mode="r", *a, **k: any(c in mode for c in "wax+"))
+    builtins.open = io.open = opened
+
+    from opmem_tui.cli import main as cli
+
+    try:
+        cli.main(args, prog_name="opmem", standalone_mode=True)
+    finally:
+        if after < 0:
+            print(f"fault-calls {calls['n']}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    assert errno.ENOSPC
+    main()
