@@ -62,6 +62,11 @@ class ReplayData:
     head_id: str | None
     project: ProjectLabel | None  # the bound project
     problems: tuple[str, ...] = ()  # files of the session the store could not read
+    total: int = 0  # the branch's turn count when `turns` are only its last ones (0: they are all)
+
+    @property
+    def turn_total(self) -> int:
+        return max(self.total, len(self.turns))
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,13 @@ class StoreData:
         turns = store.get_turns(session_id, head_id=head_id)
         problems = tuple(store.problems(session_id))
         return ReplayData(meta, turns, head_id, project_label(meta, projects), problems)
+
+    def last_turn(self, session_id: str, projects: Mapping[str, Project]) -> ReplayData:
+        """The last turn of the session's current branch and its turn count, for a first paint:
+        cheap for a session not opened yet; `replay` brings the rest."""
+        quick = self.home.sessions.last_turn(session_id)
+        turns = [quick.turn] if quick.turn is not None else []
+        return ReplayData(quick.meta, turns, None, project_label(quick.meta, projects), total=quick.turn_count)
 
     def commit_view(self, session_id: str, oid: str, projects: Mapping[str, Project]) -> ReplayData:
         """The session as one of its commits left it (read-only)."""

@@ -8,6 +8,7 @@ and keeps the reader's place when the open session changes on disk.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -30,12 +31,13 @@ from ..screens.branch_picker import BranchPick, BranchPickerScreen
 from ..screens.confirm import ConfirmScreen
 from ..screens.history import HistoryScreen
 from ..screens.rename import RenameScreen
-from ..workers import FOLLOW_GROUP, ReportsWorkerErrors, deliver
+from ..workers import FOLLOW_GROUP, ReportsWorkerErrors, cancelled, deliver
 from . import Tab
 
 if TYPE_CHECKING:
     from ..app import OpmemApp
 
+FIRST_FRAME_WAIT_S = 0.5  # at most, before reading the whole of a session opened on its last turn
 WATCH_DEBOUNCE_MS = 300  # a burst of writes (an import) becomes one re-listing
 
 Stamp = tuple[float, int, str | None, str, str]
@@ -270,11 +272,22 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         listing = self.listing_view
         projects = listing.projects if listing is not None else {}
         try:
+            if reset and head_id is None and turn is None:  # opening on its latest turn: that first
+                drawn = threading.Event()
+                if deliver(self, self._show_first, self.data.last_turn(session_id, projects), label, drawn):
+                    drawn.wait(FIRST_FRAME_WAIT_S)  # reading the rest would hold the GIL off that frame
+                if cancelled():
+                    return
+                reset = False  # the whole session keeps the reader's place, wherever it is by then
             data = self.data.replay(session_id, head_id, projects)
         except Exception as exc:  # a broken session must say so in the pane, not leave the last one up
             deliver(self, self._replay_failed, session_id, exc)
             return
         deliver(self, self._show_replay, data, turn, reset, follow, label)
+
+    def _show_first(self, data: ReplayData, label: str, drawn: threading.Event) -> None:
+        self._show_replay(data, None, True, False, label)
+        self.call_after_refresh(drawn.set)
 
     def _replay_failed(self, session_id: str, exc: Exception) -> None:
         if session_id != self._open_id:
@@ -301,9 +314,15 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
                 timeout=10,
             )
         if follow or (reset and turn is None):  # a session opens on its latest turn
-            turn = len(data.turns)
+            turn = data.turn_total
         self.replay.show_session(
-            data.meta, data.turns, project=data.project, head_id=data.head_id, turn_number=turn, view_label=label
+            data.meta,
+            data.turns,
+            project=data.project,
+            head_id=data.head_id,
+            turn_number=turn,
+            view_label=label,
+            total=data.turn_total,
         )
         if self._select_node:
             self.replay.select_node(self._select_node)
