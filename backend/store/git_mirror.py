@@ -351,7 +351,7 @@ class GitMirror:
         try:
             fd = os.open(path, os.O_WRONLY)
         except OSError:
-            self.repo().references.create(f"refs/heads/{branch}", pygit2.Oid(hex=oid), force=True)
+            self._create_ref(branch, oid)
             return
         try:
             # One 41-byte write over a 41-byte file: atomic for readers, and no new inode.
@@ -360,7 +360,19 @@ class GitMirror:
                 return
         finally:
             os.close(fd)
-        self.repo().references.create(f"refs/heads/{branch}", pygit2.Oid(hex=oid), force=True)
+        self._create_ref(branch, oid)
+
+    def _create_ref(self, branch: str, oid: str) -> None:
+        try:
+            self.repo().references.create(f"refs/heads/{branch}", pygit2.Oid(hex=oid), force=True)
+        except (pygit2.GitError, OSError):
+            stale = self.git_dir / "refs" / "heads" / f"{branch}.lock"
+            if not stale.is_file():
+                raise
+            # We hold the session's lock, so no other opmem writer is updating this ref: the lock
+            # file is a writer's killed mid-update, and would fail every later commit of the branch.
+            stale.unlink()
+            self.repo().references.create(f"refs/heads/{branch}", pygit2.Oid(hex=oid), force=True)
 
     def checkout(self, branch: str) -> None:
         """Point HEAD at a branch; the index follows at the next flush_index. Files are never touched."""
