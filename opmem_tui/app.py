@@ -31,7 +31,8 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
     """The opmem browser. `now` is the clock ages are measured against (tests pin it).
 
     The session list follows the store by itself: `watch` (file-change notifications) or,
-    where those cannot run, a poll every `poll_interval` seconds (0: never)."""
+    where those cannot run, a poll every `poll_interval` seconds (0: never). Every `idle_distil`
+    seconds (0: never) the store's Distiller distils the sessions idle long enough."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = "opmem"
@@ -48,6 +49,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         now: Callable[[], float] = time.time,
         watch: bool = True,
         poll_interval: float = 2.0,
+        idle_distil: float = 30.0,
     ) -> None:
         super().__init__()
         self.home = home
@@ -55,6 +57,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         self.now = now
         self.watch_store = watch
         self.poll_interval = poll_interval
+        self.idle_distil = idle_distil  # seconds between asks to distil idle sessions (0: never)
         self.keymap_overrides: dict[str, str] = {}
         self._theme_ready = False
         register_all(self)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.model import OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
@@ -22,6 +23,8 @@ from opmem_tui.backend.projects.registry import Project
 from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
 from opmem_tui.widgets.safe_text import one_line
+
+from .memory_data import MemoryData
 
 COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
 
@@ -122,6 +125,12 @@ class StoreData:
 
     def __init__(self, home: Home) -> None:
         self.home = home
+        self.memory = MemoryData(home)  # the memory panes' and the search's reads (memory_data.py)
+        self._activity = ActivityCounter(home.sessions)  # keeps what it read: a recount reads new files only
+
+    def activity(self, view: ListingView) -> Activity:
+        """Sessions, turns and tokens per day over the listed sessions (backend/activity.py)."""
+        return self._activity.count(view.listing.sessions, view.project_names)
 
     # -- listing ---------------------------------------------------------------------------
     def listing(self, *, rescan: bool = False) -> ListingView:

@@ -22,6 +22,7 @@ from opmem_tui.widgets.safe_text import one_line
 from .app import home_relative
 from .commands import PaletteCommand
 from .data import StoreData
+from .memory_jobs import MemoryJobs
 from .screens.import_path import ImportPathScreen, ImportRequest
 from .workers import ReportsWorkerErrors
 
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 JOBS_GROUP = "jobs"
 
 
-class Jobs(ReportsWorkerErrors, JobBar):
-    """The job bar, and the jobs it shows."""
+class Jobs(MemoryJobs, ReportsWorkerErrors, JobBar):
+    """The job bar, and the jobs it shows (the memory's in memory_jobs.py)."""
 
     class Finished(Message):
         """A job ended (done, failed or cancelled): the store may have changed."""
@@ -118,7 +119,7 @@ class Jobs(ReportsWorkerErrors, JobBar):
     def cancel_commands(self) -> list[PaletteCommand]:
         if self._worker is None:
             return []
-        return [PaletteCommand("Cancel running job", "Stop the import or verification in progress", self.cancel)]
+        return [PaletteCommand("Cancel running job", "Stop the job shown in the job bar", self.cancel)]
 
     # -- import ----------------------------------------------------------------------------
     def ask_import_path(self, source: str | None = None) -> None:

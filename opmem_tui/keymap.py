@@ -25,13 +25,20 @@ class KeyInfo:
 
 def keyed_classes() -> list[tuple[str, type]]:
     """(scope title, class) for every class whose BINDINGS carry ids, in the order shown by `?`."""
+    from opmem_tui.widgets.activity_view import ActivityView
     from opmem_tui.widgets.commit_log import CommitLog
+    from opmem_tui.widgets.core_view import CoreView
+    from opmem_tui.widgets.graph_explorer import GraphExplorer
+    from opmem_tui.widgets.item_lines import ItemLines
     from opmem_tui.widgets.project_list import ProjectList
     from opmem_tui.widgets.replay_view import ReplayPane, TurnView
     from opmem_tui.widgets.session_list import SessionList, SessionTable
+    from opmem_tui.widgets.timeline_view import TimelineView
 
     from .app import OpmemApp
     from .screens.main import MainScreen
+    from .screens.search import SearchScreen
+    from .tabs.memory import MemoryTab
 
     return [
         ("Everywhere", OpmemApp),
@@ -42,6 +49,13 @@ def keyed_classes() -> list[tuple[str, type]]:
         ("Replay", TurnView),
         ("Project list", ProjectList),
         ("Commit log", CommitLog),
+        ("Memory", MemoryTab),
+        ("Graph", GraphExplorer),
+        ("core.md", CoreView),
+        ("Timeline", TimelineView),
+        ("Memory lists", ItemLines),
+        ("Search everywhere", SearchScreen),
+        ("Activity", ActivityView),
     ]
 
 

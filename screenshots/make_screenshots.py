@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import re
 import shutil
@@ -38,7 +39,8 @@ FIX = ("g",)  # a session opens on its latest turn; g goes to its first
 CART = ("down", "down", "down", "g")
 MARKUP = ("down",) * 6
 
-# (file name without extension, theme, keys pressed before the picture, home: "demo" | "empty")
+# (file name without extension, theme, keys pressed before the picture,
+#  home: "demo" | "empty" | "memory" (the demo store distilled by the rules extractor))
 SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("sessions", "opmem-dark", (), "demo"),
     ("sessions-light", "opmem-light", (), "demo"),
@@ -54,7 +56,30 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("keys", "opmem-dark", ("question_mark",), "demo"),
     ("hostile-content", "opmem-dark", (*MARKUP, "enter"), "demo"),
     ("empty", "opmem-dark", (), "empty"),
+    ("memory-graph", "opmem-dark", ("3",), "memory"),
+    ("memory-core", "opmem-dark", ("3", "c", "down", "down"), "memory"),
+    ("memory-timeline", "opmem-dark", ("3", "t"), "memory"),
+    ("memory-graph-light", "opmem-light", ("3",), "memory"),
+    ("search", "opmem-dark", ("ctrl+f", *"forecast"), "memory"),
+    ("activity", "opmem-dark", ("4",), "memory"),
+    ("replay-edit", "opmem-dark", (*FIX, "enter", *(("j",) * 5), "enter", "j"), "memory"),
 ]
+CONSOLIDATED = "2026-01-01"  # the day core.md is written for: the same pictures on every run
+
+
+def distil_demo(home_path: Path) -> Path:
+    """Distil the demo store (rules, no LLM) and write its core.md files for CONSOLIDATED."""
+    from datetime import date
+
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+    from opmem_tui.backend.home import Home
+    from opmem_tui.backend.memory.core import write_cores
+
+    home = Home(home_path, durable=False)
+    run(home, RunOptions(project=False))
+    names = {p.id: p.name for p in home.projects.list_projects()}
+    write_cores(home.memory, date.fromisoformat(CONSOLIDATED), names)
+    return home_path
 
 
 async def settle(pilot, rounds: int = 3) -> None:
@@ -68,7 +93,7 @@ async def shoot(home_path: Path, out: Path, name: str, theme: str, keys: tuple[s
     from opmem_tui.app import OpmemApp
     from opmem_tui.backend.home import Home
 
-    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, watch=False, poll_interval=0)
+    app = OpmemApp(Home(home_path, durable=False), now=lambda: NOW, watch=False, poll_interval=0, idle_distil=0)
     app.theme = theme
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -118,11 +143,14 @@ def main() -> None:
         time.tzset()
         homes = {"demo": build_demo(fake_home, now=NOW).path, "empty": fake_home / "empty-home"}
         for name, theme, keys, which in SHOTS:
+            if which == "memory" and which not in homes:  # after the others: they show no memory
+                homes["memory"] = distil_demo(homes["demo"])
             svg = asyncio.run(shoot(homes[which], args.out, name, theme, keys))
             made = [svg] + ([to_png(svg, converter)] if converter else [])
             for path in made:
                 print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
     finally:
+        gc.collect()  # a collected session store flushes (and re-creates its lock folder) first
         shutil.rmtree(fake_home, ignore_errors=True)
     if converter is None and not args.no_png:
         print("rsvg-convert not found: SVG only", file=sys.stderr)

@@ -7,6 +7,7 @@ diff costs only what is on screen.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -154,25 +155,30 @@ class DiffView(LineView):
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         if line.style not in CODE_STYLES or not (0 <= line.item < len(self._paths)):
             return [Segment(line.text, style + mark)]
-        lexer = lexer_for(self._paths[line.item])
-        if lexer is None or len(line.text) < 2:
-            return [Segment(line.text, style + mark)]
-        segments = [Segment(line.text[0], style + mark)]
-        try:
-            tokens = list(lexer.get_tokens(line.text[1:]))
-        except Exception:
-            return [Segment(line.text, style + mark)]
-        for token, value in tokens:
-            value = value.replace("\n", "")
-            if not value:
-                continue
-            name = _token_class(token) if token is not Token.Text else None
-            token_style = self._style(name) if name else Style()
-            # Keep the diff's background, take the language's colour.
-            segments.append(
-                Segment(
-                    value,
-                    style + Style(color=token_style.color, italic=token_style.italic, bold=token_style.bold) + mark,
-                )
+        return code_segments(line.text, self._paths[line.item], style, mark, self._style)
+
+
+def code_segments(text: str, path: str, style: Style, mark: Style, style_of: Callable[[str], Style]) -> list[Segment]:
+    """A diff line (its first cell the +/-/space marker) with its code coloured by the language
+    of `path`; `style_of(name)` gives the style of a `code-*` component class."""
+    lexer = lexer_for(path)
+    if lexer is None or len(text) < 2:
+        return [Segment(text, style + mark)]
+    segments = [Segment(text[0], style + mark)]
+    try:
+        tokens = list(lexer.get_tokens(text[1:]))
+    except Exception:
+        return [Segment(text, style + mark)]
+    for token, value in tokens:
+        value = value.replace("\n", "")
+        if not value:
+            continue
+        name = _token_class(token) if token is not Token.Text else None
+        token_style = style_of(name) if name else Style()
+        # Keep the diff's background, take the language's colour.
+        segments.append(
+            Segment(
+                value, style + Style(color=token_style.color, italic=token_style.italic, bold=token_style.bold) + mark
             )
-        return segments
+        )
+    return segments

@@ -73,3 +73,4 @@ class LinkedTurnChosen(Message):
     turn: int | None
     commit: str | None = None
     head_id: str = ""  # the turn's last node, when the link knows it
+    node_id: str = ""  # a message to put the cursor on (a search hit, a memory record's source)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,9 +27,12 @@ from textual.widgets import Static
 
 from opmem_tui.backend.model import Node, SessionMeta, Turn
 
+from .diff_view import CODE_STYLES, TOKEN_CLASSES, code_segments
 from .line_view import Line, LineView, wrap_text
 from .messages import BranchPickRequested, HistoryRequested, TurnShown
 from .safe_text import clean, one_line
+from .tool_edits import tool_edits
+from .turn_blocks import edit_lines, system_lines
 
 ROLE_LABEL = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 
@@ -88,10 +93,12 @@ def node_text(node: Node) -> str:
 
 @dataclass
 class TurnRender:
-    """What build_turn_lines produced: the lines and, per item, the node it shows."""
+    """What build_turn_lines produced: the lines and, per item, the node it shows; the lines of
+    an edit's diff map (by identity) to the file whose language colours them."""
 
     lines: list[Line]
     nodes: list[Node] = field(default_factory=list)
+    code_paths: dict[int, str] = field(default_factory=dict)
 
 
 def build_turn_lines(
@@ -100,24 +107,35 @@ def build_turn_lines(
     *,
     expanded: frozenset[str] | set[str] = frozenset(),
     show_thinking: bool = False,
+    raw: frozenset[str] | set[str] = frozenset(),
 ) -> TurnRender:
-    """Plain lines for one turn at `width` cells; item i of a line is turn.nodes[i]."""
+    """Plain lines for one turn at `width` cells; item i of a line is turn.nodes[i].
+    `expanded`: tool calls and system messages shown whole; `raw`: edits shown as JSON."""
     width = max(width, 20)
-    lines: list[Line] = []
-    nodes = list(turn.nodes)
+    render = TurnRender([], list(turn.nodes))
+    nodes = render.nodes
     for item, node in enumerate(nodes):
         if node.is_tool:
-            _tool_lines(lines, item, node, width, node.id in expanded)
+            _tool_lines(render, item, node, width, node.id in expanded, node.id in raw)
+        elif node.role == "system":
+            system_lines(render.lines, item, node, width, node.id in expanded)
         else:
-            _message_lines(lines, item, node, width, show_thinking)
-    return TurnRender(lines, nodes)
+            calls = item + 1 < len(nodes) and nodes[item + 1].is_tool
+            _message_lines(render.lines, item, node, width, show_thinking, calls_tools=calls)
+    return render
 
 
-def _tool_lines(lines: list[Line], item: int, node: Node, width: int, is_open: bool) -> None:
-    """A tool call: one summary line and its result's size, or (open) arguments and result."""
+def _tool_lines(render: TurnRender, item: int, node: Node, width: int, is_open: bool, raw: bool) -> None:
+    """A tool call: one summary line and its result's size, or (open) arguments and result; a
+    file edit's arguments as a diff (`J` shows them as JSON)."""
+    lines = render.lines
     append = lines.append
-    head = f"{'▾' if is_open else '▸'} ⚙ {one_line(node.name or 'tool', 40)}"
+    edits = tool_edits(node)
+    head = f"{'▾' if is_open else '▸'} {'✎' if edits else '⚙'} {one_line(node.name or 'tool', 40)}"
     args = _home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
+    if edits:
+        added, removed = sum(e.additions for e in edits), sum(e.deletions for e in edits)
+        args = f"{', '.join(_home_to_tilde(e.path) for e in edits)}  +{added} −{removed}"
     room = width - len(head) - 5
     if args and room > 8:
         head = f"{head}  {one_line(args, room)}"
@@ -125,14 +143,19 @@ def _tool_lines(lines: list[Line], item: int, node: Node, width: int, is_open: b
     if not is_open:
         result = node.content
         label = f"result: {_size_label(result)}" if result else "result: (no output)"
-        if result and len(label) + 21 <= width:  # indent 4 + the 17-cell hint
-            label += "  (enter expands)"
+        hint = "  (enter shows the diff)" if edits else "  (enter expands)"
+        if (result or edits) and len(label) + len(hint) + 4 <= width:
+            label += hint
         append(Line(label, "dim", item, 4))
         return
-    pretty = clean(_args_text(node.input, pretty=True))
-    if pretty:
-        for text in wrap_text(pretty, width - 6):
-            append(Line(text, "args", item, 6))
+    if edits and not raw:
+        edit_lines(lines, render.code_paths, item, edits, width)
+        append(Line("J: the arguments as JSON", "dim", item, 4))
+    else:
+        pretty = clean(_args_text(node.input, pretty=True))
+        if pretty:
+            for text in wrap_text(pretty, width - 6):
+                append(Line(text, "args", item, 6))
     result = clean(node.content).rstrip("\n")
     append(Line(f"result ({_size_label(result)})" if result else "result: (no output)", "dim", item, 4))
     if result:
@@ -151,8 +174,11 @@ def _message_header(node: Node) -> tuple[str, str]:
     return role, f"{header} · {clock(node.created_at)}"
 
 
-def _message_lines(lines: list[Line], item: int, node: Node, width: int, show_thinking: bool) -> None:
-    """A chat message: header, thinking (or a line saying it is hidden), the text."""
+def _message_lines(
+    lines: list[Line], item: int, node: Node, width: int, show_thinking: bool, *, calls_tools: bool = False
+) -> None:
+    """A chat message: header, thinking (or a line saying it is hidden), the text; a reply that
+    only calls tools has just its header, its calls follow under it."""
     append = lines.append
     body_width = width - 2
     role, header = _message_header(node)
@@ -173,7 +199,7 @@ def _message_lines(lines: list[Line], item: int, node: Node, width: int, show_th
     if content:
         for text in wrap_text(content, body_width):
             append(Line(text, role, item, 2))
-    elif not thinking:
+    elif not thinking and not calls_tools:
         append(Line("(empty)", "dim", item, 2))
 
 
@@ -223,6 +249,12 @@ class TurnView(LineView):
         "line--thinking",
         "line--dim",
         "line--empty",
+        "line--file",
+        "line--hunk",
+        "line--add",
+        "line--del",
+        "line--ctx",
+        *(f"line--{name}" for _, name in TOKEN_CLASSES),
     }
 
     DEFAULT_CSS = """
@@ -239,8 +271,28 @@ class TurnView(LineView):
         & > .line--thinking { color: $text-muted; text-style: italic; }
         & > .line--dim { color: $text-muted; }
         & > .line--empty { color: $text-muted; }
+        & > .line--file { color: $primary; text-style: bold; }
+        & > .line--hunk { color: $secondary; }
+        & > .line--add { color: $success; background: $success 12%; }
+        & > .line--del { color: $error; background: $error 12%; }
+        & > .line--ctx { color: $foreground 80%; }
+        & > .line--code-comment { color: $text-muted; text-style: italic; }
+        & > .line--code-string { color: $success; }
+        & > .line--code-number { color: $warning; }
+        & > .line--code-keyword { color: $secondary; text-style: bold; }
+        & > .line--code-function { color: $primary; }
+        & > .line--code-builtin { color: $accent; }
+        & > .line--code-operator { color: $accent; }
     }
     """
+
+    code_paths: dict[int, str] = {}  # id(line) -> the file that colours it (set with the lines)
+
+    def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
+        path = self.code_paths.get(id(line)) if line.style in CODE_STYLES else None
+        if path is None:
+            return [Segment(line.text, style + mark)]
+        return code_segments(line.text, path, style, mark, self._style)
 
     def on_click(self, event: events.Click) -> None:
         item = self.item_at(event.y)
@@ -369,6 +421,7 @@ class ReplayPane(Vertical):
         Binding("enter", "toggle_item", "Expand", id="replay.toggle"),
         Binding("e", "expand_all", "Expand all", show=False, id="replay.expand_all"),
         Binding("y", "copy", "Copy", id="replay.copy"),
+        Binding("J", "toggle_raw", "Diff/JSON", show=False, id="replay.raw_args"),
     ]
 
     DEFAULT_CSS = """
@@ -386,6 +439,7 @@ class ReplayPane(Vertical):
         self.view_label = ""
         self.project: ProjectLabel | None = None
         self.expanded: set[str] = set()
+        self.raw: set[str] = set()  # file edits shown as their JSON arguments
         self.show_thinking = False
         self._turn_render: TurnRender = TurnRender([])
         self._width = 0
@@ -427,6 +481,17 @@ class ReplayPane(Vertical):
         nodes = self._turn_render.nodes
         return nodes[item] if 0 <= item < len(nodes) else None
 
+    def select_node(self, node_id: str) -> bool:
+        """Put the cursor on a message of the turn shown (a search hit, a memory record's
+        source); False when the turn has no such message."""
+        nodes = self._turn_render.nodes
+        index = next((i for i, node in enumerate(nodes) if node.id == node_id), -1)
+        if index < 0:
+            return False
+        self.view.select_item(index)
+        self.view.scroll_to_item(index)
+        return True
+
     # -- data in ---------------------------------------------------------------------------
     def show_session(
         self,
@@ -453,6 +518,7 @@ class ReplayPane(Vertical):
         self.project = project
         if not same:
             self.expanded.clear()
+            self.raw.clear()
         target = turn_number - 1 if turn_number is not None else previous
         self.index = max(0, min(target, self.total - 1))
         self._show_turn(keep_scroll=same and turn_number is None)
@@ -481,7 +547,10 @@ class ReplayPane(Vertical):
             message = f"Loading turn {self.index + 1}…" if loading else self._empty
             view.set_lines([Line(text, "empty", -1, 1) for text in wrap_text(clean(message), width - 2)])
             return
-        self._turn_render = build_turn_lines(turn, width, expanded=self.expanded, show_thinking=self.show_thinking)
+        self._turn_render = build_turn_lines(
+            turn, width, expanded=self.expanded, show_thinking=self.show_thinking, raw=self.raw
+        )
+        view.code_paths = self._turn_render.code_paths
         view.set_lines(self._turn_render.lines, keep_scroll=keep_scroll)
 
     def _show_turn(self, keep_scroll: bool = False) -> None:
@@ -573,7 +642,7 @@ class ReplayPane(Vertical):
         node = self.selected_node
         if node is None:
             return
-        if node.is_tool:
+        if node.is_tool or node.role == "system":
             self.expanded.symmetric_difference_update({node.id})
         elif _thinking(node):
             self.show_thinking = not self.show_thinking
@@ -587,12 +656,23 @@ class ReplayPane(Vertical):
         turn = self.turn
         if turn is None:
             return
-        tools = {n.id for n in turn.nodes if n.is_tool}
+        tools = {n.id for n in turn.nodes if n.is_tool or n.role == "system"}
         if tools <= self.expanded:
             self.expanded -= tools
         else:
             self.expanded |= tools
         self._rebuild(keep_scroll=True)
+
+    def action_toggle_raw(self) -> None:
+        """A file edit: its diff or its arguments as JSON."""
+        node = self.selected_node
+        if node is None or not node.is_tool or not tool_edits(node):
+            return
+        self.raw.symmetric_difference_update({node.id})
+        self.expanded.add(node.id)
+        item = self.view.selected_item
+        self._rebuild(keep_scroll=True)
+        self.view.scroll_to_item(item)
 
     def action_toggle_thinking(self) -> None:
         self.show_thinking = not self.show_thinking

@@ -16,12 +16,16 @@ from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.widgets.messages import LinkedTurnChosen
 from opmem_tui.widgets.projects_pane import ProjectsPane
 
 from ..commands import PaletteCommand
 from ..jobs import Jobs
+from ..screens.search import SearchScreen
 from ..tabs import Tab
+from ..tabs.activity import ActivityTab
+from ..tabs.memory import MemoryTab
 from ..tabs.projects import ProjectsTab
 from ..tabs.sessions import SessionsTab
 
@@ -42,7 +46,10 @@ class MainScreen(Screen[None]):
         Binding("escape", "live_view", "Live view", id="replay.live"),
         Binding("1", "show_tab('sessions')", "Sessions", show=False, id="view.sessions"),
         Binding("2", "show_tab('projects')", "Projects", show=False, id="view.projects"),
+        Binding("3", "show_tab('memory')", "Memory", show=False, id="view.memory"),
+        Binding("4", "show_tab('activity')", "Activity", show=False, id="view.activity"),
         Binding("r", "refresh", "Refresh", show=False, id="app.refresh"),
+        Binding("ctrl+f", "search_everywhere", "Search all", id="search.everywhere"),
         Binding("ctrl+x", "cancel_job", "Cancel job", show=False, id="jobs.cancel"),
     ]
 
@@ -57,6 +64,10 @@ class MainScreen(Screen[None]):
             with TabPane("Projects", id="projects"):
                 # Mounted after the first paint: the hidden tab must not slow the start.
                 yield Lazy(ProjectsTab(now=self.opmem.now, id="projects-pane"))
+            with TabPane("Memory", id="memory"):
+                yield Lazy(MemoryTab(id="memory-pane"))
+            with TabPane("Activity", id="activity"):
+                yield Lazy(ActivityTab(id="activity-pane"))
         yield Jobs(id="job-bar")
         yield Footer()
 
@@ -72,10 +83,20 @@ class MainScreen(Screen[None]):
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active
 
+    def on_mount(self) -> None:
+        self.jobs.start_idle_distillation(self.opmem.idle_distil)
+
     # -- what crosses tabs -----------------------------------------------------------------
     def on_sessions_tab_listing_changed(self, message: SessionsTab.ListingChanged) -> None:
         for tab in self.query(ProjectsTab):  # none until the lazy tab is mounted
             tab.set_listing(message.view)
+        for activity in self.query(ActivityTab):
+            activity.set_listing(message.view)
+
+    def on_activity_tab_ready(self, message: ActivityTab.Ready) -> None:
+        view = self.sessions.listing_view
+        if view is not None:
+            self.query_one(ActivityTab).set_listing(view)
 
     def on_projects_pane_ready(self, message: ProjectsPane.Ready) -> None:
         view = self.sessions.listing_view
@@ -91,10 +112,12 @@ class MainScreen(Screen[None]):
             )
             return
         self.query_one(TabbedContent).active = "sessions"
-        self.sessions.open_linked(message.session_id, message.turn, message.head_id)
+        self.sessions.open_linked(message.session_id, message.turn, message.head_id, message.node_id)
 
     def on_jobs_finished(self, message: Jobs.Finished) -> None:
         self.sessions.refresh_listing()
+        for memory in self.query(MemoryTab):  # a job may have changed the memory too
+            memory.memory_changed()
 
     # -- keys ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -138,16 +161,40 @@ class MainScreen(Screen[None]):
     def action_cancel_job(self) -> None:
         self.jobs.cancel()
 
+    def action_search_everywhere(self, query: str = "") -> None:
+        view = self.sessions.listing_view
+        titles = {m.id: m.display_title for m in view.listing.sessions} if view is not None else {}
+        self.app.push_screen(SearchScreen(titles, query), self._open_hit)
+
+    def _open_hit(self, hit: SearchHit | None) -> None:
+        if hit is None:
+            return
+        if not hit.session_id:
+            self.app.notify("This hit points at no session (a project commit).", markup=False)
+            return
+        node = hit.node_ids[0] if hit.node_ids else ""
+        self.post_message(LinkedTurnChosen(hit.session_id, hit.turn, hit.commit, "", node))
+
     # -- palette ---------------------------------------------------------------------------
+    def _current_session(self) -> tuple[str | None, str]:
+        current = self.sessions.session_list.current
+        return (current.id, current.display_title) if current is not None else (None, "")
+
     def palette_commands(self) -> list[PaletteCommand]:
         return [
             *self.jobs.import_commands(),
             *self.sessions.palette_commands(),
             *self.jobs.store_commands(),
+            *self.jobs.memory_commands(*self._current_session()),
             PaletteCommand("Switch theme…", "Pick a colour theme (saved to config.toml)", self.app.search_themes),
             PaletteCommand(
                 "Show keys", "Every key binding and its id for config.toml [keys]", self.opmem.action_show_keys
             ),
             PaletteCommand("Refresh sessions", "Re-read the session list now", self.action_refresh),
+            PaletteCommand(
+                "Search everywhere",
+                "Every message of every session and the memory (ctrl+f)",
+                self.action_search_everywhere,
+            ),
             *self.jobs.cancel_commands(),
         ]

@@ -63,6 +63,7 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         self.listing_view: ListingView | None = None
         self._open_id: str | None = None
         self._open_head: str | None = None  # following a branch other than the session's head
+        self._select_node = ""  # the message to select once the opened session is shown
         self._open_label = ""  # set while a read-only commit view is shown: no live reloads
         self._branch_label = ""  # "on <branch>" while following a branch other than the head's
         self._open_stamp: Stamp | None = None
@@ -232,11 +233,19 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         self.replay.view.focus()
 
     def open_session(
-        self, session_id: str, *, head_id: str | None = None, turn: int | None = None, branch: str = ""
+        self,
+        session_id: str,
+        *,
+        head_id: str | None = None,
+        turn: int | None = None,
+        branch: str = "",
+        select: str = "",
     ) -> None:
         """Show a session in the replay (from a project commit...), the list cursor on it too.
-        `head_id`/`branch`: follow that branch instead of the session's current one."""
+        `head_id`/`branch`: follow that branch instead of the session's current one; `select`:
+        the message to put the cursor on once the turn is shown."""
         self._open_id = session_id
+        self._select_node = select
         self._open_head = head_id
         self._open_label = ""
         self._branch_label = f"on {branch}" if head_id and branch else ""
@@ -315,6 +324,9 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
             view_label=label,
             total=data.turn_total,
         )
+        if self._select_node:
+            self.replay.select_node(self._select_node)
+            self._select_node = ""
         self.screen.refresh_bindings()
 
     # -- branches --------------------------------------------------------------------------
@@ -403,10 +415,11 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
 
     # -- open a linked turn ----------------------------------------------------------------
     @work(thread=True, exclusive=True, group="linking", exit_on_error=False, description="Finding the turn")
-    def open_linked(self, session_id: str, turn: int | None, node_id: str) -> None:
-        """Open the session at the turn a project commit came from, on the branch that made it."""
-        head_id, branch = self.data.branch_for_node(session_id, node_id)
-        deliver(self, lambda: self.open_session(session_id, head_id=head_id, turn=turn, branch=branch))
+    def open_linked(self, session_id: str, turn: int | None, node_id: str, select: str = "") -> None:
+        """Open the session at the turn a project commit came from, on the branch that made it;
+        `select`: a message of that turn to put the cursor on."""
+        head_id, branch = self.data.branch_for_node(session_id, node_id or select)
+        deliver(self, lambda: self.open_session(session_id, head_id=head_id, turn=turn, branch=branch, select=select))
 
     # -- rename, delete --------------------------------------------------------------------
     def palette_commands(self) -> list[PaletteCommand]:

@@ -101,6 +101,7 @@ def make_app(home, **kwargs) -> RecordingApp:
     kwargs.setdefault("now", lambda: NOW)
     kwargs.setdefault("watch", False)  # tests that follow the store turn it on
     kwargs.setdefault("poll_interval", 0)
+    kwargs.setdefault("idle_distil", 0)  # tests that want the idle distillation turn it on
     return RecordingApp(home, **kwargs)
 
 

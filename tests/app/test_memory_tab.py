@@ -1,0 +1,250 @@
+"""Memory tab: the graph explorer, the core.md preview and the timeline over a distilled sample
+store, their jumps to session turns, live core.md, and the empty store."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import TabbedContent
+
+from opmem_tui.backend.memory.core import core_path
+from opmem_tui.tabs.memory import NO_MEMORY
+from opmem_tui.widgets.core_view import CoreView
+from opmem_tui.widgets.graph_explorer import GraphExplorer
+from opmem_tui.widgets.replay_view import ReplayPane
+from opmem_tui.widgets.timeline_view import TimelineView
+
+from .conftest import make_app, press, settle, wait_until
+from .memory_sample import MERGE_REASON, MERGED_NAME, NEW_PORT, OLD_PORT, distil_sample
+
+
+@pytest.fixture
+def memory_home(sample_home):
+    distil_sample(sample_home)
+    return sample_home
+
+
+def lines_text(view) -> str:
+    return "\n".join(line.text for line in view.lines)
+
+
+def detail(app) -> str:
+    return str(app.screen.query_one("#graph-detail").render())
+
+
+def header(app, selector: str) -> str:
+    return str(app.screen.query_one(selector).render())
+
+
+def tree_labels(graph: GraphExplorer) -> list[str]:
+    out = []
+
+    def walk(node) -> None:
+        out.append(str(node.label))
+        for child in node.children:
+            walk(child)
+
+    walk(graph.tree.root)
+    return out
+
+
+async def open_memory(pilot, view: str = "g") -> None:
+    await settle(pilot)
+    await press(pilot, "3")
+    await settle(pilot)
+    if view != "g":
+        await press(pilot, view)
+    await settle(pilot)
+
+
+async def find(pilot, graph: GraphExplorer, text: str, expect: str) -> None:
+    graph.finder.focus()
+    graph.finder.value = ""
+    await pilot.press(*text)
+    await wait_until(pilot, lambda: bool(graph._matches) and graph._matches[0].name == expect, f"{expect} found")
+    await press(pilot, "enter")
+    await settle(pilot)
+
+
+async def test_empty_store_says_how_to_fill_the_memory(sample_home):
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        assert NO_MEMORY in str(app.screen.query_one("#graph-empty").render())
+        assert not graph.tree.display
+        await press(pilot, "c")
+        core = app.screen.query_one(CoreView)
+        assert "No core.md yet" in lines_text(core.lines) and "Distil now" in lines_text(core.lines)
+        await press(pilot, "t")
+        assert NO_MEMORY in lines_text(app.screen.query_one(TimelineView).lines)
+    assert not sample_home.memory_dir.exists()  # looking created nothing
+
+
+async def test_graph_opens_on_a_busy_entity_and_recentres(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        await wait_until(pilot, lambda: graph.center is not None, "an entity shown")
+        await find(pilot, graph, "middlewar", "src/auth/middleware.py")
+        labels = tree_labels(graph)
+        assert labels[0].startswith("src/auth/middleware.py")
+        assert any("──read──►" in label or "◄──read──" in label for label in labels[1:])
+        # the centre's aliases and why each was merged
+        text = detail(app)
+        assert MERGED_NAME in text and MERGE_REASON in text and "0.97" in text
+        # a neighbour row: relation, confidence, time; enter recentres on it, backspace goes back
+        graph.tree.focus()
+        await press(pilot, "down")
+        edge_detail = detail(app)
+        assert "confidence" in edge_detail and "from session fix-login" in edge_detail
+        neighbour = graph.tree.cursor_node.data.entity
+        await press(pilot, "enter")
+        assert graph.center == neighbour
+        await press(pilot, "backspace")
+        assert tree_labels(graph)[0].startswith("src/auth/middleware.py")
+
+
+async def test_a_merged_name_finds_its_entity(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        graph.finder.focus()
+        await pilot.press(*MERGED_NAME)
+        await wait_until(pilot, lambda: bool(graph._matches), "matches")
+        assert graph._matches[0].name == "src/auth/middleware.py"
+        assert graph._matches[0].matched == MERGED_NAME
+
+
+async def test_hops_superseded_edges_and_as_of(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        await find(pilot, graph, "webapp", "webapp")
+        graph.tree.focus()
+        one_hop = len(tree_labels(graph))
+        assert f"──listens-on──► {NEW_PORT}" in "\n".join(tree_labels(graph))
+        assert f"► {OLD_PORT} " not in "\n".join(tree_labels(graph))
+        assert "1 superseded hidden" in header(app, "#graph-header")
+        await press(pilot, "s")
+        labels = "\n".join(tree_labels(graph))
+        assert f"──listens-on──► {OLD_PORT}" in labels and "superseded 2025-12-30" in labels
+        await press(pilot, "s", "plus")
+        assert "within 2 hops" in header(app, "#graph-header")
+        graph.tree.root.expand_all()
+        await settle(pilot)
+        assert len(tree_labels(graph)) > one_hop
+        await press(pilot, "minus")
+        # as of a day when only the old port was known to be true
+        await press(pilot, "a")
+        await pilot.press(*"2025-12-29")
+        await press(pilot, "enter")
+        labels = "\n".join(tree_labels(graph))
+        assert f"──listens-on──► {OLD_PORT}" in labels and f"► {NEW_PORT} " not in labels
+        assert "as of 2025-12-29" in header(app, "#graph-header")
+        await press(pilot, "a")
+        await pilot.press(*"not a date")
+        await press(pilot, "enter")
+        assert any("cannot read 'not a date'" in note.message for note in app.notes)
+
+
+async def test_an_edge_opens_the_turn_it_came_from(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        await find(pilot, graph, "webapp", "webapp")
+        graph.tree.focus()
+        node = next(n for n in graph.tree.root.children if NEW_PORT in str(n.label))
+        graph.tree.move_cursor(node)
+        await press(pilot, "o")
+        await settle(pilot)
+        assert app.screen.query_one("#tabs", TabbedContent).active == "sessions"
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "fix-login" and replay.turn.number == 2
+
+
+async def test_core_preview_budget_lines_and_pointer(memory_home):
+    app = make_app(memory_home)
+    size = core_path(memory_home.memory_dir).stat().st_size
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "c")
+        core = app.screen.query_one(CoreView)
+        assert f"{size:,} / 2,048 B" in header(app, "#core-header")
+        text = lines_text(core.lines)
+        assert "[Timeline · recent]" in text and "↪ session:docs" in text
+        assert "[bold red]pwned[/] title" in text  # untrusted text, as typed
+        # enter on the webapp fact opens the turn its record came from
+        core.lines.focus()
+        items = [line for line in core.lines.lines if "listens-on" in line.text]
+        core.lines.move_to(items[0].item)
+        await press(pilot, "enter")
+        await settle(pilot)
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "fix-login" and replay.turn.number == 2
+        # the project files are one key away
+        await press(pilot, "3", "c", "right_square_bracket")
+        assert "compiler · core.md" in header(app, "#core-header")
+
+
+async def test_core_preview_follows_the_file(memory_home):
+    app = make_app(memory_home, watch=True)
+    path = core_path(memory_home.memory_dir)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "c")
+        core = app.screen.query_one(CoreView)
+        await wait_until(pilot, lambda: "↪ session:docs" in lines_text(core.lines), "core.md shown")
+        text = path.read_text().replace("Write the README install section.", "Wrote the install docs")
+        path.write_text(text)
+        await wait_until(pilot, lambda: "Wrote the install docs" in lines_text(core.lines), "the new core.md")
+        assert "updated" in header(app, "#core-header")
+
+
+async def test_timeline_by_month_filters_and_jump(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "t")
+        timeline = app.screen.query_one(TimelineView)
+        text = lines_text(timeline.lines)
+        assert "December 2025 · " in text and "Discussed: Refactor the tokenizer" in text
+        total = len(timeline.events)
+        # entity filter: only the events that mention it
+        await press(pilot, "f")
+        await pilot.press(*"printf")
+        await press(pilot, "enter")
+        assert 0 < len(timeline.events) < total
+        assert all("printf" in e.summary for e in timeline.events)
+        # an unknown entity says so, with close names
+        await press(pilot, "f", "ctrl+a")  # select all, then type over it
+        timeline.query_one("#timeline-entity").value = ""
+        await pilot.press(*"middlewere.py")
+        await press(pilot, "enter")
+        assert "no entity 'middlewere.py'" in lines_text(timeline.lines)
+        # clear the filter, then enter on the newest event opens its turn
+        timeline.query_one("#timeline-entity").value = ""
+        await press(pilot, "f", "enter")
+        timeline.lines.focus()
+        event = timeline.events[0]
+        await press(pilot, "enter")
+        await settle(pilot)
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == event.provenance.session_id
+        assert replay.turn.number == event.provenance.turn
+
+
+async def test_timeline_kind_filter(memory_home):
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "t")
+        timeline = app.screen.query_one(TimelineView)
+        from textual.widgets import Select
+
+        select = timeline.query_one("#timeline-kind", Select)
+        select.value = "decision"
+        await settle(pilot)
+        assert timeline.kinds == ("decision",)
+        assert all(e.kind == "decision" for e in timeline.events)
+        if not timeline.events:
+            assert "No events for decision." in lines_text(timeline.lines)

@@ -1,0 +1,105 @@
+"""Activity counting: sessions, turns and tokens per day, per project and per source, read
+incrementally from the node files of a real store."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, timedelta, timezone
+from pathlib import Path
+
+from opmem_tui.backend.activity import ActivityCounter, DayCount, node_tokens
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.model import Node
+
+DAY = 86_400.0
+T0 = 1_767_225_600.0  # 2026-01-01 00:00 UTC
+
+
+def _turn(store, sid, at, *, usage=None, meta=None, tools=0):
+    user = store.append_message(sid, "user", "question", created_at=at, session_meta=meta)
+    reply = store.append_message(sid, "assistant", "answer", created_at=at + 5, metadata=usage)
+    for i in range(tools):
+        store.append_message(sid, "tool", "out", called_by=reply.id, name="Bash", created_at=at + 6 + i)
+    store.commit_turn(sid)
+    return user
+
+
+def _home(tmp_path: Path) -> Home:
+    home = Home(tmp_path / "home", durable=False)
+    home.ensure()
+    return home
+
+
+def test_counts_per_day_project_and_source(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    store = home.sessions
+    claude = {"usage": {"input_tokens": 10, "cache_read_input_tokens": 100, "output_tokens": 5}}
+    _turn(store, "a", T0 + 3600, usage=claude, meta={"source": "claude-code", "project_id": "p1"}, tools=3)
+    _turn(store, "a", T0 + 7200, usage=claude)
+    _turn(store, "a", T0 + DAY + 60, usage=claude)
+    codex = {"token_usage": {"last_token_usage": {"input_tokens": 40, "output_tokens": 2, "total_tokens": 42}}}
+    _turn(store, "b", T0 + 2 * DAY, usage=codex, meta={"source": "codex"})
+    listing = home.sessions.list_sessions().sessions
+
+    activity = ActivityCounter(store, zone=UTC).count(listing, {"p1": "weather"})
+
+    d0 = date(2026, 1, 1)
+    assert activity.first == d0 and activity.last == d0 + timedelta(days=2)
+    assert activity.total.days[d0] == DayCount(sessions=1, turns=2, tokens=230)
+    assert activity.total.days[d0 + timedelta(days=1)] == DayCount(1, 1, 115)
+    assert activity.total.days[d0 + timedelta(days=2)] == DayCount(1, 1, 42)
+    assert activity.total.total == DayCount(3, 4, 387)
+    assert [(s.key, s.label) for s in activity.by_project] == [("p1", "weather")]
+    assert [s.key for s in activity.by_source] == ["claude-code", "codex"]  # most turns first
+    assert activity.total.values("turns", d0 - timedelta(days=1), d0 + timedelta(days=3)) == [0, 2, 1, 1, 0]
+
+
+def test_days_follow_the_zone(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    _turn(home.sessions, "a", T0 - 1800)  # 23:30 UTC on 31 December: 00:30 on 1 January at UTC+1
+    listing = home.sessions.list_sessions().sessions
+    assert ActivityCounter(home.sessions, zone=UTC).count(listing).first == date(2025, 12, 31)
+    plus_one = timezone(timedelta(hours=1))
+    assert ActivityCounter(home.sessions, zone=plus_one).count(listing).first == date(2026, 1, 1)
+
+
+def test_counts_grow_with_new_files_and_forget_deleted_sessions(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    store = home.sessions
+    _turn(store, "a", T0)
+    _turn(store, "b", T0)
+    counter = ActivityCounter(store, zone=UTC)
+    first = counter.count(store.list_sessions().sessions)
+    assert first.total.days[date(2026, 1, 1)] == DayCount(sessions=2, turns=2, tokens=0)
+
+    _turn(store, "a", T0 + 60)
+    store.delete_session("b")
+    second = counter.count(store.list_sessions().sessions)
+    assert second.total.days[date(2026, 1, 1)] == DayCount(1, 2, 0)
+    # the same answer as a counter that reads everything afresh
+    assert ActivityCounter(store, zone=UTC).count(store.list_sessions().sessions) == second
+
+
+def test_unreadable_node_file_is_a_problem_not_an_error(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    _turn(home.sessions, "a", T0)
+    history = home.sessions.path_for("a") / "history"
+    (history / "000099-u-broken.json").write_text("{not json")
+    activity = ActivityCounter(home.sessions, zone=UTC).count(home.sessions.list_sessions().sessions)
+    assert activity.total.total.turns == 1
+    assert any("000099-u-broken.json" in p for p in activity.problems)
+
+
+def test_empty_store(tmp_path: Path) -> None:
+    activity = ActivityCounter(_home(tmp_path).sessions).count(())
+    assert activity.empty and activity.total.total == DayCount()
+
+
+def test_token_formats() -> None:
+    def node(**metadata):
+        return Node(id="n", seq=1, role="assistant", metadata=metadata)
+
+    assert node_tokens(node(usage={"input_tokens": 3, "output_tokens": 4, "cache_creation_input_tokens": 5})) == 12
+    assert node_tokens(node(token_usage={"last_token_usage": {"input_tokens": 7, "output_tokens": 1}})) == 8
+    assert node_tokens(node(tokens="2.3k sent, 150 received. Cost: $0.01")) == 2450
+    assert node_tokens(node(usage={"input_tokens": True, "output_tokens": -4})) == 0  # nonsense counts nothing
+    assert node_tokens(node()) == 0

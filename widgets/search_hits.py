@@ -1,0 +1,105 @@
+"""The hits of a search everywhere, one item each: where (kind, session, turn, day) and a snippet
+with the query's words marked. Snippets and titles are untrusted: drawn as plain text."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+
+from opmem_tui.backend.memory.search import SearchHit
+
+from .item_lines import ItemLines
+from .line_view import Line, wrap_text
+from .safe_text import one_line
+
+SNIPPET_LINES = 2  # a hit's snippet is cut to this many lines
+KIND_LABELS = {"turn": "message", "tool": "tool call", "event": "event", "entity": "entity", "edge": "fact"}
+_WORD = re.compile(r"[\w./-]{2,}", re.UNICODE)
+
+
+def query_words(query: str) -> tuple[str, ...]:
+    """The words to mark in snippets, longest first (so a longer word wins an overlap)."""
+    words = {w.casefold() for w in _WORD.findall(query)}
+    return tuple(sorted(words, key=len, reverse=True))
+
+
+def hit_where(hit: SearchHit, title: str) -> str:
+    """`message · Fix the login bug · turn 3 · 2025-12-30`"""
+    parts = [KIND_LABELS.get(hit.kind, hit.kind)]
+    if hit.session_id:
+        parts.append(one_line(title or hit.session_id, 48))
+    if hit.turn is not None:
+        parts.append(f"turn {hit.turn}")
+    if hit.time:
+        parts.append(time.strftime("%Y-%m-%d", time.localtime(hit.time)))
+    if hit.speaker:
+        parts.append(one_line(hit.speaker, 20))
+    if hit.via:  # memory records led here too
+        parts.append("via memory")
+    return " · ".join(parts)
+
+
+def hit_lines(hits: Sequence[SearchHit], width: int, title: Callable[[str], str]) -> list[Line]:
+    lines: list[Line] = []
+    for item, hit in enumerate(hits):
+        lines.append(Line(one_line(hit_where(hit, title(hit.session_id)), max(width - 2, 10)), "where", item, 1))
+        snippet = wrap_text(one_line(hit.snippet, 2000) or "(no text)", max(width - 5, 10))
+        if len(snippet) > SNIPPET_LINES:
+            snippet = [*snippet[: SNIPPET_LINES - 1], snippet[SNIPPET_LINES - 1].rstrip() + " …"]
+        lines.extend(Line(part, "snippet", item, 3) for part in snippet)
+    return lines
+
+
+class SearchHitLines(ItemLines):
+    """The hit list; words of the query are drawn in the `match` style."""
+
+    COMPONENT_CLASSES = ItemLines.COMPONENT_CLASSES | {
+        "line--where",
+        "line--snippet",
+        "line--match",
+        "line--empty",
+    }
+
+    DEFAULT_CSS = """
+    SearchHitLines {
+        height: 1fr;
+        & > .line--where { color: $accent; }
+        & > .line--snippet { color: $foreground; }
+        & > .line--match { color: $warning; text-style: bold; }
+        & > .line--empty { color: $text-muted; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.words: tuple[str, ...] = ()
+
+    def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
+        if line.style != "snippet" or not self.words:
+            return [Segment(line.text, style + mark)]
+        match = style + self._style("match") + mark
+        lower = line.text.casefold()
+        spans: list[tuple[int, int]] = []
+        for word in self.words:
+            start = lower.find(word)
+            while start >= 0:
+                end = start + len(word)
+                if not any(s < end and start < e for s, e in spans):
+                    spans.append((start, end))
+                start = lower.find(word, end)
+        if len(lower) != len(line.text):  # casefold changed the length (ß...): draw unmarked
+            return [Segment(line.text, style + mark)]
+        segments: list[Segment] = []
+        pos = 0
+        for start, end in sorted(spans):
+            if start > pos:
+                segments.append(Segment(line.text[pos:start], style + mark))
+            segments.append(Segment(line.text[start:end], match))
+            pos = end
+        if pos < len(line.text):
+            segments.append(Segment(line.text[pos:], style + mark))
+        return segments
