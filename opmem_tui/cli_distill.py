@@ -20,6 +20,7 @@ from .backend.importers import run_import
 from .backend.importers.session_ids import legacy_session_id, session_id_for
 from .backend.model import OpmemError, check_session_id
 from .backend.safe_text import plain
+from .cli_signals import stop_on_terminate
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -70,6 +71,7 @@ def _print_report(report: RunReport) -> None:
 @click.option("--wait", type=float, default=30.0, show_default=True, help="Seconds to wait for a running distillation.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary line.")
 @click.pass_context
+@stop_on_terminate
 def distill(
     ctx: click.Context, sessions: tuple[str, ...], llm: bool | None, again: bool, wait: float, quiet: bool
 ) -> None:
@@ -91,6 +93,7 @@ def distill(
 @click.command("sleep")
 @click.option("--wait", type=float, default=30.0, show_default=True, help="Seconds to wait for a running distillation.")
 @click.pass_context
+@stop_on_terminate
 def sleep_command(ctx: click.Context, wait: float) -> None:
     """Consolidate now: distil, re-link, reconcile, rebuild core.md and views, pack session repos."""
     try:

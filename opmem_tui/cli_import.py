@@ -21,6 +21,7 @@ from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
+from .cli_signals import stop_on_terminate
 
 console = Console()
 err_console = Console(stderr=True)
@@ -84,6 +85,7 @@ def print_warnings(report: ImportReport, limit: int) -> None:
 @click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
 @click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
 @click.pass_context
+@stop_on_terminate
 def import_command(
     ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool
 ) -> None:
@@ -144,6 +146,7 @@ def import_command(
     help="Commit the files each live turn's tools wrote in its project (default: [projects] autocommit, on).",
 )
 @click.pass_context
+@stop_on_terminate
 def watch_command(
     ctx: click.Context,
     sources: tuple[str, ...],

@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 from pygit2.enums import FileMode, FileStatus, ObjectType, RepositoryState
 
 from ..model import Node, Turn
+from .commit_marker import clear_interrupted_write, marked_write
 from .records import AgentCommitResult, AgentTurnWatch
 from .repository import OPMEM_DIR, ProjectGit, ProjectGitError, ensure_excluded
 from .tool_paths import tool_written_paths
@@ -106,6 +107,17 @@ class AgentCommitter:
         folder.mkdir(exist_ok=True)
         ensure_excluded(self.git.repo)
         return FileLock(str(folder / "commit.lock"))
+
+    def recover(self, lock_timeout: float = 10.0) -> list[str]:
+        """Remove the git locks an agent commit killed midway left in the repository; the paths removed."""
+        try:
+            with self._lock().acquire(timeout=lock_timeout):
+                return self.recover_locked()
+        except Timeout:
+            return []  # a live opmem writer holds it: nothing of ours is stale
+
+    def recover_locked(self) -> list[str]:
+        return clear_interrupted_write(self.git.repo, self.git.root / OPMEM_DIR)
 
     def begin_turn(self) -> AgentTurnWatch:
         """Record which paths are dirty now; a turn may only commit paths that were clean."""
@@ -190,6 +202,7 @@ class AgentCommitter:
         expected = replay_writes(nodes, relative=self.git.relative, base=self._reader(watch.head))
         try:
             with self._lock().acquire(timeout=lock_timeout):
+                self.recover_locked()
                 return self._commit_locked(paths, expected, facts, tuple(outside), ignored)
         except Timeout:
             warning = f"{self.git.root}: another session held the commit lock for {lock_timeout:.0f}s"
@@ -324,12 +337,13 @@ class AgentCommitter:
             committer = author
         message = agent_message(facts.session_id, facts.number, facts.user_text)
         parents = [head] if head is not None else []
-        try:
-            oid = repo.create_commit("HEAD", author, committer, message, tree, parents)
-        except pygit2.GitError as exc:
-            warning = f"{self.git.root}: could not commit turn {facts.number} of session {facts.session_id} ({exc})"
-            return AgentCommitResult(None, tuple(changes), "commit failed", warning, (), outside, ignored)
-        index_warning = self._update_index(changes)
+        with marked_write(repo, self.git.root / OPMEM_DIR):
+            try:
+                oid = repo.create_commit("HEAD", author, committer, message, tree, parents)
+            except pygit2.GitError as exc:
+                warning = f"{self.git.root}: could not commit turn {facts.number} of session {facts.session_id} ({exc})"
+                return AgentCommitResult(None, tuple(changes), "commit failed", warning, (), outside, ignored)
+            index_warning = self._update_index(changes)
         return AgentCommitResult(
             str(oid),
             tuple(changes),

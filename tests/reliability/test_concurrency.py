@@ -86,7 +86,7 @@ def run_contention(base: Path, turns: int, lines: int) -> Outcome:
     deadline = time.monotonic() + HANG_GUARD
     while _count(home, "jsonl-live") < lines // 4 and time.monotonic() < deadline and watch.poll() is None:
         time.sleep(0.2)  # the watcher is another process: poll its result, bounded by the guard
-    watch.send_signal(signal.SIGINT)
+    watch.send_signal(signal.SIGTERM)  # as a supervisor stops it; SIGINT may be ignored
     _, err = watch.communicate(timeout=HANG_GUARD)
     if "Traceback" in err:
         outcome.errors.append(f"opmem watch: {err[-1500:]}")

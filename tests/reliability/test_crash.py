@@ -34,6 +34,8 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.hooks import IngestHooks
+from opmem_tui.backend.projects.agent_commit import AgentCommitter
+from opmem_tui.backend.projects.repository import ProjectGit
 
 from .stores import bad_log_lines, fsck, index_dump, memory_lines, read_acks, reopen_and_fsck, start_writer
 
@@ -335,6 +337,9 @@ def check_index(home: Home, acks: list[list[str]], result: TrialResult, template
 def check_project(home: Home, acks: list[list[str]], result: TrialResult, templates: Templates) -> None:
     result.corrupt.extend(reopen_and_fsck(home))
     project = home.path.parent / "project"
+    # A writer killed between taking a git lock and renaming it leaves the lock (git itself does
+    # too); the next auto-commit removes the ones its mark names before anything else.
+    AgentCommitter(ProjectGit(project)).recover()
     out = fsck(project)
     if out:
         result.corrupt.append(f"project repo: git fsck --strict: {out}")

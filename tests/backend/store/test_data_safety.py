@@ -194,8 +194,12 @@ def test_git_status_quiet_after_watch_stops(tmp_path: Path) -> None:
 
         _wait_for(third_turn_committed, proc)
     finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        proc.send_signal(signal.SIGTERM)  # SIGINT may be ignored: a background job inherits that
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
     assert "Traceback" not in err, err
     assert status(repo) == ""
 
