@@ -138,6 +138,12 @@ class StoreSettings:
         "Each turn commit writes one small git pack; merge them into one delta-compressed pack\n"
         "once a session repo has this many.",
     )
+    lock_timeout_s: float = _key(
+        120.0,
+        Number("a number > 0", above=0.0),
+        "Seconds a write waits for a session another opmem process is writing, then gives up\n"
+        "with a message naming it. Reads never wait.",
+    )
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ class Home:
             cache_cap=settings.session_cache_cap,
             pack_threshold=settings.pack_after_turns,
             durable=self.durable,
+            lock_timeout=settings.lock_timeout_s,
         )
 
     @cached_property

@@ -1,19 +1,14 @@
 """Sessions opened for reading only: no lock file, no backfill, no index refresh.
 
-The store's own accessors keep sessions consistent as they read (file locks, commits for
-nodes git misses). A recall tool must leave the state directory exactly as it found it, so it
-opens the session folder directly and reads what is there.
+A recall tool must leave the state directory exactly as it found it: it reads sessions
+through the store's read path (store/reader.py), which takes no lock and writes nothing.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
-from pathlib import Path
-
 from ..home import Home
-from ..model import Branch, OpmemError, Turn, check_session_id
+from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
+from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
 from .errors import UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
 
@@ -30,14 +25,12 @@ def session_choices(home: Home) -> dict[str, str]:
 
 
 class SessionReader:
-    """Sessions opened read-only, the last few kept warm between calls (a long-lived MCP server
-    asks about the same session again and again). Reusing one re-reads only what changed since:
-    meta.json, new node files, new refs (SessionRepo.refresh, which writes nothing)."""
+    """Sessions opened read-only through the store's lock-free read path (store/reader.py), the
+    last few kept warm between calls (a long-lived MCP server asks about the same session again
+    and again); reusing one re-reads only what changed since."""
 
     def __init__(self, cap: int = 8) -> None:
-        self.cap = cap
-        self._open: OrderedDict[str, tuple[SessionRepo, tuple]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._reads = SessionReads(cap)
 
     def open(self, home: Home, session_id: str) -> SessionRepo:
         """The session `session_id` (or `session:<id>`, the pointer form), read-only."""
@@ -47,52 +40,15 @@ class SessionReader:
         try:
             check_session_id(wanted)
             path = home.sessions.path_for(wanted)
-            found = (path / "meta.json").is_file()
+            token = home.sessions.change_token_path(wanted)
         except OpmemError:
-            found = False
-        if not found:
-            raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
-        key = f"{wanted}\x00{path}"
-        stamp = _stamp(path)
-        with self._lock:
-            held = self._open.pop(key, None)
-            if held is None:
-                repo = SessionRepo(path, wanted, durable=False)
-                repo.load()
-            else:
-                repo, seen = held
-                if seen != stamp:
-                    repo.refresh()
-            self._open[key] = (repo, stamp)
-            while len(self._open) > self.cap:
-                self._open.popitem(last=False)
-        return repo
-
-
-def _stamp(path: Path) -> tuple[tuple[str, int, int, int], ...]:
-    """What changes when a session changes: meta.json, the history folder, HEAD and the refs.
-
-    Node files are only ever added (the folder's mtime moves); refs are rewritten in place
-    (their own mtime moves). Taken before reading, so a change during the read shows next time.
-    """
-    out: list[tuple[str, int, int, int]] = []
-    git = path / ".git"
-    for item in (path / "meta.json", path / "history", git / "HEAD", git / "packed-refs", git / "refs" / "heads"):
-        out.append(_stat(item))
-    try:
-        with os.scandir(git / "refs" / "heads") as entries:
-            out.extend(sorted(_stat(Path(e.path)) for e in entries))
-    except OSError:
-        pass
-    return tuple(out)
-
-
-def _stat(item: Path) -> tuple[str, int, int, int]:
-    try:
-        st = item.stat()
-    except OSError:
-        return (item.name, 0, 0, 0)
-    return (item.name, st.st_mtime_ns, st.st_size, st.st_ino)
+            path = token = None
+        if path is not None and token is not None:
+            try:
+                return self._reads.open(path, wanted, token)
+            except SessionNotFound:
+                pass
+        raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
 
 
 def branch_head(repo: SessionRepo, branches: list[Branch], branch: str | None) -> tuple[str | None, str]:

@@ -348,19 +348,24 @@ class GitMirror:
 
     def _set_ref(self, branch: str, oid: str) -> None:
         path = self.git_dir / "refs" / "heads" / branch
-        try:
-            fd = os.open(path, os.O_WRONLY)
-        except OSError:
+        if not path.is_file():
             self._create_ref(branch, oid)
             return
+        # git's own protocol: write `<ref>.lock`, rename it over the ref. A lock-free reader
+        # sees the old ref or the new one, never a torn id; no reflog entry (as before).
+        lock = path.with_name(f"{branch}.lock")
         try:
-            # One 41-byte write over a 41-byte file: atomic for readers, and no new inode.
-            if os.fstat(fd).st_size == 41:
-                os.pwrite(fd, (oid + "\n").encode(), 0)
-                return
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            # We hold the session's lock, so no other opmem writer is updating this ref: the lock
+            # file is a writer's killed mid-update, and would fail every later commit of the branch.
+            lock.unlink()
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, (oid + "\n").encode())
         finally:
             os.close(fd)
-        self._create_ref(branch, oid)
+        os.replace(lock, path)
 
     def _create_ref(self, branch: str, oid: str) -> None:
         try:

@@ -70,6 +70,8 @@ def nodes_at(mirror: GitMirror, commit: str, label: str) -> list[Node]:
     mirror.flush_pending()
     if mirror.broken:
         raise OpmemError(f"{label}: {mirror.broken}")
+    if not mirror.exists():  # a read makes no repository
+        raise OpmemError(f"{label}: no commit {commit!r} (no git mirror)")
     repo = mirror.repo()
     try:
         tree = repo.revparse_single(commit).peel(pygit2.Tree)

@@ -34,14 +34,16 @@ from ..model import (
 )
 from .conversation import turns_from_nodes
 from .files import write_json_atomic
+from .git_mirror import GIT_ERRORS
 from .listing import Listing, Locations
+from .reader import SessionReads, refuse_links
 from .session_lock import SessionLock, SessionLockBusy
 from .session_repo import _DEFAULT, SessionRepo
 from .tail import read_last_turn
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
-LOCK_TIMEOUT = 120.0  # seconds: a write holds a session's lock for one append or one turn commit
+READ_CACHE_CAP = 16  # sessions kept open for lock-free reads (beside the writers' cache)
 
 
 class SessionLocked(OpmemError):
@@ -58,6 +60,7 @@ class SessionStore:
         cache_cap: int | None = None,
         pack_threshold: int = StoreSettings().pack_after_turns,
         durable: bool = True,
+        lock_timeout: float = StoreSettings().lock_timeout_s,
     ) -> None:
         self.root = Path(root)
         if cache_cap is None:
@@ -65,7 +68,7 @@ class SessionStore:
         self.cache_cap = max(1, cache_cap)
         self.pack_threshold = pack_threshold
         self.durable = durable
-        self.lock_timeout = LOCK_TIMEOUT
+        self.lock_timeout = lock_timeout  # seconds a write waits for a session's lock
         self.title_hook: TitleHook | None = None  # set by the distiller when an LLM is configured
         self._cache: OrderedDict[str, SessionRepo] = OrderedDict()
         self._tokens: dict[str, str] = {}  # session id -> change token we last saw or wrote
@@ -75,6 +78,7 @@ class SessionStore:
         self._store_lock = threading.RLock()
         self._locations = Locations(self.root / "locations.json")
         self._listing = Listing(self.root, self._locations, self.changed_path)
+        self._reads = SessionReads(min(self.cache_cap, READ_CACHE_CAP))
         # When the store is dropped, or at exit: the index of every open session follows its HEAD.
         weakref.finalize(self, _flush_at_close, self._cache, self.locks_dir)
 
@@ -111,17 +115,31 @@ class SessionStore:
             raise SessionLocked(_locked_message(path, "locations.json", self.lock_timeout)) from None
 
     @contextmanager
-    def _session_lock(self, session_id: str) -> Iterator[None]:
-        """The session's file lock, waited for at most `lock_timeout` seconds, then a clear error."""
-        lock = self._file_lock(session_id)
+    def _held(self, session_id: str, wait: bool) -> Iterator[None]:
+        """The session's thread lock and file lock, each waited for at most `lock_timeout`
+        seconds (then a clear error), or not at all (SessionLockBusy)."""
+        thread_lock = self._thread_lock(session_id)
+        if not thread_lock.acquire(timeout=self.lock_timeout if wait else 0):
+            if not wait:
+                raise SessionLockBusy(session_id)
+            path = Path(self._file_lock(session_id).path)
+            raise SessionLocked(_locked_message(path, f"session {session_id}", self.lock_timeout, thread=True))
         try:
-            lock.acquire(timeout=self.lock_timeout)
-        except SessionLockBusy:
-            raise SessionLocked(_locked_message(Path(lock.path), f"session {session_id}", self.lock_timeout)) from None
-        try:
-            yield
+            lock = self._file_lock(session_id)
+            try:
+                lock.acquire(timeout=self.lock_timeout) if wait else lock.acquire(blocking=False)
+            except SessionLockBusy:
+                if not wait:
+                    raise
+                raise SessionLocked(
+                    _locked_message(Path(lock.path), f"session {session_id}", self.lock_timeout)
+                ) from None
+            try:
+                yield
+            finally:
+                lock.release()
         finally:
-            lock.release()
+            thread_lock.release()
 
     def _ensure_locks_dir(self) -> None:
         if not self._locks_dir_made or not self.locks_dir.is_dir():
@@ -166,11 +184,15 @@ class SessionStore:
         return InFlight(self.locks_dir / f"{session_id}.inflight")
 
     @contextmanager
-    def _session(self, session_id: str, *, create: bool = False, location: Path | None = None) -> Iterator[SessionRepo]:
-        """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo."""
+    def _session(
+        self, session_id: str, *, create: bool = False, location: Path | None = None, wait: bool = True
+    ) -> Iterator[SessionRepo]:
+        """Hold the session's thread lock and file lock; hand out its (fresh) SessionRepo.
+
+        `wait=False`: raise SessionLockBusy at once when another thread or process holds it."""
         check_session_id(session_id)
         self._ensure_locks_dir()
-        with self._thread_lock(session_id), self._session_lock(session_id):
+        with self._held(session_id, wait):
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -205,7 +227,7 @@ class SessionStore:
                     return repo
                 del self._cache[session_id]
             path = Path(location) if location is not None else self.path_for(session_id)
-            _refuse_links(path)
+            refuse_links(path)
             repo = SessionRepo(path, session_id, pack_threshold=self.pack_threshold, durable=self.durable)
             if not repo.exists():
                 if not create:
@@ -381,65 +403,95 @@ class SessionStore:
         except OpmemError:
             return False
 
+    # Every read below is lock-free (reader.py): it never waits for a writer of the session,
+    # in this process or another, and writes nothing.
+
+    @contextmanager
+    def _reading(self, session_id: str) -> Iterator[SessionRepo]:
+        check_session_id(session_id)
+        path = self.path_for(session_id)
+        with self._reads.reading(path, session_id, self._token_path(session_id), self._repair_unwaited) as repo:
+            yield repo
+
+    def _repair_unwaited(self, repo: SessionRepo) -> bool:
+        """On a session's first read: what opening it for a write would repair (a folder without
+        .git, nodes of a crashed writer that git misses) is done now, through that very path,
+        if no one holds the session's lock; a holder is a writer whose open repairs it. Never waits."""
+        try:
+            if repo.mirror.exists() and not repo.missing_node_ids(self._in_flight(repo.id).live_since()):
+                return False
+        except GIT_ERRORS as exc:  # a broken mirror: reads go on without it, `opmem verify` rebuilds it
+            repo.mirror.failed(exc)
+            return False
+        try:
+            with self._session(repo.id, wait=False):
+                return True
+        except (SessionLockBusy, OpmemError, OSError):
+            return False
+
+    def change_token_path(self, session_id: str) -> Path:
+        """A file rewritten after every write call to the session (read by SessionReads)."""
+        check_session_id(session_id)
+        return self._token_path(session_id)
+
     def has_node(self, session_id: str, node_id: str) -> bool:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.has_node(node_id)
 
     def get_meta(self, session_id: str) -> SessionMeta:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.meta()
 
     def get_nodes(self, session_id: str) -> list[Node]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.nodes()
 
     def get_node(self, session_id: str, node_id: str) -> Node:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.node(node_id)
 
     def get_branch(self, session_id: str, head_id: str | None = None) -> list[Node]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.get_branch(head_id)
 
     def get_turns(self, session_id: str, head_id: str | None = None) -> list[Turn]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.turns(head_id)
 
     def head(self, session_id: str) -> str | None:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.head
 
     def leaves(self, session_id: str) -> list[str]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.leaves()
 
     def branches(self, session_id: str) -> list[Branch]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.branches()
 
     def session_commits(self, session_id: str, limit: int = 100) -> list[TurnCommit]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.session_commits(limit)
 
     def turn_view(self, session_id: str, commit: str) -> list[Node]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return repo.turn_view(commit)
 
     def last_turn(self, session_id: str) -> LastTurn:
         """The last turn on the session's head line and its turn count, fast when the session is not open.
 
-        For a replay's first paint: a session this store has not opened is read without parsing
-        every node file (tail.py), without locks and without committing anything; opening it
-        (get_turns) does the rest. Same result as `get_turns(session_id)[-1]` and
-        `turn_count(get_turns(session_id))`.
+        For a replay's first paint: a session not open for reading yet is read without parsing
+        every node file (tail.py); opening it (get_turns) does the rest. Same result as
+        `get_turns(session_id)[-1]` and `turn_count(get_turns(session_id))`.
         """
-        with self._store_lock:
-            cold = session_id not in self._cache
-        if cold:
-            quick = read_last_turn(self.path_for(session_id), session_id, self._in_flight(session_id).live_since)
+        check_session_id(session_id)
+        path = self.path_for(session_id)
+        if not self._reads.is_open(path, session_id):
+            quick = read_last_turn(path, session_id, self._in_flight(session_id).live_since)
             if quick is not None:
                 return quick
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             turns = repo.turns()
             return LastTurn(repo.meta(), turns[-1] if turns else None, turn_count(turns))
 
@@ -448,7 +500,7 @@ class SessionStore:
         return turns_from_nodes(self.turn_view(session_id, commit))
 
     def problems(self, session_id: str) -> list[str]:
-        with self._session(session_id) as repo:
+        with self._reading(session_id) as repo:
             return list(repo.problems)
 
     # ------------------------------------------------------------------ discovery
@@ -505,16 +557,13 @@ class SessionStore:
         problems.extend(repo.mirror_problems())
 
 
-def _locked_message(path: Path, what: str, timeout: float) -> str:
-    return f"{path}: {what} is locked by another opmem process for more than {timeout:.0f}s; try again when it is done"
-
-
-def _refuse_links(path: Path) -> None:
-    """A session folder (or its history/) that is a symbolic link may lead out of the store:
-    neither read through it nor write through it."""
-    for link in (path, path / "history"):
-        if link.is_symlink():
-            raise OpmemError(f"{link}: a symbolic link (to {os.readlink(link)}); opmem does not follow it")
+def _locked_message(path: Path, what: str, timeout: float, *, thread: bool = False) -> str:
+    holder = "another thread of this opmem process" if thread else "another opmem process"
+    return (
+        f"{path}: {what} is locked by {holder} (an import, `opmem watch` or the app writing to it) "
+        f"for more than {timeout:g}s; wait for it to finish or stop it, then try again "
+        "([store] lock_timeout_s in config.toml sets how long to wait)"
+    )
 
 
 def _flush_quietly(repo: SessionRepo) -> None:
