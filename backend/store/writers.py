@@ -8,7 +8,9 @@ nodes it leaves a marker in `<sessions>/.locks/<id>.inflight`: {writer: {since, 
 `since` of the live writers on; a marker whose process is gone (or, in this process, whose
 writer object is gone) is ignored, so a crashed writer's nodes are still committed.
 
-The file is only read and written under the session's file lock.
+The file is written under the session's file lock. Lock-free readers (tail.py, the first read's
+repair check) read it too, only as a hint: a torn read parses as "no live writer", which sends
+them to the full read or to a lock try, where it is read again under the lock.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def _alive(entry: dict[str, Any], token: str) -> bool:
 
 class InFlight:
     """The marker file of one session. Written in place (no rename: renames cost a journal entry
-    each on a busy disk, and this changes twice a turn); readers hold the session's lock too."""
+    each on a busy disk, and this changes twice a turn); see the module's note on readers."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
