@@ -508,10 +508,15 @@ class SessionList(Vertical):
     @on(Input.Changed, "#session-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         event.stop()
-        if event.value.startswith(SEARCH_PREFIX):  # the filter hands over to search everywhere
-            query = event.value[len(SEARCH_PREFIX) :]
-            self.action_clear_filter()
-            self.post_message(SearchRequested(query))
+        if event.value.startswith(SEARCH_PREFIX):
+            # Words for search everywhere, handed over on enter (not per key: keys typed while
+            # the search screen opens would land in this box). Titles stay unfiltered meanwhile.
+            words = one_line(event.value[len(SEARCH_PREFIX) :], 60)
+            self.filter_text = ""
+            self._apply_filter()
+            self.query_one("#session-status", Static).update(
+                Content(f"enter: search every message for “{words}”" if words.strip() else "?words: search every message")
+            )
             return
         self.filter_text = event.value
         self._apply_filter()
@@ -519,6 +524,11 @@ class SessionList(Vertical):
     @on(Input.Submitted, "#session-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if event.value.startswith(SEARCH_PREFIX):  # the filter hands over to search everywhere
+            query = event.value[len(SEARCH_PREFIX) :].strip()
+            self.action_clear_filter()
+            self.post_message(SearchRequested(query))
+            return
         if not event.value.strip():
             self.remove_class("-filtering")
         self.table.focus()

@@ -95,6 +95,11 @@ async def test_slash_with_the_search_prefix_opens_search_everywhere(sample_home)
         await settle(pilot)
         await press(pilot, "slash")  # the session filter
         await pilot.press("question_mark", *"regression")
+        await settle(pilot)
+        status_line = str(app.screen.query_one("#session-status").render())
+        assert "enter: search every message for “regression”" in status_line
+        assert not isinstance(app.screen, SearchScreen)  # handed over on enter, not per key
+        await press(pilot, "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen), "the search screen")
         screen = app.screen
         await wait_until(pilot, lambda: screen.results is not None and screen.results.query == "regression", "results")
