@@ -515,7 +515,9 @@ class SessionList(Vertical):
             self.filter_text = ""
             self._apply_filter()
             self.query_one("#session-status", Static).update(
-                Content(f"enter: search every message for “{words}”" if words.strip() else "?words: search every message")
+                Content(
+                    f"enter: search every message for “{words}”" if words.strip() else "?words: search every message"
+                )
             )
             return
         self.filter_text = event.value
