@@ -2,8 +2,12 @@
 
 Every section is a frozen dataclass whose fields carry their default, their check and the comment
 written into a new config.toml, so each default lives in one place. Values are checked when a
-section is first read; an error names the file and the key, e.g.
-`~/.local/share/opmem/config.toml: store.pack_after_turns must be an integer >= 2, got 0`.
+section is first read. A config.toml that does not parse, or a value that is refused, stops
+nothing: what cannot be read keeps its default and `Config.problems()` says why, naming the file
+and the line and column or the key, e.g. `~/.local/share/opmem/config.toml:
+store.pack_after_turns must be an integer >= 2, got 0; using the default 50`. The CLI prints
+them on stderr, the app shows them as notifications. A file that did not parse is never
+overwritten (save refuses): the user's text is theirs to fix.
 """
 
 from __future__ import annotations
@@ -301,6 +305,8 @@ class Config:
     def __init__(self, path: Path, *, environ: Mapping[str, str] | None = None) -> None:
         self.path = Path(path)
         self._environ = environ
+        self._problems: dict[str, None] = {}  # in the order found, each once
+        self._unreadable: str | None = None  # why the file could not be read: it is never overwritten
         self._doc: TOMLDocument = self._load()
         self._sections: dict[str, Any] = {}
 
@@ -309,16 +315,27 @@ class Config:
             return tomlkit.parse(DEFAULT_CONFIG)
         try:
             text = self.path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{self.path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        except OSError as exc:
-            raise ConfigError(f"{self.path}: cannot read ({exc.strerror})") from None
-        try:
             return tomlkit.parse(text)
+        except UnicodeDecodeError as exc:
+            why = f"{self.path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        except OSError as exc:
+            why = f"{self.path}: cannot read ({exc.strerror})"
         except ParseError as exc:
-            raise ConfigError(
-                f"{self.path}: invalid TOML at line {exc.line}, column {exc.col}: {str(exc).split(' at line')[0]}"
-            ) from None
+            why = f"{self.path}: invalid TOML at line {exc.line}, column {exc.col}: {str(exc).split(' at line')[0]}"
+        except RecursionError:
+            why = f"{self.path}: TOML nested too deeply to read"
+        self._unreadable = why
+        self._problem(f"{why}; every setting keeps its default until it is fixed")
+        return tomlkit.document()
+
+    def _problem(self, message: str) -> None:
+        self._problems[message] = None
+
+    def problems(self) -> list[str]:
+        """What could not be read (every section is checked), each naming the file and the line
+        and column or the key; the default is used for each."""
+        self.settings()
+        return list(self._problems)
 
     # -- typed reads ---------------------------------------------------------------------------
     @property
@@ -356,7 +373,7 @@ class Config:
         return {str(k): v for k, v in raw.items()}
 
     def settings(self) -> Settings:
-        """Every section, checked at once (the first problem raises)."""
+        """Every section, checked at once (problems() says what fell back to its default)."""
         return Settings(
             store=self.store,
             projects=self.projects,
@@ -374,7 +391,8 @@ class Config:
             return {}
         value = value.unwrap() if hasattr(value, "unwrap") else value
         if not isinstance(value, dict):
-            raise ConfigError(f"{self.path}: [{name}] must be a table, got {value!r}")
+            self._problem(f"{self.path}: [{name}] must be a table, got {value!r}; using the defaults")
+            return {}
         return value
 
     def _section(self, cls: type) -> Any:
@@ -383,9 +401,8 @@ class Config:
             return cached
         raw = self._raw_table(cls.section)
         known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(raw) - set(known))
-        if unknown:
-            raise ConfigError(f"{self.path}: {cls.section}.{unknown[0]} is not a setting (known: {', '.join(known)})")
+        for name in sorted(set(raw) - set(known)):
+            self._problem(f"{self.path}: {cls.section}.{name} is not a setting (known: {', '.join(known)}); ignored")
         values: dict[str, Any] = {}
         for name, f in known.items():
             check: Check = f.metadata["check"]
@@ -393,10 +410,19 @@ class Config:
                 continue
             converted = check.convert(raw[name])
             if converted is None:
-                raise ConfigError(f"{self.path}: {cls.section}.{name} must be {check.expected}, got {raw[name]!r}")
+                default = tomlkit.item(list(f.default) if isinstance(f.default, tuple) else f.default).as_string()
+                self._problem(
+                    f"{self.path}: {cls.section}.{name} must be {check.expected}, got {raw[name]!r}; "
+                    f"using the default {default}"
+                )
+                continue
             values[name] = converted
         if cls is StoreSettings:
-            env_cap = cache_cap_from_env(self._environ)
+            try:
+                env_cap = cache_cap_from_env(self._environ)
+            except ConfigError as exc:
+                self._problem(f"{exc}; ignored")
+                env_cap = None
             if env_cap is not None:
                 values["session_cache_cap"] = env_cap
         section = cls(**values)
@@ -416,6 +442,8 @@ class Config:
         self._sections.clear()
 
     def save(self) -> None:
+        if self._unreadable:
+            raise ConfigError(f"{self._unreadable}; not saved over it: fix or remove the file first")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".config-", suffix=".toml", dir=self.path.parent)
         try:

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.config import ConfigError
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.recall.context import Scope, recall_for
 from opmem_tui.backend.recall.errors import RecallError
@@ -35,5 +34,6 @@ def test_reply_budget_comes_from_config(tmp_path: Path) -> None:
     (tmp_path / "home" / "config.toml").write_text("[recall]\nmax_reply_bytes = 2048\n")
     assert recall_for(Home(tmp_path / "home"), cwd=tmp_path).max_reply_bytes == 2048
     (tmp_path / "home" / "config.toml").write_text("[recall]\nmax_reply_bytes = 100\n")
-    with pytest.raises(ConfigError, match=r"max_reply_bytes"):
-        recall_for(Home(tmp_path / "home"), cwd=tmp_path)
+    home = Home(tmp_path / "home")
+    assert recall_for(home, cwd=tmp_path).max_reply_bytes == 16384  # refused: the default, and said
+    assert any("recall.max_reply_bytes must be an integer >= 1024" in p for p in home.config.problems())

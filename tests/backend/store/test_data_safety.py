@@ -65,8 +65,8 @@ def test_pack_merge_never_deletes_the_pack_it_produced(tmp_path: Path, threshold
 def test_pack_after_turns_zero_in_config_is_refused_with_the_key(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("[store]\npack_after_turns = 0\n")
     result = opmem(tmp_path, "sessions", "list")
-    assert result.returncode != 0
-    assert "store.pack_after_turns must be an integer >= 2, got 0" in result.stderr
+    assert result.returncode == 0  # the command runs on the default (50), and says so
+    assert "store.pack_after_turns must be an integer >= 2, got 0; using the default 50" in result.stderr
     assert "Traceback" not in result.stderr
 
 
