@@ -79,6 +79,8 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         return MainScreen()
 
     def on_mount(self) -> None:
+        for problem in self.home.config.problems():  # what could not be read keeps its default
+            self.notify(problem, title="config.toml", severity="warning", markup=False, timeout=30)
         self._load_keymap()
         self._theme_ready = True
         try:

@@ -27,7 +27,8 @@ def _fail(exc: Exception) -> None:
 
 class _Commands(click.Group):
     """Every command: an OSError that reaches here (a full disk, a read-only home) is a message
-    naming the file, exit 1, not a traceback."""
+    naming the file, exit 1, not a traceback; so is an OpmemError no command caught (a session
+    another opmem process keeps locked)."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -35,6 +36,8 @@ class _Commands(click.Group):
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(OpmemError(f"{where}{exc.strerror or exc}"))
+        except OpmemError as exc:
+            _fail(exc)
 
 
 @click.group(cls=_Commands, invoke_without_command=True)
@@ -49,7 +52,9 @@ class _Commands(click.Group):
 def main(ctx: click.Context, home_path: Path | None) -> None:
     """opmem: every agent session kept as a git repository, distilled into memory."""
     ctx.ensure_object(dict)
-    ctx.obj["home"] = Home(home_path)
+    home = ctx.obj["home"] = Home(home_path)
+    for problem in home.config.problems():  # config.toml: what could not be read keeps its default
+        err_console.print(Text(f"opmem: warning: {problem}", style="yellow"))
     if ctx.invoked_subcommand is None:
         run_app(ctx.obj["home"])
 
