@@ -344,6 +344,8 @@ class SessionRepo:
 
     def flush(self, *, force_index: bool = False) -> None:
         """The session goes quiet: node files durable, commits written, the index after HEAD."""
+        if not self.path.is_dir():
+            return  # removed (with its store, or deleted): nothing to make again
         self.log.sync()
         self.mirror.flush_index(force=force_index)
 

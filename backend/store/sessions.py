@@ -142,9 +142,13 @@ class SessionStore:
             thread_lock.release()
 
     def _ensure_locks_dir(self) -> None:
-        if not self._locks_dir_made or not self.locks_dir.is_dir():
-            self.locks_dir.mkdir(parents=True, exist_ok=True)
-            self._locks_dir_made = True
+        if self._locks_dir_made and self.locks_dir.is_dir():
+            return
+        if self._locks_dir_made and not self.root.is_dir():
+            # Removed under us (a temporary demo store, a store deleted by hand): not re-created.
+            raise OpmemError(f"{self.root}: the session store folder was removed while opmem was using it")
+        self.locks_dir.mkdir(parents=True, exist_ok=True)
+        self._locks_dir_made = True
 
     def path_for(self, session_id: str) -> Path:
         check_session_id(session_id)
@@ -574,9 +578,14 @@ def _flush_quietly(repo: SessionRepo) -> None:
 
 
 def _flush_at_close(cache: Mapping[str, SessionRepo], locks_dir: Path) -> None:
-    """Flush a dropped store's sessions; a session locked right now (maybe by this very thread) is left."""
+    """Flush a dropped store's sessions; a session locked right now (maybe by this very thread) is
+    left, and so is a store whose folder is gone (nothing is made again inside it)."""
+    if not locks_dir.is_dir():
+        return
     for sid, repo in list(cache.items()):
         lock = SessionLock(str(locks_dir / f"{sid}.lock"))
+        if not repo.path.is_dir():
+            continue
         try:
             lock.acquire(blocking=False)
         except (SessionLockBusy, OSError):
