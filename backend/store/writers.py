@@ -8,9 +8,8 @@ nodes it leaves a marker in `<sessions>/.locks/<id>.inflight`: {writer: {since, 
 `since` of the live writers on; a marker whose process is gone (or, in this process, whose
 writer object is gone) is ignored, so a crashed writer's nodes are still committed.
 
-The file is written under the session's file lock. Lock-free readers (tail.py, the first read's
-repair check) read it too, only as a hint: a torn read parses as "no live writer", which sends
-them to the full read or to a lock try, where it is read again under the lock.
+The file is written under the session's file lock and replaced whole (temp + rename), because
+lock-free readers read it too (tail.py, the first read's repair check).
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ import uuid
 import weakref
 from pathlib import Path
 from typing import Any
+
+from .files import write_atomic
 
 # Writer tokens of this process whose writer object is alive.
 _LIVE: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -71,8 +72,7 @@ def _alive(entry: dict[str, Any], token: str) -> bool:
 
 
 class InFlight:
-    """The marker file of one session. Written in place (no rename: renames cost a journal entry
-    each on a busy disk, and this changes twice a turn); see the module's note on readers."""
+    """The marker file of one session."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -95,28 +95,14 @@ class InFlight:
 
     def set(self, token: str, since: int | None) -> None:
         """Record (or with None, clear) this writer's first uncommitted seq; dead writers are dropped."""
+        marks = {t: e for t, e in self._read().items() if t != token and _alive(e, t)}
+        if since is not None:
+            marks[token] = {"since": since, "pid": os.getpid(), "start": _own_start()}
+        data = json.dumps(marks, sort_keys=True).encode() if marks else b""
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            write_atomic(self.path, data, durable=False)
         except FileNotFoundError:
             return  # the store's folder is gone (a deleted session): nothing to mark
-        try:
-            marks = {t: e for t, e in _parse(_read_all(fd)).items() if t != token and _alive(e, t)}
-            if since is not None:
-                marks[token] = {"since": since, "pid": os.getpid(), "start": _own_start()}
-            data = json.dumps(marks, sort_keys=True).encode() if marks else b""
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))
-        finally:
-            os.close(fd)
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    offset = 0
-    while chunk := os.pread(fd, 65536, offset):
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks)
 
 
 def _parse(raw: bytes) -> dict[str, dict[str, Any]]:
