@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import sys
 import time
@@ -57,4 +58,30 @@ def report(
     else:
         line = f"{name}: {ours:,.0f} {unit}  vs {baseline_name}: {baseline:,.0f} {unit}  ratio {shown}"
     print(f"{line}  target {target}: {'MET' if ok else 'MISSED'}")
+    sys.stdout.flush()
+
+
+def cpu_now() -> float:
+    """CPU seconds used so far by this process and its waited-for children (git, subprocesses):
+    on a loaded machine wall time is mostly waiting, CPU time is the work."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def median_wall_cpu(fn: Callable[[], object], repeat: int = 5) -> tuple[float, float]:
+    """Median wall time and median CPU time (cpu_now) of `repeat` runs, in seconds."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        start, cpu = time.perf_counter(), cpu_now()
+        fn()
+        walls.append(time.perf_counter() - start)
+        cpus.append(cpu_now() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def report_cpu(name: str, ours: float, baseline: float, baseline_name: str) -> None:
+    """The CPU-time line that goes with a `report` line."""
+    ratio = ours / baseline if baseline else float("inf")
+    print(f"  CPU, {name}: {fmt(ours)}  vs {baseline_name}: {fmt(baseline)}  ratio {ratio:.2f}")
     sys.stdout.flush()

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import best_of, fmt, median_of, parser, report
+from harness import best_of, fmt, median_wall_cpu, parser, report, report_cpu
 from store_bench import grow
 
 from opmem_tui.backend.model import turn_count
@@ -37,8 +37,8 @@ def main() -> None:
             last = SessionStore(root).last_turn("s")
             assert last.turn_count == turns and last.turn is not None
 
-        base = median_of(lambda: os.listdir(history), 9)
-        ours = median_of(cold_last_turn, 9)
+        base, base_cpu = median_wall_cpu(lambda: os.listdir(history), 9)
+        ours, ours_cpu = median_wall_cpu(cold_last_turn, 9)
         n = len(os.listdir(history))
         report(
             f"cold open to the last turn, {turns}-turn session ({n} nodes)",
@@ -48,6 +48,7 @@ def main() -> None:
             "<= 100 ms",
             ours <= 0.1,
         )
+        report_cpu("cold open to the last turn", ours_cpu, base_cpu, "os.listdir(history)")
         full = best_of(lambda: turn_count(SessionStore(root).get_turns("s")), 3)
         print(f"(for comparison, a full cold open with get_turns: {fmt(full)})")
 

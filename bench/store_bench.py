@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import best_of, fmt, parser, report
+from harness import best_of, cpu_now, fmt, median_wall_cpu, parser, report, report_cpu
 
 from opmem_tui.backend.store.sessions import SessionStore
 
@@ -74,7 +74,7 @@ def git_baseline(session_dir: Path, work: Path, start_turn: int, turns: int) -> 
         run("add", "-A")
         run("commit", "-q", "-m", "seed")
     todo = history[start_turn * per_turn : (start_turn + turns) * per_turn]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_now()
     for t in range(turns):
         for f in todo[t * per_turn : (t + 1) * per_turn]:
             data = f.read_bytes()
@@ -89,7 +89,7 @@ def git_baseline(session_dir: Path, work: Path, start_turn: int, turns: int) -> 
             capture_output=True,
             env=env,
         )
-    return (time.perf_counter() - start) / turns
+    return (time.perf_counter() - start) / turns, (cpu_now() - cpu) / turns
 
 
 def commit_speed(work: Path, size: int, measured: int) -> None:
@@ -97,11 +97,12 @@ def commit_speed(work: Path, size: int, measured: int) -> None:
     fast = SessionStore(root, durable=False)  # build the prefix quickly; the measured turns are durable
     grow(fast, "s", size - measured)
     store = SessionStore(root, durable=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_now()
     for k in range(size - measured, size):
         write_turn(store, "s", k)
     ours = (time.perf_counter() - start) / measured
-    base = git_baseline(root / "s", work, size - measured, measured)
+    ours_cpu = (cpu_now() - cpu) / measured
+    base, base_cpu = git_baseline(root / "s", work, size - measured, measured)
     if size <= 200:
         report(
             f"append+commit per turn, {size}-turn session",
@@ -120,6 +121,7 @@ def commit_speed(work: Path, size: int, measured: int) -> None:
             "no slower (ratio <= 1)",
             ours <= base,
         )
+    report_cpu(f"append+commit per turn, {size}-turn session", ours_cpu, base_cpu, "git add -A && git commit")
 
 
 def packed_size(work: Path, turns: int, nodes: int) -> None:
@@ -191,10 +193,13 @@ def listing(work: Path, count: int) -> None:
 
     base = best_of(bare, 3)
     ours_cold = best_of(cold, 3)
+    base_cpu = median_wall_cpu(bare, 3)[1]
+    cold_cpu = median_wall_cpu(cold, 3)[1]
     warm_store = SessionStore(root)
     warm_store.list_sessions()
     ours_warm = best_of(warm_store.list_sessions, 20)
     report(f"list {count} sessions cold", ours_cold, base, "scandir + json.loads", "<= 0.3 s", ours_cold <= 0.3)
+    report_cpu(f"list {count} sessions cold", cold_cpu, base_cpu, "scandir + json.loads")
     report(f"list {count} sessions warm", ours_warm, base, "scandir + json.loads", "<= 20 ms", ours_warm <= 0.02)
 
 
@@ -206,6 +211,9 @@ def branch_speed(work: Path, turns: int) -> None:
     base = best_of(lambda: os.listdir(root / "s" / "history"), 10)
     n = len(store.get_branch("s"))
     report(f"get_branch, {turns}-turn session ({n} nodes)", ours, base, "os.listdir(history)", "<= 20 ms", ours <= 0.02)
+    ours_cpu = median_wall_cpu(lambda: store.get_branch("s"), 10)[1]
+    base_cpu = median_wall_cpu(lambda: os.listdir(root / "s" / "history"), 10)[1]
+    report_cpu(f"get_branch, {turns}-turn session", ours_cpu, base_cpu, "os.listdir(history)")
     cold = best_of(lambda: SessionStore(root).get_branch("s"), 3)
     print(f"(get_branch on a cold store, opening the session first: {fmt(cold)})")
 
