@@ -42,7 +42,8 @@ def test_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert out.exit_code == 1 and "no session 'missing'" in out.output
     (home.path / "config.toml").write_text("[store\n")
     out = runner.invoke(main, ["--home", str(home.path), "sessions", "list"])
-    assert out.exit_code == 1 and "config.toml" in out.output and "line 1" in out.output
+    # a config.toml that does not parse stops nothing: a warning naming it, the defaults used
+    assert out.exit_code == 0 and "config.toml: invalid TOML at line 1" in out.output and "Traceback" not in out.output
 
 
 def test_verify_reports_and_repairs(tmp_path: Path) -> None:
