@@ -11,13 +11,23 @@ Without --long each suite runs its short (CI) size. The seed is printed: `--seed
 from __future__ import annotations
 
 import argparse
+import resource
+import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the suites live in tests/reliability
+
+
+def process_cpu() -> float:
+    """CPU seconds of this process and its finished children (the writers, git): load-independent."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def crash(args: argparse.Namespace, base: Path) -> int:
@@ -29,13 +39,41 @@ def crash(args: argparse.Namespace, base: Path) -> int:
     print(
         f"crash: seed {seed} (replay: --seed {seed}); up to {per_kind * len(KINDS)} trials, {args.minutes} min at most"
     )
-    started = time.monotonic()
-    figures = run_trials(KINDS, per_kind, seed, base, long=args.long, deadline=started + args.minutes * 60)
+    started, cpu = time.monotonic(), process_cpu()
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))  # finish the trial, print the figures
+    done = Counter()
+
+    def progress(kind: str, result) -> None:
+        done[kind] += 1
+        flag = " LOST/CORRUPT" if result.lost or result.corrupt else ""
+        print(
+            f"  [{sum(done.values()):>3}] {kind:<11} seed {result.seed:<10} acked {result.acknowledged:>5} "
+            f"{'killed' if result.killed else 'finished'} {time.monotonic() - started:>6.0f} s{flag}",
+            flush=True,
+        )
+
+    figures = run_trials(
+        KINDS,
+        per_kind,
+        seed,
+        base,
+        long=args.long,
+        deadline=lambda: stop["now"] or time.monotonic() > started + args.minutes * 60,
+        progress=progress,
+    )
     elapsed = time.monotonic() - started
     trials = sum(figures.trials.values())
-    print(f"trials run: {trials} in {elapsed:.0f} s ({trials / elapsed * 60:.1f} per minute)")
+    print(
+        f"trials run: {trials} in {elapsed:.0f} s wall, {process_cpu() - cpu:.0f} s CPU (this process and its writers)"
+    )
+    print(f"  ({trials / elapsed * 60:.1f} per minute{'; stopped by SIGTERM' if stop['now'] else ''})")
     for kind in KINDS:
-        print(f"  {kind:<11} trials {figures.trials[kind]:>4}  killed mid-write {figures.killed[kind]:>4}")
+        window = figures.durations.get(kind, 0.0)
+        print(
+            f"  {kind:<11} trials {figures.trials[kind]:>4}  killed mid-write {figures.killed[kind]:>4}"
+            f"  (writer timed at {window:.1f} s)"
+        )
     print(f"acknowledged writes checked: {figures.acknowledged}")
     print(f"acknowledged writes lost: {figures.lost}")
     print(f"corrupt files after recovery: {figures.corrupt}")
