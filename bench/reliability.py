@@ -3,6 +3,7 @@
     python bench/reliability.py --suite crash --long [--trials 200] [--minutes 10] [--seed N]
     python bench/reliability.py --suite bad-input --long
     python bench/reliability.py --suite concurrency --long
+    python bench/reliability.py --suite faults --long
 
 Without --long each suite runs its short (CI) size. The seed is printed: `--seed` replays a run
 (same workloads and kill delays; where the kill lands still depends on the machine's load).
@@ -133,7 +134,39 @@ def concurrency(args: argparse.Namespace, base: Path) -> int:
     return 1 if outcome.errors else 0
 
 
-SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency}
+def faults(args: argparse.Namespace, base: Path) -> int:
+    import errno
+
+    from tests.reliability.test_crash import suite_seed
+    from tests.reliability.test_faults import faulted_runs, sqlite_full_runs
+
+    seed = args.seed if args.seed is not None else suite_seed()
+    per = 8 if args.long else 2
+    runs = [("import", errno.ENOSPC), ("import", errno.EROFS), ("distill", errno.ENOSPC), ("distill", errno.EROFS)]
+    print(f"faults: seed {seed} (replay: --seed {seed}); {per} trials per fault and command, and SQLITE_FULL")
+    started, cpu = time.monotonic(), process_cpu()
+    problems: list[str] = []
+    trials = 0
+    for n, (workload, code) in enumerate(runs):
+        (base / f"{workload}-{code}").mkdir()
+        found = faulted_runs(base / f"{workload}-{code}", workload, code, per, seed + n)
+        print(f"  {workload:<8} {errno.errorcode[code]:<7} trials {per:>3}  problems {len(found)}", flush=True)
+        problems += found
+        trials += per
+    for workload in ("import", "distill"):
+        (base / f"{workload}-sqlite").mkdir()
+        found = sqlite_full_runs(base / f"{workload}-sqlite", workload, per, seed + 10)
+        print(f"  {workload:<8} SQLITE_FULL trials {per:>3}  problems {len(found)}", flush=True)
+        problems += found
+        trials += per
+    print(f"trials run: {trials} in {time.monotonic() - started:.0f} s wall, {process_cpu() - cpu:.0f} s CPU")
+    print(f"problems (tracebacks, half-written files, failed next runs, index/cache mismatches): {len(problems)}")
+    for problem in problems[:20]:
+        print(f"  {problem}")
+    return 1 if problems else 0
+
+
+SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency, "faults": faults}
 
 
 def main() -> None:
@@ -141,9 +174,16 @@ def main() -> None:
     p.add_argument("--suite", choices=sorted(SUITES), required=True)
     p.add_argument("--long", action="store_true", help="the long mode (default: the CI size)")
     p.add_argument("--trials", type=int, default=0, help="crash: number of trials (default 200 long, 20 short)")
-    p.add_argument("--minutes", type=float, default=10.0, help="stop starting new trials after this long")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="crash: stop starting new trials after this long (90 long, 10 short)",
+    )
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
+    if args.minutes is None:
+        args.minutes = 90.0 if args.long else 10.0
     with tempfile.TemporaryDirectory(prefix="opmem-reliability-") as tmp:
         sys.exit(SUITES[args.suite](args, Path(tmp)))
 

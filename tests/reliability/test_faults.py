@@ -125,33 +125,38 @@ def test_a_full_disk_under_the_search_index_and_the_memory_cache(workload: str, 
     seeded random size: one clear message naming the database (an error, or the import's
     warning: its sessions are stored), no traceback, nothing half-written; the next run
     completes and the index then equals a rebuilt one, the memory cache the logs' fold."""
-    rng = random.Random(SEED + 7)
-    write_transcript(tmp_path / "transcript.jsonl", 120)
-    template = tmp_path / "template"
+    problems = sqlite_full_runs(tmp_path, workload, trials, SEED + 7)
+    assert not problems, f"replay with OPMEM_RELIABILITY_SEED={SEED}:\n" + "\n".join(problems)
+
+
+def sqlite_full_runs(base: Path, workload: str, trials: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    write_transcript(base / "transcript.jsonl", 120)
+    template = base / "template"
     if workload == "distill":
-        assert opmem(template, WORKLOADS["import"](tmp_path)).returncode == 0
+        assert opmem(template, WORKLOADS["import"](base)).returncode == 0
     else:
         template.mkdir()
     problems: list[str] = []
     for trial in range(trials):
-        home = _copy(template, tmp_path / f"t{trial}")
+        home = _copy(template, base / f"t{trial}")
         pages = rng.randrange(0, 40)
-        label = f"{workload} with {pages} more SQLite pages (replay with OPMEM_RELIABILITY_SEED={SEED})"
-        failed = opmem(home, WORKLOADS[workload](tmp_path), sqlite_pages=pages)
+        label = f"{workload} with {pages} more SQLite pages (seed {seed})"
+        failed = opmem(home, WORKLOADS[workload](base), sqlite_pages=pages)
         out = " ".join((failed.stdout + failed.stderr).split())
         if "Traceback" in out:
             problems.append(f"{label}: a traceback: {out[-1500:]}")
         elif "full" in out and ".sqlite" not in out:
             problems.append(f"{label}: the failure does not name the database: {out[-500:]}")
         problems.extend(f"{label}: half-written: {p}" for p in half_written(home))
-        again = opmem(home, WORKLOADS[workload](tmp_path))
+        again = opmem(home, WORKLOADS[workload](base))
         if again.returncode != 0:
             problems.append(f"{label}: the next run failed: {(again.stdout + again.stderr)[-800:]}")
         result = TrialResult(0)
         check_index_equals_rebuild(Home(home), result)
         fold_equals_cache(Home(home), result)
         problems.extend(f"{label}: {p}" for p in result.corrupt)
-    assert not problems, "\n".join(problems)
+    return problems
 
 
 # ---------------------------------------------------------------------------- stale git locks
