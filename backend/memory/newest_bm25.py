@@ -114,11 +114,19 @@ def _varints(blob: bytes) -> list[int]:
 
 
 def _lengths(db: sqlite3.Connection, table: str, rowids: Sequence[int]) -> dict[int, float]:
+    """Row sizes in tokens (all columns) of `rowids` (newest first)."""
     out: dict[int, float] = {}
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for rid, blob in db.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", chunk):
-            # Sizes under 128 tokens are one byte each: sum the bytes (most rows), else decode.
-            out[rid] = float(sum(blob) if blob and max(blob) < 0x80 else sum(_varints(blob or b"")))
+    wanted = set(rowids)
+    if rowids[0] - rowids[-1] < 4 * len(rowids):  # dense: one range walk beats a seek per row
+        query = f"SELECT id, sz FROM {table}_docsize WHERE id BETWEEN ? AND ?"
+        batches: list[Sequence[int]] = [(rowids[-1], rowids[0])]
+    else:
+        batches = [rowids[start : start + 500] for start in range(0, len(rowids), 500)]
+        query = ""
+    for batch in batches:
+        sql = query or f"SELECT id, sz FROM {table}_docsize WHERE id IN ({','.join('?' * len(batch))})"
+        for rid, blob in db.execute(sql, tuple(batch)):
+            if rid in wanted:
+                # Sizes under 128 tokens are one byte each: sum the bytes (most rows), else decode.
+                out[rid] = float(sum(blob) if blob and max(blob) < 0x80 else sum(_varints(blob or b"")))
     return out

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .newest_bm25 import newest_bm25
+from .term_counts import TermCounts
 
 DF_CAP = 4000
 NEWEST_ROWS = 1000  # rows a query of common words only ranks (newest first; newest_bm25.py)
@@ -27,19 +28,24 @@ Keep = Callable[[Sequence[int]], Mapping[int, Any]]
 
 
 def split_terms(
-    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None
+    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None, counts: TermCounts | None = None
 ) -> tuple[list[str], list[str]]:
     """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped.
 
     `rows`: an upper bound of the table's rows; at most DF_CAP means every term is rare.
+    `counts`: the connection's counts kept while the index is unchanged (term_counts.py).
     """
     if rows is not None and rows <= DF_CAP:
         return list(terms), []
+    known = counts.current() if counts is not None else {}
     counted: list[tuple[int, int, str]] = []
     for position, term in enumerate(terms):
-        count = db.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})", (f'"{term}"',)
-        ).fetchone()[0]
+        count = known.get((table, term))
+        if count is None:
+            count = known[(table, term)] = db.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})",
+                (f'"{term}"',),
+            ).fetchone()[0]
         if count:
             counted.append((count, position, term))
     rare: list[str] = []
@@ -62,9 +68,10 @@ def ranked(
     want: int,
     keep: Keep,
     rows: int | None = None,
+    counts: TermCounts | None = None,
 ):
     """[(rowid, score, kept info)] best first (score = -bm25), at most `want`, filtered by `keep`."""
-    rare, common = split_terms(db, table, terms, rows)
+    rare, common = split_terms(db, table, terms, rows, counts)
     if not rare and not common:
         return []
     if not rare:

@@ -109,3 +109,15 @@ def test_common_words_only_page_further_back_when_the_filter_keeps_old_rows(monk
     assert len(rows) == 10 and {rid for rid, _s, _i in rows} <= old
     newest = ranking.ranked(db, "t", "1.0, 0.5", ["common"], 10, lambda ids: {i: None for i in ids})
     assert {rid for rid, _s, _i in newest} <= set(range(2951, 3001))
+
+
+def test_sparse_matches_same_scores_as_fts5_bm25() -> None:
+    """Matches far apart (sizes read row by row, not by one range walk), some rows over 127 tokens."""
+    rng = random.Random(5)
+    rows = [(_distinct_words(rng, 1, 200) + (" sparse" if i % 50 == 0 else ""), "") for i in range(1000)]
+    db = _table(rows)
+    want = dict(db.execute("SELECT rowid, bm25(t, 1.0, 0.5) FROM t WHERE t MATCH 'sparse'").fetchall())
+    got = dict(newest_bm25(db, "t", [("body", 1.0), ("ctx", 0.5)], ["sparse"], 10_000))
+    assert len(want) == 20 and set(got) == set(want)
+    for rowid, score in want.items():
+        assert got[rowid] == pytest.approx(score, rel=1e-9, abs=1e-12)
