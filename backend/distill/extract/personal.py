@@ -178,8 +178,13 @@ _PET = re.compile(
     rf"(?P<name>[A-Z][a-z]+)\b"
 )
 _OUR_PET = re.compile(rf"\b[Oo]ur\s+(?:new\s+|little\s+)?(?P<kind>{_PET_WORDS}),?\s+(?P<name>[A-Z][a-z]+)\b")
+_TREE_WORDS = (
+    r"nodes?|elements?|components?|process(?:es)?|class(?:es)?|widgets?|items?|dirs?|directories|folders?|keys?|"
+    r"tags?|commits?|branch(?:es)?|packages?|modules?|objects?|views?|rows?|records?|tables?|threads?|tasks?|jobs?"
+)
 _FAMILY = re.compile(
     rf"\b[Mm]y\s+(?:little\s+|big\s+|older\s+|younger\s+|elder\s+|twin\s+|late\s+)?(?P<kin>{FAMILY})\b"
+    rf"(?!\s+(?:{_TREE_WORDS})\b)"  # "my parent nodes", "my children components": code, not family
 )
 _COUNT = re.compile(
     rf"^{AUX}(?:have|has|got|had)\s+(?P<n>\d+|{'|'.join(n for n in NUMBERS if n not in ('a', 'an'))})\s+"

@@ -72,6 +72,8 @@ def test_what_a_speaker_says_about_themself(sentence: str, expected: set[tuple[s
         "I moved the handler to utils.py.",  # coding talk
         "We moved the tests to src/tests.",
         "I'll run pytest and read the logs.",
+        "I gave my children nodes a parent pointer.",  # a tree, not a family
+        "Now my parents table has an index.",
         "I am reading the docs now.",
         "I will fix the Python imports.",
         "I'll visit Mom on Sunday.",  # a common word, not a place
