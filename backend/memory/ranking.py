@@ -78,7 +78,9 @@ def ranked(
         return _newest_kept(db, table, _columns(db, table, weights), common, want, keep)
     expr = " OR ".join(f'"{t}"' for t in rare)
     order = "2"
-    limit = want
+    # ORDER BY bm25 scores every match whatever LIMIT is: a second, larger page would score them
+    # all again, so the first already holds GROWTH pages (filters often drop many: entity records)
+    limit = want * GROWTH
     bm25 = f"bm25({table}{', ' + weights if weights else ''})"
     while True:
         found = db.execute(
