@@ -90,7 +90,7 @@ def bad_input(args: argparse.Namespace, base: Path) -> int:
     huge = 50 if args.long else 4
     examples = 300 if args.long else 15
     print(f"bad input: corpus with {huge} MB lines ({len(CASES)} kinds), {examples} hypothesis examples per importer")
-    started = time.monotonic()
+    started, cpu = time.monotonic(), process_cpu()
     (base / "corpus").mkdir()
     figures = import_corpus(base / "corpus", seed=args.seed or 0, huge_mb=huge)
     for source in SOURCES:
@@ -105,7 +105,7 @@ def bad_input(args: argparse.Namespace, base: Path) -> int:
     print(
         f"valid records not read / stored data lost: {len(figures.unread) + len(store.rest_unread)} / {len(figures.lost)}"
     )
-    print(f"in {time.monotonic() - started:.0f} s")
+    print(f"in {time.monotonic() - started:.0f} s wall, {process_cpu() - cpu:.0f} s CPU")
     for problem in [*crashes, *figures.unclear, *store.unclear, *figures.unread, *store.rest_unread, *figures.lost][
         :20
     ]:
@@ -124,9 +124,12 @@ def concurrency(args: argparse.Namespace, base: Path) -> int:
         f"concurrency: 4 appenders x {turns} turns (2 on one session), import of {lines} lines, "
         f"opmem watch of {lines // 4} lines, 2 distillation runs, 1 reader (the app's data layer)"
     )
-    started = time.monotonic()
+    started, cpu = time.monotonic(), process_cpu()
     outcome = run_contention(base, turns, lines)
-    print(f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s")
+    print(
+        f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s wall, "
+        f"{process_cpu() - cpu:.0f} s CPU (this process and its workers)"
+    )
     print(f"errors (lost writes, exceptions, fsck): {len(outcome.errors)}")
     print(f"reader: {outcome.reads} reads, longest single read {outcome.longest_read * 1000:.0f} ms")
     for problem in outcome.errors[:20]:
