@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import OpmemError
+from .term_counts import TermCounts
 
 SCHEMA_VERSION = "2"
 INDEX_FILE = "index.sqlite"
@@ -193,6 +194,14 @@ class SearchIndex:
                 self._conns.append(conn)
         return conn
 
+    def term_counts(self) -> TermCounts:
+        """This thread's term row counts, kept while the index does not change (term_counts.py)."""
+        db = self.db
+        counts = getattr(self._local, "counts", None)
+        if counts is None or counts.db is not db:
+            counts = self._local.counts = TermCounts(db)
+        return counts
+
     def _file_ident(self) -> tuple[int, int] | None:
         try:
             st = os.stat(self.path)
@@ -244,13 +253,19 @@ class SearchIndex:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: a second writer waits for the first)."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:  # SQLite has rolled back on its own after SQLITE_FULL
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise SearchIndexError(
+                f"{self.path}: cannot write the search index ({exc}); it catches up at the next update"
+            ) from None
 
     # ------------------------------------------------------------------ sessions
 
