@@ -55,6 +55,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self._core_stamp: tuple[int, int] | None = None
         self._poll: Timer | None = None
         self._started_graph = False
+        self._shown = False
 
     @property
     def opmem(self) -> OpmemApp:
@@ -100,7 +101,12 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self.query_one("#memory-views", TabbedContent).active = pane
         self.focus_default()
 
-    def on_mount(self) -> None:
+    def on_show(self) -> None:
+        """The memory is read when the tab is first shown, not when the app starts: the tab is
+        mounted (Lazy) soon after the first frame, when the sessions are still being read."""
+        if self._shown:
+            return
+        self._shown = True
         self.call_after_refresh(self.memory_changed)
         if self.opmem.watch_store:
             self._watch_core()
@@ -109,14 +115,17 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
 
     # -- the whole memory ------------------------------------------------------------------
     def memory_changed(self) -> None:
-        """Re-read what is shown (after a distillation, an unmerge, ...)."""
-        self._load_overview()
+        """Re-read what is shown (after a distillation, an unmerge, ...); nothing before the
+        tab was first shown."""
+        if self._shown:
+            self._load_overview()
 
     @work(thread=True, exclusive=True, group="memory-overview", exit_on_error=False, description="Reading the memory")
     def _load_overview(self) -> None:
         overview = self.data.overview()
         files = self.data.core_files()
-        deliver(self, self._apply_overview, overview, files)
+        if deliver(self, self._apply_overview, overview, files) and overview.exists:
+            self.data.finder.load()  # the names, read now rather than on the first key typed
 
     def _apply_overview(self, overview: MemoryOverview, files: list[CoreFile]) -> None:
         self.overview = overview
