@@ -1,6 +1,7 @@
 """LoCoMo retrieval: Recall@5 / Recall@10 of the evidence turns, opmem search vs plain FTS5 BM25.
 
-    python bench/locomo.py [FOLDER]     (default ../shared/fixtures/locomo from the repo root)
+    python bench/locomo.py [FOLDER] [--quick]   (default ../shared/fixtures/locomo from the repo root;
+                                                 --quick: the first conversation file only)
 
 For each conversation file: a fresh opmem home; each LoCoMo session imported through the generic
 JSONL importer (one opmem session per LoCoMo session, each turn's dia_id as its node id, the
@@ -28,7 +29,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -129,6 +131,17 @@ class Baseline:
         return [{r[0]} for r in rows]
 
 
+@contextmanager
+def _clock(into: list[float]) -> Iterator[None]:
+    """Adds the wall and CPU (this thread) seconds of the block to into[0] and into[1]."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    try:
+        yield
+    finally:
+        into[0] += time.perf_counter() - wall
+        into[1] += time.thread_time() - cpu
+
+
 class Tally:
     def __init__(self) -> None:
         self.values: dict[tuple[str, object, int], list[float]] = defaultdict(list)
@@ -172,14 +185,19 @@ def run_conversation(path: Path, tally: Tally, distill: Callable[[Home], object]
         timings["index"] = time.perf_counter() - started
         baseline = Baseline(turns)
         asked = questions(conv_file)
-        started = time.perf_counter()
+        spent = {"search": [0.0, 0.0], "baseline": [0.0, 0.0]}  # wall, CPU of this thread
         for q in asked:
             wanted = evidence(q)
             groups = ("all", f"cat{q['category']}", name)
-            hits = home.search(q["question"], k=max(KS))
+            with _clock(spent["search"]):
+                hits = home.search(q["question"], k=max(KS))
             tally.add("opmem", groups, [set(h.node_ids) for h in hits], wanted)
-            tally.add("baseline", groups, baseline.search(q["question"], max(KS)), wanted)
-        timings["search"] = (time.perf_counter() - started) / max(1, len(asked))
+            with _clock(spent["baseline"]):
+                found = baseline.search(q["question"], max(KS))
+            tally.add("baseline", groups, found, wanted)
+        for key, (wall, cpu) in spent.items():
+            timings[key] = wall / max(1, len(asked))
+            timings[f"{key} cpu"] = cpu / max(1, len(asked))
         home.search_index.close()
     return timings
 
@@ -187,9 +205,10 @@ def run_conversation(path: Path, tally: Tally, distill: Callable[[Home], object]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER))
+    parser.add_argument("--quick", action="store_true", help="the first conversation file only")
     args = parser.parse_args(argv)
     folder = Path(args.folder)
-    files = sorted(folder.glob("*.json"))
+    files = sorted(folder.glob("*.json"))[: 1 if args.quick else None]
     if not files:
         print(f"no LoCoMo conversation files in {folder}", file=sys.stderr)
         return 1
@@ -200,8 +219,13 @@ def main(argv: list[str] | None = None) -> int:
     for path in files:
         timings = run_conversation(path, tally, distill)
         names.append(path.stem)
-        spent = ", ".join(f"{k} {v * 1000:.1f} ms" if k == "search" else f"{k} {v:.1f} s" for k, v in timings.items())
-        print(f"  {path.stem}: {tally.count(path.stem)} questions ({spent} per question for search)")
+        setup = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items() if not k.startswith(("search", "baseline")))
+        print(f"  {path.stem}: {tally.count(path.stem)} questions ({setup} wall)")
+        print(
+            f"    per question: search {timings['search'] * 1000:.1f} ms wall, {timings['search cpu'] * 1000:.1f} ms CPU;"
+            f" baseline {timings['baseline'] * 1000:.1f} ms wall, {timings['baseline cpu'] * 1000:.1f} ms CPU;"
+            f" ratio (CPU) {timings['search cpu'] / max(timings['baseline cpu'], 1e-9):.1f}"
+        )
     print(f"{'group':>12} {'n':>4} {'R@5':>6} {'R@10':>6} {'base@5':>7} {'base@10':>8} {'ratio@10':>9}")
     for group in ("all", *(f"cat{c}" for c in CATEGORIES), *names):
         if not tally.count(group):

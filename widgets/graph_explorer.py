@@ -147,6 +147,7 @@ class GraphExplorer(Horizontal):
         self.aliases: list[str] = []
         self.merges: list[AliasInfo] = []
         self._matches: list[EntityMatch] = []
+        self.matches_query = ""  # the finder text the shown matches answer
         self._debounce: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -204,6 +205,7 @@ class GraphExplorer(Horizontal):
     def show_matches(self, query: str, matches: Sequence[EntityMatch]) -> None:
         if query != self.finder.value:
             return  # typed on since
+        self.matches_query = query
         self._matches = list(matches)
         options = []
         for match in matches:

@@ -22,6 +22,13 @@ class SessionChosen(Message):
 
 
 @dataclass
+class SearchRequested(Message):
+    """`?words` typed in the session filter: search every message for the words instead."""
+
+    query: str
+
+
+@dataclass
 class TurnShown(Message):
     """The replay pane now shows this turn (1-based) of the session."""
 

@@ -28,7 +28,7 @@ from textual.widgets import Input, Static
 from opmem_tui.backend.model import SessionListing, SessionMeta
 
 from .line_view import wrap_text
-from .messages import SessionChosen, SessionHighlighted
+from .messages import SearchRequested, SessionChosen, SessionHighlighted
 from .safe_text import one_line
 
 EMPTY_STORE = "No sessions yet: `opmem import claude` or `opmem demo`"
@@ -93,6 +93,9 @@ def word_hits(word: str, haystacks: Sequence[str]) -> dict[int, float]:
         word, haystacks, scorer=fuzz.partial_ratio, processor=None, limit=None, score_cutoff=FUZZY_CUTOFF
     )
     return {index: score for _, score, index in found}
+
+
+SEARCH_PREFIX = "?"  # `/?words`: full-text search over every message instead of the title filter
 
 
 def fuzzy_filter(query: str, haystacks: Sequence[str]) -> list[int]:
@@ -382,7 +385,10 @@ class SessionList(Vertical):
         self._sorted: list[SessionMeta] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter sessions (every word must match; esc clears)", id="session-filter")
+        yield Input(
+            placeholder="filter sessions (every word must match; ?words searches every message; esc clears)",
+            id="session-filter",
+        )
         yield Static("", id="session-columns", markup=False)
         yield SessionTable(now=self._now, id="session-table")
         yield Static("", id="session-status", markup=False)
@@ -502,12 +508,29 @@ class SessionList(Vertical):
     @on(Input.Changed, "#session-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if event.value.startswith(SEARCH_PREFIX):
+            # Words for search everywhere, handed over on enter (not per key: keys typed while
+            # the search screen opens would land in this box). Titles stay unfiltered meanwhile.
+            words = one_line(event.value[len(SEARCH_PREFIX) :], 60)
+            self.filter_text = ""
+            self._apply_filter()
+            self.query_one("#session-status", Static).update(
+                Content(
+                    f"enter: search every message for “{words}”" if words.strip() else "?words: search every message"
+                )
+            )
+            return
         self.filter_text = event.value
         self._apply_filter()
 
     @on(Input.Submitted, "#session-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if event.value.startswith(SEARCH_PREFIX):  # the filter hands over to search everywhere
+            query = event.value[len(SEARCH_PREFIX) :].strip()
+            self.action_clear_filter()
+            self.post_message(SearchRequested(query))
+            return
         if not event.value.strip():
             self.remove_class("-filtering")
         self.table.focus()

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from opmem_tui.backend.memory.search import SearchHit
-from opmem_tui.widgets.messages import LinkedTurnChosen
+from opmem_tui.widgets.messages import LinkedTurnChosen, SearchRequested
 from opmem_tui.widgets.projects_pane import ProjectsPane
 
 from ..commands import PaletteCommand
@@ -102,6 +102,9 @@ class MainScreen(Screen[None]):
         view = self.sessions.listing_view
         if view is not None:
             self.query_one(ProjectsTab).set_listing(view)
+
+    def on_search_requested(self, message: SearchRequested) -> None:
+        self.action_search_everywhere(message.query)
 
     def on_linked_turn_chosen(self, message: LinkedTurnChosen) -> None:
         if not self.sessions.is_listed(message.session_id):

@@ -112,7 +112,7 @@ async def test_a_merged_name_finds_its_entity(memory_home):
         graph = app.screen.query_one(GraphExplorer)
         graph.finder.focus()
         await pilot.press(*MERGED_NAME)
-        await wait_until(pilot, lambda: bool(graph._matches), "matches")
+        await wait_until(pilot, lambda: graph.matches_query == MERGED_NAME, "matches for the whole name")
         assert graph._matches[0].name == "src/auth/middleware.py"
         assert graph._matches[0].matched == MERGED_NAME
 

@@ -87,3 +87,23 @@ async def test_snippets_are_plain_text_and_memory_records_are_found(sample_home)
         assert {"edge", "entity"} <= kinds, kinds
         # a turn the memory points at says so
         assert any(h.via for h in screen.results.hits) and "via memory" in hits_text(screen)
+
+
+async def test_slash_with_the_search_prefix_opens_search_everywhere(sample_home):
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")  # the session filter
+        await pilot.press("question_mark", *"regression")
+        await settle(pilot)
+        status_line = str(app.screen.query_one("#session-status").render())
+        assert "enter: search every message for “regression”" in status_line
+        assert not isinstance(app.screen, SearchScreen)  # handed over on enter, not per key
+        await press(pilot, "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SearchScreen), "the search screen")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.results is not None and screen.results.query == "regression", "results")
+        assert any(h.session_id == "fix-login" for h in screen.results.hits)
+        await press(pilot, "escape")
+        filter_box = app.screen.query_one("#session-filter")
+        assert filter_box.value == ""  # the title filter was handed over, not left holding "?"
