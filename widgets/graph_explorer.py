@@ -32,7 +32,7 @@ from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge
 from .safe_text import one_line
 from .styling import theme_style
 
-FIND_DEBOUNCE = 0.12  # seconds of typing pause before a search runs
+FIND_DEBOUNCE = 0.12  # keys closer than this are one run, found when it stops
 MAX_HOPS = 3
 
 
@@ -149,6 +149,7 @@ class GraphExplorer(Horizontal):
         self._matches: list[EntityMatch] = []
         self.matches_query = ""  # the finder text the shown matches answer
         self._debounce: Timer | None = None
+        self._last_key = 0.0  # time.monotonic() of the last edit
 
     def compose(self) -> ComposeResult:
         with Vertical(id="graph-side"):
@@ -188,7 +189,12 @@ class GraphExplorer(Horizontal):
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value
-        self._debounce = self.set_timer(FIND_DEBOUNCE, lambda: self.post_message(GraphExplorer.QueryChanged(query)))
+        now = time.monotonic()
+        if now - self._last_key >= FIND_DEBOUNCE:  # the first key after a pause: find now
+            self.post_message(GraphExplorer.QueryChanged(query))
+        else:  # keys in a quick run: one find when they stop
+            self._debounce = self.set_timer(FIND_DEBOUNCE, lambda: self.post_message(GraphExplorer.QueryChanged(query)))
+        self._last_key = now
 
     @on(Input.Submitted, "#entity-find")
     def _query_submitted(self, event: Input.Submitted) -> None:

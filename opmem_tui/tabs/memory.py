@@ -101,31 +101,33 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self.query_one("#memory-views", TabbedContent).active = pane
         self.focus_default()
 
-    def on_show(self) -> None:
-        """The memory is read when the tab is first shown, not when the app starts: the tab is
-        mounted (Lazy) soon after the first frame, when the sessions are still being read."""
-        if self._shown:
-            return
-        self._shown = True
+    def on_mount(self) -> None:
         self.call_after_refresh(self.memory_changed)
         if self.opmem.watch_store:
             self._watch_core()
         elif self.opmem.poll_interval and self.opmem.poll_interval > 0:
             self._poll = self.set_interval(self.opmem.poll_interval, self._check_core)
 
+    def on_show(self) -> None:
+        if not self._shown:  # the names for the finder: read when the tab is first looked at
+            self._shown = True
+            self._load_names()
+
+    @work(thread=True, exclusive=True, group="entity-names", exit_on_error=False, description="Reading entity names")
+    def _load_names(self) -> None:
+        if self.data.exists():
+            self.data.finder.load()
+
     # -- the whole memory ------------------------------------------------------------------
     def memory_changed(self) -> None:
-        """Re-read what is shown (after a distillation, an unmerge, ...); nothing before the
-        tab was first shown."""
-        if self._shown:
-            self._load_overview()
+        """Re-read what is shown (after a distillation, an unmerge, ...)."""
+        self._load_overview()
 
     @work(thread=True, exclusive=True, group="memory-overview", exit_on_error=False, description="Reading the memory")
     def _load_overview(self) -> None:
         overview = self.data.overview()
         files = self.data.core_files()
-        if deliver(self, self._apply_overview, overview, files) and overview.exists:
-            self.data.finder.load()  # the names, read now rather than on the first key typed
+        deliver(self, self._apply_overview, overview, files)
 
     def _apply_overview(self, overview: MemoryOverview, files: list[CoreFile]) -> None:
         self.overview = overview
