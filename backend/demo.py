@@ -17,6 +17,7 @@ from typing import Any
 import pygit2
 
 from .home import Home
+from .importers.base import ImportReport
 from .model import Node
 
 DEMO_MARKER = ".opmem-demo"
@@ -506,6 +507,12 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         )
     store.rename_session("codex-shop-cart-rounding", "Cart totals: floating-point rounding")
     store.flush()
+    say("search index")
+    # The same hooks as any import: the demo's sessions are searchable as soon as it opens.
+    report = ImportReport()
+    home.ingest_hooks().ingested((meta.id for meta in store.list_sessions().sessions), report)
+    for warning in report.warnings:
+        say(f"warning: {warning}")
     say("done")
     return home
 

@@ -16,6 +16,7 @@ from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
     from .distill.triggers import Distiller
+    from .importers.hooks import IngestHooks
     from .memory.search import SearchHit
     from .memory.search_service import SearchService
     from .projects.registry import Project, ProjectRegistry
@@ -104,6 +105,14 @@ class Home:
         from .distill.triggers import background_distiller  # the pipeline loads only when asked for
 
         return background_distiller(self)
+
+    def ingest_hooks(self) -> IngestHooks:
+        """What runs after each ingest batch of every import (`opmem import`, `opmem watch`, the
+        app's palette, the demo): the search index update; and on a watch's idle tick, the
+        idle-distillation trigger. One list, so no way of importing leaves the index behind."""
+        from .importers.hooks import IngestHooks
+
+        return IngestHooks(after_ingest=(self.search_index.after_ingest,), on_idle=(self.distiller.tick,))
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

@@ -34,12 +34,9 @@ def _home(ctx: click.Context) -> Home:
 
 
 def ingest_hooks(home: Home) -> IngestHooks:
-    """What runs after each ingest batch of `opmem import` / `opmem watch`, and on the watch's idle tick.
-
-    Other areas add their callbacks here (one line each): e.g. the search index update as an
-    after_ingest hook, the idle-distillation trigger as an on_idle hook.
-    """
-    return IngestHooks(after_ingest=(home.search_index.after_ingest,), on_idle=(home.distiller.tick,))
+    """What runs after each ingest batch of `opmem import` / `opmem watch`, and on the watch's idle tick:
+    `Home.ingest_hooks`, the one list every import uses (the app's palette and the demo too)."""
+    return home.ingest_hooks()
 
 
 def _fail(exc: Exception) -> None:

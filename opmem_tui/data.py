@@ -268,10 +268,13 @@ class StoreData:
         progress: Callable[[int, int | None, str], None],
         cancel: Callable[[], bool],
     ) -> ImportReport:
-        """Run one importer over `paths` (None: the agent's default folder)."""
+        """Run one importer over `paths` (None: the agent's default folder), with the same
+        ingest hooks as `opmem import` (the search index takes the new sessions in)."""
         from opmem_tui.backend.importers import run_import
 
-        return run_import(self.home, source, list(paths) if paths else None, progress=progress, cancel=cancel)
+        paths = list(paths) if paths else None
+        hooks = self.home.ingest_hooks()
+        return run_import(self.home, source, paths, progress=progress, cancel=cancel, hooks=hooks)
 
     def verify(self, *, repair: bool) -> VerifyReport:
         return self.home.sessions.verify(repair=repair)

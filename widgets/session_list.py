@@ -497,13 +497,18 @@ class SessionList(Vertical):
         return True
 
     def action_clear_filter(self) -> None:
+        if self.clear_filter():
+            self.table.focus()
+
+    def clear_filter(self) -> bool:
+        """Show every session again (the focus stays where it is). False: no filter was set."""
         if not self.has_class("-filtering") and not self.filter_text:
-            return
+            return False
         self.filter_text = ""
         self.filter_input.value = ""
         self.remove_class("-filtering")
         self._apply_filter()
-        self.table.focus()
+        return True
 
     @on(Input.Changed, "#session-filter")
     def _filter_changed(self, event: Input.Changed) -> None:

@@ -136,7 +136,10 @@ async def wait_until(pilot, predicate: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + HANG_GUARD
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
+            # Name where the app stands, so a failure seen once under load says what happened.
+            app = pilot.app
+            tabs = [node.active for node in app.screen.query("TabbedContent")]
+            raise AssertionError(f"never happened: {what} (focused: {app.focused!r}, tab: {tabs})")
         await pilot.pause()
         await pilot.pause(0.02)
 

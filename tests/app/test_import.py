@@ -9,14 +9,15 @@ from textual.worker import get_current_worker
 
 from opmem_tui.backend import importers
 from opmem_tui.jobs import Jobs
+from opmem_tui.screens.search import SearchScreen
 from opmem_tui.widgets.job_bar import JobBar
 from opmem_tui.widgets.session_list import SessionList
 
-from .conftest import settle, wait_until
+from .conftest import press, settle, wait_until
 from .test_palette import palette_hits, run_command
 
 
-def claude_session(folder: Path, index: int) -> None:
+def claude_session(folder: Path, index: int, question: str = "") -> None:
     """A minimal Claude Code transcript: one prompt, one reply."""
     session = f"00000000-0000-4000-8000-{index:012d}"
     base = {
@@ -34,7 +35,7 @@ def claude_session(folder: Path, index: int) -> None:
             "type": "user",
             "uuid": f"u-{index}",
             "timestamp": "2025-12-30T10:00:00.000Z",
-            "message": {"role": "user", "content": f"imported question {index}"},
+            "message": {"role": "user", "content": question or f"imported question {index}"},
         },
         {
             **base,
@@ -114,3 +115,27 @@ async def test_a_running_import_can_be_cancelled(app, tmp_path, monkeypatch):
         assert messages and "cancelled" in messages[-1]
         assert len(app.screen.query_one(SessionList).table.rows) < 5 + 150
         assert len(app.screen.query_one(SessionList).table.rows) <= 5 + 2
+
+
+async def test_sessions_imported_from_the_palette_are_found_by_search_everywhere(app, tmp_path, monkeypatch):
+    """The palette's import runs the same ingest hooks as `opmem import`: the search index takes
+    the new session in at once (no `opmem index rebuild`)."""
+    claude_home = tmp_path / "claude"
+    claude_session(claude_home, 7, question="How do I ship the marmalade exporter?")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        assert app.data.memory.search("marmalade").hits == ()  # the index now exists, without it
+        await run_command(pilot, "import sessions: claude")
+        await wait_until(pilot, lambda: any(n.title == "Import" for n in app.notes), "the import's report")
+        await settle(pilot)
+        await press(pilot, "ctrl+f")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        screen.input.cursor_blink = False
+        await pilot.press(*"marmalade")
+        await wait_until(
+            pilot, lambda: screen.results is not None and screen.results.query == "marmalade", "search results"
+        )
+        hits = screen.results.hits
+        assert [h.session_id for h in hits if h.kind == "turn"] == ["cc-00000000-0000-4000-8000-000000000007"]

@@ -37,3 +37,11 @@ def test_demo_store_is_realistic_and_valid(tmp_path: Path) -> None:
     )
     for meta in listing.sessions:
         subprocess.run(["git", "-C", meta.path, "fsck", "--strict"], check=True, capture_output=True)
+
+
+def test_demo_sessions_go_through_the_ingest_hooks(tmp_path: Path) -> None:
+    """Built like an import: its sessions are in the search index before anything searches."""
+    home = build_demo(tmp_path / "demo", now=1_800_000_000.0)
+    stats = home.search_index.stats()  # reads the index as it is (no build on a first search)
+    assert stats.sessions == len(home.sessions.list_sessions().sessions) == 13
+    assert {hit.session_id for hit in home.search("walrus")} == {"claude-quick-question-3"}
