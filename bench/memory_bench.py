@@ -1,8 +1,8 @@
 """Memory store speed (issue: virtual memory), each figure beside a baseline measured in this run.
 
-  python bench/memory_bench.py [--quick] [--keep DIR] [--no-search]
+  python bench/memory_bench.py [--quick | --mid] [--keep DIR] [--no-search]
 
-A generated memory of 100,000 events and 200,000 edges (--quick: a tenth) is written through
+A generated memory of 100,000 events and 200,000 edges (--quick: a tenth, --mid: 30%) is written through
 MemoryStore.append. The graph is shaped like a coding memory: 40,000 entities, edge sources
 uniform, a third of the targets drawn from 400 popular entities (a repo's hub files,
 commands and packages), so some two-hop neighbourhoods reach hubs; 2% of edges are retired by
@@ -16,12 +16,13 @@ every line), what any answer costs without the derived cache.
    printed as wall time and as the thread's CPU time (on a shared, loaded machine the wall
    time mostly measures waiting for a core);
 3. timeline p95 (a 30-day window, and one entity's mentions; 50 newest), beside a scan of the
-   timeline logs; core.md rendered (global and project, consolidated at three dates), the
+   timeline logs (wall and CPU); core.md rendered (global and project, consolidated at three dates), the
    worst of six, wall and CPU;
 4. for information: append throughput beside writing the same lines to a file, the cache
    rebuild from scratch beside the full scan, and the cache's size beside the logs';
-5. the search index (bench/search_bench.py documents it): 500,000 indexed turns plus the same
-   numbers of events and edges, update turns/s, search p95, index size, each beside plain FTS5.
+5. the search index (bench/search_bench.py documents it): 500,000 indexed turns (--mid 100,000,
+   --quick 50,000) plus a fifth as many events and two fifths edges, update turns/s, search p95
+   (wall and CPU), index size, each beside plain FTS5.
 """
 
 from __future__ import annotations
@@ -164,8 +165,9 @@ def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--keep", type=Path, help="build the memory in DIR and leave it there")
     p.add_argument("--no-search", action="store_true", help="leave out the search index section (5.)")
+    p.add_argument("--mid", action="store_true", help="30,000 events, 60,000 edges, 100,000 indexed turns")
     args = p.parse_args()
-    n_events, n_edges = (10_000, 20_000) if args.quick else (100_000, 200_000)
+    n_events, n_edges = (10_000, 20_000) if args.quick else (30_000, 60_000) if args.mid else (100_000, 200_000)
     work = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     root = (args.keep or work) / "memory"
     try:
@@ -213,18 +215,22 @@ def main() -> None:
             f" CPU {fmt(p95(wide_cpu))}; edges per answer median {statistics.median(wide_sizes):.0f}"
         )
 
-        window, mentions = [], []
+        window, mentions, window_cpu, mentions_cpu = [], [], [], []
         for entity in sample[:200]:
             since = T0 + rng.random() * (SPAN - 30 * 86_400)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             store.timeline(since=since, until=since + 30 * 86_400, limit=50)
             window.append(time.perf_counter() - start)
-            start = time.perf_counter()
+            window_cpu.append(time.thread_time() - start_cpu)
+            start, start_cpu = time.perf_counter(), time.thread_time()
             store.timeline(entity=entity, limit=50)
             mentions.append(time.perf_counter() - start)
+            mentions_cpu.append(time.thread_time() - start_cpu)
         tl_scan = best_of(lambda: scan(timeline_logs), 3)
         report("timeline 30-day window p95", p95(window), tl_scan, "scan of timeline logs", "(none)", True)
+        report("timeline 30-day window p95, CPU", p95(window_cpu), tl_scan, "scan of timeline logs", "(none)", True)
         report("timeline of one entity p95", p95(mentions), tl_scan, "scan of timeline logs", "(none)", True)
+        report("timeline of one entity p95, CPU", p95(mentions_cpu), tl_scan, "scan of timeline logs", "(none)", True)
 
         renders, renders_cpu = [], []
         for day in (date(2026, 12, 31), date(2025, 7, 1), date(2025, 1, 10)):  # end, middle, start of the span
@@ -248,7 +254,7 @@ def main() -> None:
         store.close()
         if not args.no_search:
             print("search index (bench/search_bench.py):", flush=True)
-            search_bench.run(quick=args.quick)
+            search_bench.run(quick=args.quick, turns=search_bench.MID_TURNS if args.mid else None)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -5,17 +5,26 @@ projections (backend/memory/core.py, views.py); a run rebuilds the views of the 
 touched, the sleep all of them. The cores are written whole and only when they changed. The
 search index (backend/memory/search_service.py) takes the new records and the turns of the
 sessions distilled, so a distilled fact finds its turn at once.
+
+A view is rendered only when its inputs changed (views.py): the stamp given to write_views is
+the memory logs' sizes, mtimes and inodes plus the session store's change token (a session
+written or deleted changes what a view shows), so a sleep with nothing new asks no query.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import time
 from collections.abc import Iterable
 
 from ..home import Home
 from ..memory.core import consolidation_day, write_cores
+from ..memory.logs import FileStamp, log_names
+from ..memory.store import MemoryStore
 from ..memory.views import write_views
 from ..model import OpmemError
+from .collect import change_token
 
 
 def _project_names(home: Home) -> dict[str, str]:
@@ -25,13 +34,31 @@ def _project_names(home: Home) -> dict[str, str]:
         return {}
 
 
+def views_stamp(home: Home) -> str:
+    """A token of everything an entity view depends on; "" when the session store keeps none."""
+    token = change_token(home.sessions)
+    if not token:
+        return ""
+    root = home.memory_dir
+    parts = [token]
+    for name in log_names(root):
+        stamp = FileStamp.of(root / name)
+        parts.append(f"{name}:{stamp.size}:{stamp.mtime_ns}:{stamp.ino}" if stamp else f"{name}:-")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
 def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: Iterable[str] = ()) -> list[str]:
     """Rebuild core.md files and entity views (all of them when `entity_ids` is None) and bring
     the search index up to the memory (and to `sessions`' turns); returns notes."""
     notes: list[str] = []
-    memory = home.memory
-    cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
-    views = write_views(memory, None if entity_ids is None else sorted(set(entity_ids)))
+    stamp = views_stamp(home)  # before reading: a write meanwhile changes it, and the next run redoes
+    # whether a session still exists is asked once per session here, not once per query per view
+    memory = MemoryStore(home.memory_dir, session_exists=functools.cache(home.sessions.exists), durable=home.durable)
+    try:
+        cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
+        views = write_views(memory, None if entity_ids is None else sorted(set(entity_ids)), stamp)
+    finally:
+        memory.close()
     notes.append(f"{len(cores)} core.md file{'s' if len(cores) != 1 else ''}, {views.written} entity views written")
     indexed = home.search_index.update(sorted(set(sessions)))
     notes.extend(indexed.problems[:5])

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import OpmemError
+from .term_counts import TermCounts
 
 SCHEMA_VERSION = "2"
 INDEX_FILE = "index.sqlite"
@@ -192,6 +193,14 @@ class SearchIndex:
             with self._lock:
                 self._conns.append(conn)
         return conn
+
+    def term_counts(self) -> TermCounts:
+        """This thread's term row counts, kept while the index does not change (term_counts.py)."""
+        db = self.db
+        counts = getattr(self._local, "counts", None)
+        if counts is None or counts.db is not db:
+            counts = self._local.counts = TermCounts(db)
+        return counts
 
     def _file_ident(self) -> tuple[int, int] | None:
         try:

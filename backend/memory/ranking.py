@@ -4,7 +4,8 @@ FTS5 computes bm25() for every row an expression matches before it sorts, so an 
 word found in half the index costs half the index. Terms found in more than DF_CAP rows (their
 IDF is small: the rarer words decide the ranking) are left out of the expression when rarer
 ones are there, and the rarer ones are taken rarest first while their rows fit ROW_BUDGET; a
-query of common words only takes its newest DF_CAP matches, best first.
+query of common words only ranks its newest NEWEST_ROWS matches (newest_bm25.py: FTS5's bm25()
+would walk each common word's whole doclist for its IDF), best first.
 Filters (scope, dates, dead sessions) run on the rows returned; when they leave too few, the
 page grows (x8) until enough pass or the matches run out.
 """
@@ -15,7 +16,11 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .newest_bm25 import newest_bm25
+from .term_counts import TermCounts
+
 DF_CAP = 4000
+NEWEST_ROWS = 1000  # rows a query of common words only ranks (newest first; newest_bm25.py)
 ROW_BUDGET = 6000  # rows bm25() may score for one query: rarer terms first, the rarest always
 GROWTH = 8
 
@@ -23,19 +28,24 @@ Keep = Callable[[Sequence[int]], Mapping[int, Any]]
 
 
 def split_terms(
-    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None
+    db: sqlite3.Connection, table: str, terms: Sequence[str], rows: int | None = None, counts: TermCounts | None = None
 ) -> tuple[list[str], list[str]]:
     """(rare, common): terms in at most DF_CAP rows, and the others; terms in no row are dropped.
 
     `rows`: an upper bound of the table's rows; at most DF_CAP means every term is rare.
+    `counts`: the connection's counts kept while the index is unchanged (term_counts.py).
     """
     if rows is not None and rows <= DF_CAP:
         return list(terms), []
+    known = counts.current() if counts is not None else {}
     counted: list[tuple[int, int, str]] = []
     for position, term in enumerate(terms):
-        count = db.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})", (f'"{term}"',)
-        ).fetchone()[0]
+        count = known.get((table, term))
+        if count is None:
+            count = known[(table, term)] = db.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT {DF_CAP + 1})",
+                (f'"{term}"',),
+            ).fetchone()[0]
         if count:
             counted.append((count, position, term))
     rare: list[str] = []
@@ -58,15 +68,19 @@ def ranked(
     want: int,
     keep: Keep,
     rows: int | None = None,
+    counts: TermCounts | None = None,
 ):
     """[(rowid, score, kept info)] best first (score = -bm25), at most `want`, filtered by `keep`."""
-    rare, common = split_terms(db, table, terms, rows)
+    rare, common = split_terms(db, table, terms, rows, counts)
     if not rare and not common:
         return []
-    chosen = rare or common
-    expr = " OR ".join(f'"{t}"' for t in chosen)
-    order = "2" if rare else "rowid DESC"
-    limit = want if rare else DF_CAP
+    if not rare:
+        return _newest_kept(db, table, _columns(db, table, weights), common, want, keep)
+    expr = " OR ".join(f'"{t}"' for t in rare)
+    order = "2"
+    # ORDER BY bm25 scores every match whatever LIMIT is: a second, larger page would score them
+    # all again, so the first already holds GROWTH pages (filters often drop many: entity records)
+    limit = want * GROWTH
     bm25 = f"bm25({table}{', ' + weights if weights else ''})"
     while True:
         found = db.execute(
@@ -77,6 +91,25 @@ def ranked(
             break
         limit *= GROWTH
     return out
+
+
+def _newest_kept(
+    db: sqlite3.Connection, table: str, columns: list[tuple[str, float]], terms: Sequence[str], want: int, keep: Keep
+) -> list[tuple[int, float, Any]]:
+    limit = NEWEST_ROWS
+    while True:
+        found = newest_bm25(db, table, columns, terms, limit)
+        out = _best_kept(found, want, keep)
+        if len(out) >= want or len(found) < limit:
+            return out
+        limit *= GROWTH
+
+
+def _columns(db: sqlite3.Connection, table: str, weights: str) -> list[tuple[str, float]]:
+    """The table's columns with their bm25() weights (1.0 where none is given)."""
+    names = [r[0] for r in db.execute("SELECT name FROM pragma_table_info(?) ORDER BY cid", (table,))]
+    given = [float(w) for w in weights.split(",") if w.strip()]
+    return [(name, given[i] if i < len(given) else 1.0) for i, name in enumerate(names)]
 
 
 def _best_kept(found: Sequence[tuple[int, float]], want: int, keep: Keep) -> list[tuple[int, float, Any]]:

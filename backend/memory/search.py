@@ -150,7 +150,7 @@ class Searcher:
             rest = tuple(t for t in terms if t not in set(entity_key(named).split()))
             terms = rest or terms
         size = db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
-        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", terms, TURN_POOL, keep, size)
+        rows = ranked(db, "turns_fts", f"1.0, {W_CTX}", terms, TURN_POOL, keep, size, self.index.term_counts())
         found = {rid for rid, _score, _info in rows}
         extra = keep([rid for rid in records if rid not in found])
         rows += [(rid, 0.0, info) for rid, info in extra.items()]
@@ -192,7 +192,7 @@ class Searcher:
             return out
 
         size = db.execute("SELECT max(id) FROM records").fetchone()[0] or 0
-        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep, size)
+        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep, size, self.index.term_counts())
         return self._behind(db, [(rid, score, *info) for rid, score, info in rows])
 
     def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:

@@ -1,7 +1,7 @@
 """Entity views: one readable Markdown page per entity, memory/graph/views/entity/<slug>.md.
 
     render_entity_view(memory, entity_id) -> str
-    write_views(memory, entity_ids=None) -> ViewsWritten     all entities when None
+    write_views(memory, entity_ids=None, stamp="") -> ViewsWritten     all entities when None
     view_path(memory_root, entity_id) -> Path
 
 A page holds the entity's type, id and scope, its aliases and why each was merged (and
@@ -11,24 +11,36 @@ An entity merged into another gets a short page pointing to its canonical one. F
 from slugs.safe_name(entity id): nothing leaves the folder and no two entities share a file.
 Entity text is untrusted: escapes and control characters are stripped and Markdown syntax is
 escaped, so a name can neither style nor link anything. Pages depend only on the memory.
+
+A page is rendered only when its inputs changed: VIEWS_STATE (beside the pages) keeps, per
+entity, the caller's `stamp` of the memory's state, a hash of the page's inputs (entity,
+aliases, relations, mentions) and the file's size and mtime. The same stamp skips a page
+without a query; the same inputs hash skips rendering it. A lost or stale state file only
+costs a re-render: the page itself is still compared byte for byte before it is written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from ..model import Provenance
 from ..store.files import write_atomic
 from .core import clean
-from .results import EntityRef, GraphEdge
+from .records import Entity
+from .results import AliasInfo, EntityRef, GraphEdge, Neighborhood, TimelinePage
 from .slugs import safe_name
 from .store import MemoryStore
 
 VIEWS_DIR = "graph/views/entity"
+VIEWS_STATE = "graph/views/state.json"
+STATE_VERSION = 1
 RELATIONS_SHOWN = 200
 MENTIONS_SHOWN = 50
 SOURCES_SHOWN = 30
@@ -39,14 +51,18 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~!&#])")
 class ViewsWritten:
     written: int
     unchanged: int
+    rendered: int = 0  # pages whose text was made (written or found equal); the rest were skipped
 
 
 def view_path(memory_root: Path, entity_id: str) -> Path:
     return memory_root / VIEWS_DIR / f"{safe_name(entity_id)}.md"
 
 
+@lru_cache(maxsize=1 << 16)
 def md(text: str, limit: int = 160) -> str:
-    """Untrusted text as inert Markdown: one line, no escapes, every syntax character escaped."""
+    """Untrusted text as inert Markdown: one line, no escapes, every syntax character escaped.
+
+    Cached: the same session ids and names recur on every line of every page."""
     return _MARKDOWN.sub(r"\\\1", clean(text, limit))
 
 
@@ -60,11 +76,16 @@ def _day(t: float | None) -> str:
 
 
 def _pointer(p: Provenance) -> str:
-    parts = [f"session:{md(p.session_id, 128)}"] if p.session_id else ["no session"]
-    if p.turn is not None:
-        parts.append(f"turn {p.turn}")
-    if p.commit:
-        parts.append(f"commit {md(p.commit[:12], 12)}")
+    return _pointer_text(p.session_id, p.turn, p.commit)
+
+
+@lru_cache(maxsize=1 << 14)
+def _pointer_text(session_id: str, turn: int | None, commit: str | None) -> str:
+    parts = [f"session:{md(session_id, 128)}"] if session_id else ["no session"]
+    if turn is not None:
+        parts.append(f"turn {turn}")
+    if commit:
+        parts.append(f"commit {md(commit[:12], 12)}")
     return "↪ " + ", ".join(parts)
 
 
@@ -81,27 +102,67 @@ def _relation_line(g: GraphEdge, center: str, names: dict[str, EntityRef]) -> st
     return shape
 
 
-def render_entity_view(memory: MemoryStore, entity_id: str) -> str:
+@dataclass(frozen=True, slots=True)
+class _Merged:
+    """The inputs of the page of an entity merged into another."""
+
+    target: EntityRef
+    name: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    """Everything a canonical entity's page is made from (the queries, done once)."""
+
+    entity: Entity
+    aliases: tuple[AliasInfo, ...]
+    hood: Neighborhood
+    page: TimelinePage
+
+    def digest(self) -> str:
+        edges = [
+            (g.edge.id, g.edge.superseded_by, g.source, g.target, g.valid_to, g.superseded_reason)
+            for g in self.hood.edges
+        ]
+        names = sorted(self.hood.entities.items())
+        events = [(e.id, e.superseded_by) for e in self.page.events]
+        flags = (self.hood.truncated, self.page.truncated)
+        text = repr((self.entity, self.aliases, edges, names, events, flags))
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _gather(memory: MemoryStore, entity_id: str) -> _Inputs | _Merged:
     canonical = memory.canonical_id(entity_id)
     if canonical != entity_id:
-        target = memory.entity_refs([canonical])[canonical]
         own = memory.entity_by_id(entity_id)
-        reasons = [
+        reasons = tuple(
             a.merge.reason for a in memory.aliases(canonical) if a.active and a.merged and a.merged.id == entity_id
-        ]
-        why = f": {md(reasons[0])}" if reasons else ""
-        title = md(own.name if own else entity_id, 120)
-        return f"# {title}\n\nMerged into {_link(target)}{why}.\n"
+        )
+        return _Merged(memory.entity_refs([canonical])[canonical], own.name if own else entity_id, reasons)
     entity = memory.entity(entity_id)
+    hood = memory.neighbors(entity.id, hops=1, include_superseded=True, limit=RELATIONS_SHOWN * 2, fan_out=1)
+    page = memory.timeline(entity=entity.id, limit=MENTIONS_SHOWN)
+    return _Inputs(entity, memory.aliases(entity.id), hood, page)
+
+
+def render_entity_view(memory: MemoryStore, entity_id: str) -> str:
+    return _render(_gather(memory, entity_id))
+
+
+def _render(inputs: _Inputs | _Merged) -> str:
+    if isinstance(inputs, _Merged):
+        why = f": {md(inputs.reasons[0])}" if inputs.reasons else ""
+        return f"# {md(inputs.name, 120)}\n\nMerged into {_link(inputs.target)}{why}.\n"
+    entity, hood, page = inputs.entity, inputs.hood, inputs.page
     out = [f"# {md(entity.name, 120)}", ""]
     out += [f"- Type: {md(entity.type, 60)}", f"- Id: {md(entity.id, 200)}", f"- Scope: {md(entity.scope, 140)}"]
-    out += _aliases_section(memory, entity.id, entity.aliases)
+    out += _aliases_section(inputs.aliases, entity.aliases)
     if entity.attrs:
         out += ["", "## Attributes", ""]
         out += [
             f"- {md(str(k), 60)}: {md(str(v), 200)}" for k, v in sorted(entity.attrs.items(), key=lambda kv: str(kv[0]))
         ]
-    hood = memory.neighbors(entity.id, hops=1, include_superseded=True, limit=RELATIONS_SHOWN * 2, fan_out=1)
     names = dict(hood.entities)
     current = [g for g in hood.edges if g.edge.superseded_by is None]
     retired = [g for g in hood.edges if g.edge.superseded_by is not None]
@@ -120,7 +181,6 @@ def render_entity_view(memory: MemoryStore, entity_id: str) -> str:
         ]
     if hood.truncated:
         out.append(f"- … more relations than the {RELATIONS_SHOWN * 2} shown")
-    page = memory.timeline(entity=entity.id, limit=MENTIONS_SHOWN)
     out += ["", "## Timeline mentions", ""]
     out += [f"- {_day(e.event_time)} {md(e.summary, 200)} {_pointer(e.provenance)}" for e in page.events] or ["- none"]
     if page.truncated:
@@ -130,8 +190,7 @@ def render_entity_view(memory: MemoryStore, entity_id: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _aliases_section(memory: MemoryStore, entity_id: str, names: tuple[str, ...]) -> list[str]:
-    infos = memory.aliases(entity_id)
+def _aliases_section(infos: tuple[AliasInfo, ...], names: tuple[str, ...]) -> list[str]:
     if not infos and not names:
         return []
     out = ["", "## Aliases", ""]
@@ -160,23 +219,62 @@ def _sources(first: Provenance | None, *groups: Iterable[Provenance]) -> list[st
     return lines or ["- none"]
 
 
-def write_views(memory: MemoryStore, entity_ids: Iterable[str] | None = None) -> ViewsWritten:
-    """Regenerate the pages of `entity_ids` (every entity when None); unchanged files stay untouched."""
+def _load_state(memory: MemoryStore) -> dict[str, list]:
+    try:
+        state = json.loads((memory.root / VIEWS_STATE).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    views = state.get("views") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
+    return views if isinstance(views, dict) else {}
+
+
+def _file_mark(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def write_views(memory: MemoryStore, entity_ids: Iterable[str] | None = None, stamp: str = "") -> ViewsWritten:
+    """Regenerate the pages of `entity_ids` (every entity when None); unchanged files stay untouched.
+
+    `stamp`: the caller's token of everything a page depends on (the memory's logs and the
+    sessions that exist); a page written under the same stamp and untouched since is skipped
+    without a query. "" (no token) always asks the memory."""
     ids = sorted(set(memory.entity_ids() if entity_ids is None else entity_ids))
     folder = memory.root / VIEWS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    written = unchanged = 0
+    state = _load_state(memory)
+    written = unchanged = rendered = 0
     for entity_id in ids:
+        path = view_path(memory.root, entity_id)
+        known = state.get(entity_id)
+        mark = _file_mark(path)
+        fresh = isinstance(known, list) and len(known) == 3 and mark is not None and known[2] == mark
+        if fresh and stamp and known[0] == stamp:
+            unchanged += 1
+            continue
         if memory.entity_by_id(entity_id) is None:
             continue
-        path = view_path(memory.root, entity_id)
-        data = render_entity_view(memory, entity_id).encode("utf-8")
+        inputs = _gather(memory, entity_id)
+        digest = inputs.digest() if isinstance(inputs, _Inputs) else repr(inputs)
+        if fresh and known[1] == digest:
+            state[entity_id] = [stamp, digest, mark]
+            unchanged += 1
+            continue
+        rendered += 1
+        data = _render(inputs).encode("utf-8")
         try:
-            if path.read_bytes() == data:
-                unchanged += 1
-                continue
+            same = path.read_bytes() == data
         except OSError:
-            pass
-        write_atomic(path, data, durable=False)  # derived: rebuilt by the next run if lost
-        written += 1
-    return ViewsWritten(written, unchanged)
+            same = False
+        if same:
+            unchanged += 1
+        else:
+            write_atomic(path, data, durable=False)  # derived: rebuilt by the next run if lost
+            written += 1
+        state[entity_id] = [stamp, digest, _file_mark(path)]
+    payload = json.dumps({"version": STATE_VERSION, "views": state}, ensure_ascii=False, sort_keys=True)
+    write_atomic(memory.root / VIEWS_STATE, payload.encode("utf-8", "surrogatepass"), durable=False)
+    return ViewsWritten(written, unchanged, rendered)

@@ -22,6 +22,7 @@ from ..model import CollectedTurn, SessionBatch, TurnFacts
 from . import patterns
 from .builder import RecordBuilder
 from .cues import find_cues, preference
+from .personal_records import user_facts
 from .summary import work_importance, work_summary
 from .tools import ToolAction, absolute_path, normalize_path, read_tool, tool_key
 
@@ -334,6 +335,8 @@ def _text_records(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> l
         named: list[str] = []
         for issue in patterns.issue_refs(text):
             named.append(b.entity("issue", issue, prov))
+        if node.role == "user":
+            named += user_facts(b, node, text, turn=turn.number, commit=turn.commit)
         for url in patterns.urls(text)[:5] if node.role == "user" and "://" in text else ():
             named.append(b.entity("url", url, prov))
         for model in patterns.models(text)[:3]:

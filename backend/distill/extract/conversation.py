@@ -20,6 +20,7 @@ from .builder import RecordBuilder
 from .cues import find_cues
 from .dates import ResolvedDate, find_dates
 from .names import Mention, find_mentions, is_statement, third_person
+from .personal_records import fact_edges
 
 CAPTION_KEYS = ("blip_caption", "caption", "image_caption", "img_caption", "alt_text")
 LIFE_EVENTS = re.compile(
@@ -138,6 +139,11 @@ def extract_message(
         if mention.relation:
             subject = speaker_id if mention.subject == "speaker" else people.get(mention.subject, speaker_id)
             b.edge(subject, mention.relation, eid, prov, confidence=mention.confidence)
+    stated = {(m.relation, m.name.lower()) for m in mentions if m.relation}
+    for _sentence, _fact, fact_id in fact_edges(
+        b, node, text, speaker_id, speaker, dates, turn=turn.number, commit=turn.commit, known=stated
+    ):
+        named.append(fact_id)
     for date in dates:
         date_id = b.entity("date", date.label, node_prov, attrs={"start": date.iso, "granularity": date.granularity})
         named.append(date_id)

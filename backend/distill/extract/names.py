@@ -324,7 +324,7 @@ LIVE_RX = re.compile(
     rf"\bI(?:'ve|'m| am| have)?\s+(?:live|lived|living|moved|moving|relocated|relocating)\s+(to|in|from)\s+(?:the\s+)?({_NAME})"
 )
 VISIT_RX = re.compile(
-    rf"\b(?:went|go|goes|going|been|travel+ed|travel+ing|flew|fly|drove|trip|visit(?:ed|ing)?|vacation(?:ed)?|stayed)\s+"
+    rf"\b(went|go|goes|going|been|travel+ed|travel+ing|flew|fly|drove|trip|visit(?:ed|ing)?|vacation(?:ed)?|stayed)\s+"
     rf"(?:to|in|at|around|across)?\s*(?:the\s+)?({_NAME}|(?:{PLACE_NOUNS})\b)"
 )
 ATTEND_RX = re.compile(
@@ -363,9 +363,13 @@ def _clean(name: str) -> str:
     return re.sub(r"[\s'’]+$|[.,;:!?]+$", "", name.strip()).strip()
 
 
-def _is_stop(name: str) -> bool:
+def is_stop_name(name: str) -> bool:
+    """A "name" that is a common word (a greeting, a pronoun, a month...): not a name."""
     words = name.split()
     return not words or words[0].lower() in STOP or all(w.lower() in STOP for w in words)
+
+
+_is_stop = is_stop_name
 
 
 def _strict(text: str) -> list[Mention]:
@@ -383,10 +387,11 @@ def _strict(text: str) -> list[Mention]:
         if name and not _is_stop(name):
             relation = "moved-from" if prep == "from" else "lives-in"
             found.append(Mention("place", name, relation, confidence=0.85))
-    for name in VISIT_RX.findall(text):
+    for verb, name in VISIT_RX.findall(text):
         name = _clean(name)
         if name and not _is_stop(name) and not ATTEND_RX.match(name):
-            found.append(Mention("place", name.lower() if name.islower() else name, "visited", confidence=0.7))
+            relation = "plans-to-visit" if verb == "going" else "visited"  # "going to Paris": not yet been
+            found.append(Mention("place", name.lower() if name.islower() else name, relation, confidence=0.7))
     for verb, phrase in ATTEND_RX.findall(text):
         phrase = _clean(phrase.lower())
         words = [
