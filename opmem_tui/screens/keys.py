@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from opmem_tui.widgets.replay_view import abbreviate_path
+from opmem_tui.widgets.turn_lines import abbreviate_path
 
 from ..keymap import KeyInfo
 

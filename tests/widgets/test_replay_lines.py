@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opmem_tui.backend.model import Node, Turn
-from opmem_tui.widgets.replay_view import abbreviate_path, build_turn_lines, node_text
+from opmem_tui.widgets.turn_lines import abbreviate_path, build_turn_lines, node_text
 
 
 def node(i, role, content="", **kw) -> Node:

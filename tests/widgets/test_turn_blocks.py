@@ -4,7 +4,8 @@ tools without "(empty)", a file edit as a diff coloured by its language (J: the 
 from __future__ import annotations
 
 from opmem_tui.backend.model import Node, Turn
-from opmem_tui.widgets.replay_view import ReplayPane, build_turn_lines
+from opmem_tui.widgets.replay_view import ReplayPane
+from opmem_tui.widgets.turn_lines import build_turn_lines
 
 AGENTS = "# AGENTS.md instructions for /repo\n\n" + "Use tabs. Run the tests.\n" * 200
 EDIT = {"file_path": "src/app.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}
