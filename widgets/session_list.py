@@ -386,7 +386,7 @@ class SessionList(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(
-            placeholder="filter sessions (every word must match; ?words + enter searches every message; esc clears)",
+            placeholder="filter sessions (every word must match; ?words searches every message; esc clears)",
             id="session-filter",
         )
         yield Static("", id="session-columns", markup=False)
