@@ -3,6 +3,7 @@
     python bench/reliability.py --suite crash --long [--trials 200] [--minutes 10] [--seed N]
     python bench/reliability.py --suite bad-input --long
     python bench/reliability.py --suite concurrency --long
+    python bench/reliability.py --suite faults --long
 
 Without --long each suite runs its short (CI) size. The seed is printed: `--seed` replays a run
 (same workloads and kill delays; where the kill lands still depends on the machine's load).
@@ -11,13 +12,23 @@ Without --long each suite runs its short (CI) size. The seed is printed: `--seed
 from __future__ import annotations
 
 import argparse
+import resource
+import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the suites live in tests/reliability
+
+
+def process_cpu() -> float:
+    """CPU seconds of this process and its finished children (the writers, git): load-independent."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def crash(args: argparse.Namespace, base: Path) -> int:
@@ -29,13 +40,41 @@ def crash(args: argparse.Namespace, base: Path) -> int:
     print(
         f"crash: seed {seed} (replay: --seed {seed}); up to {per_kind * len(KINDS)} trials, {args.minutes} min at most"
     )
-    started = time.monotonic()
-    figures = run_trials(KINDS, per_kind, seed, base, long=args.long, deadline=started + args.minutes * 60)
+    started, cpu = time.monotonic(), process_cpu()
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))  # finish the trial, print the figures
+    done = Counter()
+
+    def progress(kind: str, result) -> None:
+        done[kind] += 1
+        flag = " LOST/CORRUPT" if result.lost or result.corrupt else ""
+        print(
+            f"  [{sum(done.values()):>3}] {kind:<11} seed {result.seed:<10} acked {result.acknowledged:>5} "
+            f"{'killed' if result.killed else 'finished'} {time.monotonic() - started:>6.0f} s{flag}",
+            flush=True,
+        )
+
+    figures = run_trials(
+        KINDS,
+        per_kind,
+        seed,
+        base,
+        long=args.long,
+        deadline=lambda: stop["now"] or time.monotonic() > started + args.minutes * 60,
+        progress=progress,
+    )
     elapsed = time.monotonic() - started
     trials = sum(figures.trials.values())
-    print(f"trials run: {trials} in {elapsed:.0f} s ({trials / elapsed * 60:.1f} per minute)")
+    print(
+        f"trials run: {trials} in {elapsed:.0f} s wall, {process_cpu() - cpu:.0f} s CPU (this process and its writers)"
+    )
+    print(f"  ({trials / elapsed * 60:.1f} per minute{'; stopped by SIGTERM' if stop['now'] else ''})")
     for kind in KINDS:
-        print(f"  {kind:<11} trials {figures.trials[kind]:>4}  killed mid-write {figures.killed[kind]:>4}")
+        window = figures.durations.get(kind, 0.0)
+        print(
+            f"  {kind:<11} trials {figures.trials[kind]:>4}  killed mid-write {figures.killed[kind]:>4}"
+            f"  (writer timed at {window:.1f} s)"
+        )
     print(f"acknowledged writes checked: {figures.acknowledged}")
     print(f"acknowledged writes lost: {figures.lost}")
     print(f"corrupt files after recovery: {figures.corrupt}")
@@ -51,7 +90,7 @@ def bad_input(args: argparse.Namespace, base: Path) -> int:
     huge = 50 if args.long else 4
     examples = 300 if args.long else 15
     print(f"bad input: corpus with {huge} MB lines ({len(CASES)} kinds), {examples} hypothesis examples per importer")
-    started = time.monotonic()
+    started, cpu = time.monotonic(), process_cpu()
     (base / "corpus").mkdir()
     figures = import_corpus(base / "corpus", seed=args.seed or 0, huge_mb=huge)
     for source in SOURCES:
@@ -66,7 +105,7 @@ def bad_input(args: argparse.Namespace, base: Path) -> int:
     print(
         f"valid records not read / stored data lost: {len(figures.unread) + len(store.rest_unread)} / {len(figures.lost)}"
     )
-    print(f"in {time.monotonic() - started:.0f} s")
+    print(f"in {time.monotonic() - started:.0f} s wall, {process_cpu() - cpu:.0f} s CPU")
     for problem in [*crashes, *figures.unclear, *store.unclear, *figures.unread, *store.rest_unread, *figures.lost][
         :20
     ]:
@@ -85,9 +124,12 @@ def concurrency(args: argparse.Namespace, base: Path) -> int:
         f"concurrency: 4 appenders x {turns} turns (2 on one session), import of {lines} lines, "
         f"opmem watch of {lines // 4} lines, 2 distillation runs, 1 reader (the app's data layer)"
     )
-    started = time.monotonic()
+    started, cpu = time.monotonic(), process_cpu()
     outcome = run_contention(base, turns, lines)
-    print(f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s")
+    print(
+        f"writes checked: {outcome.nodes} nodes in {time.monotonic() - started:.0f} s wall, "
+        f"{process_cpu() - cpu:.0f} s CPU (this process and its workers)"
+    )
     print(f"errors (lost writes, exceptions, fsck): {len(outcome.errors)}")
     print(f"reader: {outcome.reads} reads, longest single read {outcome.longest_read * 1000:.0f} ms")
     for problem in outcome.errors[:20]:
@@ -95,7 +137,39 @@ def concurrency(args: argparse.Namespace, base: Path) -> int:
     return 1 if outcome.errors else 0
 
 
-SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency}
+def faults(args: argparse.Namespace, base: Path) -> int:
+    import errno
+
+    from tests.reliability.test_crash import suite_seed
+    from tests.reliability.test_faults import faulted_runs, sqlite_full_runs
+
+    seed = args.seed if args.seed is not None else suite_seed()
+    per = 8 if args.long else 2
+    runs = [("import", errno.ENOSPC), ("import", errno.EROFS), ("distill", errno.ENOSPC), ("distill", errno.EROFS)]
+    print(f"faults: seed {seed} (replay: --seed {seed}); {per} trials per fault and command, and SQLITE_FULL")
+    started, cpu = time.monotonic(), process_cpu()
+    problems: list[str] = []
+    trials = 0
+    for n, (workload, code) in enumerate(runs):
+        (base / f"{workload}-{code}").mkdir()
+        found = faulted_runs(base / f"{workload}-{code}", workload, code, per, seed + n)
+        print(f"  {workload:<8} {errno.errorcode[code]:<7} trials {per:>3}  problems {len(found)}", flush=True)
+        problems += found
+        trials += per
+    for workload in ("import", "distill"):
+        (base / f"{workload}-sqlite").mkdir()
+        found = sqlite_full_runs(base / f"{workload}-sqlite", workload, per, seed + 10)
+        print(f"  {workload:<8} SQLITE_FULL trials {per:>3}  problems {len(found)}", flush=True)
+        problems += found
+        trials += per
+    print(f"trials run: {trials} in {time.monotonic() - started:.0f} s wall, {process_cpu() - cpu:.0f} s CPU")
+    print(f"problems (tracebacks, half-written files, failed next runs, index/cache mismatches): {len(problems)}")
+    for problem in problems[:20]:
+        print(f"  {problem}")
+    return 1 if problems else 0
+
+
+SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency, "faults": faults}
 
 
 def main() -> None:
@@ -103,9 +177,16 @@ def main() -> None:
     p.add_argument("--suite", choices=sorted(SUITES), required=True)
     p.add_argument("--long", action="store_true", help="the long mode (default: the CI size)")
     p.add_argument("--trials", type=int, default=0, help="crash: number of trials (default 200 long, 20 short)")
-    p.add_argument("--minutes", type=float, default=10.0, help="stop starting new trials after this long")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="crash: stop starting new trials after this long (90 long, 10 short)",
+    )
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
+    if args.minutes is None:
+        args.minutes = 90.0 if args.long else 10.0
     with tempfile.TemporaryDirectory(prefix="opmem-reliability-") as tmp:
         sys.exit(SUITES[args.suite](args, Path(tmp)))
 

@@ -1,6 +1,6 @@
 """First paint of the TUI with 10,000 sessions, beside the first paint of a 1-session store.
 
-  python bench/tui_first_paint.py [--quick] [--runs N]
+  python bench/tui_first_paint.py [--quick] [--runs N] [--memory-events N]
 
 "First paint" = from constructing OpmemApp to its first frame on screen (when the screen
 posts Textual's Ready event, right after the first compositor refresh). The listing must not hold it up: the app
@@ -18,6 +18,12 @@ for a core there).
 Also printed, for scale: the time until all rows are in the table, beside a cold
 `list_sessions()` alone. Sessions are meta.json-only folders (valid per the contract) plus
 one real session on top, so the replay pane has something to load too.
+
+With --memory-events N (e.g. 100000), the same 10,000-session store is built a second time
+with a memory of N events and 2N edges (bench/memory_home.py; the records name no listed
+session, so the listing is the same), and the two are measured interleaved the same way: the
+first paint and all rows in the table with that memory beside the same without one (nothing
+before the first frame may read the memory).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import best_of, fmt, parser, report
+from memory_home import fill_memory
 from textual import events
 from textual.message import Message
 
@@ -133,9 +140,40 @@ def runs_line(label: str, runs: list[Run]) -> str:
     return f"{label}: first paint wall {wall}\n{' ' * len(label)}  CPU  {cpu}"
 
 
+def with_memory(many: Path, count: int, events: int, pairs: int) -> None:
+    """First paint and the filled table of `many` with a memory of `events` events, beside the
+    same store without a memory, interleaved as `interleaved` does."""
+    full = many.parent / "many-with-memory"
+    build(full, count)
+    fill_memory(full, events)
+    asyncio.run(start(full, count))
+    ours: list[Run] = []
+    bare: list[Run] = []
+    for i in range(pairs):
+        order = ((full, ours), (many, bare)) if i % 2 == 0 else ((many, bare), (full, ours))
+        for root, runs in order:
+            runs.append(asyncio.run(start(root, count)))
+    median = statistics.median
+    label = f"{count:,} sessions, memory of {events:,} events"
+    print(runs_line(label, ours))
+    for what, pick in (("wall", lambda r: r.paint), ("CPU", lambda r: r.paint_cpu)):
+        mine, theirs = median(pick(r) for r in ours), median(pick(r) for r in bare)
+        report(
+            f"first paint, {label} ({what}, median of {pairs})",
+            mine,
+            theirs,
+            "the same without a memory",
+            "<= 1.2",
+            mine <= 1.2 * theirs,
+        )
+    filled, filled_bare = median(r.filled for r in ours), median(r.filled for r in bare)
+    print(f"all {count:,} rows in the table: {fmt(filled)} with the memory, {fmt(filled_bare)} without")
+
+
 def main() -> None:
     args_parser = parser(__doc__.splitlines()[0])
     args_parser.add_argument("--runs", type=int, default=0, help="pairs of runs (default 9; 5 with --quick)")
+    args_parser.add_argument("--memory-events", type=int, default=0, help="also measure with a memory of N events")
     args = args_parser.parse_args()
     count = 2_000 if args.quick else 10_000
     pairs = args.runs or (5 if args.quick else 9)
@@ -174,6 +212,8 @@ def main() -> None:
         filled = median(r.filled for r in big)
         listing = best_of(lambda: SessionStore(many / "sessions").list_sessions(), 3)
         print(f"all {count:,} rows in the table: {fmt(filled)} (list_sessions() cold alone: {fmt(listing)})")
+        if args.memory_events:
+            with_memory(many, count, args.memory_events, pairs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

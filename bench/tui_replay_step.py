@@ -1,17 +1,24 @@
 """One replay step onto a turn with 200 tool calls and 5 MB of output, beside store.get_turns().
 
-  python bench/tui_replay_step.py [--quick]
+  python bench/tui_replay_step.py [--quick] [--memory-events N]
 
 A step = ReplayPane.step(): build the turn's lines (tool results collapsed) and draw every
 visible line of the pane, as a key press does. The baseline is the backend call the app makes
 when it opens the session: store.get_turns() on a warm store. Also shown: expanding every tool
 result of that turn (all 5 MB as lines) and scrolling to its end, for scale.
+
+With --memory-events N (e.g. 100000), the step is also taken in the whole app (OpmemApp, the
+`left`/`right` keys, from the key to the first frame written after the pane holds the other
+turn; wall and CPU of the process) on two homes with the same session: one whose memory holds
+N events and 2N edges (bench/memory_home.py), one with no memory, alternating, median of the
+runs: nothing the replay does may wait on the memory.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -19,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import best_of, fmt, parser, report
+from memory_home import fill_memory
+from tui_stages import FramedApp
 
 from opmem_tui.backend.home import Home
 from opmem_tui.widgets.replay_view import ReplayPane
@@ -93,8 +102,68 @@ async def measure(root: Path, repeat: int) -> tuple[float, float, int, int]:
     return min(steps), expand, tools, size, lines
 
 
+async def app_steps(root: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """(wall, CPU) of each step in the whole app, key -> the frame after the pane changed turn."""
+    app = FramedApp(Home(root, durable=False), now=lambda: NOW, poll_interval=0)
+    walls, cpus = [], []
+    frame = asyncio.Event()
+    app.on_frame = frame.set
+    async with app.run_test(size=(160, 48)) as pilot:
+        pane = app.screen.query_one(ReplayPane)
+        while pane.turn is None or pane.turn.number != 2 or len(pane.turns) < 2:
+            await pilot.pause(0.01)
+        await pilot.pause(0.2)
+        for i in range(2 * repeat):
+            key, number = ("left", 1) if i % 2 == 0 else ("right", 2)
+            started, started_cpu = time.perf_counter(), time.process_time()
+            press = asyncio.create_task(pilot.press(key))
+            while pane.turn is None or pane.turn.number != number:
+                frame.clear()
+                await frame.wait()
+            held = time.perf_counter()
+            while app.frame_after(held) is None:
+                frame.clear()
+                await frame.wait()
+            shown = app.frame_after(held)
+            walls.append(shown - started)
+            cpus.append(app.frame_cpu[shown] - started_cpu)
+            await press
+            await pilot.pause(0.05)
+    return walls, cpus
+
+
+def with_and_without_memory(work: Path, tools: int, total: int, events: int, repeat: int) -> None:
+    bare, full = work / "bare", work / "with-memory"
+    build(bare, tools, total)
+    build(full, tools, total)
+    fill_memory(full, events)
+    runs: dict[Path, tuple[list[float], list[float]]] = {bare: ([], []), full: ([], [])}
+    asyncio.run(app_steps(bare, 2))  # imports and first-run caches out of the way
+    for _ in range(3):
+        for root in (full, bare):
+            walls, cpus = asyncio.run(app_steps(root, repeat))
+            runs[root][0].extend(walls)
+            runs[root][1].extend(cpus)
+    (mw, mc), (bw, bc) = runs[full], runs[bare]
+    med = statistics.median
+    print(f"in the app, {len(mw)} steps each, median:")
+    report(
+        f"replay step, memory of {events:,} events", med(mw), med(bw), "no memory", "<= 1.2", med(mw) <= 1.2 * med(bw)
+    )
+    report(
+        f"replay step, memory of {events:,} events, CPU",
+        med(mc),
+        med(bc),
+        "no memory, CPU",
+        "<= 1.2",
+        med(mc) <= 1.2 * med(bc),
+    )
+
+
 def main() -> None:
-    args = parser(__doc__.splitlines()[0]).parse_args()
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--memory-events", type=int, default=0, help="also step in the app with a memory of N events")
+    args = p.parse_args()
     tools, total = (50, 1_000_000) if args.quick else (200, 5_000_000)
     work = Path(tempfile.mkdtemp(prefix="opmem-bench-step-"))
     try:
@@ -117,6 +186,8 @@ def main() -> None:
             "replay step (build + draw visible lines)", step, cold, "store.get_turns() cold", "<= 50 ms", step <= 0.05
         )
         print(f"expand all {count} results ({lines:,} lines) and draw the end: {fmt(expand)}")
+        if args.memory_events:
+            with_and_without_memory(work, tools, total, args.memory_events, 5 if args.quick else 10)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -32,7 +32,7 @@ from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge
 from .safe_text import one_line
 from .styling import theme_style
 
-FIND_DEBOUNCE = 0.12  # seconds of typing pause before a search runs
+FIND_DEBOUNCE = 0.12  # keys closer than this are one run, found when it stops
 MAX_HOPS = 3
 
 
@@ -149,6 +149,7 @@ class GraphExplorer(Horizontal):
         self._matches: list[EntityMatch] = []
         self.matches_query = ""  # the finder text the shown matches answer
         self._debounce: Timer | None = None
+        self._last_key = 0.0  # time.monotonic() of the last edit
 
     def compose(self) -> ComposeResult:
         with Vertical(id="graph-side"):
@@ -188,7 +189,12 @@ class GraphExplorer(Horizontal):
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value
-        self._debounce = self.set_timer(FIND_DEBOUNCE, lambda: self.post_message(GraphExplorer.QueryChanged(query)))
+        now = time.monotonic()
+        if now - self._last_key >= FIND_DEBOUNCE:  # the first key after a pause: find now
+            self.post_message(GraphExplorer.QueryChanged(query))
+        else:  # keys in a quick run: one find when they stop
+            self._debounce = self.set_timer(FIND_DEBOUNCE, lambda: self.post_message(GraphExplorer.QueryChanged(query)))
+        self._last_key = now
 
     @on(Input.Submitted, "#entity-find")
     def _query_submitted(self, event: Input.Submitted) -> None:
@@ -261,17 +267,24 @@ class GraphExplorer(Horizontal):
         root_item = graph_items(center.id, edges)
         tree.root.data = root_item
         tree.root.set_label(self._entity_label(center, bold=True))
-        self._add_children(tree.root, root_item, depth=1)
+        self._add_children(tree.root, root_item)
         tree.root.expand()
         tree.move_cursor(tree.root)
         self._header(center, len(edges), hidden, truncated)
         self._describe(tree.root)
 
-    def _add_children(self, node: TreeNode[GraphItem], item: GraphItem, depth: int) -> None:
+    def _add_children(self, node: TreeNode[GraphItem], item: GraphItem) -> None:
+        """One level: the rows under a row are made when it is first expanded (a recentre
+        then builds only what it shows)."""
         for child in item.children:
-            branch = node.add(self._edge_label(child), data=child, expand=False, allow_expand=bool(child.children))
-            if child.children:
-                self._add_children(branch, child, depth + 1)
+            node.add(self._edge_label(child), data=child, expand=False, allow_expand=bool(child.children))
+
+    @on(Tree.NodeExpanded, "#graph-tree")
+    def _expanded(self, event: Tree.NodeExpanded) -> None:
+        event.stop()
+        node, item = event.node, event.node.data
+        if item is not None and item.children and not node.children:
+            self._add_children(node, item)
 
     def _entity_label(self, ref: EntityRef, *, bold: bool = False) -> Text:
         return Text.assemble(
@@ -309,21 +322,21 @@ class GraphExplorer(Horizontal):
             parts.append(f"{hidden} superseded hidden (s)")
         if truncated:
             parts.append("cut at the limit")
-        self.query_one("#graph-header", Static).update(Content(" · ".join(parts)))
+        self.query_one("#graph-header", Static).update(Content(" · ".join(parts)), layout=False)  # fixed height
 
     def show_empty(self, message: str) -> None:
         self.center = None
         self._matches = []
         self.matches.set_options([])
         self._show_message(message)
-        self.query_one("#graph-header", Static).update(Content(""))
+        self.query_one("#graph-header", Static).update(Content(""), layout=False)
 
     def _show_message(self, message: str) -> None:
         empty = self.query_one("#graph-empty", Static)
         empty.update(Content(message))
         empty.display = True
         self.tree.display = False
-        self.query_one("#graph-detail", Static).update(Content(""))
+        self.query_one("#graph-detail", Static).update(Content(""), layout=False)
 
     def show_error(self, message: str) -> None:
         self._show_message(message)
@@ -345,10 +358,10 @@ class GraphExplorer(Horizontal):
         item = node.data
         detail = self.query_one("#graph-detail", Static)
         if item is None:
-            detail.update(Content(""))
+            detail.update(Content(""), layout=False)  # fixed height: no new layout per cursor move
             return
         if item.edge is None:
-            detail.update(self._center_text())
+            detail.update(self._center_text(), layout=False)
             return
         g = item.edge
         names = self.names
@@ -368,7 +381,7 @@ class GraphExplorer(Horizontal):
         lines.append(
             Text(f"enter recentres on {one_line(names[item.entity].name if item.entity in names else item.entity, 50)}")
         )
-        detail.update(Text("\n").join(lines))
+        detail.update(Text("\n").join(lines), layout=False)
 
     def _center_text(self) -> Text:
         ref = self.names.get(self.center or "")

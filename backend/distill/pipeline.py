@@ -187,6 +187,10 @@ class DistillJob:
         staged = port.staged_ids()
         if staged:
             write_inflight(self.home.memory_dir, staged | port.exclude, durable=durable)
+        if port.staged_records and not self.state.unprojected:
+            self.state.unprojected = True  # saved before the write: stage 5 owes a projection
+            self.dirty = True
+            self.save(force=True)
         self.written += port.flush()
         if self.staged_sessions or self.staged_projects:
             self.state.sessions.update(self.staged_sessions)
@@ -276,6 +280,7 @@ def run(
 def distil_pending(job: DistillJob, started: float) -> RunReport:
     """Every batch the cursors have not covered, then the project commits, then stage 5."""
     home, options = job.home, job.options
+    leftover = job.state.unprojected
     whole = options.sessions is None
     token = change_token(home.sessions)  # read before the scan: a write after it changes it again
     if whole and not options.again and not options.scan and token and token == job.state.token:
@@ -307,9 +312,15 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
         cancelled = bool(job.report.get("cancelled"))
     job.flush(force=True)
     job.save(force=True)
-    if options.project and job.written.total and not cancelled:
+    if options.project and not cancelled and (job.written.total or job.state.unprojected):
         job.tell("project", 0, 1, "core.md, views, index")
-        job.notes.extend(project_all(home, job.touched, job.distilled))
+        if leftover:  # an earlier run wrote records and died before projecting them
+            job.notes.extend(project_all(home, None, job.state.sessions))
+        else:
+            job.notes.extend(project_all(home, job.touched, job.distilled))
+        job.state.unprojected = False
+        job.dirty = True
+        job.save(force=True)
         job.tell("project", 1, 1, "")
     return RunReport(
         sessions=sessions,

@@ -73,6 +73,7 @@ def sleep(
         notes = list(report.notes) + project_all(home)
         packed = home.sessions.pack_all()
         job.state.last_sleep = time.time()
+        job.state.unprojected = False  # project_all above projected everything
         job.dirty = True
         job.save(force=True)
         job.tell("done", 3, 3, "")

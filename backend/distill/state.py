@@ -47,6 +47,9 @@ class DistillState:
     projects: dict[str, ProjectCursor] = field(default_factory=dict)
     last_sleep: float = 0.0
     token: str = ""
+    # Records were written whose projection (core.md, views, index) has not finished: a run
+    # killed in stage 5, or after a write, leaves it set and the next run projects everything.
+    unprojected: bool = False
 
     def cursor(self, session_id: str) -> SessionCursor:
         return self.sessions.get(session_id, SessionCursor())
@@ -58,6 +61,7 @@ class DistillState:
             "token": self.token,
             "projects": {pid: {"head": c.head, "time": c.time} for pid, c in sorted(self.projects.items())},
             "sleep": {"last": self.last_sleep},
+            "unprojected": self.unprojected,
         }
 
     @classmethod
@@ -86,6 +90,7 @@ class DistillState:
                     state.projects[str(pid)] = ProjectCursor(
                         raw["head"], float(when) if isinstance(when, (int, float)) else 0.0
                     )
+        state.unprojected = data.get("unprojected") is True
         sleep = data.get("sleep") or {}
         if isinstance(sleep, Mapping) and isinstance(sleep.get("last"), (int, float)):
             state.last_sleep = float(sleep["last"])

@@ -85,6 +85,8 @@ def run_import(
     store = home.sessions
     state = ImportState(home.path / STATE_FILE)
     report = ImportReport()
+    if state.problem:
+        report.warn(state.path, None, state.problem)
     given = list(paths) if paths else []
     missing = [str(p) for p in given if not Path(p).expanduser().exists()]
     if missing:

@@ -6,7 +6,7 @@ and `opmem watch` reads only bytes appended since.
 
 `complete` is false while the importer held part of the file back (a live session's open tail);
 such a file is parsed again even when unchanged. The file is a cache: when it is missing or
-unreadable every file is simply imported again (idempotently).
+unreadable every file is simply imported again (idempotently); `problem` then says why.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from ..file_lock import file_lock
 
 STATE_FILE = "import-state.json"
 VERSION = 1
@@ -40,8 +40,9 @@ class ImportState:
         self.path = path
         self.files: dict[str, FileState] = {}
         self._changed: set[str] = set()
+        self.problem = ""  # why an existing state file was not used (every file is read again)
         if path is not None:
-            self.files = _read(path)
+            self.files, self.problem = _read(path)
 
     @staticmethod
     def key(path: Path | str) -> str:
@@ -71,8 +72,9 @@ class ImportState:
         if self.path is None or not self._changed:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            on_disk = _read(self.path)
+        unsaved = "what was imported is stored, but this state was not saved: the next import reads these files again"
+        with file_lock(self.path, consequence=unsaved):
+            on_disk, _ = _read(self.path)
             for key in self._changed:
                 if key in self.files:
                     on_disk[key] = self.files[key]
@@ -85,20 +87,34 @@ class ImportState:
         self._changed.clear()
 
 
-def _read(path: Path) -> dict[str, FileState]:
+def _read(path: Path) -> tuple[dict[str, FileState], str]:
+    """The entries, and why the file was not usable ('' when it was, or when it does not exist)."""
+    redo = "every file is imported again (idempotently) and the state rewritten"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as exc:
+        return {}, f"cannot read the import state ({exc.strerror or exc}); {redo}"
+    except (ValueError, RecursionError) as exc:
+        return {}, f"the import state does not parse ({_why(exc)}); {redo}"
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict):
-        return {}
+        return {}, f'the import state has no "files" object; {redo}'
     out: dict[str, FileState] = {}
     for key, raw in files.items():
         entry = _entry(raw)
         if isinstance(key, str) and entry is not None:
             out[key] = entry
-    return out
+    return out, ""
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc)
 
 
 def _entry(raw: Any) -> FileState | None:

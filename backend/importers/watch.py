@@ -167,6 +167,9 @@ class Watcher:
         """
         self.discover()
         report = ImportReport()
+        if self.state.problem:
+            report.warn(str(self.state.path), None, self.state.problem)
+            self.state.problem = ""  # said once, at the start
         on_session = self.binder.session_written
         for path, name in list(self.known.items()):
             import_file(

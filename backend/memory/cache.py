@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import CorruptFile
+from ..model import CorruptFile, OpmemError
 from .logs import ENTITIES_LOG, TIMELINE_DIR, FileStamp, ReadState, fingerprint, log_names, read_lines
 from .records import (
     AliasMerge,
@@ -101,6 +101,10 @@ MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
 _TABLE_OF = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}
 
 
+class CacheError(OpmemError):
+    """The cache (memory/cache.sqlite, derived from the logs) cannot be written: a full disk."""
+
+
 @dataclass(slots=True)
 class _Touched:
     """What an ingest changed, so folding work is limited to it."""
@@ -164,10 +168,12 @@ class MemoryCache:
                 db.execute("COMMIT")
                 self.generation = db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()[0]
                 return db
-            except sqlite3.DatabaseError:
+            except sqlite3.DatabaseError as exc:
                 db.close()
                 if attempt == 2:
-                    raise
+                    raise CacheError(
+                        f"{self.path}: cannot create the memory cache ({exc}); the logs are intact"
+                    ) from None
                 for suffix in ("", "-wal", "-shm"):  # unreadable cache: it is only derived data
                     Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         raise AssertionError("unreachable")
@@ -189,19 +195,31 @@ class MemoryCache:
     @contextmanager
     def writing(self) -> Iterator[_Touched]:
         """One write transaction: caught up with the logs first, folded and committed at the end."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self.lock, self._transaction():
             try:
                 self._touched = _Touched()
                 self._catch_up()
                 yield self._touched
                 self._fold(self._touched)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
             finally:
                 self._seen = None  # our own appends moved the logs: check again next time
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE .. COMMIT; a database error (a full disk) names the cache file. The
+        logs are the truth: whatever they gained is folded in at the next look."""
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:  # SQLite has rolled back on its own after SQLITE_FULL
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise CacheError(f"{self.path}: cannot write the memory cache ({exc}); the logs are intact") from None
 
     def sync(self, *, force: bool = False) -> bool:
         """Bring the cache up to the logs; True when a log had changed since the last look.
@@ -220,14 +238,12 @@ class MemoryCache:
                 self._version, self._checked = version, now
                 if self._stamps() == self._seen:
                     return False
-            self.db.execute("BEGIN IMMEDIATE")
             try:
-                self._touched = touched = _Touched()
-                stamps = self._catch_up()
-                self._fold(touched)
-                self.db.execute("COMMIT")
+                with self._transaction():
+                    self._touched = touched = _Touched()
+                    stamps = self._catch_up()
+                    self._fold(touched)
             except BaseException:
-                self.db.execute("ROLLBACK")
                 self._seen = None
                 raise
             self._seen = stamps  # taken before reading: a log grown since is seen as changed
@@ -237,16 +253,11 @@ class MemoryCache:
 
     def rebuild(self) -> None:
         """Forget everything derived and read every log again."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self.lock, self._transaction():
             try:
                 self._touched = _Touched()
                 self._rebuild()
                 self._fold(self._touched)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
             finally:
                 self._seen = None
 

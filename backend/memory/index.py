@@ -253,13 +253,19 @@ class SearchIndex:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: a second writer waits for the first)."""
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:  # SQLite has rolled back on its own after SQLITE_FULL
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise SearchIndexError(
+                f"{self.path}: cannot write the search index ({exc}); it catches up at the next update"
+            ) from None
 
     # ------------------------------------------------------------------ sessions
 

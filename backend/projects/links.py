@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from filelock import FileLock
-
+from ..file_lock import file_lock
 from ..model import Node, Turn
 from .records import CommitInfo
 from .tool_paths import git_commit_texts, tool_written_paths
@@ -287,7 +286,7 @@ class LinkStore:
     def add(self, links: Iterable[CommitLink]) -> list[CommitLink]:
         """Append the links not already stored at the same or a higher confidence."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
+        with file_lock(self.path, consequence="no link was added"):
             known = self._load()
             new: list[CommitLink] = []
             now = time.time()

@@ -18,13 +18,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pygit2
-from filelock import FileLock
 
+from ..file_lock import file_lock
 from ..model import CorruptFile, Node, OpmemError, Turn, check_session_id
 from ..store.files import write_atomic
 from .agent_commit import AgentCommitter
@@ -129,9 +130,9 @@ class ProjectRegistry:
 
     # -- the registry file --------------------------------------------------------------------
 
-    def _lock(self) -> FileLock:
+    def _lock(self) -> AbstractContextManager[None]:
         self.dir.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path) + ".lock")
+        return file_lock(self.path, consequence="nothing was changed")
 
     def _read(self) -> list[Project]:
         try:
@@ -406,7 +407,7 @@ class ProjectRegistry:
     def _append(self, path: Path, record: Mapping[str, Any]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        with FileLock(str(path) + ".lock"):
+        with file_lock(path, consequence="nothing was changed"):
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(line)
                 fh.flush()

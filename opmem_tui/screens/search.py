@@ -1,12 +1,14 @@
 """Search everywhere (`ctrl+f`): every message of every session and the memory, as you type.
 
-A pause in typing starts one search in a thread worker (exclusive: a newer query cancels the
-one still running, and a cancelled worker's answer is dropped); `enter` dismisses with the hit,
+A key typed after a pause starts a search at once, a quick run of keys one search when it stops
+(SEARCH_DEBOUNCE), in a thread worker (exclusive: a newer query cancels the one still running,
+and a cancelled worker's answer is dropped); `enter` dismisses with the hit,
 which the main screen opens in the replay at its turn with its message selected.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -54,6 +56,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         self.results: SearchResults | None = None
         self.searching = ""  # the query of the search under way ("" when none)
         self._debounce: Timer | None = None
+        self._last_key = 0.0  # time.monotonic() of the last edit
 
     @property
     def opmem(self) -> OpmemApp:
@@ -84,7 +87,12 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value
-        self._debounce = self.set_timer(SEARCH_DEBOUNCE, lambda: self._search(query))
+        now = time.monotonic()
+        if now - self._last_key >= SEARCH_DEBOUNCE:  # the first key after a pause: search now
+            self._search(query)
+        else:  # keys in a quick run: one search when they stop
+            self._debounce = self.set_timer(SEARCH_DEBOUNCE, lambda: self._search(query))
+        self._last_key = now
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self._debounce is not None:

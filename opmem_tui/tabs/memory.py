@@ -55,6 +55,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self._core_stamp: tuple[int, int] | None = None
         self._poll: Timer | None = None
         self._started_graph = False
+        self._shown = False
 
     @property
     def opmem(self) -> OpmemApp:
@@ -106,6 +107,16 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
             self._watch_core()
         elif self.opmem.poll_interval and self.opmem.poll_interval > 0:
             self._poll = self.set_interval(self.opmem.poll_interval, self._check_core)
+
+    def on_show(self) -> None:
+        if not self._shown:  # the names for the finder: read when the tab is first looked at
+            self._shown = True
+            self._load_names()
+
+    @work(thread=True, exclusive=True, group="entity-names", exit_on_error=False, description="Reading entity names")
+    def _load_names(self) -> None:
+        if self.data.exists():
+            self.data.finder.load()
 
     # -- the whole memory ------------------------------------------------------------------
     def memory_changed(self) -> None:

@@ -96,9 +96,10 @@ def memory_append(home: Home, ack: Acks, seed: int) -> None:
 
 
 def distill_run(home: Home, ack: Acks, seed: int) -> None:
+    """A whole run as `opmem distill` does it: records, then core.md, entity views and the index."""
     from opmem_tui.backend.distill.pipeline import RunOptions, run
 
-    run(home, RunOptions(project=False, flush_records=1))
+    run(home, RunOptions(project=PROJECT, flush_records=1))
     ack("distilled")
 
 
@@ -147,6 +148,9 @@ KINDS = {
     "index": index_update,
     "autocommit": autocommit,
 }
+
+
+PROJECT = "project" in sys.argv[5:]  # the distillation run projects too (the crash suite's default)
 
 
 def main() -> None:

@@ -4,6 +4,11 @@ Installs a fault-injecting wrapper around os.write, os.fsync, os.replace, os.ren
 os.open and open() for writing: the first AFTER calls pass, every later one raises
 OSError(ERRNO) (ENOSPC: a full disk; EROFS: a read-only home). AFTER = -1 only counts the calls
 and prints the count. Then runs the opmem CLI with ARGS, as a user would.
+
+SQLite writes through its own C code, past these wrappers: with FAULT_SQLITE_PAGES=N set, every
+database opened under FAULT_UNDER (the search index, the memory cache) may grow by N pages
+only (PRAGMA max_page_count), after which SQLite fails the write with SQLITE_FULL ("database or
+disk is full"), as on a full disk.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ def main() -> None:
     opened = wrap(builtins.open, writes=lambda file, mode="r", *a, **k: any(c in mode for c in "wax+"))
     builtins.open = io.open = opened
 
+    if os.environ.get("FAULT_SQLITE_PAGES"):
+        limit_sqlite(paths, int(os.environ["FAULT_SQLITE_PAGES"]))
+
     from opmem_tui.cli import main as cli
 
     try:
@@ -54,6 +62,21 @@ def main() -> None:
     finally:
         if after < 0:
             print(f"fault-calls {calls['n']}", file=sys.stderr, flush=True)
+
+
+def limit_sqlite(under: str, pages: int) -> None:
+    import sqlite3
+
+    connect = sqlite3.connect
+
+    def limited(database, *args, **kwargs):
+        db = connect(database, *args, **kwargs)
+        if str(database).startswith(under):
+            grown = db.execute("PRAGMA page_count").fetchone()[0] + pages
+            db.execute(f"PRAGMA max_page_count = {grown}")
+        return db
+
+    sqlite3.connect = limited
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,17 +35,28 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.hooks import IngestHooks
+from opmem_tui.backend.importers.state import ImportState
+from opmem_tui.backend.memory.core import consolidation_day, core_path, render_core
+from opmem_tui.backend.memory.views import render_entity_view, view_path
+from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.projects.agent_commit import AgentCommitter
 from opmem_tui.backend.projects.repository import ProjectGit
 
-from .stores import bad_log_lines, fsck, index_dump, memory_lines, read_acks, reopen_and_fsck, start_writer
+from .stores import bad_lines, bad_log_lines, fsck, index_dump, memory_lines, read_acks, reopen_and_fsck, start_writer
 
 KINDS = ("append", "commit", "import", "memory", "autocommit", "distill", "index")
-# Kill delays are drawn from [0, MAX_DELAY] seconds after the writer says "ready" for the
-# writers that write until killed; for the finite ones (import, distill, index) from
-# [0, 0.9 x the time an uninterrupted run of the same writer took here], so they die mid-way.
+# Kill delays are drawn after the writer says "ready": for the writers that write until killed,
+# from [0, MAX_DELAY + the time they took here to acknowledge ENDLESS_ACKS writes] (so a slow
+# first write, e.g. an auto-commit's project setup under load, is not all a trial ever sees);
+# for the finite ones (import, distill, index) from [0, 0.9 x the time an uninterrupted run of
+# the same writer took here], so they die mid-way.
 MAX_DELAY = 1.5
+ENDLESS_ACKS = 3
 FINITE = ("import", "distill", "index")
+# The long mode's transcript: each import trial runs the import twice (killed, then again to
+# recover), verifies and fscks its sessions and rebuilds the index, so its size sets the pace:
+# 12,000 lines took ~150 s a trial on the loaded 2-core machine, too slow for 200 trials.
+LONG_IMPORT_LINES = 4_000
 
 
 def suite_seed() -> int:
@@ -61,6 +73,7 @@ class Figures:
     lost: int = 0
     corrupt: int = 0
     problems: list[str] = field(default_factory=list)
+    durations: dict[str, float] = field(default_factory=dict)  # the kill windows' timings (Templates)
 
     def add(self, kind: str, result: TrialResult) -> None:
         self.trials[kind] += 1
@@ -158,7 +171,7 @@ class Templates:
 
     def max_delay(self, kind: str) -> float:
         self.path(kind)
-        return 0.9 * self.durations[kind] if kind in FINITE else MAX_DELAY
+        return 0.9 * self.durations[kind] if kind in FINITE else MAX_DELAY + self.durations[kind]
 
     def path(self, kind: str) -> Path:
         folder = self.base / kind
@@ -171,24 +184,17 @@ class Templates:
     def _build(self, kind: str, folder: Path) -> None:
         home = Home(folder / "home")
         if kind == "import":
-            self.transcript_lines = write_transcript(folder / "transcript.jsonl", 12_000 if self.long else 600)
+            self.transcript_lines = write_transcript(
+                folder / "transcript.jsonl", LONG_IMPORT_LINES if self.long else 600
+            )
         elif kind in ("distill", "index"):
             coding_corpus(home, 16 if self.long else 5)
             if kind == "distill":
                 scratch = self.base / "distill-reference"
                 shutil.copytree(folder, scratch)
-                run(Home(scratch / "home"), RunOptions(project=False, flush_records=1))
+                run(Home(scratch / "home"), RunOptions(flush_records=1))
                 self.reference = memory_lines(Home(scratch / "home"))
                 shutil.rmtree(scratch)
-        if kind in FINITE:  # time an uninterrupted run: kills are drawn within it
-            scratch = self.base / f"{kind}-timing"
-            shutil.copytree(folder, scratch)
-            child = start_writer(kind, scratch / "home", scratch / "acks", 0)
-            child.stdout.readline()
-            started = time.monotonic()
-            child.communicate()
-            self.durations[kind] = time.monotonic() - started
-            shutil.rmtree(scratch)
         if kind == "autocommit":
             project = folder / "project"
             project.mkdir()
@@ -201,6 +207,26 @@ class Templates:
             repo.config["user.name"] = "User"
             repo.config["user.email"] = "user@example.com"
         home.path.mkdir(parents=True, exist_ok=True)
+        self.durations[kind] = self._time_writer(kind, folder)
+
+    def _time_writer(self, kind: str, folder: Path) -> float:
+        """Seconds from "ready" to the end of an uninterrupted run (finite writers) or to the
+        writer's ENDLESS_ACKS-th acknowledgement (the others), on a copy of the template."""
+        scratch = self.base / f"{kind}-timing"
+        shutil.copytree(folder, scratch)
+        child = start_writer(kind, scratch / "home", scratch / "acks", 0)
+        child.stdout.readline()
+        started = time.monotonic()
+        if kind in FINITE:
+            child.communicate()
+        else:  # polled: the writer reports through the fsynced file only
+            while len(read_acks(scratch / "acks")) < ENDLESS_ACKS and child.poll() is None:
+                time.sleep(0.02)
+            child.kill()
+            child.communicate()
+        took = time.monotonic() - started
+        shutil.rmtree(scratch)
+        return took
 
 
 # ---------------------------------------------------------------------------- one trial
@@ -268,6 +294,9 @@ def check_nodes(home: Home, acks: list[list[str]], result: TrialResult, template
 
 def check_import(home: Home, acks: list[list[str]], result: TrialResult, templates: Templates) -> None:
     # The next run recovers: the same import again completes the sessions, nothing doubled.
+    state = ImportState(home.path / "import-state.json")
+    if state.problem:
+        result.corrupt.append(f"{state.path}: {state.problem}")
     transcript = home.path.parent / "transcript.jsonl"
     report = run_import(
         home, "jsonl", [transcript], bind=False, hooks=IngestHooks(after_ingest=(home.search_index.after_ingest,))
@@ -313,21 +342,48 @@ def check_memory(home: Home, acks: list[list[str]], result: TrialResult, templat
     torn = [p for p in memory.problems() if "torn" not in p.message.lower()]
     if torn or len(memory.problems()) > logs:
         result.corrupt.append(f"memory problems after a kill: {[str(p) for p in memory.problems()]}")
-    before = memory.stats()
-    memory.rebuild_cache()
-    if memory.stats() != before:
-        result.corrupt.append(f"the logs fold to {memory.stats()} from scratch, the cache said {before}")
+    fold_equals_cache(home, result)
     memory.close()
 
 
 def check_distill(home: Home, acks: list[list[str]], result: TrialResult, templates: Templates) -> None:
     result.corrupt.extend(bad_log_lines(home))
-    run(home, RunOptions(project=False, flush_records=1))  # the next run recovers
+    day = consolidation_day(time.time())
+    run(home, RunOptions(flush_records=1))  # the next run recovers
+    days = {day, consolidation_day(time.time())}  # (a run across midnight UTC)
     if memory_lines(home) != templates.reference:
         result.corrupt.append("a killed distillation, run again, does not end with the records of a whole run")
-    if run(home, RunOptions(project=False)).written.total:
+    fold_equals_cache(home, result)
+    result.corrupt.extend(stale_projections(home, days))
+    check_index_equals_rebuild(home, result)
+    if run(home, RunOptions()).written.total:
         result.corrupt.append("a third run still wrote records")
     home.memory.close()
+
+
+def fold_equals_cache(home: Home, result: TrialResult) -> None:
+    """The memory's logs fold to what its cache says (a cache rebuilt from the logs alone)."""
+    before = home.memory.stats()
+    home.memory.rebuild_cache()
+    if home.memory.stats() != before:
+        result.corrupt.append(f"the logs fold to {home.memory.stats()} from scratch, the cache said {before}")
+
+
+def stale_projections(home: Home, days: set) -> list[str]:
+    """core.md files and entity views that differ from what the memory renders now."""
+    memory = home.memory
+    stale: list[str] = []
+    projects = ["", *sorted(s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:"))]
+    for pid in projects:
+        path = core_path(memory.root, pid)
+        on_disk = path.read_bytes() if path.exists() else None
+        if all(on_disk != render_core(memory, day, pid).encode() for day in days):
+            stale.append(f"{path} is {'stale' if on_disk else 'missing'} after the next run")
+    for entity_id in memory.entity_ids():
+        path = view_path(memory.root, entity_id)
+        if not path.exists() or path.read_bytes() != render_entity_view(memory, entity_id).encode():
+            stale.append(f"the view of {entity_id} is {'stale' if path.exists() else 'missing'} after the next run")
+    return stale[:5] + ([f"... {len(stale) - 5} more"] if len(stale) > 5 else [])
 
 
 def check_index(home: Home, acks: list[list[str]], result: TrialResult, templates: Templates) -> None:
@@ -367,6 +423,30 @@ def check_project(home: Home, acks: list[list[str]], result: TrialResult, templa
         result.corrupt.append(f"{len(commits)} agent commits, {len(acked)} acknowledged: more than one unacknowledged")
     for commit in commits:
         result.corrupt.extend(_whole_agent_commit(repo, commit))
+    result.corrupt.extend(project_files(home, acked, acks))
+
+
+def project_files(home: Home, acked: list[str], acks: list[list[str]]) -> list[str]:
+    """projects.json reads and holds the session; every acknowledged agent commit is linked to
+    its turn in links.jsonl; every whole line of the JSONL logs (links, warnings) parses."""
+    problems: list[str] = []
+    registry = home.projects
+    try:
+        projects = registry.list_projects()
+    except OpmemError as exc:
+        return [f"projects.json after a kill: {exc}"]
+    if not projects:  # killed before the project was bound
+        return ["acknowledged agent commits, but projects.json lists no project"] if acked else []
+    [project] = projects
+    if acked and not project.sessions:
+        problems.append("projects.json does not list the agent's session")
+    for oid in acked:
+        if not registry.links_for_commit(project.id, oid):
+            problems.append(f"acknowledged agent commit {oid} has no link to its turn")
+    for log in (registry.links.path, registry.warnings_path):
+        if log.exists():
+            problems.extend(f"{log}:{n}: a whole line that does not parse" for n in bad_lines(log))
+    return problems
 
 
 def _whole_agent_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
@@ -396,19 +476,30 @@ CHECKS = {
 
 
 def run_trials(
-    kinds: tuple[str, ...], per_kind: int, seed: int, base: Path, *, long: bool = False, deadline: float | None = None
+    kinds: tuple[str, ...],
+    per_kind: int,
+    seed: int,
+    base: Path,
+    *,
+    long: bool = False,
+    deadline: Callable[[], bool] | None = None,
+    progress: Callable[[str, TrialResult], None] | None = None,
 ) -> Figures:
-    """per_kind trials of each kind (interleaved), stopping early at `deadline` (time.monotonic)."""
+    """per_kind trials of each kind (interleaved), stopping early once `deadline()` is true."""
     figures = Figures(seed)
     templates = Templates(base / "templates", long=long)
+    figures.durations = templates.durations
     work = base / "trials"
     work.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     for _ in range(per_kind):
         for kind in kinds:
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and deadline():
                 return figures
-            figures.add(kind, trial(kind, rng.randrange(1 << 31), templates, work))
+            result = trial(kind, rng.randrange(1 << 31), templates, work)
+            figures.add(kind, result)
+            if progress is not None:
+                progress(kind, result)
     return figures
 
 

@@ -23,14 +23,18 @@ import pytest
 from opmem_tui.backend.home import Home
 
 from .stores import bad_log_lines, reopen_and_fsck
-from .test_crash import suite_seed, write_transcript
+from .test_crash import TrialResult, check_index_equals_rebuild, fold_equals_cache, suite_seed, write_transcript
 
 WRITER = Path(__file__).with_name("fault_writer.py")
 SEED = suite_seed()
 
 
-def opmem(home: Path, args: list[str], fault: int = 0, after: int = 0) -> subprocess.CompletedProcess:
+def opmem(
+    home: Path, args: list[str], fault: int = 0, after: int = 0, sqlite_pages: int | None = None
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "OPMEM_HOME": str(home), "FAULT_UNDER": str(home)}
+    if sqlite_pages is not None:
+        env["FAULT_SQLITE_PAGES"] = str(sqlite_pages)
     if fault:
         cmd = [sys.executable, str(WRITER), str(fault), str(after), "--", "opmem", *args]
     else:
@@ -110,6 +114,49 @@ def test_a_write_that_fails_leaves_nothing_half_written(workload: str, code: int
     seed = SEED + code
     problems = faulted_runs(tmp_path, workload, code, trials, seed)
     assert not problems, f"replay with OPMEM_RELIABILITY_SEED={SEED}:\n" + "\n".join(problems)
+
+
+SQLITE_SHORT = [("import", 3), ("distill", 3)]
+
+
+@pytest.mark.parametrize("workload, trials", SQLITE_SHORT)
+def test_a_full_disk_under_the_search_index_and_the_memory_cache(workload: str, trials: int, tmp_path: Path) -> None:
+    """SQLite's own writes (the search index, the memory cache) fail with SQLITE_FULL at a
+    seeded random size: one clear message naming the database (an error, or the import's
+    warning: its sessions are stored), no traceback, nothing half-written; the next run
+    completes and the index then equals a rebuilt one, the memory cache the logs' fold."""
+    problems = sqlite_full_runs(tmp_path, workload, trials, SEED + 7)
+    assert not problems, f"replay with OPMEM_RELIABILITY_SEED={SEED}:\n" + "\n".join(problems)
+
+
+def sqlite_full_runs(base: Path, workload: str, trials: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    write_transcript(base / "transcript.jsonl", 120)
+    template = base / "template"
+    if workload == "distill":
+        assert opmem(template, WORKLOADS["import"](base)).returncode == 0
+    else:
+        template.mkdir()
+    problems: list[str] = []
+    for trial in range(trials):
+        home = _copy(template, base / f"t{trial}")
+        pages = rng.randrange(0, 40)
+        label = f"{workload} with {pages} more SQLite pages (seed {seed})"
+        failed = opmem(home, WORKLOADS[workload](base), sqlite_pages=pages)
+        out = " ".join((failed.stdout + failed.stderr).split())
+        if "Traceback" in out:
+            problems.append(f"{label}: a traceback: {out[-1500:]}")
+        elif "full" in out and ".sqlite" not in out:
+            problems.append(f"{label}: the failure does not name the database: {out[-500:]}")
+        problems.extend(f"{label}: half-written: {p}" for p in half_written(home))
+        again = opmem(home, WORKLOADS[workload](base))
+        if again.returncode != 0:
+            problems.append(f"{label}: the next run failed: {(again.stdout + again.stderr)[-800:]}")
+        result = TrialResult(0)
+        check_index_equals_rebuild(Home(home), result)
+        fold_equals_cache(Home(home), result)
+        problems.extend(f"{label}: {p}" for p in result.corrupt)
+    return problems
 
 
 # ---------------------------------------------------------------------------- stale git locks

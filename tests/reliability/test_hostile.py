@@ -181,3 +181,63 @@ def test_mcp_tools_are_read_only_and_bounded_under_hostile_arguments(tmp_path: P
             json.loads(reply)  # a whole JSON reply, even when cut to the budget
     assert replies == len(TOOLS) * len(hostile)
     assert tree(tmp_path) == before  # nothing written anywhere, the home included
+
+
+async def test_entity_names_commit_messages_and_paths_on_screen_are_inert(tmp_path: Path) -> None:
+    """The app (Pilot) over a store whose entity name, project commit message and commit paths
+    carry console markup and terminal escapes: markup shows as typed, escapes never reach the
+    terminal (the titles, messages, tool output, core.md and search snippets are in tests/app)."""
+    from opmem_tui.backend.memory.records import Edge, Entity, entity_id
+    from opmem_tui.widgets.commit_log import CommitLog
+    from opmem_tui.widgets.graph_explorer import GraphExplorer
+    from tests.app.conftest import make_app, press, settle, wait_until
+    from tests.app.memory_sample import distil_sample
+    from tests.app.sample_store import build_sample_store, fresh_home
+    from tests.app.test_safety import screen_segments_text, screen_text
+
+    store = tmp_path / "store"
+    build_sample_store(store, projects_root=tmp_path)
+    home = fresh_home(store)
+    distil_sample(home)
+    name = f"{MARKUP} {ESCAPES}entity"
+    project = home.memory.entity("webapp")
+    hostile = Entity(entity_id("file", name), "file", name, scope=project.scope)
+    prov = project.provenance
+    home.memory.append(
+        [
+            hostile,
+            Edge(Edge.make_id(project.id, "edited", hostile.id, prov), project.id, hostile.id, "edited", prov, 0.9),
+        ]
+    )
+    webapp = pygit2.Repository(str(tmp_path / "projects" / "webapp"))
+    blob = webapp.create_blob(b"x = 1\n")
+    builder = webapp.TreeBuilder(webapp.head.peel().tree)
+    builder.insert(f"{MARKUP}{ESCAPES}.py".replace("/", "_"), blob, pygit2.GIT_FILEMODE_BLOB)
+    sig = pygit2.Signature("Dana", "dana@example.com")
+    webapp.create_commit(
+        "HEAD", sig, sig, f"{MARKUP} {ESCAPES}commit\n\nbody {ESCAPES}", builder.write(), [webapp.head.target]
+    )
+    app = make_app(home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "2")  # projects: the hostile commit is the newest of webapp
+        await settle(pilot)
+        log = app.screen.query_one(CommitLog)
+        await wait_until(pilot, lambda: bool(log.commits) and "pwned" in log.commits[0].summary, "the commit")
+        _inert(screen_text(app), screen_segments_text(app), MARKUP)
+        await press(pilot, "3")  # memory: find the entity in the graph
+        await settle(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        graph.finder.focus()
+        await pilot.press(*"pwned")
+        await wait_until(pilot, lambda: name in [m.name for m in graph._matches], "the entity found")
+        _inert(screen_text(app), screen_segments_text(app), "[bold red]pwned[/]")  # the list of matches
+        graph.choose(hostile.id)  # as enter on its row does
+        await settle(pilot)
+        _inert(screen_text(app), screen_segments_text(app), MARKUP)
+
+
+def _inert(text: str, raw: str, markup: str) -> None:
+    assert markup in text  # shown as typed, not applied
+    for sequence in ("\x1b]52", "\x1b[2J", "\x9b31m", "\x07"):
+        assert sequence not in raw

@@ -199,3 +199,27 @@ def test_stage_5_writes_core_md_the_views_and_indexes_the_records(home: Home):
     hits = home.search("worker listens on 18109")
     assert hits and hits[0].session_id == "s1"
     assert any(h.record_id or h.via for h in hits)  # a distilled record found or lifted the turn
+
+
+def test_a_run_that_died_before_stage_5_is_projected_by_the_next_one(home: Home):
+    """Records written, then the run fails in stage 5 (here: core.md cannot be replaced; a
+    SIGKILL there does the same): the next run, with nothing new to write, still projects them."""
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.tool("Edit", {"file_path": "/work/proj/worker.py", "old_string": "4000", "new_string": "18109"})
+    chat.commit()
+    core = home.memory_dir / "core.md"
+    (core / "blocker").mkdir(parents=True)  # a folder where core.md goes: the write fails
+    with pytest.raises(OSError):
+        run(home)
+    assert load_state(home.memory_dir).unprojected
+    (core / "blocker").rmdir()
+    core.rmdir()
+    again = run(Home(home.path))
+    assert again.written.total == 0
+    assert "↪ session:s1" in core.read_text(encoding="utf-8")
+    assert list((home.memory_dir / "graph" / "views" / "entity").glob("*.md"))
+    assert any(h.record_id for h in Home(home.path).search("worker listens on 18109"))
+    assert not load_state(home.memory_dir).unprojected
+    assert not any("core.md" in note for note in run(Home(home.path)).notes)  # projected once, not every run

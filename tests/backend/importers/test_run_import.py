@@ -58,6 +58,19 @@ def test_unchanged_files_are_skipped_and_changed_ones_parsed(home, tmp_path: Pat
     assert (second.sessions, second.skipped, second.nodes, second.turns) == (1, 2, 1, 1)
 
 
+def test_an_import_state_that_does_not_parse_is_a_warning_and_everything_is_read_again(home, tmp_path: Path) -> None:
+    projects = claude_tree(tmp_path)
+    run_import(home, "claude", [projects])
+    state = home.path / "import-state.json"
+    state.write_text(state.read_text()[:40])  # a hand edit gone wrong
+    again = run_import(home, "claude", [projects])
+    assert again.skipped == 0 and again.nodes == 0  # read again, nothing doubled
+    [warning] = [w for w in again.warnings if "import state" in w]
+    assert warning.startswith(f"{state}: the import state does not parse (line ")
+    assert "every file is imported again" in warning
+    assert run_import(home, "claude", [projects]).warnings == []  # rewritten whole: quiet again
+
+
 def test_a_live_file_is_parsed_again_until_complete(home, tmp_path: Path) -> None:
     t = Transcript()
     t.prompt("q")
