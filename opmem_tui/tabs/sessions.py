@@ -250,12 +250,10 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         self._open_label = ""
         self._branch_label = f"on {branch}" if head_id and branch else ""
         if not self.session_list.select_session(session_id, announce=False):
-            self.session_list.clear_filter()  # a filter hid it
+            self.session_list.action_clear_filter()  # a filter hid it
             self.session_list.select_session(session_id, announce=False)
         self._load_replay(session_id, head_id, turn=turn, reset=True, label=self._branch_label)
-        # One focus request, after the frame that lays this tab out shown (a jump comes from
-        # another tab): Textual blurs a focused widget when a layout hides it, to no one.
-        self.call_after_refresh(self.replay.view.focus)
+        self.replay.view.focus()
 
     def is_listed(self, session_id: str) -> bool:
         return self.listing_view is None or self.listing_view.find(session_id) is not None
