@@ -5,11 +5,15 @@ import FILE        `run_import` of a generic JSONL transcript
 distill RUNS       RUNS distillation runs, one after the other
 read STOPFILE      the app's data layer (StoreData: listing, then each session's replay) in a
                    loop until STOPFILE exists; prints the longest single read and the count
+read-once          one pass of the app's data layer (listing, each session's first paint,
+                   replay and branch choices) that never waits for a lock (lock_timeout 0: a
+                   lock held elsewhere is an error); prints what it read as JSON
 Prints "done ..." at the end; any exception is a traceback on stderr and a non-zero exit.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -54,6 +58,30 @@ def main() -> None:
             if stop.exists():
                 break
         print(f"done {longest:.4f} {reads}", flush=True)
+
+    elif kind == "read-once":
+        print(json.dumps(read_once(home)), flush=True)
+
+
+def read_once(home: Home) -> dict:
+    from opmem_tui.data import StoreData
+
+    home.sessions.lock_timeout = 0.0  # a read that takes a session's lock fails at once
+    data = StoreData(home)
+    view = data.listing(rescan=True)
+    seen = {}
+    for meta in view.listing.sessions:
+        first = data.last_turn(meta.id, view.projects)
+        replay = data.replay(meta.id, None, view.projects)
+        choices = data.branch_choices(meta.id, len(replay.turns), [], None)
+        seen[meta.id] = {
+            "title": replay.meta.title,
+            "turns": [[n.content for n in turn.nodes] for turn in replay.turns],
+            "last": [n.content for n in first.turns[-1].nodes] if first.turns else [],
+            "total": first.total,
+            "branches": len(choices),
+        }
+    return seen
 
 
 if __name__ == "__main__":

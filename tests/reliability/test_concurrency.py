@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
 
 from .stores import reopen_and_fsck
 from .test_crash import coding_corpus, write_transcript
@@ -124,3 +125,49 @@ def test_writers_and_readers_at_once_lose_nothing(tmp_path: Path) -> None:
     outcome = run_contention(tmp_path, turns=8, lines=120)
     assert not outcome.errors, "\n".join(outcome.errors)
     assert outcome.reads > 0
+
+
+HOLDER = """
+import sys
+from opmem_tui.backend.store.session_lock import SessionLock
+locks = [SessionLock(path) for path in sys.argv[1:]]
+for lock in locks:
+    lock.acquire()
+print("held", flush=True)
+sys.stdin.readline()  # until the test is done reading
+"""
+
+
+def test_the_apps_reads_never_wait_for_a_session_lock(tmp_path: Path) -> None:
+    """Structural, not timed: another process holds every session's lock (and locations.json's)
+    for the whole read, and the app's data layer, told never to wait for a lock, reads every
+    session exactly as it reads them with the locks free."""
+    home = Home(tmp_path / "home")
+    coding_corpus(home, 3)
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, 60)
+    run_import(home, "jsonl", [transcript], bind=False)
+    free = _read_once(home.path)
+    sessions = [meta.id for meta in home.sessions.list_sessions().sessions]
+    assert len(free) == len(sessions) == 7 and all(entry["turns"] for entry in free.values())
+    locks = [str(home.sessions.locks_dir / f"{sid}.lock") for sid in sessions]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, *locks, str(home.sessions.locks_dir / "locations.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert _read_once(home.path) == free
+    finally:
+        holder.stdin.close()
+        holder.wait(HANG_GUARD)
+        holder.stdout.close()
+
+
+def _read_once(home: Path) -> dict:
+    outcome = Outcome()
+    out = finish(start(home, "read-once"), "reader", outcome)
+    assert not outcome.errors, outcome.errors[0]
+    return json.loads(out)
