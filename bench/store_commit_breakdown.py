@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import fmt, parser
+from harness import cpu_now, fmt, parser
 from store_bench import git_baseline, grow, write_turn
 
 from opmem_tui.backend.store import git_mirror, node_log, packs, packwriter, session_repo, sessions, writers
@@ -117,16 +117,20 @@ def main() -> None:
         store = SessionStore(root, durable=True)
         SPENT.clear()
         CALLS.clear()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_now()
         for k in range(size - measured, size):
             write_turn(store, "s", k)
         ours = (time.perf_counter() - start) / measured
+        ours_cpu = (cpu_now() - cpu) / measured
         spent = dict(SPENT)
-        base = git_baseline(root / "s", work, size - measured, measured)
+        base, base_cpu = git_baseline(root / "s", work, size - measured, measured)
         (work / "fs").mkdir()
         base_sync = fsync_per_turn(work / "fs")
         print(f"append (4 nodes) + commit per turn at {size} turns, {measured} turns measured:")
         print(f"  ours {fmt(ours)}  vs git add -A && git commit {fmt(base)}  ratio {ours / base:.2f}")
+        print(
+            f"  CPU: ours {fmt(ours_cpu)}  vs git add -A && git commit {fmt(base_cpu)}  ratio {ours_cpu / base_cpu:.2f}"
+        )
         print("where our time goes (per turn):")
         for label, part in sorted(spent.items(), key=lambda kv: -kv[1]):
             print(f"  {label:<52} {fmt(part / measured):>9}  {100 * part / measured / ours:5.1f} %")
