@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.lazy import Lazy
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from opmem_tui.backend.memory.search import SearchHit
@@ -52,6 +53,13 @@ class MainScreen(Screen[None]):
         Binding("ctrl+f", "search_everywhere", "Search all", id="search.everywhere"),
         Binding("ctrl+x", "cancel_job", "Cancel job", show=False, id="jobs.cancel"),
     ]
+
+    FOCUS_RETRIES = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._focus_target: Widget | None = None  # where a jump across tabs puts the focus
+        self._focus_retries = 0
 
     @property
     def opmem(self) -> OpmemApp:
@@ -115,7 +123,32 @@ class MainScreen(Screen[None]):
             )
             return
         self.query_one(TabbedContent).active = "sessions"
+        self.keep_focus_on(self.sessions.replay.view)
         self.sessions.open_linked(message.session_id, message.turn, message.head_id, message.node_id)
+
+    # -- focus across a tab switch ---------------------------------------------------------
+    def keep_focus_on(self, widget: Widget) -> None:
+        """Focus `widget` after a jump to another tab. The widget that had the focus in the tab
+        being hidden blurs itself when its Hide event arrives, which on a loaded machine can come
+        after `widget` took the focus and leaves nothing focused: give it back (a few times at
+        most) until the focus moves on inside the shown tab."""
+        self._focus_target = widget
+        self._focus_retries = self.FOCUS_RETRIES
+        widget.focus()
+
+    def watch_focused(self, focused: Widget | None) -> None:
+        target = self._focus_target
+        if target is None or focused is target:
+            return
+        if focused is not None and self._in_active_tab(focused):
+            self._focus_target = None  # the focus moved on inside the tab: the jump is over
+        elif self._focus_retries > 0 and target.is_attached:
+            self._focus_retries -= 1
+            target.focus()
+
+    def _in_active_tab(self, widget: Widget) -> bool:
+        pane = self.query_one(TabbedContent).active_pane
+        return pane is not None and pane in widget.ancestors
 
     def on_jobs_finished(self, message: Jobs.Finished) -> None:
         self.sessions.refresh_listing()

@@ -250,7 +250,7 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         self._open_label = ""
         self._branch_label = f"on {branch}" if head_id and branch else ""
         if not self.session_list.select_session(session_id, announce=False):
-            self.session_list.action_clear_filter()  # a filter hid it
+            self.session_list.clear_filter()  # a filter hid it (the focus goes to the replay below)
             self.session_list.select_session(session_id, announce=False)
         self._load_replay(session_id, head_id, turn=turn, reset=True, label=self._branch_label)
         self.replay.view.focus()

@@ -282,6 +282,26 @@ async def test_jump_to_a_turn_clears_a_filter_that_hides_its_session(app):
         await wait_until(pilot, lambda: app.focused is replay.view, "the replay takes the focus")
 
 
+async def test_a_late_blur_after_a_jump_gives_the_focus_back_to_the_replay(app):
+    """The commit list hidden by the jump blurs itself when its Hide event arrives, which under
+    load can come after the replay took the focus: the focus goes back to the replay."""
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "2")
+        app.screen.query_one(CommitLog).focus()
+        await press(pilot, "down", "enter")
+        replay = app.screen.query_one(ReplayPane)
+        await wait_until(pilot, lambda: app.focused is replay.view, "the replay takes the focus")
+        app.screen.set_focus(None)  # what the hidden commit list's late blur does
+        await wait_until(pilot, lambda: app.focused is replay.view, "the focus given back to the replay")
+        session_list = app.screen.query_one(SessionList)
+        session_list.table.focus()  # the user moves on inside the tab: the jump is over
+        await wait_until(pilot, lambda: app.focused is session_list.table, "the list takes the focus")
+        app.screen.set_focus(None)
+        await settle(pilot)
+        assert app.focused is None
+
+
 async def test_demo_subagent_session_names_its_parent(demo_home):
     app = make_app(demo_home)
     async with app.run_test(size=(140, 40)) as pilot:
