@@ -52,14 +52,19 @@ def test_config_turns_autocommit_off_and_the_flag_on_again(tmp_path: Path, start
     assert [w.committer is not None for w in started] == [False, True]
 
 
-def test_a_bad_autocommit_value_is_a_clear_error(tmp_path: Path, started: list[Watcher]) -> None:
+def test_a_bad_autocommit_value_is_reported_and_its_default_used(tmp_path: Path, started: list[Watcher]) -> None:
+    """A bad config value does not stop the command (issue 14): its error names the key, the
+    default (auto-commit on) applies."""
     home = tmp_path / "h"
     home.mkdir()
     (home / "config.toml").write_text('[projects]\nautocommit = "yes"\n')
     (tmp_path / "cc").mkdir()
     result = CliRunner().invoke(main, ["--home", str(home), "watch", "claude", "--path", str(tmp_path / "cc")])
-    assert result.exit_code == 1 and "projects.autocommit must be true or false" in result.output
-    assert started == []
+    assert result.exit_code == 0, result.output
+    assert "projects.autocommit must be true or false" in result.output
+    [watcher] = started
+    assert watcher.committer is not None
+    assert (home / "config.toml").read_text() == '[projects]\nautocommit = "yes"\n'  # never saved over
 
 
 def test_commit_events_are_printed_as_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
