@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,6 +27,10 @@ class SearchService:
         self.index = SearchIndex(self.memory_dir / INDEX_FILE)
         self.updater = IndexUpdater(self.index, store, self.memory_dir)
         self.searcher = Searcher(self.index, Snippets(store))
+        # A search that arrives while this process builds the first index waits for it: the
+        # file exists from the build's first write, and a search then saw a partial index.
+        self._first_build = threading.Lock()
+        self._built = False
 
     @property
     def path(self) -> Path:
@@ -45,8 +50,11 @@ class SearchService:
 
         An index that does not exist yet is built before the first search (it is derived data).
         """
-        if refresh or not self.index.path.exists():
-            self.update()
+        if refresh or not self._built:
+            with self._first_build:
+                if refresh or not self.index.path.exists():
+                    self.update()
+                self._built = True
         try:
             return self.searcher.search(query, scope, k, since, until)
         except SchemaMismatch:
@@ -54,7 +62,11 @@ class SearchService:
             return self.searcher.search(query, scope, k, since, until)
 
     def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
-        """Index what is new (an index of another opmem version is rebuilt whole instead)."""
+        """Index what is new (an index of another opmem version is rebuilt whole instead). The
+        first build covers every session, whichever `sessions` asked: an index started from a
+        few would never index the others (a search only builds an index that does not exist)."""
+        if sessions is not None and not self.index.path.exists():
+            sessions = None
         try:
             report = self.updater.update(sessions, progress=progress)
         except SchemaMismatch:

@@ -194,3 +194,13 @@ def test_the_named_speaker_comes_first(home: Home) -> None:
     add_chat(home, "s2", [(f"filler {n}", "more filler") for n in range(6)])  # a corpus where words have weight
     assert home.search("What does Melanie love painting?", k=1)[0].speaker == "Melanie"
     assert home.search("What does Caroline love painting?", k=1)[0].speaker == "Caroline"
+
+
+def test_the_first_index_build_covers_every_session_whichever_were_asked(home: Home) -> None:
+    """A distillation's stage 5 (or an import hook) that creates the index for a few sessions
+    must not leave the others out of search for good."""
+    add_chat(home, "asked", [("the parser fails on tabs", "fixed the tab parser")])
+    add_chat(home, "other", [("the flamingo colour is off", "changed the flamingo palette")])
+    assert not home.search_index.index.path.exists()
+    home.search_index.update(["asked"])
+    assert {hit.session_id for hit in home.search("flamingo palette")} == {"other"}
