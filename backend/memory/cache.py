@@ -38,6 +38,7 @@ from .records import (
     parse_entity_line,
     parse_timeline_line,
 )
+from .sqlite_tx import immediate_transaction
 from .temporal import pack_ids
 
 SCHEMA_VERSION = "5"
@@ -208,16 +209,9 @@ class MemoryCache:
     def _transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE .. COMMIT; a database error (a full disk) names the cache file. The
         logs are the truth: whatever they gained is folded in at the next look."""
-        db = self.db
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(self.db):
                 yield
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # SQLite has rolled back on its own after SQLITE_FULL
-                    db.execute("ROLLBACK")
-                raise
         except sqlite3.OperationalError as exc:
             raise CacheError(f"{self.path}: cannot write the memory cache ({exc}); the logs are intact") from None
 

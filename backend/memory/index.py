@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model import OpmemError
+from .sqlite_tx import immediate_transaction
 from .term_counts import TermCounts
 
 SCHEMA_VERSION = "2"
@@ -252,16 +253,9 @@ class SearchIndex:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: a second writer waits for the first)."""
-        db = self.db
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(self.db) as db:
                 yield db
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:  # SQLite has rolled back on its own after SQLITE_FULL
-                    db.execute("ROLLBACK")
-                raise
         except sqlite3.OperationalError as exc:
             raise SearchIndexError(
                 f"{self.path}: cannot write the search index ({exc}); it catches up at the next update"
