@@ -76,6 +76,8 @@ async def test_more_hits_arrive_as_the_list_is_scrolled_to_its_end(needle_home):
         replay = app.screen.query_one(ReplayPane)
         assert replay.session_id == "needles" and replay.turn.number == hit.turn
         assert replay.selected_node is not None and replay.selected_node.id == hit.node_ids[0]
+        loop = screen._loop
+        await wait_until(pilot, lambda: loop is not None and loop.is_finished, "the search thread ends with its screen")
 
 
 async def test_a_page_that_does_not_fill_the_view_is_followed_by_the_next_at_once(needle_home):
