@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import fmt, parser, report
 from memory_home import fill_memory
-from tui_stages import FramedApp, Marks, p95, stage_table
+from tui_stages import FramedApp, Marks, key_to_frame, p95, stage_table
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.entity_finder import EntityFinder
@@ -47,12 +47,12 @@ FIND_S = 0.030
 STRONG = 90.0
 
 STEPS = (
-    ("press", "selected", "key -> Tree.NodeSelected -> choose()"),
+    ("press", "selected", "key -> ItemLines.Chosen -> choose()"),
     ("selected", "requested", "Requested message reaches the tab"),
     ("requested", "read start", "thread worker starts"),
     ("read start", "read end", "MemoryData.graph() in the worker"),
     ("read end", "show start", "hop back to the UI thread"),
-    ("show start", "show end", "tree rebuilt (show_graph)"),
+    ("show start", "show end", "tree lines rebuilt (show_graph)"),
     ("show end", "frame", "refresh, compose and write the frame"),
 )
 
@@ -78,8 +78,6 @@ class Walk:
         """(wall, CPU, centre) per recentre."""
         app = FramedApp(Home(home, durable=False), now=lambda: NOW, watch=False, poll_interval=0, idle_distil=0)
         walls, cpus, centres = [], [], []
-        frame = asyncio.Event()
-        app.on_frame = frame.set
         rng = random.Random(hops)
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.press("3")
@@ -87,36 +85,27 @@ class Walk:
                 await pilot.pause()
             graph = app.screen.query_one(MemoryTab).graph
             graph.hops = hops
-            while graph.center != start or not graph.tree.root.children:
+            while graph.center != start or not graph.tree.graph.root.children:
                 await pilot.pause(0.01)
             graph.tree.focus()
             await pilot.pause()
             while len(walls) < count:
                 tree = graph.tree
-                children = [c for c in tree.root.children if c.data is not None and c.data.entity != graph.center]
+                children = [c for c in tree.graph.root.children if c.entity != graph.center]
                 if not children:  # a dead end: go back where there are neighbours
                     graph.action_back()
                     await pilot.pause(0.05)
                     continue
                 child = rng.choice(children)
-                self.target = child.data.entity
-                tree.move_cursor(child)
+                self.target = child.entity
+                tree.move_to(child.index)
                 await pilot.pause()
-                self.marks.start()
-                started, started_cpu = time.perf_counter(), time.process_time()
-                self.marks.at["press"] = started
-                press = asyncio.create_task(pilot.press("enter"))
-                while "show end" not in self.marks.at or app.frame_after(self.marks.at["show end"]) is None:
-                    frame.clear()
-                    await frame.wait()
-                shown = app.frame_after(self.marks.at["show end"])
-                assert shown is not None and graph.center == self.target
-                self.marks.at["frame"] = shown
-                walls.append(shown - started)
-                cpus.append(app.frame_cpu[shown] - started_cpu)
+                wall, cpu = await key_to_frame(app, pilot, self.marks, "enter", "show end")
+                assert graph.center == self.target
+                walls.append(wall)
+                cpus.append(cpu)
                 centres.append(self.target)
                 self.marks.keep()
-                await press
         return walls, cpus, centres
 
 
