@@ -134,7 +134,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         start = len(self._lines)
         self._lines = [*self._lines, *lines]
         width = max((cell_len(line.text) + line.indent for line in lines[:2000]), default=0)
-        self.virtual_size = Size(max(self.virtual_size.width, width), len(self._lines))
+        self._set_virtual_size(Size(max(self.virtual_size.width, width), len(self._lines)))
         top = round(self.scroll_y)
         height = self.scrollable_content_region.height or self.size.height
         if start < top + height:

@@ -66,6 +66,7 @@ class SearchHitLines(ItemLines):
             super().__init__()
             self.view = view
 
+    LAYOUT_ON_NEW_LINES = False  # new hits need no layout of the whole screen (height 1fr)
     COMPONENT_CLASSES = ItemLines.COMPONENT_CLASSES | {
         "line--where",
         "line--snippet",
