@@ -47,12 +47,12 @@ FIND_S = 0.030
 STRONG = 90.0
 
 STEPS = (
-    ("press", "selected", "key -> Tree.NodeSelected -> choose()"),
+    ("press", "selected", "key -> ItemLines.Chosen -> choose()"),
     ("selected", "requested", "Requested message reaches the tab"),
     ("requested", "read start", "thread worker starts"),
     ("read start", "read end", "MemoryData.graph() in the worker"),
     ("read end", "show start", "hop back to the UI thread"),
-    ("show start", "show end", "tree rebuilt (show_graph)"),
+    ("show start", "show end", "tree lines rebuilt (show_graph)"),
     ("show end", "frame", "refresh, compose and write the frame"),
 )
 
@@ -87,20 +87,20 @@ class Walk:
                 await pilot.pause()
             graph = app.screen.query_one(MemoryTab).graph
             graph.hops = hops
-            while graph.center != start or not graph.tree.root.children:
+            while graph.center != start or not graph.tree.graph.root.children:
                 await pilot.pause(0.01)
             graph.tree.focus()
             await pilot.pause()
             while len(walls) < count:
                 tree = graph.tree
-                children = [c for c in tree.root.children if c.data is not None and c.data.entity != graph.center]
+                children = [c for c in tree.graph.root.children if c.entity != graph.center]
                 if not children:  # a dead end: go back where there are neighbours
                     graph.action_back()
                     await pilot.pause(0.05)
                     continue
                 child = rng.choice(children)
-                self.target = child.data.entity
-                tree.move_cursor(child)
+                self.target = child.entity
+                tree.move_to(child.index)
                 await pilot.pause()
                 self.marks.start()
                 started, started_cpu = time.perf_counter(), time.process_time()

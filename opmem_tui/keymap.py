@@ -29,6 +29,7 @@ def keyed_classes() -> list[tuple[str, type]]:
     from opmem_tui.widgets.commit_log import CommitLog
     from opmem_tui.widgets.core_view import CoreView
     from opmem_tui.widgets.graph_explorer import GraphExplorer
+    from opmem_tui.widgets.graph_tree import GraphLines
     from opmem_tui.widgets.item_lines import ItemLines
     from opmem_tui.widgets.project_list import ProjectList
     from opmem_tui.widgets.replay_view import ReplayPane, TurnView
@@ -51,6 +52,7 @@ def keyed_classes() -> list[tuple[str, type]]:
         ("Commit log", CommitLog),
         ("Memory", MemoryTab),
         ("Graph", GraphExplorer),
+        ("Graph", GraphLines),
         ("core.md", CoreView),
         ("Timeline", TimelineView),
         ("Memory lists", ItemLines),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
@@ -22,54 +21,19 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Input, OptionList, Static, Tree
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
-from textual.widgets.tree import TreeNode
 
 from opmem_tui.backend.memory.entity_finder import EntityMatch
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge
 
+from .graph_tree import GraphItem, GraphLines, day, graph_items
+from .item_lines import ItemLines
 from .safe_text import one_line
 from .styling import theme_style
 
 FIND_DEBOUNCE = 0.12  # keys closer than this are one run, found when it stops
 MAX_HOPS = 3
-
-
-def day(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d", time.localtime(ts)) if ts else "?"
-
-
-@dataclass
-class GraphItem:
-    """One row of the tree: an edge to a neighbour (the root row has no edge)."""
-
-    entity: str  # the entity this row leads to
-    edge: GraphEdge | None = None
-    outgoing: bool = True  # the parent row's entity is the edge's source
-    children: list[GraphItem] = field(default_factory=list)
-
-
-def graph_items(center: str, edges: Sequence[GraphEdge]) -> GraphItem:
-    """The neighbourhood as a tree: hop-1 edges under the centre, each later hop under the
-    first row that reached the entity it starts from (breadth first, so a path is shortest)."""
-    root = GraphItem(center)
-    reached: dict[str, GraphItem] = {center: root}
-    for hop in sorted({g.hop for g in edges}):
-        found: dict[str, GraphItem] = {}
-        for g in (g for g in edges if g.hop == hop):
-            if g.source in reached:
-                parent, other, outgoing = reached[g.source], g.target, True
-            elif g.target in reached:
-                parent, other, outgoing = reached[g.target], g.source, False
-            else:
-                continue  # its path was cut by a limit
-            item = GraphItem(other, g, outgoing)
-            parent.children.append(item)
-            found.setdefault(other, item)
-        for entity, item in found.items():
-            reached.setdefault(entity, item)
-    return root
 
 
 def merge_text(info: AliasInfo, muted: Style) -> Text:
@@ -158,15 +122,12 @@ class GraphExplorer(Horizontal):
         with Vertical(id="graph-main"):
             yield Static("", id="graph-header", markup=False)
             yield Static("", id="graph-empty", markup=False)
-            tree: Tree[GraphItem] = Tree(Text(""), id="graph-tree")
-            tree.auto_expand = False
-            tree.show_root = True
-            yield tree
+            yield GraphLines(id="graph-tree")
             yield Static("", id="graph-detail", markup=False)
 
     @property
-    def tree(self) -> Tree[GraphItem]:
-        return self.query_one("#graph-tree", Tree)
+    def tree(self) -> GraphLines:
+        return self.query_one("#graph-tree", GraphLines)
 
     @property
     def finder(self) -> Input:
@@ -263,52 +224,9 @@ class GraphExplorer(Horizontal):
         self.query_one("#graph-empty").display = False
         tree = self.tree
         tree.display = True
-        tree.clear()
-        root_item = graph_items(center.id, edges)
-        tree.root.data = root_item
-        tree.root.set_label(self._entity_label(center, bold=True))
-        self._add_children(tree.root, root_item)
-        tree.root.expand()
-        tree.move_cursor(tree.root)
+        tree.show_tree(graph_items(center.id, edges), center, names)
         self._header(center, len(edges), hidden, truncated)
-        self._describe(tree.root)
-
-    def _add_children(self, node: TreeNode[GraphItem], item: GraphItem) -> None:
-        """One level: the rows under a row are made when it is first expanded (a recentre
-        then builds only what it shows)."""
-        for child in item.children:
-            node.add(self._edge_label(child), data=child, expand=False, allow_expand=bool(child.children))
-
-    @on(Tree.NodeExpanded, "#graph-tree")
-    def _expanded(self, event: Tree.NodeExpanded) -> None:
-        event.stop()
-        node, item = event.node, event.node.data
-        if item is not None and item.children and not node.children:
-            self._add_children(node, item)
-
-    def _entity_label(self, ref: EntityRef, *, bold: bool = False) -> Text:
-        return Text.assemble(
-            (one_line(ref.name, 80), "bold" if bold else ""),
-            (f"  {one_line(ref.type, 20)}", theme_style(self, "text-muted")),
-        )
-
-    def _edge_label(self, item: GraphItem) -> Text:
-        edge = item.edge
-        assert edge is not None
-        ref = self.names.get(item.entity) or EntityRef(item.entity, "", item.entity, "")
-        relation = one_line(edge.relation, 30)
-        arrow = f"──{relation}──► " if item.outgoing else f"◄──{relation}── "
-        retired = edge.edge.superseded_by is not None
-        muted = theme_style(self, "text-muted")
-        text = Text.assemble(
-            (arrow, theme_style(self, "text-muted" if retired else "secondary")),
-            (one_line(ref.name, 60), "strike" if retired else ""),
-            (f"  {one_line(ref.type, 16)}", muted),
-            (f"  {edge.confidence:.2f} · {day(edge.edge.event_time)}", muted),
-        )
-        if retired:
-            text.append(f" · superseded {day(edge.valid_to)}", style=theme_style(self, "warning"))
-        return text
+        self._describe(tree.cursor_item)
 
     def _header(self, center: EntityRef, count: int, hidden: int, truncated: bool) -> None:
         parts = [
@@ -342,20 +260,17 @@ class GraphExplorer(Horizontal):
         self._show_message(message)
 
     # -- the cursor ------------------------------------------------------------------------
-    @on(Tree.NodeHighlighted, "#graph-tree")
-    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
-        event.stop()
-        self._describe(event.node)
+    def on_item_lines_highlighted(self, message: ItemLines.Highlighted) -> None:
+        message.stop()
+        self._describe(self.tree.item_for(message.item))
 
-    @on(Tree.NodeSelected, "#graph-tree")
-    def _selected(self, event: Tree.NodeSelected) -> None:
-        event.stop()
-        item = event.node.data
+    def on_item_lines_chosen(self, message: ItemLines.Chosen) -> None:
+        message.stop()
+        item = self.tree.item_for(message.item)
         if item is not None and item.edge is not None and item.entity != self.center:
             self.choose(item.entity)
 
-    def _describe(self, node: TreeNode[GraphItem]) -> None:
-        item = node.data
+    def _describe(self, item: GraphItem | None) -> None:
         detail = self.query_one("#graph-detail", Static)
         if item is None:
             detail.update(Content(""), layout=False)  # fixed height: no new layout per cursor move
@@ -421,8 +336,7 @@ class GraphExplorer(Horizontal):
             self.choose(self.history.pop(), remember=False)
 
     def action_open_turn(self) -> None:
-        node = self.tree.cursor_node
-        item = node.data if node is not None else None
+        item = self.tree.cursor_item
         if item is None or item.edge is None:
             self.notify("Put the cursor on an edge to open the turn it came from.", markup=False)
             return

@@ -14,7 +14,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -94,6 +94,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
     """Scrollable plain lines with an optional selected item drawn highlighted."""
 
     COMPONENT_CLASSES = {"line--selected"}
+    LAYOUT_ON_NEW_LINES = True  # scroll positions kept by subclasses may rely on the layout pass
 
     DEFAULT_CSS = """
     LineView {
@@ -109,6 +110,9 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         self._lines: list[Line] = []
         self._selected_item = -1
         self._cache: LRUCache[tuple[int, bool], Strip] = LRUCache(1024)
+        # Styles read once per render pass (rich_style walks every ancestor's styles: ~0.5 ms)
+        self._pass_base: Style | None = None
+        self._pass_styles: dict[str, Style] = {}
 
     # -- content ---------------------------------------------------------------------------
     @property
@@ -119,7 +123,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         self._lines = lines
         self._cache.clear()
         width = max((cell_len(line.text) + line.indent for line in lines[:2000]), default=0)
-        self.virtual_size = Size(width, len(lines))
+        self._set_virtual_size(Size(width, len(lines)))
         if not keep_scroll:
             self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
@@ -161,20 +165,43 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         index = y + round(self.scroll_y)
         return self._lines[index].item if 0 <= index < len(self._lines) else -1
 
+    def _set_virtual_size(self, size: Size) -> None:
+        """The scrollable size. Setting `virtual_size` lays out the whole screen (~10 ms); a
+        view that opts out (LAYOUT_ON_NEW_LINES False, its size not following its content)
+        updates only its scrollbars (they ask for a layout when one appears or goes)."""
+        styles = self.styles
+        if self.LAYOUT_ON_NEW_LINES or styles.is_auto_width or styles.is_auto_height or not self.is_mounted:
+            self.virtual_size = size
+        elif size != self.virtual_size:
+            self.set_reactive(LineView.virtual_size, size)
+            self._scroll_update(size)
+
     # -- drawing ---------------------------------------------------------------------------
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._pass_base, self._pass_styles = self.rich_style, {}
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_base = None
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
 
     def _style(self, name: str) -> Style:
         # Full (not partial) styles: colours with alpha come out blended with the background.
-        return self.get_component_rich_style(f"line--{name}", default=Style())
+        style = self._pass_styles.get(name) if self._pass_base is not None else None
+        if style is None:
+            style = self.get_component_rich_style(f"line--{name}", default=Style())
+            if self._pass_base is not None:
+                self._pass_styles[name] = style
+        return style
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self._pass_base if self._pass_base is not None else self.rich_style
         if index >= len(self._lines):
             return Strip.blank(width, base)
         line = self._lines[index]

@@ -79,7 +79,8 @@ class DenseVectors:
         self.index = index
         self.encoder = encoder
         self.model = _model_id(encoder)
-        self._queries: OrderedDict[str, object] = OrderedDict()
+        self._queries: OrderedDict[str, object] = OrderedDict()  # recent queries' vectors
+        self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ filling
 
@@ -182,14 +183,16 @@ class DenseVectors:
         return {rid: float(c) for (rid, _), c in zip(found, cos, strict=True)}
 
     def _query_vector(self, query: str):
-        vec = self._queries.get(query)
-        if vec is None:
-            vec = self.encoder.encode([query])[0]
+        with self._cache_lock:
+            vec = self._queries.get(query)
+            if vec is not None:
+                self._queries.move_to_end(query)
+                return vec
+        vec = self.encoder.encode([query])[0]
+        with self._cache_lock:
             self._queries[query] = vec
             if len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
-        else:
-            self._queries.move_to_end(query)
         return vec
 
 

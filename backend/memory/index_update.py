@@ -10,6 +10,7 @@ old one and swaps it in, so searches keep working meanwhile.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..model import Node, OpmemError, SessionNotFound
 from ..store.sessions import SessionStore
-from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, TurnRow
+from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, SearchIndexError, TurnRow
 from .index_records import update_records
 from .records import project_scope
 
@@ -300,14 +301,18 @@ class IndexUpdater:
         """A new index from scratch, swapped in whole when it is complete."""
         target = self.index.path
         fresh_path = target.with_name(target.name + ".new")
-        for suffix in ("", "-journal"):
-            Path(f"{fresh_path}{suffix}").unlink(missing_ok=True)
+        _remove_sqlite_files(fresh_path)
         fresh = SearchIndex(fresh_path)
         try:
             result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
             fresh.optimize()
-        finally:
+        except BaseException as exc:
             fresh.close()
+            _remove_sqlite_files(fresh_path)  # the old index stays in use; a half-built copy is only litter
+            if isinstance(exc, (SearchIndexError, sqlite3.OperationalError)):
+                raise SearchIndexError(f"{target}: the rebuild failed, the index in use is unchanged: {exc}") from None
+            raise
+        fresh.close()
         os.replace(fresh_path, target)
         self.index.close()
         if report is not None:
@@ -316,3 +321,8 @@ class IndexUpdater:
             report.problems.extend(result.problems)
             return report
         return result
+
+
+def _remove_sqlite_files(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

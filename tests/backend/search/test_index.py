@@ -6,7 +6,7 @@ import random
 import sqlite3
 
 from backend.home import Home
-from backend.memory.index import KIND_MESSAGE, KIND_TOOL
+from backend.memory.index import KIND_MESSAGE, KIND_TOOL, SearchIndexError
 
 from .conftest import DAY, T0, add_chat, edge, entity, event, write_log
 
@@ -178,3 +178,30 @@ def test_an_index_of_another_version_is_rebuilt(coding_home: Home) -> None:
     db.close()
     assert any(h.session_id == "s-port" for h in coding_home.search("worker port"))
     assert index.update().rows == 0  # rebuilt whole, nothing left to add
+
+
+def test_a_failed_rebuild_leaves_the_old_index_and_no_half_built_file(coding_home: Home, monkeypatch) -> None:
+    """The fresh copy fails as on a full disk (SQLite's max_page_count): the rebuild raises,
+    the index in use still answers the same, and no index.sqlite.new is left beside it."""
+    index = coding_home.search_index
+    index.update()
+    before = results(coding_home, QUERIES)
+    connect = sqlite3.connect
+
+    def limited(database, *args, **kwargs):
+        db = connect(database, *args, **kwargs)
+        if str(database).endswith(".new"):
+            db.execute("PRAGMA max_page_count = 12")  # the schema fits, the rows do not
+        return db
+
+    monkeypatch.setattr(sqlite3, "connect", limited)
+    try:
+        index.rebuild()
+    except SearchIndexError as exc:
+        assert "the rebuild failed" in str(exc) and "full" in str(exc) and "unchanged" in str(exc), exc
+    else:
+        raise AssertionError("the rebuild should have failed on the page limit")
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    folder = index.path.parent
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("index.sqlite")) == ["index.sqlite"]
+    assert results(coding_home, QUERIES) == before
