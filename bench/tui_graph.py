@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import fmt, parser, report
 from memory_home import fill_memory
-from tui_stages import FramedApp, Marks, p95, stage_table
+from tui_stages import FramedApp, Marks, key_to_frame, p95, stage_table
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.entity_finder import EntityFinder
@@ -78,8 +78,6 @@ class Walk:
         """(wall, CPU, centre) per recentre."""
         app = FramedApp(Home(home, durable=False), now=lambda: NOW, watch=False, poll_interval=0, idle_distil=0)
         walls, cpus, centres = [], [], []
-        frame = asyncio.Event()
-        app.on_frame = frame.set
         rng = random.Random(hops)
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.press("3")
@@ -102,21 +100,12 @@ class Walk:
                 self.target = child.entity
                 tree.move_to(child.index)
                 await pilot.pause()
-                self.marks.start()
-                started, started_cpu = time.perf_counter(), time.process_time()
-                self.marks.at["press"] = started
-                press = asyncio.create_task(pilot.press("enter"))
-                while "show end" not in self.marks.at or app.frame_after(self.marks.at["show end"]) is None:
-                    frame.clear()
-                    await frame.wait()
-                shown = app.frame_after(self.marks.at["show end"])
-                assert shown is not None and graph.center == self.target
-                self.marks.at["frame"] = shown
-                walls.append(shown - started)
-                cpus.append(app.frame_cpu[shown] - started_cpu)
+                wall, cpu = await key_to_frame(app, pilot, self.marks, "enter", "show end")
+                assert graph.center == self.target
+                walls.append(wall)
+                cpus.append(cpu)
                 centres.append(self.target)
                 self.marks.keep()
-                await press
         return walls, cpus, centres
 
 

@@ -2,13 +2,15 @@
 
 Used by bench/tui_graph.py and bench/tui_search.py. `Marks.wrap` puts a mark before and/or
 after a method of a class (the app's own code, unchanged), `FramedApp` notes when a frame is
-written to the terminal, and `stage_table` prints, for each step between two marks, the median
-and p95 wall time over the runs: what is waiting (a timer, a thread hop, the event loop) and
-what is work.
+written to the terminal, `key_to_frame` presses a key and times it to the first frame written
+after a given mark, and `stage_table` prints, for each step between two marks, the median and
+p95 wall time over the runs: what is waiting (a timer, a thread hop, the event loop) and what
+is work.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import statistics
 import time
@@ -16,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness import fmt
+from textual.pilot import Pilot
 
 import opmem_tui.app
 from opmem_tui.app import OpmemApp
@@ -101,3 +104,23 @@ class FramedApp(OpmemApp):
                 break
             found = at
         return found
+
+
+async def key_to_frame(app: FramedApp, pilot: Pilot, marks: Marks, key: str, done: str) -> tuple[float, float]:
+    """Press `key` and wait for the first frame written after the mark `done`: (wall, process
+    CPU) from the key to that frame. The run's marks start at the key ("press"); the frame is
+    marked "frame". The caller checks what the frame shows, then keeps the marks."""
+    frame = asyncio.Event()
+    app.on_frame = frame.set
+    marks.start()
+    started, started_cpu = time.perf_counter(), time.process_time()
+    marks.at["press"] = started
+    press = asyncio.create_task(pilot.press(key))
+    while done not in marks.at or app.frame_after(marks.at[done]) is None:
+        frame.clear()
+        await frame.wait()
+    shown = app.frame_after(marks.at[done])
+    assert shown is not None
+    marks.at["frame"] = shown
+    await press
+    return shown - started, app.frame_cpu[shown] - started_cpu

@@ -37,6 +37,7 @@ _WORDS = re.compile(r"[^\W_]+")
 RRF_K = 60
 TURN_POOL = 200  # BM25 candidates per list
 RECORD_POOL = 100
+RECORD_ROW_BUDGET = 1500  # rows bm25() may score over records: 15x its pool, as ranking.ROW_BUDGET for turns
 W_CTX = 0.5  # the earlier messages count half of the message itself
 W_RECORD = 0.5  # a distilled record is a second key for its turn, counted like the ctx field
 W_NEXT = 0.25  # a reply's match lifts the message it answers, at a quarter
@@ -112,16 +113,17 @@ class Searcher:
         db = self.index.db
         flt = _Filter(visible_scopes(scope), since, until)
         lists: dict[str, list[tuple[str, int]]] = {}
-        behind = self._records(db, parsed, flt)
-        turn_rows = self._turns(db, parsed, flt, behind.scores)
+        times: dict[tuple[str, int], float] = {}  # row -> time, as the rows are read
+        behind = self._records(db, parsed, flt, times)
+        turn_rows = self._turns(db, parsed, flt, behind.scores, times)
         lists["turns"] = [("d", r) for r in turn_rows]
         lists["records"] = [key for key in behind.ordered if key[0] == "r"]
-        lists["entities"] = self._entities(db, parsed, flt)
+        lists["entities"] = self._entities(db, parsed, flt, times)
         if extra_lists is not None:
             for name, rows in extra_lists(parsed).items():
                 lists[name] = [("d", r) for r in rows]
         pool = _pool(lists)
-        times = self._times(db, pool)
+        self._times(db, pool, times)
         if parsed.dates:
             lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
         lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
@@ -132,7 +134,14 @@ class Searcher:
 
     # ------------------------------------------------------------------ signals
 
-    def _turns(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter, records: dict[int, float]) -> list[int]:
+    def _turns(
+        self,
+        db: sqlite3.Connection,
+        parsed: ParsedQuery,
+        flt: _Filter,
+        records: dict[int, float],
+        times: dict[tuple[str, int], float],
+    ) -> list[int]:
         """Turn rows by BM25 (a record that points at a turn adds W_RECORD of its own BM25), then
         a reply lifts the message it answers and the named participant's turns go up."""
 
@@ -145,6 +154,7 @@ class Searcher:
                     f"JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
                     chunk,
                 ):
+                    times[("d", rid)] = when
                     if not dead and flt.accepts(scope, when):
                         out[rid] = (prev, speaker or "")
             return out
@@ -173,7 +183,9 @@ class Searcher:
                     lifted[rid] *= SPEAKER_BOOST
         return sorted(lifted, key=lambda r: -lifted[r])
 
-    def _records(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> _Behind:
+    def _records(
+        self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter, times: dict[tuple[str, int], float]
+    ) -> _Behind:
         """The records that match: the turns behind them, and those behind no turn (hits of their own)."""
 
         terms = set(parsed.terms)
@@ -187,6 +199,7 @@ class Searcher:
                     f"WHERE id IN ({marks}) AND record_id NOT IN (SELECT record_id FROM superseded)",
                     chunk,
                 ):
+                    times[("r", rid)] = when
                     if not flt.accepts(scope, when):
                         continue
                     if kind == KIND_ENTITY:
@@ -199,10 +212,14 @@ class Searcher:
             return out
 
         size = db.execute("SELECT max(id) FROM records").fetchone()[0] or 0
-        rows = ranked(db, "records_fts", "", parsed.terms, RECORD_POOL, keep, size, self.index.term_counts())
-        return self._behind(db, [(rid, score, *info) for rid, score, info in rows])
+        rows = ranked(
+            db, "records_fts", "", parsed.terms, RECORD_POOL, keep, size, self.index.term_counts(), RECORD_ROW_BUDGET
+        )
+        return self._behind(db, [(rid, score, *info) for rid, score, info in rows], times)
 
-    def _entities(self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter) -> list[tuple[str, int]]:
+    def _entities(
+        self, db: sqlite3.Connection, parsed: ParsedQuery, flt: _Filter, times: dict[tuple[str, int], float]
+    ) -> list[tuple[str, int]]:
         keys = list(_ngrams(parsed.words, 3))
         if not keys:
             return []
@@ -228,9 +245,14 @@ class Searcher:
             f"ORDER BY r.time DESC LIMIT {RECORD_POOL}",
             (*ids, *args),
         ).fetchall()
-        return [key for key in self._behind(db, rows).ordered if key[0] == "d"]
+        return [key for key in self._behind(db, rows, times).ordered if key[0] == "d"]
 
-    def _behind(self, db: sqlite3.Connection, rows: Sequence[tuple[int, float, str, str, str]]) -> _Behind:
+    def _behind(
+        self,
+        db: sqlite3.Connection,
+        rows: Sequence[tuple[int, float, str, str, str]],
+        times: dict[tuple[str, int], float],
+    ) -> _Behind:
         wanted: dict[str, set[str]] = defaultdict(set)
         parsed_rows = []
         for rid, score, record_id, session_id, node_json in rows:
@@ -238,10 +260,12 @@ class Searcher:
             parsed_rows.append((rid, score, record_id, session_id, nodes))
             wanted[session_id].update(nodes)
         found = _turn_rows(db, wanted)
+        for row, when in found.values():
+            times[("d", row)] = when
         out = _Behind()
         seen: set[tuple[str, int]] = set()
         for rid, score, record_id, session_id, nodes in parsed_rows:
-            keys = [("d", found[(session_id, n)]) for n in nodes if (session_id, n) in found] or [("r", rid)]
+            keys = [("d", found[(session_id, n)][0]) for n in nodes if (session_id, n) in found] or [("r", rid)]
             for key in keys:
                 if key[0] == "d":
                     out.via.setdefault(key, []).append(record_id)
@@ -251,40 +275,46 @@ class Searcher:
                     out.ordered.append(key)
         return out
 
-    def _times(self, db: sqlite3.Connection, pool: Iterable[tuple[str, int]]) -> dict[tuple[str, int], float]:
-        docs = [rid for kind, rid in pool if kind == "d"]
-        recs = [rid for kind, rid in pool if kind == "r"]
-        out: dict[tuple[str, int], float] = {}
-        for table, tag, ids in (("docs", "d", docs), ("records", "r", recs)):
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
+    def _times(
+        self, db: sqlite3.Connection, pool: Iterable[tuple[str, int]], known: dict[tuple[str, int], float]
+    ) -> None:
+        """Adds to `known` the times of the pool's rows not read on the way (dense lists)."""
+        missing = [key for key in pool if key not in known]
+        for table, tag in (("docs", "d"), ("records", "r")):
+            ids = [rid for kind, rid in missing if kind == tag]
+            for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 for rid, when in db.execute(f"SELECT id, time FROM {table} WHERE id IN ({marks})", chunk):
-                    out[(tag, rid)] = when
-        return out
+                    known[(tag, rid)] = when
 
     # ------------------------------------------------------------------ hits
 
     def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery):
+        """The hits of the fused candidates, in their order; their rows read in one statement per table."""
+        turns = _rows_by_id(
+            db,
+            "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
+            "FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
+            [cand.key[1] for cand, _score in fused if cand.key[0] == "d"],
+        )
+        records = _rows_by_id(
+            db,
+            "SELECT id, kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records "
+            "WHERE id IN ({marks})",
+            [cand.key[1] for cand, _score in fused if cand.key[0] == "r"],
+        )
         hits: list[SearchHit] = []
         for cand, score in fused:
             kind, rid = cand.key
-            if kind == "d":
-                hit = self._turn_hit(db, rid, score, cand, parsed)
-            else:
-                hit = self._record_hit(db, rid, score, cand, parsed)
-            if hit is not None:
-                hits.append(hit)
+            row = (turns if kind == "d" else records).get(rid)
+            if row is None:
+                continue
+            hits.append(
+                self._turn_hit(row, score, cand, parsed) if kind == "d" else self._record_hit(row, score, cand, parsed)
+            )
         return tuple(hits)
 
-    def _turn_hit(self, db, rid: int, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit | None:
-        row = db.execute(
-            "SELECT d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
-            "FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id = ?",
-            (rid,),
-        ).fetchone()
-        if row is None:
-            return None
+    def _turn_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
         kind, session_id, node, seq, role, turn, commit, when, scope, speaker = row
         snippet = self.snippets.turn(session_id, node, seq, role, kind, parsed.terms)
         return SearchHit(
@@ -302,13 +332,7 @@ class Searcher:
             signals=tuple(cand.lists),
         )
 
-    def _record_hit(self, db, rid: int, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit | None:
-        row = db.execute(
-            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records WHERE id = ?",
-            (rid,),
-        ).fetchone()
-        if row is None:
-            return None
+    def _record_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
         kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
         return SearchHit(
             kind=KIND_NAMES.get(kind, "event"),
@@ -390,20 +414,29 @@ def _alias_group(db: sqlite3.Connection, ids: set[str]) -> set[str]:
     return group
 
 
-def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], int]:
-    """(session id, node id) -> the message row of that node, for live sessions."""
-    out: dict[tuple[str, str], int] = {}
-    for session_id, nodes in wanted.items():
-        if not session_id or not nodes:
-            continue
-        for chunk in chunks(sorted(nodes)):
-            marks = ",".join("?" * len(chunk))
-            for rid, node in db.execute(
-                "SELECT d.id, d.node FROM docs d JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? "
-                f"AND s.dead = 0 AND d.node IN ({marks}) AND d.kind = {KIND_MESSAGE}",
-                (session_id, *chunk),
-            ):
-                out[(session_id, node)] = rid
+def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], tuple[int, float]]:
+    """(session id, node id) -> (message row, time) of that node, for live sessions; one statement
+    per 500 pairs, whatever the number of sessions."""
+    pairs = sorted((session_id, node) for session_id, nodes in wanted.items() if session_id for node in nodes)
+    out: dict[tuple[str, str], tuple[int, float]] = {}
+    for chunk in chunks(pairs):
+        for rid, session_id, node, when in db.execute(
+            "SELECT d.id, s.session_id, d.node, d.time FROM json_each(?) w "
+            "CROSS JOIN sessions s ON s.session_id = w.value ->> 0 "
+            "CROSS JOIN docs d ON d.sess = s.id AND d.node = w.value ->> 1 "
+            f"WHERE s.dead = 0 AND d.kind = {KIND_MESSAGE}",
+            (json.dumps(chunk),),
+        ):
+            out[(session_id, node)] = (rid, when)
+    return out
+
+
+def _rows_by_id(db: sqlite3.Connection, sql: str, ids: Sequence[int]) -> dict[int, tuple]:
+    """id -> the rest of its row, for `sql` holding `IN ({marks})` over the id (first column)."""
+    out: dict[int, tuple] = {}
+    for chunk in chunks(ids):
+        for row in db.execute(sql.format(marks=",".join("?" * len(chunk))), chunk):
+            out[row[0]] = row[1:]
     return out
 
 

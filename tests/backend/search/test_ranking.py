@@ -29,6 +29,8 @@ def test_split_terms_keeps_the_rare_ones_within_the_budget(monkeypatch) -> None:
     monkeypatch.setattr(ranking, "ROW_BUDGET", 3000)
     assert ranking.split_terms(db, "t", ["common", "mid", "rare"]) == (["rare", "mid"], ["common"])
     assert ranking.split_terms(db, "t", ["common"], rows=10) == (["common"], [])  # a small table: no counting
+    # a budget of its own (records): the default is not used
+    assert ranking.split_terms(db, "t", ["common", "mid", "rare"], budget=2000) == (["rare"], ["mid", "common"])
 
 
 def test_ranked_pages_on_until_the_filter_is_satisfied(monkeypatch) -> None:
