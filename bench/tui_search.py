@@ -32,6 +32,7 @@ from search_bench import Corpus
 from tui_stages import FramedApp, Marks, p95, stage_table
 
 from opmem_tui.backend.home import Home
+from opmem_tui.gc_tuning import quiet_gc
 from opmem_tui.memory_data import SEARCH_HITS, MemoryData
 from opmem_tui.screens.search import FIRST_PAGE, SEARCH_DEBOUNCE, SearchScreen
 
@@ -157,6 +158,7 @@ def main() -> None:
             f"store: {turns:,} turns in {sessions:,} sessions; {len(queries)} queries typed a key every {fmt(args.key_gap)}"
         )
         typist = Typist()
+        quiet_gc()  # as OpmemApp.run does (run_test does not go through run)
         ours, ours_cpu = asyncio.run(typist.run(home.path, queries, args.key_gap))
         for query in queries[:5]:
             fresh.search(query, k=SEARCH_HITS)  # as warm as the app's index was

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -17,6 +18,7 @@ from .backend.home import Home
 from .backend.model import OpmemError
 from .commands import OpmemCommands
 from .data import StoreData
+from .gc_tuning import quiet_gc
 from .keymap import default_bindings, effective_bindings, load_overrides
 from .workers import ReportsWorkerErrors
 
@@ -62,6 +64,10 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         self._theme_ready = False
         register_all(self)
         self.theme = self._configured_theme()
+
+    def run(self, *args: Any, **kwargs: Any) -> None:
+        quiet_gc()  # the terminal app only: tests run many apps in one process
+        return super().run(*args, **kwargs)
 
     # -- setup -----------------------------------------------------------------------------
     def _configured_theme(self) -> str:
