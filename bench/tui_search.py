@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import fmt, parser, report
 from search_bench import Corpus
-from tui_stages import FramedApp, Marks, p95, stage_table
+from tui_stages import FramedApp, Marks, key_to_frame, p95, stage_table
 
 from opmem_tui.backend.home import Home
 from opmem_tui.gc_tuning import quiet_gc
@@ -92,8 +92,6 @@ class Typist:
         """(wall, CPU) per query, from its last key to its hits on screen."""
         app = FramedApp(Home(home, durable=False), now=lambda: NOW, watch=False, poll_interval=0, idle_distil=0)
         walls, cpus = [], []
-        frame = asyncio.Event()
-        app.on_frame = frame.set
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("ctrl+f")
             while not isinstance(app.screen, SearchScreen):
@@ -106,21 +104,12 @@ class Typist:
                 for key in query[:-1]:
                     await pilot.press(key if key != " " else "space")
                     await asyncio.sleep(key_gap)
-                self.marks.start()
-                started, started_cpu = time.perf_counter(), time.process_time()
-                self.marks.at["press"] = started
                 last = query[-1]
-                press = asyncio.create_task(pilot.press(last if last != " " else "space"))
-                while "show end" not in self.marks.at or app.frame_after(self.marks.at["show end"]) is None:
-                    frame.clear()
-                    await frame.wait()
-                shown = app.frame_after(self.marks.at["show end"])
-                assert shown is not None and screen.results is not None and screen.results.query == query
-                self.marks.at["frame"] = shown
-                walls.append(shown - started)
-                cpus.append(app.frame_cpu[shown] - started_cpu)
+                wall, cpu = await key_to_frame(app, pilot, self.marks, last if last != " " else "space", "show end")
+                assert screen.results is not None and screen.results.query == query
+                walls.append(wall)
+                cpus.append(cpu)
                 self.marks.keep()
-                await press
         return walls, cpus
 
 
