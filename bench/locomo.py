@@ -1,7 +1,8 @@
 """LoCoMo retrieval: Recall@5 / Recall@10 of the evidence turns, opmem search vs plain FTS5 BM25.
 
-    python bench/locomo.py [FOLDER] [--quick]   (default ../shared/fixtures/locomo from the repo root;
-                                                 --quick: the first conversation file only)
+    python bench/locomo.py [FOLDER] [--quick] [--no-dense]
+        (default ../shared/fixtures/locomo from the repo root; --quick: the first conversation file
+        only; the dense signal is measured too when its extra is installed, unless --no-dense)
 
 For each conversation file: a fresh opmem home; each LoCoMo session imported through the generic
 JSONL importer (one opmem session per LoCoMo session, each turn's dia_id as its node id, the
@@ -12,6 +13,10 @@ the index updated; then every question of categories 1-4 asked through Home.sear
 Recall@k: the share of a question's evidence dia_ids found among the provenance node ids of the
 top k hits, averaged over questions. The baseline, in the same run: one FTS5 table of the raw
 turn texts, ranked by bm25() for the same query terms (the same tokenizer, stopwords dropped).
+
+With the dense extra installed (`[search] dense = "minilm"`, docs/search.md), the same home is
+asked again with the dense rerank on: columns R@5+d / R@10+d and the line
+`locomo dense=minilm recall@5=X recall@10=Y` before the last line, which stays the lexical default.
 
 Only `qa` question/evidence/category are read, and evidence only to score: the `observation`,
 `summary` and `events_session_*` annotations are never read.
@@ -39,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from backend.home import Home  # noqa: E402
 from backend.importers import run_import  # noqa: E402
+from backend.memory.dense_minilm import DenseUnavailable  # noqa: E402
+from backend.memory.dense_rerank import load  # noqa: E402
 from backend.memory.index import TOKENIZER  # noqa: E402
 from backend.memory.query_text import parse_query  # noqa: E402
 
@@ -161,7 +168,9 @@ class Tally:
         return len(self.values.get(("opmem", group, KS[0]), []))
 
 
-def run_conversation(path: Path, tally: Tally, distill: Callable[[Home], object] | None) -> dict[str, float]:
+def run_conversation(
+    path: Path, tally: Tally, distill: Callable[[Home], object] | None, dense: bool = False
+) -> dict[str, float]:
     conv_file = json.loads(path.read_text(encoding="utf-8"))
     conv = conv_file.get("conversation", conv_file)
     name = path.stem
@@ -195,17 +204,51 @@ def run_conversation(path: Path, tally: Tally, distill: Callable[[Home], object]
             with _clock(spent["baseline"]):
                 found = baseline.search(q["question"], max(KS))
             tally.add("baseline", groups, found, wanted)
+        home.search_index.close()
+        if dense:
+            (home.path / "config.toml").write_text('[search]\ndense = "minilm"\n', encoding="utf-8")
+            home = Home(home.path, durable=False)
+            started = time.perf_counter()
+            home.search_index.update()
+            timings["dense fill"] = time.perf_counter() - started
+            spent["dense"] = [0.0, 0.0]
+            walls, cpus = [], []  # per question; CPU of the whole process (numpy's BLAS may use threads)
+            for q in asked:
+                wall, cpu = time.perf_counter(), time.process_time()
+                with _clock(spent["dense"]):
+                    hits = home.search(q["question"], k=max(KS))
+                walls.append(time.perf_counter() - wall)
+                cpus.append(time.process_time() - cpu)
+                groups = ("all", f"cat{q['category']}", name)
+                tally.add("dense", groups, [set(h.node_ids) for h in hits], evidence(q))
+            home.search_index.close()
+            timings["dense p95"] = _p95(walls)
+            timings["dense p95 cpu"] = _p95(cpus)
         for key, (wall, cpu) in spent.items():
             timings[key] = wall / max(1, len(asked))
             timings[f"{key} cpu"] = cpu / max(1, len(asked))
-        home.search_index.close()
     return timings
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0
+
+
+def dense_available() -> str:
+    """ "" when the dense signal can run here, else why not (its first use loads the model)."""
+    try:
+        load("minilm")
+    except DenseUnavailable as exc:
+        return str(exc)
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER))
     parser.add_argument("--quick", action="store_true", help="the first conversation file only")
+    parser.add_argument("--no-dense", action="store_true", help="skip the run with the dense signal")
     args = parser.parse_args(argv)
     folder = Path(args.folder)
     files = sorted(folder.glob("*.json"))[: 1 if args.quick else None]
@@ -214,30 +257,49 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     distill = distiller()
     print(f"LoCoMo retrieval, {len(files)} conversations, distillation: {'on' if distill else 'not on this branch'}")
+    why_not = "--no-dense" if args.no_dense else dense_available()
+    dense = not why_not
+    print(f"dense signal (minilm): {'on, as a second run of each home' if dense else 'off: ' + why_not}")
     tally = Tally()
     names = []
     for path in files:
-        timings = run_conversation(path, tally, distill)
+        timings = run_conversation(path, tally, distill, dense)
         names.append(path.stem)
-        setup = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items() if not k.startswith(("search", "baseline")))
+        setup = ", ".join(
+            f"{k} {v:.1f} s" for k, v in timings.items() if not k.startswith(("search", "baseline", "dense"))
+        )
+        setup += f", dense fill {timings['dense fill']:.1f} s" if "dense fill" in timings else ""
         print(f"  {path.stem}: {tally.count(path.stem)} questions ({setup} wall)")
         print(
             f"    per question: search {timings['search'] * 1000:.1f} ms wall, {timings['search cpu'] * 1000:.1f} ms CPU;"
             f" baseline {timings['baseline'] * 1000:.1f} ms wall, {timings['baseline cpu'] * 1000:.1f} ms CPU;"
             f" ratio (CPU) {timings['search cpu'] / max(timings['baseline cpu'], 1e-9):.1f}"
         )
-    print(f"{'group':>12} {'n':>4} {'R@5':>6} {'R@10':>6} {'base@5':>7} {'base@10':>8} {'ratio@10':>9}")
+        if "dense" in timings:
+            print(
+                f"    with the dense rerank: search {timings['dense'] * 1000:.1f} ms wall,"
+                f" {timings['dense cpu'] * 1000:.1f} ms CPU (this thread) on average; p95"
+                f" {timings['dense p95'] * 1000:.1f} ms wall, {timings['dense p95 cpu'] * 1000:.1f} ms CPU"
+                " (the process); the query's embedding included"
+            )
+    extra = f" {'R@5+d':>6} {'R@10+d':>6}" if dense else ""
+    print(f"{'group':>12} {'n':>4} {'R@5':>6} {'R@10':>6} {'base@5':>7} {'base@10':>8} {'ratio@10':>9}{extra}")
     for group in ("all", *(f"cat{c}" for c in CATEGORIES), *names):
         if not tally.count(group):
             continue
         ours = [tally.mean("opmem", group, k) for k in KS]
         base = [tally.mean("baseline", group, k) for k in KS]
         ratio = ours[1] / base[1] if base[1] else float("inf")
+        extra = "".join(f" {tally.mean('dense', group, k):6.3f}" for k in KS) if dense else ""
         print(
-            f"{group:>12} {tally.count(group):>4} {ours[0]:6.3f} {ours[1]:6.3f} {base[0]:7.3f} {base[1]:8.3f} {ratio:9.2f}"
+            f"{group:>12} {tally.count(group):>4} {ours[0]:6.3f} {ours[1]:6.3f} {base[0]:7.3f} {base[1]:8.3f}"
+            f" {ratio:9.2f}{extra}"
         )
     r5, r10 = (tally.mean("opmem", "all", k) for k in KS)
     b5, b10 = (tally.mean("baseline", "all", k) for k in KS)
+    if dense:
+        d5, d10 = (tally.mean("dense", "all", k) for k in KS)
+        print(f"locomo dense=minilm recall@5={d5:.3f} recall@10={d10:.3f} (lexical {r5:.3f} / {r10:.3f})")
     print(f"locomo recall@5={r5:.3f} recall@10={r10:.3f} baseline@5={b5:.3f} baseline@10={b10:.3f}")
     return 0
 

@@ -24,6 +24,8 @@ def _summary(verb: str, report: UpdateReport) -> str:
         f"{verb}: {report.sessions_updated} sessions indexed ({report.rows} rows)",
         f"{report.records} memory records",
     ]
+    if report.dense_rows:
+        parts.append(f"{report.dense_rows} dense vectors")
     if report.sessions_dropped:
         parts.append(f"{report.sessions_dropped} deleted sessions dropped")
     return ", ".join(parts) + f" in {report.seconds:.2f} s"

@@ -262,10 +262,12 @@ class GraphExplorer(Horizontal):
     # -- the cursor ------------------------------------------------------------------------
     def on_item_lines_highlighted(self, message: ItemLines.Highlighted) -> None:
         message.stop()
-        self._describe(self.tree.item_for(message.item))
+        self._describe(self.tree.cursor_item)  # where the cursor is now (a recentre may be newer)
 
     def on_item_lines_chosen(self, message: ItemLines.Chosen) -> None:
         message.stop()
+        if message.item != self.tree.selected_item:
+            return  # chosen in a neighbourhood shown before this one
         item = self.tree.item_for(message.item)
         if item is not None and item.edge is not None and item.entity != self.center:
             self.choose(item.entity)

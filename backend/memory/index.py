@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS docs(
 );
 CREATE INDEX IF NOT EXISTS docs_node ON docs(sess, node);
 CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(body, ctx, content='', tokenize='{TOKENIZER}');
+CREATE TABLE IF NOT EXISTS dense_vecs(id INTEGER PRIMARY KEY, vecs BLOB NOT NULL);  -- dense_rerank.py
 CREATE TABLE IF NOT EXISTS records(
     id INTEGER PRIMARY KEY,
     record_id TEXT NOT NULL UNIQUE,

