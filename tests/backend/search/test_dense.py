@@ -25,6 +25,7 @@ def _minilm() -> MiniLM:
     pytest.importorskip("numpy")
     pytest.importorskip("tokenizers")
     pytest.importorskip("safetensors")
+    pytest.importorskip("threadpoolctl")
     try:
         model_path()
     except DenseUnavailable as exc:
@@ -83,6 +84,7 @@ def test_a_wrong_or_broken_model_file_is_refused_naming_it(tmp_path: Path) -> No
     pytest.importorskip("numpy")
     pytest.importorskip("tokenizers")
     pytest.importorskip("safetensors")
+    pytest.importorskip("threadpoolctl")
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"not a zip")
     with pytest.raises(DenseUnavailable, match=r"broken\.zip"):
