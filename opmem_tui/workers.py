@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
 
 FOLLOW_GROUP = "follow-store"  # the worker that follows the store runs as long as the app
+SEARCH_GROUP = "search"  # the search screen's one search thread runs as long as the screen
 
 
 def deliver(node: DOMNode, callback: Callable[..., Any], *args: Any) -> bool:

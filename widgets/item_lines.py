@@ -48,6 +48,11 @@ class ItemLines(LineView):
         if self.selected_item not in self._items:
             self.move_to(self._items[0] if self._items else -1)
 
+    def append_lines(self, lines: list[Line]) -> None:
+        known = set(self._items)
+        self._items.extend(dict.fromkeys(line.item for line in lines if line.item >= 0 and line.item not in known))
+        super().append_lines(lines)
+
     @property
     def items(self) -> list[int]:
         return self._items

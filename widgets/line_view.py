@@ -128,6 +128,18 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
             self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
+    def append_lines(self, lines: list[Line]) -> None:
+        """Add lines at the end: the lines already drawn keep their cached strips and place,
+        and only the new rows in view are repainted."""
+        start = len(self._lines)
+        self._lines = [*self._lines, *lines]
+        width = max((cell_len(line.text) + line.indent for line in lines[:2000]), default=0)
+        self._set_virtual_size(Size(max(self.virtual_size.width, width), len(self._lines)))
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height or self.size.height
+        if start < top + height:
+            self.refresh(Region(0, start - top, self.size.width, top + height - start))
+
     @property
     def selected_item(self) -> int:
         return self._selected_item

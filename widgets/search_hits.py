@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
+from textual.message import Message
 
 from opmem_tui.backend.memory.search import SearchHit
 
@@ -17,6 +18,7 @@ from .line_view import Line, wrap_text
 from .safe_text import one_line
 
 SNIPPET_LINES = 2  # a hit's snippet is cut to this many lines
+CURSOR_MARGIN = 5  # the cursor this close to the last hit asks for more
 KIND_LABELS = {"turn": "message", "tool": "tool call", "event": "event", "entity": "entity", "edge": "fact"}
 _WORD = re.compile(r"[\w./-]{2,}", re.UNICODE)
 
@@ -43,9 +45,10 @@ def hit_where(hit: SearchHit, title: str) -> str:
     return " · ".join(parts)
 
 
-def hit_lines(hits: Sequence[SearchHit], width: int, title: Callable[[str], str]) -> list[Line]:
+def hit_lines(hits: Sequence[SearchHit], width: int, title: Callable[[str], str], start: int = 0) -> list[Line]:
+    """The lines of `hits`, numbered as items from `start` (a later page goes after the first)."""
     lines: list[Line] = []
-    for item, hit in enumerate(hits):
+    for item, hit in enumerate(hits, start):
         lines.append(Line(one_line(hit_where(hit, title(hit.session_id)), max(width - 2, 10)), "where", item, 1))
         snippet = wrap_text(one_line(hit.snippet, 2000) or "(no text)", max(width - 5, 10))
         if len(snippet) > SNIPPET_LINES:
@@ -55,8 +58,15 @@ def hit_lines(hits: Sequence[SearchHit], width: int, title: Callable[[str], str]
 
 
 class SearchHitLines(ItemLines):
-    """The hit list; words of the query are drawn in the `match` style."""
+    """The hit list; words of the query are drawn in the `match` style. Scrolled (or its cursor
+    moved) near its last hits, it posts NearEnd: the screen may have more hits to add."""
 
+    class NearEnd(Message):
+        def __init__(self, view: SearchHitLines) -> None:
+            super().__init__()
+            self.view = view
+
+    LAYOUT_ON_NEW_LINES = False  # new hits need no layout of the whole screen (height 1fr)
     COMPONENT_CLASSES = ItemLines.COMPONENT_CLASSES | {
         "line--where",
         "line--snippet",
@@ -77,6 +87,26 @@ class SearchHitLines(ItemLines):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.words: tuple[str, ...] = ()
+
+    def near_end(self) -> bool:
+        """Is the end of the list less than half a screen below the view, or the cursor on one
+        of the last few items?"""
+        if not self.items:
+            return False
+        height = self.scrollable_content_region.height
+        if height and len(self.lines) - (round(self.scroll_y) + height) <= height // 2:
+            return True
+        return self.selected_item in self.items[-CURSOR_MARGIN:]
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self.near_end():
+            self.post_message(self.NearEnd(self))
+
+    def move_to(self, item: int, *, announce: bool = True) -> None:
+        super().move_to(item, announce=announce)
+        if self.near_end():
+            self.post_message(self.NearEnd(self))
 
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         if line.style != "snippet" or not self.words:

@@ -1,9 +1,12 @@
 """Search everywhere (`ctrl+f`): every message of every session and the memory, as you type.
 
 A key typed after a pause starts a search at once, a quick run of keys one search when it stops
-(SEARCH_DEBOUNCE), in a thread worker (exclusive: a newer query cancels the one still running,
-and a cancelled worker's answer is dropped); `enter` dismisses with the hit,
-which the main screen opens in the replay at its turn with its message selected.
+(SEARCH_DEBOUNCE, counted from the key itself, not from when the busy UI got to it). Searches
+run one at a time in the screen's own thread (newest_request.py): a query replaced while
+another search ran is never searched, and an answer to a query typed over is never shown. The
+first page is FIRST_PAGE hits (each hit's snippet is a node file read); scrolled near the end,
+the list grows by MORE_PAGE, only the new rows drawn. `enter` dismisses with the hit, which
+the main screen opens in the replay at its turn with its message selected.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input, Static
+from textual.worker import Worker
 
-from opmem_tui.backend.memory.search import SearchHit
+from opmem_tui.backend.memory.search import MAX_K, SearchHit
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.widgets.item_lines import ItemLines
 from opmem_tui.widgets.line_view import Line
@@ -29,13 +33,26 @@ from opmem_tui.widgets.safe_text import one_line
 from opmem_tui.widgets.search_hits import SearchHitLines, hit_lines, query_words
 
 from ..memory_data import SearchResults
-from ..workers import ReportsWorkerErrors, deliver
+from ..newest_request import NewestRequest, SearchRequest
+from ..workers import SEARCH_GROUP, ReportsWorkerErrors, cancelled, deliver
 
 if TYPE_CHECKING:
     from ..app import OpmemApp
 
 SEARCH_DEBOUNCE = 0.05  # seconds of typing pause before a search runs (stale answers are dropped)
+FIRST_PAGE = 20  # hits asked for first: more than a screen of them (two or three lines each)
+MORE_PAGE = 40  # hits added each time the list nears its end, up to the backend's MAX_K
 HINT = "type to search every message of every session and the memory · ↓ the hits · enter opens · esc closes"
+
+
+class TimedInput(Input):
+    """An Input that keeps the time its last key was typed (the key event's own time)."""
+
+    key_time: float | None = None
+
+    async def _on_key(self, event: events.Key) -> None:
+        self.key_time = event.time
+        await super()._on_key(event)
 
 
 class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
@@ -53,10 +70,14 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         super().__init__()
         self.titles = titles
         self.initial = query
-        self.results: SearchResults | None = None
+        self.results: SearchResults | None = None  # the hits on screen
+        self.complete = True  # the results hold every hit there is (or MAX_K)
         self.searching = ""  # the query of the search under way ("" when none)
+        self.asking = 0  # hits asked for the query on screen, while that search runs (0: none)
+        self.requests = NewestRequest()
+        self._loop: Worker[None] | None = None
         self._debounce: Timer | None = None
-        self._last_key = 0.0  # time.monotonic() of the last edit
+        self._last_key = 0.0  # time.monotonic() of the last key
 
     @property
     def opmem(self) -> OpmemApp:
@@ -65,7 +86,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide tall"):
             yield Static(Content("Search everywhere"), classes="dialog-title")
-            yield Input(value=self.initial, placeholder="words, a path, a name…", id="search-input")
+            yield TimedInput(value=self.initial, placeholder="words, a path, a name…", id="search-input")
             yield Static(Content(HINT), id="search-status")
             yield SearchHitLines(id="search-hits")
 
@@ -82,17 +103,22 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         if self.initial.strip():
             self._search(self.initial)
 
+    def on_unmount(self) -> None:
+        self.requests.close()
+
     # -- typing ----------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value
-        now = time.monotonic()
-        if now - self._last_key >= SEARCH_DEBOUNCE:  # the first key after a pause: search now
+        key_time = self.input.key_time
+        typed = min(key_time, event.time) if key_time is not None else event.time
+        if typed - self._last_key >= SEARCH_DEBOUNCE:  # the first key after a pause: search now
             self._search(query)
         else:  # keys in a quick run: one search when they stop
-            self._debounce = self.set_timer(SEARCH_DEBOUNCE, lambda: self._search(query))
-        self._last_key = now
+            wait = max(typed + SEARCH_DEBOUNCE - time.monotonic(), 0.0)
+            self._debounce = self.set_timer(wait, lambda: self._search(query))
+        self._last_key = typed
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self._debounce is not None:
@@ -109,52 +135,108 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.hits_view.focus()
 
     def _search(self, query: str) -> None:
+        self.asking = 0
         if not query.strip():
-            self.workers.cancel_group(self, "search")
+            self.requests.forget()
             self.searching = ""
-            self._show(SearchResults(query, ()))
+            self._show(SearchResults(query, ()), 0)
             return
         self.searching = query
+        self.asking = FIRST_PAGE
         self._status(f"Searching for “{one_line(query, 60)}”…")
-        self._run_search(query)
+        self._ask(SearchRequest(query, FIRST_PAGE))
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="Searching")
-    def _run_search(self, query: str) -> None:
-        try:
-            results = self.opmem.data.memory.search(query)
-        except OpmemError as exc:
-            deliver(self, self._failed, query, str(exc))
+    def _ask(self, request: SearchRequest) -> None:
+        self.requests.put(request)
+        if self._loop is None or self._loop.is_finished:  # first search, or the thread failed
+            self._loop = self._search_loop()
+
+    def _more(self) -> None:
+        """Ask for the next page of the hits on screen, unless all are in or one is on its way."""
+        results = self.results
+        if results is None or self.complete or self.asking or results.query != self.input.value:
             return
-        deliver(self, self._show, results)
+        self.asking = min(len(results.hits) + MORE_PAGE, MAX_K)
+        self._ask(SearchRequest(results.query, self.asking))
+
+    def on_search_hit_lines_near_end(self, message: SearchHitLines.NearEnd) -> None:
+        message.stop()
+        self._more()
+
+    def _more_if_near_end(self) -> None:
+        if self.hits_view.near_end():  # the page does not fill the view: the next one now
+            self._more()
+
+    @work(thread=True, exclusive=True, group=SEARCH_GROUP, exit_on_error=False, description="Searching")
+    def _search_loop(self) -> None:
+        """The screen's one search thread (its index connection stays open and warm)."""
+        memory = self.opmem.data.memory
+        while not (cancelled() or self.requests.closed):
+            request = self.requests.take(timeout=1.0)  # the timeout only re-checks cancellation
+            if request is None:
+                continue
+            try:
+                results = memory.search(request.query, request.limit)
+            except OpmemError as exc:
+                deliver(self, self._failed, request.query, str(exc))
+                continue
+            if self.requests.is_newest(request):  # else typed over: the newer one is next
+                deliver(self, self._show, results, request.limit)
 
     # -- results ---------------------------------------------------------------------------
     def _status(self, text: str) -> None:
-        self.query_one("#search-status", Static).update(Content(text))
+        self.query_one("#search-status", Static).update(Content(text), layout=False)
 
     def _failed(self, query: str, message: str) -> None:
-        if query == self.searching:
+        if query == self.searching or (self.results is not None and query == self.results.query):
             self.searching = ""
+            self.asking = 0
             self._status(one_line(f"The search failed: {message}", 200))
 
-    def _show(self, results: SearchResults) -> None:
+    def _show(self, results: SearchResults, limit: int) -> None:
         if results.query != self.input.value:
             return  # typed on since: the next search is on its way
+        shown = self.results
         self.searching = ""
+        self.asking = 0
+        self.complete = len(results.hits) < limit or limit >= MAX_K
+        same = shown is not None and shown.query == results.query and bool(shown.hits)
+        if same and results.hits[: len(shown.hits)] == shown.hits[: len(results.hits)]:
+            self._add(results, len(shown.hits))  # another page of the hits on screen
+            return
         self.results = results
         view = self.hits_view
-        width = view.scrollable_content_region.width or 100
         view.words = query_words(results.query)
         if not results.query.strip():
             self._status(HINT)
             view.set_lines([])
             return
-        count = len(results.hits)
-        if not count:
+        if not results.hits:
             self._status(f"Nothing found for “{one_line(results.query, 60)}”.")
             view.set_lines([Line("No message or memory record has these words.", "empty", -1, 1)])
             return
-        self._status(f"{count} hit{'s' if count != 1 else ''} · best first · enter opens the turn")
-        view.set_lines(hit_lines(results.hits, width, lambda sid: self.titles.get(sid, "")))
+        self._count()
+        view.set_lines(self._lines(results.hits, 0), keep_scroll=shown is not None and shown.query == results.query)
+        self.call_after_refresh(self._more_if_near_end)
+
+    def _add(self, results: SearchResults, before: int) -> None:
+        """Hits after the `before` on screen: appended, the rows above left as they are."""
+        if len(results.hits) > before:
+            self.results = results
+            self.hits_view.append_lines(self._lines(results.hits[before:], before))
+        self._count()
+        self.call_after_refresh(self._more_if_near_end)
+
+    def _lines(self, hits: tuple[SearchHit, ...], start: int) -> list[Line]:
+        width = self.hits_view.scrollable_content_region.width or 100
+        return hit_lines(hits, width, lambda sid: self.titles.get(sid, ""), start)
+
+    def _count(self) -> None:
+        count = len(self.results.hits) if self.results is not None else 0
+        if self.complete:
+            self._status(f"{count} hit{'s' if count != 1 else ''} · best first · enter opens the turn")
+        else:
+            self._status(f"the best {count} hits · more as you scroll · enter opens the turn")
 
     def on_item_lines_chosen(self, message: ItemLines.Chosen) -> None:
         message.stop()

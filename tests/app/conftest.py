@@ -13,7 +13,7 @@ import pytest
 from textual.notifications import SeverityLevel
 
 from opmem_tui.app import OpmemApp
-from opmem_tui.workers import FOLLOW_GROUP
+from opmem_tui.workers import FOLLOW_GROUP, SEARCH_GROUP
 
 from .sample_store import NOW, build_sample_store, fresh_home
 
@@ -113,8 +113,9 @@ def app(sample_home) -> OpmemApp:
 async def workers_done(app) -> None:
     """Every worker has ended, however: a cancelled or failed one ends too (its error is the
     app's business: a notification), and must not raise here. The one that follows the store
-    runs as long as the app and is not waited for."""
-    running = [worker for worker in list(app.workers) if worker.group != FOLLOW_GROUP]
+    runs as long as the app, the search screen's search thread as long as the screen: neither
+    is waited for (tests wait for the search results they expect)."""
+    running = [worker for worker in list(app.workers) if worker.group not in (FOLLOW_GROUP, SEARCH_GROUP)]
     await asyncio.gather(*(worker.wait() for worker in running), return_exceptions=True)
 
 
