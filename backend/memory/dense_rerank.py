@@ -149,7 +149,11 @@ class DenseVectors:
     ) -> list[tuple[C, float]]:
         """`fused` with the dense list over its first RERANK_DEPTH candidates (see `rerank`)."""
         rows = [cand.key[1] for cand, _ in fused[:RERANK_DEPTH] if cand.key[0] == "d"]
-        return rerank(fused, self.scores(db, self._without_names(query), rows), rrf_k)
+        try:
+            cosines = self.scores(db, self._without_names(query), rows)
+        except DenseUnavailable:  # a reader's deferred model could not load: the update path reports why
+            return fused
+        return rerank(fused, cosines, rrf_k)
 
     def _without_names(self, query: str) -> str:
         """The query less the participants it names: the lexical side already lifts the named
@@ -194,6 +198,22 @@ class DenseVectors:
             if len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
         return vec
+
+
+class _Deferred:
+    """An encoder loaded at its first use: a read-only searcher whose index may hold no vectors."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def encode(self, texts: list[str]):
+        return load(self.name).encode(texts)
+
+
+def reader(index: SearchIndex, name: str) -> DenseVectors:
+    """The dense signal for a searcher that only reads the index (recall's): the model is loaded
+    at the first query that finds vectors of it, never for an index without them."""
+    return DenseVectors(index, _Deferred(name))
 
 
 def rerank(fused: list[tuple[C, float]], cosines: dict[int, float], rrf_k: int) -> list[tuple[C, float]]:

@@ -19,10 +19,13 @@ from typing import Any
 from .newest_bm25 import newest_bm25
 from .term_counts import TermCounts
 
-DF_CAP = 4000
-# Both bounds are 15x the turn list's pool (200): halved from 1000 and 6000 after measuring, on the
-# bench's 50,000- and 200,000-turn indexes, the CPU p95 fall and the plain FTS5 top-10 share kept
-# (unchanged to 0.001); LoCoMo-sized tables (<= DF_CAP rows) take neither bound.
+# bm25() costs ~2.3 us a matched row (counting the matches: 0.07 us), so DF_CAP bounds
+# the query of one mid-frequency word: 4000 -> 2000 took the CPU p95 of the bench's 50,000- and
+# 200,000-turn indexes from 10.7 / 12.1 to 8.4 / 9.6 ms for 0.004 / 0.007 of the plain FTS5 top-10
+# share (1000: 7.6 ms, -0.019). The two bounds below are 2.5x and 15x the turn list's pool (200):
+# halved from 1000 and 6000 on the same indexes for a CPU p95 fall at the same share (to 0.002).
+# LoCoMo-sized tables (<= DF_CAP rows) take none of these bounds.
+DF_CAP = 2000
 NEWEST_ROWS = 500  # rows a query of common words only ranks (newest first; newest_bm25.py)
 ROW_BUDGET = 3000  # rows bm25() may score for one query: rarer terms first, the rarest always
 GROWTH = 8

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..home import Home
+from ..memory.dense_rerank import reader as dense_reader
 from ..memory.index import INDEX_FILE, SCHEMA_VERSION, SearchIndex, SearchIndexError
 from ..memory.search import Searcher
 from ..memory.snippets import Snippets
@@ -71,6 +72,8 @@ class SearchReader:
         self.path = Path(memory_dir) / INDEX_FILE
         self._index = _ReadOnlyIndex(self.path)
         self._searcher = Searcher(self._index, _ReadOnlySnippets(sessions, home))
+        if home.config.search.dense:  # the optional dense rerank (backend/memory/dense_rerank.py)
+            self._searcher.dense = dense_reader(self._index, home.config.search.dense)
 
     def searcher(self) -> Searcher | None:
         return self._searcher if self.path.is_file() else None

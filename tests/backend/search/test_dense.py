@@ -15,6 +15,8 @@ from backend.home import Home
 from backend.memory.dense_minilm import DenseUnavailable, MiniLM, model_path
 from backend.memory.dense_rerank import RERANK_DEPTH, W_DENSE, load, rerank
 from backend.memory.index import KIND_MESSAGE
+from backend.recall.search_access import SearchReader
+from backend.recall.session_access import SessionReader
 
 from .conftest import DAY, T0, add_chat
 
@@ -23,6 +25,7 @@ def _minilm() -> MiniLM:
     pytest.importorskip("numpy")
     pytest.importorskip("tokenizers")
     pytest.importorskip("safetensors")
+    pytest.importorskip("threadpoolctl")
     try:
         model_path()
     except DenseUnavailable as exc:
@@ -81,6 +84,7 @@ def test_a_wrong_or_broken_model_file_is_refused_naming_it(tmp_path: Path) -> No
     pytest.importorskip("numpy")
     pytest.importorskip("tokenizers")
     pytest.importorskip("safetensors")
+    pytest.importorskip("threadpoolctl")
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"not a zip")
     with pytest.raises(DenseUnavailable, match=r"broken\.zip"):
@@ -171,5 +175,11 @@ def test_dense_vectors_fill_incrementally_and_lift_the_turn_that_means_the_query
     assert home.search_index.rebuild().dense_rows == 2 * (len(WEEKEND) + 1)
     assert _counts(home) == (2 * (len(WEEKEND) + 1),) * 2
     assert [(h.session_id, h.node_ids, h.score) for h in home.search(query, k=10)] == pytest.approx(incremental)
+    # recall's read-only searcher (MCP tools, `opmem search`) uses the same vectors
+    reader = SearchReader(home.memory_dir, SessionReader(), home).searcher()
+    assert reader is not None
+    assert [(h.session_id, h.node_ids) for h in reader.search(query, k=10)] == [
+        (h.session_id, h.node_ids) for h in home.search(query, k=10)
+    ]
     home.search_index.close()
     lexical.search_index.close()
