@@ -37,6 +37,7 @@ from tui_stages import FramedApp, Marks, key_to_frame, p95, stage_table
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.entity_finder import EntityFinder
+from opmem_tui.gc_tuning import quiet_gc
 from opmem_tui.memory_data import MemoryData
 from opmem_tui.tabs.memory import MemoryTab
 from opmem_tui.widgets.graph_explorer import GraphExplorer
@@ -206,6 +207,7 @@ def main() -> None:
             fill_memory(home.path, n_events, sessions=True)
             print(f"memory: {n_events:,} events, {2 * n_events:,} edges, {2 * n_events // 5:,} entities")
         finder(home)
+        quiet_gc()  # as OpmemApp.run does (run_test does not go through run)
         recentre(home, count)
     finally:
         shutil.rmtree(work, ignore_errors=True)
