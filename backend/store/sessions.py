@@ -37,12 +37,15 @@ from .files import write_json_atomic
 from .git_mirror import GIT_ERRORS
 from .listing import Listing, Locations
 from .reader import SessionReads, refuse_links
+from .session_batch import SessionBatch
 from .session_lock import SessionLock, SessionLockBusy
 from .session_repo import _DEFAULT, SessionRepo
 from .tail import read_last_turn
+from .verify import verify_session
 from .writers import InFlight
 
 TitleHook = Callable[[SessionMeta, list[Node]], "str | None"]
+__all__ = ["SessionBatch", "SessionLocked", "SessionStore"]
 READ_CACHE_CAP = 16  # sessions kept open for lock-free reads (beside the writers' cache)
 
 
@@ -338,7 +341,7 @@ class SessionStore:
         with self._session(session_id, create=True, location=location) as repo:
             repo.begin_group()
             try:
-                yield SessionBatch(self, repo)
+                yield SessionBatch(repo, self._commit_turn)
             finally:
                 repo.end_group()
 
@@ -531,34 +534,10 @@ class SessionStore:
         for meta in listing.sessions:
             try:
                 with self._session(meta.id) as repo:
-                    self._verify_one(repo, repair, repaired, problems)
+                    verify_session(repo, self._in_flight(repo.id), repair, repaired, problems)
             except OpmemError as exc:
                 problems.append(str(exc))
         return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
-
-    def _verify_one(self, repo: SessionRepo, repair: bool, repaired: list[str], problems: list[str]) -> None:
-        repo.refresh()
-        skip_from = self._in_flight(repo.id).live_since()
-        broken = repo.mirror_problems()
-        if broken:
-            if not repair:
-                problems.extend(broken)
-                return
-            made = repo.rebuild_mirror(skip_from)
-            repaired.append(
-                f"{repo.path}: rebuilt the git mirror from the node files ({made} turn commits; was: {broken[0]})"
-            )
-        problems.extend(repo.log.problems)
-        missing = repo.missing_node_ids(skip_from)
-        if missing:
-            if repair:
-                made = repo.backfill(skip_from)
-                repaired.append(f"{repo.path}: committed {len(missing)} node(s) in {made} turn commit(s)")
-            else:
-                problems.append(f"{repo.path}: {len(missing)} node(s) not in git")
-        if repair:
-            repo.flush(force_index=True)
-        problems.extend(repo.mirror_problems())
 
 
 def _locked_message(path: Path, what: str, timeout: float, *, thread: bool = False) -> str:
@@ -609,33 +588,3 @@ def _write_token(path: Path, token: str) -> bool:
         return False
     finally:
         os.close(fd)
-
-
-class SessionBatch:
-    """The writes of `SessionStore.append_message` / `commit_turn` for one session, lock held."""
-
-    def __init__(self, store: SessionStore, repo: SessionRepo) -> None:
-        self._store = store
-        self._repo = repo
-
-    def exists(self) -> bool:
-        return self._repo.exists()
-
-    def has_node(self, node_id: str) -> bool:
-        return self._repo.has_node(node_id)
-
-    def node_ids(self) -> set[str]:
-        return {node.id for node in self._repo.nodes()}
-
-    def node(self, node_id: str) -> Node:
-        return self._repo.node(node_id)
-
-    @property
-    def head(self) -> str | None:
-        return self._repo.head
-
-    def append(self, role: str, content: str = "", **fields: Any) -> Node:
-        return self._repo.append(role, content, **fields)
-
-    def commit_turn(self, head_id: str | None = None) -> str | None:
-        return self._store._commit_turn(self._repo, head_id)
