@@ -306,14 +306,14 @@ class IndexUpdater:
         try:
             result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
             fresh.optimize()
+            fresh.close()
+            os.replace(fresh_path, target)  # fails when index.sqlite is a directory or its folder read-only
         except BaseException as exc:
             fresh.close()
             _remove_sqlite_files(fresh_path)  # the old index stays in use; a half-built copy is only litter
-            if isinstance(exc, (SearchIndexError, sqlite3.OperationalError)):
+            if isinstance(exc, (SearchIndexError, sqlite3.OperationalError, OSError)):
                 raise SearchIndexError(f"{target}: the rebuild failed, the index in use is unchanged: {exc}") from None
             raise
-        fresh.close()
-        os.replace(fresh_path, target)
         self.index.close()
         if report is not None:
             report.rows = result.rows

@@ -205,3 +205,20 @@ def test_a_failed_rebuild_leaves_the_old_index_and_no_half_built_file(coding_hom
     folder = index.path.parent
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("index.sqlite")) == ["index.sqlite"]
     assert results(coding_home, QUERIES) == before
+
+
+def test_a_rebuild_that_cannot_swap_in_names_the_index_and_leaves_no_half_built_file(coding_home: Home) -> None:
+    """index.sqlite is a directory (not ours to remove): the rebuild's swap fails with an error
+    naming it, the directory and what is in it stay, and no index.sqlite.new is left beside it."""
+    index = coding_home.search_index
+    index.path.mkdir(parents=True)
+    (index.path / "kept").write_text("someone's file")
+    try:
+        index.rebuild()
+    except SearchIndexError as exc:
+        assert str(exc).startswith(f"{index.path}: the rebuild failed") and "unchanged" in str(exc), exc
+    else:
+        raise AssertionError("the rebuild should have failed on the directory")
+    folder = index.path.parent
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("index.sqlite")) == ["index.sqlite"]
+    assert (index.path / "kept").read_text() == "someone's file"
