@@ -200,10 +200,7 @@ class GraphLines(ItemLines):
     def _draw(self) -> None:
         rows = visible_rows(self.graph, self.expanded) if self.graph.items else []
         self._rows = {row.item: row for row in rows}
-        lines = []
-        for row in rows:
-            label = self._label(row.item)
-            lines.append(Line(row.guides + row.icon + "".join(text for text, _ in label), "row", row.item))
+        lines = [Line(row.guides + row.icon + self.label(row.item), "row", row.item) for row in rows]
         keep = self.selected_item
         self.set_lines(lines, keep_scroll=True)
         if keep in self._rows and self.selected_item != keep:
@@ -217,8 +214,7 @@ class GraphLines(ItemLines):
 
     @property
     def cursor_item(self) -> GraphItem | None:
-        index = self.selected_item
-        return self.graph.items[index] if 0 <= index < len(self.graph.items) else None
+        return self.item_for(self.selected_item)
 
     def item_for(self, index: int) -> GraphItem | None:
         return self.graph.items[index] if 0 <= index < len(self.graph.items) else None

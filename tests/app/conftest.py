@@ -15,6 +15,7 @@ from textual.notifications import SeverityLevel
 from opmem_tui.app import OpmemApp
 from opmem_tui.workers import FOLLOW_GROUP, SEARCH_GROUP
 
+from .memory_sample import distil_sample
 from .sample_store import NOW, build_sample_store, fresh_home
 
 
@@ -58,6 +59,13 @@ def sample_path() -> Path:
 @pytest.fixture
 def sample_home(sample_path: Path):
     return fresh_home(sample_path)
+
+
+@pytest.fixture
+def memory_home(sample_home):
+    """The sample store distilled (memory_sample.py): a graph, core.md and a timeline."""
+    distil_sample(sample_home)
+    return sample_home
 
 
 @dataclass(frozen=True)

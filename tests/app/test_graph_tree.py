@@ -3,20 +3,11 @@ mouse, moving along the tree, and recentring from a later hop by key and by clic
 
 from __future__ import annotations
 
-import pytest
-
 from opmem_tui.widgets.graph_explorer import GraphExplorer
 from opmem_tui.widgets.graph_tree import COLLAPSED, EXPANDED
 
 from .conftest import make_app, press, settle
-from .memory_sample import distil_sample
 from .test_memory_tab import detail, find, open_memory
-
-
-@pytest.fixture
-def memory_home(sample_home):
-    distil_sample(sample_home)
-    return sample_home
 
 
 def shown(graph: GraphExplorer) -> list[str]:

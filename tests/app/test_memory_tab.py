@@ -3,7 +3,6 @@ store, their jumps to session turns, live core.md, and the empty store."""
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import TabbedContent
 
 from opmem_tui.backend.memory.core import core_path
@@ -14,13 +13,7 @@ from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.timeline_view import TimelineView
 
 from .conftest import make_app, press, settle, wait_until
-from .memory_sample import MERGE_REASON, MERGED_NAME, NEW_PORT, OLD_PORT, distil_sample
-
-
-@pytest.fixture
-def memory_home(sample_home):
-    distil_sample(sample_home)
-    return sample_home
+from .memory_sample import MERGE_REASON, MERGED_NAME, NEW_PORT, OLD_PORT
 
 
 def lines_text(view) -> str:
