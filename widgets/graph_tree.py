@@ -247,9 +247,6 @@ class GraphLines(ItemLines):
                 self.move_to(item.index)
         self._draw()
 
-    def expand_all(self) -> None:
-        self.set_expanded(self.graph.root, True, below=True)
-
     def _is_under(self, index: int, ancestor: int) -> bool:
         while 0 <= index < len(self.graph.items):
             index = self.graph.items[index].parent

@@ -147,7 +147,7 @@ class DenseVectors:
     def rerank(
         self, db: sqlite3.Connection, query: str, fused: list[tuple[C, float]], rrf_k: int
     ) -> list[tuple[C, float]]:
-        """`fused` with the dense list over its first RERANK_DEPTH candidates (see `rerank`)."""
+        """`fused` with the dense list over its first RERANK_DEPTH candidates (the module's `rerank()`)."""
         rows = [cand.key[1] for cand, _ in fused[:RERANK_DEPTH] if cand.key[0] == "d"]
         try:
             cosines = self.scores(db, self._without_names(query), rows)

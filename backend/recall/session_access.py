@@ -6,6 +6,8 @@ through the store's read path (store/reader.py), which takes no lock and writes 
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from ..home import Home
 from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
 from ..store.reader import SessionReads
@@ -42,12 +44,10 @@ class SessionReader:
             path = home.sessions.path_for(wanted)
             token = home.sessions.change_token_path(wanted)
         except OpmemError:
-            path = token = None
-        if path is not None and token is not None:
-            try:
+            pass  # not a session id this store could hold
+        else:
+            with suppress(SessionNotFound):
                 return self._reads.open(path, wanted, token)
-            except SessionNotFound:
-                pass
         raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
 
 
