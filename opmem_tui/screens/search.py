@@ -50,9 +50,8 @@ class TimedInput(Input):
 
     key_time: float | None = None
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:  # runs before Input's own key handler (MRO order)
         self.key_time = event.time
-        await super()._on_key(event)
 
 
 class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
