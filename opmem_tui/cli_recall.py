@@ -151,8 +151,8 @@ def search_command(
     table = Table(show_edge=False, expand=True)
     table.add_column("when", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("snippet", ratio=1, overflow="fold")
-    table.add_column("source", overflow="fold")
+    table.add_column("snippet", ratio=3, overflow="fold")  # shares the width: a long source cannot squeeze it
+    table.add_column("source", ratio=2, overflow="fold")
     for hit in reply["hits"]:  # best first
         source = _source(hit)
         if hit.get("node"):

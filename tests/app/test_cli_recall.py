@@ -139,3 +139,16 @@ def test_search_table_and_json(built: Built) -> None:
     assert 1 <= len(reply["hits"]) <= 3 and reply["scope"] == f"project:{built.project_id}"
     result = run(built, "search", "pytest", "--since", "the day after never")
     assert result.exit_code == 1 and "since" in result.output
+
+
+def test_search_table_keeps_the_snippet_readable_at_80_columns(built: Built) -> None:
+    """A long source (session id, turn, node) folds in its own column; the snippet keeps room
+    for words (it got a few letters a line at 80 columns, the width when stdout is a pipe)."""
+    add_memory(built)
+    build_index(built)
+    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "80"})
+    result = runner.invoke(main, ["search", "pytest", "--project", "shop"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "snippet" in line)
+    widths = {cell.strip(): len(cell) for cell in header.split("┃")}
+    assert widths["snippet"] >= 25, result.output  # was 12
