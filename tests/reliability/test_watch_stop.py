@@ -4,7 +4,7 @@ The signal is sent from inside the watch process at a chosen point of its real c
 (signal_at.py): right after start (entering the catch-up), while a step imports, while a
 finalizer runs on the main thread (filelock's __del__: Python swallows an exception raised by a
 handler there, which is how a SIGTERM was lost and the watch ran on), while a distillation the
-watch started runs; and, from outside, while the watch waits for changes. Each time: exit
+watch started runs; and, from outside, SIGTERM or Ctrl-C's SIGINT while the watch waits for changes. Each time: exit
 status 0 before the hang guard (a deadlock detector, not a timing), `opmem verify` clean, the
 stored session is a prefix of the file's messages in order (nothing torn, nothing skipped),
 and an import afterwards completes it with every message exactly once.
@@ -125,8 +125,15 @@ def test_sigterm_at_any_point_stops_the_watch_whole(tmp_path: Path, point: str) 
     _assert_whole(home, watched)
 
 
-def test_sigterm_while_the_watch_waits_stops_it_whole(tmp_path: Path) -> None:
-    home, watched, proc = _start(tmp_path, ["-c", "from opmem_tui.cli import main; main()"])
+# Ctrl-C in a terminal: SIGINT raises KeyboardInterrupt (set here: a test worker may ignore SIGINT).
+INTERACTIVE = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from opmem_tui.cli import main; main()"
+)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "ctrl-c"])
+def test_a_signal_while_the_watch_waits_stops_it_whole(tmp_path: Path, signum: int) -> None:
+    home, watched, proc = _start(tmp_path, ["-c", INTERACTIVE])
     imported = MESSAGES // 2  # the catch-up's line was read by _start
 
     def all_in(line: str) -> bool:  # the watch's own report of every message: it is waiting now
@@ -137,6 +144,6 @@ def test_sigterm_while_the_watch_waits_stops_it_whole(tmp_path: Path) -> None:
 
     _read_until(proc, all_in)
     assert imported == MESSAGES, f"the watch reported {imported} of {MESSAGES} messages"
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     _stopped(proc)
     _assert_whole(home, watched)
