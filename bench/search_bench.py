@@ -1,6 +1,6 @@
 """Search index speed and size, each beside a plain FTS5 baseline measured in the same run.
 
-    python bench/search_bench.py [--quick | --mid | --turns N]
+    python bench/search_bench.py [--quick | --mid | --turns N] [--home DIR]
 
 A generated corpus of coding-session turns (a user message, an assistant reply, a tool call
 with a path and a command every other turn; words drawn from a Zipf distribution like prose)
@@ -23,6 +23,7 @@ scale with the turns (N/5 events, 2N/5 edges: 100,000 and 200,000 at the default
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -234,8 +235,14 @@ def main() -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--mid", action="store_true", help="100,000 turns (a few minutes on a loaded machine)")
     p.add_argument("--turns", type=int, default=0, help="indexed turns (default 500,000; --quick 50,000)")
+    p.add_argument(
+        "--home",
+        type=Path,
+        help="build the index in this folder and keep it; a later run with the same size reuses it and "
+        "times only the queries (the update, size and store-path figures are not re-run)",
+    )
     args = p.parse_args()
-    return run(quick=args.quick, turns=args.turns or (MID_TURNS if args.mid else None))
+    return run(quick=args.quick, turns=args.turns or (MID_TURNS if args.mid else None), home=args.home)
 
 
 def add_records(corpus: Corpus, index: SearchIndex, events: int, edges: int, sessions: int) -> int:
@@ -283,104 +290,25 @@ def add_records(corpus: Corpus, index: SearchIndex, events: int, edges: int, ses
     return written
 
 
-def run(*, quick: bool, turns: int | None = None) -> int:
+def run(*, quick: bool, turns: int | None = None, home: Path | None = None) -> int:
     turns_wanted = turns or (50_000 if quick else 500_000)
-    n_events, n_edges = turns_wanted // 5, turns_wanted * 2 // 5
-    sessions = max(1, turns_wanted // TURNS_PER_SESSION)
     corpus = Corpus()
+    print(f"load average at start: {load()}", flush=True)
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        built = home / f"built-{turns_wanted}.json"
+        if not built.exists():
+            build_figures(corpus, home, turns_wanted)
+            built.write_text(json.dumps({"turns": turns_wanted}))
+        else:
+            print(f"search bench: reusing the {turns_wanted:,}-turn index in {home} (build figures not re-run)")
+        with tempfile.TemporaryDirectory(prefix="opmem-search-bench-") as tmp_name:
+            search_figures(corpus, home, Path(tmp_name))
+        return 0
     with tempfile.TemporaryDirectory(prefix="opmem-search-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        index = SearchIndex(tmp / "index.sqlite")
-        plain = sqlite3.connect(tmp / "plain.sqlite", isolation_level=None)
-        plain.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER}')")
-        texts: dict[str, str] = {}
-        cpu_time = {"ours": 0.0, "base": 0.0}
-        print(f"load average at start: {load()}", flush=True)
-        ours, base, text_bytes, turns = build(corpus, index, plain, sessions, texts, cpu_time)
-        print(
-            f"search bench: {turns:,} turns in {sessions:,} sessions, {text_bytes / 1e6:.1f} MB of indexed text",
-            flush=True,
-        )
-        record_bytes = add_records(corpus, index, n_events, n_edges, sessions)
-        turn_bytes = text_bytes
-        text_bytes += record_bytes
-        print(f"  + {n_events:,} events and {n_edges:,} edges indexed as memory records ({record_bytes / 1e6:.1f} MB)")
-        report(
-            "incremental update",
-            turns / ours,
-            turns / base,
-            "plain FTS5 insert",
-            ">= 5,000 turns/s",
-            turns / ours >= 5000,
-            unit="turns/s",
-        )
-        report(
-            "incremental update, CPU time (the machine's load left out)",
-            turns / cpu_time["ours"],
-            turns / cpu_time["base"],
-            "plain FTS5 insert, CPU time",
-            ">= 5,000 turns/s",
-            turns / cpu_time["ours"] >= 5000,
-            unit="turns/s",
-        )
-        index.optimize()
-        plain.execute("INSERT INTO t(t) VALUES('optimize')")
-        plain.execute("VACUUM")
-        size = index.size_bytes()
-        plain_size = os.path.getsize(tmp / "plain.sqlite")
-        print(
-            f"index size: {size / text_bytes:.2f} x indexed text ({size / 1e6:.1f} MB)  vs plain FTS5 table: "
-            f"{plain_size / turn_bytes:.2f} x of its text  target <= 1.5 x: "
-            f"{'MET' if size <= 1.5 * text_bytes else 'MISSED'}"
-        )
-        searcher = Searcher(index, MemorySnippets(texts))
-        rng = random.Random(5)
-        queries = [
-            " ".join(rng.choices(corpus.words[:20000], cum_weights=corpus.cum[:20000], k=rng.randint(1, 4)))
-            for _ in range(300)
-        ]
-        for q in queries[:20]:
-            searcher.search(q)  # warm the page cache
-        ours_t, base_t, ours_cpu, base_cpu = [], [], [], []
-        kept = plain_hits = 0
-        for q in queries:
-            started, cpu = time.perf_counter(), time.thread_time()
-            hits = searcher.search(q, k=10)
-            ours_t.append(time.perf_counter() - started)
-            ours_cpu.append(time.thread_time() - cpu)
-            fts = " OR ".join(f'"{w}"' for w in q.split())
-            started, cpu = time.perf_counter(), time.thread_time()
-            best = plain.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (fts,)).fetchall()
-            base_t.append(time.perf_counter() - started)
-            base_cpu.append(time.thread_time() - cpu)
-            kept += len({r for (r,) in best} & turn_rows(index, hits))
-            plain_hits += len(best)
-        reads = node_file_reads(tmp, corpus)
-        report(
-            "search p95 (lexical)",
-            p95(ours_t),
-            p95(base_t),
-            "plain FTS5 bm25 top-10 p95",
-            "<= 10 ms",
-            p95(ours_t) + reads <= 0.010,
-        )
-        report(
-            "search p95 (lexical), CPU time (the machine's load left out)",
-            p95(ours_cpu),
-            p95(base_cpu),
-            "plain FTS5 bm25 top-10 p95, CPU time",
-            "<= 10 ms",
-            p95(ours_cpu) + reads <= 0.010,
-        )
-        print(
-            f"  + reading the node files of 10 hits for their snippets: {fmt(reads)} (median); p50 {fmt(statistics.median(ours_t))}"
-            f", CPU {fmt(statistics.median(ours_cpu))}"
-        )
-        print(
-            f"  plain FTS5 top-10 turns also in our top 10: {kept / max(1, plain_hits):.3f} ({kept:,} of {plain_hits:,})"
-        )
-        index.close()
-        plain.close()
+        build_figures(corpus, tmp, turns_wanted)
+        search_figures(corpus, tmp, tmp)
         small = 2_000 if quick else 10_000
         update, read = store_path(tmp, corpus, small)
         report(
@@ -393,6 +321,111 @@ def run(*, quick: bool, turns: int | None = None) -> int:
             unit="turns/s",
         )
     return 0
+
+
+def build_figures(corpus: Corpus, folder: Path, turns_wanted: int) -> None:
+    """Builds the index and the plain table in `folder` (texts.json: the snippet texts) and prints
+    the update and size figures."""
+    n_events, n_edges = turns_wanted // 5, turns_wanted * 2 // 5
+    sessions = max(1, turns_wanted // TURNS_PER_SESSION)
+    index = SearchIndex(folder / "index.sqlite")
+    plain = sqlite3.connect(folder / "plain.sqlite", isolation_level=None)
+    plain.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize='{TOKENIZER}')")
+    texts: dict[str, str] = {}
+    cpu_time = {"ours": 0.0, "base": 0.0}
+    ours, base, text_bytes, turns = build(corpus, index, plain, sessions, texts, cpu_time)
+    print(
+        f"search bench: {turns:,} turns in {sessions:,} sessions, {text_bytes / 1e6:.1f} MB of indexed text",
+        flush=True,
+    )
+    record_bytes = add_records(corpus, index, n_events, n_edges, sessions)
+    turn_bytes = text_bytes
+    text_bytes += record_bytes
+    print(f"  + {n_events:,} events and {n_edges:,} edges indexed as memory records ({record_bytes / 1e6:.1f} MB)")
+    report(
+        "incremental update",
+        turns / ours,
+        turns / base,
+        "plain FTS5 insert",
+        ">= 5,000 turns/s",
+        turns / ours >= 5000,
+        unit="turns/s",
+    )
+    report(
+        "incremental update, CPU time (the machine's load left out)",
+        turns / cpu_time["ours"],
+        turns / cpu_time["base"],
+        "plain FTS5 insert, CPU time",
+        ">= 5,000 turns/s",
+        turns / cpu_time["ours"] >= 5000,
+        unit="turns/s",
+    )
+    index.optimize()
+    plain.execute("INSERT INTO t(t) VALUES('optimize')")
+    plain.execute("VACUUM")
+    size = index.size_bytes()
+    plain_size = os.path.getsize(folder / "plain.sqlite")
+    print(
+        f"index size: {size / text_bytes:.2f} x indexed text ({size / 1e6:.1f} MB)  vs plain FTS5 table: "
+        f"{plain_size / turn_bytes:.2f} x of its text  target <= 1.5 x: "
+        f"{'MET' if size <= 1.5 * text_bytes else 'MISSED'}"
+    )
+    (folder / "texts.json").write_text(json.dumps(texts))
+    index.close()
+    plain.close()
+
+
+def search_figures(corpus: Corpus, folder: Path, tmp: Path) -> None:
+    """Search p95 on the index in `folder`, beside plain FTS5 on the same texts."""
+    index = SearchIndex(folder / "index.sqlite")
+    plain = sqlite3.connect(folder / "plain.sqlite", isolation_level=None)
+    texts = json.loads((folder / "texts.json").read_text())
+    searcher = Searcher(index, MemorySnippets(texts))
+    rng = random.Random(5)
+    queries = [
+        " ".join(rng.choices(corpus.words[:20000], cum_weights=corpus.cum[:20000], k=rng.randint(1, 4)))
+        for _ in range(300)
+    ]
+    for q in queries[:20]:
+        searcher.search(q)  # warm the page cache
+    ours_t, base_t, ours_cpu, base_cpu = [], [], [], []
+    kept = plain_hits = 0
+    for q in queries:
+        started, cpu = time.perf_counter(), time.thread_time()
+        hits = searcher.search(q, k=10)
+        ours_t.append(time.perf_counter() - started)
+        ours_cpu.append(time.thread_time() - cpu)
+        fts = " OR ".join(f'"{w}"' for w in q.split())
+        started, cpu = time.perf_counter(), time.thread_time()
+        best = plain.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (fts,)).fetchall()
+        base_t.append(time.perf_counter() - started)
+        base_cpu.append(time.thread_time() - cpu)
+        kept += len({r for (r,) in best} & turn_rows(index, hits))
+        plain_hits += len(best)
+    reads = node_file_reads(tmp, corpus)
+    report(
+        "search p95 (lexical)",
+        p95(ours_t),
+        p95(base_t),
+        "plain FTS5 bm25 top-10 p95",
+        "<= 10 ms",
+        p95(ours_t) + reads <= 0.010,
+    )
+    report(
+        "search p95 (lexical), CPU time (the machine's load left out)",
+        p95(ours_cpu),
+        p95(base_cpu),
+        "plain FTS5 bm25 top-10 p95, CPU time",
+        "<= 10 ms",
+        p95(ours_cpu) + reads <= 0.010,
+    )
+    print(
+        f"  + reading the node files of 10 hits for their snippets: {fmt(reads)} (median); p50 {fmt(statistics.median(ours_t))}"
+        f", CPU {fmt(statistics.median(ours_cpu))}"
+    )
+    print(f"  plain FTS5 top-10 turns also in our top 10: {kept / max(1, plain_hits):.3f} ({kept:,} of {plain_hits:,})")
+    index.close()
+    plain.close()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ the first RERANK_DEPTH candidates get one more RRF list: their order by the cosi
 with the closer of the two vectors (weight W_DENSE). How this was chosen, and what it measured,
 is in docs/search.md ("Dense rerank").
 
-Vectors are filled after each lexical update (`fill`), for the rows that have none: a batch is
+Vectors are filled after each lexical update (`fill`), for the rows added since the last fill: a batch is
 embedded outside any transaction, then written against (session, node) so a rebuild in between
 cannot attach a vector to another row (node text never changes). A row without a vector (not
 filled yet, or a record) just gets no dense vote.
@@ -33,6 +33,7 @@ W_DENSE = 0.5  # the dense list's RRF weight: a derived list, like entities and 
 FILL_BATCH = 128  # rows embedded per write transaction
 QUERY_CACHE = 128
 MODEL_KEY = "dense_model"
+FILLED_KEY = "dense_filled"  # the last docs row a completed fill looked at
 
 
 class Encoder(Protocol):
@@ -85,13 +86,22 @@ class DenseVectors:
     # ------------------------------------------------------------------ filling
 
     def fill(self, store: SessionStore, progress: Callable[[int], None] | None = None) -> FillReport:
-        """Embed every live message row that has no vector yet; returns how many were written."""
+        """Embed the live message rows added since the last fill that have no vector yet; returns
+        how many were written. Message rows are never deleted and their ids only grow (a rebuild
+        starts a new file), so FILLED_KEY, the last row a completed fill looked at, bounds the scan:
+        an update costs its new rows, not the index, and a row that got no vector (its session
+        could not be read then) is not re-read at every update."""
         self._forget_other_model()
+        db = self.index.db
+        done = db.execute("SELECT value FROM meta WHERE key = ?", (FILLED_KEY,)).fetchone()
+        after = int(done[0]) if done is not None else 0
+        upto = db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
         missing: dict[str, set[str]] = {}
-        for session_id, node in self.index.db.execute(
+        for session_id, node in db.execute(
             "SELECT s.session_id, d.node FROM docs d JOIN sessions s ON s.id = d.sess "
-            "LEFT JOIN dense_vecs v ON v.id = d.id WHERE d.kind = ? AND s.dead = 0 AND v.id IS NULL",
-            (KIND_MESSAGE,),
+            "LEFT JOIN dense_vecs v ON v.id = d.id "
+            "WHERE d.id > ? AND d.id <= ? AND d.kind = ? AND s.dead = 0 AND v.id IS NULL",
+            (after, upto, KIND_MESSAGE),
         ):
             missing.setdefault(session_id, set()).add(node)
         pending: list[tuple[str, str, str, str]] = []
@@ -104,7 +114,23 @@ class DenseVectors:
                 if progress is not None:
                     progress(written)
         written += self._write(pending)
+        self._mark_filled(db, upto)
         return FillReport(written, len(missing))
+
+    def _mark_filled(self, read: sqlite3.Connection, upto: int) -> None:
+        """FILLED_KEY moves forward only; not when the file the fill read was replaced since (a
+        rebuild: its rows are others) or holds another model's vectors now (ours were deleted)."""
+        with self.index.write() as db:
+            if db is not read:
+                return
+            model = db.execute("SELECT value FROM meta WHERE key = ?", (MODEL_KEY,)).fetchone()
+            if model is None or model[0] != self.model:
+                return
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+                "CAST(max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER)) AS TEXT)",
+                (FILLED_KEY, str(upto)),
+            )
 
     def _texts(self, store: SessionStore, session_id: str, nodes: set[str]) -> list[tuple[str, str, str, str]]:
         try:
@@ -140,6 +166,7 @@ class DenseVectors:
             if row is not None and row[0] == self.model:
                 return
             db.execute("DELETE FROM dense_vecs")
+            db.execute("DELETE FROM meta WHERE key = ?", (FILLED_KEY,))
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (MODEL_KEY, self.model))
 
     # ------------------------------------------------------------------ searching

@@ -99,7 +99,10 @@ class SearchService:
         """Vectors for the rows that have none, when `[search] dense` is on (slow: ~1 s per 30 rows)."""
         vectors = self.dense_vectors()
         if vectors is not None:
-            report.dense_rows += vectors.fill(self.store).rows
+            try:
+                report.dense_rows += vectors.fill(self.store).rows
+            except DenseUnavailable as exc:  # the model loaded, numpy gone since: the lexical update stands
+                report.problems.append(DENSE_NOTE.format(exc))
         elif self._dense_problem:
             report.problems.append(self._dense_problem)
         return report

@@ -200,3 +200,29 @@ def test_dense_vectors_fill_incrementally_and_lift_the_turn_that_means_the_query
     ]
     home.search_index.close()
     lexical.search_index.close()
+
+
+def test_a_fill_looks_only_at_the_rows_added_since_the_last_fill(tmp_path: Path) -> None:
+    _minilm()
+    home = _dense_home(tmp_path)
+    for n, exchange in enumerate(WEEKEND[:2]):
+        add_chat(home, f"s{n}", [exchange], start=T0 + n * DAY)
+    assert home.search_index.update().dense_rows == 4
+    # A row the last fill looked at and left without a vector (as when its session could not be
+    # read then) is not read again at every update: only the new rows are.
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute("DELETE FROM dense_vecs WHERE id = (SELECT min(id) FROM dense_vecs)")
+    db.close()
+    add_chat(home, "s-new", [WEEKEND[2]], start=T0 + 9 * DAY)
+    assert home.search_index.update(["s-new"]).dense_rows == 2
+    assert home.search_index.update().dense_rows == 0
+    assert _counts(home) == (6, 5)
+    # vectors of another model are dropped whole, and every row is filled again
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
+    db.close()
+    assert home.search_index.update().dense_rows == 6
+    assert _counts(home) == (6, 6)
+    home.search_index.close()
