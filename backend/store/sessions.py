@@ -537,7 +537,12 @@ class SessionStore:
                     verify_session(repo, self._in_flight(repo.id), repair, repaired, problems)
             except OpmemError as exc:
                 problems.append(str(exc))
-        return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+        return VerifyReport(
+            checked=len(listing.sessions) + len(listing.unreadable),
+            repaired=tuple(repaired),
+            problems=tuple(problems),
+            unreadable=listing.unreadable,
+        )
 
 
 def _locked_message(path: Path, what: str, timeout: float, *, thread: bool = False) -> str:
