@@ -137,6 +137,28 @@ def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_af
     assert SessionStore(root).get_turns("s1")[1].commit is not None
 
 
+def test_a_repair_on_first_read_that_fails_is_reported_and_loses_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    writer = SessionStore(root)
+    add_turn(writer, "s1", "first", "one")
+    writer.append_message("s1", "user", "second")  # never committed: its writer goes
+    del writer
+    gc.collect()
+    nodes = sorted(p.read_bytes() for p in (root / "s1" / "history").iterdir())
+    lock = root / ".locks" / "s1.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()  # the repair cannot take the session's lock: IsADirectoryError
+    reader = SessionStore(root)
+    turns = reader.get_turns("s1")
+    assert [[n.content for n in t.nodes] for t in turns] == [["first", "one"], ["second"]]
+    assert turns[1].commit is None
+    problems = reader.problems("s1")
+    assert any("s1" in p and "s1.lock" in p and "repair" in p for p in problems), problems
+    assert sorted(p.read_bytes() for p in (root / "s1" / "history").iterdir()) == nodes
+    lock.rmdir()
+    assert SessionStore(root).get_turns("s1")[1].commit is not None  # the next first read repairs it
+
+
 def test_the_cli_reads_a_session_another_process_is_writing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     writer = SessionStore(home / "sessions")
