@@ -88,13 +88,18 @@ def test_every_read_completes_while_another_process_holds_the_session_lock(tmp_p
             release(holder)
 
 
-def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_after(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
+def _crashed_writer(root: Path) -> Path:
+    """Session s1: one committed turn, then a user message its writer never committed."""
     writer = SessionStore(root)
     add_turn(writer, "s1", "first", "one")
     writer.append_message("s1", "user", "second")  # never committed: its writer goes
     del writer
     gc.collect()
+    return root
+
+
+def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_after(tmp_path: Path) -> None:
+    root = _crashed_writer(tmp_path / "sessions")
     holder = hold(root / ".locks" / "s1.lock")
     try:
         reader = SessionStore(root)
@@ -110,12 +115,7 @@ def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_af
 
 
 def test_a_repair_on_first_read_that_fails_is_reported_and_loses_nothing(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    writer = SessionStore(root)
-    add_turn(writer, "s1", "first", "one")
-    writer.append_message("s1", "user", "second")  # never committed: its writer goes
-    del writer
-    gc.collect()
+    root = _crashed_writer(tmp_path / "sessions")
     nodes = sorted(p.read_bytes() for p in (root / "s1" / "history").iterdir())
     lock = root / ".locks" / "s1.lock"
     lock.unlink(missing_ok=True)
