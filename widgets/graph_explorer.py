@@ -10,7 +10,7 @@ draws and posts messages; the tab reads the memory.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.style import Style
 from rich.text import Text
@@ -20,7 +20,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -31,6 +30,7 @@ from .graph_tree import GraphItem, GraphLines, day, graph_items
 from .item_lines import ItemLines
 from .safe_text import one_line
 from .styling import theme_style
+from .typing_pause import EVENT_CLOCK, TimedInput, TypingPause
 
 FIND_DEBOUNCE = 0.12  # keys closer than this are one run, found when it stops
 MAX_HOPS = 3
@@ -100,7 +100,7 @@ class GraphExplorer(Horizontal):
             self.turn = turn
             self.node_ids = node_ids
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, clock: Callable[[], float] = EVENT_CLOCK) -> None:
         super().__init__(id=id)
         self.center: str | None = None
         self.hops = 1
@@ -112,12 +112,11 @@ class GraphExplorer(Horizontal):
         self.merges: list[AliasInfo] = []
         self._matches: list[EntityMatch] = []
         self.matches_query = ""  # the finder text the shown matches answer
-        self._debounce: Timer | None = None
-        self._last_key = 0.0  # time.monotonic() of the last edit
+        self.typing = TypingPause(self, FIND_DEBOUNCE, self._find, clock=clock)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="graph-side"):
-            yield Input(placeholder="Find an entity…  (/)", compact=True, id="entity-find")
+            yield TimedInput(placeholder="Find an entity…  (/)", compact=True, id="entity-find")
             yield OptionList(id="entity-matches")
         with Vertical(id="graph-main"):
             yield Static("", id="graph-header", markup=False)
@@ -130,8 +129,8 @@ class GraphExplorer(Horizontal):
         return self.query_one("#graph-tree", GraphLines)
 
     @property
-    def finder(self) -> Input:
-        return self.query_one("#entity-find", Input)
+    def finder(self) -> TimedInput:
+        return self.query_one("#entity-find", TimedInput)
 
     @property
     def matches(self) -> OptionList:
@@ -147,15 +146,10 @@ class GraphExplorer(Horizontal):
     @on(Input.Changed, "#entity-find")
     def _query_changed(self, event: Input.Changed) -> None:
         event.stop()
-        if self._debounce is not None:
-            self._debounce.stop()
-        query = event.value
-        now = time.monotonic()
-        if now - self._last_key >= FIND_DEBOUNCE:  # the first key after a pause: find now
-            self.post_message(GraphExplorer.QueryChanged(query))
-        else:  # keys in a quick run: one find when they stop
-            self._debounce = self.set_timer(FIND_DEBOUNCE, lambda: self.post_message(GraphExplorer.QueryChanged(query)))
-        self._last_key = now
+        self.typing.typed(event.value, self.finder.typed_at(event))
+
+    def _find(self, query: str) -> None:
+        self.post_message(GraphExplorer.QueryChanged(query))
 
     @on(Input.Submitted, "#entity-find")
     def _query_submitted(self, event: Input.Submitted) -> None:

@@ -1,7 +1,7 @@
 """Search everywhere (`ctrl+f`): every message of every session and the memory, as you type.
 
 A key typed after a pause starts a search at once, a quick run of keys one search when it stops
-(SEARCH_DEBOUNCE, counted from the key itself, not from when the busy UI got to it). Searches
+(SEARCH_DEBOUNCE, counted from the key itself: widgets/typing_pause.py). Searches
 run one at a time in the screen's own thread (newest_request.py): a query replaced while
 another search ran is never searched, and an answer to a query typed over is never shown. The
 first page is FIRST_PAGE hits (each hit's snippet is a node file read); scrolled near the end,
@@ -11,7 +11,6 @@ the main screen opens in the replay at its turn with its message selected.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
 
@@ -31,6 +29,7 @@ from opmem_tui.widgets.item_lines import ItemLines
 from opmem_tui.widgets.line_view import Line
 from opmem_tui.widgets.safe_text import one_line
 from opmem_tui.widgets.search_hits import SearchHitLines, hit_lines, query_words
+from opmem_tui.widgets.typing_pause import TimedInput, TypingPause
 
 from ..memory_data import SearchResults
 from ..newest_request import NewestRequest, SearchRequest
@@ -43,15 +42,6 @@ SEARCH_DEBOUNCE = 0.05  # seconds of typing pause before a search runs (stale an
 FIRST_PAGE = 20  # hits asked for first: more than a screen of them (two or three lines each)
 MORE_PAGE = 40  # hits added each time the list nears its end, up to the backend's MAX_K
 HINT = "type to search every message of every session and the memory · ↓ the hits · enter opens · esc closes"
-
-
-class TimedInput(Input):
-    """An Input that keeps the time its last key was typed (the key event's own time)."""
-
-    key_time: float | None = None
-
-    def on_key(self, event: events.Key) -> None:  # runs before Input's own key handler (MRO order)
-        self.key_time = event.time
 
 
 class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
@@ -75,8 +65,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         self.asking = 0  # hits asked for the query on screen, while that search runs (0: none)
         self.requests = NewestRequest()
         self._loop: Worker[None] | None = None
-        self._debounce: Timer | None = None
-        self._last_key = 0.0  # time.monotonic() of the last key
+        self.typing = TypingPause(self, SEARCH_DEBOUNCE, self._search)
 
     @property
     def opmem(self) -> OpmemApp:
@@ -90,8 +79,8 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             yield SearchHitLines(id="search-hits")
 
     @property
-    def input(self) -> Input:
-        return self.query_one("#search-input", Input)
+    def input(self) -> TimedInput:
+        return self.query_one("#search-input", TimedInput)
 
     @property
     def hits_view(self) -> SearchHitLines:
@@ -107,21 +96,10 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
 
     # -- typing ----------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
-        if self._debounce is not None:
-            self._debounce.stop()
-        query = event.value
-        key_time = self.input.key_time
-        typed = min(key_time, event.time) if key_time is not None else event.time
-        if typed - self._last_key >= SEARCH_DEBOUNCE:  # the first key after a pause: search now
-            self._search(query)
-        else:  # keys in a quick run: one search when they stop
-            wait = max(typed + SEARCH_DEBOUNCE - time.monotonic(), 0.0)
-            self._debounce = self.set_timer(wait, lambda: self._search(query))
-        self._last_key = typed
+        self.typing.typed(event.value, self.input.typed_at(event))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if self._debounce is not None:
-            self._debounce.stop()
+        self.typing.cancel()
         results = self.results
         if results is not None and results.query == event.value and results.hits:
             self.hits_view.focus()  # the hits for this text are up: go to them
