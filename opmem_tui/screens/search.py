@@ -140,10 +140,6 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         message.stop()
         self._more()
 
-    def _more_if_near_end(self) -> None:
-        if self.hits_view.near_end():  # the page does not fill the view: the next one now
-            self._more()
-
     @work(thread=True, exclusive=True, group=SEARCH_GROUP, exit_on_error=False, description="Searching")
     def _search_loop(self) -> None:
         """The screen's one search thread (its index connection stays open and warm)."""
@@ -166,6 +162,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
 
     def _failed(self, request: SearchRequest, message: str) -> None:
         if self.requests.answered(request):  # else typed over: the newer search is under way
+            self.hits_view.page_failed()
             self._status(one_line(f"The search failed: {message}", 200))
 
     def _show(self, results: SearchResults, limit: int) -> None:
@@ -191,7 +188,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             return
         self._count()
         view.set_lines(self._lines(results.hits, 0), keep_scroll=shown is not None and shown.query == results.query)
-        self.call_after_refresh(self._more_if_near_end)
+        self.call_after_refresh(self.hits_view.check_near_end)  # a page short of the view: the next now
 
     def _add(self, results: SearchResults, before: int) -> None:
         """Hits after the `before` on screen: appended, the rows above left as they are."""
@@ -199,7 +196,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.results = results
             self.hits_view.append_lines(self._lines(results.hits[before:], before))
         self._count()
-        self.call_after_refresh(self._more_if_near_end)
+        self.call_after_refresh(self.hits_view.check_near_end)  # a page short of the view: the next now
 
     def _lines(self, hits: tuple[SearchHit, ...], start: int) -> list[Line]:
         width = self.hits_view.scrollable_content_region.width or 100
