@@ -22,6 +22,8 @@ def plain(text: str) -> str:
     """
     if not text:
         return ""
+    if _CONTROLS.search(text) is None:  # \r, ESC and 8-bit CSI are controls too: nothing to strip
+        return text
     text = text.replace("\r\n", "\n")
     text = _ESCAPES.sub("", text)
     return _CONTROLS.sub("", text)

@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar
 
 from ..store.sessions import SessionStore
 from .dense_minilm import DIM, INSTALL, NAME, WEIGHTS_SHA256, DenseUnavailable, MiniLM
-from .index import KIND_MESSAGE, SearchIndex
+from .index import KIND_MESSAGE, SCHEMA_VERSION, SearchIndex
 from .index_update import session_rows
 
 RERANK_DEPTH = 50  # candidates the dense list reorders (evidence sits in the top 50 at ~0.89)
@@ -33,6 +33,10 @@ W_DENSE = 0.5  # the dense list's RRF weight: a derived list, like entities and 
 FILL_BATCH = 128  # rows embedded per write transaction
 QUERY_CACHE = 128
 MODEL_KEY = "dense_model"
+_WRITE_BY_NODE = (  # (vecs, session_id, node, kind): the row that node has in this file, if live
+    "INSERT OR IGNORE INTO dense_vecs(id, vecs) SELECT d.id, ? FROM docs d "
+    "JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? AND s.dead = 0 AND d.node = ? AND d.kind = ?"
+)
 FILLED_KEY = "dense_filled"  # the last docs row a completed fill looked at
 
 
@@ -154,11 +158,40 @@ class DenseVectors:
         with self.index.write() as db:
             before = db.total_changes
             db.executemany(
-                "INSERT OR IGNORE INTO dense_vecs(id, vecs) SELECT d.id, ? FROM docs d "
-                "JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? AND s.dead = 0 AND d.node = ? AND d.kind = ?",
-                [(blob, b[0], b[1], KIND_MESSAGE) for blob, b in zip(blobs, batch, strict=True)],
+                _WRITE_BY_NODE, [(blob, b[0], b[1], KIND_MESSAGE) for blob, b in zip(blobs, batch, strict=True)]
             )
             return db.total_changes - before
+
+    def carry_into(self, fresh: SearchIndex) -> int:
+        """Copy this index's vectors into its rebuilt copy, by (session, node), before the swap:
+        a rebuild then embeds only the rows that had none (node text never changes). Only from
+        an index of this schema and this model (another version may build its rows otherwise);
+        the old file is read through a read-only connection and never written."""
+        if not self.index.path.exists():
+            return 0
+        try:
+            old = sqlite3.connect(f"{self.index.path.as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error:
+            return 0
+        try:
+            meta = dict(old.execute("SELECT key, value FROM meta WHERE key IN ('schema', ?)", (MODEL_KEY,)))
+            if meta.get("schema") != SCHEMA_VERSION or meta.get(MODEL_KEY) != self.model:
+                return 0
+            rows = old.execute(
+                "SELECT v.vecs, s.session_id, d.node FROM dense_vecs v JOIN docs d ON d.id = v.id "
+                "JOIN sessions s ON s.id = d.sess WHERE s.dead = 0 AND d.kind = ?",
+                (KIND_MESSAGE,),
+            )
+            with fresh.write() as db:
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", (MODEL_KEY, self.model))
+                before = db.total_changes
+                while batch := rows.fetchmany(FILL_BATCH * 8):
+                    db.executemany(_WRITE_BY_NODE, [(*row, KIND_MESSAGE) for row in batch])
+                return db.total_changes - before
+        except sqlite3.Error:  # an old file that cannot be read as expected: the fill embeds instead
+            return 0
+        finally:
+            old.close()
 
     def _forget_other_model(self) -> None:
         with self.index.write() as db:

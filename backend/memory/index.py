@@ -35,6 +35,10 @@ from .term_counts import TermCounts
 
 SCHEMA_VERSION = "2"
 INDEX_FILE = "index.sqlite"
+# Reads through a memory map, not a read() per page: a search's CPU p95 at 500,000 turns fell
+# from 8.2 to 7.3 ms (bench/search_bench.py). SQLite writes through write() still (no mmap'd
+# writes), remaps as the file grows, and a rebuild's rename leaves old maps on the old file.
+MMAP_BYTES = 1 << 30
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 KIND_MESSAGE = 0
@@ -219,6 +223,7 @@ class SearchIndex:
             # beside it would not survive. Derived data: no fsync (a crash costs a rebuild).
             conn.execute("PRAGMA journal_mode=DELETE")
             conn.execute("PRAGMA synchronous=OFF")
+            conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for statement in _SCHEMA.split(";"):

@@ -195,6 +195,8 @@ class IndexUpdater:
         self.index = index
         self.store = store
         self.memory_dir = Path(memory_dir)
+        # Called with a rebuilt index before it replaces this one (the dense vectors carry over).
+        self.before_swap: Callable[[SearchIndex], object] | None = None
 
     def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
         """Index what is new. sessions=None: every session (and drop the deleted ones)."""
@@ -305,6 +307,8 @@ class IndexUpdater:
         fresh = SearchIndex(fresh_path)
         try:
             result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
+            if self.before_swap is not None:
+                self.before_swap(fresh)
             fresh.optimize()
             fresh.close()
             os.replace(fresh_path, target)  # fails when index.sqlite is a directory or its folder read-only

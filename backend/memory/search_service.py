@@ -42,6 +42,7 @@ class SearchService:
             if self.searcher.dense is None and not self._dense_problem:
                 try:
                     self.searcher.dense = DenseVectors(self.index, load(self.dense))
+                    self.updater.before_swap = self.searcher.dense.carry_into
                 except DenseUnavailable as exc:
                     self._dense_problem = DENSE_NOTE.format(exc)
             return self.searcher.dense
@@ -82,6 +83,7 @@ class SearchService:
         few would never index the others (a search only builds an index that does not exist)."""
         if sessions is not None and not self.index.path.exists():
             sessions = None
+        self.dense_vectors()  # before a rebuild may swap the file: its vectors carry over
         try:
             report = self.updater.update(sessions, progress=progress)
         except SchemaMismatch:
@@ -93,6 +95,7 @@ class SearchService:
         self.update(sessions)
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
+        self.dense_vectors()
         return self._fill_dense(self.updater.rebuild(progress=progress))
 
     def _fill_dense(self, report: UpdateReport) -> UpdateReport:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ..home import Home
 from ..memory.dense_rerank import reader as dense_reader
-from ..memory.index import INDEX_FILE, SCHEMA_VERSION, SearchIndex, SearchIndexError
+from ..memory.index import INDEX_FILE, MMAP_BYTES, SCHEMA_VERSION, SearchIndex, SearchIndexError
 from ..memory.search import Searcher
 from ..memory.snippets import Snippets
 from ..model import ROLE_LETTER, Node, OpmemError
@@ -29,6 +29,7 @@ class _ReadOnlyIndex(SearchIndex):
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")  # as SearchIndex: pages read through a map
             row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError as exc:
             raise SearchIndexError(

@@ -189,7 +189,7 @@ def test_dense_vectors_fill_incrementally_and_lift_the_turn_that_means_the_query
     add_chat(home, "s-new", [("We adopted a puppy this weekend.", "Congratulations!")], start=T0 + 9 * DAY)
     assert home.search_index.update(["s-new"]).dense_rows == 2
     incremental = [(h.session_id, h.node_ids, h.score) for h in home.search(query, k=10)]
-    assert home.search_index.rebuild().dense_rows == 2 * (len(WEEKEND) + 1)
+    assert home.search_index.rebuild().dense_rows == 0  # every vector carried over (next test)
     assert _counts(home) == (2 * (len(WEEKEND) + 1),) * 2
     assert [(h.session_id, h.node_ids, h.score) for h in home.search(query, k=10)] == pytest.approx(incremental)
     # recall's read-only searcher (MCP tools, `opmem search`) uses the same vectors
@@ -222,6 +222,61 @@ def test_a_fill_looks_only_at_the_rows_added_since_the_last_fill(tmp_path: Path)
     db = sqlite3.connect(home.search_index.path)
     with db:
         db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
+    db.close()
+    assert home.search_index.update().dense_rows == 6
+    assert _counts(home) == (6, 6)
+    home.search_index.close()
+
+
+def _vectors_by_node(home: Home) -> dict[tuple[str, str], bytes]:
+    db = sqlite3.connect(home.search_index.path)
+    try:
+        return {
+            (session_id, node): vecs
+            for session_id, node, vecs in db.execute(
+                "SELECT s.session_id, d.node, v.vecs FROM dense_vecs v JOIN docs d ON d.id = v.id "
+                "JOIN sessions s ON s.id = d.sess"
+            )
+        }
+    finally:
+        db.close()
+
+
+def test_a_rebuild_carries_the_vectors_over_by_session_and_node(tmp_path: Path) -> None:
+    _minilm()
+    home = _dense_home(tmp_path)
+    for n, exchange in enumerate(WEEKEND):
+        add_chat(home, f"s{n}", [exchange], start=T0 + n * DAY)
+    assert home.search_index.update().dense_rows == 8
+    before = _vectors_by_node(home)
+    # The first session goes (the rebuilt file numbers its rows differently) and one row of
+    # another loses its vector: the rebuild embeds that row alone, the others keep their own.
+    home.sessions.delete_session("s0")
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute(
+            "DELETE FROM dense_vecs WHERE id = (SELECT d.id FROM docs d JOIN sessions s ON s.id = d.sess "
+            "WHERE s.session_id = 's2' ORDER BY d.id LIMIT 1)"
+        )
+    db.close()
+    report = home.search_index.rebuild()
+    assert report.dense_rows == 1 and not report.problems
+    assert _counts(home) == (6, 6)
+    after = _vectors_by_node(home)
+    assert set(after) == {key for key in before if key[0] != "s0"}
+    assert all(after[key] == before[key] for key in after if key[0] != "s2")
+    # vectors of another model are not carried: the rebuild embeds every row
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
+    db.close()
+    assert home.search_index.rebuild().dense_rows == 6
+    assert _counts(home) == (6, 6)
+    # nor those of an index another opmem version wrote (its rows may be built otherwise)
+    home.search_index.close()
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
     db.close()
     assert home.search_index.update().dense_rows == 6
     assert _counts(home) == (6, 6)
