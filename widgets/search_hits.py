@@ -59,7 +59,8 @@ def hit_lines(hits: Sequence[SearchHit], width: int, title: Callable[[str], str]
 
 class SearchHitLines(ItemLines):
     """The hit list; words of the query are drawn in the `match` style. Scrolled (or its cursor
-    moved) near its last hits, it posts NearEnd: the screen may have more hits to add."""
+    moved) near its last hits, it posts NearEnd once: the screen may have more hits to add. The
+    next NearEnd waits for new lines (the page asked for, or a new list), or `page_failed()`."""
 
     class NearEnd(Message):
         def __init__(self, view: SearchHitLines) -> None:
@@ -87,6 +88,25 @@ class SearchHitLines(ItemLines):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.words: tuple[str, ...] = ()
+        self.page_pending = False  # a NearEnd was posted and no lines have come since
+
+    def set_lines(self, lines: list[Line], *, keep_scroll: bool = False) -> None:
+        self.page_pending = False
+        super().set_lines(lines, keep_scroll=keep_scroll)
+
+    def append_lines(self, lines: list[Line]) -> None:
+        self.page_pending = False
+        super().append_lines(lines)
+
+    def page_failed(self) -> None:
+        """The page asked for will not come: scrolling near the end may ask again."""
+        self.page_pending = False
+
+    def check_near_end(self) -> None:
+        """Near the end with no page pending: ask for one (NearEnd)."""
+        if not self.page_pending and self.near_end():
+            self.page_pending = True
+            self.post_message(self.NearEnd(self))
 
     def near_end(self) -> bool:
         """Is the end of the list less than half a screen below the view, or the cursor on one
@@ -100,13 +120,11 @@ class SearchHitLines(ItemLines):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if self.near_end():
-            self.post_message(self.NearEnd(self))
+        self.check_near_end()
 
     def move_to(self, item: int, *, announce: bool = True) -> None:
         super().move_to(item, announce=announce)
-        if self.near_end():
-            self.post_message(self.NearEnd(self))
+        self.check_near_end()
 
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         if line.style != "snippet" or not self.words:

@@ -54,12 +54,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+x", "cancel_job", "Cancel job", show=False, id="jobs.cancel"),
     ]
 
-    FOCUS_RETRIES = 3
-
     def __init__(self) -> None:
         super().__init__()
-        self._focus_target: Widget | None = None  # where a jump across tabs puts the focus
-        self._focus_retries = 0
 
     @property
     def opmem(self) -> OpmemApp:
@@ -122,33 +118,20 @@ class MainScreen(Screen[None]):
                 markup=False,
             )
             return
-        self.query_one(TabbedContent).active = "sessions"
-        self.keep_focus_on(self.sessions.replay.view)
+        self.show_tab("sessions", self.sessions.replay.view)
         self.sessions.open_linked(message.session_id, message.turn, message.head_id, message.node_id)
 
     # -- focus across a tab switch ---------------------------------------------------------
-    def keep_focus_on(self, widget: Widget) -> None:
-        """Focus `widget` after a jump to another tab. The widget that had the focus in the tab
-        being hidden blurs itself when its Hide event arrives, which on a loaded machine can come
-        after `widget` took the focus and leaves nothing focused: give it back (a few times at
-        most) until the focus moves on inside the shown tab."""
-        self._focus_target = widget
-        self._focus_retries = self.FOCUS_RETRIES
-        widget.focus()
-
-    def watch_focused(self, focused: Widget | None) -> None:
-        target = self._focus_target
-        if target is None or focused is target:
-            return
-        if focused is not None and self._in_active_tab(focused):
-            self._focus_target = None  # the focus moved on inside the tab: the jump is over
-        elif self._focus_retries > 0 and target.is_attached:
-            self._focus_retries -= 1
-            target.focus()
-
-    def _in_active_tab(self, widget: Widget) -> bool:
-        pane = self.query_one(TabbedContent).active_pane
-        return pane is not None and pane in widget.ancestors
+    def show_tab(self, tab: str, focus: Widget | None) -> None:
+        """Show `tab` and focus `focus` in it, now. The switch shows and hides the panes at once;
+        Screen.set_focus is immediate too (Widget.focus() waits its turn in the app's queue), so
+        the widget focused in the hidden tab gets its Blur before the Hide of the next layout.
+        Still focused at its Hide, it would blur itself (Widget._on_hide), the focus would go to
+        a sibling in the hidden tab, and the TabbedContent, following the focus, would show that
+        tab again."""
+        self.query_one(TabbedContent).active = tab
+        if focus is not None:
+            self.set_focus(focus)
 
     def on_jobs_finished(self, message: Jobs.Finished) -> None:
         self.sessions.refresh_listing()
@@ -184,11 +167,9 @@ class MainScreen(Screen[None]):
         self.sessions.live_view()
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
         pane = self.query_one(f"TabPane#{tab}")
         view = next((node for node in pane.walk_children() if isinstance(node, Tab)), None)
-        if view is not None:  # a lazy tab not mounted yet has nothing to focus
-            view.focus_default()
+        self.show_tab(tab, view.default_focus() if view is not None else None)  # a lazy tab not mounted: none
 
     def action_refresh(self) -> None:
         # An explicit refresh re-reads every meta.json, for edits made outside opmem.

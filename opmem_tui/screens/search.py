@@ -61,8 +61,6 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         self.initial = query
         self.results: SearchResults | None = None  # the hits on screen
         self.complete = True  # the results hold every hit there is (or MAX_K)
-        self.searching = ""  # the query of the search under way ("" when none)
-        self.asking = 0  # hits asked for the query on screen, while that search runs (0: none)
         self.requests = NewestRequest()
         self._loop: Worker[None] | None = None
         self.typing = TypingPause(self, SEARCH_DEBOUNCE, self._search)
@@ -77,6 +75,13 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             yield TimedInput(value=self.initial, placeholder="words, a path, a name…", id="search-input")
             yield Static(Content(HINT), id="search-status")
             yield SearchHitLines(id="search-hits")
+
+    @property
+    def asking(self) -> int:
+        """Hits asked for by the search under way (0: none): derived from the request slot, the
+        one record of what was asked and not yet answered."""
+        awaited = self.requests.awaited
+        return awaited.limit if awaited is not None else 0
 
     @property
     def input(self) -> TimedInput:
@@ -112,14 +117,10 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.hits_view.focus()
 
     def _search(self, query: str) -> None:
-        self.asking = 0
         if not query.strip():
             self.requests.forget()
-            self.searching = ""
             self._show(SearchResults(query, ()), 0)
             return
-        self.searching = query
-        self.asking = FIRST_PAGE
         self._status(f"Searching for “{one_line(query, 60)}”…")
         self._ask(SearchRequest(query, FIRST_PAGE))
 
@@ -133,16 +134,11 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         results = self.results
         if results is None or self.complete or self.asking or results.query != self.input.value:
             return
-        self.asking = min(len(results.hits) + MORE_PAGE, MAX_K)
-        self._ask(SearchRequest(results.query, self.asking))
+        self._ask(SearchRequest(results.query, min(len(results.hits) + MORE_PAGE, MAX_K)))
 
     def on_search_hit_lines_near_end(self, message: SearchHitLines.NearEnd) -> None:
         message.stop()
         self._more()
-
-    def _more_if_near_end(self) -> None:
-        if self.hits_view.near_end():  # the page does not fill the view: the next one now
-            self._more()
 
     @work(thread=True, exclusive=True, group=SEARCH_GROUP, exit_on_error=False, description="Searching")
     def _search_loop(self) -> None:
@@ -155,7 +151,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             try:
                 results = memory.search(request.query, request.limit)
             except OpmemError as exc:
-                deliver(self, self._failed, request.query, str(exc))
+                deliver(self, self._failed, request, str(exc))
                 continue
             if self.requests.is_newest(request):  # else typed over: the newer one is next
                 deliver(self, self._show, results, request.limit)
@@ -164,18 +160,16 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
     def _status(self, text: str) -> None:
         self.query_one("#search-status", Static).update(Content(text), layout=False)
 
-    def _failed(self, query: str, message: str) -> None:
-        if query == self.searching or (self.results is not None and query == self.results.query):
-            self.searching = ""
-            self.asking = 0
+    def _failed(self, request: SearchRequest, message: str) -> None:
+        if self.requests.answered(request):  # else typed over: the newer search is under way
+            self.hits_view.page_failed()
             self._status(one_line(f"The search failed: {message}", 200))
 
     def _show(self, results: SearchResults, limit: int) -> None:
+        self.requests.answered(SearchRequest(results.query, limit))
         if results.query != self.input.value:
             return  # typed on since: the next search is on its way
         shown = self.results
-        self.searching = ""
-        self.asking = 0
         self.complete = len(results.hits) < limit or limit >= MAX_K
         same = shown is not None and shown.query == results.query and bool(shown.hits)
         if same and results.hits[: len(shown.hits)] == shown.hits[: len(results.hits)]:
@@ -194,7 +188,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             return
         self._count()
         view.set_lines(self._lines(results.hits, 0), keep_scroll=shown is not None and shown.query == results.query)
-        self.call_after_refresh(self._more_if_near_end)
+        self.call_after_refresh(self.hits_view.check_near_end)  # a page short of the view: the next now
 
     def _add(self, results: SearchResults, before: int) -> None:
         """Hits after the `before` on screen: appended, the rows above left as they are."""
@@ -202,7 +196,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
             self.results = results
             self.hits_view.append_lines(self._lines(results.hits[before:], before))
         self._count()
-        self.call_after_refresh(self._more_if_near_end)
+        self.call_after_refresh(self.hits_view.check_near_end)  # a page short of the view: the next now
 
     def _lines(self, hits: tuple[SearchHit, ...], start: int) -> list[Line]:
         width = self.hits_view.scrollable_content_region.width or 100

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.containers import Vertical
 from textual.message import Message
+from textual.widget import Widget
 
 from opmem_tui.backend.activity import Activity
 from opmem_tui.widgets.activity_view import ActivityView
@@ -45,8 +46,8 @@ class ActivityTab(Tab, ReportsWorkerErrors, Vertical):
     def compose(self) -> ComposeResult:
         yield ActivityView(id="activity-view")
 
-    def focus_default(self) -> None:
-        self.view.focus()
+    def default_focus(self) -> Widget | None:
+        return self.view
 
     def on_mount(self) -> None:
         self.post_message(ActivityTab.Ready())

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 from watchfiles import awatch
 
@@ -86,20 +87,19 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
     def timeline(self) -> TimelineView:
         return self.query_one(TimelineView)
 
-    def focus_default(self) -> None:
+    def default_focus(self) -> Widget | None:
         active = self.query_one("#memory-views", TabbedContent).active
         if active == "memory-core":
-            self.core.lines.focus()
-        elif active == "memory-timeline":
-            self.timeline.lines.focus()
-        elif self.graph.center is None:
-            self.graph.finder.focus()
-        else:
-            self.graph.tree.focus()
+            return self.core.lines
+        if active == "memory-timeline":
+            return self.timeline.lines
+        return self.graph.finder if self.graph.center is None else self.graph.tree
 
     def action_view(self, pane: str) -> None:
         self.query_one("#memory-views", TabbedContent).active = pane
-        self.focus_default()
+        focus = self.default_focus()
+        if focus is not None:  # now, not queued: see MainScreen.show_tab
+            self.screen.set_focus(focus)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.memory_changed)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import work
+from textual.widget import Widget
 
 from opmem_tui.widgets.messages import CommitHighlighted, MoreCommitsWanted, ProjectHighlighted
 from opmem_tui.widgets.projects_pane import NO_PROJECTS, ProjectsPane
@@ -35,8 +36,8 @@ class ProjectsTab(Tab, ReportsWorkerErrors, ProjectsPane):
         app: OpmemApp = self.app  # type: ignore[assignment]
         return app.data
 
-    def focus_default(self) -> None:
-        self.focus_list()
+    def default_focus(self) -> Widget | None:
+        return self.project_list if self.project_list.display else None
 
     def set_listing(self, view: ListingView) -> None:
         self.listing_view = view

@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.worker import Worker
 from watchfiles import awatch
 
@@ -98,8 +99,8 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
     def open_id(self) -> str | None:
         return self._open_id
 
-    def focus_default(self) -> None:
-        self.session_list.table.focus()
+    def default_focus(self) -> Widget | None:
+        return self.session_list.table
 
     def on_mount(self) -> None:
         self.focus_default()

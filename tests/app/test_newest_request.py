@@ -40,3 +40,19 @@ def test_a_waiting_thread_wakes_for_a_request_and_on_close():
     thread.join(60)
     assert not thread.is_alive()
     assert taken == [SearchRequest("needle", 20), None] and slot.closed
+
+
+def test_the_newest_request_is_awaited_until_its_own_answer():
+    slot = NewestRequest()
+    assert slot.awaited is None
+    slot.put(SearchRequest("needle", 20))
+    slot.put(SearchRequest("needles", 20))
+    assert slot.awaited == SearchRequest("needles", 20)
+    assert not slot.answered(SearchRequest("needle", 20))  # an older answer: still awaited
+    assert not slot.answered(SearchRequest("needles", 60))
+    assert slot.awaited == SearchRequest("needles", 20)
+    assert slot.answered(SearchRequest("needles", 20))
+    assert slot.awaited is None and slot.query == "needles"  # still the newest query typed
+    slot.put(SearchRequest("x", 20))
+    slot.forget()
+    assert slot.awaited is None

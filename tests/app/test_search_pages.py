@@ -10,6 +10,8 @@ import pytest
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.search import MAX_K
+from opmem_tui.backend.model import OpmemError
+from opmem_tui.newest_request import SearchRequest
 from opmem_tui.screens.search import FIRST_PAGE, MORE_PAGE, SearchScreen
 from opmem_tui.widgets.replay_view import ReplayPane
 
@@ -127,3 +129,46 @@ async def test_a_query_typed_over_is_never_searched_and_a_stale_answer_never_sho
         assert searched == ["r", "regression"]  # "re", "reg"... were typed over before they ran
         assert shown == ["regression"]  # the answer for "r" came back stale: never drawn
         assert "Fix the login redirect loop" in hits_text(screen)
+
+
+async def test_a_page_that_fails_after_the_query_was_typed_over_leaves_the_newer_search_under_way(needle_home):
+    """What the screen waits for has one record, the request slot: a failure of a request typed
+    over neither claims the screen's status nor ends the newer search's wait."""
+    app = make_app(needle_home)
+    async with app.run_test(size=(120, 34)) as pilot:
+        screen = await search(pilot, "needle")
+        memory = app.data.memory
+        real_search = memory.search
+        page_asked = threading.Event()
+        release_page = threading.Event()
+        release_newer = threading.Event()
+        searched: list[tuple[str, int]] = []
+
+        def held_search(query, limit):
+            searched.append((query, limit))
+            if query == "needle":  # the next page of the hits on screen: held, then it fails
+                page_asked.set()
+                assert release_page.wait(60), "the test never let the page go on"
+                raise OpmemError("index.sqlite: database is locked")
+            assert release_newer.wait(60), "the test never let the newer search go on"
+            return real_search(query, limit)
+
+        memory.search = held_search
+        await press(pilot, "down", "end")  # to the end of the first page: the next one is asked for
+        await wait_until(pilot, page_asked.is_set, "the next page under way")
+        assert screen.asking == FIRST_PAGE + MORE_PAGE
+        screen.input.focus()
+        await wait_until(pilot, lambda: app.focused is screen.input, "back in the search box")
+        await pilot.press("end", "s")  # "needles", typed while the page's search runs
+        await wait_until(pilot, lambda: screen.asking == FIRST_PAGE, "the newer search handed over")
+        assert screen.requests.awaited == SearchRequest("needles", FIRST_PAGE)
+        release_page.set()
+        # The thread reports the failure (on the UI thread, waiting for it) before it takes the
+        # newer request: once that is taken, the failure has been handled.
+        await wait_until(pilot, lambda: ("needles", FIRST_PAGE) in searched, "the newer search started")
+        assert screen.requests.awaited == SearchRequest("needles", FIRST_PAGE)  # still waited for
+        assert status(screen) == "Searching for “needles”…"  # not "The search failed: …"
+        release_newer.set()
+        await wait_until(pilot, lambda: screen.results.query == "needles", "the newer hits")
+        assert screen.asking == 0 and screen.requests.awaited is None
+        assert "needle" in hits_text(screen)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from textual import events
 from textual.widgets import TabbedContent
 
 from opmem_tui.screens.branch_picker import BranchPickerScreen
@@ -15,6 +16,7 @@ from opmem_tui.screens.keys import KeysScreen
 from opmem_tui.widgets.commit_log import CommitLog
 from opmem_tui.widgets.diff_view import DiffView
 from opmem_tui.widgets.job_bar import JobBar
+from opmem_tui.widgets.messages import LinkedTurnChosen
 from opmem_tui.widgets.project_list import ProjectList
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.session_list import SessionList
@@ -282,24 +284,42 @@ async def test_jump_to_a_turn_clears_a_filter_that_hides_its_session(app):
         await wait_until(pilot, lambda: app.focused is replay.view, "the replay takes the focus")
 
 
-async def test_a_late_blur_after_a_jump_gives_the_focus_back_to_the_replay(app):
-    """The commit list hidden by the jump blurs itself when its Hide event arrives, which under
-    load can come after the replay took the focus: the focus goes back to the replay."""
+async def test_a_jump_to_a_turn_moves_the_focus_before_the_hidden_tab_hears_of_it(app):
+    """The focus moves with the tab switch, not a turn of the app's queue later: the commit list
+    hidden by the jump is blurred before its Hide arrives. Focused still at its Hide, it would
+    blur itself and hand the focus to a sibling in the hidden tab, which the tabs follow back."""
     async with app.run_test(size=(140, 36)) as pilot:
         await settle(pilot)
         await press(pilot, "2")
-        app.screen.query_one(CommitLog).focus()
-        await press(pilot, "down", "enter")
+        commit_log = app.screen.query_one(CommitLog)
+        commit_log.focus()
+        await wait_until(pilot, lambda: app.focused is commit_log, "the commit list takes the focus")
         replay = app.screen.query_one(ReplayPane)
-        await wait_until(pilot, lambda: app.focused is replay.view, "the replay takes the focus")
-        app.screen.set_focus(None)  # what the hidden commit list's late blur does
-        await wait_until(pilot, lambda: app.focused is replay.view, "the focus given back to the replay")
-        session_list = app.screen.query_one(SessionList)
-        session_list.table.focus()  # the user moves on inside the tab: the jump is over
-        await wait_until(pilot, lambda: app.focused is session_list.table, "the list takes the focus")
-        app.screen.set_focus(None)
+        app.screen.on_linked_turn_chosen(LinkedTurnChosen("fix-login", 2))  # what enter on its commit posts
+        assert app.focused is replay.view  # at once
+        commit_log.post_message(events.Hide())  # the Hide of the layout after the switch, at its earliest
         await settle(pilot)
-        assert app.focused is None
+        assert app.screen.active_tab == "sessions"
+        assert app.focused is replay.view
+        assert replay.session_id == "fix-login" and replay.index == 1
+
+
+async def test_a_tab_key_focuses_the_tab_before_the_hidden_one_hears_of_it(app):
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionList).table
+        await wait_until(pilot, lambda: app.focused is table, "the session list has the focus")
+        projects = app.screen.query_one(ProjectList)
+        app.screen.action_show_tab("projects")  # key 2
+        assert app.focused is projects  # at once
+        table.post_message(events.Hide())
+        await settle(pilot)
+        assert app.screen.active_tab == "projects" and app.focused is projects
+        app.screen.action_show_tab("sessions")  # key 1
+        assert app.focused is table
+        projects.post_message(events.Hide())
+        await settle(pilot)
+        assert app.screen.active_tab == "sessions" and app.focused is table
 
 
 async def test_demo_subagent_session_names_its_parent(demo_home):
