@@ -178,15 +178,30 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         return self._lines[index].item if 0 <= index < len(self._lines) else -1
 
     def _set_virtual_size(self, size: Size) -> None:
-        """The scrollable size. Setting `virtual_size` lays out the whole screen (~10 ms); a
-        view that opts out (LAYOUT_ON_NEW_LINES False, its size not following its content)
-        updates only its scrollbars (they ask for a layout when one appears or goes)."""
-        styles = self.styles
-        if self.LAYOUT_ON_NEW_LINES or styles.is_auto_width or styles.is_auto_height or not self.is_mounted:
+        """The scrollable size. Setting `virtual_size` lays out the whole screen (~10 ms). A view
+        that opts out (LAYOUT_ON_NEW_LINES False: its size does not follow its content) keeps
+        its layout when its vertical scrollbar stays as it is, shown or not: it sets the size
+        without the layout and updates the scrollbar's thumb and the scroll position itself.
+        A scrollbar that must appear or go changes the layout: that goes the usual way."""
+        if size == self.virtual_size:
+            return
+        if not self._scrollbar_stays(size):
             self.virtual_size = size
-        elif size != self.virtual_size:
-            self.set_reactive(LineView.virtual_size, size)
-            self._scroll_update(size)
+            return
+        self.set_reactive(LineView.virtual_size, size)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.window_virtual_size = size.height
+        if self.scroll_y > self.max_scroll_y:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def _scrollbar_stays(self, size: Size) -> bool:
+        """Does the vertical scrollbar stay as it is (shown or not) at this virtual size?"""
+        styles = self.styles
+        if self.LAYOUT_ON_NEW_LINES or not self.is_mounted or styles.is_auto_width or styles.is_auto_height:
+            return False
+        if styles.overflow_x != "hidden" or styles.overflow_y != "auto" or not self.container_size:
+            return False  # no horizontal scrollbar to weigh in; laid out at least once
+        return (size.height > self.container_size.height) == self.show_vertical_scrollbar
 
     # -- drawing ---------------------------------------------------------------------------
     def render_lines(self, crop: Region) -> list[Strip]:

@@ -80,6 +80,8 @@ def _model_id(encoder: Encoder) -> str:
 class DenseVectors:
     """Vectors of one index: fill() after updates, scores() for a query's candidates."""
 
+    depth = RERANK_DEPTH  # the fused candidates rerank() needs
+
     def __init__(self, index: SearchIndex, encoder: Encoder) -> None:
         self.index = index
         self.encoder = encoder

@@ -19,9 +19,12 @@ Scores are returned like bm25()'s: negative, lower is better.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
+from bisect import bisect_right
 from collections.abc import Sequence
+from operator import neg
 
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
@@ -35,19 +38,20 @@ def newest_bm25(
     floor = 0  # the rowid from which every list is complete
     for term in terms:
         for column, weight in columns:
-            rows = [
-                r
-                for (r,) in db.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
-                    (f'{{{column}}} : "{term}"', limit),
-                )
-            ]
+            # One JSON array, not a Python row per rowid (~0.1 ms less a list of 500)
+            found = db.execute(
+                f"SELECT json_group_array(rowid) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?)",
+                (f'{{{column}}} : "{term}"', limit),
+            ).fetchone()[0]
+            rows = json.loads(found)
+            rows.sort(reverse=True)  # the aggregate's order is not guaranteed; a sorted list costs one pass
             lists.append((term, weight, rows))
             if len(rows) == limit:
                 floor = max(floor, rows[-1])
     union: set[int] = set()
     for _term, _weight, rows in lists:
-        union.update(r for r in rows if r >= floor)
+        union.update(rows[: _at_or_above(rows, floor)])
     candidates = sorted(union, reverse=True)
     if not candidates:
         return []
@@ -61,10 +65,13 @@ def newest_bm25(
     freq: dict[str, dict[int, float]] = {term: {} for term in terms}
     for term, weight, rows in lists:
         per_row = freq[term]
-        for r in rows:
-            if r < floor:
-                break  # newest first
-            per_row[r] = per_row.get(r, 0.0) + weight
+        kept = rows[: _at_or_above(rows, floor)]
+        if per_row:
+            get = per_row.get
+            for r in kept:
+                per_row[r] = get(r, 0.0) + weight
+        else:
+            per_row.update(dict.fromkeys(kept, weight))  # 0.0 + weight, as the loop above
     norm = {r: K1 * (1.0 - B + B * length / avgdl) for r, length in _lengths(db, table, candidates).items()}
     plain = K1  # a row whose size is unknown counts as of average length
     scores = dict.fromkeys(candidates, 0.0)
@@ -73,6 +80,11 @@ def newest_bm25(
         for r, f in per_row.items():
             scores[r] -= factor * f / (f + norm.get(r, plain))
     return list(scores.items())
+
+
+def _at_or_above(rows: list[int], floor: int) -> int:
+    """How many of `rows` (newest first) are >= floor."""
+    return bisect_right(rows, -floor, key=neg) if floor else len(rows)
 
 
 def _idf(rows: int, hits: int) -> float:
@@ -115,18 +127,18 @@ def _varints(blob: bytes) -> list[int]:
 
 def _lengths(db: sqlite3.Connection, table: str, rowids: Sequence[int]) -> dict[int, float]:
     """Row sizes in tokens (all columns) of `rowids` (newest first)."""
-    out: dict[int, float] = {}
-    wanted = set(rowids)
     if rowids[0] - rowids[-1] < 4 * len(rowids):  # dense: one range walk beats a seek per row
-        query = f"SELECT id, sz FROM {table}_docsize WHERE id BETWEEN ? AND ?"
-        batches: list[Sequence[int]] = [(rowids[-1], rowids[0])]
+        wanted = set(rowids)
+        found = db.execute(f"SELECT id, sz FROM {table}_docsize WHERE id BETWEEN ? AND ?", (rowids[-1], rowids[0]))
+        sizes = {rid: blob for rid, blob in found if rid in wanted}
     else:
-        batches = [rowids[start : start + 500] for start in range(0, len(rowids), 500)]
-        query = ""
-    for batch in batches:
-        sql = query or f"SELECT id, sz FROM {table}_docsize WHERE id IN ({','.join('?' * len(batch))})"
-        for rid, blob in db.execute(sql, tuple(batch)):
-            if rid in wanted:
-                # Sizes under 128 tokens are one byte each: sum the bytes (most rows), else decode.
-                out[rid] = float(sum(blob) if blob and max(blob) < 0x80 else sum(_varints(blob or b"")))
-    return out
+        sizes = {}
+        for start in range(0, len(rowids), 500):
+            batch = rowids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            sizes.update(db.execute(f"SELECT id, sz FROM {table}_docsize WHERE id IN ({marks})", tuple(batch)))
+    # Sizes under 128 tokens are one byte each: sum the bytes (most rows), else decode.
+    return {
+        rid: float(sum(blob) if blob and max(blob) < 0x80 else sum(_varints(blob or b"")))
+        for rid, blob in sizes.items()
+    }
