@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
-from .cli_signals import StopRequest, stop_on_terminate, stop_requested_by_signals
+from .cli_signals import StopRequest, stop_requested_by_signals
 
 console = Console()
 err_console = Console(stderr=True)
@@ -82,7 +81,6 @@ def print_warnings(report: ImportReport, limit: int) -> None:
 @click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
 @click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
 @click.pass_context
-@stop_on_terminate
 def import_command(
     ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool
 ) -> None:
@@ -91,43 +89,51 @@ def import_command(
     Without PATHs the agent's own session folder is used. Importing again adds only what is new.
     A session whose working folder lies in a git repository is bound to that project, and the
     project's commits are linked to the turns that made them.
+
+    Ctrl-C or SIGTERM: the file being imported is finished, then the import stops (exit 130);
+    run it again to import the rest. A second one stops at once.
     """
     home = _home(ctx)
-    cancelled = threading.Event()
-    try:
-        home.ensure()
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(f"importing {plain(source)}", total=None)
-
-            def progress(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, total=total, description=_short(label) if label else "done")
-
-            try:
-                report = run_import(
-                    home,
-                    source,
-                    list(paths) or None,
-                    progress=progress,
-                    cancel=cancelled.is_set,
-                    force=force,
-                    bind=not no_bind,
-                    hooks=ingest_hooks(home),
-                )
-            except KeyboardInterrupt:
-                cancelled.set()
-                raise
-    except OpmemError as exc:
-        _fail(exc)
-        return
+    with stop_requested_by_signals() as stop:
+        try:
+            home.ensure()
+            report = _import_with_progress(home, source, paths, force, no_bind, stop)
+        except OpmemError as exc:
+            _fail(exc)
+            return
     console.print(summary_table(report, f"import {plain(source)}"))
     print_warnings(report, max_warnings)
+    if stop.is_set():
+        err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
+        sys.exit(130)
+
+
+def _import_with_progress(
+    home: Home, source: str, paths: tuple[Path, ...], force: bool, no_bind: bool, stop: StopRequest
+) -> ImportReport:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"importing {plain(source)}", total=None)
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=_short(label) if label else "done")
+
+        return run_import(
+            home,
+            source,
+            list(paths) or None,
+            progress=progress,
+            cancel=stop.is_set,  # looked at between two files
+            force=force,
+            bind=not no_bind,
+            hooks=ingest_hooks(home),
+        )
 
 
 @click.command("watch")

@@ -7,7 +7,8 @@ handler there, which is how a SIGTERM was lost and the watch ran on), while a di
 watch started runs; and, from outside, SIGTERM or Ctrl-C's SIGINT while the watch waits for changes. Each time: exit
 status 0 before the hang guard (a deadlock detector, not a timing), `opmem verify` clean, the
 stored session is a prefix of the file's messages in order (nothing torn, nothing skipped),
-and an import afterwards completes it with every message exactly once.
+and an import afterwards completes it with every message exactly once. `opmem import` stops
+the same way (last test).
 """
 
 from __future__ import annotations
@@ -147,3 +148,36 @@ def test_a_signal_while_the_watch_waits_stops_it_whole(tmp_path: Path, signum: i
     proc.send_signal(signum)
     _stopped(proc)
     _assert_whole(home, watched)
+
+
+def test_sigterm_stops_an_import_after_the_file_it_is_reading(tmp_path: Path) -> None:
+    """`opmem import` too: the signal lands in filelock's finalizer (where a KeyboardInterrupt
+    was swallowed and the import ran on to its end, exit 0); now the file under way is finished,
+    the import stops with exit 130 and says so, and the next import completes the rest."""
+    home = tmp_path / "home"
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    for k in range(4):
+        lines = (_line(n).replace('"live"', f'"t{k}"') for n in range(MESSAGES // 2))
+        (folder / f"t{k}.jsonl").write_text("".join(line + "\n" for line in lines))
+    args = ["import", "jsonl", str(folder), "--no-bind"]
+    env = {**os.environ, "OPMEM_HOME": str(home)}
+    trigger = [str(HARNESS), *POINTS["inside a finalizer"][:2], "1", "--"]
+    proc = subprocess.run(
+        [sys.executable, *trigger, *args], capture_output=True, text=True, env=env, timeout=HANG_GUARD
+    )
+    assert "signal_at:" in proc.stderr, proc.stderr[-1500:]
+    assert proc.returncode == 130, f"exit {proc.returncode}: {proc.stderr[-1500:]}"
+    assert "stopped by a signal" in proc.stderr and "Traceback" not in proc.stderr
+    store = Home(home)
+    assert reopen_and_fsck(store) == []
+    expected = [f"w{n}" for n in range(MESSAGES // 2)]
+    for meta in store.sessions.list_sessions().sessions:  # each file imported whole or not at all
+        assert [node.id for node in store.sessions.get_nodes(meta.id)] == expected, meta.id
+    again = subprocess.run(
+        [sys.executable, "-c", INTERACTIVE, *args], capture_output=True, text=True, env=env, timeout=HANG_GUARD
+    )
+    assert again.returncode == 0, again.stderr[-1500:]
+    store = Home(home)
+    assert sorted(meta.id for meta in store.sessions.list_sessions().sessions) == [f"jsonl-t{k}" for k in range(4)]
+    assert all([n.id for n in store.sessions.get_nodes(f"jsonl-t{k}")] == expected for k in range(4))
