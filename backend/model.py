@@ -313,6 +313,7 @@ class SessionListing:
     sessions: tuple[SessionMeta, ...]
     skipped: int = 0
     problems: tuple[str, ...] = ()  # one line per skipped folder: path and reason
+    unreadable: tuple[str, ...] = ()  # the skipped folders' session ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,9 +376,10 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
-    checked: int
+    checked: int  # every session examined, the unreadable ones included
     repaired: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()  # sessions whose folder could not be read (each also in problems)
 
     @property
     def ok(self) -> bool:

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from .backend.home import Home
 from .backend.model import OpmemError
+from .backend.safe_text import plain
 
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
@@ -83,6 +84,9 @@ def verify(ctx: click.Context, no_repair: bool) -> None:
         _fail(exc)
         return
     console.print(f"checked {report.checked} sessions")
+    if report.unreadable:
+        names = ", ".join(plain(sid) for sid in report.unreadable)
+        err_console.print(Text(f"unreadable: {len(report.unreadable)} session(s): {names}", style="yellow"))
     for line in report.repaired:
         console.print(Text(f"repaired: {line}", style="green"))
     for line in report.problems:

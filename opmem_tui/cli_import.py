@@ -21,7 +21,7 @@ from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
-from .cli_signals import stop_on_terminate
+from .cli_signals import StopRequest, stop_on_terminate, stop_requested_by_signals
 
 console = Console()
 err_console = Console(stderr=True)
@@ -143,7 +143,6 @@ def import_command(
     help="Commit the files each live turn's tools wrote in its project (default: [projects] autocommit, on).",
 )
 @click.pass_context
-@stop_on_terminate
 def watch_command(
     ctx: click.Context,
     sources: tuple[str, ...],
@@ -156,9 +155,24 @@ def watch_command(
 
     Turns of sessions bound to a project are auto-committed when they end: only the files the
     turn's tools wrote that had no uncommitted changes when it started.
-    """
-    home = _home(ctx)
 
+    Ctrl-C or SIGTERM: the file being read is finished, a distillation started by the watch
+    stops at its next batch edge, exit status 0. A second one stops at once (exit 130; what is
+    stored stays whole and the next import or watch completes it).
+    """
+    with stop_requested_by_signals() as stop:
+        _watch(_home(ctx), sources, paths, idle, no_bind, autocommit, stop)
+
+
+def _watch(
+    home: Home,
+    sources: tuple[str, ...],
+    paths: tuple[Path, ...],
+    idle: float,
+    no_bind: bool,
+    autocommit: bool | None,
+    stop: StopRequest,
+) -> None:
     def on_batch(path: Path | None, report: ImportReport) -> None:
         stamp = time.strftime("%H:%M:%S")
         where = _short(str(path), 60) if path else "catch-up"
@@ -185,11 +199,14 @@ def watch_command(
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"
         commits = "auto-commit on" if watcher.committer is not None else "auto-commit off"
         console.print(Text(f"watching {names} in {plain(roots)}; {commits} (Ctrl-C stops)"))
-        stop = threading.Event()
         try:
             watcher.run(stop)
-        except KeyboardInterrupt:
-            stop.set()
+        finally:
+            home.distiller.cancel()  # a run the idle tick started: stopped at its next batch edge
+            home.distiller.wait()
+    except KeyboardInterrupt:
+        err_console.print(Text("opmem watch: stopped at once", style="yellow"))
+        sys.exit(130)
     except OpmemError as exc:
         _fail(exc)
 

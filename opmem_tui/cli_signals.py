@@ -3,6 +3,13 @@
 A supervisor (systemd, a test, `kill`) sends SIGTERM, and a process started in the background
 of a non-interactive shell inherits SIGINT ignored; either way the command must still stop
 cleanly: flush what it wrote, write the session index, release its locks.
+
+`stop_on_terminate` raises KeyboardInterrupt from the handler (one-shot commands: import,
+distill). A loop that runs for hours (`opmem watch`) uses `stop_requested_by_signals` instead:
+Python swallows an exception a handler raises while the main thread runs a finalizer (filelock's
+`BaseFileLock.__del__` runs on the main thread each time a lock object is dropped: "Exception
+ignored in ..."), and that SIGTERM was then lost: the watch went on waiting in watchfiles' loop.
+A flag set by the handler cannot be lost, and the loop stops between two steps.
 """
 
 from __future__ import annotations
@@ -10,7 +17,8 @@ from __future__ import annotations
 import functools
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -35,3 +43,47 @@ def stop_on_terminate(command: Callable[P, R]) -> Callable[P, R]:
             signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+class StopRequest:
+    """Set by SIGTERM or Ctrl-C, read between two steps of a loop (and by watchfiles every step).
+
+    A plain attribute, no lock: a handler that set a threading.Event could block on the lock
+    the interrupted main thread holds.
+    """
+
+    def __init__(self) -> None:
+        self.signals = 0
+
+    def is_set(self) -> bool:
+        return self.signals > 0
+
+    def set(self) -> None:
+        self.signals += 1
+
+
+@contextmanager
+def stop_requested_by_signals() -> Iterator[StopRequest]:
+    """Inside: the first SIGTERM or SIGINT sets the StopRequest (the step under way finishes);
+    a second one raises KeyboardInterrupt (stop at once). SIGINT ignored when we started (a
+    background job of a non-interactive shell) stays ignored. The old handlers come back after."""
+    stop = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signal handlers can only be set from the main thread
+        return
+
+    def request(signum: int, frame: object) -> None:
+        stop.set()
+        if stop.signals > 1:
+            raise KeyboardInterrupt
+
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        if signum == signal.SIGINT and signal.getsignal(signum) is signal.SIG_IGN:
+            continue
+        previous[signum] = signal.signal(signum, request)
+    try:
+        yield stop
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -20,9 +20,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..home import Home
 from ..model import OpmemError
@@ -35,6 +36,14 @@ from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
 
 Batch = Callable[["Path | None", ImportReport], Any]
+
+
+class StopFlag(Protocol):
+    """What stops a watch: a threading.Event, or the CLI's signal-set flag (cli_signals.py)."""
+
+    def is_set(self) -> bool: ...
+
+
 CommitHook = Callable[[AutoCommitEvent], Any]
 
 
@@ -159,11 +168,12 @@ class Watcher:
 
     # -- work --------------------------------------------------------------------------------
 
-    def catch_up(self) -> ImportReport:
+    def catch_up(self, stop: StopFlag | None = None) -> ImportReport:
         """Import every file that changed since its last import (the start of a watch).
 
         Whole-file parses: followers (and their parser state) are only made for files that
-        change while we watch.
+        change while we watch. A `stop` set meanwhile ends it after the file being imported;
+        what was imported is saved and linked as usual.
         """
         self.discover()
         report = ImportReport()
@@ -172,6 +182,8 @@ class Watcher:
             self.state.problem = ""  # said once, at the start
         on_session = self.binder.session_written
         for path, name in list(self.known.items()):
+            if stop is not None and stop.is_set():
+                break
             import_file(
                 self.store,
                 self.importers[name],
@@ -372,15 +384,22 @@ class Watcher:
 
     # -- loop --------------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event | None = None, *, ready: Callable[[], Any] | None = None) -> None:
-        """Catch up, then follow changes until `stop` is set (or Ctrl-C)."""
+    def run(self, stop: StopFlag | None = None, *, ready: Callable[[], Any] | None = None) -> None:
+        """Catch up, then follow changes until `stop` is set (or Ctrl-C).
+
+        `stop` is looked at between two steps (files of the catch-up, changed files of a batch)
+        and by watchfiles every 50 ms while it waits: a step under way always finishes.
+        """
         import watchfiles
 
         roots = self.watch_roots()
         if not roots:
             raise OpmemError("nothing to watch: none of the session folders exists")
-        first = self.catch_up()
+        stop = stop if stop is not None else threading.Event()
+        first = self.catch_up(stop)
         self._notify(None, first)
+        if stop.is_set():
+            return
         tick_ms = max(50, int(self.idle_seconds * 500))
         watcher = watchfiles.watch(
             *roots,
@@ -393,18 +412,29 @@ class Watcher:
             raise_interrupt=False,
             watch_filter=None,
         )
-        for changes in watcher:
-            targets: dict[Path, None] = {}
-            if ready is not None:  # the first yield (a timeout at the latest): the watch is live
-                targets.update(dict.fromkeys(self.changed_since_catch_up()))
-                ready()
-                ready = None
-            for raw in sorted({raw for _, raw in changes}):
-                path = Path(raw)
-                if path.is_file() or path.resolve() in self.known:
-                    # a node file in a session folder stands for its folder: one re-read per batch
-                    targets.setdefault(self.owner(path.resolve()) or path, None)
-            for path in targets:
-                self.poll(path)
-            self.tick()
-            self.idle()
+        live = False
+        with closing(watcher):
+            for changes in watcher:
+                if stop.is_set():
+                    return
+                targets: dict[Path, None] = {}
+                if not live:  # the first yield (a timeout at the latest): the watch is live
+                    live = True
+                    targets.update(dict.fromkeys(self.changed_since_catch_up()))
+                    if ready is not None:
+                        ready()
+                self._follow(changes, targets, stop)
+
+    def _follow(self, changes: set[tuple[Any, str]], targets: dict[Path, None], stop: StopFlag) -> None:
+        """One batch of the watch: read what changed, then the idle flush and the idle hooks."""
+        for raw in sorted({raw for _, raw in changes}):
+            path = Path(raw)
+            if path.is_file() or path.resolve() in self.known:
+                # a node file in a session folder stands for its folder: one re-read per batch
+                targets.setdefault(self.owner(path.resolve()) or path, None)
+        for path in targets:
+            if stop.is_set():
+                return
+            self.poll(path)
+        self.tick()
+        self.idle()

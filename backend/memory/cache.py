@@ -38,6 +38,7 @@ from .records import (
     parse_entity_line,
     parse_timeline_line,
 )
+from .sqlite_files import remove_database
 from .sqlite_tx import immediate_transaction
 from .temporal import pack_ids
 
@@ -175,8 +176,7 @@ class MemoryCache:
                     raise CacheError(
                         f"{self.path}: cannot create the memory cache ({exc}); the logs are intact"
                     ) from None
-                for suffix in ("", "-wal", "-shm"):  # unreadable cache: it is only derived data
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                remove_database(self.path)  # unreadable cache: it is only derived data
         raise AssertionError("unreachable")
 
     @staticmethod

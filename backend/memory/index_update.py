@@ -22,6 +22,7 @@ from ..store.sessions import SessionStore
 from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, SearchIndexError, TurnRow
 from .index_records import update_records
 from .records import project_scope
+from .sqlite_files import remove_database
 
 CTX_CHARS = 200  # of each earlier message kept as the `ctx` of a row
 CTX_MESSAGES = 2
@@ -303,7 +304,7 @@ class IndexUpdater:
         """A new index from scratch, swapped in whole when it is complete."""
         target = self.index.path
         fresh_path = target.with_name(target.name + ".new")
-        _remove_sqlite_files(fresh_path)
+        remove_database(fresh_path)
         fresh = SearchIndex(fresh_path)
         try:
             result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
@@ -314,7 +315,7 @@ class IndexUpdater:
             os.replace(fresh_path, target)  # fails when index.sqlite is a directory or its folder read-only
         except BaseException as exc:
             fresh.close()
-            _remove_sqlite_files(fresh_path)  # the old index stays in use; a half-built copy is only litter
+            remove_database(fresh_path)  # the old index stays in use; a half-built copy is only litter
             if isinstance(exc, (SearchIndexError, sqlite3.OperationalError, OSError)):
                 raise SearchIndexError(f"{target}: the rebuild failed, the index in use is unchanged: {exc}") from None
             raise
@@ -325,8 +326,3 @@ class IndexUpdater:
             report.problems.extend(result.problems)
             return report
         return result
-
-
-def _remove_sqlite_files(path: Path) -> None:
-    for suffix in ("", "-journal", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -9,7 +9,9 @@ keeps a rollback journal, so such a connection creates no file. A missing index 
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 from urllib.parse import quote
 
@@ -77,4 +79,19 @@ class SearchReader:
             self._searcher.dense = dense_reader(self._index, home.config.search.dense)
 
     def searcher(self) -> Searcher | None:
-        return self._searcher if self.path.is_file() else None
+        """None when there is no index yet; SearchIndexError naming the file when something else
+        stands in its place (a folder, say) or it cannot be read."""
+        try:
+            mode = self.path.stat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise SearchIndexError(f"{self.path}: cannot read the search index ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise SearchIndexError(
+                f"{self.path}: is {kind}, not the search index; move it away, then run `opmem index rebuild`"
+            )
+        if not os.access(self.path, os.R_OK):
+            raise SearchIndexError(f"{self.path}: cannot read the search index (permission denied)")
+        return self._searcher

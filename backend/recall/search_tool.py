@@ -34,15 +34,15 @@ def memory_search(
     envelope: dict[str, Any] = {"query": query}
     if recall.scope.memory_scope:
         envelope["scope"] = recall.scope.memory_scope
-    searcher = recall.search.searcher()
-    if searcher is None:
-        envelope["note"] = NO_INDEX
-        hits: tuple[SearchHit, ...] = ()
-    else:
-        try:
+    hits: tuple[SearchHit, ...] = ()
+    try:
+        searcher = recall.search.searcher()
+        if searcher is None:
+            envelope["note"] = NO_INDEX
+        else:
             hits = searcher.search(query, recall.scope.memory_scopes, k, since_ts, until_ts)
-        except SearchIndexError as exc:
-            raise RecallError(STORE_ERROR, str(exc)) from None
+    except SearchIndexError as exc:
+        raise RecallError(STORE_ERROR, str(exc)) from None
     reply, _ = page_of(envelope, "hits", [_hit(h) for h in hits], page, recall.max_reply_bytes)
     return reply
 

@@ -105,6 +105,7 @@ class Listing:
         except CorruptFile as exc:
             problems.append(str(exc))
         metas: list[SessionMeta] = []
+        unreadable: list[str] = []
         entries: dict[str, tuple[tuple[int, int, int], SessionMeta | str]] = {}
         previous_entries = self._entries
         for sid, path in candidates.items():
@@ -132,10 +133,13 @@ class Listing:
             entries[sid] = (stamp, result)
             if result.__class__ is str:
                 problems.append(result)  # type: ignore[arg-type]
+                unreadable.append(sid)
             else:
                 metas.append(result)  # type: ignore[arg-type]
         metas.sort(key=lambda m: (m.updated_at, m.id), reverse=True)
-        listing = SessionListing(sessions=tuple(metas), skipped=len(problems), problems=tuple(problems))
+        listing = SessionListing(
+            sessions=tuple(metas), skipped=len(problems), problems=tuple(problems), unreadable=tuple(sorted(unreadable))
+        )
         self._entries = entries
         self._cached = (key, listing)
         return listing

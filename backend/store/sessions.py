@@ -433,7 +433,14 @@ class SessionStore:
         try:
             with self._session(repo.id, wait=False):
                 return True
-        except (SessionLockBusy, OpmemError, OSError):
+        except SessionLockBusy:
+            return False
+        except (OpmemError, OSError) as exc:  # said, never hidden: the node files stay as they are
+            detail = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
+            repo.mirror.problems.append(
+                f"{repo.path}: the repair on first read (committing what git misses) failed: {detail}; "
+                "the session reads from its node files; `opmem verify` repairs it"
+            )
             return False
 
     def change_token_path(self, session_id: str) -> Path:
@@ -537,7 +544,8 @@ class SessionStore:
                     verify_session(repo, self._in_flight(repo.id), repair, repaired, problems)
             except OpmemError as exc:
                 problems.append(str(exc))
-        return VerifyReport(checked=len(listing.sessions), repaired=tuple(repaired), problems=tuple(problems))
+        examined = len(listing.sessions) + len(listing.unreadable)
+        return VerifyReport(examined, tuple(repaired), tuple(problems), unreadable=listing.unreadable)
 
 
 def _locked_message(path: Path, what: str, timeout: float, *, thread: bool = False) -> str:

@@ -51,7 +51,9 @@ def test_verify_reports_and_repairs(tmp_path: Path) -> None:
     (home.sessions_dir / "broken").mkdir()
     (home.sessions_dir / "broken" / "meta.json").write_text("{")
     out = CliRunner().invoke(main, ["--home", str(home.path), "verify"])
-    assert out.exit_code == 2 and "checked 1 sessions" in out.output and "broken/meta.json" in out.output
+    # every session examined is counted, the unreadable one included, and named
+    assert out.exit_code == 2 and "checked 2 sessions" in out.output and "broken/meta.json" in out.output
+    assert "unreadable: 1 session(s): broken" in out.stderr
 
 
 def test_demo_builds_without_app(tmp_path: Path) -> None:

@@ -22,6 +22,17 @@ def run(built: Built, *args: str):
     return runner.invoke(main, list(args), catch_exceptions=False)
 
 
+def test_search_names_an_index_that_is_a_folder(built: Built) -> None:
+    """Not "no index yet" and exit 0: the file, the problem, on stderr, exit 1; nothing changed."""
+    index = built.home.path / "memory" / "index.sqlite"
+    index.mkdir(parents=True)
+    result = run(built, "search", "pytest", "--project", "shop")
+    assert result.exit_code == 1
+    assert "index.sqlite" in result.stderr and "folder" in result.stderr, result.output
+    assert "no index" not in result.output and "Traceback" not in result.output
+    assert index.is_dir() and not any(index.iterdir())
+
+
 def test_show_lists_turns_then_a_turn(built: Built) -> None:
     result = run(built, "show", built.session_id)
     assert result.exit_code == 0, result.output

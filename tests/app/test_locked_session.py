@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from opmem_tui.widgets.replay_view import ReplayPane
 
-from ..backend.store.test_lock_free_reads import _hold, _release
+from ..backend.store.session_lock_holder import hold, release
 from .conftest import make_app, settle
 from .sample_store import fresh_home
 from .test_palette import run_command
@@ -15,7 +15,7 @@ from .test_palette import run_command
 async def test_a_locked_session_reads_and_its_rename_fails_with_a_clear_notification(sample_path):
     home = fresh_home(sample_path)
     home.config.path.write_text("[store]\nlock_timeout_s = 0.01\n")
-    holder = _hold(home.sessions.locks_dir / "docs.lock")
+    holder = hold(home.sessions.locks_dir / "docs.lock")
     try:
         app = make_app(fresh_home(sample_path))
         async with app.run_test(size=(120, 30), notifications=True) as pilot:
@@ -30,5 +30,5 @@ async def test_a_locked_session_reads_and_its_rename_fails_with_a_clear_notifica
             assert errors and "docs.lock: session docs is locked by another opmem process" in errors[-1]
             assert holder.poll() is None
     finally:
-        _release(holder)
+        release(holder)
     assert fresh_home(sample_path).sessions.get_meta("docs").title == "Write the README install section."

@@ -23,6 +23,7 @@ from pathlib import Path
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 
+from ..backend.store.session_lock_holder import hold, release
 from .stores import reopen_and_fsck
 from .test_crash import coding_corpus, write_transcript
 
@@ -127,17 +128,6 @@ def test_writers_and_readers_at_once_lose_nothing(tmp_path: Path) -> None:
     assert outcome.reads > 0
 
 
-HOLDER = """
-import sys
-from opmem_tui.backend.store.session_lock import SessionLock
-locks = [SessionLock(path) for path in sys.argv[1:]]
-for lock in locks:
-    lock.acquire()
-print("held", flush=True)
-sys.stdin.readline()  # until the test is done reading
-"""
-
-
 def test_the_apps_reads_never_wait_for_a_session_lock(tmp_path: Path) -> None:
     """Structural, not timed: another process holds every session's lock (and locations.json's)
     for the whole read, and the app's data layer, told never to wait for a lock, reads every
@@ -150,20 +140,12 @@ def test_the_apps_reads_never_wait_for_a_session_lock(tmp_path: Path) -> None:
     free = _read_once(home.path)
     sessions = [meta.id for meta in home.sessions.list_sessions().sessions]
     assert len(free) == len(sessions) == 7 and all(entry["turns"] for entry in free.values())
-    locks = [str(home.sessions.locks_dir / f"{sid}.lock") for sid in sessions]
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, *locks, str(home.sessions.locks_dir / "locations.lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    locks = [home.sessions.locks_dir / f"{sid}.lock" for sid in sessions]
+    holder = hold(*locks, home.sessions.locks_dir / "locations.lock")
     try:
-        assert holder.stdout.readline().strip() == "held"
         assert _read_once(home.path) == free
     finally:
-        holder.stdin.close()
-        holder.wait(HANG_GUARD)
-        holder.stdout.close()
+        release(holder)
 
 
 def _read_once(home: Path) -> dict:

@@ -12,6 +12,7 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.cache import CACHE_NAME
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
+from opmem_tui.backend.memory.sqlite_files import remove_database
 from opmem_tui.backend.memory.store import InvalidRecord, MemoryStore
 from opmem_tui.backend.memory.timeline import InvalidQuery
 
@@ -167,8 +168,7 @@ def test_cache_rebuilds_when_the_logs_do_not_match(store: MemoryStore):
     # a cache that is not a database at all is replaced
     store.close()
     reopened.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{store.root / CACHE_NAME}{suffix}").unlink(missing_ok=True)
+    remove_database(store.root / CACHE_NAME)
     (store.root / CACHE_NAME).write_bytes(b"garbage" * 100)
     assert MemoryStore(store.root).stats().edges == 1
 

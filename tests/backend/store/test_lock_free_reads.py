@@ -14,38 +14,10 @@ from opmem_tui.backend.model import turn_count
 from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import add_turn
+from .session_lock_holder import hold, release
 from .test_data_safety import opmem
 
 HANG_GUARD = 300.0  # seconds: only a read that waits for the lock gets near this; nothing is timed
-
-HOLDER = textwrap.dedent(
-    """
-    import sys
-    from opmem_tui.backend.store.session_lock import SessionLock
-    lock = SessionLock(sys.argv[1])
-    lock.acquire()
-    print("held", flush=True)
-    sys.stdin.readline()  # held until the test says so
-    print("still held", flush=True)
-    """
-)
-
-
-def _hold(lock: Path) -> subprocess.Popen:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-    return holder
-
-
-def _release(holder: subprocess.Popen) -> None:
-    """Let the holder go; it says it still held the lock (it never let go before)."""
-    assert holder.stdin is not None and holder.stdout is not None
-    holder.stdin.write("\n")
-    holder.stdin.flush()
-    assert holder.stdout.readline().strip() == "still held"
-    assert holder.wait(HANG_GUARD) == 0
 
 
 def _read_everything(store: SessionStore, sid: str) -> dict:
@@ -103,7 +75,7 @@ def test_every_read_completes_while_another_process_holds_the_session_lock(tmp_p
     expected = _read_everything(SessionStore(root), "s1")
     assert expected["turns"][-1] == ["third"] and expected["problems"] == []
 
-    holder = _hold(root / ".locks" / "s1.lock")
+    holder = hold(root / ".locks" / "s1.lock")
     try:
         # A read that took the lock would wait, then fail at once: lock_timeout is tiny.
         cold = SessionStore(root)
@@ -113,17 +85,22 @@ def test_every_read_completes_while_another_process_holds_the_session_lock(tmp_p
         assert holder.poll() is None  # the lock was held for the whole of both reads
     finally:
         if holder.poll() is None:
-            _release(holder)
+            release(holder)
 
 
-def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_after(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
+def _crashed_writer(root: Path) -> Path:
+    """Session s1: one committed turn, then a user message its writer never committed."""
     writer = SessionStore(root)
     add_turn(writer, "s1", "first", "one")
     writer.append_message("s1", "user", "second")  # never committed: its writer goes
     del writer
     gc.collect()
-    holder = _hold(root / ".locks" / "s1.lock")
+    return root
+
+
+def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_after(tmp_path: Path) -> None:
+    root = _crashed_writer(tmp_path / "sessions")
+    holder = hold(root / ".locks" / "s1.lock")
     try:
         reader = SessionStore(root)
         reader.lock_timeout = 0.001
@@ -132,9 +109,26 @@ def test_a_crashed_writers_turn_reads_while_the_lock_is_held_and_is_committed_af
         assert turns[1].commit is None  # the lock's holder would commit it; a read does not wait
         assert holder.poll() is None
     finally:
-        _release(holder)
+        release(holder)
     # With the lock free, the first read of a fresh store commits it, as opening it to write does.
     assert SessionStore(root).get_turns("s1")[1].commit is not None
+
+
+def test_a_repair_on_first_read_that_fails_is_reported_and_loses_nothing(tmp_path: Path) -> None:
+    root = _crashed_writer(tmp_path / "sessions")
+    nodes = sorted(p.read_bytes() for p in (root / "s1" / "history").iterdir())
+    lock = root / ".locks" / "s1.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()  # the repair cannot take the session's lock: IsADirectoryError
+    reader = SessionStore(root)
+    turns = reader.get_turns("s1")
+    assert [[n.content for n in t.nodes] for t in turns] == [["first", "one"], ["second"]]
+    assert turns[1].commit is None
+    problems = reader.problems("s1")
+    assert any("s1" in p and "s1.lock" in p and "repair" in p for p in problems), problems
+    assert sorted(p.read_bytes() for p in (root / "s1" / "history").iterdir()) == nodes
+    lock.rmdir()
+    assert SessionStore(root).get_turns("s1")[1].commit is not None  # the next first read repairs it
 
 
 def test_the_cli_reads_a_session_another_process_is_writing(tmp_path: Path) -> None:
@@ -142,12 +136,12 @@ def test_the_cli_reads_a_session_another_process_is_writing(tmp_path: Path) -> N
     writer = SessionStore(home / "sessions")
     add_turn(writer, "s1", "first question", "one")
     (home / "config.toml").write_text("[store]\nlock_timeout_s = 0.001\n")
-    holder = _hold(home / "sessions" / ".locks" / "s1.lock")
+    holder = hold(home / "sessions" / ".locks" / "s1.lock")
     try:
         shown = opmem(home, "sessions", "show", "s1", timeout=HANG_GUARD)
         assert holder.poll() is None
     finally:
-        _release(holder)
+        release(holder)
     assert shown.returncode == 0, shown.stderr
     assert "first question" in shown.stdout
 

@@ -42,19 +42,19 @@ def test_a_held_session_lock_times_out_with_a_clear_error(tmp_path) -> None:
 
 
 def test_the_cli_says_a_session_is_locked_without_a_traceback(tmp_path) -> None:
+    from .session_lock_holder import hold, release
     from .test_data_safety import opmem
-    from .test_lock_free_reads import _hold, _release
 
     home = Home(tmp_path / "home")
     home.sessions.append_message("s1", "user", "hi")
     home.sessions.commit_turn("s1")
     home.config.path.write_text("[store]\nlock_timeout_s = 0.01\n")
-    holder = _hold(home.sessions.locks_dir / "s1.lock")
+    holder = hold(home.sessions.locks_dir / "s1.lock")
     try:
         renamed = opmem(home.path, "sessions", "rename", "s1", "New title")
         shown = opmem(home.path, "sessions", "show", "s1")  # a read does not wait
     finally:
-        _release(holder)
+        release(holder)
     assert renamed.returncode == 1 and "Traceback" not in renamed.stderr
     assert f"{home.sessions.locks_dir / 's1.lock'}: session s1 is locked by another opmem process" in renamed.stderr
     assert "wait for it to finish or stop it" in renamed.stderr

@@ -29,7 +29,7 @@ def test_listing_sorted_skips_invalid_and_counts(store: SessionStore) -> None:
     (store.root / "bad id!").mkdir()
     listing = store.list_sessions()
     assert [m.id for m in listing.sessions] == ["new", "old"]
-    assert listing.skipped == 4
+    assert listing.skipped == 4 and listing.unreadable == ("bad id!", "bad-meta", "broken", "no-meta")
     assert any("broken/meta.json" in p and "invalid JSON" in p for p in listing.problems)
     assert listing.sessions[0].turn_count == 1 and listing.sessions[0].preview == "new one"
 
