@@ -100,7 +100,7 @@ def ranked(
         found = db.execute(
             f"SELECT rowid, {bm25} FROM {table} WHERE {table} MATCH ? ORDER BY {order} LIMIT ?", (expr, limit)
         ).fetchall()
-        out = _best_kept(found, want, keep)
+        out = _best_kept(found, want, keep, ordered=True)
         if len(out) >= want or len(found) < limit:
             break
         limit *= GROWTH
@@ -126,14 +126,18 @@ def _columns(db: sqlite3.Connection, table: str, weights: str) -> list[tuple[str
     return [(name, given[i] if i < len(given) else 1.0) for i, name in enumerate(names)]
 
 
-def _best_kept(found: Sequence[tuple[int, float]], want: int, keep: Keep) -> list[tuple[int, float, Any]]:
+def _best_kept(
+    found: Sequence[tuple[int, float]], want: int, keep: Keep, *, ordered: bool = False
+) -> list[tuple[int, float, Any]]:
     """The `want` best rows that pass `keep`, asked best first a page at a time (a page of the
-    newest matches can hold thousands of rows: filtering them all cost more than scoring them)."""
-    ordered = sorted(found, key=lambda row: row[1])  # bm25() is lower for better matches
+    newest matches can hold thousands of rows: filtering them all cost more than scoring them).
+    ordered=True: `found` is best first already (ORDER BY bm25: a stable sort would keep it)."""
+    if not ordered:
+        found = sorted(found, key=lambda row: row[1])  # bm25() is lower for better matches
     out: list[tuple[int, float, Any]] = []
     page = max(want, 64)
-    for start in range(0, len(ordered), page):
-        chunk = ordered[start : start + page]
+    for start in range(0, len(found), page):
+        chunk = found[start : start + page]
         kept = keep([rid for rid, _score in chunk])
         out += [(rid, -score, kept[rid]) for rid, score in chunk if rid in kept]
         if len(out) >= want:
