@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from ..home import Home
 from ..memory.core import consolidation_day, write_cores
+from ..memory.index import SearchIndexError
 from ..memory.logs import FileStamp, log_names
 from ..memory.store import MemoryStore
 from ..memory.views import write_views
@@ -60,6 +61,10 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
     finally:
         memory.close()
     notes.append(f"{len(cores)} core.md file{'s' if len(cores) != 1 else ''}, {views.written} entity views written")
-    indexed = home.search_index.update(sorted(set(sessions)))
-    notes.extend(indexed.problems[:5])
+    try:
+        indexed = home.search_index.update(sorted(set(sessions)))
+    except SearchIndexError as exc:  # derived: the memory and core.md are written; say so, do not fail the run
+        notes.append(f"search index not updated: {exc}")
+    else:
+        notes.extend(indexed.problems[:5])
     return notes

@@ -26,7 +26,10 @@ def parse_when(text: str, field: str, *, now: float | None = None) -> float:
             BAD_ARGUMENT,
             f"{field}: cannot read {value!r} as a date (use 2025-06-01, 2025-06-01T14:30, '3 days ago', 'yesterday')",
         )
-    return parsed.timestamp()
+    try:
+        return parsed.timestamp()
+    except (ValueError, OverflowError, OSError):  # year 1 in a timezone ahead of UTC, and the like
+        raise RecallError(BAD_ARGUMENT, f"{field}: {value!r} is outside the dates opmem can compare") from None
 
 
 def _relative(value: str, now: float | None) -> dt.datetime | None:

@@ -31,6 +31,8 @@ def memory_search(
         raise RecallError(BAD_ARGUMENT, f"k must be 1..{min(MAX_K, MAX_RESULTS)}, got {k}")
     since_ts = parse_when(since, "since", now=recall.now) if since else None
     until_ts = parse_when(until, "until", now=recall.now) if until else None
+    if since_ts is not None and until_ts is not None and since_ts > until_ts:
+        raise RecallError(BAD_ARGUMENT, "since is after until")
     envelope: dict[str, Any] = {"query": query}
     if recall.scope.memory_scope:
         envelope["scope"] = recall.scope.memory_scope

@@ -163,3 +163,12 @@ def test_search_table_keeps_the_snippet_readable_at_80_columns(built: Built) -> 
     header = next(line for line in result.output.splitlines() if "snippet" in line)
     widths = {cell.strip(): len(cell) for cell in header.split("┃")}
     assert widths["snippet"] >= 25, result.output  # was 12
+
+
+def test_a_date_out_of_range_is_a_message_not_a_traceback(built: Built) -> None:
+    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "120"})
+    for args in (["timeline", "--until", "0001-01-01"], ["graph", "worker", "--as-of", "0001-01-01"]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert "0001-01-01" in result.stderr and "Traceback" not in result.output

@@ -223,3 +223,28 @@ def test_a_run_that_died_before_stage_5_is_projected_by_the_next_one(home: Home)
     assert any(h.record_id for h in Home(home.path).search("worker listens on 18109"))
     assert not load_state(home.memory_dir).unprojected
     assert not any("core.md" in note for note in run(Home(home.path)).notes)  # projected once, not every run
+
+
+def test_a_broken_search_index_does_not_fail_the_run_or_the_sleep(home: Home):
+    """The index is derived: a run whose records and core.md are written says the index could not
+    be updated (naming the file and the way out) instead of failing after the fact, and the
+    sleep still finishes (packs, records its time) rather than stopping at the index."""
+    from opmem_tui.backend.distill.sleep import sleep
+
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.commit()
+    index = home.memory_dir / "index.sqlite"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    index.write_bytes(b"this is not a database\n" * 10)
+    report = run(home)
+    assert report.written.total > 0
+    assert "↪ session:s1" in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    note = next(n for n in report.notes if "index.sqlite" in n)
+    assert "opmem index rebuild" in note
+    assert not load_state(home.memory_dir).unprojected
+    slept = sleep(Home(home.path))
+    assert any("index.sqlite" in n for n in slept.notes)
+    assert load_state(home.memory_dir).last_sleep
+    assert index.read_bytes() == b"this is not a database\n" * 10  # left for the user to rebuild
