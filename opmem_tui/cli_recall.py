@@ -269,8 +269,9 @@ def timeline_command(
     table = Table(show_edge=False, expand=True)
     table.add_column("when", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("what", ratio=1, overflow="fold")
-    table.add_column("source", overflow="fold")
+    # both flexible: a long source (session ids run to 80 characters) must not squeeze the text to one letter
+    table.add_column("what", ratio=3, overflow="fold")
+    table.add_column("source", ratio=2, overflow="fold")
     for event in reply["events"]:
         table.add_row(_when(event["time"]), event["kind"], _text(event["summary"]), _source(event))
     _out().print(table)
@@ -303,10 +304,10 @@ def graph_command(
     _out().print(_text(head), style="bold")
     table = Table(show_edge=False, expand=True)
     table.add_column("hop", no_wrap=True)
-    table.add_column("fact", ratio=1, overflow="fold")
+    table.add_column("fact", ratio=3, overflow="fold")  # shares the width with the source, as above
     table.add_column("conf", no_wrap=True)
     table.add_column("since", no_wrap=True)
-    table.add_column("source", overflow="fold")
+    table.add_column("source", ratio=2, overflow="fold")
     for edge in reply["edges"]:
         table.add_row(
             str(edge["hop"]), _text(edge["fact"]), f"{edge['confidence']:.2f}", _when(edge["since"]), _source(edge)

@@ -172,3 +172,16 @@ def test_a_date_out_of_range_is_a_message_not_a_traceback(built: Built) -> None:
         assert result.exit_code == 1, (args, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         assert "0001-01-01" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_narrow_terminal_keeps_the_text_readable_beside_the_source(built: Built) -> None:
+    """Before, the source column took its full width first and left the event summary or the fact
+    one letter wide (a word per letter down the screen) at 60-80 columns with a long session id."""
+    add_memory(built)
+    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "60"})
+    result = runner.invoke(main, ["timeline", "--project", "shop"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "uvicorn" in result.output and "greet.py" in result.output, result.output
+    result = runner.invoke(main, ["graph", "worker", "--hops", "1", "--project", "shop"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "-listens-on->" in result.output and ":18109" in result.output, result.output
