@@ -27,6 +27,7 @@ from opmem_tui.backend.memory.core_files import (
     read_core,
 )
 from opmem_tui.backend.memory.entity_finder import EntityFinder, EntityMatch
+from opmem_tui.backend.memory.logs import log_names
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
@@ -103,6 +104,19 @@ class MemoryData:
     def exists(self) -> bool:
         root = self.home.memory_dir
         return (root / "graph" / "entities.jsonl").is_file() or any((root / "timeline").glob("*.jsonl"))
+
+    def logs_stamp(self) -> tuple[tuple[str, int, int], ...]:
+        """The memory's logs as they stand on disk (name, mtime, size of each): another value
+        means someone appended to them (a distillation, `opmem watch`, an unmerge)."""
+        root = self.home.memory_dir
+        stamp = []
+        for name in log_names(root):
+            try:
+                info = (root / name).stat()
+            except OSError:
+                continue
+            stamp.append((name, info.st_mtime_ns, info.st_size))
+        return tuple(stamp)
 
     def overview(self) -> MemoryOverview:
         if not self.exists():

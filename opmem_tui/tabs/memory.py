@@ -2,8 +2,10 @@
 
 Every read goes through the app's data layer (`StoreData.memory`) in thread workers, one
 exclusive group per kind of read, so a fast typist or a quick recentre drops stale answers.
-core.md follows the file: file-change notifications on the memory folder (a poll where those
-cannot run). A jump to a turn bubbles up as `LinkedTurnChosen`, which the screen opens.
+The tab follows the memory folder (file-change notifications, a poll where those cannot run):
+core.md as the file changes, and everything shown once the logs change (a distillation in
+another process: `opmem distill`, `opmem watch`, an agent's hook). A jump to a turn bubbles up
+as `LinkedTurnChosen`, which the screen opens.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ NO_MEMORY = "No memory yet: run `opmem distill` or ctrl+p → Distil now."
 CORE_DEBOUNCE_MS = 200
 
 
+def _followed(_change: object, path: str) -> bool:
+    """The files whose change the tab shows: core.md files and the memory's JSONL logs (not
+    the derived caches and index beside them)."""
+    return path.endswith(("core.md", ".jsonl"))
+
+
 class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
     BINDINGS = [
         Binding("g", "view('memory-graph')", "Graph", id="memory.graph"),
@@ -54,6 +62,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         super().__init__(id=id)
         self.overview: MemoryOverview | None = None
         self._core_stamp: tuple[int, int] | None = None
+        self._logs_stamp: tuple[tuple[str, int, int], ...] | None = None  # the logs the overview read
         self._poll: Timer | None = None
         self._started_graph = False
         self._shown = False
@@ -106,7 +115,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         if self.opmem.watch_store:
             self._watch_core()
         elif self.opmem.poll_interval and self.opmem.poll_interval > 0:
-            self._poll = self.set_interval(self.opmem.poll_interval, self._check_core)
+            self._poll = self.set_interval(self.opmem.poll_interval, self._check_memory)
 
     def on_show(self) -> None:
         if not self._shown:  # the names for the finder: read when the tab is first looked at
@@ -125,12 +134,16 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
 
     @work(thread=True, exclusive=True, group="memory-overview", exit_on_error=False, description="Reading the memory")
     def _load_overview(self) -> None:
+        logs = self.data.logs_stamp()  # before the read: a write during it is seen as new
         overview = self.data.overview()
         files = self.data.core_files()
-        deliver(self, self._apply_overview, overview, files)
+        deliver(self, self._apply_overview, overview, files, logs)
 
-    def _apply_overview(self, overview: MemoryOverview, files: list[CoreFile]) -> None:
+    def _apply_overview(
+        self, overview: MemoryOverview, files: list[CoreFile], logs: tuple[tuple[str, int, int], ...]
+    ) -> None:
         self.overview = overview
+        self._logs_stamp = logs
         self.core.set_files(files)
         self._load_core(self.core.current or files[0])
         if not overview.exists:
@@ -223,27 +236,27 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self._core_stamp = core.stamp
         self.core.show_core(core, updated=self.opmem.now() if changed else None)
 
-    @work(exclusive=True, group=FOLLOW_GROUP, exit_on_error=False, description="Following core.md")
+    @work(exclusive=True, group=FOLLOW_GROUP, exit_on_error=False, description="Following the memory")
     async def _watch_core(self) -> None:
         try:
             folder = self.opmem.data.home.memory_dir
             await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-            async for _changes in awatch(
-                folder, debounce=CORE_DEBOUNCE_MS, watch_filter=lambda _change, path: path.endswith("core.md")
-            ):
-                self._check_core()
+            async for _changes in awatch(folder, debounce=CORE_DEBOUNCE_MS, watch_filter=_followed):
+                self._check_memory()
         except Exception as exc:  # no notifications (watch limit, file system): poll instead
-            self.log.warning(f"file-change notifications unavailable ({exc}); polling core.md")
+            self.log.warning(f"file-change notifications unavailable ({exc}); polling the memory")
             interval = self.opmem.poll_interval or 2.0
-            self._poll = self.set_interval(interval, self._check_core)
+            self._poll = self.set_interval(interval, self._check_memory)
 
-    def _check_core(self) -> None:
-        if self.core.current is not None:
-            self._stat_core(self.core.current)
+    def _check_memory(self) -> None:
+        self._stat_memory(self.core.current)
 
-    @work(thread=True, exclusive=True, group="core-stat", exit_on_error=False, description="Checking core.md")
-    def _stat_core(self, file: CoreFile) -> None:
-        if self.data.core_stamp(file) != self._core_stamp:
+    @work(thread=True, exclusive=True, group="core-stat", exit_on_error=False, description="Checking the memory")
+    def _stat_memory(self, file: CoreFile | None) -> None:
+        shown = self._logs_stamp  # None: the first read is still on its way
+        if shown is not None and self.data.logs_stamp() != shown:
+            deliver(self, self.memory_changed)  # re-reads core.md too
+        elif file is not None and self.data.core_stamp(file) != self._core_stamp:
             deliver(self, self._core_file_changed, file)
 
     def _core_file_changed(self, file: CoreFile) -> None:

@@ -187,6 +187,29 @@ async def test_core_preview_follows_the_file(memory_home):
         assert "updated" in header(app, "#core-header")
 
 
+async def test_the_tab_follows_a_distillation_by_another_process(memory_home):
+    """`opmem distill`, `opmem watch` or an agent's hook distils in another process: it appends
+    to the memory's logs (core.md may stay as it was). The timeline and the graph's list of
+    entities show the new records without a key pressed."""
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+
+    from .sample_store import fresh_home
+
+    app = make_app(memory_home, watch=True)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "t")
+        timeline = app.screen.query_one(TimelineView)
+        graph = app.screen.query_one(GraphExplorer)
+        await wait_until(pilot, lambda: bool(timeline.events), "the timeline shown")
+        assert not any("Zorro" in e.summary for e in timeline.events)
+        other = fresh_home(memory_home.path)  # another process's view of the same store
+        other.sessions.append_message("pets", "user", "We adopted a dog named Zorro last week.")
+        other.sessions.append_message("pets", "assistant", "Congratulations!")
+        run(other, RunOptions(sessions=("pets",), project=False))
+        await wait_until(pilot, lambda: any("Zorro" in e.summary for e in timeline.events), "the new event")
+        await wait_until(pilot, lambda: "Zorro" in [m.name for m in graph._matches], "the new entity among the recent")
+
+
 async def test_timeline_by_month_filters_and_jump(memory_home):
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
