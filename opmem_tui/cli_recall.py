@@ -25,6 +25,8 @@ from .backend.recall.registry import call
 from .backend.recall.search_tool import MAX_RESULTS
 from .backend.safe_text import plain
 
+MAX_PROBLEMS_SHOWN = 5
+
 
 def _out() -> Console:
     # Built per command, so the width follows the terminal (or COLUMNS) of this run.
@@ -78,6 +80,19 @@ def _text(value: Any) -> Text:
     return Text(plain(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
 
 
+def _memory_problems(recall: Recall) -> None:
+    """Lines of the memory logs that could not be used (skipped): named on stderr, file:line, so a
+    damaged log is found rather than silently answering with less."""
+    try:
+        problems = recall.memory.problems()
+    except OpmemError:
+        return
+    for problem in problems[:MAX_PROBLEMS_SHOWN]:
+        _err().print(Text(f"opmem: warning: {plain(str(problem))} (skipped)", style="yellow"))
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        _err().print(Text(f"opmem: warning: … and {len(problems) - MAX_PROBLEMS_SHOWN} more", style="yellow"))
+
+
 def _paging(reply: dict[str, Any]) -> None:
     if reply.get("next_page") is not None:
         _err().print(
@@ -108,6 +123,7 @@ def mcp_command(ctx: click.Context, project: str | None, agent: str | None) -> N
 def core_command(ctx: click.Context, project: str | None, target: Path | None) -> None:
     """The core memory block agents get (core.md): printed, or kept in an instruction file."""
     recall = _recall(ctx, project)
+    _memory_problems(recall)
     try:
         block = core_block(recall)
     except OpmemError as exc:
@@ -262,6 +278,7 @@ def timeline_command(
 ) -> None:
     """What happened, newest first, from the distilled memory (memory_timeline)."""
     recall = _recall(ctx, project)
+    _memory_problems(recall)
     args = {"entity": entity, "since": since, "until": until, "kinds": list(kinds) or None, "page": page}
     reply = _ask(recall, "memory_timeline", as_json, **args)
     if as_json:
@@ -269,8 +286,9 @@ def timeline_command(
     table = Table(show_edge=False, expand=True)
     table.add_column("when", no_wrap=True)
     table.add_column("kind", no_wrap=True)
-    table.add_column("what", ratio=1, overflow="fold")
-    table.add_column("source", overflow="fold")
+    # both flexible: a long source (session ids run to 80 characters) must not squeeze the text to one letter
+    table.add_column("what", ratio=3, overflow="fold")
+    table.add_column("source", ratio=2, overflow="fold")
     for event in reply["events"]:
         table.add_row(_when(event["time"]), event["kind"], _text(event["summary"]), _source(event))
     _out().print(table)
@@ -293,6 +311,7 @@ def graph_command(
 ) -> None:
     """What is known about an entity: its relations in the knowledge graph (memory_graph_neighbors)."""
     recall = _recall(ctx, project)
+    _memory_problems(recall)
     reply = _ask(recall, "memory_graph_neighbors", as_json, entity=entity, hops=hops, as_of=as_of, page=page)
     if as_json:
         return
@@ -303,10 +322,10 @@ def graph_command(
     _out().print(_text(head), style="bold")
     table = Table(show_edge=False, expand=True)
     table.add_column("hop", no_wrap=True)
-    table.add_column("fact", ratio=1, overflow="fold")
+    table.add_column("fact", ratio=3, overflow="fold")  # shares the width with the source, as above
     table.add_column("conf", no_wrap=True)
     table.add_column("since", no_wrap=True)
-    table.add_column("source", overflow="fold")
+    table.add_column("source", ratio=2, overflow="fold")
     for edge in reply["edges"]:
         table.add_row(
             str(edge["hop"]), _text(edge["fact"]), f"{edge['confidence']:.2f}", _when(edge["since"]), _source(edge)

@@ -58,9 +58,13 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
     try:
         cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
         views = write_views(memory, None if entity_ids is None else sorted(set(entity_ids)), stamp)
+        problems = memory.problems()  # lines of the logs the memory skipped: named, never fatal
     finally:
         memory.close()
     notes.append(f"{len(cores)} core.md file{'s' if len(cores) != 1 else ''}, {views.written} entity views written")
+    notes.extend(f"skipped: {problem}" for problem in problems[:5])
+    if len(problems) > 5:
+        notes.append(f"skipped: … and {len(problems) - 5} more lines of the memory logs")
     try:
         indexed = home.search_index.update(sorted(set(sessions)))
     except SearchIndexError as exc:  # derived: the memory and core.md are written; say so, do not fail the run

@@ -172,3 +172,33 @@ def test_a_date_out_of_range_is_a_message_not_a_traceback(built: Built) -> None:
         assert result.exit_code == 1, (args, result.output)
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         assert "0001-01-01" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_narrow_terminal_keeps_the_text_readable_beside_the_source(built: Built) -> None:
+    """Before, the source column took its full width first and left the event summary or the fact
+    one letter wide (a word per letter down the screen) at 60-80 columns with a long session id."""
+    add_memory(built)
+    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "60"})
+    result = runner.invoke(main, ["timeline", "--project", "shop"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "uvicorn" in result.output and "greet.py" in result.output, result.output
+    result = runner.invoke(main, ["graph", "worker", "--hops", "1", "--project", "shop"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "-listens-on->" in result.output and ":18109" in result.output, result.output
+
+
+def test_a_damaged_memory_log_line_is_named_on_stderr_and_the_answer_still_comes(built: Built) -> None:
+    """README: a broken line of the memory logs is skipped and reported with its file and line.
+    Before, timeline/graph/core skipped it silently: nothing said the memory answered with less."""
+    add_memory(built)
+    edges = built.home.path / "memory" / "graph" / "edges.jsonl"
+    with edges.open("a", encoding="utf-8") as f:
+        f.write("not json \x1b]0;owned\x07\n")
+    line = edges.read_text(encoding="utf-8").count("\n")
+    before = edges.read_bytes()
+    for args in (["timeline", "--project", "shop"], ["graph", "worker", "--project", "shop"], ["core"]):
+        result = run(built, *args)
+        assert result.exit_code == 0, result.output
+        assert f"edges.jsonl:{line}: invalid JSON" in result.stderr, (args, result.stderr)
+        assert "\x1b" not in result.output and "\x07" not in result.output
+    assert edges.read_bytes() == before  # reported, never rewritten

@@ -248,3 +248,22 @@ def test_a_broken_search_index_does_not_fail_the_run_or_the_sleep(home: Home):
     assert any("index.sqlite" in n for n in slept.notes)
     assert load_state(home.memory_dir).last_sleep
     assert index.read_bytes() == b"this is not a database\n" * 10  # left for the user to rebuild
+
+
+def test_a_damaged_line_of_a_memory_log_is_named_in_the_report(home: Home):
+    """README: a broken line is skipped and reported with its file and line. The run goes on."""
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.commit()
+    run(home)
+    edges = home.memory_dir / "graph" / "edges.jsonl"
+    with edges.open("a", encoding="utf-8") as f:
+        f.write('{"id": "broken", "from": \n')
+    lines = edges.read_text(encoding="utf-8").count("\n")
+    chat.user("we decided to use redis for the cache")
+    chat.reply("OK.")
+    chat.commit()
+    report = run(Home(home.path))
+    assert report.written.total > 0
+    assert any(note.startswith("skipped: ") and f"edges.jsonl:{lines}:" in note for note in report.notes), report.notes
