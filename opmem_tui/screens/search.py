@@ -51,7 +51,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
 
     DEFAULT_CSS = """
     SearchScreen #search-input { background: $boost; }
-    SearchScreen #search-status { height: 1; color: $text-muted; }
+    SearchScreen #search-status { height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     SearchScreen #search-hits { height: 1fr; }
     """
 
