@@ -8,6 +8,7 @@ are. Nothing here opens the memory before it exists: an empty store stays empty.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the distiller and the index writer load when first used, no
 
 TIMELINE_PAGE = 400  # events per read: a few screens of the timeline
 SEARCH_HITS = 60  # hits per search everywhere: a few screens; the ranking puts the best first
+PROBLEMS_SHOWN = 20  # unreadable log lines named to the user (the count says how many in all)
 RECENT_EDGES = 80  # edges read to offer "recently seen" entities before anything is typed
 
 
@@ -47,6 +49,10 @@ RECENT_EDGES = 80  # edges read to offer "recently seen" entities before anythin
 class MemoryOverview:
     exists: bool  # anything distilled yet
     stats: MemoryStats | None = None
+    # lines of the logs the memory could not use, `memory/graph/edges.jsonl:12: ...` (the first
+    # few), and how many there are
+    problems: tuple[str, ...] = ()
+    problem_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,7 +127,13 @@ class MemoryData:
     def overview(self) -> MemoryOverview:
         if not self.exists():
             return MemoryOverview(False)
-        return MemoryOverview(True, self.home.memory.stats())
+        memory = self.home.memory
+        root = str(self.home.path) + os.sep
+        # A log's unfinished last line is left out: another process may be writing it right now;
+        # a crash's leftover is sealed by the next append and named then as a bad line.
+        found = [p for p in memory.problems() if not p.message.startswith("incomplete last line")]
+        problems = tuple(str(p).replace(root, "", 1) for p in found[:PROBLEMS_SHOWN])
+        return MemoryOverview(True, memory.stats(), problems, len(found))
 
     # -- graph -----------------------------------------------------------------------------
     @property

@@ -51,7 +51,8 @@ class MainScreen(Screen[None]):
         Binding("4", "show_tab('activity')", "Activity", show=False, id="view.activity"),
         Binding("r", "refresh", "Refresh", show=False, id="app.refresh"),
         Binding("ctrl+f", "search_everywhere", "Search all", id="search.everywhere"),
-        Binding("ctrl+x", "cancel_job", "Cancel job", show=False, id="jobs.cancel"),
+        # priority: ahead of a text box's own ctrl+x (cut), while a job runs (check_action)
+        Binding("ctrl+x", "cancel_job", "Cancel job", show=False, id="jobs.cancel", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -149,6 +150,8 @@ class MainScreen(Screen[None]):
             return tabs.first().can_go_live
         if action == "make_head":
             return tabs.first().can_make_head
+        if action == "cancel_job":  # no job: the key goes on (a text box cuts with it)
+            return self.jobs.running
         return True
 
     def action_prev_turn(self) -> None:

@@ -63,6 +63,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self.overview: MemoryOverview | None = None
         self._core_stamp: tuple[int, int] | None = None
         self._logs_stamp: tuple[tuple[str, int, int], ...] | None = None  # the logs the overview read
+        self._problems_told: set[str] = set()  # unreadable log lines already named to the user
         self._poll: Timer | None = None
         self._started_graph = False
         self._shown = False
@@ -144,6 +145,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
     ) -> None:
         self.overview = overview
         self._logs_stamp = logs
+        self._tell_problems(overview)
         self.core.set_files(files)
         self._load_core(self.core.current or files[0])
         if not overview.exists:
@@ -154,6 +156,25 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         if self.graph.center is not None:
             self.graph.choose(self.graph.center, remember=False)
         self._load_timeline(self.timeline.kinds, self.timeline.entity)
+
+    def _tell_problems(self, overview: MemoryOverview) -> None:
+        """Lines of the logs the memory skipped (a torn write, a hand edit), named once each."""
+        new = [p for p in overview.problems if p not in self._problems_told]
+        if not new:
+            return
+        self._problems_told.update(new)
+        count = len(new) + max(overview.problem_count - len(overview.problems), 0)  # and those past the first few
+        lines = "\n".join(one_line(p, 200) for p in new[:5])
+        if count > min(len(new), 5):
+            lines += f"\n… and {count - min(len(new), 5)} more"
+        self.app.notify(
+            f"{count} line{'s' if count != 1 else ''} of the memory could not be read: skipped, the files "
+            f"left as they are.\n{lines}",
+            title="Memory",
+            severity="warning",
+            markup=False,
+            timeout=15,
+        )
 
     # -- graph -----------------------------------------------------------------------------
     def on_graph_explorer_query_changed(self, message: GraphExplorer.QueryChanged) -> None:

@@ -59,6 +59,40 @@ async def test_ctrl_x_stops_a_distillation_at_a_batch_edge(sample_home):
         assert "Cancelled at a batch edge" in note.message
 
 
+async def test_ctrl_x_cancels_from_a_text_box_too(sample_home):
+    """The job bar says "ctrl+x cancels" wherever the focus is. In a text box (the entity finder,
+    where the Memory tab of an empty memory puts the focus; the filters) ctrl+x cancels the job
+    rather than cutting text; with no job running it is the box's own cut again."""
+    from opmem_tui.widgets.graph_explorer import GraphExplorer
+
+    app = make_app(sample_home)
+    reached, release = threading.Event(), threading.Event()
+
+    def hold(status) -> None:
+        if status.running and status.progress is not None and not reached.is_set():
+            reached.set()
+            release.wait(60)
+
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "3")
+        finder = app.screen.query_one(GraphExplorer).finder
+        assert app.focused is finder
+        sample_home.distiller.listeners.append(hold)
+        app.screen.jobs.start_distil(None, False)
+        await wait_until(pilot, reached.is_set, "the run under way")
+        await pilot.press("ctrl+x")
+        await wait_until(pilot, lambda: sample_home.distiller._job.cancel.is_set(), "the cancel passed on")
+        release.set()
+        await wait_until(pilot, lambda: not app.screen.jobs.running, "the job over")
+        note = next(n for n in app.notes if n.title == "Distilling")
+        assert "Cancelled at a batch edge" in note.message
+        finder.value = "middleware"
+        finder.select_all()
+        await press(pilot, "ctrl+x")
+        assert finder.value == ""  # no job: the text box cut its selection
+
+
 async def test_deep_sleep_and_index_rebuild(sample_home):
     app = make_app(sample_home)
     async with app.run_test(size=(140, 36)) as pilot:

@@ -210,6 +210,34 @@ async def test_the_tab_follows_a_distillation_by_another_process(memory_home):
         await wait_until(pilot, lambda: "Zorro" in [m.name for m in graph._matches], "the new entity among the recent")
 
 
+async def test_lines_the_memory_could_not_read_are_named_once(memory_home):
+    """A bad line in a memory log (a write cut short, a hand edit) is skipped by the reader, and
+    the app says so: which file, which line, what is wrong; once, however often the memory is
+    re-read. The file stays as it was."""
+    from .conftest import notes
+    from .sample_store import fresh_home
+
+    edges = memory_home.memory_dir / "graph" / "edges.jsonl"
+    with edges.open("a") as handle:
+        handle.write('{"id": "broken", "from": \n')
+    before = edges.read_bytes()
+    bad_line = before.count(b"\n")
+    app = make_app(fresh_home(memory_home.path))  # the app opens the store as it now is
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        await wait_until(pilot, lambda: graph.center is not None, "the graph shown all the same")
+        await wait_until(pilot, lambda: any("edges.jsonl" in n for n in notes(app)), "the bad line named")
+        told = [note for note in app.notes if "edges.jsonl" in note.message]
+        assert len(told) == 1 and told[0].severity == "warning"
+        assert f"memory/graph/edges.jsonl:{bad_line}: invalid JSON" in told[0].message
+        assert str(memory_home.path) not in told[0].message  # the store's own relative path
+        app.screen.query_one("MemoryTab").memory_changed()  # as after a distillation
+        await settle(pilot)
+        assert len([note for note in app.notes if "edges.jsonl" in note.message]) == 1
+    assert edges.read_bytes() == before
+
+
 async def test_timeline_by_month_filters_and_jump(memory_home):
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
