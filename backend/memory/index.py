@@ -188,16 +188,24 @@ class SearchIndex:
     @property
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
-        ident = self._file_ident()
+        ident, size = self._file_state()
         if conn is not None and ident != getattr(self._local, "ident", None):
             conn.close()  # rebuilt by someone (renamed over): read the new file
+            conn = None
+        elif conn is not None and size < self._local.size:
+            # Shrunk in place: SQLite never does that to this file (a rebuild renames a new one
+            # over it), something else truncated it. The map still covers the old length and a
+            # read past the new end is SIGBUS, which kills the process: drop the map first.
+            conn.close()
             conn = None
         if conn is None:
             conn = self._connect()
             self._local.conn = conn
-            self._local.ident = self._file_ident()
+            ident, size = self._file_state()
+            self._local.ident = ident
             with self._lock:
                 self._conns.append(conn)
+        self._local.size = size
         return conn
 
     def term_counts(self) -> TermCounts:
@@ -208,12 +216,13 @@ class SearchIndex:
             counts = self._local.counts = TermCounts(db)
         return counts
 
-    def _file_ident(self) -> tuple[int, int] | None:
+    def _file_state(self) -> tuple[tuple[int, int] | None, int]:
+        """(inode, device) of the file, None when it is missing, and its size."""
         try:
             st = os.stat(self.path)
         except OSError:
-            return None
-        return (st.st_ino, st.st_dev)
+            return None, 0
+        return (st.st_ino, st.st_dev), st.st_size
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Node, OpmemError, SessionNotFound
+from ..safe_text import plain
 from ..store.sessions import SessionStore
 from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, SearchIndexError, TurnRow
 from .index_records import update_records
@@ -67,7 +68,7 @@ def tool_text(node: Node) -> str:
     parts: list[str] = [node.name or ""]
     _collect(node.input, parts, depth=0)
     parts.extend(node.reads)
-    return " ".join(p for p in parts if p)[:TOOL_CHARS]
+    return plain(" ".join(p for p in parts if p)[:TOOL_CHARS])
 
 
 def _collect(value: Any, out: list[str], depth: int) -> None:
@@ -142,11 +143,12 @@ def session_rows(nodes: list[Node], after_seq: int, turns: Mapping[str, tuple[in
                     )
                 )
             continue
-        body = node.content.strip()
+        # as the screen shows it: "\x1b[31mredis" indexed raw is the token "31mredis"
+        body = plain(node.content).strip()
         if not body:
             continue
         earlier = _earlier_messages(node, by_id)
-        ctx = " ".join(m.content.strip()[:CTX_CHARS] for m in earlier)
+        ctx = " ".join(plain(m.content).strip()[:CTX_CHARS] for m in earlier)
         prev = earlier[0].id if earlier else None
         rows.append(
             TurnRow(

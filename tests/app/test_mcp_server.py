@@ -96,3 +96,23 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         with pytest.raises(MCPError, match="no resource"):
             await client.read_resource("opmem://nothing.md")
     assert snapshot(built.home.path, built.workdir) == before
+
+
+async def test_the_server_survives_an_index_truncated_under_it(built: Built) -> None:
+    """The index is read through a memory map: truncated in place by something else (`: >
+    index.sqlite` to reset it, a sync tool) between two calls, the next read touched pages past
+    the end of the file and the server died of SIGBUS ("Connection closed"). It answers with an
+    error naming the file instead, and once the index is rebuilt it finds again."""
+    index = built.home.path / "memory" / "index.sqlite"
+    async with Client(params(built), mode="legacy") as client:
+        first = await client.call_tool("memory_search", {"query": "pytest"})
+        assert not first.is_error and json.loads(first.content[0].text)["hits"]
+        with index.open("r+b") as f:
+            f.truncate(0)
+        second = await client.call_tool("memory_search", {"query": "pytest"})
+        assert second.is_error
+        assert "index.sqlite" in json.loads(second.content[0].text)["error"]["message"]
+        assert index.stat().st_size == 0  # the read-only server wrote nothing into it
+        build_index(built)
+        third = await client.call_tool("memory_search", {"query": "pytest"})
+        assert not third.is_error and json.loads(third.content[0].text)["hits"]

@@ -222,3 +222,21 @@ def test_a_rebuild_that_cannot_swap_in_names_the_index_and_leaves_no_half_built_
     folder = index.path.parent
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("index.sqlite")) == ["index.sqlite"]
     assert (index.path / "kept").read_text() == "someone's file"
+
+
+def test_terminal_escapes_in_a_message_do_not_hide_its_words(home: Home) -> None:
+    """Pasted terminal output (Claude Code keeps `!cmd` output with its colours) wraps words in
+    CSI/OSC sequences; indexed raw, "\\x1b[31mredis" became the token "31mredis" and a search
+    for redis missed it. The index reads the text as the screen shows it (safe_text.plain)."""
+    add_chat(
+        home,
+        "s1",
+        [
+            ("\x1b[31mFAILED\x1b[0m tests/test_cache.py \x1b]0;title\x07 use \x1b[1mredis\x1b[22m now", "ok"),
+            ("unrelated question", "we tried \x1b[32mmemcached\x1b[0m first"),
+        ],
+    )
+    hits = home.search("redis")
+    assert hits and hits[0].session_id == "s1" and hits[0].turn == 1
+    assert "\x1b" not in hits[0].snippet and "FAILED" in hits[0].snippet
+    assert home.search("FAILED") and home.search("memcached")
