@@ -168,7 +168,8 @@ class MemoryJobs:
     def _announce(self, status: JobStatus) -> None:
         title = TITLES.get(status.kind, "Distillation")
         if status.error:
-            error = home_relative(status.error.replace(str(self.data.home.path) + os.sep, ""))  # memory/...
+            store = os.path.abspath(self.data.home.path) + os.sep  # the paths in errors are whole ones
+            error = home_relative(status.error.replace(store, ""))  # memory/...
             self.app.notify(one_line(error, 300), title=title, severity="error", markup=False, timeout=10)
             return
         report = status.report
