@@ -96,8 +96,16 @@ def load_overrides(raw: Mapping[str, Any], known: Iterable[str]) -> tuple[dict[s
 
 
 def effective_bindings(overrides: Mapping[str, str]) -> list[KeyInfo]:
+    """Every binding for the keys screen, with the keys it has now. An id bound in more than one
+    place (`list.choose`: enter recentres in the graph, opens the turn in the other lists) is one
+    row per place: a remap of the id moves them all."""
     out = []
-    for info in default_bindings().values():
-        keys = overrides.get(info.id, info.default)
-        out.append(KeyInfo(info.id, info.default, keys, info.description, info.scope))
+    seen: set[tuple[str, str, str]] = set()
+    for scope, cls in keyed_classes():
+        for binding in _bindings_of(cls):
+            if not binding.id or (binding.id, scope, binding.description) in seen:
+                continue
+            seen.add((binding.id, scope, binding.description))
+            keys = overrides.get(binding.id, binding.key)
+            out.append(KeyInfo(binding.id, binding.key, keys, binding.description, scope))
     return out

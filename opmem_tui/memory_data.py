@@ -87,6 +87,7 @@ class SearchResults:
     query: str
     hits: tuple[SearchHit, ...]
     millis: float = 0.0
+    found: int = 0  # hits the index gave, those into deleted sessions included (fewer than asked: all)
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,15 @@ class MemoryData:
             return SearchResults(query, ())
         started = time.perf_counter()
         hits = self.home.search(query, k=limit)
-        return SearchResults(query, hits, (time.perf_counter() - started) * 1000)
+        # A session deleted since it was indexed (in the app, `opmem sessions delete`, by hand)
+        # leaves rows in the index until its next update: its hits could not be shown or opened.
+        alive: dict[str, bool] = {}
+        kept = tuple(
+            hit
+            for hit in hits
+            if not hit.session_id or alive.setdefault(hit.session_id, self.home.sessions.exists(hit.session_id))
+        )
+        return SearchResults(query, kept, (time.perf_counter() - started) * 1000, len(hits))
 
     # -- dates -----------------------------------------------------------------------------
     @staticmethod

@@ -89,7 +89,9 @@ class TimelineView(Vertical):
     TimelineView > #timeline-filters { height: 1; background: $boost; }
     TimelineView #timeline-kind { width: 22; }
     TimelineView #timeline-entity { width: 1fr; }
-    TimelineView > #timeline-status { height: 1; color: $text-muted; background: $boost; padding: 0 1; }
+    TimelineView > #timeline-status {
+        height: 1; color: $text-muted; background: $boost; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     class FilterChanged(Message):

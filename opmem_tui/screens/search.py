@@ -51,7 +51,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
 
     DEFAULT_CSS = """
     SearchScreen #search-input { background: $boost; }
-    SearchScreen #search-status { height: 1; color: $text-muted; }
+    SearchScreen #search-status { height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     SearchScreen #search-hits { height: 1fr; }
     """
 
@@ -170,7 +170,7 @@ class SearchScreen(ReportsWorkerErrors, ModalScreen[SearchHit | None]):
         if results.query != self.input.value:
             return  # typed on since: the next search is on its way
         shown = self.results
-        self.complete = len(results.hits) < limit or limit >= MAX_K
+        self.complete = results.found < limit or limit >= MAX_K
         same = shown is not None and shown.query == results.query and bool(shown.hits)
         if same and results.hits[: len(shown.hits)] == shown.hits[: len(results.hits)]:
             self._add(results, len(shown.hits))  # another page of the hits on screen

@@ -53,6 +53,23 @@ async def test_a_hit_opens_its_turn_with_the_message_selected(sample_home):
         assert replay.selected_node is not None and replay.selected_node.id == hit.node_ids[0]
 
 
+async def test_a_deleted_session_leaves_no_hits(sample_home):
+    """A session deleted after the index was built (in the app, by `opmem sessions delete`, by
+    hand: the index is not told until its next update) leaves no hit behind whose text cannot be
+    shown and whose turn cannot be opened."""
+    from .sample_store import fresh_home
+
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        screen = await search(pilot, "regression")
+        assert any(h.session_id == "fix-login" for h in screen.results.hits)
+        await press(pilot, "escape")
+        fresh_home(sample_home.path).sessions.delete_session("fix-login")
+        screen = await search(pilot, "regression")
+        assert not any(h.session_id == "fix-login" for h in screen.results.hits)
+        assert "Fix the login redirect loop" not in hits_text(screen)
+
+
 async def test_nothing_found_and_escape(sample_home):
     app = make_app(sample_home)
     async with app.run_test(size=(140, 36)) as pilot:

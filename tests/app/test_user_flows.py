@@ -252,6 +252,19 @@ async def test_keys_screen_shows_keys_as_typed(app):
         assert rows["projects.commits"] == "⏎ (enter)"
 
 
+async def test_keys_screen_lists_a_shared_binding_id_in_each_place(app):
+    """enter recentres in the graph tree and opens the turn in the timeline, core.md and the
+    search hits: one id (list.choose, one remap moves both), and `?` lists both meanings."""
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        table = app.screen.query_one("DataTable")
+        rows = {tuple(str(cell) for cell in table.get_row_at(i)) for i in range(table.row_count)}
+        assert ("Graph", "⏎ (enter)", "Recentre", "list.choose") in rows
+        assert ("Memory lists", "⏎ (enter)", "Open", "list.choose") in rows
+        assert len(rows) == table.row_count  # no row twice
+
+
 async def test_a_folder_that_breaks_later_is_reported_too(app, sample_path):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await settle(pilot)
