@@ -254,6 +254,8 @@ def _source(item: dict[str, Any]) -> Text:
     text = item.get("source", "")
     if item.get("turn") is not None:
         text += f" turn {item['turn']}"
+    elif item.get("commit"):  # a project commit with no session behind it
+        text += f" commit {item['commit']}"
     return Text(plain(text), style="dim")
 
 

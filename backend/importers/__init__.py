@@ -150,7 +150,7 @@ def import_file(
     except OSError as exc:
         report.warn(path, None, f"cannot read: {exc.strerror or exc}")
         return
-    if not force and state.unchanged(path, stat):
+    if not force and state.unchanged(path, stat, importer.name):
         report.skipped += 1
         return
     complete = importer.is_complete(path)

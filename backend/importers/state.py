@@ -51,11 +51,13 @@ class ImportState:
     def get(self, path: Path | str) -> FileState | None:
         return self.files.get(self.key(path))
 
-    def unchanged(self, path: Path | str, stat: os.stat_result) -> bool:
-        """The file is exactly as it was when fully imported."""
+    def unchanged(self, path: Path | str, stat: os.stat_result, source: str | None = None) -> bool:
+        """The file is exactly as it was when fully imported (by `source`, when given: a file read
+        as the wrong format imported nothing, and the right importer must still read it)."""
         known = self.get(path)
         return (
             known is not None
+            and (source is None or known.source == source)
             and known.complete
             and known.size == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns

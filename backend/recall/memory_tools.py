@@ -20,8 +20,15 @@ SUMMARY_CHARS = 300
 
 
 def pointer(provenance: Provenance) -> dict[str, Any]:
-    """Where a memory record came from: `session:<id>`, the turn, the commit."""
-    out: dict[str, Any] = {"source": f"session:{provenance.session_id}"}
+    """Where a memory record came from: `session:<id>`, the turn, the commit. A record with no
+    session (a project commit made outside opmem) points at `project:<id>` and its commit, which
+    memory_git_show opens; never at an empty `session:`."""
+    if provenance.session_id:
+        out: dict[str, Any] = {"source": f"session:{provenance.session_id}"}
+    elif provenance.project_id:
+        out = {"source": f"project:{provenance.project_id}"}
+    else:
+        out = {}
     if provenance.turn is not None:
         out["turn"] = provenance.turn
     if provenance.commit:

@@ -128,3 +128,20 @@ def test_nothing_to_import_names_what_was_looked_for(home, tmp_path: Path, monke
     report = run_import(home, "codex")
     assert report.warnings[0].endswith("sessions: not found: nothing to import (looked for rollout-*.jsonl)")
     assert str(tmp_path / "no-codex" / "sessions") in report.warnings[0]
+
+
+def test_a_file_imported_as_the_wrong_source_is_read_again_as_the_right_one(home, tmp_path: Path) -> None:
+    """`opmem import jsonl t.jsonl` on a Claude Code transcript imports nothing (a warning a line);
+    the state still recorded the file as done, so `opmem import claude t.jsonl` then skipped it as
+    unchanged: nothing imported and nothing said, while Claude Code deletes the transcript after
+    30 days. A file is unchanged only for the source that read it."""
+    t = Transcript(session="00000000-0000-4000-8000-0000000000aa")
+    t.prompt("the question")
+    t.assistant("msg_1", text("the answer"))
+    path = t.write(tmp_path / "t.jsonl")
+    wrong = run_import(home, "jsonl", [path])
+    assert wrong.nodes == 0 and wrong.warnings
+    right = run_import(home, "claude", [path])
+    assert right.skipped == 0 and right.new_sessions == 1 and right.nodes >= 2, right
+    again = run_import(home, "claude", [path])
+    assert again.skipped == 1 and again.nodes == 0  # unchanged for the source that read it

@@ -125,3 +125,24 @@ def test_each_call_sees_what_was_appended_since(recall: Recall, built: Built, me
     store.append([late])
     store.close()
     assert ask(recall, "memory_timeline")["events"][0]["summary"] == "Shipped it"
+
+
+def test_a_record_from_a_project_commit_points_at_the_commit_not_at_an_empty_session(
+    recall: Recall, built: Built, memory: Memory
+) -> None:
+    """Distilled project commits have no session (a commit made outside opmem): their pointer was
+    "session:" with nothing after it, which memory_open_session cannot open. It names the project
+    and the commit instead, which memory_git_show opens."""
+    from opmem_tui.backend.memory.records import project_scope
+    from opmem_tui.backend.model import Provenance
+
+    p = Provenance(built.project_id, "", (), built.user_commit, T0 + 400, T0 + 401, None)
+    summary = f"Committed {built.user_commit[:7]} to shop: a change by hand"
+    event = Event(Event.make_id(summary, "work", p), summary, "work", 0.5, p, (), project_scope(built.project_id))
+    store = built.home.memory
+    store.append([event])
+    store.close()
+    (found,) = [e for e in ask(recall, "memory_timeline")["events"] if e["summary"] == summary]
+    assert found["source"] == f"project:{built.project_id}" and found["commit"] == built.user_commit[:12]
+    shown = ask(recall, "memory_git_show", project_id=built.project_id, commit=found["commit"])
+    assert shown["commit"]["oid"] == built.user_commit
