@@ -18,6 +18,7 @@ import click
 from rich.cells import cell_len, set_cell_size
 
 from .backend.home import Home
+from .backend.importers import ALIASES as IMPORT_ALIASES
 from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
 from .backend.safe_text import plain
 
@@ -83,6 +84,11 @@ def sessions() -> None:
 # -- list ------------------------------------------------------------------------------------
 
 
+def _source_key(source: str) -> str:
+    """A source as `opmem import` names it: "claude" for a session's "claude-code" (and "cc")."""
+    return IMPORT_ALIASES.get(source, source)
+
+
 def _project_matcher(home: Home, wanted: str) -> set[str]:
     """Project ids that `--project` names: an id, or a registry name."""
     ids = {wanted}
@@ -142,7 +148,8 @@ def sessions_list(
         listing = home.sessions.list_sessions()
         rows = list(listing.sessions)
         if sources:
-            rows = [m for m in rows if m.source in sources]
+            wanted_sources = {_source_key(s) for s in sources}
+            rows = [m for m in rows if _source_key(m.source) in wanted_sources]
         if projects:
             wanted: set[str] = set()
             for project in projects:
@@ -155,6 +162,9 @@ def sessions_list(
     shown = rows[:limit] if limit > 0 else rows
     for problem in listing.problems:
         click.echo(f"skipped: {plain(problem)}", err=True)
+    if sources and not matched and listing.sessions:
+        here = sorted({m.source for m in listing.sessions if m.source})
+        click.echo(f"no session has source {', '.join(sources)} (sources here: {plain(', '.join(here))})", err=True)
     if as_json:
         click.echo(
             dump_json(

@@ -167,3 +167,17 @@ def test_short_ids_share_their_line_with_a_title_cut_to_the_width() -> None:
     assert [line.split()[0] for line in lines[1:]] == ["s1", "s12"]
     assert all(len(line) == 80 and line.endswith("…") for line in lines[1:])
     assert all(len(line) > 80 for line in _table(rows, None)[1:])  # a pipe: nothing cut
+
+
+def test_source_filter_takes_the_import_names_and_says_what_is_there(tmp_path: Path) -> None:
+    """`opmem import claude` stores sessions whose source is `claude-code`; `sessions list
+    --source claude` answered "0 of 3 sessions" with nothing to say why. The import name (and its
+    aliases) now match, and a filter that matches nothing names the sources the store holds."""
+    home = _store(tmp_path)
+    out = run(home, "sessions", "list", "--source", "claude", "--json")
+    assert [s["id"] for s in json.loads(out.output)["sessions"]] == [LONG_IDS[2]]
+    out = run(home, "sessions", "list", "--source", "cc")
+    assert out.exit_code == 0 and out.output.startswith("1 of 3 sessions")
+    out = run(home, "sessions", "list", "--source", "gemini")
+    assert out.exit_code == 0 and "0 of 3 sessions" in out.output
+    assert "sources here: claude-code, codex" in out.stderr
