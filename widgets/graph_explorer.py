@@ -59,6 +59,7 @@ class GraphExplorer(Horizontal):
         Binding("s", "toggle_superseded", "Superseded", id="graph.superseded"),
         Binding("a", "as_of", "As of…", id="graph.as_of"),
         Binding("backspace", "back", "Back", show=False, id="graph.back"),
+        Binding("escape", "leave_finder", "Back to the graph", show=False, id="graph.leave_find"),
     ]
 
     DEFAULT_CSS = """
@@ -149,6 +150,14 @@ class GraphExplorer(Horizontal):
     # -- finding ---------------------------------------------------------------------------
     def action_find(self) -> None:
         self.finder.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_finder":  # else escape goes on to the screen
+            return self.finder.has_focus and self.tree.display
+        return True
+
+    def action_leave_finder(self) -> None:
+        self.screen.set_focus(self.tree)
 
     @on(Input.Changed, "#entity-find")
     def _query_changed(self, event: Input.Changed) -> None:

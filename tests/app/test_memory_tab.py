@@ -265,6 +265,21 @@ async def test_the_entity_list_follows_a_theme_switch(memory_home):
         assert aka_style() == light
 
 
+async def test_escape_leaves_the_entity_finder_for_the_graph(memory_home):
+    """In the finder every letter is text; escape goes back to the tree, where g/c/t, +, s act."""
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        await wait_until(pilot, lambda: graph.center is not None, "the graph shown")
+        await press(pilot, "slash")
+        assert app.focused is graph.finder
+        await press(pilot, "escape")
+        assert app.focused is graph.tree
+        await press(pilot, "c")
+        assert app.screen.query_one("#memory-views", TabbedContent).active == "memory-core"
+
+
 async def test_timeline_by_month_filters_and_jump(memory_home):
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
