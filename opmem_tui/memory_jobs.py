@@ -10,6 +10,7 @@ stopped by its progress callback: the old index stays until the new one is compl
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -167,7 +168,9 @@ class MemoryJobs:
     def _announce(self, status: JobStatus) -> None:
         title = TITLES.get(status.kind, "Distillation")
         if status.error:
-            self.app.notify(one_line(status.error, 300), title=title, severity="error", markup=False, timeout=10)
+            store = os.path.abspath(self.data.home.path) + os.sep  # the paths in errors are whole ones
+            error = home_relative(status.error.replace(store, ""))  # memory/...
+            self.app.notify(one_line(error, 300), title=title, severity="error", markup=False, timeout=10)
             return
         report = status.report
         if report is None:

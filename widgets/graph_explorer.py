@@ -138,6 +138,13 @@ class GraphExplorer(Horizontal):
 
     def on_mount(self) -> None:
         self._show_message("Find an entity on the left (type a name), then enter.")
+        self.watch(self.app, "theme", self._retheme, init=False)  # colours baked into the rows follow
+
+    def _retheme(self) -> None:
+        if self._matches:
+            self.show_matches(self.matches_query, self._matches)
+        if self.center is not None and self.tree.display:
+            self._describe(self.tree.cursor_item)
 
     # -- finding ---------------------------------------------------------------------------
     def action_find(self) -> None:

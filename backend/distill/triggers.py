@@ -170,6 +170,9 @@ class Distiller:
                     status.report = work(progress, cancel.is_set)
                 except OpmemError as exc:  # DistillBusy included: another process is at it
                     status.error = str(exc)
+                except OSError as exc:  # the disk: read-only, full, a folder where a file should be
+                    where = f"{exc.filename}: " if exc.filename else ""
+                    status.error = f"distillation failed: {where}{exc.strerror or exc}"
                 except Exception as exc:  # a bug must not kill the app's thread silently
                     status.error = f"distillation failed: {type(exc).__name__}: {exc}"
                 finally:

@@ -66,6 +66,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self._problems_told: set[str] = set()  # unreadable log lines already named to the user
         self._poll: Timer | None = None
         self._started_graph = False
+        self._focus_graph = False  # the first graph takes the focus from the empty finder
         self._shown = False
 
     @property
@@ -190,6 +191,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         graph.show_matches(query, matches)
         if not self._started_graph and graph.center is None and matches and not query:
             self._started_graph = True  # open on the newest entity rather than on nothing
+            self._focus_graph = graph.finder.has_focus  # in it only because there was nothing else
             graph.choose(matches[0].id)
 
     def on_graph_explorer_requested(self, message: GraphExplorer.Requested) -> None:
@@ -214,6 +216,10 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
             hidden=view.hidden_superseded,
             truncated=view.truncated,
         )
+        if self._focus_graph:  # as default_focus() would now choose
+            self._focus_graph = False
+            if self.graph.finder.has_focus and not self.graph.finder.value:
+                self.screen.set_focus(self.graph.tree)
 
     def on_graph_explorer_as_of_wanted(self, message: GraphExplorer.AsOfWanted) -> None:
         current = time.strftime("%Y-%m-%d", time.localtime(self.graph.as_of)) if self.graph.as_of else ""

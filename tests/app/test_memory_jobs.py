@@ -93,6 +93,41 @@ async def test_ctrl_x_cancels_from_a_text_box_too(sample_home):
         assert finder.value == ""  # no job: the text box cut its selection
 
 
+async def test_a_distillation_the_disk_refuses_says_which_file_and_why(sample_home):
+    """The disk refuses a file the run needs (a read-only file system, a folder in the way): the
+    error names the file within the store and the reason, not a Python exception class."""
+    (sample_home.memory_dir / ".distill.lock").mkdir(parents=True)  # the run's lock cannot be opened
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await run_command(pilot, "Distil now: all sessions (rules)")
+        await wait_until(pilot, lambda: any(n.title == "Distilling" for n in app.notes), "the run's end")
+        note = next(n for n in app.notes if n.title == "Distilling")
+        assert note.severity == "error"
+        assert note.message == "distillation failed: memory/.distill.lock: Is a directory"
+
+
+async def test_the_first_distillation_takes_the_focus_from_the_empty_finder_to_the_graph(sample_home):
+    """An empty memory opens its tab in the entity finder (there is nothing else to be in). Once
+    ctrl+p → Distil now fills it, the focus is on the graph as when the tab opens on a memory:
+    c, t, +, ... act instead of typing into the box."""
+    from opmem_tui.widgets.graph_explorer import GraphExplorer
+
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await press(pilot, "3")
+        graph = app.screen.query_one(GraphExplorer)
+        assert app.focused is graph.finder
+        await run_command(pilot, "Distil now: all sessions (rules)")
+        await wait_until(pilot, lambda: graph.center is not None and graph.tree.display, "the graph shown")
+        await settle(pilot)
+        assert app.focused is graph.tree
+        await press(pilot, "c")
+        assert app.screen.query_one("#memory-views").active == "memory-core"
+        assert graph.finder.value == ""
+
+
 async def test_deep_sleep_and_index_rebuild(sample_home):
     app = make_app(sample_home)
     async with app.run_test(size=(140, 36)) as pilot:

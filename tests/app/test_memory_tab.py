@@ -238,6 +238,33 @@ async def test_lines_the_memory_could_not_read_are_named_once(memory_home):
     assert edges.read_bytes() == before
 
 
+async def test_the_entity_list_follows_a_theme_switch(memory_home):
+    """The entity list colours parts of its rows from the theme (the name an entity was found by,
+    "aka ..."); a theme picked from the palette recolours them at once, as the tree, the
+    timeline and the other tabs do."""
+    from opmem_tui.widgets.styling import theme_style
+
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot)
+        graph = app.screen.query_one(GraphExplorer)
+        graph.finder.focus()
+        await pilot.press(*MERGED_NAME)
+        await wait_until(pilot, lambda: graph.matches_query == MERGED_NAME, "matches for the merged name")
+
+        def aka_style():
+            prompt = graph.matches.get_option_at_index(0).prompt
+            return next(span.style for span in prompt.spans if prompt.plain[span.start :].startswith("  aka"))
+
+        dark = theme_style(graph, "secondary")
+        assert aka_style() == dark
+        app.theme = "opmem-light"
+        await settle(pilot)
+        light = theme_style(graph, "secondary")
+        assert light != dark
+        assert aka_style() == light
+
+
 async def test_timeline_by_month_filters_and_jump(memory_home):
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
