@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,16 @@ def _fail(exc: Exception) -> None:
     sys.exit(1)
 
 
+def _reader_gone() -> None:
+    """stdout's reader stopped early (`opmem sessions list | head -1`): no file has a problem, so
+    no message; stdout goes to /dev/null so the flush at exit cannot fail again, and exit 1, as
+    rich does for what it prints itself (Console.on_broken_pipe). SIGPIPE itself stays ignored:
+    dying of it could stop an import between two writes."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
+
+
 class _Commands(click.Group):
     """Every command: an OSError that reaches here (a full disk, a read-only home) is a message
     naming the file, exit 1, not a traceback; so is an OpmemError no command caught (a session
@@ -34,6 +45,8 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            _reader_gone()
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(OpmemError(f"{where}{exc.strerror or exc}"))
