@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..projects.registry import ProjectRegistry
+from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
 from ..store.sessions import SessionStore
 from .model import (
@@ -150,7 +152,7 @@ def session_info(
         scope = GLOBAL
     return SessionInfo(
         session_id=meta.id,
-        title=meta.title,
+        title=plain(meta.title),
         project_id=meta.project_id,
         project_name=project_name,
         root=root,
@@ -161,6 +163,34 @@ def session_info(
         speakers=tuple(speakers),
         created_at=meta.created_at,
     )
+
+
+def as_shown(node: Node) -> Node:
+    """The node as the screen shows it: terminal escapes and control bytes out of its text, its
+    tool name, its input and its metadata's strings. The memory (and the core.md handed to
+    agents) holds what a reader sees; coloured tool output and OSC titles are common in sessions."""
+    content = plain(node.content)
+    name = plain(node.name) if node.name else node.name
+    tool_input = _plain_value(node.input)
+    metadata = _plain_value(node.metadata)
+    if content is node.content and name is node.name and tool_input is node.input and metadata is node.metadata:
+        return node
+    return replace(node, content=content, name=name, input=tool_input, metadata=metadata)
+
+
+def _plain_value(value: Any) -> Any:
+    """`value` with plain() applied to every string in it; the same object when nothing changes."""
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, list | tuple):
+        items = [_plain_value(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
+    if isinstance(value, dict | MappingProxyType):
+        pairs = {plain(k) if isinstance(k, str) else k: _plain_value(v) for k, v in value.items()}
+        if all(k in value and pairs[k] is value[k] for k in pairs) and len(pairs) == len(value):
+            return value
+        return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
+    return value
 
 
 def anchors(nodes: Sequence[Node]) -> dict[str, str]:
@@ -237,7 +267,7 @@ def collect_session(
         meta = store.get_meta(sid)
     except SessionNotFound:
         return []
-    nodes = list(iter_nodes_since(store, sid))  # every node: a grown turn is distilled whole
+    nodes = [as_shown(n) for n in iter_nodes_since(store, sid)]  # every node: a grown turn is distilled whole
     new = [n for n in nodes if n.seq > pending.cursor.seq]
     if not new:
         return []

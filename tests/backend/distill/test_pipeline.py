@@ -267,3 +267,23 @@ def test_a_damaged_line_of_a_memory_log_is_named_in_the_report(home: Home):
     report = run(Home(home.path))
     assert report.written.total > 0
     assert any(note.startswith("skipped: ") and f"edges.jsonl:{lines}:" in note for note in report.notes), report.notes
+
+
+def test_terminal_escapes_in_a_session_never_reach_the_memory(home: Home):
+    # Coloured tool output and titles set by OSC are common in agent sessions: the memory (and
+    # the core.md handed to agents) holds what the screen shows, not the escape bytes.
+    chat = Chat(home, "s1")
+    chat.user("\x1b[1mfix the \x1b[31mredis\x1b[0m cache in \x1b]0;title\x07worker.py")
+    chat.reply("Fixed the \x1b[32mredis\x1b[0m cache.")
+    chat.tool("Bash", {"command": "echo \x1b]0;title\x07 && pytest -q"}, "\x1b[32m3 passed\x1b[0m\r\n")
+    chat.tool("Edit", {"file_path": "/work/proj/\x1b[31mworker.py", "old_string": "a", "new_string": "b"})
+    chat.commit()
+    run(home)
+    written = [p for p in home.memory_dir.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".md")]
+    assert {"core.md", "edges.jsonl"} <= {p.name for p in written}
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        for bad in ("\x1b", "\x07", "\\u001b", "\\u0007", "\r"):
+            assert bad not in text, f"{path.relative_to(home.memory_dir)} holds {bad!r}"
+    names = [e.name for e in home.memory.entity_records()]
+    assert "worker.py" in " ".join(names) and not any("\x1b" in n or "\x07" in n for n in names)
