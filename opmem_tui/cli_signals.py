@@ -4,8 +4,8 @@ A supervisor (systemd, a test, `kill`) sends SIGTERM, and a process started in t
 of a non-interactive shell inherits SIGINT ignored; either way the command must still stop
 cleanly: flush what it wrote, write the session index, release its locks.
 
-`stop_on_terminate` raises KeyboardInterrupt from the handler (one-shot commands: import,
-distill). A loop that runs for hours (`opmem watch`) uses `stop_requested_by_signals` instead:
+`stop_on_terminate` raises KeyboardInterrupt from the handler (distill, sleep). `opmem watch`
+and `opmem import` use `stop_requested_by_signals` instead:
 Python swallows an exception a handler raises while the main thread runs a finalizer (filelock's
 `BaseFileLock.__del__` runs on the main thread each time a lock object is dropped: "Exception
 ignored in ..."), and that SIGTERM was then lost: the watch went on waiting in watchfiles' loop.

@@ -186,8 +186,8 @@ def _plain_value(value: Any) -> Any:
         items = [_plain_value(v) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, dict | MappingProxyType):
-        pairs = {plain(k) if isinstance(k, str) else k: _plain_value(v) for k, v in value.items()}
-        if all(k in value and pairs[k] is value[k] for k in pairs) and len(pairs) == len(value):
+        pairs = {k: _plain_value(v) for k, v in value.items()}  # keys are the importers' own names
+        if all(pairs[k] is v for k, v in value.items()):
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
     return value

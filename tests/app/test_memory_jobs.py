@@ -38,6 +38,14 @@ async def test_distil_now_fills_the_memory_tab(sample_home):
 
 async def test_ctrl_x_stops_a_distillation_at_a_batch_edge(sample_home):
     app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await cancel_a_held_distillation_with_ctrl_x(app, pilot, sample_home)
+
+
+async def cancel_a_held_distillation_with_ctrl_x(app, pilot, home) -> None:
+    """Starts a distillation that waits at its first step, presses ctrl+x wherever the focus is,
+    and checks the run stopped at a batch edge."""
     reached, release = threading.Event(), threading.Event()
 
     def hold(status) -> None:  # the distiller thread waits at its first step until the test says
@@ -45,18 +53,16 @@ async def test_ctrl_x_stops_a_distillation_at_a_batch_edge(sample_home):
             reached.set()
             release.wait(60)
 
-    async with app.run_test(size=(140, 36)) as pilot:
-        await settle(pilot)
-        sample_home.distiller.listeners.append(hold)
-        app.screen.jobs.start_distil(None, False)
-        await wait_until(pilot, reached.is_set, "the run under way")
-        assert app.screen.jobs.running
-        await pilot.press("ctrl+x")
-        await wait_until(pilot, lambda: sample_home.distiller._job.cancel.is_set(), "the cancel passed on")
-        release.set()
-        await wait_until(pilot, lambda: not app.screen.jobs.running, "the job over")
-        note = next(n for n in app.notes if n.title == "Distilling")
-        assert "Cancelled at a batch edge" in note.message
+    home.distiller.listeners.append(hold)
+    app.screen.jobs.start_distil(None, False)
+    await wait_until(pilot, reached.is_set, "the run under way")
+    assert app.screen.jobs.running
+    await pilot.press("ctrl+x")
+    await wait_until(pilot, lambda: home.distiller._job.cancel.is_set(), "the cancel passed on")
+    release.set()
+    await wait_until(pilot, lambda: not app.screen.jobs.running, "the job over")
+    note = next(n for n in app.notes if n.title == "Distilling")
+    assert "Cancelled at a batch edge" in note.message
 
 
 async def test_ctrl_x_cancels_from_a_text_box_too(sample_home):
@@ -66,27 +72,12 @@ async def test_ctrl_x_cancels_from_a_text_box_too(sample_home):
     from opmem_tui.widgets.graph_explorer import GraphExplorer
 
     app = make_app(sample_home)
-    reached, release = threading.Event(), threading.Event()
-
-    def hold(status) -> None:
-        if status.running and status.progress is not None and not reached.is_set():
-            reached.set()
-            release.wait(60)
-
     async with app.run_test(size=(140, 36)) as pilot:
         await settle(pilot)
         await press(pilot, "3")
         finder = app.screen.query_one(GraphExplorer).finder
         assert app.focused is finder
-        sample_home.distiller.listeners.append(hold)
-        app.screen.jobs.start_distil(None, False)
-        await wait_until(pilot, reached.is_set, "the run under way")
-        await pilot.press("ctrl+x")
-        await wait_until(pilot, lambda: sample_home.distiller._job.cancel.is_set(), "the cancel passed on")
-        release.set()
-        await wait_until(pilot, lambda: not app.screen.jobs.running, "the job over")
-        note = next(n for n in app.notes if n.title == "Distilling")
-        assert "Cancelled at a batch edge" in note.message
+        await cancel_a_held_distillation_with_ctrl_x(app, pilot, sample_home)
         finder.value = "middleware"
         finder.select_all()
         await press(pilot, "ctrl+x")

@@ -91,13 +91,19 @@ async def test_graph_opens_on_a_busy_entity_and_recentres(memory_home):
         assert tree_labels(graph)[0].startswith("src/auth/middleware.py")
 
 
+async def find_the_merged_name(app, pilot) -> GraphExplorer:
+    """Opens the Memory tab and types the merged alias into the entity finder."""
+    await open_memory(pilot)
+    graph = app.screen.query_one(GraphExplorer)
+    graph.finder.focus()
+    await pilot.press(*MERGED_NAME)
+    return graph
+
+
 async def test_a_merged_name_finds_its_entity(memory_home):
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
-        await open_memory(pilot)
-        graph = app.screen.query_one(GraphExplorer)
-        graph.finder.focus()
-        await pilot.press(*MERGED_NAME)
+        graph = await find_the_merged_name(app, pilot)
         await wait_until(pilot, lambda: graph.matches_query == MERGED_NAME, "matches for the whole name")
         assert graph._matches[0].name == "src/auth/middleware.py"
         assert graph._matches[0].matched == MERGED_NAME
@@ -246,10 +252,7 @@ async def test_the_entity_list_follows_a_theme_switch(memory_home):
 
     app = make_app(memory_home)
     async with app.run_test(size=(140, 36)) as pilot:
-        await open_memory(pilot)
-        graph = app.screen.query_one(GraphExplorer)
-        graph.finder.focus()
-        await pilot.press(*MERGED_NAME)
+        graph = await find_the_merged_name(app, pilot)
         await wait_until(pilot, lambda: graph.matches_query == MERGED_NAME, "matches for the merged name")
 
         def aka_style():

@@ -210,19 +210,13 @@ def test_a_fill_looks_only_at_the_rows_added_since_the_last_fill(tmp_path: Path)
     assert home.search_index.update().dense_rows == 4
     # A row the last fill looked at and left without a vector (as when its session could not be
     # read then) is not read again at every update: only the new rows are.
-    db = sqlite3.connect(home.search_index.path)
-    with db:
-        db.execute("DELETE FROM dense_vecs WHERE id = (SELECT min(id) FROM dense_vecs)")
-    db.close()
+    _write_index(home, "DELETE FROM dense_vecs WHERE id = (SELECT min(id) FROM dense_vecs)")
     add_chat(home, "s-new", [WEEKEND[2]], start=T0 + 9 * DAY)
     assert home.search_index.update(["s-new"]).dense_rows == 2
     assert home.search_index.update().dense_rows == 0
     assert _counts(home) == (6, 5)
     # vectors of another model are dropped whole, and every row is filled again
-    db = sqlite3.connect(home.search_index.path)
-    with db:
-        db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
-    db.close()
+    _write_index(home, "UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
     assert home.search_index.update().dense_rows == 6
     assert _counts(home) == (6, 6)
     home.search_index.close()
@@ -252,13 +246,11 @@ def test_a_rebuild_carries_the_vectors_over_by_session_and_node(tmp_path: Path) 
     # The first session goes (the rebuilt file numbers its rows differently) and one row of
     # another loses its vector: the rebuild embeds that row alone, the others keep their own.
     home.sessions.delete_session("s0")
-    db = sqlite3.connect(home.search_index.path)
-    with db:
-        db.execute(
-            "DELETE FROM dense_vecs WHERE id = (SELECT d.id FROM docs d JOIN sessions s ON s.id = d.sess "
-            "WHERE s.session_id = 's2' ORDER BY d.id LIMIT 1)"
-        )
-    db.close()
+    _write_index(
+        home,
+        "DELETE FROM dense_vecs WHERE id = (SELECT d.id FROM docs d JOIN sessions s ON s.id = d.sess "
+        "WHERE s.session_id = 's2' ORDER BY d.id LIMIT 1)",
+    )
     report = home.search_index.rebuild()
     assert report.dense_rows == 1 and not report.problems
     assert _counts(home) == (6, 6)
@@ -266,18 +258,20 @@ def test_a_rebuild_carries_the_vectors_over_by_session_and_node(tmp_path: Path) 
     assert set(after) == {key for key in before if key[0] != "s0"}
     assert all(after[key] == before[key] for key in after if key[0] != "s2")
     # vectors of another model are not carried: the rebuild embeds every row
-    db = sqlite3.connect(home.search_index.path)
-    with db:
-        db.execute("UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
-    db.close()
+    _write_index(home, "UPDATE meta SET value = 'another-model' WHERE key = 'dense_model'")
     assert home.search_index.rebuild().dense_rows == 6
     assert _counts(home) == (6, 6)
     # nor those of an index another opmem version wrote (its rows may be built otherwise)
     home.search_index.close()
-    db = sqlite3.connect(home.search_index.path)
-    with db:
-        db.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
-    db.close()
+    _write_index(home, "UPDATE meta SET value = '0' WHERE key = 'schema'")
     assert home.search_index.update().dense_rows == 6
     assert _counts(home) == (6, 6)
     home.search_index.close()
+
+
+def _write_index(home: Home, sql: str) -> None:
+    """One statement on the index file from outside opmem (as another model, version or a loss would leave it)."""
+    db = sqlite3.connect(home.search_index.path)
+    with db:
+        db.execute(sql)
+    db.close()
