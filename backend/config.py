@@ -233,6 +233,33 @@ class SearchSettings:
     dense: str = _key("", Text("a string"), 'Embedding backend for dense search; "" = lexical only.')
 
 
+@dataclass(frozen=True)
+class MemorySettings:
+    section: ClassVar[str] = "memory"
+    exclude_projects: tuple[str, ...] = _key(
+        (),
+        Names("a list of project ids or names"),
+        "Projects whose sessions are kept and browsable but never distilled, indexed or handed to agents.",
+    )
+    exclude_paths: tuple[str, ...] = _key(
+        (),
+        Names("a list of path globs"),
+        'Globs over a session\'s working folder, e.g. ["~/work/secret-client/**"]: such sessions are\n'
+        "kept and browsable but never distilled, indexed or handed to agents.",
+    )
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    section: ClassVar[str] = "privacy"
+    redact_on_import: bool = _key(
+        False,
+        Boolean("true or false"),
+        "Store sessions with their secrets already redacted (from then on). By default the raw\n"
+        "session stays the faithful record and only what is derived from it is redacted.",
+    )
+
+
 SECTIONS: tuple[type, ...] = (
     StoreSettings,
     ProjectsSettings,
@@ -241,6 +268,8 @@ SECTIONS: tuple[type, ...] = (
     LlmSettings,
     RecallSettings,
     SearchSettings,
+    MemorySettings,
+    PrivacySettings,
 )
 
 _KEYS_DOC = (
@@ -260,6 +289,8 @@ class Settings:
     llm: LlmSettings
     recall: RecallSettings
     search: SearchSettings
+    memory: MemorySettings
+    privacy: PrivacySettings
 
 
 def _default_text() -> str:
@@ -367,6 +398,14 @@ class Config:
         return self._section(SearchSettings)
 
     @property
+    def memory(self) -> MemorySettings:
+        return self._section(MemorySettings)
+
+    @property
+    def privacy(self) -> PrivacySettings:
+        return self._section(PrivacySettings)
+
+    @property
     def keys(self) -> Mapping[str, Any]:
         """[keys] as written: binding id -> keys; the app's keymap judges each entry."""
         raw = self._raw_table("keys")
@@ -383,6 +422,8 @@ class Config:
             llm=self.llm,
             recall=self.recall,
             search=self.search,
+            memory=self.memory,
+            privacy=self.privacy,
         )
 
     def _raw_table(self, name: str) -> dict[str, Any]:

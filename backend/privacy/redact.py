@@ -1,0 +1,75 @@
+"""A found secret replaced by `[secret:<kind>#<fingerprint>]`, in text and through JSON-like values."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from ..model import Node
+from .detect import find_secrets
+
+# A marker already in the text (redacted once before) is never a secret again.
+MARKER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")
+
+
+def fingerprint(value: str) -> str:
+    """Four hex digits of the value's SHA-256: the same secret is recognisable, its value is not."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:4]
+
+
+def marker_for(kind: str, value: str) -> str:
+    return f"[secret:{kind}#{fingerprint(value)}]"
+
+
+def redact_text(text: str) -> str:
+    """`text` with every secret value replaced by its marker; the same object when it holds none."""
+    if not text:
+        return text
+    findings = find_secrets(text)
+    if not findings:
+        return text
+    out: list[str] = []
+    at = 0
+    for f in findings:
+        out.append(text[at : f.start])
+        out.append(marker_for(f.kind, text[f.start : f.end]))
+        at = f.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def redact_value(value: Any) -> Any:
+    """`value` with redact_text applied to every string in it (dict keys included); the same object
+    when nothing changes."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list | tuple):
+        items = [redact_value(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
+    if isinstance(value, dict | MappingProxyType):
+        pairs = {redact_value(k) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
+        if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
+            return value
+        return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
+    return value
+
+
+def redact_node(node: Node) -> Node:
+    """The node with secrets out of its content, name, input, reads and metadata."""
+    content = redact_text(node.content)
+    name = redact_text(node.name) if node.name else node.name
+    tool_input = redact_value(node.input)
+    metadata = redact_value(node.metadata)
+    reads = redact_value(node.reads)
+    if (
+        content is node.content
+        and name is node.name
+        and tool_input is node.input
+        and metadata is node.metadata
+        and reads is node.reads
+    ):
+        return node
+    return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
