@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import LlmSettings
 from .model import OpmemError
+from .privacy import redact_value
 
 if TYPE_CHECKING:  # httpx loads in about 0.3 s: only a run that calls an LLM pays for it
     import httpx
@@ -141,7 +142,8 @@ class ChatClient:
             budget.reserve(estimate)
         body: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": [dict(m) for m in messages],
+            # the last gate before the network: no secret value leaves in a request, whoever built it
+            "messages": [redact_value(dict(m)) for m in messages],
             "temperature": self.settings.temperature if temperature is None else temperature,
             "max_tokens": max_tokens,
         }

@@ -69,8 +69,24 @@ def main(ctx: click.Context, home_path: Path | None) -> None:
     home = ctx.obj["home"] = Home(home_path)
     for problem in home.config.problems():  # config.toml: what could not be read keeps its default
         err_console.print(Text(f"opmem: warning: {problem}", style="yellow"))
+    _redact_older_memory(home)
     if ctx.invoked_subcommand is None:
         run_app(ctx.obj["home"])
+
+
+def _redact_older_memory(home: Home) -> None:
+    """A memory an earlier opmem distilled holds secrets: masked before any command reads it."""
+    from .backend.privacy.upgrade import ensure_redacted
+
+    try:
+        upgraded = ensure_redacted(home)
+    except (OpmemError, OSError) as exc:
+        err_console.print(
+            Text(f"opmem: warning: the memory could not be re-redacted yet: {plain(str(exc))}", style="yellow")
+        )
+        return
+    if upgraded is not None:
+        err_console.print(Text(upgraded.message, style="dim"))
 
 
 def run_app(home: Home) -> None:

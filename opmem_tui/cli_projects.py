@@ -12,6 +12,7 @@ import click
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
+from opmem_tui.backend.privacy import redact_text
 from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
 from opmem_tui.backend.safe_text import plain
 from opmem_tui.cli_sessions import dump_json
@@ -19,7 +20,7 @@ from opmem_tui.cli_sessions import dump_json
 
 def _plain(text: str) -> str:
     """Commit and session text is untrusted: no escape sequences reach the terminal."""
-    return plain(text).replace("\n", " ")
+    return redact_text(plain(text)).replace("\n", " ")
 
 
 def _home(ctx: click.Context) -> Home:

@@ -18,6 +18,7 @@ from rich.text import Text
 from .backend.home import Home
 from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
+from .backend.privacy import redact_text
 from .backend.recall.context import Recall, recall_for
 from .backend.recall.core_block import core_block
 from .backend.recall.injection import write_block
@@ -77,7 +78,7 @@ def _when(value: str | None) -> str:
 
 def _text(value: Any) -> Text:
     """Untrusted text as plain rich Text: escapes stripped, never parsed as markup."""
-    return Text(plain(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
+    return Text(redact_text(plain(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))))
 
 
 def _memory_problems(recall: Recall) -> None:

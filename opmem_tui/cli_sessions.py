@@ -20,6 +20,7 @@ from rich.cells import cell_len, set_cell_size
 from .backend.home import Home
 from .backend.importers import ALIASES as IMPORT_ALIASES
 from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
+from .backend.privacy import redact_text, redact_value
 from .backend.safe_text import plain
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
@@ -43,7 +44,7 @@ def plural(count: int, word: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(plain(text).split())
+    return " ".join(redact_text(plain(text)).split())
 
 
 def _time(ts: float) -> str:
@@ -53,7 +54,7 @@ def _time(ts: float) -> str:
 def dump_json(value: Any) -> str:
     """JSON for a terminal or a pipe: non-ASCII kept readable, but C1 control characters
     (which json leaves raw) escaped, so session text cannot drive the terminal."""
-    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    text = json.dumps(redact_value(value), ensure_ascii=False, indent=2, default=str)
     return text.translate(_C1_ESCAPES)
 
 
@@ -233,7 +234,7 @@ def sessions_show(ctx: click.Context, session_id: str, turn: int | None, as_json
         click.echo(f"── {title}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
         for node in t.nodes:
             label = node.role + (f" {node.name}" if node.name and node.is_tool else "")
-            click.echo(f"{label}: {plain(node.content)[:2000]}")
+            click.echo(f"{label}: {redact_text(plain(node.content))[:2000]}")
 
 
 # -- rename, delete --------------------------------------------------------------------------

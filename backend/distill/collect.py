@@ -16,6 +16,7 @@ from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
+from ..privacy import redact_node, redact_text
 from ..projects.registry import ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
@@ -152,7 +153,7 @@ def session_info(
         scope = GLOBAL
     return SessionInfo(
         session_id=meta.id,
-        title=plain(meta.title),
+        title=redact_text(plain(meta.title)),
         project_id=meta.project_id,
         project_name=project_name,
         root=root,
@@ -166,16 +167,18 @@ def session_info(
 
 
 def as_shown(node: Node) -> Node:
-    """The node as the screen shows it: terminal escapes and control bytes out of its text, its
-    tool name, its input and its metadata's strings. The memory (and the core.md handed to
-    agents) holds what a reader sees; coloured tool output and OSC titles are common in sessions."""
+    """The node as the screen shows it, secrets masked: terminal escapes and control bytes out of
+    its text, its tool name, its input and its metadata's strings, then every secret value
+    replaced by its marker (backend/privacy). The memory (and the core.md handed to agents, and
+    every LLM request the extractor makes) holds what a reader sees; coloured tool output and OSC
+    titles are common in sessions, and so are tokens in env dumps and curl headers."""
     content = plain(node.content)
     name = plain(node.name) if node.name else node.name
     tool_input = _plain_value(node.input)
     metadata = _plain_value(node.metadata)
-    if content is node.content and name is node.name and tool_input is node.input and metadata is node.metadata:
-        return node
-    return replace(node, content=content, name=name, input=tool_input, metadata=metadata)
+    if not (content is node.content and name is node.name and tool_input is node.input and metadata is node.metadata):
+        node = replace(node, content=content, name=name, input=tool_input, metadata=metadata)
+    return redact_node(node)
 
 
 def _plain_value(value: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -270,8 +270,12 @@ def run(
     job = DistillJob(home, options, progress, cancel)
     try:
         with run_lock(home, options.lock_timeout):
+            from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives this module
+
+            upgraded = ensure_redacted(home, locked=True)
             job.state = load_state(home.memory_dir)
-            return distil_pending(job, started)
+            report = distil_pending(job, started)
+            return replace(report, notes=(upgraded.message, *report.notes)) if upgraded else report
     finally:
         if job.client is not None:
             job.client.close()

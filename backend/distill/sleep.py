@@ -49,6 +49,9 @@ def sleep(
 ) -> SleepReport:
     started = time.monotonic()
     with run_lock(home, lock_timeout):
+        from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives the pipeline
+
+        ensure_redacted(home, locked=True)
         job = DistillJob(home, RunOptions(project=False, scan=True), progress, cancel)
         job.state = load_state(home.memory_dir)
         report = distil_pending(job, started)

@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from ..config import LlmSettings
 from ..llm import ChatClient, LLMError, is_configured
 from ..model import Node, OpmemError, SessionMeta
+from ..privacy import redact_text
 from ..store.sessions import SessionStore
 
 MARK = "llm_title"
@@ -47,7 +48,7 @@ def conversation_excerpt(branch: list[Node], limit: int = 1500) -> str:
     parts = []
     for node in branch:
         if node.role in ("user", "assistant") and not node.is_tool and node.content.strip():
-            parts.append(f"{node.role}: {node.content.strip()}")
+            parts.append(f"{node.role}: {redact_text(node.content).strip()}")
         if sum(len(p) for p in parts) >= limit:
             break
     return "\n".join(parts)[:limit]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Node, OpmemError, SessionNotFound
+from ..privacy import redact_text
 from ..safe_text import plain
 from ..store.sessions import SessionStore
 from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, SearchIndexError, TurnRow
@@ -28,6 +29,9 @@ from .sqlite_files import remove_database
 CTX_CHARS = 200  # of each earlier message kept as the `ctx` of a row
 CTX_MESSAGES = 2
 TOOL_CHARS = 600
+# Each input string is cut to this before the secrets are masked and the whole cut to TOOL_CHARS:
+# a value cut in half at _ITEM_CHARS lies past TOOL_CHARS, so no half-secret reaches the index.
+_ITEM_CHARS = 4 * TOOL_CHARS
 COMPACT_DEAD_SHARE = 0.25
 _TOOL_KEYS = frozenset(
     {"file_path", "path", "paths", "notebook_path", "command", "cmd", "pattern", "glob", "url", "query", "file"}
@@ -68,7 +72,8 @@ def tool_text(node: Node) -> str:
     parts: list[str] = [node.name or ""]
     _collect(node.input, parts, depth=0)
     parts.extend(node.reads)
-    return plain(" ".join(p for p in parts if p)[:TOOL_CHARS])
+    # redacted before the cut: a value cut in half is no longer found, yet still half a secret
+    return redact_text(plain(" ".join(p for p in parts if p)))[:TOOL_CHARS]
 
 
 def _collect(value: Any, out: list[str], depth: int) -> None:
@@ -76,18 +81,18 @@ def _collect(value: Any, out: list[str], depth: int) -> None:
         return
     if isinstance(value, str):
         if depth == 0:
-            out.append(value[:TOOL_CHARS])
+            out.append(value[:_ITEM_CHARS])
         return
     if isinstance(value, Mapping):
         for key, item in value.items():
             if key in _TOOL_KEYS and isinstance(item, str):
-                out.append(item[:TOOL_CHARS])
+                out.append(item[:_ITEM_CHARS])
             elif isinstance(item, (Mapping, list, tuple)) or (key in _TOOL_KEYS and isinstance(item, list)):
                 _collect(item, out, depth + 1)
     elif isinstance(value, (list, tuple)):
         for item in value[:20]:
             if isinstance(item, str) and depth > 0:
-                out.append(item[:TOOL_CHARS])
+                out.append(item[:_ITEM_CHARS])
             else:
                 _collect(item, out, depth + 1)
 
@@ -119,6 +124,14 @@ def turn_map(store: SessionStore, session_id: str, wanted: set[str]) -> dict[str
 def session_rows(nodes: list[Node], after_seq: int, turns: Mapping[str, tuple[int, str | None]]) -> list[TurnRow]:
     """The index rows of the nodes written after `after_seq` (system nodes and empty messages skipped)."""
     by_id = {n.id: n for n in nodes}
+    shown: dict[str, str] = {}  # node id -> its text as indexed: plain, secrets masked
+
+    def text_of(node: Node) -> str:
+        text = shown.get(node.id)
+        if text is None:
+            text = shown[node.id] = redact_text(plain(node.content)).strip()
+        return text
+
     rows: list[TurnRow] = []
     for node in nodes:
         if node.seq <= after_seq or node.role == "system":
@@ -144,11 +157,11 @@ def session_rows(nodes: list[Node], after_seq: int, turns: Mapping[str, tuple[in
                 )
             continue
         # as the screen shows it: "\x1b[31mredis" indexed raw is the token "31mredis"
-        body = plain(node.content).strip()
+        body = text_of(node)
         if not body:
             continue
         earlier = _earlier_messages(node, by_id)
-        ctx = " ".join(plain(m.content).strip()[:CTX_CHARS] for m in earlier)
+        ctx = " ".join(text_of(m)[:CTX_CHARS] for m in earlier)
         prev = earlier[0].id if earlier else None
         rows.append(
             TurnRow(

@@ -2,7 +2,7 @@
 
 A node file is found by the layout ARCHITECTURE.md §3 fixes (history/NNNNNN-<r>-<id>.json), so
 a hit costs one small file read, not the opening of its session. The text is made safe for a
-terminal (safe_text.plain) and cut to a window around the first query term it holds.
+terminal (safe_text.plain), its secrets masked (backend/privacy), and cut to a window around the first query term it holds.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from ..model import ROLE_LETTER, Node, OpmemError
+from ..privacy import redact_text
 from ..safe_text import plain
 from ..store.sessions import SessionStore
 from .index import KIND_TOOL
@@ -54,7 +55,9 @@ class Snippets:
 
     def around(self, text: str, terms: Sequence[str]) -> str:
         """A window of `width` characters around the first query term, on one line."""
-        flat = " ".join(plain(text).split())  # str.split's whitespace is re's \s: runs become one space
+        # secrets masked before the window is cut (half a value would no longer be found);
+        # str.split's whitespace is re's \s: runs become one space
+        flat = " ".join(redact_text(plain(text)).split())
         if len(flat) <= self.width:
             return flat
         lower = flat.casefold()

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from .detect import Finding, find_secrets
 from .redact import MARKER, fingerprint, marker_for, redact_node, redact_text, redact_value
+from .shown import RedactedSession, redact_commit, redact_meta
 
 __all__ = [
     "MARKER",
     "Finding",
+    "RedactedSession",
     "find_secrets",
     "fingerprint",
     "marker_for",
+    "redact_commit",
+    "redact_meta",
     "redact_node",
     "redact_text",
     "redact_value",

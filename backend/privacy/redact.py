@@ -31,6 +31,11 @@ def redact_text(text: str) -> str:
     findings = find_secrets(text)
     if not findings:
         return text
+    if "[secret:" in text:  # redacted before: a marker is never a secret again (nor part of one)
+        marks = [m.span() for m in MARKER.finditer(text)]
+        findings = [f for f in findings if not any(f.start < end and start < f.end for start, end in marks)]
+        if not findings:
+            return text
     out: list[str] = []
     at = 0
     for f in findings:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
+from ..privacy import redact_text
 from ..safe_text import plain
 from .context import Recall
 
@@ -31,10 +32,13 @@ def core_block(recall: Recall, project_id: str | None = None) -> str:
         except UnicodeDecodeError:
             text = ""
         if text.startswith(RULE):
-            return plain(text)
+            text = redact_text(plain(text))  # the last gate: a core.md of an older opmem may hold a value
+            if len(text.encode("utf-8")) <= CORE_BUDGET:
+                return text
+
     memory = recall.memory
     memory.refresh()
     day = consolidation_day(time.time() if recall.now is None else recall.now)
     if project is None:
-        return render_core(memory, day)
-    return render_core(memory, day, project.id, project.name)
+        return redact_text(render_core(memory, day))
+    return redact_text(render_core(memory, day, project.id, project.name))

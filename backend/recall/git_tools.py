@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..privacy import redact_text
 from ..projects.links import CommitLink
 from ..projects.records import CommitDetail, CommitInfo, FileDiff
 from ..projects.registry import Project
@@ -158,7 +159,7 @@ def _commit_head(commit: CommitInfo) -> dict[str, Any]:
         "oid": commit.oid,
         "time": iso(commit.time),
         "author": f"{commit.author_name} <{commit.author_email}>",
-        "message": cut_text(commit.message.rstrip("\n"), max_lines=40, max_chars=MESSAGE_CHARS).text,
+        "message": cut_text(redact_text(commit.message.rstrip("\n")), max_lines=40, max_chars=MESSAGE_CHARS).text,
         "parents": [p[:12] for p in commit.parents],
     }
     agent = _agent(commit)
@@ -190,7 +191,7 @@ def _file_entry(project_id: str, oid: str, diff: FileDiff, chars: int) -> dict[s
     if diff.binary:
         entry["binary"] = True
         return entry
-    text = diff_text(diff)
+    text = redact_text(diff_text(diff))  # before the cut: half a value would pass the last gate
     cut = cut_text(text, max_lines=DIFF_LINES, max_chars=chars)
     entry["diff"] = cut.text
     if not cut.complete or diff.truncated:

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from ..memory.records import EVENT_KINDS
 from ..model import OpmemError
+from ..privacy import redact_value
 from .context import Recall
 from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError, did_you_mean
 from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
@@ -225,7 +226,13 @@ def _check(tool: Tool, arguments: Mapping[str, Any]) -> None:
 
 
 def call(recall: Recall, name: str, arguments: Mapping[str, Any] | None = None) -> Reply:
-    """Run tool `name`; a reply dict, with an `error` object when the call cannot be answered."""
+    """Run tool `name`; a reply dict, with an `error` object when the call cannot be answered.
+    Every reply passes the privacy gate last (the tools read sessions redacted already; this
+    catches what they quote from elsewhere: titles, commit messages, a project's git log)."""
+    return redact_value(_call(recall, name, arguments))
+
+
+def _call(recall: Recall, name: str, arguments: Mapping[str, Any] | None) -> Reply:
     try:
         tool = TOOLS.get(name)
         if tool is None:

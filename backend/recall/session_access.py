@@ -10,6 +10,7 @@ from contextlib import suppress
 
 from ..home import Home
 from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
+from ..privacy import RedactedSession, redact_text
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
 from .errors import UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
@@ -23,7 +24,7 @@ def session_choices(home: Home) -> dict[str, str]:
         listing = home.sessions.list_sessions()
     except OpmemError:
         return {}
-    return {meta.id: f"{meta.id} {meta.display_title}" for meta in listing.sessions}
+    return {meta.id: f"{meta.id} {redact_text(meta.display_title)}" for meta in listing.sessions}
 
 
 class SessionReader:
@@ -33,9 +34,19 @@ class SessionReader:
 
     def __init__(self, cap: int = 8) -> None:
         self._reads = SessionReads(cap)
+        self._shown: dict[str, RedactedSession] = {}  # session id -> its repo read through the gate
+
+    def _redacted(self, repo: SessionRepo) -> SessionRepo:
+        shown = self._shown.get(repo.id)
+        if shown is None or shown.raw is not repo:
+            if len(self._shown) > 64:
+                self._shown.clear()
+            shown = self._shown[repo.id] = RedactedSession(repo)
+        return shown  # type: ignore[return-value]  # the same read methods, secrets masked
 
     def open(self, home: Home, session_id: str) -> SessionRepo:
-        """The session `session_id` (or `session:<id>`, the pointer form), read-only."""
+        """The session `session_id` (or `session:<id>`, the pointer form), read-only, every text
+        it hands out with its secrets masked (backend/privacy)."""
         wanted = session_id.strip()
         if wanted.startswith(POINTER_PREFIX):
             wanted = wanted[len(POINTER_PREFIX) :]
@@ -47,7 +58,7 @@ class SessionReader:
             pass  # not a session id this store could hold
         else:
             with suppress(SessionNotFound):
-                return self._reads.open(path, wanted, token)
+                return self._redacted(self._reads.open(path, wanted, token))
         raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
 
 
