@@ -69,9 +69,15 @@ def main(ctx: click.Context, home_path: Path | None) -> None:
     home = ctx.obj["home"] = Home(home_path)
     for problem in home.config.problems():  # config.toml: what could not be read keeps its default
         err_console.print(Text(f"opmem: warning: {problem}", style="yellow"))
-    _redact_older_memory(home)
+    if ctx.invoked_subcommand in _WRITERS:  # reads leave the store as they found it (their output is redacted)
+        _redact_older_memory(home)
     if ctx.invoked_subcommand is None:
         run_app(ctx.obj["home"])
+
+
+# The commands that write the memory or the index re-redact an older opmem's memory first
+# (distill and sleep do it under their own lock); None: the app.
+_WRITERS = frozenset({None, "import", "watch", "index", "flush"})
 
 
 def _redact_older_memory(home: Home) -> None:

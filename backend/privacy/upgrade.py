@@ -86,7 +86,7 @@ def ensure_redacted(home: Home, *, lock_timeout: float = 0.0, locked: bool = Fal
         return None
 
 
-def _upgrade(home: Home) -> UpgradeReport:
+def _upgrade(home: Home) -> UpgradeReport | None:
     root = home.memory_dir
     lines = logs = 0
     for name in log_names(root):
@@ -94,6 +94,10 @@ def _upgrade(home: Home) -> UpgradeReport:
         if changed:
             lines += changed
             logs += 1
+    if not lines:  # no record held a secret, so neither does what was derived from the records
+        _drop_old_index(root / INDEX_FILE)
+        write_stamp(root)
+        return None
     # Derived from the logs (or, for the index, from the sessions' raw text): rebuilt, not patched.
     shutil.rmtree(root / VIEWS_DIR, ignore_errors=True)
     (root / "graph" / "views" / "state.json").unlink(missing_ok=True)
