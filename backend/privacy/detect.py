@@ -23,6 +23,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}\b"),
     ("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
 _PROVIDERS = re.compile("|".join(f"(?P<r{i}>{p})" for i, (_, p) in enumerate(_RULES)))

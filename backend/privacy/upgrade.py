@@ -101,13 +101,35 @@ def _upgrade(home: Home) -> UpgradeReport | None:
     # Derived from the logs (or, for the index, from the sessions' raw text): rebuilt, not patched.
     shutil.rmtree(root / VIEWS_DIR, ignore_errors=True)
     (root / "graph" / "views" / "state.json").unlink(missing_ok=True)
-    remove_database(root / CACHE_NAME)
+    _wipe_cache(root / CACHE_NAME)
     remove_database(root / INDEX_FILE)
     for core in [root / "core.md", *root.glob("projects/*/core.md")]:
         core.unlink(missing_ok=True)
     project_all(home)
     write_stamp(root)
     return UpgradeReport(lines, logs)
+
+
+def _wipe_cache(path: Path) -> None:
+    """Empty the memory cache and VACUUM it, so no page of the file still holds a value. Emptied,
+    not deleted: this process may hold it open (the app), and an empty cache rebuilds itself from
+    the logs on its next look (backend/memory/cache.py)."""
+    if not path.exists():
+        return
+    try:
+        conn = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+        try:
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            conn.execute("BEGIN IMMEDIATE")
+            for table in tables:
+                if table != "meta":
+                    conn.execute(f'DELETE FROM "{table}"')
+            conn.execute("COMMIT")
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        remove_database(path)  # unreadable or busy: it is derived, a new one is built
 
 
 def _drop_old_index(path: Path) -> None:
