@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 from pygit2.enums import FileMode, FileStatus, ObjectType, RepositoryState
 
 from ..model import Node, Turn
+from ..privacy import redact_text
 from .commit_marker import clear_interrupted_write, marked_write
 from .records import AgentCommitResult, AgentTurnWatch
 from .repository import OPMEM_DIR, ProjectGit, ProjectGitError, ensure_excluded
@@ -42,7 +43,8 @@ def agent_signature(model: str) -> pygit2.Signature:
 
 
 def agent_message(session_id: str, turn: int, user_message: str) -> str:
-    first = " ".join((user_message or "").split())[:60]
+    # the user's own repository, maybe pushed: the prompt's secrets masked before it is cut
+    first = " ".join(redact_text(user_message or "").split())[:60]
     return f"[agent {session_id}] turn {turn}: {first}\n\nOpmem-Session: {session_id}\nOpmem-Turn: {turn}\n"
 
 
