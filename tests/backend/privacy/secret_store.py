@@ -52,12 +52,20 @@ def build(home: Home) -> dict[str, str]:
         called_by=a1.id,
         name="read",
         input={"path": "~/.aws/credentials"},
+        reads=[f"https://u:{PG_PASSWORD}@files.example/creds"],
         node_id="t2",
         created_at=1003.0,
     )
     store.commit_turn(sid)
     store.append_message(sid, "user", "Thanks, now run the tests.", node_id="u2", created_at=1010.0)
-    store.append_message(sid, "assistant", "All 12 tests pass.", node_id="a2", created_at=1011.0)
+    store.append_message(
+        sid,
+        "assistant",
+        "All 12 tests pass.",
+        node_id="a2",
+        created_at=1011.0,
+        metadata={"headers": {"Authorization": f"Bearer {OPENAI}"}},
+    )
     store.commit_turn(sid)
     # a retry of the first turn: another reply to u1, on its own branch
     store.append_message(
