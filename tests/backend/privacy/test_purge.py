@@ -54,7 +54,8 @@ def test_purge_of_one_session_leaves_no_value_in_any_file_or_git_object(home: Ho
     assert git(leaky, "cat-file", "-p", old_blob).stdout.count(GITHUB.encode()) == 1
     assert holds_a_value(git(leaky, "log", "-p", "--all").stdout)
 
-    before = [f for f in scan(home.sessions, "leaky")]
+    assert GITHUB in home.sessions.get_nodes("leaky")[0].content  # open for reading in this process
+    before = list(scan(home.sessions, "leaky"))
     assert len(before) == 7
     plan = plan_purge(home, "leaky")
     assert (len(plan.sessions), plan.nodes, plan.findings) == (1, 6, 7)
