@@ -36,9 +36,9 @@ import pygit2
 from ..model import OpmemError
 from ..safe_text import plain
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
-from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree
+from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from .redact import marker_for
-from .scan import NODE_FIELDS, SessionScan, scan_session, session_paths, strings_of
+from .scan import NODE_FIELDS, SessionScan, folder_stamp, scan_session, session_paths, strings_of
 from .unmarked import find_unmarked, redact_unmarked, redact_unmarked_value
 
 if TYPE_CHECKING:
@@ -95,7 +95,9 @@ def purge(home: Home, plan: PurgePlan, *, progress: Callable[[str], Any] | None 
         if progress is not None:
             progress(scanned.session)
         with home.sessions.rewriting(scanned.session) as repo:
-            fresh = scan_session(repo.path, scanned.session)  # under the lock: what is there now
+            fresh = scanned
+            if folder_stamp(repo.path) != scanned.stamp:  # changed since the plan: look again, lock held
+                fresh = scan_session(repo.path, scanned.session)
             commits, refs = purge_session(repo.path, fresh)
             repo.mirror.reset()  # the index after the new HEAD (no index entry keeps an old blob)
             repo.mirror.index_dirty = True
@@ -124,17 +126,22 @@ def purge_session(path: Path, scanned: SessionScan) -> tuple[int, int]:
     Returns (commits rewritten, refs moved)."""
     git_dir = path / ".git"
     values = Values()
+    # git blobs that are node files as the scan read them: known without running the detector again
+    known: dict[bytes, bytes | None] = dict.fromkeys(scanned.clean_blobs)
+    redacted: list[tuple[str, bytes]] = []
     for nf in scanned.affected:
         values.collect(nf.data)
+        new = redacted_node_bytes(nf.data)
+        known[object_id(BLOB, nf.raw)] = new
+        if new is not None:
+            redacted.append((nf.name, new))
     commits = refs = 0
     if git_dir.is_dir():
         write_atomic(git_dir / MARKER_FILE, b"a purge of this session began; `opmem secrets purge` finishes it\n")
-        commits, refs = rewrite_git(path, values)
+        commits, refs = rewrite_git(path, values, known)
     history = path / "history"
-    for nf in scanned.affected:
-        new = redacted_node_bytes(nf.data)
-        if new is not None:
-            write_atomic(history / nf.name, new)
+    for name, new in redacted:
+        write_atomic(history / name, new)
     if scanned.affected:
         fsync_dir(history)
     meta_path = path / "meta.json"
@@ -174,6 +181,7 @@ class Values:
     def __init__(self) -> None:
         self.kinds: dict[str, str] = {}  # value -> kind
         self._forms: list[tuple[str, str]] | None = None
+        self._done: dict[str, str] = {}  # text -> scrubbed (meta.json strings repeat in every commit)
 
     def collect(self, data: Any) -> None:
         for text in strings_of(data):
@@ -182,6 +190,7 @@ class Values:
                 if value not in self.kinds:
                     self.kinds[value] = f.kind
                     self._forms = None
+                    self._done = {}
 
     def forms(self) -> list[tuple[str, str]]:
         """(form, original value), longest first: the value and its one-line form (whitespace
@@ -199,12 +208,17 @@ class Values:
         (or before "…"), and whatever else the detector finds."""
         if not text:
             return text
+        done = self._done.get(text)
+        if done is not None:
+            return done
         out = text
         for form, value in self.forms():
             if len(form) >= FULL_MIN and form in out:
                 out = out.replace(form, marker_for(self.kinds[value], value))
-        out = self._cut_offs(out)
-        return redact_unmarked(out)
+        out = redact_unmarked(self._cut_offs(out))
+        if len(self._done) < 100_000:
+            self._done[text] = out
+        return out
 
     def _cut_offs(self, text: str) -> str:
         ends = sorted({len(text)} | {i for i, ch in enumerate(text) if ch in "\n…"}, reverse=True)
@@ -233,16 +247,20 @@ class Values:
 # the git mirror
 
 
-def rewrite_git(path: Path, values: Values) -> tuple[int, int]:
+def rewrite_git(path: Path, values: Values, known: Mapping[bytes, bytes | None] | None = None) -> tuple[int, int]:
     """Rewrite every branch of the session repo at `path` without the values; prune what is left.
+    `known`: node blobs whose redaction is known already (blob id -> new bytes, None: clean).
     Returns (commits rewritten, refs moved)."""
     try:
         repo = pygit2.Repository(str(path))
     except pygit2.GitError as exc:
         raise OpmemError(f"{path / '.git'}: cannot open the git mirror ({exc}); `opmem verify` rebuilds it") from None
-    rewriter = _HistoryRewriter(repo, values)
+    rewriter = _HistoryRewriter(repo, values, known or {})
     tips = _ref_tips(repo)
     mapping = rewriter.rewrite(set(tips.values()))
+    if rewriter.new_objects:  # one pack, before any ref names its objects
+        write_pack(path / ".git" / "objects" / "pack", rewriter.new_objects)
+        repo = pygit2.Repository(str(path))
     moved = 0
     for name, old in sorted(tips.items()):
         new = mapping.get(old, old)
@@ -274,9 +292,12 @@ def _ref_tips(repo: pygit2.Repository) -> dict[str, str]:
 
 
 class _HistoryRewriter:
-    def __init__(self, repo: pygit2.Repository, values: Values) -> None:
+    def __init__(self, repo: pygit2.Repository, values: Values, known: Mapping[bytes, bytes | None]) -> None:
         self.repo = repo
         self.values = values
+        self.known = known
+        self.new_objects: list[tuple[int, bytes]] = []  # written as one pack when the walk is done
+        self._new_ids: set[bytes] = set()
         self.blobs: dict[tuple[bytes, str], bytes] = {}  # (old oid, kind) -> new oid
         self.trees: dict[tuple[bytes, str], bytes] = {}
         self.rewritten = 0
@@ -303,8 +324,9 @@ class _HistoryRewriter:
 
     def _write(self, kind: int, data: bytes) -> bytes:
         oid = object_id(kind, data)
-        if pygit2.Oid(raw=oid) not in self.repo.odb:
-            self.repo.odb.write(kind, data)
+        if oid not in self._new_ids:
+            self._new_ids.add(oid)
+            self.new_objects.append((kind, data))
         return oid
 
     def _commit(self, oid: str, mapping: Mapping[str, str]) -> str:
@@ -363,8 +385,10 @@ class _HistoryRewriter:
         key = (oid, kind)
         if key in self.blobs:
             return self.blobs[key]
-        data = self._read(oid)
-        new = _redact_blob(data, kind, self.values)
+        if kind == "node" and oid in self.known:
+            new = self.known[oid]
+        else:
+            new = _redact_blob(self._read(oid), kind, self.values)
         result = oid if new is None else self._write(BLOB, new)
         self.blobs[key] = result
         return result

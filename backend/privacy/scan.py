@@ -19,6 +19,7 @@ from typing import Any
 
 from ..model import OpmemError
 from ..store.node_log import NODE_FILE_RE
+from ..store.packwriter import BLOB, object_id
 from ..store.sessions import SessionStore
 from .redact import fingerprint
 from .unmarked import find_unmarked
@@ -66,6 +67,28 @@ class SessionScan:
     affected: list[NodeFile] = field(default_factory=list)  # node files with a finding
     meta_affected: bool = False
     problems: list[str] = field(default_factory=list)
+    clean_blobs: set[bytes] = field(default_factory=set)  # git blob ids of the node files with no secret
+    stamp: tuple[object, ...] = ()  # what changes when the folder's node files or meta.json do
+
+
+def folder_stamp(path: Path) -> tuple[object, ...]:
+    """Names, sizes, times and inodes of history/ and meta.json: node files are only ever added
+    (a purge replaces some), so an equal stamp means the same files."""
+    out: list[object] = []
+    for item in (path / "meta.json", path / "history"):
+        try:
+            st = item.stat()
+            out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            out.append(None)
+    try:
+        with os.scandir(path / "history") as entries:
+            for e in entries:
+                st = e.stat(follow_symlinks=False)
+                out.append((e.name, st.st_size, st.st_mtime_ns, st.st_ino))
+    except OSError:
+        pass
+    return tuple(sorted(out, key=repr))
 
 
 def strings_of(value: Any, depth: int = 0) -> Iterator[str]:
@@ -155,7 +178,7 @@ def turn_numbers(files: list[NodeFile]) -> dict[str, int]:
 
 def scan_session(path: Path, session_id: str) -> SessionScan:
     """Every secret in one session folder's node files and meta.json."""
-    result = SessionScan(session_id, path)
+    result = SessionScan(session_id, path, stamp=folder_stamp(path))
     files = read_node_files(path / "history", result.problems)
     turns = turn_numbers(files)
     for f in files:
@@ -168,6 +191,8 @@ def scan_session(path: Path, session_id: str) -> SessionScan:
                 hit = True
         if hit:
             result.affected.append(f)
+        else:
+            result.clean_blobs.add(object_id(BLOB, f.raw))
     meta_path = path / "meta.json"
     try:
         meta = json.loads(meta_path.read_bytes())

@@ -184,3 +184,15 @@ def test_purge_waits_for_the_session_lock_then_says_so(home: Home) -> None:
     finally:
         held.release()
     assert len(list(scan(home.sessions, "leaky"))) == 7  # nothing was touched
+
+
+def test_a_session_another_writer_is_writing_a_turn_of_is_refused(home: Home) -> None:
+    writer = Home(home.path, durable=False).sessions  # another store: its uncommitted turn is in flight
+    writer.append_message("leaky", "user", "a turn being written", node_id="live1")
+    before = tree_hashes(home.sessions_dir / "leaky")
+    with pytest.raises(SessionLocked, match="writing a turn of it right now"):
+        purge(Home(home.path, durable=False), plan_purge(home, "leaky"))
+    assert tree_hashes(home.sessions_dir / "leaky") == before
+    writer.commit_turn("leaky")
+    purge(Home(home.path, durable=False), plan_purge(home, "leaky"))
+    assert list(scan(home.sessions, "leaky")) == []
