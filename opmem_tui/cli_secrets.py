@@ -71,7 +71,7 @@ def scan_cmd(ctx: click.Context, session_id: str | None, as_json: bool) -> None:
     home = _home(ctx)
     problems: list[str] = []
     try:
-        findings = list(scan(home.sessions, session_id, problems))
+        findings = list(scan(home.sessions, session_id, problems, memory_dir=home.memory_dir))
     except OpmemError as exc:
         raise click.ClickException(plain(str(exc))) from None
     _warn(problems)
@@ -102,20 +102,26 @@ def purge_cmd(ctx: click.Context, session_id: str | None, yes: bool) -> None:
     except OpmemError as exc:
         raise click.ClickException(plain(str(exc))) from None
     _warn(plan.problems)
-    if not plan.sessions:
+    if not plan:
         click.echo("no secrets found: nothing to purge")
         return
-    names = ", ".join(plain(s.session) for s in plan.sessions[:10])
-    if len(plan.sessions) > 10:
-        names += f", ... ({len(plan.sessions) - 10} more)"
-    click.echo(
-        f"purge will redact {plan.findings} finding(s) in {plan.nodes} node file(s) of "
-        f"{len(plan.sessions)} session(s): {names}"
-    )
-    click.echo(
-        "and rewrite the git history of those sessions on every branch: the old commits and every "
-        "object holding a value are deleted (this cannot be undone)"
-    )
+    if plan.sessions:
+        names = ", ".join(plain(s.session) for s in plan.sessions[:10])
+        if len(plan.sessions) > 10:
+            names += f", ... ({len(plan.sessions) - 10} more)"
+        click.echo(
+            f"purge will redact {plan.findings} finding(s) in {plan.nodes} node file(s) of "
+            f"{len(plan.sessions)} session(s): {names}"
+        )
+        click.echo(
+            "and rewrite the git history of those sessions on every branch: the old commits and every "
+            "object holding a value are deleted (this cannot be undone)"
+        )
+    if plan.memory is not None and plan.memory_findings:
+        click.echo(
+            f"purge will redact {plan.memory_findings} finding(s) in {len(plan.memory.affected)} "
+            "memory file(s) (the lines holding them are rewritten)"
+        )
     if not yes:
         if not sys.stdin.isatty():
             raise click.ClickException("not purging without confirmation: stdin is not a terminal (give --yes)")
@@ -129,6 +135,7 @@ def purge_cmd(ctx: click.Context, session_id: str | None, yes: bool) -> None:
     click.echo(
         f"purged: {report.findings} finding(s) in {report.nodes} node file(s) of {report.sessions} session(s); "
         f"{report.commits_rewritten} commit(s) rewritten, {report.refs_moved} branch(es) moved"
+        + (f"; {report.memory_files} memory file(s) rewritten" if report.memory_files else "")
         + ("; search index rebuilt" if report.index_rebuilt else "")
     )
     _warn(report.problems)

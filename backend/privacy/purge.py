@@ -33,12 +33,24 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from ..memory.sqlite_files import remove_database
 from ..model import OpmemError
 from ..safe_text import plain
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from .redact import marker_for
-from .scan import NODE_FIELDS, SessionScan, folder_stamp, scan_session, session_paths, strings_of
+from .scan import (
+    NODE_FIELDS,
+    MemoryScan,
+    SessionScan,
+    folder_stamp,
+    memory_files,
+    memory_record,
+    scan_memory,
+    scan_session,
+    session_paths,
+    strings_of,
+)
 from .unmarked import find_unmarked, redact_unmarked, redact_unmarked_value
 
 if TYPE_CHECKING:
@@ -54,11 +66,19 @@ class PurgePlan:
     """What a purge will do: the sessions, their node files and findings."""
 
     sessions: list[SessionScan] = field(default_factory=list)
+    memory: MemoryScan | None = None  # the memory files (a purge of the whole store only)
     problems: list[str] = field(default_factory=list)
 
     @property
     def findings(self) -> int:
         return sum(len(s.findings) for s in self.sessions)
+
+    @property
+    def memory_findings(self) -> int:
+        return len(self.memory.findings) if self.memory is not None else 0
+
+    def __bool__(self) -> bool:
+        return bool(self.sessions or self.memory_findings)
 
     @property
     def nodes(self) -> int:
@@ -72,6 +92,7 @@ class PurgeReport:
     findings: int = 0
     commits_rewritten: int = 0
     refs_moved: int = 0
+    memory_files: int = 0  # files under memory/ rewritten
     index_rebuilt: bool = False
     problems: list[str] = field(default_factory=list)
 
@@ -84,6 +105,9 @@ def plan_purge(home: Home, session_id: str | None = None) -> PurgePlan:
         plan.problems.extend(result.problems)
         if result.findings or (path / ".git" / MARKER_FILE).exists():
             plan.sessions.append(result)
+    if session_id is None and home.memory_dir.is_dir():
+        plan.memory = scan_memory(home.memory_dir)
+        plan.problems.extend(plan.memory.problems)
     return plan
 
 
@@ -91,6 +115,8 @@ def purge(home: Home, plan: PurgePlan, *, progress: Callable[[str], Any] | None 
     """Carry out `plan` (made by plan_purge); the search index is rebuilt when one exists."""
     report = PurgeReport(problems=list(plan.problems))
     done: list[Path] = []
+    values = Values()  # of every session purged: memory records cut from their text are scrubbed with them
+    commits_map: dict[str, str] = {}  # old commit id -> new, for the memory records' provenance
     for scanned in plan.sessions:
         if progress is not None:
             progress(scanned.session)
@@ -98,7 +124,7 @@ def purge(home: Home, plan: PurgePlan, *, progress: Callable[[str], Any] | None 
             fresh = scanned
             if folder_stamp(repo.path) != scanned.stamp:  # changed since the plan: look again, lock held
                 fresh = scan_session(repo.path, scanned.session)
-            commits, refs = purge_session(repo.path, fresh)
+            commits, refs = purge_session(repo.path, fresh, values, commits_map)
             repo.mirror.reset()  # the index after the new HEAD (no index entry keeps an old blob)
             repo.mirror.index_dirty = True
             repo.mirror.flush_index(force=True)
@@ -109,7 +135,12 @@ def purge(home: Home, plan: PurgePlan, *, progress: Callable[[str], Any] | None 
         report.commits_rewritten += commits
         report.refs_moved += refs
         done.append(repo.path)
-    if done and home.search_index.path.exists():
+    if plan.memory is not None:
+        if progress is not None:
+            progress("memory")
+        with home.memory.batch():  # the memory lock: no distillation appends meanwhile
+            report.memory_files = purge_memory(home.memory_dir, values, commits_map)
+    if (done or report.memory_files) and home.search_index.path.exists():
         try:
             home.search_index.rebuild()
             report.index_rebuilt = True
@@ -121,11 +152,14 @@ def purge(home: Home, plan: PurgePlan, *, progress: Callable[[str], Any] | None 
     return report
 
 
-def purge_session(path: Path, scanned: SessionScan) -> tuple[int, int]:
+def purge_session(
+    path: Path, scanned: SessionScan, values: Values | None = None, commits_map: dict[str, str] | None = None
+) -> tuple[int, int]:
     """Redact one session folder (its lock held): git first, then node files, then meta.json.
+    `values` gains the session's values, `commits_map` its old -> new commit ids.
     Returns (commits rewritten, refs moved)."""
     git_dir = path / ".git"
-    values = Values()
+    values = values if values is not None else Values()
     # git blobs that are node files as the scan read them: known without running the detector again
     known: dict[bytes, bytes | None] = dict.fromkeys(scanned.clean_blobs)
     redacted: list[tuple[str, bytes]] = []
@@ -138,7 +172,7 @@ def purge_session(path: Path, scanned: SessionScan) -> tuple[int, int]:
     commits = refs = 0
     if git_dir.is_dir():
         write_atomic(git_dir / MARKER_FILE, b"a purge of this session began; `opmem secrets purge` finishes it\n")
-        commits, refs = rewrite_git(path, values, known)
+        commits, refs = rewrite_git(path, values, known, commits_map)
     history = path / "history"
     for name, new in redacted:
         write_atomic(history / name, new)
@@ -247,7 +281,12 @@ class Values:
 # the git mirror
 
 
-def rewrite_git(path: Path, values: Values, known: Mapping[bytes, bytes | None] | None = None) -> tuple[int, int]:
+def rewrite_git(
+    path: Path,
+    values: Values,
+    known: Mapping[bytes, bytes | None] | None = None,
+    commits_map: dict[str, str] | None = None,
+) -> tuple[int, int]:
     """Rewrite every branch of the session repo at `path` without the values; prune what is left.
     `known`: node blobs whose redaction is known already (blob id -> new bytes, None: clean).
     Returns (commits rewritten, refs moved)."""
@@ -258,6 +297,8 @@ def rewrite_git(path: Path, values: Values, known: Mapping[bytes, bytes | None] 
     rewriter = _HistoryRewriter(repo, values, known or {})
     tips = _ref_tips(repo)
     mapping = rewriter.rewrite(set(tips.values()))
+    if commits_map is not None:
+        commits_map.update((old, new) for old, new in mapping.items() if old != new)
     if rewriter.new_objects:  # one pack, before any ref names its objects
         write_pack(path / ".git" / "objects" / "pack", rewriter.new_objects)
         repo = pygit2.Repository(str(path))
@@ -479,3 +520,74 @@ def _repack_reachable(repo: pygit2.Repository, git_dir: Path, tips: list[str]) -
                 shutil.rmtree(objects / name, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the memory files
+
+
+def purge_memory(memory_dir: Path, values: Values, commits_map: Mapping[str, str]) -> int:
+    """Scrub the memory logs and Markdown files (the memory lock held): only the lines that hold a
+    value (or name a rewritten commit) change; the derived cache goes (its free pages may keep old
+    text), to be rebuilt from the logs. Returns the files rewritten."""
+    changed = 0
+    for name in memory_files(memory_dir):
+        path = memory_dir / name
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        new = _scrub_log(raw, values, commits_map) if name.endswith(".jsonl") else _scrub_bytes(raw, values)
+        if new != raw:
+            write_atomic(path, new)
+            changed += 1
+    if changed:
+        remove_database(memory_dir / ".cache.sqlite")
+    return changed
+
+
+def _scrub_bytes(raw: bytes, values: Values) -> bytes:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+    cleaned = values.scrub(text)
+    return raw if cleaned == text else cleaned.encode("utf-8")
+
+
+def _scrub_log(raw: bytes, values: Values, commits_map: Mapping[str, str]) -> bytes:
+    lines = raw.split(b"\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        record = memory_record(line)
+        if record is None:  # a torn line: as text
+            lines[i] = _scrub_bytes(line, values)
+            continue
+        cleaned = _remap_commits(values.scrub_value(record), commits_map)
+        if cleaned != record:
+            lines[i] = _json_line(cleaned)
+    return b"\n".join(lines)
+
+
+def _remap_commits(value: Any, commits_map: Mapping[str, str]) -> Any:
+    """A record with its provenance's `commit` moved to the rewritten commit."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k == "commit" and isinstance(v, str) and v in commits_map:
+                out[k] = commits_map[v]
+            else:
+                out[k] = _remap_commits(v, commits_map)
+        return out
+    if isinstance(value, list):
+        return [_remap_commits(v, commits_map) for v in value]
+    return value
+
+
+def _json_line(data: Any) -> bytes:
+    """As the memory writer writes a record (backend/memory/writer.py)."""
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")

@@ -4,6 +4,8 @@ fingerprint of the value, never the value itself.
 
 Fields of a node: `content`, `name`, `input`, `metadata`, `reads` (the strings inside JSON values,
 dict keys included); of a session: `meta.json <key>` (`meta.json title`, `meta.json preview`, ...).
+What distillation derived is scanned too when the whole store is: the memory logs and Markdown
+files under memory/ (field `memory/<file>`; node: the record's id, session: its provenance's).
 Turn N is counted along the node's branch, as the store counts it (its user messages); a node
 before the first user message is in turn 0, meta.json in none.
 """
@@ -227,10 +229,91 @@ def scan_sessions(store: SessionStore, session_id: str | None = None) -> Iterato
 
 
 def scan(
-    store: SessionStore, session_id: str | None = None, problems: list[str] | None = None
+    store: SessionStore,
+    session_id: str | None = None,
+    problems: list[str] | None = None,
+    *,
+    memory_dir: Path | None = None,
 ) -> Iterator[SecretFinding]:
-    """Every finding of the store (or of one session), session by session."""
+    """Every finding of the store (or of one session), session by session; then, for the whole
+    store and given `memory_dir`, those of the memory files."""
     for result in scan_sessions(store, session_id):
         if problems is not None:
             problems.extend(result.problems)
         yield from result.findings
+    if memory_dir is not None and session_id is None:
+        result = scan_memory(memory_dir)
+        if problems is not None:
+            problems.extend(result.problems)
+        yield from result.findings
+
+
+@dataclass
+class MemoryScan:
+    findings: list[SecretFinding] = field(default_factory=list)
+    affected: list[str] = field(default_factory=list)  # names under memory/ holding a finding
+    problems: list[str] = field(default_factory=list)
+
+
+MEMORY_SUFFIXES = (".jsonl", ".md")
+
+
+def memory_files(memory_dir: Path) -> list[str]:
+    """The logs (timeline, graph) and Markdown files (core.md, entity views) under memory/, by name."""
+    names: list[str] = []
+    for folder, dirs, files in os.walk(memory_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = Path(folder).relative_to(memory_dir)
+        for name in sorted(files):
+            if name.endswith(MEMORY_SUFFIXES) and not name.startswith("."):
+                names.append(name if rel == Path(".") else f"{rel.as_posix()}/{name}")
+    return names
+
+
+def memory_record(line: bytes) -> Any:
+    """A log line as JSON (None: not JSON, e.g. a torn last line)."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
+def scan_memory(memory_dir: Path) -> MemoryScan:
+    """Every secret in the memory logs and Markdown files (what distillation derived)."""
+    result = MemoryScan()
+    for name in memory_files(memory_dir):
+        path = memory_dir / name
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            result.problems.append(f"{path}: cannot read ({exc.strerror or exc})")
+            continue
+        where = f"memory/{name}"
+        found = False
+        if name.endswith(".jsonl"):
+            for line in raw.splitlines():
+                if not line.strip():
+                    continue
+                record = memory_record(line)
+                hits = _secrets_in(record if record is not None else line.decode("utf-8", "replace"))
+                if hits:
+                    found = True
+                    node, session = _record_place(record)
+                    result.findings.extend(SecretFinding(session, None, node, where, k, fp) for k, fp in hits)
+        else:
+            hits = _secrets_in(raw.decode("utf-8", "replace"))
+            found = bool(hits)
+            result.findings.extend(SecretFinding("", None, None, where, k, fp) for k, fp in hits)
+        if found:
+            result.affected.append(name)
+    return result
+
+
+def _record_place(record: Any) -> tuple[str | None, str]:
+    """(record id, session id of its provenance) of a memory record, as far as it names them."""
+    if not isinstance(record, dict):
+        return None, ""
+    rid = record.get("id")
+    prov = record.get("provenance")
+    sid = prov.get("session_id") if isinstance(prov, dict) else None
+    return (rid if isinstance(rid, str) else None), (sid if isinstance(sid, str) else "")

@@ -196,3 +196,43 @@ def test_a_session_another_writer_is_writing_a_turn_of_is_refused(home: Home) ->
     writer.commit_turn("leaky")
     purge(Home(home.path, durable=False), plan_purge(home, "leaky"))
     assert list(scan(home.sessions, "leaky")) == []
+
+
+def test_memory_records_cut_from_the_sessions_are_scrubbed_too(home: Home) -> None:
+    from opmem_tui.backend.memory.records import Event
+    from opmem_tui.backend.model import Provenance
+
+    leaky = home.sessions_dir / "leaky"
+    old_commit = git(leaky, "rev-parse", "main~1").stdout.decode().strip()
+
+    def event(summary: str, commit: str | None) -> Event:
+        prov = Provenance("", "leaky", ("u1",), commit, 1000.0, 1000.0, 1)
+        return Event(Event.make_id(summary, "work", prov), summary, "work", 0.5, prov)
+
+    cut = "Pushed with " + GITHUB[:14] + "…"  # a summary cut in the middle of the token
+    plain_event = event("Ran the tests: 12 pass", old_commit)
+    home.memory.append_events([event(cut, old_commit), plain_event, event(f"Read {VALUES[1]}", None)])
+    core = home.memory_dir / "core.md"
+    core.write_text(f"· token {GITHUB} ↪ session:leaky\n")
+    log = next((home.memory_dir / "timeline").glob("*.jsonl"))
+    plain_line = next(line for line in log.read_bytes().splitlines() if b"12 pass" in line)
+
+    found = [f for f in scan(home.sessions, memory_dir=home.memory_dir) if f.field.startswith("memory/")]
+    assert {(f.session, f.field) for f in found} == {("leaky", f"memory/timeline/{log.name}"), ("", "memory/core.md")}
+    plan = plan_purge(home)
+    assert plan.memory is not None and plan.memory_findings == 2
+    report = purge(home, plan)
+    assert report.memory_files == 2
+    assert list(scan(home.sessions, memory_dir=home.memory_dir)) == []
+    for path in home.memory_dir.rglob("*"):
+        if path.is_file() and path.suffix in (".jsonl", ".md"):
+            assert not holds_a_value(path.read_bytes()) and GITHUB[:14].encode() not in path.read_bytes(), path
+    assert not (home.memory_dir / ".cache.sqlite").exists() or not holds_a_value(
+        (home.memory_dir / ".cache.sqlite").read_bytes()
+    )
+    new_commit = git(leaky, "rev-parse", "main~1").stdout.decode().strip()
+    lines = log.read_bytes().splitlines()
+    assert plain_line not in lines  # it named the old commit: moved to the new one
+    assert any(new_commit.encode() in line and b"12 pass" in line for line in lines)
+    summaries = [e.summary for e in home.memory_readonly().timeline(limit=10).events]
+    assert any(s.startswith("Pushed with [secret:github-token#") for s in summaries)  # the cache rebuilt
