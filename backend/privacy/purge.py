@@ -239,7 +239,8 @@ class Values:
 
     def scrub(self, text: str) -> str:
         """`text` without the session's values: whole ones, a start of one cut off at a line's end
-        (or before "…"), and whatever else the detector finds."""
+        (or before "…"), and whatever else the detector finds. A value counts where it starts a
+        word (not after a letter or digit), so an id that ends like the start of one stays."""
         if not text:
             return text
         done = self._done.get(text)
@@ -248,7 +249,7 @@ class Values:
         out = text
         for form, value in self.forms():
             if len(form) >= FULL_MIN and form in out:
-                out = out.replace(form, marker_for(self.kinds[value], value))
+                out = _replace_words(out, form, marker_for(self.kinds[value], value))
         out = redact_unmarked(self._cut_offs(out))
         if len(self._done) < 100_000:
             self._done[text] = out
@@ -259,7 +260,7 @@ class Values:
         for end in ends:  # right to left: a replacement never moves an end still to be looked at
             for form, value in self.forms():
                 for size in range(min(len(form) - 1, end), FRAGMENT_MIN - 1, -1):
-                    if text.startswith(form[:size], end - size):
+                    if text.startswith(form[:size], end - size) and _word_start(text, end - size):
                         text = text[: end - size] + marker_for(self.kinds[value], value) + text[end:]
                         break
                 else:
@@ -275,6 +276,26 @@ class Values:
         if isinstance(value, dict):
             return {self.scrub(k) if isinstance(k, str) else k: self.scrub_value(v) for k, v in value.items()}
         return value
+
+
+def _word_start(text: str, at: int) -> bool:
+    return at == 0 or not text[at - 1].isalnum()
+
+
+def _replace_words(text: str, form: str, marker: str) -> str:
+    out: list[str] = []
+    at = 0
+    while True:
+        i = text.find(form, at)
+        if i < 0:
+            break
+        if _word_start(text, i):
+            out.append(text[at:i] + marker)
+        else:
+            out.append(text[at : i + len(form)])
+        at = i + len(form)
+    out.append(text[at:])
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,7 +414,9 @@ class _HistoryRewriter:
             text, errors = message.decode("utf-8"), "strict"
         except UnicodeDecodeError:
             text, errors = message.decode("utf-8", "surrogateescape"), "surrogateescape"
-        cleaned = self.values.scrub(text)
+        # the Opmem- trailers name the turn and its head node: kept as they are
+        lines = text.split("\n")
+        cleaned = "\n".join(line if line.startswith("Opmem-") else self.values.scrub(line) for line in lines)
         return message if cleaned == text else cleaned.encode("utf-8", errors)
 
     def _tree(self, oid: bytes, where: str) -> bytes:
