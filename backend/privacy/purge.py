@@ -37,6 +37,7 @@ from ..memory.sqlite_files import remove_database
 from ..model import OpmemError
 from ..safe_text import plain
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
+from ..store.git_mirror import GIT_ERRORS
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from .redact import marker_for
 from .scan import (
@@ -313,11 +314,14 @@ def rewrite_git(
     Returns (commits rewritten, refs moved)."""
     try:
         repo = pygit2.Repository(str(path))
-    except pygit2.GitError as exc:
-        raise OpmemError(f"{path / '.git'}: cannot open the git mirror ({exc}); `opmem verify` rebuilds it") from None
-    rewriter = _HistoryRewriter(repo, values, known or {})
-    tips = _ref_tips(repo)
-    mapping = rewriter.rewrite(set(tips.values()))
+        rewriter = _HistoryRewriter(repo, values, known or {})
+        tips = _ref_tips(repo)
+        mapping = rewriter.rewrite(set(tips.values()))
+    except GIT_ERRORS as exc:  # nothing changed yet
+        raise OpmemError(
+            f"{path / '.git'}: the git mirror cannot be read ({type(exc).__name__}: {exc}); "
+            "`opmem verify` rebuilds it from the node files, then purge again"
+        ) from None
     if commits_map is not None:
         commits_map.update((old, new) for old, new in mapping.items() if old != new)
     if rewriter.new_objects:  # one pack, before any ref names its objects
@@ -333,6 +337,8 @@ def rewrite_git(
     _empty_reflogs(path / ".git")
     (path / ".git" / "index").unlink(missing_ok=True)  # it names old blobs; rewritten from HEAD after
     (path / ".git" / "ORIG_HEAD").unlink(missing_ok=True)
+    _map_packed_refs(path / ".git", mapping)
+    _drop_commit_graphs(path / ".git")
     _repack_reachable(repo, path / ".git", [mapping.get(t, t) for t in tips.values()])
     return rewriter.rewritten, moved
 
@@ -344,10 +350,7 @@ def _ref_tips(repo: pygit2.Repository) -> dict[str, str]:
         ref = repo.references.get(name)
         if ref is None or ref.type != pygit2.enums.ReferenceType.DIRECT:
             continue
-        try:
-            obj = repo[ref.target]
-        except (KeyError, ValueError, pygit2.GitError):
-            continue
+        obj = repo[ref.target]  # a ref to a missing object: the mirror is broken (GIT_ERRORS)
         if obj.type == pygit2.enums.ObjectType.COMMIT:
             tips[name] = str(ref.target)
     return tips
@@ -495,6 +498,35 @@ def _map_detached_head(git_dir: Path, mapping: Mapping[str, str]) -> None:
         return
     if text in mapping and mapping[text] != text:
         write_atomic(head, (mapping[text] + "\n").encode())
+
+
+def _map_packed_refs(git_dir: Path, mapping: Mapping[str, str]) -> None:
+    """packed-refs (a repo someone ran `git gc` in) names the new commits too, not shadowed old ones."""
+    path = git_dir / "packed-refs"
+    try:
+        text = path.read_text()
+    except OSError:
+        return
+    out = []
+    for line in text.splitlines(keepends=True):
+        head = line[1:41] if line.startswith("^") else line[:40]
+        if head in mapping:
+            line = line.replace(head, mapping[head], 1)
+        out.append(line)
+    new = "".join(out)
+    if new != text:
+        write_atomic(path, new.encode())
+
+
+def _drop_commit_graphs(git_dir: Path) -> None:
+    """Files git derives from the commits and packs (they name the old ones); git makes them again."""
+    info = git_dir / "objects" / "info"
+    for name in ("commit-graph", "packs"):
+        (info / name).unlink(missing_ok=True)
+    shutil.rmtree(info / "commit-graphs", ignore_errors=True)
+    pack = git_dir / "objects" / "pack"
+    for name in ("multi-pack-index",):
+        (pack / name).unlink(missing_ok=True)
 
 
 def _empty_reflogs(git_dir: Path) -> None:

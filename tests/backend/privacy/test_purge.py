@@ -236,3 +236,31 @@ def test_memory_records_cut_from_the_sessions_are_scrubbed_too(home: Home) -> No
     assert any(new_commit.encode() in line and b"12 pass" in line for line in lines)
     summaries = [e.summary for e in home.memory_readonly().timeline(limit=10).events]
     assert any(s.startswith("Pushed with [secret:github-token#") for s in summaries)  # the cache rebuilt
+
+
+def test_a_session_someone_ran_git_gc_in(home: Home) -> None:
+    leaky = home.sessions_dir / "leaky"
+    git(leaky, "gc", "--quiet")  # packed-refs, a commit-graph, .rev files, reflog entries of its own
+    assert (leaky / ".git" / "packed-refs").exists()
+    purge(home, plan_purge(home, "leaky"))
+    assert not holds_a_value(git(leaky, "cat-file", "--batch-all-objects", "--batch").stdout)
+    fsck = git(leaky, "fsck", "--unreachable", "--strict", "--no-dangling")
+    assert fsck.stdout == b"" and fsck.returncode == 0, fsck.stderr
+    refs = git(leaky, "for-each-ref", "--format=%(objectname) %(refname)").stdout.decode().split()
+    packed = (leaky / ".git" / "packed-refs").read_text()
+    assert all(oid in packed or not oid.isalnum() for oid in refs[::2])  # packed-refs names the new tips
+    assert home.sessions.verify(repair=False).ok
+
+
+def test_a_broken_mirror_is_a_clear_error_and_nothing_changes(home: Home) -> None:
+    leaky = home.sessions_dir / "leaky"
+    for pack in (leaky / ".git" / "objects" / "pack").glob("pack-*"):
+        pack.unlink()
+    before = tree_hashes(leaky / "history")
+    with pytest.raises(OpmemError, match=r"git mirror cannot be read.*opmem verify"):
+        purge(home, plan_purge(home, "leaky"))
+    assert tree_hashes(leaky / "history") == before
+    home.sessions.verify(repair=True)  # rebuilt from the node files
+    purge(Home(home.path, durable=False), plan_purge(home, "leaky"))
+    assert list(scan(home.sessions, "leaky")) == []
+    assert not holds_a_value(git(leaky, "cat-file", "--batch-all-objects", "--batch").stdout)
