@@ -101,7 +101,7 @@ class PurgeReport:
 def plan_purge(home: Home, session_id: str | None = None) -> PurgePlan:
     """The sessions with a secret in their files, and those whose earlier purge did not finish."""
     plan = PurgePlan()
-    for sid, path in session_paths(home.sessions, session_id):
+    for sid, path in session_paths(home.sessions, session_id, plan.problems):
         result = scan_session(path, sid)
         plan.problems.extend(result.problems)
         if result.findings or (path / ".git" / MARKER_FILE).exists():

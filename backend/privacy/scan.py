@@ -211,20 +211,27 @@ def scan_session(path: Path, session_id: str) -> SessionScan:
     return result
 
 
-def session_paths(store: SessionStore, session_id: str | None = None) -> list[tuple[str, Path]]:
-    """(id, folder) of every valid session of the store, or of the one named (a clear error if absent)."""
+def session_paths(
+    store: SessionStore, session_id: str | None = None, problems: list[str] | None = None
+) -> list[tuple[str, Path]]:
+    """(id, folder) of every valid session of the store, or of the one named (a clear error if absent).
+    The folders the listing skips (a bad meta.json) are `problems`, not scanned."""
     if session_id is not None:
         path = store.path_for(session_id)  # refuses a bad id
         if not (path / "meta.json").is_file():
             raise OpmemError(f"no session {session_id!r} in {store.root}")
         return [(session_id, path)]
     listing = store.list_sessions(rescan=True)
+    if problems is not None:
+        problems.extend(f"{line} (not scanned)" for line in listing.problems)
     return sorted((meta.id, Path(meta.path) if meta.path else store.path_for(meta.id)) for meta in listing.sessions)
 
 
-def scan_sessions(store: SessionStore, session_id: str | None = None) -> Iterator[SessionScan]:
+def scan_sessions(
+    store: SessionStore, session_id: str | None = None, problems: list[str] | None = None
+) -> Iterator[SessionScan]:
     """One SessionScan per session (lock-free reads: node files are written once, renamed in whole)."""
-    for sid, path in session_paths(store, session_id):
+    for sid, path in session_paths(store, session_id, problems):
         yield scan_session(path, sid)
 
 
@@ -237,7 +244,7 @@ def scan(
 ) -> Iterator[SecretFinding]:
     """Every finding of the store (or of one session), session by session; then, for the whole
     store and given `memory_dir`, those of the memory files."""
-    for result in scan_sessions(store, session_id):
+    for result in scan_sessions(store, session_id, problems):
         if problems is not None:
             problems.extend(result.problems)
         yield from result.findings

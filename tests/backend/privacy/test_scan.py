@@ -92,3 +92,11 @@ def test_scan_reads_the_files_and_nothing_else(home: Home) -> None:
         "u1.json",
     ]
     assert not result.meta_affected  # the title holds only a cut-off start of the token
+
+
+def test_a_session_with_a_bad_meta_json_is_named_as_not_scanned(home: Home) -> None:
+    (home.sessions_dir / "other" / "meta.json").write_text("[1, 2")
+    problems: list[str] = []
+    found = list(scan(home.sessions, problems=problems))
+    assert {f.session for f in found} == {"leaky"}
+    assert len(problems) == 1 and "other" in problems[0] and problems[0].endswith("(not scanned)")
