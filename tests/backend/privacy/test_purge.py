@@ -18,7 +18,7 @@ from opmem_tui.backend.privacy.scan import scan
 from opmem_tui.backend.store.session_lock import SessionLock
 from opmem_tui.backend.store.sessions import SessionLocked
 
-from .secret_store import FRAGMENTS, GITHUB, VALUES, build, tree_hashes
+from .secret_store import AWS, FRAGMENTS, GITHUB, VALUES, build, tree_hashes
 
 
 def git(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
@@ -121,11 +121,20 @@ def test_purge_of_the_store_leaves_a_clean_session_alone(home: Home) -> None:
     assert plan_purge(home).sessions == []  # nothing left to do
 
 
+def index_bytes(home: Home) -> bytes:
+    """memory/index.sqlite and its side files, lowercased (the index keeps its terms so)."""
+    return b"".join(p.read_bytes().lower() for p in home.memory_dir.glob("index.sqlite*") if p.is_file())
+
+
 def test_the_search_index_forgets_the_values(home: Home) -> None:
     home.search_index.update()
     assert home.search("p4ssw0rdXyz")  # indexed from the raw session
+    # terms share their start with the one before them on a page: look for a piece of each
+    pieces = [value.lower()[4:14].encode() for value in ("p4ssw0rdXyz", AWS)]
+    assert all(piece in index_bytes(home) for piece in pieces)
     purge(home, plan_purge(home, "leaky"))
     assert home.search("p4ssw0rdXyz") == ()
+    assert not [piece for piece in pieces if piece in index_bytes(home)]
     assert home.search("deploy key")  # the session itself is indexed again, redacted
 
 
