@@ -39,6 +39,7 @@ from ..safe_text import plain
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
 from ..store.git_mirror import GIT_ERRORS
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
+from ..store.session_repo import GENERATION_FILE
 from .redact import marker_for
 from .scan import (
     NODE_FIELDS,
@@ -189,6 +190,8 @@ def purge_session(
         if cleaned != meta:
             write_atomic(meta_path, dump_json(cleaned))
             fsync_dir(path)
+    if git_dir.is_dir():  # every open copy of the session (other processes too) reads it again whole
+        write_atomic(git_dir / GENERATION_FILE, uuid.uuid4().hex.encode())
     return commits, refs
 
 

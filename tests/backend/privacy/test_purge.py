@@ -273,3 +273,18 @@ def test_a_broken_mirror_is_a_clear_error_and_nothing_changes(home: Home) -> Non
     purge(Home(home.path, durable=False), plan_purge(home, "leaky"))
     assert list(scan(home.sessions, "leaky")) == []
     assert not holds_a_value(git(leaky, "cat-file", "--batch-all-objects", "--batch").stdout)
+
+
+def test_a_copy_open_elsewhere_reads_the_redacted_session_after_a_purge(home: Home) -> None:
+    elsewhere = Home(home.path, durable=False).sessions  # another process's store, both caches warm
+    assert GITHUB in elsewhere.get_nodes("leaky")[0].content
+    elsewhere.append_message("leaky", "user", "one more question", node_id="u3")
+    elsewhere.commit_turn("leaky")
+    purge(home, plan_purge(home, "leaky"))
+    assert elsewhere.get_nodes("leaky")[0].content.startswith("my deploy key is stored here, the value is [secret:")
+    elsewhere.append_message("leaky", "assistant", "Here is the answer.", node_id="a3")  # its writer copy too
+    elsewhere.commit_turn("leaky")
+    assert "[secret:" in elsewhere.get_branch("leaky", "a3")[0].content
+    leaky = home.sessions_dir / "leaky"
+    assert not holds_a_value(git(leaky, "log", "-p", "--all").stdout)
+    assert home.sessions.verify(repair=False).ok
