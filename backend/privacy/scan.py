@@ -1,6 +1,6 @@
 """Where the store holds secrets: every node file and meta.json read directly, `find_secrets` on
-each string (markers of an earlier redaction are not secrets). A finding names the place (session, turn, node, field), the kind and the
-fingerprint of the value, never the value itself.
+each string (markers of an earlier redaction are not secrets). A finding names the place
+(session, turn, node, field), the kind and the fingerprint of the value, never the value itself.
 
 Fields of a node: `content`, `name`, `input`, `metadata`, `reads` (the strings inside JSON values,
 dict keys included); of a session: `meta.json <key>` (`meta.json title`, `meta.json preview`, ...).
@@ -33,8 +33,8 @@ META_PREFIX = "meta.json "
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
     session: str
-    turn: int | None  # None: meta.json
-    node: str | None  # None: meta.json
+    turn: int | None  # None: meta.json, a memory file
+    node: str | None  # None: meta.json; a memory record's id
     field: str
     kind: str
     fingerprint: str
