@@ -118,6 +118,7 @@ def run_import(
                 on_project=on_project,
                 force=force,
                 on_session=binder.session_written,
+                redact=home.config.privacy.redact_on_import,
             )
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
             if hooks is not None:
@@ -140,8 +141,9 @@ def import_file(
     on_project: ProjectHook | None = None,
     force: bool = False,
     on_session: SessionHook | None = None,
+    redact: bool = False,
 ) -> None:
-    """Parse one file whole and ingest what it holds; problems become warnings.
+    """Parse one file whole and ingest what it holds; problems become warnings (redact: see ingest).
 
     on_session(session_id) is called for each session this file wrote nodes to.
     """
@@ -158,7 +160,7 @@ def import_file(
         sessions = importer.parse_file(path, report, final=complete)
         for imported in sessions:
             before = report.nodes
-            sid = ingest(store, imported, report, on_project=on_project)
+            sid = ingest(store, imported, report, on_project=on_project, redact=redact)
             if on_session is not None and report.nodes != before:
                 on_session(sid)
     except (OpmemError, OSError, UnicodeError) as exc:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Node, OpmemError
+from ..privacy import redact_node, redact_value
 from ..store.sessions import SessionBatch, SessionStore
 from .base import ImportedSession, ImportReport
 from .session_ids import node_id_for, resolve_session_id
@@ -52,15 +53,22 @@ def ingest(
     *,
     session_id: str | None = None,
     on_project: ProjectHook | None = None,
+    redact: bool = False,
 ) -> str:
-    """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing."""
+    """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing.
+
+    redact: the nodes and meta.json fields (title included) are stored with their secrets
+    replaced by markers (`[privacy] redact_on_import`); nodes stored before stay as they are."""
     sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
     report.sessions += 1
     meta = _meta_fields(store, imported, sid)
+    if redact:
+        meta = redact_value(meta)
     if imported.nodes:
         with store.batch(sid) as batch:
             writer = _Writer(batch, sid, existed, meta, report, imported)
+            writer.redact = redact
             writer.write(imported.nodes)
         written = writer.written
     else:
@@ -224,6 +232,7 @@ class _Writer:
         self.user_line: dict[str, bool] = {}  # chain node -> its line holds a user node
         self.late_tool = False  # a tool of a turn written by an earlier import
         self.prefetched = False
+        self.redact = False  # store the nodes redacted
 
     def present(self, node_id: str) -> bool:
         if node_id in self.known:
@@ -263,6 +272,8 @@ class _Writer:
             self._commit(parent)
         new = not self.present(nid)
         if new:
+            if self.redact:
+                node = redact_node(node)
             metadata = dict(node.metadata)
             metadata["source_id"] = node.id
             self.batch.append(

@@ -112,6 +112,7 @@ class Watcher:
         hooks: after_ingest after each batch (catch-up, a change, an idle flush), on_idle from run().
         """
         self.store = home.sessions
+        self.redact = home.config.privacy.redact_on_import  # [privacy]: store new sessions redacted
         self.state = ImportState(home.path / STATE_FILE)
         chosen = [get_importer(s) for s in sources] if sources else [SOURCES[name] for name in default_sources()]
         self.importers: dict[str, Importer] = {importer.name: importer for importer in chosen}
@@ -192,6 +193,7 @@ class Watcher:
                 self.state,
                 on_project=self.on_project,
                 on_session=on_session,
+                redact=self.redact,
             )
         self.state.save()
         self.binder.link_pending(report)
@@ -245,6 +247,7 @@ class Watcher:
                     on_project=self.on_project,
                     force=True,
                     on_session=lambda sid: self._written(sid, path),
+                    redact=self.redact,
                 )
             else:
                 follower = self.followers.get(path)
@@ -363,7 +366,7 @@ class Watcher:
         for imported in sessions:
             try:
                 before = report.nodes
-                sid = ingest(self.store, imported, report, on_project=self.on_project)
+                sid = ingest(self.store, imported, report, on_project=self.on_project, redact=self.redact)
                 follower.sessions.add(sid)
             except OpmemError as exc:
                 report.warn(follower.path, None, str(exc))

@@ -28,7 +28,11 @@ from .git_mirror import GitMirror, init_session_git
 from .node_log import NODE_ID_RE, NodeLog
 from .writers import new_writer
 
-__all__ = ["NODE_ID_RE", "SessionRepo"]
+__all__ = ["GENERATION_FILE", "NODE_ID_RE", "SessionRepo"]
+
+# Rewritten (not only added to) by a privacy purge: an open copy whose generation differs reads
+# the session again whole, since a node file it read before may have changed.
+GENERATION_FILE = "opmem-generation"
 
 _DEFAULT: Any = object()
 
@@ -44,6 +48,7 @@ class SessionRepo:
         self.log = NodeLog(self.path / "history", durable=durable)
         self.mirror = GitMirror(self.path, self.graph, self.log, self._meta_for_commit, pack_threshold=pack_threshold)
         self._meta: dict[str, Any] = {}
+        self._generation = ""
         self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
         self._meta_behind = False  # meta.json lags the turn commits of the open batch
         self._writes = 0
@@ -80,6 +85,7 @@ class SessionRepo:
         self._reset()
         if not self.path.is_dir():
             return
+        self._generation = self._read_generation()
         self._meta = read_json_object(self.meta_path)
         self._read_new_nodes()
         # A repo written before opmem kept the index (or by a process killed before it wrote it).
@@ -92,9 +98,18 @@ class SessionRepo:
             return
         if not self._meta and not self.meta_path.exists():
             return
+        if self._read_generation() != self._generation:
+            self.load()  # rewritten in place (a purge): what was read before may have changed
+            return
         self._meta = read_json_object(self.meta_path)
         self._read_new_nodes()
         self.mirror.forget_reads()
+
+    def _read_generation(self) -> str:
+        try:
+            return (self.path / ".git" / GENERATION_FILE).read_text()
+        except OSError:
+            return ""
 
     def _read_new_nodes(self) -> None:
         for node in self.log.scan(self.graph.nodes):

@@ -387,6 +387,32 @@ class SessionStore:
             self._tokens.pop(session_id, None)
         self._mark_changed()
 
+    @contextmanager
+    def rewriting(self, session_id: str) -> Iterator[SessionRepo]:
+        """The session's write lock, for rewriting its files in place (the privacy purge,
+        backend/privacy/purge.py): what waits to be committed is written first.
+
+        Refused while another process has a turn in flight (it would commit what it holds in
+        memory). Afterwards the copies of the session this store holds open are dropped (the next
+        use reads the files again), and other processes are told through the change token."""
+        with self._session(session_id) as repo:
+            if self._in_flight(session_id).live_since() is not None:
+                raise SessionLocked(
+                    f"session {session_id}: another opmem process is writing a turn of it right now "
+                    "(an import, `opmem watch` or the app); try again when it is done"
+                )
+            repo.flush()
+            try:
+                yield repo
+            finally:
+                with self._store_lock:
+                    self._cache.pop(session_id, None)
+                self._reads.forget(session_id)
+                token = uuid.uuid4().hex
+                if _write_token(self._token_path(session_id), token):
+                    self._tokens[session_id] = token
+                self._mark_changed()
+
     def pack(self, session_id: str) -> int:
         with self._session(session_id) as repo:
             return repo.pack()
