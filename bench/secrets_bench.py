@@ -13,7 +13,8 @@
 2. False positives: every file under the shared fixtures (read as text) and a generated corpus of
    must-never values (git hashes, UUIDs, sha1/256/512 hex, `sha256:` digests, paths, base64 image
    data and JSON blobs, versions, npm lockfile lines, env var references, placeholders, markers,
-   code using `token`/`key`/`password` names). Each figure beside its line count.
+   code using `token`/`key`/`password` names), and the installed Python packages' own source
+   (real code and docs full of such names). Each figure beside its line count.
    Target: <= 1 per 10,000 lines. `--show-fixtures` lists each fixture finding (kind, file, line,
    the name before it and the value's length, never the value) for review.
 3. Throughput on the fixture transcripts (ordinary session text) and on plain prose with no
@@ -31,6 +32,7 @@ import re
 import string
 import subprocess
 import sys
+import sysconfig
 import time
 import uuid
 from pathlib import Path
@@ -688,6 +690,27 @@ def negative_figures(lines_wanted: int) -> None:
     )
 
 
+def installed_code_figures(max_files: int) -> None:
+    """2: findings in the source and docs of the installed Python packages (real code full of
+    token/key/password names, docstrings with example URLs and passwords)."""
+    root = Path(sysconfig.get_paths()["purelib"])
+    exts = {".py", ".md", ".txt", ".json", ".toml", ".yaml", ".yml", ".cfg", ".ini", ".rst", ".sh", ".js", ".ts"}
+    files = sorted(p for p in root.rglob("*") if p.suffix in exts and p.is_file())[:max_files]
+    lines = findings = 0
+    kinds: dict[str, int] = {}
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        lines += text.count("\n") + 1
+        for f in find_secrets(text):
+            findings += 1
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    print(
+        f"installed packages' source ({len(files):,} files under {root.name}): {findings} findings in {lines:,} lines"
+        f" = {findings / max(lines, 1) * 1e4:.2f} per 10k lines  by kind {kinds}  target <= 1:"
+        f" {'MET' if findings / max(lines, 1) * 1e4 <= 1 else 'MISSED'}"
+    )
+
+
 def throughput(name: str, corpus: list[str]) -> None:
     """3: find_secrets over `corpus` beside str.lower() and a trivial re.search over the same text."""
     size = sum(len(t.encode()) for t in corpus) / 1e6
@@ -740,6 +763,7 @@ def main() -> None:
     recall_figures(samples(1234, 12 if args.quick else 40), ds)
     fx_text = fixture_figures(args.show_fixtures)
     negative_figures(7_000 if args.quick else 70_000)
+    installed_code_figures(2_000 if args.quick else 100_000)
     throughput("the fixture transcripts", fx_text * (1 if args.quick else 3))
     g = Gen(7)
     words = [

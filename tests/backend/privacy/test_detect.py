@@ -188,6 +188,13 @@ CASES = [
         "8d3f6b0e-5c9a-4d7f-b1e8-c2b7f9e4c1a8",
     ),
     ("TWILIO_AUTH_TOKEN=9e4c1a8d3f6b0e5c9a2d7f4b1e8c2b7f", "secret-assignment", "9e4c1a8d3f6b0e5c9a2d7f4b1e8c2b7f"),
+    # an identifier-shaped value with digits is a literal, not a variable
+    ("secret_key=OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX from env", "secret-assignment", "OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX"),
+    (
+        "stripe:\n  webhook_secret: whsec_Zq8vX2kL9mB4nC7tH1sJ6dW0pF3gY5aU",
+        "stripe-key",
+        "whsec_Zq8vX2kL9mB4nC7tH1sJ6dW0pF3gY5aU",
+    ),
 ]
 
 
@@ -274,6 +281,17 @@ NEVER = [
     'token_type: "Bearer"',
     "authorization: required",
     "password: str",
+    # code from installed packages that an earlier draft flagged
+    "        username, password = proxy_auth",
+    "        self.key_password = key_password",
+    "        pass_fds=pass_fds,",
+    "    password: SecretBytes",
+    "        private_key: PKCS7PrivateKeyTypes,",
+    'SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"',
+    "headers = {'x-amz-date': timestamp, 'Authorization': v4auth_header}",
+    '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"',
+    '    AttributeOID.CHALLENGE_PASSWORD: "challengePassword",',
+    "detect-secrets = detect_secrets.main:main",
 ]
 
 
