@@ -45,7 +45,7 @@ class Finding:
 
 # A marker already in the text (redacted once before) is never a secret again (redact.MARKER is
 # the same pattern; it lives here too so that detect imports nothing of redact).
-_MARKER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")
+_MARKER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]", re.ASCII)
 
 # (kind, pattern, value group, back, edge). Every pattern starts with a literal, so that `re` finds
 # its candidates at string-search speed (a leading look-behind or character class makes it try
@@ -129,7 +129,7 @@ _PROVIDER_RULES: tuple[tuple[str, str, int | str, str | None, bool], ...] = (
     ("telegram-token", r":[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", 0, r"(?:(?<=bot)|(?<![\w:]))\d{8,10}", False),
 )
 _EDGE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/-")
-_BACKS = tuple(re.compile(f"(?:{back})\\Z") if back else None for _k, _p, _g, back, _e in _PROVIDER_RULES)
+_BACKS = tuple(re.compile(f"(?:{back})\\Z", re.ASCII) if back else None for _k, _p, _g, back, _e in _PROVIDER_RULES)
 
 
 def _grouped() -> tuple[tuple[re.Pattern[str], dict[str, int]], ...]:
@@ -147,7 +147,7 @@ def _grouped() -> tuple[tuple[re.Pattern[str], dict[str, int]], ...]:
     for key, members in by_first.items():
         first = key if len(members) > 1 else ""  # one rule alone keeps its whole literal prefix
         alts = [f"(?P<r{i}>{_PROVIDER_RULES[i][1][len(first) :].replace('(?P<v>', f'(?P<v{i}>')})" for i in members]
-        out.append((re.compile(first + "(?:" + "|".join(alts) + ")"), {f"r{i}": i for i in members}))
+        out.append((re.compile(first + "(?:" + "|".join(alts) + ")", re.ASCII), {f"r{i}": i for i in members}))
     return tuple(out)
 
 
@@ -158,7 +158,7 @@ _PROVIDER_KINDS = frozenset(k for k, *_ in _PROVIDER_RULES)
 _LOOSE = frozenset({"openai-key", "telegram-token", "discord-token", "twilio-key"})
 
 # URLs with a password: scheme://user:password@host. The value is the password.
-_URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@\"'\\<>{}]*):(?P<v>[^\s@/\"'\\<>]{1,256})@(?=[A-Za-z0-9\[_])")
+_URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@\"'\\<>{}]*):(?P<v>[^\s@/\"'\\<>]{1,256})@(?=[A-Za-z0-9\[_])", re.ASCII)
 
 # Every assignment, header and secret-named field has one of these words in its name. They are
 # looked for in the lowercased UTF-8 bytes (bytes.find; a case-insensitive regex is 20x slower).
@@ -169,12 +169,14 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # quote; then the value, up to its closing quote or the first blank, comma, bracket or backslash.
 _ASSIGN_TAIL = re.compile(
     r"""(?:\\?["'`])?[ \t]*(?P<op>:=|=>|==|=|:)[ \t]*(?P<q>\\?["'`])?"""
-    r"""(?P<v>[^\s"'`\\,;(){}\[\]<>]{1,512})"""
+    r"""(?P<v>[^\s"'`\\,;(){}\[\]<>]{1,512})""",
+    re.ASCII,
 )
 # A header's tail: name: [scheme] value, as HTTP, curl -H and JSON write it.
 _HEADER_TAIL = re.compile(
     r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|digest|apikey|sso-key|key)[ \t]+)?"""
-    r"""(?P<v>[A-Za-z0-9._~+/=:-]{1,2048})"""
+    r"""(?P<v>[A-Za-z0-9._~+/=:-]{1,2048})""",
+    re.ASCII,
 )
 _HEADER_NAMES = frozenset(
     {
@@ -194,7 +196,7 @@ _HEADER_NAMES = frozenset(
     }
 )
 
-_SPLIT_NAME = re.compile(r"[_.-]+|(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT_NAME = re.compile(r"[_.-]+|(?<=[a-z0-9])(?=[A-Z])", re.ASCII)
 # Last words of a name that make it about a secret, not the secret: token_type, key_id, secret_name.
 _NOT_SECRET_LAST = frozenset(
     [
@@ -448,7 +450,8 @@ _PLACEHOLDERS = frozenset(
 )
 _PLACEHOLDER_RX = re.compile(
     r"(?i)^(?:[x*.#_-]+|0+|(?:your|my|the|some|insert|enter|replace|put)[_-]?\w*|\w*(?:example|placeholder|dummy|redacted"
-    r"|here|goes|xxxx|\*\*\*)\w*)$"
+    r"|here|goes|xxxx|\*\*\*)\w*)$",
+    re.ASCII,
 )
 # Values that are references or code, not literals.
 _NOT_SECRET_VALUE = re.compile(
@@ -460,9 +463,10 @@ _NOT_SECRET_VALUE = re.compile(
     | (?:\.{1,2}|~)?/[\w.-]*/[\w./-]*|(?:\.{1,2}|~)?/[a-z0-9_.-]{0,30}|[a-z]:\\.*  # paths
     | [\w./-]+\.(?:json|ya?ml|toml|pem|key|crt|cer|txt|env|ini|cfg|conf|py|js|ts|sh|p12|pfx|jks|gpg|asc|pub)
     | https?://\S*                                                  # a URL (its password is another rule's)
-    """
+    """,
+    re.ASCII,
 )
-_HEX = re.compile(r"[0-9a-fA-F]+")
+_HEX = re.compile(r"[0-9a-fA-F]+", re.ASCII)
 
 
 def entropy(value: str) -> float:
@@ -513,7 +517,7 @@ def _password_like(value: str) -> bool:
         return False  # password1, challengePassword, mysecret: examples and names, not passwords
     if value.isalpha() and (value.islower() or value.isupper()):
         return False  # a plain word or a constant's name
-    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
+    if re.fullmatch(r"(?a)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
         return False  # self.password, args.pw
     return entropy(value) >= 2.3
 
@@ -543,7 +547,7 @@ def _is_code_ref(value: str, text: str, end: int, password: bool) -> bool:
     """An unquoted value that is code: a call, an attribute, an index (self.token, args.password),
     or a variable or type named in words (key_password, proxy_auth, SecretBytes; for a password
     only without digits, since hunter2 is how people write passwords)."""
-    if text[end : end + 1] in ("(", "[", ".") or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
+    if text[end : end + 1] in ("(", "[", ".") or re.fullmatch(r"(?a)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
         return True
     if password:
         return bool(_IDENT.fullmatch(value)) and not any(c.isdigit() for c in value)
@@ -555,8 +559,8 @@ def _named_in_words(value: str) -> bool:
     return bool(_IDENT.fullmatch(value)) and (not any(c.isdigit() for c in value) or _wordy(value))
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD_RUN = re.compile(r"[A-Z]?[a-z]{2,}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+_WORD_RUN = re.compile(r"[A-Z]?[a-z]{2,}", re.ASCII)
 
 
 def _wordy(value: str) -> bool:
@@ -569,9 +573,8 @@ def _wordy(value: str) -> bool:
     return in_words >= 0.75 * letters
 
 
-def _keyword_hits(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every keyword in `text`, any case, in order."""
-    raw = text.encode("utf-8", "surrogatepass")
+def _keyword_hits(raw: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every keyword in the UTF-8 bytes, any case, in order."""
     low = raw.lower()
     hits: list[tuple[int, int]] = []
     for kw in _KEYWORDS:
@@ -580,22 +583,15 @@ def _keyword_hits(text: str) -> list[tuple[int, int]]:
             hits.append((at, at + len(kw)))
             at = low.find(kw, at + 1)
     hits.sort()
-    if len(raw) == len(text) or not hits:
-        return hits
-    out: list[tuple[int, int]] = []  # byte offsets to character offsets (each keyword is ASCII)
-    byte_at = char_at = 0
-    for b, e in hits:
-        char_at += len(raw[byte_at:b].decode("utf-8", "surrogatepass"))
-        byte_at = b
-        out.append((char_at, char_at + (e - b)))
-    return out
+    return hits
 
 
-def _scan_names(text: str, found: list[Finding]) -> None:
-    """Assignments (NAME=value, "name": "value", name: value) and headers whose name is a secret's."""
+def _scan_names(text: str, raw: bytes, found: list[Finding]) -> None:
+    """Assignments (NAME=value, "name": "value", name: value) and headers whose name is a secret's.
+    `text` is `raw` read as Latin-1 (one character per byte)."""
     n = len(text)
     last_end = -1
-    for start, end in _keyword_hits(text):
+    for start, end in _keyword_hits(raw):
         if start < last_end:
             continue
         j = end
@@ -665,6 +661,31 @@ def find_secrets(text: str) -> list[Finding]:
     """The secrets in `text`, in order, none overlapping."""
     if not text:
         return []
+    # Every rule is ASCII, so the scan runs over the UTF-8 bytes read as Latin-1: one byte a
+    # character, whatever the text holds (a str with one emoji takes 4 bytes a character, and every
+    # pass over it 4 times the memory). A character outside ASCII becomes 2 to 4 characters that no
+    # rule's class tells apart, so findings start and end on character boundaries; their offsets
+    # are mapped back at the end.
+    raw = text.encode("utf-8", "surrogatepass")
+    work = text if len(raw) == len(text) else raw.decode("latin-1")
+    found = _find(work, raw)
+    if found and work is not text:
+        found = _to_char_offsets(found, raw)
+    return found
+
+
+def _to_char_offsets(found: list[Finding], raw: bytes) -> list[Finding]:
+    out: list[Finding] = []
+    byte_at = char_at = 0
+    for f in found:
+        start = char_at + len(raw[byte_at : f.start].decode("utf-8", "surrogatepass"))
+        end = start + len(raw[f.start : f.end].decode("utf-8", "surrogatepass"))
+        out.append(Finding(f.kind, start, end))
+        byte_at, char_at = f.end, end
+    return out
+
+
+def _find(text: str, raw: bytes) -> list[Finding]:
     found: list[Finding] = []
     for rx, members in _GROUPS:
         for m in rx.finditer(text):
@@ -689,7 +710,7 @@ def find_secrets(text: str) -> list[Finding]:
             if _is_placeholder(value) or value.lower() in ("pass", "pw", "password", "x-oauth-basic"):
                 continue
             found.append(Finding("url-password", m.start("v"), m.end("v")))
-    _scan_names(text, found)
+    _scan_names(text, raw, found)
     if not found:
         return []
     if "[secret:" in text:

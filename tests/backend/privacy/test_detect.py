@@ -483,3 +483,18 @@ def test_detect_secrets_plugins_samples_are_caught_here_too() -> None:
                 at = text.index(secret)
                 assert any(f.start <= at and at + len(secret) <= f.end for f in find_secrets(text)), (plugin, text)
     assert checked >= 8
+
+
+_unicode = st.text(alphabet=st.sampled_from("äöü é ñ ß → ✓ 🚨 😀 中文 \u00a0 \u2028 \ud800 a 1 : = \n"), max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(CASES), _unicode, _unicode)
+def test_findings_in_text_with_non_ascii_around_them_are_at_the_right_characters(case, before: str, after: str) -> None:
+    """The scan runs over UTF-8 bytes; offsets still count characters of the text."""
+    text, kind, value = case
+    full = before + " " + text + " " + after
+    start = full.index(value, len(before))
+    found = [f for f in find_secrets(full) if f.end > len(before) and f.start < len(before) + 1 + len(text)]
+    assert found == [Finding(kind, start, start + len(value))]
+    assert value not in redact_text(full)
