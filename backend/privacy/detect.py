@@ -567,10 +567,24 @@ def _wordy(value: str) -> bool:
     """Made of words (io.modelcontextprotocol/subscriptionId, v4auth_header, PKCS7PrivateKeyTypes),
     as names and types are; a generated value's letters come in short runs (Xk7mQ2vL9zB4)."""
     letters = sum(c.isalpha() for c in value)
-    if letters == 0 or _HEX.fullmatch(value):
-        return False
-    in_words = sum(len(w) for w in _WORD_RUN.findall(value) if len(w) >= 3)
+    if letters == 0 or _HEX.fullmatch(value) or len(_DIGIT_RUN.findall(value)) >= 3:
+        return False  # digits strewn through it: generated (names keep digits together: Ed25519Key)
+    if not any(c in "_./:-" for c in value) and sum(map(_reads_as_word, _CAMEL_WORD.findall(value))) < 2:
+        return False  # names are split into words by separators or capitals; a run-on is not a name
+    in_words = sum(len(w) for w in _WORD_RUN.findall(value) if len(w) >= 3 and _reads_as_word(w))
     return in_words >= 0.75 * letters
+
+
+_DIGIT_RUN = re.compile(r"[0-9]+")
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}")
+_CONSONANTS5 = re.compile(r"(?i)[b-df-hj-np-tv-xz]{5}", re.ASCII)
+
+
+def _reads_as_word(run: str) -> bool:
+    """A run of letters with vowels where words have them (subscription, Private): a random run
+    (Vbnq, Eqhxlx) has too few, or five consonants in a row."""
+    vowels = sum(c in "aeiouyAEIOUY" for c in run)
+    return vowels >= 0.2 * len(run) and not _CONSONANTS5.search(run)
 
 
 def _keyword_hits(raw: bytes) -> list[tuple[int, int]]:

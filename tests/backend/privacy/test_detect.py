@@ -498,3 +498,20 @@ def test_findings_in_text_with_non_ascii_around_them_are_at_the_right_characters
     found = [f for f in find_secrets(full) if f.end > len(before) and f.start < len(before) + 1 + len(text)]
     assert found == [Finding(kind, start, start + len(value))]
     assert value not in redact_text(full)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=24, max_size=64),
+    st.sampled_from(["API_KEY={v}", '"client_secret": "{v}"', "secret_key = '{v}'", "x-api-key: {v}"]),
+)
+def test_a_generated_value_under_a_secret_name_is_caught(value: str, form: str) -> None:
+    """Random values (not only the hand-picked ones above) with a secret's name: found whole, when
+    they read as generated: letters and digits strewn through each other, many distinct characters
+    (hypothesis also draws `aaaa...` and `abcdefgh...`, which do not)."""
+    text = form.format(v=value)
+    if not re.search(r"[a-zA-Z]", value) or len(re.findall(r"[0-9]+", value)) < 3 or len(set(value)) < 12:
+        return
+    start = text.index(value)
+    found = find_secrets(text)
+    assert [(f.start, f.end) for f in found] == [(start, start + len(value))], text
