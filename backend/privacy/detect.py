@@ -160,6 +160,13 @@ _LOOSE = frozenset({"openai-key", "telegram-token", "discord-token", "twilio-key
 # URLs with a password: scheme://user:password@host. The value is the password.
 _URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@\"'\\<>{}]*):(?P<v>[^\s@/\"'\\<>]{1,256})@(?=[A-Za-z0-9\[_])", re.ASCII)
 
+# Passwords given on a command line or in a .netrc: curl -u user:password, machine h login u password p.
+_CLI_PASSWORDS = (
+    (" -u", re.compile(r"""(?<=\s)-u\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
+    ("--user", re.compile(r"""--user[=\s]\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
+    ("machine", re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S{1,256})", re.ASCII)),
+)
+
 # Every assignment, header and secret-named field has one of these words in its name. They are
 # looked for in the lowercased UTF-8 bytes (bytes.find; a case-insensitive regex is 20x slower).
 _KEYWORDS = (b"token", b"secret", b"pass", b"pwd", b"credential", b"key", b"auth")
@@ -724,6 +731,11 @@ def _find(text: str, raw: bytes) -> list[Finding]:
             if _is_placeholder(value) or value.lower() in ("pass", "pw", "password", "x-oauth-basic"):
                 continue
             found.append(Finding("url-password", m.start("v"), m.end("v")))
+    for needle, rx in _CLI_PASSWORDS:
+        if needle in text:
+            for m in rx.finditer(text):
+                if _password_like(m.group("v")) or _random_enough(m.group("v"), 8, hex_ok=True):
+                    found.append(Finding("password", m.start("v"), m.end("v")))
     _scan_names(text, raw, found)
     if not found:
         return []

@@ -188,6 +188,9 @@ CASES = [
         "8d3f6b0e-5c9a-4d7f-b1e8-c2b7f9e4c1a8",
     ),
     ("TWILIO_AUTH_TOKEN=9e4c1a8d3f6b0e5c9a2d7f4b1e8c2b7f", "secret-assignment", "9e4c1a8d3f6b0e5c9a2d7f4b1e8c2b7f"),
+    ("curl -s -u admin:Zq8!vX2kL9 https://jenkins.internal/api/json", "password", "Zq8!vX2kL9"),
+    ("curl --user 'deploy:Hq7Zk2Lm9Qx4' https://nexus/repo", "password", "Hq7Zk2Lm9Qx4"),
+    ("machine api.heroku.com\n  login ana@example.com\n  password 8d3f6b0e5c9aXq2", "password", "8d3f6b0e5c9aXq2"),
     # an identifier-shaped value with digits is a literal, not a variable
     ("secret_key=OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX from env", "secret-assignment", "OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX"),
     (
@@ -292,6 +295,9 @@ NEVER = [
     '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"',
     '    AttributeOID.CHALLENGE_PASSWORD: "challengePassword",',
     "detect-secrets = detect_secrets.main:main",
+    "curl -u $USER:$API_TOKEN https://api.internal",
+    "curl -u admin:changeme http://localhost:8080",
+    "ls -u foo:bar",
 ]
 
 
