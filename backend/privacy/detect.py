@@ -708,23 +708,7 @@ def _to_char_offsets(found: list[Finding], raw: bytes) -> list[Finding]:
 
 def _find(text: str, raw: bytes) -> list[Finding]:
     found: list[Finding] = []
-    for rx, members in _GROUPS:
-        for m in rx.finditer(text):
-            name = m.lastgroup
-            i = members[name] if name in members else next(members[g] for g in members if m.group(g) is not None)
-            kind, _pattern, group, _back, edge = _PROVIDER_RULES[i]
-            back = _BACKS[i]
-            s, e = m.span(f"v{i}") if group == "v" else (m.start(), m.end(f"r{i}"))
-            if back is not None:
-                b = back.search(text, max(0, s - 48), s)
-                if b is None:
-                    continue
-                s = b.start()
-            if edge and s > 0 and text[s - 1] in _EDGE:
-                continue  # inside a longer run of token or base64 characters: a hash, a blob
-            if kind in _LOOSE and not _token_shaped(text[s:e]):
-                continue
-            found.append(Finding(kind, s, e))
+    _scan_providers(text, found)
     if "://" in text and "@" in text:
         for m in _URL_PASSWORD.finditer(text):
             value = m.group("v")
@@ -744,6 +728,27 @@ def _find(text: str, raw: bytes) -> list[Finding]:
         if markers:
             found = [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
     return _disjoint(found)
+
+
+def _scan_providers(text: str, found: list[Finding]) -> None:
+    """The provider rules, one pass per group (see _grouped)."""
+    for rx, members in _GROUPS:
+        for m in rx.finditer(text):
+            name = m.lastgroup
+            i = members[name] if name in members else next(members[g] for g in members if m.group(g) is not None)
+            kind, _pattern, group, _back, edge = _PROVIDER_RULES[i]
+            back = _BACKS[i]
+            s, e = m.span(f"v{i}") if group == "v" else (m.start(), m.end(f"r{i}"))
+            if back is not None:
+                b = back.search(text, max(0, s - 48), s)
+                if b is None:
+                    continue
+                s = b.start()
+            if edge and s > 0 and text[s - 1] in _EDGE:
+                continue  # inside a longer run of token or base64 characters: a hash, a blob
+            if kind in _LOOSE and not _token_shaped(text[s:e]):
+                continue
+            found.append(Finding(kind, s, e))
 
 
 def _token_shaped(value: str) -> bool:
