@@ -132,11 +132,13 @@ _EDGE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 _BACKS = tuple(re.compile(f"(?:{back})\\Z", re.ASCII) if back else None for _k, _p, _g, back, _e in _PROVIDER_RULES)
 
 
+@functools.cache
 def _grouped() -> tuple[tuple[re.Pattern[str], dict[str, int]], ...]:
     """The rules as one pattern per first character (two for a lowercase letter; 32 passes over a
     text instead of 42): the shared characters stand before the alternation, so `re` still searches for it at string speed (an
     alternation of groups that each start with it is searched position by position: 50x slower).
-    Rule i is the group `r<i>` (after the shared character); its value group `v<i>`."""
+    Rule i is the group `r<i>` (after the shared character); its value group `v<i>`. Compiled on
+    the first scan, not at import (a command that redacts nothing does not pay for it)."""
     by_first: dict[str, list[int]] = {}
     for i, (_kind, pattern, *_rest) in enumerate(_PROVIDER_RULES):
         first = pattern[:2] if pattern[0] == "\\" else pattern[0]
@@ -151,7 +153,6 @@ def _grouped() -> tuple[tuple[re.Pattern[str], dict[str, int]], ...]:
     return tuple(out)
 
 
-_GROUPS = _grouped()
 _PROVIDER_KINDS = frozenset(k for k, *_ in _PROVIDER_RULES)
 # Kinds whose shape alone is loose (sk-..., digits:..., M...x.y, AC+hex): their value must also
 # read as generated.
@@ -732,7 +733,7 @@ def _find(text: str, raw: bytes) -> list[Finding]:
 
 def _scan_providers(text: str, found: list[Finding]) -> None:
     """The provider rules, one pass per group (see _grouped)."""
-    for rx, members in _GROUPS:
+    for rx, members in _grouped():
         for m in rx.finditer(text):
             name = m.lastgroup
             i = members[name] if name in members else next(members[g] for g in members if m.group(g) is not None)
