@@ -178,6 +178,14 @@ _CLI_PASSWORDS = (
     (" -u", re.compile(r"""(?<=\s)-u\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
     ("--user", re.compile(r"""--user[=\s]\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
     ("machine", re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S{1,256})", re.ASCII)),
+    (
+        "--",  # docker login --password X, gh --token X, --client-secret X (the `=` form is an assignment)
+        re.compile(
+            r"""--(?:[a-z]+-)*(?:password|passwd|token|api-key|apikey|secret|auth-token)[ \t]+["']?"""
+            r"""(?P<v>[^\s"'$<{-][^\s"']{3,255})""",
+            re.ASCII,
+        ),
+    ),
 )
 
 # Every assignment, header and secret-named field has one of these words in its name. They are
@@ -732,7 +740,9 @@ def _find(text: str, raw: bytes) -> list[Finding]:
         if needle in text:
             for m in rx.finditer(text):
                 if _password_like(m.group("v")) or _random_enough(m.group("v"), 8, hex_ok=True):
-                    found.append(Finding("password", m.start("v"), m.end("v")))
+                    flag = text[m.start() : m.start("v")]
+                    kind = "secret-assignment" if needle == "--" and "pass" not in flag else "password"
+                    found.append(Finding(kind, m.start("v"), m.end("v")))
     _scan_names(text, raw, found)
     if not found:
         return []

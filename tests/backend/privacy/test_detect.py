@@ -191,6 +191,8 @@ CASES = [
     ("curl -s -u admin:Zq8!vX2kL9 https://jenkins.internal/api/json", "password", "Zq8!vX2kL9"),
     ("curl --user 'deploy:Hq7Zk2Lm9Qx4' https://nexus/repo", "password", "Hq7Zk2Lm9Qx4"),
     ("machine api.heroku.com\n  login ana@example.com\n  password 8d3f6b0e5c9aXq2", "password", "8d3f6b0e5c9aXq2"),
+    ("docker login -u ana --password Hq7Zk2Lm9Qx4 registry.example", "password", "Hq7Zk2Lm9Qx4"),
+    ("vault login --client-secret 7Qz-Lm9Xv4Bn_7Ct1Zh6Sj3Dw", "secret-assignment", "7Qz-Lm9Xv4Bn_7Ct1Zh6Sj3Dw"),
     # an identifier-shaped value with digits is a literal, not a variable
     ("secret_key=OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX from env", "secret-assignment", "OwEuE3_P1iX4ZlwJTagSeFQKOPb1XX"),
     (
@@ -298,6 +300,9 @@ NEVER = [
     "curl -u $USER:$API_TOKEN https://api.internal",
     "curl -u admin:changeme http://localhost:8080",
     "ls -u foo:bar",
+    "echo $PW | docker login --username ana --password-stdin",
+    "gh auth login --with-token < token.txt",
+    "  --token TOKEN   the API token to use (default: $GITHUB_TOKEN)",
 ]
 
 
