@@ -278,6 +278,15 @@ def surround(g: Gen, kind: str, name: str, value: str) -> str:
         )
     if kind == "password":
         name = r.choice(PASSWORD_NAMES)
+        if r.random() < 0.25:
+            return r.choice(
+                (
+                    f"$ curl -s -u {user}:{value} https://jenkins.internal/api/json\n",
+                    f"$ docker login registry.internal -u {user} --password {value}\n",
+                    f"machine api.internal\n  login {user}\n  password {value}\n",
+                    f"$ psql 'host=db.internal user={user} password={value} dbname=app'\n",
+                )
+            )
     low = name.lower()
     forms = [
         f"$ export {name}={value}\n",

@@ -175,8 +175,8 @@ _URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@\"'\\<>{}]*):(?P<v>[^\s@/\"'\\<>
 
 # Passwords given on a command line or in a .netrc: curl -u user:password, machine h login u password p.
 _CLI_PASSWORDS = (
-    (" -u", re.compile(r"""(?<=\s)-u\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
-    ("--user", re.compile(r"""--user[=\s]\s*["']?[^\s:"'$]+:(?P<v>[^\s"'@]{1,256})""", re.ASCII)),
+    (" -u", re.compile(r"""(?<=\s)-u\s*["']?[^\s:"'$]+:(?P<v>[^\s"']{1,256})""", re.ASCII)),
+    ("--user", re.compile(r"""--user[=\s]\s*["']?[^\s:"'$]+:(?P<v>[^\s"']{1,256})""", re.ASCII)),
     ("machine", re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S{1,256})", re.ASCII)),
     (
         "--",  # docker login --password X, gh --token X, --client-secret X (the `=` form is an assignment)
