@@ -394,6 +394,7 @@ _KEY_QUALIFIERS = frozenset(
         "bot",
     ]
 )
+_SHORT_WORDS = frozenset({"pass", "pw", "pwd", "pswd", "auth", "pin"})
 _WORD_ENDINGS = ("password", "passwd", "secret", "token", "apikey")
 
 _PLACEHOLDERS = frozenset(
@@ -544,9 +545,7 @@ def _password_like(value: str) -> bool:
         return False  # password1, challengePassword, mysecret: examples and names, not passwords
     if value.isalpha() and (value.islower() or value.isupper()):
         return False  # a plain word or a constant's name
-    if re.fullmatch(r"(?a)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value):
-        return False  # self.password, args.pw
-    return entropy(value) >= 2.3
+    return entropy(value) >= 2.3  # (self.password, args.pw unquoted are code: _is_code_ref)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -557,9 +556,16 @@ def _name_kind(name: str) -> str | None:
         return None
     if len(words) >= 2 and words[-2] in _NOT_SECRET_LAST and words[-1] in ("key", "keys"):
         return None  # sort_key? no: cache_key, index_key
-    passwordish = any(w in ("password", "passwd", "pwd", "pass", "pswd", "pw", "passphrase", "passcode") for w in words)
-    passwordish = passwordish or any(w.endswith(("password", "passwd")) for w in words)
-    secretish = passwordish or any(w in _SECRET_WORDS or w.endswith(_WORD_ENDINGS) for w in words)
+    # Short words name a secret only as the last word: DB_PASS, X_AUTH, but _PassArg, pass_fds, pin_memory not.
+    last = words[-1]
+    passwordish = any(w in ("password", "passwd", "passphrase", "passcode") for w in words)
+    passwordish = (
+        passwordish or last in ("pwd", "pass", "pswd", "pw") or any(w.endswith(("password", "passwd")) for w in words)
+    )
+    secretish = passwordish or last in _SHORT_WORDS
+    secretish = secretish or any(
+        (w in _SECRET_WORDS and w not in _SHORT_WORDS) or w.endswith(_WORD_ENDINGS) for w in words
+    )
     if not secretish and words[-1] in ("key", "keys") and len(words) >= 2:
         secretish = any(w in _KEY_QUALIFIERS or w.endswith(("api", "secret", "private")) for w in words[:-1])
     if not secretish:

@@ -179,6 +179,7 @@ CASES = [
     ('{"password": "S3cr3t!pass"}', "password", "S3cr3t!pass"),
     ("  POSTGRES_PASSWORD: Tr0ub4dor&3", "password", "Tr0ub4dor&3"),
     ("PGPASSWORD=Kx82mQz1 psql -h db", "password", "Kx82mQz1"),
+    ('export DB_PASSWORD="kd.Tq42wzPe"', "password", "kd.Tq42wzPe"),  # quoted: a literal, not an attribute
     ("JWT_SECRET=f8Kq2Lm9Xv4Bn7Ct1Zh6Sj3Dw0", "secret-assignment", "f8Kq2Lm9Xv4Bn7Ct1Zh6Sj3Dw0"),
     ("  client_secret: 7Qz-Lm9Xv4Bn_7Ct1Zh6Sj3Dw", "secret-assignment", "7Qz-Lm9Xv4Bn_7Ct1Zh6Sj3Dw"),
     ("DD_API_KEY=3f9a7c2e5b8d1f4a6c9e2b7d5f8a1c3e", "secret-assignment", "3f9a7c2e5b8d1f4a6c9e2b7d5f8a1c3e"),
@@ -264,6 +265,8 @@ NEVER = [
     "const token = process.env.SLACK_BOT_TOKEN;",
     "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
     "secret_key = settings.SECRET_KEY",
+    "password = self.password",
+    "db_password = cfg.db.password",
     # placeholders
     "OPENAI_API_KEY=<your-api-key>",
     "export API_TOKEN=xxx",
@@ -297,6 +300,8 @@ NEVER = [
     '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_END = b"-----END OPENSSH PRIVATE KEY-----"',
     '    AttributeOID.CHALLENGE_PASSWORD: "challengePassword",',
     "detect-secrets = detect_secrets.main:main",
+    '            _PassArg.eval_context: "context.eval_ctx",',
+    "    pin_memory: True",
     "curl -u $USER:$API_TOKEN https://api.internal",
     "curl -u admin:changeme http://localhost:8080",
     "ls -u foo:bar",
