@@ -744,9 +744,15 @@ def _find(text: str, raw: bytes) -> list[Finding]:
     for needle, rx in _CLI_PASSWORDS:
         if needle in text:
             for m in rx.finditer(text):
-                if _password_like(m.group("v")) or _random_enough(m.group("v"), 8, hex_ok=True):
-                    flag = text[m.start() : m.start("v")]
-                    kind = "secret-assignment" if needle == "--" and "pass" not in flag else "password"
+                value = m.group("v")
+                flag = text[m.start() : m.start("v")]
+                kind = "secret-assignment" if needle == "--" and "pass" not in flag else "password"
+                ok = (
+                    _password_like(value)
+                    if kind == "password"
+                    else _random_enough(value, 8, True) and not _wordy(value)
+                )
+                if ok:
                     found.append(Finding(kind, m.start("v"), m.end("v")))
     _scan_names(text, raw, found)
     if not found:

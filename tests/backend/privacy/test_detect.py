@@ -305,6 +305,7 @@ NEVER = [
     "curl -u $USER:$API_TOKEN https://api.internal",
     "curl -u admin:changeme http://localhost:8080",
     "ls -u foo:bar",
+    "# a password on a command line: curl -u user:password, or in a .netrc",
     "echo $PW | docker login --username ana --password-stdin",
     "gh auth login --with-token < token.txt",
     "  --token TOKEN   the API token to use (default: $GITHUB_TOKEN)",
