@@ -30,6 +30,7 @@ from typing import Any
 from ..file_lock import file_lock
 from ..home import Home
 from ..memory.core import core_path
+from ..memory.slugs import safe_name
 from ..model import OpmemError
 from ..privacy import redact_text
 from ..safe_text import plain
@@ -37,7 +38,7 @@ from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
 from .base import AgentSpec, Context, opmem_executable
 from .parts import ConfigError, Part, TextBlock
-from .session_start import TOOLS_LINE
+from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
 
 AGENTS: dict[str, AgentSpec] = {
     s.id: s for s in (claude.SPEC, codex.SPEC, gemini.SPEC, cursor.SPEC, opencode.SPEC, copilot.SPEC)
@@ -271,6 +272,8 @@ def connect(
         if new_record != record:
             state["agents"][agent] = new_record
             _write_state(home, state)
+    if agent == "claude":
+        write_contexts(home)
     return Change(agent, tuple(changes))
 
 
@@ -327,6 +330,8 @@ def disconnect(home: Home, agent: str, user_home: Path, env: Mapping[str, str] |
         if agent in state["agents"]:
             del state["agents"][agent]
             _write_state(home, state)
+    if agent == "claude":
+        _drop_contexts(home)
     return Change(agent, tuple(changes))
 
 
@@ -360,6 +365,28 @@ def status(home: Home, user_home: Path, env: Mapping[str, str] | None = None) ->
     return result
 
 
+def write_contexts(home: Home) -> int:
+    """The SessionStart hook's precomputed contexts, one per core.md present (session_start.py)."""
+    written = 0
+    targets = [(core_path(home.memory_dir), GLOBAL_CACHE)]
+    targets += [(core_path(home.memory_dir, p.id), safe_name(p.id)) for p in home.projects.list_projects()]
+    for path, name in targets:
+        if path.is_file():
+            write_cache(str(home.path.absolute()), str(path), name)
+            written += 1
+    return written
+
+
+def _drop_contexts(home: Home) -> None:
+    folder = Path(cache_path(str(home.path.absolute()), "x")).parent
+    for item in folder.glob("*.json") if folder.is_dir() else ():
+        item.unlink()
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
 def refresh(home: Home) -> list[str]:
     """Bring the blocks of the connected agents up to the core.md files just written; notes of
     what was rewritten or could not be. Never raises: the memory is written either way."""
@@ -369,6 +396,8 @@ def refresh(home: Home) -> list[str]:
     notes: list[str] = []
     try:
         records = _read_state(home)["agents"]
+        if "claude" in records:
+            write_contexts(home)
         body = global_body(home)
         for agent, record in sorted(records.items()):
             spec = AGENTS.get(agent)

@@ -13,7 +13,11 @@ It runs before every session, so it is a light path: no click, no textual, no st
 block is the precomputed file the distillation writes, memory/projects/<id>/core.md for the
 project whose folder holds the hook's `cwd` (the innermost of projects/projects.json), else
 memory/core.md; a block with a pointer to the MCP tools follows. Secrets never leave: the
-text passes backend/privacy's redact_text. It never fails the agent's start: any error prints
+text passes backend/privacy's redact_text: when the core.md files are written (after a
+distillation or sleep, and at `opmem connect claude`) the context is rendered and redacted
+once into <home>/agents/context/<name>.json with the stamp (mtime, size, inode) of the core.md
+it came from; the hook hands that back while the stamp matches, and renders and redacts the
+file itself otherwise (a hand-edited core.md, no cache yet). It never fails the agent's start: any error prints
 an empty additionalContext, one line on stderr, and exits 0.
 
 Imported by opmem_tui/entry.py before anything else, so keep its imports to json, os, sys
@@ -30,6 +34,7 @@ from typing import Any, TextIO
 MAX_CONTEXT_CHARS = 8000
 MAX_STDIN_BYTES = 1 << 20
 MAX_CORE_BYTES = 64 * 1024
+GLOBAL_CACHE = "_global"  # safe_name never starts with "_"
 TOOLS_LINE = (
     "opmem memory tools (MCP server `opmem`): memory_search(query), memory_timeline(since), "
     "memory_open_session(session_id, turn), memory_git_log(project_id), memory_graph_neighbors(entity)."
@@ -66,22 +71,69 @@ def _file_name(project_id: str) -> str:
     return safe_name(project_id)
 
 
-def core_text(home: str, cwd: str) -> str:
-    """The core block for `cwd`: its project's core.md, else the global one; "" when neither exists."""
+def core_file(home: str, cwd: str) -> tuple[str, str] | None:
+    """(path, cache name) of the core.md for `cwd`: its project's, else the global one; None when
+    neither exists yet."""
     memory = os.path.join(home, "memory")
     project = project_for(home, cwd)
-    paths = []
+    candidates = []
     if project is not None:
-        paths.append(os.path.join(memory, "projects", _file_name(project["id"]), "core.md"))
-    paths.append(os.path.join(memory, "core.md"))
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_CORE_BYTES)
-        except FileNotFoundError:
-            continue
-        return data.decode("utf-8", "replace")
-    return ""
+        name = _file_name(project["id"])
+        candidates.append((os.path.join(memory, "projects", name, "core.md"), name))
+    candidates.append((os.path.join(memory, "core.md"), GLOBAL_CACHE))
+    for path, name in candidates:
+        if os.path.exists(path):
+            return path, name
+    return None
+
+
+def _stamp(path: str) -> list[int]:
+    info = os.stat(path)
+    return [info.st_mtime_ns, info.st_size, info.st_ino]
+
+
+def cache_path(home: str, name: str) -> str:
+    return os.path.join(home, "agents", "context", name + ".json")
+
+
+def _cached(home: str, name: str, stamp: list[int]) -> str | None:
+    try:
+        with open(cache_path(home, name), "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and data.get("stamp") == stamp and isinstance(data.get("context"), str):
+        return data["context"]
+    return None
+
+
+def render_context(core: str) -> str:
+    """The additionalContext for a core block: redacted, plain text, the tools line, within the limit."""
+    if not core.strip():
+        return ""
+    from ..privacy import redact_text
+    from ..safe_text import plain
+
+    body = plain(redact_text(core)).rstrip("\n")
+    return fit(body + "\n" + TOOLS_LINE + "\n")
+
+
+def _read_core(path: str) -> str:
+    with open(path, "rb") as handle:
+        return handle.read(MAX_CORE_BYTES).decode("utf-8", "replace")
+
+
+def write_cache(home: str, path: str, name: str) -> None:
+    """Keep the rendered context of one core.md (redacted now) with the stamp of the bytes it
+    was made from, so the hook answers without loading the detector while core.md is unchanged."""
+    stamp = _stamp(path)  # before reading: a write meanwhile changes it, and the hook renders anew
+    context = render_context(_read_core(path))
+    target = cache_path(home, name)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"stamp": stamp, "context": context}, handle, ensure_ascii=False)
+    os.replace(tmp, target)
 
 
 def fit(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
@@ -93,14 +145,14 @@ def fit(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
 
 
 def context_for(home: str, cwd: str) -> str:
-    core = core_text(home, cwd)
-    if not core.strip():
+    found = core_file(home, cwd)
+    if found is None:
         return ""
-    from ..privacy import redact_text
-    from ..safe_text import plain
-
-    body = plain(redact_text(core)).rstrip("\n")
-    return fit(body + "\n" + TOOLS_LINE + "\n")
+    path, name = found
+    cached = _cached(home, name, _stamp(path))
+    if cached is not None:
+        return cached
+    return render_context(_read_core(path))
 
 
 def output(context: str) -> str:

@@ -238,3 +238,31 @@ def test_cli_a_broken_config_exits_1_naming_it(home: Home, user_home: Path) -> N
     assert result.exit_code == 1
     assert f"{path}: invalid JSON at line 1, column 16" in result.stderr and "not changed" in result.stderr
     assert path.read_text() == '{"mcpServers": ' and not (user_home / ".gemini/GEMINI.md").exists()
+
+
+def test_the_hook_answers_from_the_precomputed_context_without_loading_the_detector(
+    home: Home, user_home: Path, tmp_path: Path
+) -> None:
+    """connect (and every core.md write after it) renders the redacted context once; while
+    core.md is unchanged the hook hands it back without importing click, textual or privacy."""
+    repo = _project_with_core(home, tmp_path)
+    connect(home, "claude", user_home, {"PATH": "/nonexistent"})
+    command = _session_start_command(user_home)
+    env = {"HOME": str(user_home), "PATH": os.environ.get("PATH", ""), "PYTHONPROFILEIMPORTTIME": "1"}
+    done = subprocess.run(
+        shlex.split(command), input=_claude_input(repo), capture_output=True, text=True, env=env, timeout=60
+    )
+    imported = done.stderr
+    assert "opmem_tui.backend.agents.session_start" in imported
+    for heavy in ("opmem_tui.backend.privacy", "click", "textual", "rich", "opmem_tui.cli", "pygit2"):
+        assert f" {heavy}\n" not in imported and f" {heavy}." not in imported, heavy
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "stack: go 1.22" in context and TOKEN not in context
+
+    # core.md edited by hand after the cache was written: the hook renders it anew, redacted
+    path = core_path(home.memory_dir, home.projects.list_projects()[0].id)
+    other = "sk-ant-api03-" + "Q" * 90
+    path.write_text(f"═══\n· test: make check; ANTHROPIC_API_KEY={other}  ↪ session:s9\n═══\n")
+    done = _run_hook(command, _claude_input(repo), user_home)
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "test: make check" in context and other not in context and "[secret:" in context
