@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
@@ -30,21 +30,34 @@ from ..model import OpmemError
 MAX_DEPTH = 256
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
+_DECODER = json.JSONDecoder()
 
 
 class JsonSyntaxError(OpmemError):
     pass
 
 
-@dataclass(slots=True)
 class Node:
-    """One value: its span [start, end) in the text, and for containers their entries."""
+    """One value: its span [start, end) in the text, and for containers their entries (read on
+    first use for a strict JSON file: json's own C scanner finds the value and its end)."""
 
-    kind: str  # "object", "array" or "scalar"
-    start: int
-    end: int
-    data: Any = None
-    entries: list[Entry] = field(default_factory=list)
+    __slots__ = ("_entries", "_parser", "data", "end", "kind", "start")
+
+    def __init__(self, kind: str, start: int, end: int, data: Any = None, parser: _Parser | None = None) -> None:
+        self.kind = kind  # "object", "array" or "scalar"
+        self.start = start
+        self.end = end
+        self.data = data
+        self._parser = parser  # set: the entries are not read yet
+        self._entries: list[Entry] = []
+
+    @property
+    def entries(self) -> list[Entry]:
+        if self._parser is not None:
+            parser, self._parser = self._parser, None
+            parser.pos = self.start
+            self._entries = parser.container(0, self.kind, "}" if self.kind == "object" else "]").entries
+        return self._entries
 
     def get(self, key: str) -> Node | None:
         for entry in self.entries:
@@ -69,10 +82,11 @@ class Entry:
 
 
 class _Parser:
-    def __init__(self, text: str, path: Path, comments: bool) -> None:
+    def __init__(self, text: str, path: Path, comments: bool, lazy: bool = False) -> None:
         self.text = text
         self.path = path
         self.comments = comments
+        self.lazy = lazy  # strict JSON known valid: nested containers via json's C scanner
         self.pos = 0
 
     def fail(self, message: str, pos: int | None = None) -> JsonSyntaxError:
@@ -107,6 +121,10 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of file")
         ch = self.text[self.pos]
+        if ch in "{[" and self.lazy and depth > 0:
+            start = self.pos
+            data, self.pos = _DECODER.raw_decode(self.text, start)
+            return Node("object" if ch == "{" else "array", start, self.pos, data, parser=self)
         if ch == "{":
             return self.container(depth, "object", "}")
         if ch == "[":
@@ -161,7 +179,7 @@ class _Parser:
                     raise self.fail("expected ':' after the key")
                 self.pos += 1
             value = self.value(depth + 1)
-            node.entries.append(Entry(key, start, value))
+            node._entries.append(Entry(key, start, value))
             if kind == "object":
                 node.data[key] = value.data
             else:
@@ -173,7 +191,14 @@ class _Parser:
 
 def parse(text: str, path: Path, *, comments: bool = False) -> Node:
     """The tree of `text`; a JsonSyntaxError naming the file, line and column otherwise."""
-    parser = _Parser(text, path, comments)
+    lazy = False
+    if not comments:  # json's C parser checks it; a failure is re-read here for the message
+        try:
+            json.loads(text)
+            lazy = True
+        except (ValueError, RecursionError):
+            pass
+    parser = _Parser(text, path, comments, lazy)
     node = parser.value(0)
     parser.skip()
     if parser.pos != len(text):
