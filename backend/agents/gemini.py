@@ -4,7 +4,8 @@ Checked against google-gemini/gemini-cli docs/tools/mcp-server.md and docs/cli/c
 user settings are ~/.gemini/settings.json; `mcpServers.<name>` takes `command`, `args`, `env`,
 `cwd`, `timeout`, `trust` (`gemini mcp add -s user` writes the same); the hierarchical memory
 loads ~/.gemini/GEMINI.md as the global context file for every session. The block there is
-rewritten after each sleep.
+rewritten after each sleep. Gemini reads settings.json through strip-json-comments
+(packages/cli/src/config/settings.ts), so comments there are allowed, and kept.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ def _dir(ctx: Context) -> Path:
 def parts(ctx: Context) -> list[Part]:
     argv = ctx.mcp_argv
     return [
-        JsonEntry(_dir(ctx) / "settings.json", ("mcpServers",), "opmem", {"command": argv[0], "args": argv[1:]}),
+        JsonEntry(
+            _dir(ctx) / "settings.json", ("mcpServers",), "opmem", {"command": argv[0], "args": argv[1:]}, comments=True
+        ),
         TextBlock(_dir(ctx) / "GEMINI.md", "gemini", ctx.global_body),
     ]
 

@@ -79,7 +79,7 @@ def entry_of(user_home: Path, agent: str) -> tuple[str, list[str], dict[str, str
     }
     rel, key = files[agent]
     path = user_home / rel
-    entry = jsonc.parse(path.read_text(), path, comments=agent == "opencode").data[key]["opmem"]
+    entry = jsonc.parse(path.read_text(), path, comments=agent in ("opencode", "gemini")).data[key]["opmem"]
     if agent == "opencode":  # command is the whole argv; env is `environment`
         return entry["command"][0], entry["command"][1:], entry.get("environment", {})
     return entry["command"], entry.get("args", []), entry.get("env", {})

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList, Static
 
+from opmem_tui.backend.agents import jsonc
 from opmem_tui.screens.connect import ConnectScreen
 from tests.backend.agents.configs import snapshot, write_existing
 
@@ -51,7 +51,7 @@ async def test_connect_and_disconnect_an_agent_from_the_palette(sample_home, use
 
         await pilot.press("enter")
         await wait_until(pilot, lambda: lines(app)[2] == "● Gemini CLI   connected", "gemini connected")
-        settings = json.loads((user_home / ".gemini/settings.json").read_text())
+        settings = jsonc.parse((user_home / ".gemini/settings.json").read_text(), Path("s"), comments=True).data
         assert settings["mcpServers"]["opmem"]["args"][-1] == "mcp" and "playwright" in settings["mcpServers"]
         assert f"✓ memory block: {user_home / '.gemini/GEMINI.md'}" in detail(app)
         assert any(n.startswith("Gemini CLI connected: ") for n in notes(app))

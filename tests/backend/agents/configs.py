@@ -87,7 +87,13 @@ EXISTING: dict[str, dict[str, str]] = {
         ".claude/settings.json": json.dumps(CLAUDE_SETTINGS, indent=2) + "\n",
     },
     "codex": {".codex/config.toml": CODEX_TOML, ".codex/AGENTS.md": CODEX_AGENTS},
-    "gemini": {".gemini/settings.json": json.dumps(GEMINI_SETTINGS, indent=4) + "\n", ".gemini/GEMINI.md": GEMINI_MD},
+    "gemini": {
+        ".gemini/settings.json": json.dumps(GEMINI_SETTINGS, indent=4).replace(
+            '{\n    "general"', '{\n    // mine\n    "general"', 1
+        )
+        + "\n",
+        ".gemini/GEMINI.md": GEMINI_MD,
+    },
     "cursor": {".cursor/mcp.json": json.dumps(CURSOR_MCP, indent=2) + "\n"},
     "opencode": {".config/opencode/opencode.jsonc": OPENCODE_JSONC, ".config/opencode/AGENTS.md": OPENCODE_AGENTS},
     "copilot": {

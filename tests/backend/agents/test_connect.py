@@ -41,7 +41,7 @@ def mcp_entry(user_home: Path, agent: str) -> dict:
     text = path.read_text()
     if agent == "codex":
         return tomllib.loads(text)["mcp_servers"]["opmem"]
-    data = jsonc.parse(text, path, comments=agent == "opencode").data
+    data = jsonc.parse(text, path, comments=agent in ("opencode", "gemini")).data
     return data["mcp" if agent == "opencode" else "mcpServers"]["opmem"]
 
 
@@ -68,8 +68,10 @@ def others_kept(user_home: Path, agent: str) -> None:
         assert set(data["mcp"]) == {"context7", "everything", "opmem"}
     else:
         rel = MCP_FILE[agent]
-        before = json.loads(EXISTING[agent][rel])["mcpServers"]
-        after = json.loads((user_home / rel).read_text())["mcpServers"]
+        before = jsonc.parse(EXISTING[agent][rel], Path(rel), comments=True).data["mcpServers"]
+        after = jsonc.parse((user_home / rel).read_text(), Path(rel), comments=True).data["mcpServers"]
+        if agent == "gemini":
+            assert "    // mine\n" in (user_home / rel).read_text()
         assert {k: v for k, v in after.items() if k != "opmem"} == before
 
 
@@ -116,7 +118,7 @@ def test_into_an_empty_home_and_out_leaves_nothing(home: Home, user_home: Path, 
 BROKEN = {
     "claude": (".claude.json", '{"mcpServers": {"github": {"command": "npx",}}}'),
     "codex": (".codex/config.toml", "model = \n[mcp_servers.x]\n"),
-    "gemini": (".gemini/settings.json", '{\n  // gemini\'s settings are JSON\n  "ui": {}\n}\n'),
+    "gemini": (".gemini/settings.json", '{\n  // comments are fine, a missing brace is not\n  "ui": {\n}\n'),
     "cursor": (".cursor/mcp.json", '{"mcpServers": []}'),
     "opencode": (".config/opencode/opencode.jsonc", '{\n  "mcp": {\n    "a": { "type": "local" \n}\n'),
     "copilot": (".copilot/mcp-config.json", "[1, 2]"),
