@@ -81,11 +81,17 @@ def connect_command(ctx: click.Context, agent: str | None, show_status: bool, in
         if show_status or agent is None:
             _print_status(home)
             return
+        found = next(s.found for s in status(home, Path.home()) if s.id == agent)
         change = connect(home, agent, Path.home(), in_repo=in_repo.absolute() if in_repo else None)
     except OpmemError as exc:
         _fail(str(exc))
         return
     _print_change(change, "connected")
+    if not found:
+        label = AGENTS[agent].label
+        console.print(
+            Text(f"  note: {label} was not found here; its config is ready for when it is installed"), highlight=False
+        )
     if change.changed:
         console.print(Text(f"  undo: opmem disconnect {agent}"), highlight=False)
 

@@ -199,8 +199,34 @@ class ClaudeHooks:
             claude_hooks._has(hooks.get(event) or [], self.flush) for event in claude_hooks.EVENTS
         )
 
+    def _stale(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """opmem's hooks with another command line (another home, a moved install): replaced."""
+        hooks = claude_hooks._tree(text if text.strip() else "{}", self.path).data.get("hooks")
+        found: dict[tuple[str, tuple[str, ...]], None] = {}
+        for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                for hook in (group.get("hooks") or ()) if isinstance(group, dict) else ():
+                    command = hook.get("command") if isinstance(hook, dict) else None
+                    if not isinstance(command, str) or "opmem" not in command:
+                        continue
+                    if (
+                        event == "SessionStart"
+                        and command.endswith(" hook session-start")
+                        and command != self.session_start
+                    ):
+                        found[(command, ("SessionStart",))] = None
+                    elif (
+                        event in claude_hooks.EVENTS
+                        and command.endswith(" flush --hook claude")
+                        and command != self.flush
+                    ):
+                        found[(command, claude_hooks.EVENTS)] = None
+        return list(found)
+
     def add(self, text: str) -> tuple[str, dict[str, Any]]:
         try:
+            for command, events in self._stale(text):
+                text, _ = claude_hooks.remove_hooks(text, self.path, command, events)
             new, _ = claude_hooks.add_hooks(
                 text, self.path, self.session_start, ("SessionStart",), self.session_timeout
             )

@@ -172,6 +172,18 @@ def test_a_changed_opmem_home_updates_the_entry_in_place(tmp_path: Path, user_ho
     assert tomllib.loads(text)["mcp_servers"]["context7"]["command"] == "npx"
 
 
+def test_claude_hooks_of_another_home_are_replaced_not_doubled(tmp_path: Path, user_home: Path) -> None:
+    write_existing(user_home, "claude")
+    connect(Home(tmp_path / "one"), "claude", user_home, env())
+    connect(Home(tmp_path / "two"), "claude", user_home, env())
+    hooks = json.loads((user_home / ".claude/settings.json").read_text())["hooks"]
+    commands = [h["command"] for event in hooks.values() for g in event for h in g["hooks"]]
+    assert not any(str(tmp_path / "one") in c for c in commands)
+    assert sum(c.endswith("hook session-start") for c in commands) == 1
+    assert sum(c.endswith("flush --hook claude") for c in commands) == 2  # PreCompact, SessionEnd
+    assert "notify-send compacting" in commands and "ruff format ." in commands
+
+
 def test_opencode_json_without_c_is_strict_json_with_comments_kept_in_jsonc(home: Home, user_home: Path) -> None:
     write_existing(user_home, "opencode")
     connect(home, "opencode", user_home, env())
