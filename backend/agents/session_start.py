@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, TextIO
 
@@ -65,8 +66,17 @@ def project_for(home: str, cwd: str) -> dict[str, Any] | None:
     return best
 
 
+_PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,99}")
+_MAYBE_DEVICE = ("con", "prn", "aux", "nul", "com", "lpt", "clock", "conin", "conout")
+
+
 def _file_name(project_id: str) -> str:
-    from ..memory.slugs import safe_name  # light (hashlib, re, unicodedata)
+    """memory/slugs.safe_name(project_id): a plain lower-case id is its own name (checked here
+    without loading hashlib); anything else, or anything near a device name, asks safe_name."""
+    plain = _PLAIN_NAME.fullmatch(project_id) and ".." not in project_id and not project_id.endswith(".")
+    if plain and not project_id.split(".", 1)[0].startswith(_MAYBE_DEVICE):
+        return project_id
+    from ..memory.slugs import safe_name
 
     return safe_name(project_id)
 
