@@ -1,9 +1,10 @@
 """Codex CLI: `[mcp_servers.opmem]` in ~/.codex/config.toml, the global block in ~/.codex/AGENTS.md.
 
 Checked against openai/codex docs/config.md (`mcp_servers.<name>` tables: `command`, `args`,
-`env`, `startup_timeout_sec`; `codex mcp add` writes the same) and docs/agents_md.md (Codex
-reads `$CODEX_HOME/AGENTS.md`, default ~/.codex, as global instructions before the project's
-AGENTS.md files). Codex has no hook that adds context at session start, so the global core
+`env`, `startup_timeout_sec`; `codex mcp add` writes the same) and
+developers.openai.com/codex/guides/agents-md (global scope: in the Codex home, ~/.codex unless
+CODEX_HOME is set, Codex reads AGENTS.override.md if it is there and not empty, else AGENTS.md,
+before the project's files; so the block goes into whichever of the two Codex reads). Codex has no hook that adds context at session start, so the global core
 block goes in AGENTS.md between markers, rewritten after every sleep; the project's detail is
 one MCP call away. CODEX_HOME moves both files.
 """
@@ -21,11 +22,21 @@ def _dir(ctx: Context) -> Path:
     return Path(env) if env else ctx.user_home / ".codex"
 
 
+def instructions_file(ctx: Context) -> Path:
+    override = _dir(ctx) / "AGENTS.override.md"
+    try:
+        if override.stat().st_size > 0:
+            return override
+    except OSError:
+        pass
+    return _dir(ctx) / "AGENTS.md"
+
+
 def parts(ctx: Context) -> list[Part]:
     argv = ctx.mcp_argv
     return [
         TomlTable(_dir(ctx) / "config.toml", "opmem", {"command": argv[0], "args": argv[1:]}),
-        TextBlock(_dir(ctx) / "AGENTS.md", "codex", ctx.global_body),
+        TextBlock(instructions_file(ctx), "codex", ctx.global_body),
     ]
 
 

@@ -184,6 +184,17 @@ def test_claude_hooks_of_another_home_are_replaced_not_doubled(tmp_path: Path, u
     assert "notify-send compacting" in commands and "ruff format ." in commands
 
 
+def test_codex_reads_its_override_file_when_there_so_the_block_goes_there(home: Home, user_home: Path) -> None:
+    write_existing(user_home, "codex")
+    override = user_home / ".codex/AGENTS.override.md"
+    override.write_text("Temporary rules.\n")
+    before = (user_home / ".codex/AGENTS.md").read_bytes()
+    connect(home, "codex", user_home, env())
+    assert "opmem:begin" in override.read_text() and (user_home / ".codex/AGENTS.md").read_bytes() == before
+    disconnect(home, "codex", user_home, env())
+    assert override.read_text() == "Temporary rules.\n"
+
+
 def test_opencode_json_without_c_is_strict_json_with_comments_kept_in_jsonc(home: Home, user_home: Path) -> None:
     write_existing(user_home, "opencode")
     connect(home, "opencode", user_home, env())
