@@ -58,5 +58,9 @@ class AgentSpec:
     in_repo_file: str  # the project instruction file the agent reads: CLAUDE.md, AGENTS.md, GEMINI.md
     notes: str = ""  # shown by --status: what the agent gets at session start
 
-    def found(self, ctx: Context) -> bool:
-        return self.config_dir(ctx).is_dir() or shutil.which(self.binary, path=ctx.env.get("PATH")) is not None
+    def found(self, ctx: Context, made_by_opmem: frozenset[str] = frozenset()) -> bool:
+        """Installed (its command on PATH) or used (its config folder exists, and opmem did not make it)."""
+        folder = self.config_dir(ctx)
+        if folder.is_dir() and str(folder) not in made_by_opmem:
+            return True
+        return shutil.which(self.binary, path=ctx.env.get("PATH")) is not None

@@ -355,7 +355,7 @@ def status(home: Home, user_home: Path, env: Mapping[str, str] | None = None) ->
             AgentStatus(
                 spec.id,
                 spec.label,
-                spec.found(ctx),
+                spec.found(ctx, _made_dirs(record)),
                 bool(record),
                 tuple(parts),
                 tuple(record.get("in_repo") or ()),
@@ -385,6 +385,11 @@ def _drop_contexts(home: Home) -> None:
         folder.rmdir()
     except OSError:
         pass
+
+
+def _made_dirs(record: Mapping[str, Any]) -> frozenset[str]:
+    files = record.get("files") or {}
+    return frozenset(d for entry in files.values() if isinstance(entry, dict) for d in entry.get("dirs", ()))
 
 
 def refresh(home: Home) -> list[str]:

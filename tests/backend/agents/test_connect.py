@@ -269,3 +269,6 @@ def test_unknown_agent_and_status_of_a_fresh_home(home: Home, user_home: Path) -
     assert not any(r.found or r.connected for r in rows)
     (user_home / ".gemini").mkdir()
     assert [r.id for r in status(home, user_home, env()) if r.found] == ["gemini"]
+    connect(home, "cursor", user_home, env())  # the folder opmem made does not make Cursor found
+    rows = {r.id: r for r in status(home, user_home, env())}
+    assert rows["cursor"].connected and not rows["cursor"].found
