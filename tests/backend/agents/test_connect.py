@@ -250,6 +250,9 @@ def test_in_repo_writes_the_project_block_and_disconnect_takes_it_out(
     assert "opmem memory · project shop" in text
     connect(home, "claude", user_home, env(), in_repo=repo)
     assert "stack: go 1.22" in (repo / "CLAUDE.md").read_text()
+    core.write_text("═══\n[Project · shop]\n· stack: go 1.23, chi  ↪ session:s2\n═══\n")  # the next sleep
+    assert f"memory block refreshed: {repo / 'AGENTS.md'}" in refresh(home)
+    assert "go 1.23" in (repo / "AGENTS.md").read_text() and "go 1.23" in (repo / "CLAUDE.md").read_text()
     disconnect(home, "codex", user_home, env())
     disconnect(home, "claude", user_home, env())
     assert (repo / "AGENTS.md").read_bytes() == before and not (repo / "CLAUDE.md").exists()
