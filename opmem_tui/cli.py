@@ -131,6 +131,7 @@ def verify(ctx: click.Context, no_repair: bool) -> None:
 
 
 def _register_subcommands() -> None:
+    from .cli_connect import register as register_connect
     from .cli_demo import demo
     from .cli_distill import register as register_distill
     from .cli_import import register as register_import
@@ -148,6 +149,7 @@ def _register_subcommands() -> None:
     register_import(main)
     register_recall(main)
     register_distill(main)
+    register_connect(main)
 
 
 _register_subcommands()

@@ -1,8 +1,8 @@
 """`opmem hooks install|uninstall claude`: Claude Code calls `opmem flush` before it compacts a
 conversation (PreCompact) and when a session ends (SessionEnd), so nothing is lost to compaction.
 
-The user's settings.json is merged, never replaced: other keys and other hooks stay as they
-are; installing twice adds nothing; a copy of the file as it was is kept beside it
+The user's settings.json is edited as text (backend/agents/jsonc.py), never rewritten: other
+keys, other hooks and the file's own layout keep their bytes; installing twice adds nothing; a copy of the file as it was is kept beside it
 (`settings.json.opmem-backup`) before the first change; uninstalling removes exactly the
 entries whose command is the one opmem installed, and the empty lists it leaves.
 """
@@ -14,11 +14,12 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents import jsonc
 from ..model import OpmemError
 from ..store.files import write_atomic
 
@@ -47,10 +48,14 @@ def default_settings_path() -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def flush_command(home_path: Path | None = None, executable: str | None = None) -> str:
-    """The command line Claude Code runs: opmem reads the hook's JSON on stdin."""
+def flush_command(
+    home_path: Path | None = None, executable: str | None = None, prefix: Sequence[str] | None = None
+) -> str:
+    """The command line Claude Code runs: opmem reads the hook's JSON on stdin. `prefix`: the
+    argv that starts opmem (backend/agents/base.opmem_executable), else `executable`, else PATH's."""
     exe = executable or shutil.which("opmem")
-    parts = [exe] if exe else [sys.executable, "-m", "opmem_tui.cli"]
+    fallback = [exe] if exe else [sys.executable, "-m", "opmem_tui.entry"]
+    parts = list(prefix) if prefix else fallback
     if home_path is not None:
         parts += ["--home", str(home_path)]
     parts += ["flush", "--hook", "claude"]
@@ -64,24 +69,19 @@ def _load(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise HooksError(f"{path}: cannot read ({exc})") from None
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HooksError(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; not changed"
-        ) from None
-    if not isinstance(data, dict):
-        raise HooksError(f"{path}: expected a JSON object; not changed")
+    data = _tree(text, path).data
     return data
 
 
-def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise HooksError(f"{path}: `hooks` is not an object; not changed")
-    return hooks
+def _tree(text: str, path: Path) -> jsonc.Node:
+    """The settings file's tree (an empty file reads as `{}`); a clear error for anything else."""
+    try:
+        root = jsonc.parse(text if text.strip() else "{}", path)
+    except jsonc.JsonSyntaxError as exc:
+        raise HooksError(str(exc)) from None
+    if root.kind != "object":
+        raise HooksError(f"{path}: expected a JSON object; not changed")
+    return root
 
 
 def _has(groups: list[Any], command: str) -> bool:
@@ -92,73 +92,116 @@ def _has(groups: list[Any], command: str) -> bool:
     )
 
 
-def _save(path: Path, data: dict[str, Any], original: bytes | None) -> Path | None:
+def add_hooks(
+    text: str, path: Path, command: str, events: tuple[str, ...] = EVENTS, timeout: int = HOOK_TIMEOUT_S
+) -> tuple[str, tuple[str, ...]]:
+    """`text` (a settings.json) with `command` as a hook of each event that lacks it, the rest of
+    the file as it was byte for byte; returns (text, the events that got it)."""
+    text = text if text.strip() else "{}\n"
+    group = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+    added = []
+    for event in events:
+        root = _tree(text, path)
+        hooks = root.get("hooks")
+        if hooks is not None and hooks.kind != "object":
+            raise HooksError(f"{path}: `hooks` is not an object; not changed")
+        groups = hooks.get(event) if hooks is not None else None
+        if groups is not None and groups.kind != "array":
+            raise HooksError(f"{path}: hooks.{event} is not a list; not changed")
+        if groups is not None and _has(groups.data, command):
+            continue
+        if groups is None:
+            text, _ = jsonc.set_path(text, root, ("hooks", event), [group], path)
+        else:
+            text = jsonc.insert_entry(text, groups, None, group)
+        added.append(event)
+    return text, tuple(added)
+
+
+def _ours(entry: jsonc.Entry, command: str) -> bool:
+    return isinstance(entry.value.data, Mapping) and entry.value.data.get("command") == command
+
+
+def remove_hooks(text: str, path: Path, command: str, events: tuple[str, ...] = EVENTS) -> tuple[str, tuple[str, ...]]:
+    """`text` without the hook entries whose command is `command`, and the groups and lists they
+    leave empty; returns (text, the events it was removed from)."""
+    if not text.strip():
+        return text, ()
+    removed = []
+    for event in events:
+        found = False
+        while True:  # one entry at a time, re-reading the spans after each cut
+            hooks = _tree(text, path).get("hooks")
+            groups = hooks.get(event) if hooks is not None and hooks.kind == "object" else None
+            if groups is None or groups.kind != "array":
+                break
+            cut = None
+            for gi, group in enumerate(groups.entries):
+                inner = group.value.get("hooks") if group.value.kind == "object" else None
+                if inner is None or inner.kind != "array":
+                    continue
+                mine = [hi for hi, h in enumerate(inner.entries) if _ours(h, command)]
+                if mine:
+                    cut = (groups, gi) if len(mine) == len(inner.entries) else (inner, mine[-1])
+                    break
+            if cut is None:
+                if not groups.entries and found:
+                    text = jsonc.remove_entry(text, hooks, hooks.index(event))
+                break
+            text = jsonc.remove_entry(text, *cut)
+            found = True
+        if found:
+            removed.append(event)
+    root = _tree(text, path)
+    hooks = root.get("hooks")
+    if removed and hooks is not None and hooks.kind == "object" and not hooks.entries:
+        text = jsonc.remove_entry(text, root, root.index("hooks"))
+    return text, tuple(removed)
+
+
+def _write(path: Path, text: str, original: bytes | None) -> Path | None:
     backup = None
     if original is not None:
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
             write_atomic(backup, original)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(path, text.encode("utf-8"))
     return backup
 
 
-def install(command: str, settings: Path | None = None) -> HooksChange:
-    """Add the flush hook to PreCompact and SessionEnd (where it is not already)."""
+def _read(path: Path) -> tuple[str, bytes | None]:
+    if not path.exists():
+        return "", None
+    try:
+        original = path.read_bytes()
+        return original.decode("utf-8"), original
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HooksError(f"{path}: cannot read ({exc}); not changed") from None
+
+
+def install(
+    command: str, settings: Path | None = None, events: tuple[str, ...] = EVENTS, timeout: int = HOOK_TIMEOUT_S
+) -> HooksChange:
+    """Add the hook to each event (where it is not already); the rest of the file keeps its bytes."""
     path = Path(settings) if settings is not None else default_settings_path()
-    original = path.read_bytes() if path.exists() else None
-    data = _load(path)
-    hooks = _hooks_table(data, path)
-    added = []
-    for event in EVENTS:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise HooksError(f"{path}: hooks.{event} is not a list; not changed")
-        if _has(groups, command):
-            continue
-        groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]})
-        added.append(event)
+    text, original = _read(path)
+    new, added = add_hooks(text, path, command, events, timeout)
     if not added:
         return HooksChange(path)
-    backup = _save(path, data, original)
-    return HooksChange(path, added=tuple(added), backup=backup)
+    return HooksChange(path, added=added, backup=_write(path, new, original))
 
 
-def uninstall(command: str, settings: Path | None = None) -> HooksChange:
+def uninstall(command: str, settings: Path | None = None, events: tuple[str, ...] = EVENTS) -> HooksChange:
     """Remove the hook entries with exactly this command, and the groups and lists they leave empty."""
     path = Path(settings) if settings is not None else default_settings_path()
     if not path.exists():
         return HooksChange(path)
-    original = path.read_bytes()
-    data = _load(path)
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        return HooksChange(path)
-    removed = []
-    for event in EVENTS:
-        groups = hooks.get(event)
-        if not isinstance(groups, list) or not _has(groups, command):
-            continue
-        kept_groups = []
-        for group in groups:
-            if isinstance(group, Mapping) and isinstance(group.get("hooks"), list):
-                inner = [h for h in group["hooks"] if not (isinstance(h, Mapping) and h.get("command") == command)]
-                if len(inner) != len(group["hooks"]):
-                    if inner:
-                        kept_groups.append({**group, "hooks": inner})
-                    continue
-            kept_groups.append(group)
-        if kept_groups:
-            hooks[event] = kept_groups
-        else:
-            del hooks[event]
-        removed.append(event)
+    text, original = _read(path)
+    new, removed = remove_hooks(text, path, command, events)
     if not removed:
         return HooksChange(path)
-    if not hooks:
-        del data["hooks"]
-    backup = _save(path, data, original)
-    return HooksChange(path, removed=tuple(removed), backup=backup)
+    return HooksChange(path, removed=removed, backup=_write(path, new, original))
 
 
 def installed_commands(settings: Path | None = None) -> list[str]:

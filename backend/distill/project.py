@@ -62,6 +62,9 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
     finally:
         memory.close()
     notes.append(f"{len(cores)} core.md file{'s' if len(cores) != 1 else ''}, {views.written} entity views written")
+    from ..agents.connect import refresh  # the connected agents' blocks follow the new core.md files
+
+    notes.extend(refresh(home))
     notes.extend(f"skipped: {problem}" for problem in problems[:5])
     if len(problems) > 5:
         notes.append(f"skipped: … and {len(problems) - 5} more lines of the memory logs")

@@ -181,6 +181,11 @@ class MainScreen(Screen[None]):
     def action_cancel_job(self) -> None:
         self.jobs.cancel()
 
+    def action_connect_agents(self) -> None:
+        from ..screens.connect import ConnectScreen
+
+        self.app.push_screen(ConnectScreen(self.opmem.home))
+
     def action_search_everywhere(self, query: str = "") -> None:
         view = self.sessions.listing_view
         titles = {m.id: m.display_title for m in view.listing.sessions} if view is not None else {}
@@ -211,6 +216,11 @@ class MainScreen(Screen[None]):
                 "Show keys", "Every key binding and its id for config.toml [keys]", self.opmem.action_show_keys
             ),
             PaletteCommand("Refresh sessions", "Re-read the session list now", self.action_refresh),
+            PaletteCommand(
+                "Connect an agent…",
+                "Give Claude Code, Codex, Gemini, Cursor, OpenCode or Copilot the memory (or take it back)",
+                self.action_connect_agents,
+            ),
             PaletteCommand(
                 "Search everywhere",
                 "Every message of every session and the memory (ctrl+f)",

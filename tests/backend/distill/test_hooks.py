@@ -108,3 +108,16 @@ def test_hook_input_names_the_session_and_transcript():
         read_hook_input("{}")
     with pytest.raises(HooksError, match="not JSON"):
         read_hook_input("nope")
+
+
+def test_install_then_uninstall_gives_back_the_file_byte_for_byte(tmp_path: Path):
+    """The settings file is edited as text: its own indent, key order and spacing stay."""
+    settings = tmp_path / "settings.json"
+    original = json.dumps(EXISTING, indent=4).replace('"model": "opus"', '"model":   "opus"').encode()
+    settings.write_bytes(original)
+    install(COMMAND, settings)
+    text = settings.read_text()
+    assert text.startswith('{\n    "model":   "opus",\n    "permissions"')
+    assert '    "hooks": {\n        "PreCompact": [\n            {\n                "matcher": "manual"' in text
+    uninstall(COMMAND, settings)
+    assert settings.read_bytes() == original
