@@ -34,6 +34,8 @@ from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, Me
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
 
+from .masking import mask_hit
+
 if TYPE_CHECKING:  # the distiller and the index writer load when first used, not at start
     from opmem_tui.backend.distill.hooks import HooksChange
     from opmem_tui.backend.distill.triggers import Distiller
@@ -293,7 +295,7 @@ class MemoryData:
         # leaves rows in the index until its next update: its hits could not be shown or opened.
         alive: dict[str, bool] = {}
         kept = tuple(
-            hit
+            mask_hit(hit)  # a snippet is session text: secrets masked (masking.py)
             for hit in hits
             if not hit.session_id or alive.setdefault(hit.session_id, self.home.sessions.exists(hit.session_id))
         )

@@ -1,0 +1,141 @@
+"""Secrets out of what the app hands its widgets: session text as it goes on screen.
+
+People share their screens; the TUI shows every value the privacy gate finds
+(`backend/privacy`) as its marker, `[secret:github-token#3f9a]`. The data layer (data.py,
+memory_data.py) calls these on every object it hands out, in its worker threads, so no widget
+ever holds a value unless asked: the replay keeps each masked message's original aside
+(`MaskedTurns.originals`) for the one key that reveals it (widgets/replay_view.py).
+
+Detection runs once per message: `NodeMasks` keeps the masked copy of each node by id (checked
+against the node it came from), so a session reloaded as it grows costs only its new messages;
+short strings (titles, commit summaries, snippets) are remembered by value.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from opmem_tui.backend.memory.search import SearchHit
+from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
+from opmem_tui.backend.privacy import redact_node, redact_text
+from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
+
+SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
+SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: thousands each)
+
+
+@lru_cache(maxsize=65536)
+def _mask_short(text: str) -> str:
+    return redact_text(text)
+
+
+def mask(text: str) -> str:
+    """`text` with each secret value replaced by its marker (the same string when it has none)."""
+    if not text:
+        return text
+    return _mask_short(text) if len(text) <= SHORT_TEXT else redact_text(text)
+
+
+def mask_meta(meta: SessionMeta) -> SessionMeta:
+    """A session's title and preview (often the first prompt) masked."""
+    title, preview = mask(meta.title), mask(meta.preview)
+    if title is meta.title and preview is meta.preview:
+        return meta
+    return replace(meta, title=title, preview=preview)
+
+
+def mask_listing(listing: SessionListing) -> SessionListing:
+    sessions = tuple(mask_meta(m) for m in listing.sessions)
+    if all(a is b for a, b in zip(sessions, listing.sessions, strict=True)):
+        return listing
+    return replace(listing, sessions=sessions)
+
+
+def mask_turn_commits(commits: Sequence[TurnCommit]) -> list[TurnCommit]:
+    """Session history lines: `turn N: <first 60 chars of the user message>`."""
+    return [replace(c, summary=mask(c.summary), message=mask(c.message)) for c in commits]
+
+
+def mask_commit(commit: CommitInfo) -> CommitInfo:
+    """A project commit: an agent's message holds the first 60 characters of the user message."""
+    summary, message = mask(commit.summary), mask(commit.message)
+    if summary is commit.summary and message is commit.message:
+        return commit
+    return replace(commit, summary=summary, message=message)
+
+
+def _mask_hunk(hunk: Hunk) -> Hunk:
+    lines = tuple(replace(line, content=mask(line.content)) if line.content else line for line in hunk.lines)
+    return replace(hunk, header=mask(hunk.header), lines=lines)
+
+
+def _mask_file(diff: FileDiff) -> FileDiff:
+    return replace(diff, hunks=tuple(_mask_hunk(h) for h in diff.hunks))
+
+
+def mask_commit_detail(detail: CommitDetail) -> CommitDetail:
+    """A project commit's message and diff (an agent's edit may write a key into a file)."""
+    return replace(detail, commit=mask_commit(detail.commit), files=tuple(_mask_file(f) for f in detail.files))
+
+
+def mask_hit(hit: SearchHit) -> SearchHit:
+    snippet = mask(hit.snippet)
+    return hit if snippet is hit.snippet else replace(hit, snippet=snippet)
+
+
+@dataclass(frozen=True)
+class MaskedTurns:
+    turns: tuple[Turn, ...]  # every message masked
+    originals: dict[str, Node]  # node id -> the node as written, for the messages that hold a secret
+
+
+class NodeMasks:
+    """Masked copies of messages by (session, node id), for the last SESSIONS_KEPT sessions.
+    Node files are written once, so a node seen before is masked already; the stored original
+    is still compared (identity, else equality) so a changed node is masked again."""
+
+    def __init__(self, sessions: int = SESSIONS_KEPT) -> None:
+        self._sessions: OrderedDict[str, dict[str, tuple[Node, Node | None]]] = OrderedDict()
+        self._cap = max(1, sessions)
+        self._lock = threading.Lock()
+        self.detections = 0  # nodes run through the detector (tests and the benchmark read it)
+
+    def _session(self, session_id: str) -> dict[str, tuple[Node, Node | None]]:
+        with self._lock:
+            known = self._sessions.get(session_id)
+            if known is None:
+                known = self._sessions[session_id] = {}
+                while len(self._sessions) > self._cap:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(session_id)
+            return known
+
+    def node(self, session_id: str, node: Node, known: dict[str, tuple[Node, Node | None]] | None = None) -> Node:
+        """The node masked: itself when it holds no secret."""
+        known = self._session(session_id) if known is None else known
+        entry = known.get(node.id)
+        if entry is not None and (entry[0] is node or entry[0] == node):
+            return node if entry[1] is None else entry[1]
+        masked = redact_node(node)
+        self.detections += 1
+        known[node.id] = (node, None if masked is node else masked)
+        return masked
+
+    def turns(self, session_id: str, turns: Sequence[Turn]) -> MaskedTurns:
+        known = self._session(session_id)
+        out: list[Turn] = []
+        originals: dict[str, Node] = {}
+        for turn in turns:
+            nodes = tuple(self.node(session_id, n, known) for n in turn.nodes)
+            changed = False
+            for raw, masked in zip(turn.nodes, nodes, strict=True):
+                if masked is not raw:
+                    originals[raw.id] = raw
+                    changed = True
+            out.append(replace(turn, nodes=nodes) if changed else turn)
+        return MaskedTurns(tuple(out), originals)
