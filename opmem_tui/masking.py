@@ -13,31 +13,89 @@ short strings (titles, commit summaries, snippets) are remembered by value.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
 
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
-from opmem_tui.backend.privacy import redact_node, redact_text
+from opmem_tui.backend.privacy import MARKER, marker_for, redact_node, redact_text
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
+MARKER_OPEN = "[secret:"
 SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
 SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: thousands each)
 
 
+# A short text is often cut from a longer one (a commit summary holds the first 60 characters
+# of the user message, a preview 80, a snippet a window): a token cut there is too short for its
+# rule. A known token prefix running to the end of the text is masked as what it would have been.
+_CUT_TOKEN = re.compile(
+    r"(?P<value>(?:gh[pousr]_|github_pat_|sk-|AKIA|ASIA|ABIA|ACCA|eyJ|xox[abposr]-|glpat-|AIza)[A-Za-z0-9_-]{4,})…?\s*$"
+)
+AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA")
+_CUT_KINDS = (
+    ("gh", "github-token"),
+    ("sk-", "openai-key"),
+    ("eyJ", "jwt"),
+    ("xox", "slack-token"),
+    ("glpat-", "gitlab-token"),
+    ("AIza", "google-api-key"),
+)
+
+
+def _cut_kind(value: str) -> str:
+    if value.startswith(AWS_PREFIXES):
+        return "aws-access-key"
+    return next((kind for prefix, kind in _CUT_KINDS if value.startswith(prefix)), "secret-fragment")
+
+
+def _looks_cut(value: str) -> bool:
+    """A token's beginning, not a word: eight characters past the prefix, digits or mixed case."""
+    if value.startswith(AWS_PREFIXES):  # AWS key ids: upper case and digits only
+        rest = value[4:]
+        return len(rest) >= 6 and rest.isalnum() and rest.upper() == rest
+    rest = value[value.index("_") + 1 :] if value.startswith("gh") and "_" in value else value[3:]
+    return len(rest) >= 8 and (any(c.isdigit() for c in rest) or (rest.lower() != rest and rest.upper() != rest))
+
+
+def redact_unmarked(text: str) -> str:
+    """redact_text, markers already in the text kept as they are (a session imported redacted,
+    text masked before): the detector would read `secret:github-token#3f9a` as an assignment."""
+    if MARKER_OPEN not in text:
+        return redact_text(text)
+    parts: list[str] = []
+    at = 0
+    for found in MARKER.finditer(text):
+        parts.append(redact_text(text[at : found.start()]))
+        parts.append(found.group())
+        at = found.end()
+    parts.append(redact_text(text[at:]))
+    joined = "".join(parts)
+    return text if joined == text else joined
+
+
 @lru_cache(maxsize=65536)
 def _mask_short(text: str) -> str:
-    return redact_text(text)
+    masked = redact_unmarked(text)
+    cut = _CUT_TOKEN.search(masked)
+    if cut is None or not _looks_cut(cut.group("value")):
+        return masked
+    value = cut.group("value")
+    return masked[: cut.start("value")] + marker_for(_cut_kind(value), value) + masked[cut.end("value") :]
 
 
 def mask(text: str) -> str:
-    """`text` with each secret value replaced by its marker (the same string when it has none)."""
+    """`text` with each secret value replaced by its marker (the same string when it has none);
+    a short text also loses a token cut off at its end."""
     if not text:
         return text
-    return _mask_short(text) if len(text) <= SHORT_TEXT else redact_text(text)
+    return _mask_short(text) if len(text) <= SHORT_TEXT else redact_unmarked(text)
 
 
 def mask_meta(meta: SessionMeta) -> SessionMeta:
@@ -82,6 +140,35 @@ def mask_commit_detail(detail: CommitDetail) -> CommitDetail:
     return replace(detail, commit=mask_commit(detail.commit), files=tuple(_mask_file(f) for f in detail.files))
 
 
+def _mask_value(value: Any) -> Any:
+    """redact_value with markers kept (redact_unmarked): the same object when nothing changes."""
+    if isinstance(value, str):
+        return redact_unmarked(value) if MARKER_OPEN in value else redact_text(value)
+    if isinstance(value, list | tuple):
+        items = [_mask_value(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
+    if isinstance(value, dict | MappingProxyType):
+        pairs = {_mask_value(k) if isinstance(k, str) else k: _mask_value(v) for k, v in value.items()}
+        if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
+            return value
+        return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
+    return value
+
+
+def mask_node(node: Node) -> Node:
+    """A message with secrets out of its text, name, input (a file edit, the JSON view), reads
+    and metadata (thinking); the same node when it holds none."""
+    if not any(MARKER_OPEN in s for s in (node.content, node.name or "")) and MARKER_OPEN not in repr(
+        (node.input, node.metadata, node.reads)
+    ):
+        return redact_node(node)  # no marker to keep: the gate's own walk
+    content, name = _mask_value(node.content), _mask_value(node.name) if node.name else node.name
+    tool_input, metadata, reads = _mask_value(node.input), _mask_value(node.metadata), _mask_value(node.reads)
+    if (content, name, tool_input, metadata, reads) == (node.content, node.name, node.input, node.metadata, node.reads):
+        return node
+    return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
+
+
 def mask_hit(hit: SearchHit) -> SearchHit:
     snippet = mask(hit.snippet)
     return hit if snippet is hit.snippet else replace(hit, snippet=snippet)
@@ -121,7 +208,7 @@ class NodeMasks:
         entry = known.get(node.id)
         if entry is not None and (entry[0] is node or entry[0] == node):
             return node if entry[1] is None else entry[1]
-        masked = redact_node(node)
+        masked = mask_node(node)
         self.detections += 1
         known[node.id] = (node, None if masked is node else masked)
         return masked
