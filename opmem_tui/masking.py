@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -24,7 +24,7 @@ from typing import Any
 
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
-from opmem_tui.backend.privacy import MARKER, marker_for, redact_node, redact_text
+from opmem_tui.backend.privacy import MARKER, marker_for, redact_text
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
 MARKER_OPEN = "[secret:"
@@ -34,11 +34,13 @@ SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: th
 
 # A short text is often cut from a longer one (a commit summary holds the first 60 characters
 # of the user message, a preview 80, a snippet a window): a token cut there is too short for its
-# rule. A known token prefix running to the end of the text is masked as what it would have been.
+# rule. A known token prefix running to the end of a line is masked as what it would have been.
 _CUT_TOKEN = re.compile(
-    r"(?P<value>(?:gh[pousr]_|github_pat_|sk-|AKIA|ASIA|ABIA|ACCA|eyJ|xox[abposr]-|glpat-|AIza)[A-Za-z0-9_-]{4,})…?\s*$"
+    r"(?P<value>(?:gh[pousr]_|github_pat_|sk-|AKIA|ASIA|ABIA|ACCA|eyJ|xox[abposr]-|glpat-|AIza)[A-Za-z0-9_-]{4,})…?[ \t]*$",
+    re.MULTILINE,
 )
 AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA")
+STRONG_PREFIXES = ("sk-proj-", "sk-svcacct-", "sk-admin-", "github_pat_", "glpat-", "xoxb-", "xoxp-")
 _CUT_KINDS = (
     ("gh", "github-token"),
     ("sk-", "openai-key"),
@@ -60,6 +62,8 @@ def _looks_cut(value: str) -> bool:
     if value.startswith(AWS_PREFIXES):  # AWS key ids: upper case and digits only
         rest = value[4:]
         return len(rest) >= 6 and rest.isalnum() and rest.upper() == rest
+    if value.startswith(STRONG_PREFIXES):  # nothing else starts this way
+        return True
     rest = value[value.index("_") + 1 :] if value.startswith("gh") and "_" in value else value[3:]
     return len(rest) >= 8 and (any(c.isdigit() for c in rest) or (rest.lower() != rest and rest.upper() != rest))
 
@@ -83,11 +87,16 @@ def redact_unmarked(text: str) -> str:
 @lru_cache(maxsize=65536)
 def _mask_short(text: str) -> str:
     masked = redact_unmarked(text)
-    cut = _CUT_TOKEN.search(masked)
-    if cut is None or not _looks_cut(cut.group("value")):
+    if _CUT_TOKEN.search(masked) is None:
         return masked
-    value = cut.group("value")
-    return masked[: cut.start("value")] + marker_for(_cut_kind(value), value) + masked[cut.end("value") :]
+    return _CUT_TOKEN.sub(_cut_marker, masked)
+
+
+def _cut_marker(found: re.Match[str]) -> str:
+    value = found.group("value")
+    if not _looks_cut(value):
+        return found.group()
+    return marker_for(_cut_kind(value), value) + found.group()[len(value) :]
 
 
 def mask(text: str) -> str:
@@ -99,11 +108,12 @@ def mask(text: str) -> str:
 
 
 def mask_meta(meta: SessionMeta) -> SessionMeta:
-    """A session's title and preview (often the first prompt) masked."""
+    """A session's title and preview (often the first prompt) masked, and its free-form keys."""
     title, preview = mask(meta.title), mask(meta.preview)
-    if title is meta.title and preview is meta.preview:
+    extra = _mask_value(meta.extra, mask) if meta.extra else meta.extra
+    if title is meta.title and preview is meta.preview and extra is meta.extra:
         return meta
-    return replace(meta, title=title, preview=preview)
+    return replace(meta, title=title, preview=preview, extra=extra)
 
 
 def mask_listing(listing: SessionListing) -> SessionListing:
@@ -140,15 +150,16 @@ def mask_commit_detail(detail: CommitDetail) -> CommitDetail:
     return replace(detail, commit=mask_commit(detail.commit), files=tuple(_mask_file(f) for f in detail.files))
 
 
-def _mask_value(value: Any) -> Any:
-    """redact_value with markers kept (redact_unmarked): the same object when nothing changes."""
+def _mask_value(value: Any, text: Callable[[str], str] = redact_unmarked) -> Any:
+    """redact_value with markers kept (redact_unmarked, or `text` for each string): the same
+    object when nothing changes."""
     if isinstance(value, str):
-        return redact_unmarked(value) if MARKER_OPEN in value else redact_text(value)
+        return text(value)
     if isinstance(value, list | tuple):
-        items = [_mask_value(v) for v in value]
+        items = [_mask_value(v, text) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, dict | MappingProxyType):
-        pairs = {_mask_value(k) if isinstance(k, str) else k: _mask_value(v) for k, v in value.items()}
+        pairs = {_mask_value(k, text) if isinstance(k, str) else k: _mask_value(v, text) for k, v in value.items()}
         if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
@@ -157,14 +168,14 @@ def _mask_value(value: Any) -> Any:
 
 def mask_node(node: Node) -> Node:
     """A message with secrets out of its text, name, input (a file edit, the JSON view), reads
-    and metadata (thinking); the same node when it holds none."""
-    if not any(MARKER_OPEN in s for s in (node.content, node.name or "")) and MARKER_OPEN not in repr(
-        (node.input, node.metadata, node.reads)
-    ):
-        return redact_node(node)  # no marker to keep: the gate's own walk
+    and metadata (thinking); the same node when it holds none. As the gate's redact_node, with
+    markers already in the text kept."""
     content, name = _mask_value(node.content), _mask_value(node.name) if node.name else node.name
     tool_input, metadata, reads = _mask_value(node.input), _mask_value(node.metadata), _mask_value(node.reads)
-    if (content, name, tool_input, metadata, reads) == (node.content, node.name, node.input, node.metadata, node.reads):
+    fields = (content, name, tool_input, metadata, reads)
+    if all(
+        a is b for a, b in zip(fields, (node.content, node.name, node.input, node.metadata, node.reads), strict=True)
+    ):
         return node
     return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
 
