@@ -5,6 +5,7 @@ secret style, so a reader sees a value was taken out. The data layer did the mas
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from rich.segment import Segment
@@ -19,11 +20,20 @@ SECRET_STYLE = "bold $warning"  # Content style: the theme's warning colour (lis
 SECRET_VARIABLE = "warning"  # the same colour for rich Text cells (styling.theme_style)
 
 
+# A marker cut by a narrow column or a wrapped line: `[secret:github-to…` at the end of the text.
+_CUT_MARKER = re.compile(r"\[secret:[a-z0-9-]*(?:#[0-9a-f]{0,4})?…?$")
+
+
 def marker_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each marker in `text`; [] at once for text without one."""
-    if MARKER_OPEN not in text:
+    """(start, end) of each marker in `text`, and of one cut at its end; [] at once for text
+    without one."""
+    if "[secret" not in text:
         return []
-    return [m.span() for m in MARKER.finditer(text)]
+    spans = [m.span() for m in MARKER.finditer(text)]
+    cut = _CUT_MARKER.search(text, spans[-1][1] if spans else 0)
+    if cut is not None:
+        spans.append(cut.span())
+    return spans
 
 
 def has_marker(text: str) -> bool:
