@@ -137,8 +137,13 @@ def main() -> None:
         )
         raw_turns = store.get_turns(SID)
         meta = store.get_meta(SID)
-        masked_step, masked_scroll = asyncio.run(pane_figures(first.meta, first.turns, first.originals, 10))
-        raw_step, raw_scroll = asyncio.run(pane_figures(meta, raw_turns, {}, 10))
+        # Alternated, best of each: the machine's load drifts between runs.
+        masked_runs, raw_runs = [], []
+        for _ in range(2):
+            raw_runs.append(asyncio.run(pane_figures(meta, raw_turns, {}, 10)))
+            masked_runs.append(asyncio.run(pane_figures(first.meta, first.turns, first.originals, 10)))
+        raw_step, raw_scroll = (min(r[i] for r in raw_runs) for i in (0, 1))
+        masked_step, masked_scroll = (min(r[i] for r in masked_runs) for i in (0, 1))
         report(
             "replay step, masked turns",
             masked_step,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -28,13 +29,15 @@ from opmem_tui.backend.privacy import MARKER, marker_for, redact_text
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
 MARKER_OPEN = "[secret:"
-SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
+SHORT_TEXT = 4096
+CHUNK = 16_384  # a long text is redacted in pieces of about this many characters (redact_long)  # strings up to this long are remembered by value (titles, summaries, snippets)
 SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: thousands each)
 
 
 # A short text is often cut from a longer one (a commit summary holds the first 60 characters
 # of the user message, a preview 80, a snippet a window): a token cut there is too short for its
 # rule. A known token prefix running to the end of a line is masked as what it would have been.
+MARKER_SPLIT = re.compile(f"({MARKER.pattern})")
 _CUT_TOKEN = re.compile(
     r"(?P<value>(?:gh[pousr]_|github_pat_|sk-|AKIA|ASIA|ABIA|ACCA|eyJ|xox[abposr]-|glpat-|AIza)[A-Za-z0-9_-]{4,})…?[ \t]*$",
     re.MULTILINE,
@@ -70,7 +73,10 @@ def _looks_cut(value: str) -> bool:
 
 def redact_unmarked(text: str) -> str:
     """redact_text, markers already in the text kept as they are (a session imported redacted,
-    text masked before): the detector would read `secret:github-token#3f9a` as an assignment."""
+    text masked before): the detector would read `secret:github-token#3f9a` as an assignment.
+    A long text goes in pieces (redact_long)."""
+    if len(text) > CHUNK:
+        return redact_long(text)
     if MARKER_OPEN not in text:
         return redact_text(text)
     parts: list[str] = []
@@ -82,6 +88,46 @@ def redact_unmarked(text: str) -> str:
     parts.append(redact_text(text[at:]))
     joined = "".join(parts)
     return text if joined == text else joined
+
+
+def _piece_end(text: str, start: int) -> int:
+    """Where the piece from `start` ends: the last line end (else a space, quote or comma) in
+    the next CHUNK characters, so no token is cut; past a private key's END line if one begins."""
+    end = start + CHUNK
+    if end >= len(text):
+        return len(text)
+    cut = text.rfind("\n", start + CHUNK // 2, end)
+    if cut < 0:
+        cut = max(text.rfind(c, start + CHUNK // 2, end) for c in " \t,;\"'")
+    end = cut + 1 if cut >= 0 else end
+    begin = text.rfind("-----BEGIN", start, end)
+    if begin >= 0 and text.find("-----END", begin, end) < 0:
+        close = text.find("-----END", end)
+        stop = text.find("\n", close + 8) if close >= 0 else -1
+        end = len(text) if close < 0 or stop < 0 else stop + 1
+    return end
+
+
+def redact_long(text: str) -> str:
+    """A long text (a 5 MB tool output) redacted a piece of CHUNK characters at a time, with a
+    pause between pieces: the detector's regexes hold the GIL while they run, and the UI thread
+    must get it to draw (masking runs in a worker while the replay scrolls)."""
+    parts: list[str] = []
+    at = 0
+    while at < len(text):
+        end = _piece_end(text, at)
+        parts.append(redact_unmarked(text[at:end]) if end - at <= CHUNK else _redact_piece(text[at:end]))
+        at = end
+        time.sleep(0)  # let the UI thread in
+    joined = "".join(parts)
+    return text if joined == text else joined
+
+
+def _redact_piece(text: str) -> str:
+    """One piece longer than CHUNK (a private key block): whole, markers kept."""
+    if MARKER_OPEN not in text:
+        return redact_text(text)
+    return "".join(redact_text(part) if i % 2 == 0 else part for i, part in enumerate(MARKER_SPLIT.split(text)))
 
 
 @lru_cache(maxsize=65536)
