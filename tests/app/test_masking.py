@@ -107,3 +107,24 @@ def test_project_commits_and_diffs_come_masked(tmp_path):
     text = everything(detail)
     assert GITHUB[:12] not in text
     assert "GITHUB_TOKEN=[secret:github-token#" in text and UUID in text
+
+
+def test_a_long_text_is_masked_in_pieces_as_it_would_be_whole():
+    from opmem_tui.backend.privacy import redact_text
+    from opmem_tui.masking import CHUNK, redact_long
+
+    line = "src/app/module.py:12: a fairly ordinary line of grep output here\n"
+    leak = f"env.py:3: GITHUB_TOKEN = '{GITHUB}'\n"
+    lines = "".join(leak if n % 37 == 0 else line for n in range(3 * CHUNK // len(line)))
+    pem = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        + ("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" * 2 + "\n") * (CHUNK // 40)
+        + "-----END RSA PRIVATE KEY-----\n"
+    )
+    one_line = ('{"note": "' + "x" * 90 + f'", "key": "{AWS}"}}, ') * (3 * CHUNK // 120)
+    for text in (lines, "x\n" * (CHUNK // 3) + pem + f"after {OPENAI}\n", one_line):
+        assert len(text) > 2 * CHUNK
+        masked = redact_long(text)
+        assert masked == redact_text(text)
+        assert not any(secret in masked for secret in SECRETS)
+    assert "-----BEGIN RSA PRIVATE KEY-----" not in redact_long("x\n" * (CHUNK // 3) + pem)
