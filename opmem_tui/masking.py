@@ -23,6 +23,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
+from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
 from opmem_tui.backend.privacy import MARKER, marker_for, redact_text
@@ -224,6 +225,12 @@ def mask_node(node: Node) -> Node:
     ):
         return node
     return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
+
+
+def mask_event(event: Event) -> Event:
+    """A timeline event: its summary quotes the turn it came from."""
+    summary = mask(event.summary)
+    return event if summary is event.summary else replace(event, summary=summary)
 
 
 def mask_hit(hit: SearchHit) -> SearchHit:
