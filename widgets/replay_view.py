@@ -550,8 +550,10 @@ class ReplayPane(Vertical):
         if node is None:
             return
         text = clean(node_text(node))  # never put escape sequences on the user's clipboard
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied the {node.role} message ({len(text)} chars)", markup=False)
+        self.app.copy_to_clipboard(text)  # as shown: masked, unless `v` revealed it
+        masked = node.id in self.originals and node.id != self.revealed
+        note = ", secrets masked: v reveals them" if masked else ""
+        self.notify(f"Copied the {node.role} message ({len(text)} chars{note})", markup=False)
 
     def action_pick_branch(self) -> None:
         turn = self.turn

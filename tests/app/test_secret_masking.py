@@ -89,8 +89,13 @@ async def test_v_reveals_the_message_under_the_cursor_until_it_moves(secret_home
     async with app.run_test(size=SIZE) as pilot:
         await open_turn_one(pilot)
         replay = pane(app)
+        await press(pilot, "y")  # copies what is shown
+        assert GITHUB not in app.clipboard and "[secret:github-token#" in app.clipboard
+        assert notes(app)[-1].endswith("secrets masked: v reveals them)")
         await press(pilot, "v")
         assert shown(app) == {GITHUB}  # the user message's token, nothing of the others
+        await press(pilot, "y")
+        assert GITHUB in app.clipboard
         assert replay.revealed == replay.selected_node.id
         assert any("Secrets shown for this user message" in n for n in notes(app))
         assert GIT_HASH in screen_text(app)
