@@ -26,12 +26,12 @@ from typing import Any
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
-from opmem_tui.backend.privacy import MARKER, marker_for, redact_text
+from opmem_tui.backend.privacy import MARKER, find_secrets, marker_for, redact_text
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
 MARKER_OPEN = "[secret:"
-SHORT_TEXT = 4096
-CHUNK = 16_384  # a long text is redacted in pieces of about this many characters (redact_long)  # strings up to this long are remembered by value (titles, summaries, snippets)
+SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
+CHUNK = 16_384  # a long text is redacted in pieces of about this many characters (redact_long)
 SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: thousands each)
 
 
@@ -183,8 +183,40 @@ def mask_commit(commit: CommitInfo) -> CommitInfo:
     return replace(commit, summary=summary, message=message)
 
 
+def mask_lines(lines: Sequence[str]) -> list[str]:
+    """Lines of one text (a diff hunk's), masked as the text they make: a secret across lines (a
+    private key block) is its marker on its first line, and its other lines empty."""
+    ends = [line if line.endswith("\n") else line + "\n" for line in lines]
+    joined = "".join(ends)
+    findings = [f for f in find_secrets(joined) if not MARKER.fullmatch(joined, f.start, f.end)]
+    if not findings:
+        return list(lines)
+    out: list[str] = []
+    at = 0
+    for line, ended in zip(lines, ends, strict=True):
+        start, stop = at, at + len(line)
+        at += len(ended)
+        pieces: list[str] = []
+        pos = start
+        for f in findings:
+            if f.end <= start or f.start >= stop:
+                continue
+            pieces.append(joined[pos : max(f.start, start)])
+            if f.start >= start:  # the secret begins on this line: its marker goes here
+                pieces.append(marker_for(f.kind, joined[f.start : f.end]))
+            pos = min(f.end, stop)
+        pieces.append(joined[pos:stop])
+        out.append("".join(pieces))
+    return out
+
+
 def _mask_hunk(hunk: Hunk) -> Hunk:
-    lines = tuple(replace(line, content=mask(line.content)) if line.content else line for line in hunk.lines)
+    contents = [line.content for line in hunk.lines]
+    masked = mask_lines(contents)
+    lines = tuple(
+        line if new is line.content else replace(line, content=new)
+        for line, new in zip(hunk.lines, masked, strict=True)
+    )
     return replace(hunk, header=mask(hunk.header), lines=lines)
 
 

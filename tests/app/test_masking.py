@@ -96,7 +96,9 @@ def test_project_commits_and_diffs_come_masked(tmp_path):
     repo = pygit2.init_repository(str(work), initial_head="main")
     agent = ("agent (claude-sonnet-4 via opmem)", "agent@opmem.invalid")
     message = f"[agent {SID}] turn 1: Push the release with my token {GITHUB[:29]}\n\nOpmem-Turn: 1\n"
-    _commit(repo, {"deploy.env": f"GITHUB_TOKEN={GITHUB}\nRUN={UUID}\n"}, message, NOW, agent)
+    body = "".join(f"TUlJRXZRSUJBREFOQmdrcWhraUc5dzBCQVFFRkFBU0NCS2N3Z2dTakFnRUFBb0lC{n:04d}\n" for n in range(12))
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\n"
+    _commit(repo, {"deploy.env": f"GITHUB_TOKEN={GITHUB}\nRUN={UUID}\n", "id_rsa": key}, message, NOW, agent)
     project = home.projects.resolve_project(work, "proj")
     data = StoreData(fresh_home(home.path))
     page = data.commit_page(project.id, None, {})
@@ -107,6 +109,8 @@ def test_project_commits_and_diffs_come_masked(tmp_path):
     text = everything(detail)
     assert GITHUB[:12] not in text
     assert "GITHUB_TOKEN=[secret:github-token#" in text and UUID in text
+    assert "TUlJRXZRSUJBREFOQmdrcWhraUc5dzBC" not in text  # a key block over many diff lines
+    assert "[secret:private-key#" in text
 
 
 def test_a_long_text_is_masked_in_pieces_as_it_would_be_whole():
