@@ -17,13 +17,14 @@ from pathlib import Path
 from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.model import OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
+from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
 from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
 from opmem_tui.widgets.safe_text import one_line
 
+from .masking import NodeMasks, mask, mask_commit, mask_commit_detail, mask_listing, mask_meta, mask_turn_commits
 from .memory_data import MemoryData
 
 COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
@@ -63,6 +64,9 @@ class ReplayData:
     project: ProjectLabel | None  # the bound project
     problems: tuple[str, ...] = ()  # files of the session the store could not read
     total: int = 0  # the branch's turn count when `turns` are only its last ones (0: they are all)
+    # Secrets in `turns` are masked (masking.py); these are the messages that held one, as
+    # written, for the replay's reveal key. Nothing else on screen ever gets the values.
+    originals: Mapping[str, Node] = field(default_factory=dict)
 
     @property
     def turn_total(self) -> int:
@@ -127,6 +131,7 @@ class StoreData:
         self.home = home
         self.memory = MemoryData(home)  # the memory panes' and the search's reads (memory_data.py)
         self._activity = ActivityCounter(home.sessions)  # keeps what it read: a recount reads new files only
+        self.masks = NodeMasks()  # each message masked once (masking.py)
 
     def activity(self, view: ListingView) -> Activity:
         """Sessions, turns and tokens per day over the listed sessions (backend/activity.py)."""
@@ -134,7 +139,7 @@ class StoreData:
 
     # -- listing ---------------------------------------------------------------------------
     def listing(self, *, rescan: bool = False) -> ListingView:
-        listing = self.home.sessions.list_sessions(rescan=rescan)
+        listing = mask_listing(self.home.sessions.list_sessions(rescan=rescan))  # titles: often the first prompt
         message = ""
         try:
             projects = {project.id: project for project in self.home.projects.list_projects()}
@@ -156,24 +161,29 @@ class StoreData:
     # -- one session -----------------------------------------------------------------------
     def replay(self, session_id: str, head_id: str | None, projects: Mapping[str, Project]) -> ReplayData:
         store = self.home.sessions
-        meta = store.get_meta(session_id)
-        turns = store.get_turns(session_id, head_id=head_id)
+        meta = mask_meta(store.get_meta(session_id))
+        masked = self.masks.turns(session_id, store.get_turns(session_id, head_id=head_id))
         problems = tuple(store.problems(session_id))
-        return ReplayData(meta, turns, head_id, project_label(meta, projects), problems)
+        return ReplayData(
+            meta, masked.turns, head_id, project_label(meta, projects), problems, originals=masked.originals
+        )
 
     def last_turn(self, session_id: str, projects: Mapping[str, Project]) -> ReplayData:
         """The last turn of the session's current branch and its turn count, for a first paint:
         cheap for a session not opened yet; `replay` brings the rest."""
         quick = self.home.sessions.last_turn(session_id)
-        turns = [quick.turn] if quick.turn is not None else []
-        return ReplayData(quick.meta, turns, None, project_label(quick.meta, projects), total=quick.turn_count)
+        meta = mask_meta(quick.meta)
+        masked = self.masks.turns(session_id, [quick.turn] if quick.turn is not None else [])
+        return ReplayData(
+            meta, masked.turns, None, project_label(meta, projects), total=quick.turn_count, originals=masked.originals
+        )
 
     def commit_view(self, session_id: str, oid: str, projects: Mapping[str, Project]) -> ReplayData:
         """The session as one of its commits left it (read-only)."""
         store = self.home.sessions
-        turns = store.turns_at(session_id, oid)
-        meta = store.get_meta(session_id)
-        return ReplayData(meta, turns, None, project_label(meta, projects))
+        masked = self.masks.turns(session_id, store.turns_at(session_id, oid))
+        meta = mask_meta(store.get_meta(session_id))
+        return ReplayData(meta, masked.turns, None, project_label(meta, projects), originals=masked.originals)
 
     def branch_choices(
         self, session_id: str, number: int, fork_heads: Sequence[str], shown_head: str | None
@@ -196,14 +206,14 @@ class StoreData:
             name = branch.name if branch else f"head {head[:8]}"
             current = head == session_head or (branch is not None and branch.is_current)
             choices.append(
-                BranchChoice(head, name, one_line(reply, 100), len(turns), current=current, viewing=head == shown)
+                BranchChoice(head, name, one_line(mask(reply), 100), len(turns), current=current, viewing=head == shown)
             )
         return choices
 
     def history(self, session_id: str, limit: int = 1000) -> SessionHistory:
         store = self.home.sessions
-        commits = store.session_commits(session_id, limit=limit)
-        return SessionHistory(store.get_meta(session_id).display_title, commits)
+        commits = mask_turn_commits(store.session_commits(session_id, limit=limit))
+        return SessionHistory(mask_meta(store.get_meta(session_id)).display_title, commits)
 
     def branch_for_node(self, session_id: str, node_id: str) -> tuple[str | None, str]:
         """(head id, branch name) to open a session at a node of one of its branches; (None, "")
@@ -232,7 +242,7 @@ class StoreData:
         """One page of a project's log (after=None: the newest) with the session turns linked to it."""
         started = time.perf_counter()
         registry = self.home.projects
-        commits = registry.log(project_id, COMMIT_PAGE, after=after)
+        commits = [mask_commit(c) for c in registry.log(project_id, COMMIT_PAGE, after=after)]
         by_commit = registry.links.by_commit(project_id)
         links: dict[str, TurnLink] = {}
         for commit in commits:
@@ -245,7 +255,7 @@ class StoreData:
         return CommitPage(commits, links, len(commits) < COMMIT_PAGE, (time.perf_counter() - started) * 1000)
 
     def commit_detail(self, project_id: str, oid: str) -> CommitDetail:
-        return self.home.projects.show(project_id, oid)
+        return mask_commit_detail(self.home.projects.show(project_id, oid))
 
     # -- jobs ------------------------------------------------------------------------------
     def import_sources(self) -> list[tuple[str, str]]:

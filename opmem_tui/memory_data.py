@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,8 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
+
+from .masking import mask, mask_event, mask_hit
 
 if TYPE_CHECKING:  # the distiller and the index writer load when first used, not at start
     from opmem_tui.backend.distill.hooks import HooksChange
@@ -233,7 +235,7 @@ class MemoryData:
         page = memory.timeline(
             until=until, entity=ref.id if ref else None, kinds=kinds or None, limit=limit + len(skip)
         )
-        events = tuple(e for e in page.events if e.id not in skip)[:limit]
+        events = tuple(mask_event(e) for e in page.events if e.id not in skip)[:limit]  # summaries quote turns
         return TimelineSlice(events, page.truncated and bool(events), ref, kinds)
 
     # -- core.md ---------------------------------------------------------------------------
@@ -248,7 +250,9 @@ class MemoryData:
         return core_files(self.home.memory_dir, names)
 
     def core(self, file: CoreFile) -> CoreText:
-        return read_core(file)
+        core = read_core(file)
+        text = mask(core.text)  # lines quote sessions; the byte budget stays the file's
+        return core if text is core.text else replace(core, text=text)
 
     def core_stamp(self, file: CoreFile) -> tuple[int, int]:
         return core_stamp(file.path)
@@ -293,7 +297,7 @@ class MemoryData:
         # leaves rows in the index until its next update: its hits could not be shown or opened.
         alive: dict[str, bool] = {}
         kept = tuple(
-            hit
+            mask_hit(hit)  # a snippet is session text: secrets masked (masking.py)
             for hit in hits
             if not hit.session_id or alive.setdefault(hit.session_id, self.home.sessions.exists(hit.session_id))
         )

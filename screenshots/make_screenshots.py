@@ -1,6 +1,6 @@
 """Regenerate the screenshots of every pane shown in the README, from the `opmem demo` store.
 
-  python screenshots/make_screenshots.py [--out DIR] [--no-png]
+  python screenshots/make_screenshots.py [--out DIR] [--no-png] [--only NAME ...]
 
 Builds the demo store (backend/demo.build_demo, sessions dated against a fixed clock) in
 $TMPDIR/opmem-screenshots, which also serves as $HOME (project folders show as ~/projects/...)
@@ -63,6 +63,8 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("search", "opmem-dark", ("ctrl+f", *"forecast"), "memory"),
     ("activity", "opmem-dark", ("4",), "memory"),
     ("replay-edit", "opmem-dark", (*FIX, "enter", *(("j",) * 5), "enter", "j"), "memory"),
+    # A session holding secrets (tests/app/secret_store.py): turn 1's bash call opened, masked.
+    ("replay-secrets", "opmem-dark", ("left", "enter", "j", "j", "enter"), "secrets"),
 ]
 CONSOLIDATED = "2026-01-01"  # the day core.md is written for: the same pictures on every run
 
@@ -129,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     parser.add_argument("--no-png", action="store_true", help="SVG only, even when rsvg-convert is there")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="just these pictures (e.g. replay-secrets)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     converter = None if args.no_png else shutil.which("rsvg-convert")
@@ -143,6 +146,12 @@ def main() -> None:
         time.tzset()
         homes = {"demo": build_demo(fake_home, now=NOW).path, "empty": fake_home / "empty-home"}
         for name, theme, keys, which in SHOTS:
+            if args.only and name not in args.only:
+                continue
+            if which == "secrets" and which not in homes:
+                from tests.app.secret_store import build_secret_store
+
+                homes["secrets"] = build_secret_store(fake_home / "secrets").path
             if which == "memory" and which not in homes:  # after the others: they show no memory
                 homes["memory"] = distil_demo(homes["demo"])
             svg = asyncio.run(shoot(homes[which], args.out, name, theme, keys))

@@ -16,6 +16,7 @@ from opmem_tui.backend.projects.records import CommitInfo
 
 from .messages import CommitHighlighted, LinkedTurnChosen, MoreCommitsWanted
 from .safe_text import one_line
+from .secret_marks import SECRET_VARIABLE, mark_text
 from .session_list import age_label
 from .styling import theme_style
 
@@ -119,12 +120,18 @@ class CommitLog(DataTable):
             where = f"turn {link.turn}" if link.turn is not None else "session"
             title = one_line(link.session_title or link.session_id, LINK_WIDTH - len(where) - 5)
             turn = Text(f"↪ {where} · {title}", style=theme_style(self, "accent"))
+        secret = theme_style(self, SECRET_VARIABLE, bold=True)  # a masked secret (opmem_tui/masking.py)
         return (
             Text(commit.oid[:7], style=theme_style(self, "warning")),
             Text(age_label(commit.time, now), style=theme_style(self, "text-muted")),
             by,
-            turn,
-            Text(one_line(AGENT_PREFIX.sub("", commit.summary, count=1) if link is not None else commit.summary, 100)),
+            mark_text(turn, secret),
+            mark_text(
+                Text(
+                    one_line(AGENT_PREFIX.sub("", commit.summary, count=1) if link is not None else commit.summary, 100)
+                ),
+                secret,
+            ),
         )
 
     def link_for(self, commit: CommitInfo) -> TurnLink | None:

@@ -18,6 +18,8 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from .secret_marks import mark_segments, marker_spans
+
 
 class Line(NamedTuple):
     text: str  # one visual line: no newline, tabs expanded, control characters already removed
@@ -93,7 +95,7 @@ def _wrap_cells(line: str, width: int) -> list[str]:
 class LineView(ScrollView, can_focus=True, inherit_bindings=False):
     """Scrollable plain lines with an optional selected item drawn highlighted."""
 
-    COMPONENT_CLASSES = {"line--selected"}
+    COMPONENT_CLASSES = {"line--selected", "line--secret"}
     LAYOUT_ON_NEW_LINES = True  # scroll positions kept by subclasses may rely on the layout pass
 
     DEFAULT_CSS = """
@@ -102,6 +104,7 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
         overflow-y: auto;
         scrollbar-gutter: stable;
         & > .line--selected { background: $primary 18%; }
+        & > .line--secret { color: $warning; text-style: bold; }
     }
     """
 
@@ -240,12 +243,19 @@ class LineView(ScrollView, can_focus=True, inherit_bindings=False):
             segments: list[Segment] = []
             if line.indent:
                 segments.append(Segment(" " * line.indent, base + mark))
-            segments.extend(self.line_segments(line, base + self._style(line.style), mark))
+            drawn = self.line_segments(line, base + self._style(line.style), mark)
+            spans = marker_spans(line.text)  # a masked secret (opmem_tui/masking.py): drawn apart
+            segments.extend(mark_segments(drawn, spans, self._secret_style()) if spans else drawn)
             strip = Strip(segments)
             self._cache[key] = strip
         # Pad with the line's own style, so a coloured line (a diff +/-) spans the full width.
         fill = base + self._style(line.style) + (self._style("selected") if selected else Style())
         return strip.crop_extend(scroll_x, scroll_x + width, Style(bgcolor=fill.bgcolor))
+
+    def _secret_style(self) -> Style:
+        """The marker's colour and weight only: the line's background (a diff's, the cursor's) stays."""
+        secret = self._style("secret")
+        return Style(color=secret.color, bold=secret.bold, italic=secret.italic, underline=secret.underline)
 
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         """The segments of one line's text; subclasses colour parts of it (syntax, matches)."""

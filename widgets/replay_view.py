@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from rich.segment import Segment
@@ -26,6 +27,7 @@ from .diff_view import CODE_STYLES, TOKEN_CLASSES, code_segments
 from .line_view import Line, LineView, wrap_text
 from .messages import BranchPickRequested, HistoryRequested, TurnShown
 from .safe_text import clean, one_line
+from .secret_marks import marked_content
 from .tool_edits import tool_edits
 from .turn_lines import TurnRender, abbreviate_path, build_turn_lines, node_text, thinking_text
 
@@ -99,6 +101,14 @@ class TurnView(LineView):
         if path is None:
             return [Segment(line.text, style + mark)]
         return code_segments(line.text, path, style, mark, self._style)
+
+    def select_item(self, item: int) -> None:
+        moved = item != self.selected_item
+        super().select_item(item)
+        if moved:
+            pane = self._pane()
+            if pane is not None:
+                pane.cursor_moved()  # a message whose secrets were shown is masked again
 
     def on_click(self, event: events.Click) -> None:
         item = self.item_at(event.y)
@@ -198,7 +208,7 @@ class ReplayHeader(Static):
             if third:
                 third.append((" · ", "$text-muted"))
             third.extend(group)
-        lines = [Content.assemble(*parts), Content.assemble((title, "bold")), Content.assemble(*third)]
+        lines = [Content.assemble(*parts), marked_content(title, "bold"), Content.assemble(*third)]
         self.update(Content("\n").join(lines))
 
     def on_click(self, event: events.Click) -> None:
@@ -228,6 +238,7 @@ class ReplayPane(Vertical):
         Binding("e", "expand_all", "Expand all", show=False, id="replay.expand_all"),
         Binding("y", "copy", "Copy", id="replay.copy"),
         Binding("J", "toggle_raw", "Diff/JSON", show=False, id="replay.raw_args"),
+        Binding("v", "reveal", "Reveal secrets", show=False, id="replay.reveal"),
     ]
 
     DEFAULT_CSS = """
@@ -247,6 +258,10 @@ class ReplayPane(Vertical):
         self.expanded: set[str] = set()
         self.raw: set[str] = set()  # file edits shown as their JSON arguments
         self.show_thinking = False
+        # Secrets come masked (opmem_tui/masking.py); `originals` holds, by node id, the messages
+        # that had one, as written. `v` shows one of them (`revealed`) until the cursor moves on.
+        self.originals: Mapping[str, Node] = {}
+        self.revealed: str | None = None
         self._turn_render: TurnRender = TurnRender([])
         self._width = 0
         self._empty = "Select a session on the left to replay it."
@@ -309,11 +324,13 @@ class ReplayPane(Vertical):
         turn_number: int | None = None,
         view_label: str = "",
         total: int | None = None,
+        originals: Mapping[str, Node] | None = None,
     ) -> None:
         """Show a session; turn_number None keeps the turn when it is the same session.
 
         `total`: the branch's turn count when `turns` are only its last ones (the rest is on
-        its way: the pane says so on a turn not loaded yet)."""
+        its way: the pane says so on a turn not loaded yet). `originals`: the messages that had
+        a secret, as written (by node id), for `v`."""
         same = self.meta is not None and self.meta.id == meta.id
         previous = self.index if same else 0
         self.meta = meta
@@ -322,15 +339,20 @@ class ReplayPane(Vertical):
         self.head_id = head_id
         self.view_label = view_label
         self.project = project
+        self.originals = originals or {}
         if not same:
             self.expanded.clear()
             self.raw.clear()
+        if not same or self.revealed not in self.originals:
+            self.revealed = None
         target = turn_number - 1 if turn_number is not None else previous
         self.index = max(0, min(target, self.total - 1))
         self._show_turn(keep_scroll=same and turn_number is None)
 
     def show_empty(self, message: str) -> None:
         self.meta = None
+        self.originals = {}
+        self.revealed = None
         self.turns = []
         self.total = 0
         self.index = 0
@@ -353,6 +375,10 @@ class ReplayPane(Vertical):
             message = f"Loading turn {self.index + 1}…" if loading else self._empty
             view.set_lines([Line(text, "empty", -1, 1) for text in wrap_text(clean(message), width - 2)])
             return
+        if self.revealed is not None and self.revealed in self.originals:
+            original = self.originals[self.revealed]
+            nodes = tuple(original if n.id == original.id else n for n in turn.nodes)
+            turn = replace(turn, nodes=nodes)
         self._turn_render = build_turn_lines(
             turn, width, expanded=self.expanded, show_thinking=self.show_thinking, raw=self.raw
         )
@@ -365,6 +391,7 @@ class ReplayPane(Vertical):
         self._update_header()
         nodes = self._turn_render.nodes
         self.view.select_item(min(selected, len(nodes) - 1) if nodes else -1)
+        self.cursor_moved()
         if self.meta is not None and self.turn is not None:
             self.post_message(TurnShown(self.meta.id, self.turn.number, self.total))
 
@@ -409,6 +436,7 @@ class ReplayPane(Vertical):
         index = max(0, min(index, self.total - 1))
         if index != self.index:
             self.index = index
+            self.revealed = None  # another turn: its messages masked again
             self._show_turn()
 
     def step(self, delta: int) -> None:
@@ -484,13 +512,48 @@ class ReplayPane(Vertical):
         self.show_thinking = not self.show_thinking
         self._rebuild(keep_scroll=True)
 
+    # -- secrets -----------------------------------------------------------------------------
+    def cursor_moved(self) -> None:
+        """The cursor is on another message (TurnView.select_item): a revealed one is masked again."""
+        if self.revealed is None:
+            return
+        node = self.selected_node
+        if node is None or node.id != self.revealed:
+            self.revealed = None
+            self._rebuild(keep_scroll=True)
+
+    def action_reveal(self) -> None:
+        """`v`: the values of the message under the cursor, until the cursor moves on (again: masked)."""
+        node = self.selected_node
+        if node is None:
+            return
+        if node.id not in self.originals:
+            self.notify("No secret in this message: nothing is masked.", markup=False)
+            return
+        item = self.view.selected_item
+        if self.revealed == node.id:
+            self.revealed = None
+            self.notify("Secrets masked again.", markup=False)
+        else:
+            self.revealed = node.id
+            self.notify(
+                f"Secrets shown for this {node.role} message, until the cursor moves on (v masks them).",
+                title="Secrets",
+                severity="warning",
+                markup=False,
+            )
+        self._rebuild(keep_scroll=True)
+        self.view.scroll_to_item(item)
+
     def action_copy(self) -> None:
         node = self.selected_node
         if node is None:
             return
         text = clean(node_text(node))  # never put escape sequences on the user's clipboard
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied the {node.role} message ({len(text)} chars)", markup=False)
+        self.app.copy_to_clipboard(text)  # as shown: masked, unless `v` revealed it
+        masked = node.id in self.originals and node.id != self.revealed
+        note = ", secrets masked: v reveals them" if masked else ""
+        self.notify(f"Copied the {node.role} message ({len(text)} chars{note})", markup=False)
 
     def action_pick_branch(self) -> None:
         turn = self.turn

@@ -30,6 +30,7 @@ from opmem_tui.backend.model import SessionListing, SessionMeta
 from .line_view import wrap_text
 from .messages import SearchRequested, SessionChosen, SessionHighlighted
 from .safe_text import one_line
+from .secret_marks import mark_segments, marker_spans
 
 EMPTY_STORE = "No sessions yet: `opmem import claude` or `opmem demo`"
 EMPTY_STORE_HELP = (
@@ -142,6 +143,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         "session-table--age",
         "session-table--turns",
         "session-table--empty",
+        "session-table--secret",
     }
 
     DEFAULT_CSS = """
@@ -156,6 +158,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         & > .session-table--age { color: $text-muted; }
         & > .session-table--turns { color: $text-muted; }
         & > .session-table--empty { color: $text-muted; text-style: italic; }
+        & > .session-table--secret { color: $warning; text-style: bold; }
     }
     """
 
@@ -299,7 +302,12 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
             else:
                 cell = set_cell_size(text, column.width)
             style = row_style if is_cursor else base + self._component(column.name)
-            segments.append(Segment(cell, style))
+            spans = marker_spans(cell) if column.name == "title" else []  # a masked secret in a title
+            if spans:
+                secret = self._component("secret")
+                segments.extend(mark_segments([Segment(cell, style)], spans, Style(color=secret.color, bold=True)))
+            else:
+                segments.append(Segment(cell, style))
             segments.append(Segment(" ", row_style))
         strip = Strip(segments).crop_extend(0, width, row_style)
         self._cache[key] = strip

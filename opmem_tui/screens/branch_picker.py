@@ -13,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from opmem_tui.widgets.secret_marks import marked_content
+
 from ..data import BranchChoice
 
 
@@ -46,7 +48,7 @@ class BranchPickerScreen(ModalScreen[BranchPick | None]):
                     ("● " if choice.current else "  ", "$accent"),
                     (choice.name + " " * (name_width - cell_len(choice.name)), "bold"),
                     (f"  {choice.turns:>{turns_width}} turns  ", "$text-muted"),
-                    choice.preview,
+                    marked_content(choice.preview),
                 )
                 options.append(Option(label, id=choice.head_id))
             yield OptionList(*options, id="branch-options")

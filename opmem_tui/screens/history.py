@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from opmem_tui.backend.model import TurnCommit
 from opmem_tui.widgets.safe_text import one_line
+from opmem_tui.widgets.secret_marks import marked_content
 
 TURN_PREFIX = re.compile(r"^turn \d+:\s*")  # the column already says which turn
 
@@ -35,7 +36,7 @@ class HistoryScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog wide"):
             count = len(self.commits)
             yield Static(
-                Content(
+                marked_content(
                     f"History of “{one_line(self.session_title, 60)}”: {count} turn commit{'s' if count != 1 else ''}"
                 ),
                 classes="dialog-title",
@@ -49,7 +50,7 @@ class HistoryScreen(ModalScreen[str | None]):
                     (f"  turn {commit.turn:>3}  ", "bold"),
                     (f"{stamp}  ", "$text-muted"),
                     (f"[{', '.join(commit.branches)}] " if commit.branches else "", "$secondary"),
-                    one_line(TURN_PREFIX.sub("", commit.summary, count=1), 70),
+                    marked_content(one_line(TURN_PREFIX.sub("", commit.summary, count=1), 70)),
                 )
                 options.append(Option(label, id=commit.oid))
             if not options:

@@ -324,6 +324,7 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
             turn_number=turn,
             view_label=label,
             total=data.turn_total,
+            originals=data.originals,
         )
         if self._select_node:
             self.replay.select_node(self._select_node)
