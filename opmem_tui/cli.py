@@ -111,6 +111,7 @@ def verify(ctx: click.Context, no_repair: bool) -> None:
 def _register_subcommands() -> None:
     from .cli_demo import demo
     from .cli_distill import register as register_distill
+    from .cli_export import register as register_export
     from .cli_import import register as register_import
     from .cli_index import index
     from .cli_projects import projects
@@ -124,6 +125,7 @@ def _register_subcommands() -> None:
     register_import(main)
     register_recall(main)
     register_distill(main)
+    register_export(main)
 
 
 _register_subcommands()
