@@ -136,7 +136,9 @@ class Page:
         return self.browser.send(method, params, self.session)
 
     def _mine(self, method: str) -> list[dict[str, Any]]:
-        return [e["params"] for e in self.browser.events if e.get("method") == method and e.get("sessionId") == self.session]
+        return [
+            e["params"] for e in self.browser.events if e.get("method") == method and e.get("sessionId") == self.session
+        ]
 
     @property
     def requests(self) -> list[str]:
