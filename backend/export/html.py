@@ -22,8 +22,7 @@ from typing import Any
 
 from ..edits import tool_edits
 from ..model import Node, Turn
-from ..safe_text import plain
-from .session import ExportedSession, first_line, iso_time, model_of, thinking_of
+from .session import ExportedSession, first_line, iso_time, model_of, shown, thinking_of
 
 SUMMARY_CHARS = 160
 
@@ -80,27 +79,27 @@ def _depth(node: Node, by_id: dict[str, Node]) -> int:
 
 def _tool(node: Node, by_id: dict[str, Node]) -> dict[str, Any]:
     edits = tool_edits(node)
-    summary = plain(_one_line(_args_text(node.input, pretty=False), SUMMARY_CHARS))
+    summary = shown(_one_line(_args_text(node.input, pretty=False), SUMMARY_CHARS))
     if edits:
         added, removed = sum(e.additions for e in edits), sum(e.deletions for e in edits)
-        summary = _one_line(f"{', '.join(plain(e.path) for e in edits)}  +{added} −{removed}", SUMMARY_CHARS)
+        summary = _one_line(f"{', '.join(shown(e.path) for e in edits)}  +{added} −{removed}", SUMMARY_CHARS)
     out: dict[str, Any] = {
         "kind": "tool",
-        "name": plain(node.name or "tool"),
+        "name": shown(node.name or "tool"),
         "time": iso_time(node.created_at),
         "summary": summary,
-        "args": plain(_args_text(node.input, pretty=True)),
-        "text": plain(node.content),
+        "args": shown(_args_text(node.input, pretty=True)),
+        "text": shown(node.content),
         "depth": _depth(node, by_id),
     }
     if edits:
         out["edits"] = [
             {
-                "path": plain(e.path),
+                "path": shown(e.path),
                 "status": e.status,
                 "add": e.additions,
                 "del": e.deletions,
-                "lines": [[origin, plain(text)] for origin, text in e.lines],
+                "lines": [[origin, shown(text)] for origin, text in e.lines],
             }
             for e in edits
         ]
@@ -115,17 +114,17 @@ def _turn(turn: Turn, fork_names: dict[str, str]) -> dict[str, Any]:
         if node.is_tool:
             nodes.append(_tool(node, by_id))
         elif node.role == "system":
-            nodes.append({"kind": "system", "name": plain(node.name or ""), "text": plain(node.content)})
+            nodes.append({"kind": "system", "name": shown(node.name or ""), "text": shown(node.content)})
         else:
             calls = index + 1 < len(items) and items[index + 1].is_tool
             nodes.append(
                 {
                     "kind": "message",
                     "role": node.role,
-                    "model": plain(model_of(node)),
+                    "model": shown(model_of(node)),
                     "time": iso_time(node.created_at),
-                    "text": plain(node.content),
-                    "thinking": plain(thinking_of(node)),
+                    "text": shown(node.content),
+                    "thinking": shown(thinking_of(node)),
                     "calls": calls,
                 }
             )
@@ -133,7 +132,7 @@ def _turn(turn: Turn, fork_names: dict[str, str]) -> dict[str, Any]:
     return {
         "n": turn.number,
         "time": iso_time(user.created_at if user is not None else turn.nodes[0].created_at),
-        "prompt": plain(first_line(user.content if user is not None else "", 90)),
+        "prompt": shown(first_line(user.content if user is not None else "", 90)),
         "commit": turn.commit or "",
         "forks": [fork_names.get(head, head) for head in turn.fork_heads],
         "nodes": nodes,
@@ -145,7 +144,7 @@ def page_data(session: ExportedSession) -> dict[str, Any]:
     unless the export is raw)."""
     fork_names = {b.head_id: b.name for b in session.branches}
     return {
-        "title": plain(session.title),
+        "title": shown(session.title),
         "session": session.meta.id,
         "branch": session.branch,
         "total_turns": session.total_turns,
@@ -174,7 +173,7 @@ def _facts(session: ExportedSession) -> str:
     else:
         parts.append(f"{session.total_turns} turn{'s' if session.total_turns != 1 else ''}")
     parts.append("secrets redacted" if session.redacted else "raw: not redacted")
-    return " · ".join(plain(p) for p in parts)
+    return " · ".join(shown(p) for p in parts)
 
 
 def content_security_policy(script: str) -> str:
@@ -189,7 +188,7 @@ def render_html(session: ExportedSession) -> str:
     """The whole page as one string (UTF-8 when written)."""
     script = _asset("page.js")
     esc = html.escape
-    title = plain(session.title)
+    title = shown(session.title)
     return f"""<!doctype html>
 <html lang="en">
 <head>

@@ -17,8 +17,7 @@ from typing import Any
 
 from ..edits import tool_edits
 from ..model import Node, Turn
-from ..safe_text import plain
-from .session import ExportedSession, iso_time, model_of, thinking_of
+from .session import ExportedSession, iso_time, model_of, shown, thinking_of
 
 MAX_LINES = 120
 MAX_CHARS = 12_000
@@ -87,32 +86,32 @@ def _args_text(value: Any) -> str:
 
 def _tool(node: Node) -> str:
     edits = tool_edits(node)
-    name = plain(node.name or "tool")
+    name = shown(node.name or "tool")
     if edits:
-        files = ", ".join(f"{plain(e.path)} +{e.additions} −{e.deletions}" for e in edits)
+        files = ", ".join(f"{shown(e.path)} +{e.additions} −{e.deletions}" for e in edits)
         head = f"✎ {_summary(name)}: {_summary(files)}"
     else:
         if node.input is None or isinstance(node.input, str):
             args_line = node.input or ""
         else:
             args_line = json.dumps(node.input, ensure_ascii=False, default=str)
-        head = f"⚙ {_summary(name)}" + (f": <code>{_summary(plain(args_line))}</code>" if args_line else "")
+        head = f"⚙ {_summary(name)}" + (f": <code>{_summary(shown(args_line))}</code>" if args_line else "")
     parts = [f"<details><summary>{head}</summary>", ""]
     if edits:
         for edit in edits:
             body = "\n".join(text if origin == "@" else f"{origin}{text}" for origin, text in edit.lines)
-            path = plain(edit.path)
+            path = shown(edit.path)
             parts += [
                 f"`{path}`" if "`" not in path else html.escape(path),
                 "",
-                fence(plain(_cut(body, 400, 40_000)), "diff"),
+                fence(shown(_cut(body, 400, 40_000)), "diff"),
                 "",
             ]
     else:
-        args = plain(_args_text(node.input))
+        args = shown(_args_text(node.input))
         if args:
             parts += [fence(_cut(args), "json" if not isinstance(node.input, str) else "text"), ""]
-    result = plain(node.content)
+    result = shown(node.content)
     if result.strip():
         parts += ["result:", "", fence(_cut(result), "text"), ""]
     else:
@@ -124,15 +123,15 @@ def _tool(node: Node) -> str:
 def _message(node: Node) -> str:
     who = node.role
     model = model_of(node)
-    head = f"**{who}**" + (f" · `{plain(model)}`" if model and "`" not in model else "")
+    head = f"**{who}**" + (f" · `{shown(model)}`" if model and "`" not in model else "")
     when = iso_time(node.created_at)
     if when:
         head += f" · {when}"
     parts = [head, ""]
-    thinking = plain(thinking_of(node))
+    thinking = shown(thinking_of(node))
     if thinking:
         parts += ["<details><summary>thinking</summary>", "", fence(_cut(thinking), "text"), "", "</details>", ""]
-    text = plain(node.content).strip("\n")
+    text = shown(node.content).strip("\n")
     if text:
         parts += [prose(_cut(text, 400, 40_000)), ""]
     return "\n".join(parts)
@@ -147,7 +146,7 @@ def _turn(turn: Turn) -> str:
         if node.is_tool:
             out += [_tool(node), ""]
         elif node.role == "system":
-            body = plain(node.content)
+            body = shown(node.content)
             out += ["<details><summary>system message</summary>", "", fence(_cut(body), "text"), "", "</details>", ""]
         else:
             out.append(_message(node))
@@ -156,11 +155,11 @@ def _turn(turn: Turn) -> str:
 
 def render_markdown(session: ExportedSession) -> str:
     meta = session.meta
-    title = plain(session.title)
+    title = shown(session.title)
     lines = [f"# {html.escape(' '.join(title.split()), quote=False)}", ""]
     facts = [f"session `{meta.id}`"]
     if meta.source:
-        facts.append(plain(meta.source))
+        facts.append(shown(meta.source))
     if meta.created_at:
         facts.append(f"started {iso_time(meta.created_at)}")
     facts.append(f"branch `{session.branch}`")

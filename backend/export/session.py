@@ -7,6 +7,7 @@ format can hand out a node that skipped it.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Branch, Node, OpmemError, SessionMeta, Turn, turn_count
 from ..privacy import redact_node, redact_value
+from ..safe_text import plain
 
 if TYPE_CHECKING:
     from ..store.sessions import SessionStore
@@ -141,3 +143,13 @@ def thinking_of(node: Node) -> str:
 def first_line(text: str, limit: int = 100) -> str:
     line = next((part.strip() for part in (text or "").splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def shown(text: str) -> str:
+    """Session text as an export shows it: no terminal escapes or control bytes, and the home
+    folder of whoever exports written `~` (a shared file need not carry a user name)."""
+    text = plain(text)
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if len(home) > 1 and home + os.sep in text:
+        text = text.replace(home + os.sep, "~" + os.sep)
+    return text

@@ -60,6 +60,6 @@ def hostile_session(store: SessionStore, sid: str = "hostile") -> str:
     store.append_message(sid, "assistant", "A different take on the job.", parent_id=second.id, created_at=T0 + 200)
     store.commit_turn(sid)
     # back to the first line as the current head
-    main_head = [b for b in store.branches(sid) if b.name == "main"][0].head_id
+    main_head = next(b for b in store.branches(sid) if b.name == "main").head_id
     store.switch_head(sid, main_head)
     return sid

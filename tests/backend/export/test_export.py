@@ -58,7 +58,7 @@ def test_branch_and_turns_are_chosen(store: SessionStore, sid: str) -> None:
     other = select(store, sid, branch=retry)
     assert other.branch == retry and other.total_turns == 2
     assert other.turns[-1].last.content == "A different take on the job."
-    with pytest.raises(ExportError, match="no branch 'nope'.*main"):
+    with pytest.raises(ExportError, match=r"no branch 'nope'.*main"):
         select(store, sid, branch="nope")
 
 
