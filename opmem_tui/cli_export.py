@@ -17,7 +17,8 @@ from .backend.export import FORMATS, export_session, write_export
 from .backend.export.session import iso_time
 from .backend.home import Home
 from .backend.model import OpmemError
-from .backend.projects.blame import BlameLine, BlameReport, blame_path, parse_spec
+from .backend.projects.blame import blame_path, parse_spec
+from .backend.projects.blame_records import BlameLine, BlameReport
 from .backend.safe_text import plain
 from .cli_sessions import dump_json, resolve_session
 
