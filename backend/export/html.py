@@ -62,6 +62,19 @@ def _args_text(value: Any, pretty: bool) -> str:
         return str(value)
 
 
+def size_label(text: str) -> str:
+    """`N lines, M chars` as the page's own sizeLabel writes it (so a summary costs no count there)."""
+    lines = text.count("\n") + 1 if text else 0
+    chars = len(text)
+    if chars >= 1_000_000:
+        size = f"{chars / 1e6:.1f}M chars"
+    elif chars >= 10_000:
+        size = f"{chars / 1e3:.1f}k chars"
+    else:
+        size = f"{chars} chars"
+    return f"{lines} line{'s' if lines != 1 else ''}, {size}"
+
+
 def _one_line(text: str, limit: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -83,13 +96,15 @@ def _tool(node: Node, by_id: dict[str, Node]) -> dict[str, Any]:
     if edits:
         added, removed = sum(e.additions for e in edits), sum(e.deletions for e in edits)
         summary = _one_line(f"{', '.join(shown(e.path) for e in edits)}  +{added} −{removed}", SUMMARY_CHARS)
+    text = shown(node.content)
     out: dict[str, Any] = {
         "kind": "tool",
         "name": shown(node.name or "tool"),
         "time": iso_time(node.created_at),
         "summary": summary,
         "args": shown(_args_text(node.input, pretty=True)),
-        "text": shown(node.content),
+        "text": text,
+        "size": size_label(text) if text else "no output",
         "depth": _depth(node, by_id),
     }
     if edits:

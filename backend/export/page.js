@@ -16,8 +16,15 @@
     return node;
   }
 
+  function lineCount(text) {
+    if (!text) return 0;
+    var count = 1;
+    for (var at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+    return count;
+  }
+
   function sizeLabel(text) {
-    var lines = text ? text.split("\n").length : 0;
+    var lines = lineCount(text);
     var chars = text.length;
     var size = chars >= 1e6 ? (chars / 1e6).toFixed(1) + "M chars" : chars >= 1e4 ? (chars / 1e3).toFixed(1) + "k chars" : chars + " chars";
     return lines + (lines === 1 ? " line, " : " lines, ") + size;
@@ -132,7 +139,7 @@
     var sum = el("summary");
     sum.append(el("span", "icon", node.edits ? "✎" : "⚙"), el("span", "tname", node.name || "tool"));
     if (node.summary) sum.append(el("span", "targs", node.summary));
-    sum.append(el("span", "tsize", node.text ? sizeLabel(node.text) : "no output"));
+    sum.append(el("span", "tsize", node.size || (node.text ? sizeLabel(node.text) : "no output")));
     box.append(sum);
     var filled = false;
     box.addEventListener("toggle", function () {

@@ -187,16 +187,24 @@ class Blamer:
         )
 
     def _find_turn(self, session_id: str, number: int, head_id: str) -> Turn | None:
+        """Turn `number` on the branch through `head_id` (the session's head line without one).
+        A branch read once answers for every turn on it: most commits of a file share one."""
+        for (sid, read_for), turns in self._turns.items():
+            if sid != session_id or (not head_id and read_for):
+                continue  # no head: only the head line itself answers
+            found = next((t for t in turns if t.number == number), None)
+            if found is not None and (not head_id or any(n.id == head_id for n in found.nodes)):
+                return found
         key = (session_id, head_id)
-        turns = self._turns.get(key)
-        if turns is None:
-            try:
-                head = head_id if head_id and self.sessions.has_node(session_id, head_id) else None
-                turns = self.sessions.get_turns(session_id, head)
-            except OpmemError as exc:
-                self.problems.append(f"session {session_id}: {exc}")
-                turns = []
-            self._turns[key] = turns
+        if key in self._turns:
+            return None
+        try:
+            head = head_id if head_id and self.sessions.has_node(session_id, head_id) else None
+            turns = self.sessions.get_turns(session_id, head)
+        except OpmemError as exc:
+            self.problems.append(f"session {session_id}: {exc}")
+            turns = []
+        self._turns[key] = turns
         return next((t for t in turns if t.number == number), None)
 
 
