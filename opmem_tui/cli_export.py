@@ -95,7 +95,7 @@ def _origin_line(first: BlameLine) -> str:
     if first.commit is None:
         return f"{short}  not committed yet"
     if o is None:
-        when = iso_time(first.commit_time)[:16]
+        when = iso_time(first.commit_time)[:16] + " UTC" if first.commit_time else "?"
         return f"{short}  {plain(first.author)} · {when} · not from a session turn"
     facts = [f"session {o.session_id}", f"turn {o.turn}"]
     if o.model:
