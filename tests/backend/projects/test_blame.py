@@ -101,7 +101,7 @@ def _by_text(report) -> dict[str, object]:
 
 
 def test_each_line_gets_the_turn_that_wrote_it_through_moves(project) -> None:
-    home, project_id, repo, commits = project
+    home, project_id, _repo, commits = project
     report = Blamer(home.projects, home.sessions, project_id).blame("app.py")
     lines = _by_text(report)
     assert [line.line for line in report.lines] == list(range(1, len(report.lines) + 1))
@@ -132,7 +132,7 @@ def test_each_line_gets_the_turn_that_wrote_it_through_moves(project) -> None:
 
 
 def test_json_shape_and_a_line_range(project) -> None:
-    home, project_id, repo, commits = project
+    home, _project_id, repo, commits = project
     report = blame_path(home.projects, home.sessions, repo / "app.py", 1, 2)
     assert [line.line for line in report.lines] == [1, 2]
     data = [line.to_json() for line in report.lines]
@@ -185,7 +185,7 @@ def test_a_user_commit_linked_by_hash_from_a_git_commit_tool_call(home: Home, tm
 
 
 def test_bad_paths_and_specs(project, tmp_path: Path) -> None:
-    home, project_id, repo, _ = project
+    home, _project_id, repo, _ = project
     assert parse_spec("a.py:3-7", lambda _: False) == ("a.py", 3, 7)
     assert parse_spec("a.py:3", lambda _: False) == ("a.py", 3, 3)
     assert parse_spec("odd:3", lambda _: True) == ("odd:3", None, None)  # a file really named so
