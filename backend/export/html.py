@@ -149,7 +149,7 @@ def _turn(turn: Turn, fork_names: dict[str, str]) -> dict[str, Any]:
         "time": iso_time(user.created_at if user is not None else turn.nodes[0].created_at),
         "prompt": shown(first_line(user.content if user is not None else "", 90)),
         "commit": turn.commit or "",
-        "forks": [fork_names.get(head, head) for head in turn.fork_heads],
+        "forks": [shown(fork_names.get(head, head)) for head in turn.fork_heads],
         "nodes": nodes,
     }
 
@@ -161,11 +161,11 @@ def page_data(session: ExportedSession) -> dict[str, Any]:
     return {
         "title": shown(session.title),
         "session": session.meta.id,
-        "branch": session.branch,
+        "branch": shown(session.branch),
         "total_turns": session.total_turns,
         "redacted": session.redacted,
         "branches": [
-            {"name": b.name, "turns": b.turns, "current": b.is_current, "exported": b.name == session.branch}
+            {"name": shown(b.name), "turns": b.turns, "current": b.is_current, "exported": b.name == session.branch}
             for b in session.branches
         ],
         "turns": [_turn(turn, fork_names) for turn in session.turns],

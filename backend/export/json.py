@@ -30,8 +30,13 @@ def export_document(session: ExportedSession) -> dict[str, Any]:
     }
 
 
+# json leaves DEL and the C1 controls raw; escaped (the same JSON), the text is safe on a terminal.
+_CONTROL_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
 def render_json(session: ExportedSession) -> str:
-    return json.dumps(export_document(session), ensure_ascii=False, indent=2, default=_plain) + "\n"
+    text = json.dumps(export_document(session), ensure_ascii=False, indent=2, default=_plain)
+    return text.translate(_CONTROL_ESCAPES) + "\n"
 
 
 def _plain(value: Any) -> Any:

@@ -13,6 +13,7 @@ HOSTILE = (
     "</script><script>alert(2)</script>",
     "<!-- open comment",
     "\u2028line separator\u2029",
+    "</details><details><summary>injected</summary>",
 )
 
 
@@ -53,7 +54,7 @@ def hostile_session(store: SessionStore, sid: str = "hostile") -> str:
         sid, "tool", long_output, called_by=reply2.id, name="Bash", input={"command": "make all"}, created_at=T0 + 62
     )
     store.commit_turn(sid)
-    store.append_message(sid, "user", "Third: summarise", created_at=T0 + 120)
+    store.append_message(sid, "user", f"Third: summarise {HOSTILE[6]}\x1b[31m\x9b2J", created_at=T0 + 120)
     store.append_message(sid, "assistant", "Done: x is 2 now.", name="claude-test-4", created_at=T0 + 121)
     store.commit_turn(sid)
     # a retry of turn 2's reply: a second branch that forks inside turn 2

@@ -71,7 +71,9 @@ def test_redacted_unless_raw(store: SessionStore, sid: str) -> None:
 
 
 def test_json_holds_the_nodes_as_stored(store: SessionStore, sid: str) -> None:
-    doc = json.loads(export_session(store, sid, "json", raw=True))
+    text = export_session(store, sid, "json", raw=True)
+    assert "\x9b" not in text and "\x1b" not in text  # escaped: a terminal shows the JSON as text
+    doc = json.loads(text)
     stored = {n.id: n.to_json() for n in store.get_branch(sid)}
     assert {n["id"]: n for n in doc["nodes"]} == json.loads(json.dumps(stored))
     assert doc["meta"]["id"] == sid and doc["branch"] == "main" and doc["redacted"] is False
@@ -142,7 +144,7 @@ def test_markdown_keeps_session_markup_inert(store: SessionStore, sid: str) -> N
     md = export_session(store, sid, "md")
     outside_code = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", md, flags=re.S | re.M)
     assert "```" not in outside_code
-    for text in HOSTILE[:4]:
+    for text in (*HOSTILE[:4], HOSTILE[6]):
         assert text not in outside_code  # in a code block it is shown, as code
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md
     # our <details> open and close in pairs: no message closed one early
