@@ -42,7 +42,9 @@ def render(session: ExportedSession, fmt: str) -> str:
         renderer = RENDERERS[fmt]
     except KeyError:
         raise ExportError(f"unknown export format {fmt!r} (html, md or json)") from None
-    return renderer(session)
+    # A lone surrogate (a broken transcript's text) cannot be written as UTF-8: "?" (the HTML's
+    # data and the JSON carry it as its \\u escape already).
+    return renderer(session).encode("utf-8", "replace").decode("utf-8")
 
 
 def export_session(

@@ -36,7 +36,8 @@ _CONTROL_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 def render_json(session: ExportedSession) -> str:
     text = json.dumps(export_document(session), ensure_ascii=False, indent=2, default=_plain)
-    return text.translate(_CONTROL_ESCAPES) + "\n"
+    text = text.translate(_CONTROL_ESCAPES).encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
+    return text + "\n"
 
 
 def _plain(value: Any) -> Any:

@@ -181,3 +181,12 @@ def test_an_empty_branch_and_a_session_without_user_message(store: SessionStore)
     page = render_html(select(store, "sys"))
     assert _data_of(page)["turns"][0]["n"] == 0
     assert "preface only" in export_session(store, "sys", "md")
+
+
+def test_a_lone_surrogate_never_breaks_a_file(store: SessionStore, tmp_path: Path) -> None:
+    store.append_message("sur", "user", "broken \udc80 text")
+    store.update_session("sur", title="title \ud800")
+    for fmt in ("html", "md", "json"):
+        write_export(export_session(store, "sur", fmt), tmp_path / f"x.{fmt}")  # valid UTF-8 written
+    doc = json.loads((tmp_path / "x.json").read_text())
+    assert doc["nodes"][0]["content"] == "broken \udc80 text"
