@@ -41,7 +41,7 @@ def _fail(exc: Exception) -> click.ClickException:
 @click.option(
     "--branch",
     default=None,
-    help="The branch to export (a name from `opmem sessions branches`); default: the current one.",
+    help="The branch to export: its name (main, retry-…, as the export lists them) or a head node id; default: the current one.",
 )
 @click.option(
     "--format",
