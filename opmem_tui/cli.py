@@ -134,6 +134,7 @@ def _register_subcommands() -> None:
     from .cli_connect import register as register_connect
     from .cli_demo import demo
     from .cli_distill import register as register_distill
+    from .cli_export import register as register_export
     from .cli_import import register as register_import
     from .cli_index import index
     from .cli_projects import projects
@@ -150,6 +151,7 @@ def _register_subcommands() -> None:
     register_recall(main)
     register_distill(main)
     register_connect(main)
+    register_export(main)
 
 
 _register_subcommands()

@@ -39,7 +39,13 @@ def _build(directory: Path) -> Home:
 
 @click.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--no-app", is_flag=True, help="Build the demo store in DIRECTORY and say how to open it; no app.")
+@click.option(
+    "--no-app",
+    "--no-open",
+    "no_app",
+    is_flag=True,
+    help="Build the demo store in DIRECTORY, say how to open it and exit (for scripts and tests).",
+)
 @click.pass_context
 def demo(ctx: click.Context, directory: Path | None, no_app: bool) -> None:
     """Open the app on a demo store: built in DIRECTORY and kept, else in a temporary folder
@@ -48,7 +54,7 @@ def demo(ctx: click.Context, directory: Path | None, no_app: bool) -> None:
     if own is not None:
         click.echo(f"note: the demo does not use your store ({own}); it gets a folder of its own", err=True)
     if directory is None and no_app:
-        _fail(OpmemError("--no-app needs a folder to keep the demo in: opmem demo DIR --no-app"))
+        _fail(OpmemError("--no-app needs a folder to keep the demo in: opmem demo DIR --no-app (or --no-open)"))
         return
     temporary = directory is None
     folder = Path(tempfile.mkdtemp(prefix="opmem-demo-")) if directory is None else directory.expanduser()

@@ -18,6 +18,7 @@ from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
+from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
 from opmem_tui.widgets.commit_log import TurnLink
@@ -256,6 +257,25 @@ class StoreData:
 
     def commit_detail(self, project_id: str, oid: str) -> CommitDetail:
         return mask_commit_detail(self.home.projects.show(project_id, oid))
+
+    # -- export, blame (issue 26) -----------------------------------------------------------
+    def export_session(self, session_id: str, path: Path, fmt: str | None = None) -> Path:
+        """Write the session (redacted) to `path`; the format from its suffix unless given."""
+        from opmem_tui.backend.export import export_session, write_export
+
+        suffix = {".md": "md", ".markdown": "md", ".json": "json"}
+        chosen = fmt or suffix.get(path.suffix.lower(), "html")
+        return write_export(export_session(self.home.sessions, session_id, chosen), path)
+
+    def blame(self, project_id: str, path: str) -> BlameReport:
+        """Each line of a project file (repo-relative path) and the session turn that wrote it."""
+        from opmem_tui.backend.projects.blame import Blamer
+
+        blamer = Blamer(self.home.projects, self.home.sessions, project_id)
+        rel = blamer.git.relative(path) if os.path.isabs(path) else path
+        if rel is None:
+            raise OpmemError(f"{path}: not a file of the project {project_id}")
+        return blamer.blame(rel)
 
     # -- jobs ------------------------------------------------------------------------------
     def import_sources(self) -> list[tuple[str, str]]:

@@ -26,8 +26,10 @@ class KeyInfo:
 def keyed_classes() -> list[tuple[str, type]]:
     """(scope title, class) for every class whose BINDINGS carry ids, in the order shown by `?`."""
     from opmem_tui.widgets.activity_view import ActivityView
+    from opmem_tui.widgets.blame_view import BlameView
     from opmem_tui.widgets.commit_log import CommitLog
     from opmem_tui.widgets.core_view import CoreView
+    from opmem_tui.widgets.diff_view import DiffView
     from opmem_tui.widgets.graph_explorer import GraphExplorer
     from opmem_tui.widgets.graph_tree import GraphLines
     from opmem_tui.widgets.item_lines import ItemLines
@@ -50,6 +52,8 @@ def keyed_classes() -> list[tuple[str, type]]:
         ("Replay", TurnView),
         ("Project list", ProjectList),
         ("Commit log", CommitLog),
+        ("Commit diff", DiffView),
+        ("Blame", BlameView),
         ("Memory", MemoryTab),
         ("Graph", GraphExplorer),
         ("Graph", GraphLines),

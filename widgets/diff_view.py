@@ -17,10 +17,12 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, String, Tok
 from pygments.util import ClassNotFound
 from rich.segment import Segment
 from rich.style import Style
+from textual.binding import Binding
 
 from opmem_tui.backend.projects.records import CommitDetail
 
 from .line_view import Line, LineView, wrap_text
+from .messages import BlameRequested
 from .safe_text import clean, one_line
 
 # Component class per token family, most specific first.
@@ -95,6 +97,8 @@ def diff_lines(detail: CommitDetail, width: int) -> tuple[list[Line], list[str]]
 
 
 class DiffView(LineView):
+    BINDINGS = [Binding("b", "blame", "Blame file", id="diff.blame")]
+
     COMPONENT_CLASSES = LineView.COMPONENT_CLASSES | {
         "line--commit",
         "line--meta",
@@ -151,6 +155,24 @@ class DiffView(LineView):
         self.detail = None
         self._paths = []
         self.set_lines([Line(one_line(message, 300), "empty", -1, 1)])
+
+    def file_on_screen(self) -> str | None:
+        """The path of the file whose diff is at the top of the view (else the first file)."""
+        detail = self.detail
+        if detail is None or not detail.files:
+            return None
+        item = self.item_at(0)
+        if item < 0:  # the commit header or a blank line: the next file down, else the first
+            top = round(self.scroll_y)
+            item = next((line.item for line in self.lines[top:] if line.item >= 0), 0)
+        return detail.files[item].path if 0 <= item < len(detail.files) else detail.files[0].path
+
+    def action_blame(self) -> None:
+        path = self.file_on_screen()
+        if path is None or self.detail is None:
+            self.notify("No file here to blame: pick a commit that changed files.", markup=False)
+            return
+        self.post_message(BlameRequested(path, self.detail.commit.oid))
 
     def line_segments(self, line: Line, style: Style, mark: Style) -> list[Segment]:
         if line.style not in CODE_STYLES or not (0 <= line.item < len(self._paths)):

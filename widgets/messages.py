@@ -81,3 +81,11 @@ class LinkedTurnChosen(Message):
     commit: str | None = None
     head_id: str = ""  # the turn's last node, when the link knows it
     node_id: str = ""  # a message to put the cursor on (a search hit, a memory record's source)
+
+
+@dataclass
+class BlameRequested(Message):
+    """`b` on a file of a commit's diff: show who wrote each line of it (its blame)."""
+
+    path: str  # repo-relative
+    commit: str = ""  # the commit on screen

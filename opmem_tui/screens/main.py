@@ -205,10 +205,17 @@ class MainScreen(Screen[None]):
         current = self.sessions.session_list.current
         return (current.id, current.display_title) if current is not None else (None, "")
 
+    def _projects_commands(self) -> list[PaletteCommand]:
+        """The Projects tab's own commands (Blame a file…), while it is the tab on screen."""
+        if self.active_tab != "projects":
+            return []
+        return [command for tab in self.query(ProjectsTab) for command in tab.palette_commands()]
+
     def palette_commands(self) -> list[PaletteCommand]:
         return [
             *self.jobs.import_commands(),
             *self.sessions.palette_commands(),
+            *self._projects_commands(),
             *self.jobs.store_commands(),
             *self.jobs.memory_commands(*self._current_session()),
             PaletteCommand("Switch theme…", "Pick a colour theme (saved to config.toml)", self.app.search_themes),

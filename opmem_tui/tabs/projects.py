@@ -12,11 +12,20 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.widget import Widget
 
-from opmem_tui.widgets.messages import CommitHighlighted, MoreCommitsWanted, ProjectHighlighted
+from opmem_tui.widgets.messages import (
+    BlameRequested,
+    CommitHighlighted,
+    LinkedTurnChosen,
+    MoreCommitsWanted,
+    ProjectHighlighted,
+)
 from opmem_tui.widgets.projects_pane import NO_PROJECTS, ProjectsPane
 
 from ..app import home_relative
+from ..commands import PaletteCommand
 from ..data import CommitPage, ListingView, StoreData
+from ..screens.ask_text import AskTextScreen
+from ..screens.blame import BlameScreen
 from ..workers import ReportsWorkerErrors, deliver
 from . import Tab
 
@@ -103,3 +112,38 @@ class ProjectsTab(Tab, ReportsWorkerErrors, ProjectsPane):
     def _load_diff(self, project_id: str, oid: str) -> None:
         detail = self.data.commit_detail(project_id, oid)
         deliver(self, self.diff_view.show_detail, detail)
+
+    # -- blame (issue 26) ----------------------------------------------------------------------
+    def on_blame_requested(self, message: BlameRequested) -> None:
+        message.stop()
+        self.blame(message.path)
+
+    def blame(self, path: str) -> None:
+        """The blame of a file of the project on screen; enter on a line opens its turn."""
+        project_id = self.commit_log.project_id
+        if project_id is None:
+            self.app.notify("Pick a project first.", markup=False)
+            return
+
+        def chosen(link: LinkedTurnChosen | None) -> None:
+            if link is not None:  # bubbles to the screen, which opens the turn's replay
+                self.post_message(LinkedTurnChosen(link.session_id, link.turn, link.commit, link.head_id))
+
+        self.app.push_screen(BlameScreen(project_id, path), chosen)
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        if self.commit_log.project_id is None:
+            return []
+        return [PaletteCommand("Blame a file…", "Which session turn wrote each line of a file", self.ask_blame)]
+
+    def ask_blame(self) -> None:
+        current = self.diff_view.file_on_screen() or ""
+
+        def done(path: str | None) -> None:
+            if path:
+                self.blame(path)
+
+        self.app.push_screen(
+            AskTextScreen("Blame a file of the project", current, placeholder="a path in the project, e.g. src/app.py"),
+            done,
+        )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -20,7 +21,7 @@ from textual.widget import Widget
 from textual.worker import Worker
 from watchfiles import awatch
 
-from opmem_tui.backend.model import SessionMeta
+from opmem_tui.backend.model import OpmemError, SessionMeta
 from opmem_tui.widgets.messages import BranchPickRequested, HistoryRequested, SessionChosen, SessionHighlighted
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.safe_text import one_line
@@ -28,6 +29,7 @@ from opmem_tui.widgets.session_list import EMPTY_STORE_HELP, SessionList
 
 from ..commands import PaletteCommand
 from ..data import BranchChoice, ListingView, ReplayData, StoreData
+from ..screens.ask_text import AskTextScreen
 from ..screens.branch_picker import BranchPick, BranchPickerScreen
 from ..screens.confirm import ConfirmScreen
 from ..screens.history import HistoryScreen
@@ -432,7 +434,39 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         return [
             PaletteCommand("Rename session…", f"Give “{title}” a new title", self.rename_current),
             PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current),
+            PaletteCommand(
+                "Export this session…", f"“{title}” as one HTML file to share (or .md, .json)", self.export_current
+            ),
         ]
+
+    def export_current(self) -> None:
+        """Ask where, then write the session there (redacted; HTML unless the name ends .md or .json)."""
+        meta = self.session_list.current
+        if meta is None:
+            return
+
+        def done(raw: str | None) -> None:
+            if raw:
+                self._export(meta.id, Path(raw).expanduser())
+
+        default = str(Path.cwd() / f"{meta.id}.html")
+        self.app.push_screen(
+            AskTextScreen(
+                f"Export “{one_line(meta.display_title, 50)}”",
+                default,
+                hint="enter writes it · .html: an offline replay · .md: a transcript · .json: the nodes · esc cancels",
+            ),
+            done,
+        )
+
+    @work(thread=True, group="edits", exit_on_error=False, description="Exporting the session")
+    def _export(self, session_id: str, path: Path) -> None:
+        try:
+            written = self.data.export_session(session_id, path)
+        except OpmemError as exc:
+            self.app.notify(f"Export failed: {exc}", severity="error", markup=False)
+            return
+        self.app.notify(f"Exported to {written} (secrets redacted)", markup=False)
 
     def rename_current(self) -> None:
         meta = self.session_list.current
