@@ -75,7 +75,9 @@ def secret_corpus(sessions: int, turns: int) -> Path:
         with home.sessions.batch(sid) as batch:
             head = home.sessions.get_meta(sid).head_id
             for t in range(max(1, turns // 10)):
-                user = batch.append("user", "show me the env for the deploy", parent_id=head, created_at=1_800_000_000.0 + t)
+                user = batch.append(
+                    "user", "show me the env for the deploy", parent_id=head, created_at=1_800_000_000.0 + t
+                )
                 reply = batch.append("assistant", "Reading it.", parent_id=user.id, name="claude-test-1")
                 batch.append(
                     "tool", _fill(rng.choice(SECRET_OUTPUTS), rng), parent_id=reply.id, called_by=reply.id,
@@ -140,7 +142,15 @@ def compare(name: str, unit_name: str, once, rounds: int) -> None:
     for label, k in (("wall", 0), ("CPU", 1)):
         b = statistics.median(r[k] for r in base)
         o = statistics.median(r[k] for r in ours)
-        report(f"{name} ({label})", count / o, count / b, "without redaction", ">= 0.9 x", count / o >= 0.9 * count / b, unit=unit_name)
+        report(
+            f"{name} ({label})",
+            count / o,
+            count / b,
+            "without redaction",
+            ">= 0.9 x",
+            count / o >= 0.9 * count / b,
+            unit=unit_name,
+        )
 
 
 def main() -> None:

@@ -620,8 +620,13 @@ def _reads_as_word(run: str) -> bool:
     return vowels >= 0.2 * len(run) and not _CONSONANTS5.search(run)
 
 
+_ANY_KEYWORD = re.compile(b"(?i)" + b"|".join(_KEYWORDS))
+
+
 def _keyword_hits(raw: bytes) -> list[tuple[int, int]]:
     """(start, end) of every keyword in the UTF-8 bytes, any case, in order."""
+    if len(raw) <= _SHORT_TEXT and _ANY_KEYWORD.search(raw) is None:
+        return []  # one call for the short strings most values are (seven finds on long texts)
     low = raw.lower()
     hits: list[tuple[int, int]] = []
     for kw in _KEYWORDS:
@@ -706,8 +711,8 @@ def _assigned_value(text: str, name: str, at: int) -> Finding | None:
 
 def find_secrets(text: str) -> list[Finding]:
     """The secrets in `text`, in order, none overlapping."""
-    if not text:
-        return []
+    if len(text) < _SHORTEST:
+        return []  # most strings of a node's input and metadata: nothing to look at
     # Every rule is ASCII, so the scan runs over the UTF-8 bytes read as Latin-1: one byte a
     # character, whatever the text holds (a str with one emoji takes 4 bytes a character, and every
     # pass over it 4 times the memory). A character outside ASCII becomes 2 to 4 characters that no
@@ -732,9 +737,28 @@ def _to_char_offsets(found: list[Finding], raw: bytes) -> list[Finding]:
     return out
 
 
+# Every provider token (and JWT, PEM body) holds a run of at least this many token characters:
+# text without one (most metadata values, names, short prose) skips the provider passes.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=%.\-]{16}")
+_SHORTEST = 8  # no rule finds a secret in fewer characters ("pw=abc12" is too short to be one)
+
+
+@functools.cache
+def _any_provider() -> re.Pattern[str]:
+    """Every provider rule in one alternation, groups unnamed: searched position by position, so
+    slow on long texts, but one call instead of 32 passes on the short strings that make up most
+    of a node's input and metadata (ids, names, paths), and most of them match nothing."""
+    alts = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _kind, pattern, *_rest in _PROVIDER_RULES]
+    return re.compile("|".join(f"(?:{a})" for a in alts), re.ASCII)
+
+
+_SHORT_TEXT = 256
+
+
 def _find(text: str, raw: bytes) -> list[Finding]:
     found: list[Finding] = []
-    _scan_providers(text, found)
+    if _TOKEN_RUN.search(text) is not None and (len(text) > _SHORT_TEXT or _any_provider().search(text)):
+        _scan_providers(text, found)
     if "://" in text and "@" in text:
         for m in _URL_PASSWORD.finditer(text):
             value = m.group("v")
