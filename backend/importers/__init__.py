@@ -6,7 +6,6 @@ which files hold them, and how to read one whole or follow it line by line (`opm
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from .gemini import GeminiImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .jsonl import JsonlImporter
+from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
 from .state import STATE_FILE, FileState, ImportState
 
@@ -35,6 +35,7 @@ SOURCES: dict[str, Importer] = {
         AiderImporter(),
         OpenProgramImporter(),
         JsonlImporter(),
+        OpenCodeImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude"}
@@ -146,7 +147,7 @@ def import_file(
     on_session(session_id) is called for each session this file wrote nodes to.
     """
     try:
-        stat = os.stat(path)
+        stat = importer.file_stat(path)
     except OSError as exc:
         report.warn(path, None, f"cannot read: {exc.strerror or exc}")
         return

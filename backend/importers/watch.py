@@ -150,6 +150,10 @@ class Watcher:
         """The discovered session file, or the session folder holding `path` (OpenProgram)."""
         if path in self.known:
             return path
+        for importer in self.importers.values():
+            store = importer.companion(path)  # a database's -wal stands for the database
+            if store is not None and store in self.known:
+                return store
         for parent in path.parents:
             if parent in self.known:
                 return parent
@@ -206,7 +210,7 @@ class Watcher:
             if path in self.followers:
                 continue
             try:
-                stat = path.stat()
+                stat = self.importers[self.known[path]].file_stat(path)
             except OSError:
                 continue
             if not self.state.unchanged(path, stat):
