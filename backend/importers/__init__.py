@@ -18,6 +18,7 @@ from .aider import AiderImporter
 from .base import Importer, ImportReport
 from .claude_code import ClaudeImporter
 from .codex import CodexImporter
+from .cursor import CursorImporter
 from .gemini import GeminiImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
@@ -36,6 +37,7 @@ SOURCES: dict[str, Importer] = {
         OpenProgramImporter(),
         JsonlImporter(),
         OpenCodeImporter(),
+        CursorImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude"}

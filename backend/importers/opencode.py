@@ -118,8 +118,13 @@ def _user(b: SessionBuilder, mid: str, msg: dict[str, Any], parts: list[dict[str
         elif kind in ("subtask", "agent"):
             added.append(f"[{kind}] {_str(part.get('description')) or _str(part.get('name')) or dumps(part)}")
         elif kind == "compaction":
-            b.chain(f"{part.get('id') or mid}:compaction", "system", "[compaction]", created_at=created,
-                    metadata={"compaction": True, "auto": part.get("auto")})  # fmt: skip
+            b.chain(
+                f"{part.get('id') or mid}:compaction",
+                "system",
+                "[compaction]",
+                created_at=created,
+                metadata={"compaction": True, "auto": part.get("auto")},
+            )
     summary = _dict(msg.get("summary"))
     model = _dict(msg.get("model"))
     meta = {"files": files, "agent": msg.get("agent"), "model": model.get("modelID")}
@@ -127,8 +132,13 @@ def _user(b: SessionBuilder, mid: str, msg: dict[str, Any], parts: list[dict[str
         text = "\n".join(said) or _str(summary.get("body")) or _str(summary.get("title"))
         b.chain(mid, "user", text, created_at=created, metadata=meta)
     if added:
-        b.chain(f"{mid}:injected", "system", "\n".join(added), created_at=created,
-                metadata={"injected": True, **({} if said else meta)})  # fmt: skip
+        b.chain(
+            f"{mid}:injected",
+            "system",
+            "\n".join(added),
+            created_at=created,
+            metadata={"injected": True, **({} if said else meta)},
+        )
 
 
 def _assistant(
@@ -204,8 +214,13 @@ def _assistant(
         if isinstance(child, str) and child:
             children[child] = tid
     for part in compactions:
-        b.chain(f"{part.get('id') or mid}:compaction", "system", "[compaction]", created_at=created,
-                metadata={"compaction": True, "auto": part.get("auto")})  # fmt: skip
+        b.chain(
+            f"{part.get('id') or mid}:compaction",
+            "system",
+            "[compaction]",
+            created_at=created,
+            metadata={"compaction": True, "auto": part.get("auto")},
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,10 +230,29 @@ def _assistant(
 def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
     with open_agent_db(path) as conn:
         found = tables(conn)
-        require(path, found, {"session": ("id",), "message": ("id", "session_id", "data"),
-                              "part": ("id", "message_id", "data")}, "OpenCode")  # fmt: skip
-        cols = [c for c in ("id", "parent_id", "directory", "title", "slug", "version", "share_url", "revert",
-                            "project_id", "time_created", "time_updated") if c in found["session"]]  # fmt: skip
+        require(
+            path,
+            found,
+            {"session": ("id",), "message": ("id", "session_id", "data"), "part": ("id", "message_id", "data")},
+            "OpenCode",
+        )
+        cols = [
+            c
+            for c in (
+                "id",
+                "parent_id",
+                "directory",
+                "title",
+                "slug",
+                "version",
+                "share_url",
+                "revert",
+                "project_id",
+                "time_created",
+                "time_updated",
+            )
+            if c in found["session"]
+        ]
         order_m = "time_created, id" if "time_created" in found["message"] else "rowid"
         with snapshot(conn):
             srows = conn.execute(f"SELECT {', '.join(cols)} FROM session").fetchall()
