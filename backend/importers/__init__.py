@@ -17,6 +17,7 @@ from ..store.sessions import SessionStore
 from .aider import AiderImporter
 from .base import Importer, ImportReport
 from .claude_code import ClaudeImporter
+from .cline import ClineImporter, RooImporter
 from .codex import CodexImporter
 from .cursor import CursorImporter
 from .gemini import GeminiImporter
@@ -38,9 +39,11 @@ SOURCES: dict[str, Importer] = {
         JsonlImporter(),
         OpenCodeImporter(),
         CursorImporter(),
+        ClineImporter(),
+        RooImporter(),
     )
 }
-ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude"}
+ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]
