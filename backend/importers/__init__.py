@@ -19,6 +19,7 @@ from .base import Importer, ImportReport
 from .claude_code import ClaudeImporter
 from .cline import ClineImporter, RooImporter
 from .codex import CodexImporter
+from .copilot import CopilotImporter
 from .cursor import CursorImporter
 from .gemini import GeminiImporter
 from .hooks import IngestHooks
@@ -41,6 +42,7 @@ SOURCES: dict[str, Importer] = {
         CursorImporter(),
         ClineImporter(),
         RooImporter(),
+        CopilotImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MARKER = "the good line before the damage"
-SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl")
+SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot")
 UNICODE = "\u202eRTL\u202c zero\u200bwidth \ufeffbom \u0000nul \U0001f600 e\u0301 \u2028sep"
 WRONG_VALUES: list[object] = [None, 1, -1.5, True, "", "x" * 300, [], [1, [2]], {}, {"a": {"b": None}}, 1e308]
 
@@ -91,11 +91,32 @@ def openprogram_nodes(marker: str) -> list[dict]:
     ]
 
 
+def copilot_lines(marker: str) -> list[dict]:
+    def event(n: int, kind: str, data: dict) -> dict:
+        return {
+            "type": kind,
+            "id": f"e{n}",
+            "timestamp": f"2026-01-01T00:00:{n:02d}.000Z",
+            "parentId": None,
+            "data": data,
+        }
+
+    return [
+        event(1, "session.start", {"sessionId": "cop-1", "selectedModel": "gpt-5", "context": {"cwd": "/tmp/p"}}),
+        event(2, "user.message", {"content": marker}),
+        event(3, "assistant.message", {"content": "ok", "toolRequests": [
+            {"toolCallId": "c1", "name": "bash", "arguments": {"command": "ls"}}]}),
+        event(4, "tool.execution_complete", {"toolCallId": "c1", "success": True, "result": {"content": "a"}}),
+        event(5, "user.message", {"content": "second prompt"}),
+    ]  # fmt: skip
+
+
 LINES: dict[str, Callable[[str], list[dict]]] = {
     "claude": claude_lines,
     "codex": codex_lines,
     "gemini": gemini_lines,
     "jsonl": jsonl_lines,
+    "copilot": copilot_lines,
 }
 
 
