@@ -20,6 +20,7 @@ from .claude_code import ClaudeImporter
 from .cline import ClineImporter, RooImporter
 from .codex import CodexImporter
 from .copilot import CopilotImporter
+from .crush import CrushImporter
 from .cursor import CursorImporter
 from .gemini import GeminiImporter
 from .hooks import IngestHooks
@@ -43,6 +44,7 @@ SOURCES: dict[str, Importer] = {
         ClineImporter(),
         RooImporter(),
         CopilotImporter(),
+        CrushImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

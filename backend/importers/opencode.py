@@ -367,7 +367,9 @@ class OpenCodeImporter(WholeImporter):
         return paths
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = dict.fromkeys(sqlite_files(paths, ("opencode*.db",)))
+        # a project's .opencode/opencode.db is the old Go OpenCode: the crush importer reads it
+        dbs = [p for p in sqlite_files(paths, ("opencode*.db",)) if p.parent.name != ".opencode"]
+        found: dict[Path, None] = dict.fromkeys(dbs)
         for raw in paths:
             path = Path(raw).expanduser()
             if path.is_file() and path.suffix == ".json" and path.parent.parent.name == "session":
