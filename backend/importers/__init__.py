@@ -23,6 +23,7 @@ from .copilot import CopilotImporter
 from .crush import CrushImporter
 from .cursor import CursorImporter
 from .gemini import GeminiImporter
+from .goose import GooseImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .jsonl import JsonlImporter
@@ -45,6 +46,7 @@ SOURCES: dict[str, Importer] = {
         RooImporter(),
         CopilotImporter(),
         CrushImporter(),
+        GooseImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
