@@ -29,6 +29,7 @@ from .ingest import ProjectHook, ingest
 from .jsonl import JsonlImporter
 from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
+from .qwen import QwenImporter
 from .state import STATE_FILE, FileState, ImportState
 
 SOURCES: dict[str, Importer] = {
@@ -47,6 +48,7 @@ SOURCES: dict[str, Importer] = {
         CopilotImporter(),
         CrushImporter(),
         GooseImporter(),
+        QwenImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

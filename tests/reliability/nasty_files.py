@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MARKER = "the good line before the damage"
-SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot")
+SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen")
 UNICODE = "\u202eRTL\u202c zero\u200bwidth \ufeffbom \u0000nul \U0001f600 e\u0301 \u2028sep"
 WRONG_VALUES: list[object] = [None, 1, -1.5, True, "", "x" * 300, [], [1, [2]], {}, {"a": {"b": None}}, 1e308]
 
@@ -111,12 +111,35 @@ def copilot_lines(marker: str) -> list[dict]:
     ]  # fmt: skip
 
 
+def qwen_lines(marker: str) -> list[dict]:
+    def rec(n: int, kind: str, parent: str | None, message: dict, **extra: object) -> dict:
+        return {
+            "uuid": f"q{n}",
+            "parentUuid": parent,
+            "sessionId": "q-1",
+            "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+            "type": kind,
+            "cwd": "/tmp/p",
+            "message": message,
+            **extra,
+        }
+
+    return [
+        rec(1, "user", None, {"role": "user", "parts": [{"text": marker}]}),
+        rec(2, "assistant", "q1", {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "ls", "args": {}}}]},
+            model="qwen3-coder"),
+        rec(3, "tool_result", "q2", {"role": "user", "parts": [{"functionResponse": {"id": "c1", "response": {"output": "a"}}}]}),
+        rec(4, "user", "q3", {"role": "user", "parts": [{"text": "second prompt"}]}),
+    ]  # fmt: skip
+
+
 LINES: dict[str, Callable[[str], list[dict]]] = {
     "claude": claude_lines,
     "codex": codex_lines,
     "gemini": gemini_lines,
     "jsonl": jsonl_lines,
     "copilot": copilot_lines,
+    "qwen": qwen_lines,
 }
 
 
@@ -233,6 +256,8 @@ def _path_for(source: str, folder: Path) -> Path:
     if source == "gemini":
         (folder / "chats").mkdir(exist_ok=True)
         return folder / "chats" / "session-2026-04-29T21-39-5f0c2a1e.jsonl"
+    if source == "qwen":
+        return folder / "q-1.jsonl"  # a chat file is named by its session id
     return folder / "messages.jsonl"
 
 
