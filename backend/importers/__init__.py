@@ -22,6 +22,7 @@ from .codex import CodexImporter
 from .copilot import CopilotImporter
 from .crush import CrushImporter
 from .cursor import CursorImporter
+from .droid import DroidImporter
 from .gemini import GeminiImporter
 from .goose import GooseImporter
 from .hooks import IngestHooks
@@ -49,6 +50,7 @@ SOURCES: dict[str, Importer] = {
         CrushImporter(),
         GooseImporter(),
         QwenImporter(),
+        DroidImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

@@ -31,7 +31,7 @@ from .agent_db import DbStamp
 from .base import ImportedSession, ImportReport
 from .cursor import vscode_user_dirs
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, injected, load_json, session
+from .whole import SessionBuilder, WholeImporter, load_json, session, split_injected
 
 HISTORY = "api_conversation_history.json"
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae", "Kiro", "Positron")
@@ -82,12 +82,12 @@ class _Task:
         self.by_call: dict[str, str] = {}
         self.results: dict[str, tuple[str, bool]] = {}
 
-    def message(self, index: int, msg: dict[str, Any], when: float) -> None:
+    def message(self, index: int, msg: dict[str, Any], when: float, sid: str | None = None) -> None:
         role = msg.get("role")
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": _str(content)}]
         blocks = [x for x in blocks if isinstance(x, dict)]
-        sid = f"{self.folder.name}:{index}"
+        sid = sid or f"{self.folder.name}:{index}"
         when = parse_time(msg.get("ts")) or when
         if role == "user":
             self.user(sid, blocks, when)
@@ -110,11 +110,13 @@ class _Task:
                 text = _str(block.get("text"))
                 if RESULT_TEXT.match(text) and self.pending:
                     self.results[self.pending.pop(0)] = (text, False)
-                elif injected(text):
-                    added.append(text)
                 else:
-                    match = WRAPPERS.match(text)
-                    said.append(match.group(2) if match else text)
+                    extra, text = split_injected(text)
+                    if extra:
+                        added.append(extra)
+                    if text.strip():
+                        match = WRAPPERS.match(text)
+                        said.append(match.group(2) if match else text)
             elif kind == "image":
                 images += 1
         if said:

@@ -13,6 +13,7 @@ them finished.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from abc import abstractmethod
@@ -40,6 +41,21 @@ INJECTED_PREFIXES = (
 def injected(text: str) -> bool:
     """Text the agent added to a user message (environment, reminders): a system node."""
     return text.lstrip().startswith(INJECTED_PREFIXES)
+
+
+_LEADING_BLOCK = re.compile(r"\s*<(" + "|".join(p[1:-1] for p in INJECTED_PREFIXES) + r")>.*?</\1>\s*", re.S)
+
+
+def split_injected(text: str) -> tuple[str, str]:
+    """(the leading blocks the agent added, what the user wrote after them)."""
+    added, rest = [], text
+    while True:
+        match = _LEADING_BLOCK.match(rest)
+        if match is None:
+            break
+        added.append(match.group(0).strip())
+        rest = rest[match.end() :]
+    return "\n".join(added), rest if added else text
 
 
 class SessionBuilder:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MARKER = "the good line before the damage"
-SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen")
+SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen", "droid")
 UNICODE = "\u202eRTL\u202c zero\u200bwidth \ufeffbom \u0000nul \U0001f600 e\u0301 \u2028sep"
 WRONG_VALUES: list[object] = [None, 1, -1.5, True, "", "x" * 300, [], [1, [2]], {}, {"a": {"b": None}}, 1e308]
 
@@ -133,6 +133,25 @@ def qwen_lines(marker: str) -> list[dict]:
     ]  # fmt: skip
 
 
+def droid_lines(marker: str) -> list[dict]:
+    def msg(n: int, parent: str, role: str, content: list) -> dict:
+        return {
+            "type": "message",
+            "id": f"m{n}",
+            "parentId": parent,
+            "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+            "message": {"role": role, "content": content},
+        }
+
+    return [
+        {"type": "session_start", "id": "droid-1", "title": "t", "cwd": "/tmp/p", "version": "0.81.0"},
+        msg(1, "droid-1", "user", [{"type": "text", "text": marker}]),
+        msg(2, "m1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Execute", "input": {"command": "ls"}}]),
+        msg(3, "m2", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]),
+        msg(4, "m3", "user", [{"type": "text", "text": "second prompt"}]),
+    ]  # fmt: skip
+
+
 LINES: dict[str, Callable[[str], list[dict]]] = {
     "claude": claude_lines,
     "codex": codex_lines,
@@ -140,6 +159,7 @@ LINES: dict[str, Callable[[str], list[dict]]] = {
     "jsonl": jsonl_lines,
     "copilot": copilot_lines,
     "qwen": qwen_lines,
+    "droid": droid_lines,
 }
 
 
