@@ -28,6 +28,7 @@ from .goose import GooseImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .jsonl import JsonlImporter
+from .kimi import KimiImporter
 from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
 from .qwen import QwenImporter
@@ -51,6 +52,7 @@ SOURCES: dict[str, Importer] = {
         GooseImporter(),
         QwenImporter(),
         DroidImporter(),
+        KimiImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
