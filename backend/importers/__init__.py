@@ -15,10 +15,12 @@ from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.sessions import SessionStore
 from .aider import AiderImporter
+from .amp import AmpImporter
 from .base import Importer, ImportReport
 from .claude_code import ClaudeImporter
 from .cline import ClineImporter, RooImporter
 from .codex import CodexImporter
+from .continue_dev import ContinueImporter
 from .copilot import CopilotImporter
 from .crush import CrushImporter
 from .cursor import CursorImporter
@@ -53,6 +55,8 @@ SOURCES: dict[str, Importer] = {
         QwenImporter(),
         DroidImporter(),
         KimiImporter(),
+        ContinueImporter(),
+        AmpImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

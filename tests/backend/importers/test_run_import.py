@@ -15,7 +15,20 @@ from opmem_tui.backend.model import OpmemError
 
 from .conftest import Transcript, text
 
-AGENT_SOURCES = ("opencode", "cursor", "cline", "roo", "copilot", "crush", "goose", "qwen", "droid", "kimi")
+AGENT_SOURCES = (
+    "opencode",
+    "cursor",
+    "cline",
+    "roo",
+    "copilot",
+    "crush",
+    "goose",
+    "qwen",
+    "droid",
+    "kimi",
+    "continue",
+    "amp",
+)
 
 
 def claude_tree(root: Path, count: int = 3) -> Path:
