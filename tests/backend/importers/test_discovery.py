@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from opmem_tui.cli import main
 from opmem_tui.cli_import import register
 from tests.reliability.nasty_files import claude_lines, codex_lines, gemini_lines
 
-from .agent_helpers import age
+from .agent_helpers import age, agent_fixture
 from .test_cline import history
 from .test_crush import SCHEMA as CRUSH_SCHEMA
 from .test_crush import turn as crush_turn
@@ -46,6 +47,11 @@ EXPECTED = {
     "copilot": 1,
     "crush": 1,
     "goose": 1,
+    "qwen": 1,
+    "droid": 1,
+    "kimi": 2,
+    "continue": 1,
+    "amp": 1,
 }
 
 
@@ -118,6 +124,37 @@ def fake_home(home: Path, alt: Path) -> Path:
     crush_turn(conn, "s1", 1, 1767000001)
     conn.commit()
     conn.close()
+    stage = "qwen-code/jazzyalex+agent-sessions/stage0/019f0000-0000-7000-8000-000000000001.jsonl"
+    chats = home / ".qwen" / "projects" / "-tmp-project" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(agent_fixture(stage), chats / Path(stage).name)
+    sessions = home / ".factory" / "sessions" / "-tmp"
+    sessions.mkdir(parents=True)
+    shutil.copy(
+        agent_fixture("factory-droid/jazzyalex+agent-sessions/stage0/session_store_small.jsonl"),
+        sessions / "0f0e0d0c-aaaa-bbbb-cccc-000000000001.jsonl",
+    )
+    kimi = home / ".kimi-code" / "sessions" / "wd_x" / "session_1"
+    for agent, name in (("main", "assistant_tools.jsonl"), ("agent-0", "subagent_agent-0.jsonl")):
+        (kimi / "agents" / agent).mkdir(parents=True)
+        shutil.copy(
+            agent_fixture(f"kimi-cli/jazzyalex+agent-sessions/stage0/{name}"), kimi / "agents" / agent / "wire.jsonl"
+        )
+    write(
+        home / ".continue" / "sessions" / "c-1.json",
+        {
+            "sessionId": "c-1",
+            "title": "t",
+            "history": [
+                {"message": {"role": "user", "content": "continue prompt"}},
+                {"message": {"role": "assistant", "content": "ok"}},
+            ],
+        },
+    )
+    write(
+        home / ".local" / "share" / "amp" / "threads" / "T-1.json",
+        {"id": "T-1", "messages": [{"role": "user", "content": [{"type": "text", "text": "amp prompt"}]}]},
+    )
     age(home)
     age(alt)
     return project
@@ -155,7 +192,8 @@ def test_opmem_import_list_only_lists(machine: Path) -> None:
     said = next(line for line in out.output.splitlines() if line.startswith("Found: "))
     assert said == (
         "Found: Claude Code 2 sessions, Codex 1 session, Gemini CLI 1 session, OpenCode 2 sessions, Cursor 2 sessions, "
-        "Cline 2 sessions, Roo Code 1 session, Copilot CLI 1 session, Crush 1 session, Goose 1 session"
+        "Cline 2 sessions, Roo Code 1 session, Copilot CLI 1 session, Crush 1 session, Goose 1 session, "
+        "Qwen Code 1 session, Factory droid 1 session, Kimi 2 sessions, Continue 1 session, Amp 1 session"
     )
     assert not (store / "sessions").exists() or not any((store / "sessions").iterdir())
 
@@ -167,7 +205,22 @@ def test_opmem_import_without_source_imports_every_agent(machine: Path) -> None:
     out = CliRunner().invoke(main, ["--home", str(store), "import", "--no-bind"])
     assert out.exit_code == 0, out.output
     assert "Found: Claude Code 2 sessions" in out.output
-    for label in ("Claude Code", "Codex", "OpenCode", "Cursor", "Cline", "Roo Code", "Copilot CLI", "Crush", "Goose"):
+    for label in (
+        "Claude Code",
+        "Codex",
+        "OpenCode",
+        "Cursor",
+        "Cline",
+        "Roo Code",
+        "Copilot CLI",
+        "Crush",
+        "Goose",
+        "Qwen Code",
+        "Factory droid",
+        "Kimi",
+        "Continue",
+        "Amp",
+    ):
         assert f"import {label}" in out.output
     metas = Home(store).sessions.list_sessions(rescan=True).sessions
     counts: dict[str, int] = {}
@@ -184,6 +237,11 @@ def test_opmem_import_without_source_imports_every_agent(machine: Path) -> None:
         "copilot": 1,
         "crush": 1,
         "goose": 1,
+        "qwen": 1,
+        "droid": 1,
+        "kimi": 2,
+        "continue": 1,
+        "amp": 1,
     }
     again = CliRunner().invoke(main, ["--home", str(store), "import", "--no-bind"])
     assert again.exit_code == 0 and len(Home(store).sessions.list_sessions(rescan=True).sessions) == len(metas)
