@@ -172,7 +172,9 @@ class _Task:
 
 def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -> list[ImportedSession]:
     history_path = folder / HISTORY
-    history = load_json(history_path)
+    history = _optional(history_path, report)  # a problem names the file, not only its folder
+    if history is None:
+        return []
     if not isinstance(history, list):
         report.warn(history_path, None, "not a conversation history: expected a JSON list of messages")
         return []

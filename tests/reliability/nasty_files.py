@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MARKER = "the good line before the damage"
-SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen", "droid")
+SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen", "droid", "kimi")
 UNICODE = "\u202eRTL\u202c zero\u200bwidth \ufeffbom \u0000nul \U0001f600 e\u0301 \u2028sep"
 WRONG_VALUES: list[object] = [None, 1, -1.5, True, "", "x" * 300, [], [1, [2]], {}, {"a": {"b": None}}, 1e308]
 
@@ -152,6 +152,21 @@ def droid_lines(marker: str) -> list[dict]:
     ]  # fmt: skip
 
 
+def kimi_lines(marker: str) -> list[dict]:
+    def loop(t: int, event: dict) -> dict:
+        return {"type": "context.append_loop_event", "event": event, "time": 1781368649000 + t}
+
+    return [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": 1781368649000},
+        {"type": "turn.prompt", "input": [{"type": "text", "text": marker}], "origin": {"kind": "user"}, "time": 1781368649001},
+        loop(2, {"type": "step.begin", "uuid": "s1", "turnId": "0", "step": 1}),
+        loop(3, {"type": "tool.call", "uuid": "c1", "stepUuid": "s1", "toolCallId": "c1", "name": "Read", "args": {"path": "a"}}),
+        loop(4, {"type": "tool.result", "toolCallId": "c1", "result": {"output": "x", "isError": False}}),
+        loop(5, {"type": "step.end", "uuid": "s1"}),
+        {"type": "turn.prompt", "input": [{"type": "text", "text": "second prompt"}], "time": 1781368649006},
+    ]  # fmt: skip
+
+
 LINES: dict[str, Callable[[str], list[dict]]] = {
     "claude": claude_lines,
     "codex": codex_lines,
@@ -160,6 +175,7 @@ LINES: dict[str, Callable[[str], list[dict]]] = {
     "copilot": copilot_lines,
     "qwen": qwen_lines,
     "droid": droid_lines,
+    "kimi": kimi_lines,
 }
 
 
