@@ -29,7 +29,7 @@ from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
-from . import SOURCES, get_importer, import_file
+from . import SOURCES, base, get_importer, import_file
 from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
@@ -127,6 +127,7 @@ class Watcher:
         self.committer = LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit else None
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
+        self.settled: set[Path] = set()  # whole-file sources read again once quiet (see tick)
         self.on_batch = on_batch
         self.hooks = hooks if hooks is not None else IngestHooks()
         self.last_idle_hook = float("-inf")
@@ -240,6 +241,7 @@ class Watcher:
                 return report
             if not importer.follows_lines(path):
                 self.changed_at[path] = time.monotonic()
+                self.settled.discard(path)
                 import_file(
                     self.store,
                     importer,
@@ -276,12 +278,36 @@ class Watcher:
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
+            self._reread_quiet(now, report)
             self._settle(now)
         problems = ImportReport()
         self.hooks.ingested(report.touched, problems)
         self._notify(None, problems)
         report.warnings.extend(problems.warnings)
         return report
+
+    def _reread_quiet(self, now: float, report: ImportReport) -> None:
+        """A whole-file source (a database) quiet for LIVE_SECONDS is read once more: what its
+        reads held back as still being written (a reply the agent never finished) is final now."""
+        for path, changed in list(self.changed_at.items()):
+            if path in self.settled or now - changed <= base.LIVE_SECONDS or path not in self.known:
+                continue
+            self.settled.add(path)
+            importer = self.importers[self.known[path]]
+            before = report.nodes
+            import_file(
+                self.store,
+                importer,
+                path,
+                report,
+                self.state,
+                on_project=self.on_project,
+                force=True,
+                on_session=lambda sid, p=path: self._written(sid, p),
+            )
+            self.state.save()
+            if report.nodes != before:
+                self._notify(path, report)
 
     def idle(self, now: float | None = None) -> ImportReport:
         """The on_idle hooks, at most every `hooks.idle_every` seconds (run() calls this)."""

@@ -23,8 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..model import Node, OpmemError
+from . import base
 from .agent_db import AgentDbError, db_stamp, is_sqlite
-from .base import LIVE_SECONDS, UNSTORED, ImportedSession, Importer, ImportReport, is_final
+from .base import UNSTORED, ImportedSession, Importer, ImportReport, is_final
 from .record_values import as_text
 
 INJECTED_PREFIXES = (
@@ -206,7 +207,7 @@ class WholeImporter(Importer):
         if not self.is_db(path):
             return is_final(path, None)
         try:
-            return time.time() - db_stamp(path).st_mtime_ns / 1e9 > LIVE_SECONDS
+            return time.time() - db_stamp(path).st_mtime_ns / 1e9 > base.LIVE_SECONDS
         except OSError:
             return True
 

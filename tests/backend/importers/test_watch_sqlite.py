@@ -118,3 +118,36 @@ def test_a_live_writer_never_sees_busy_and_every_finished_turn_is_stored(home, t
     tools = [n for n in nodes if n.role == "tool"]
     assert [t.content for t in tools] == [f"built {n}" for n in range(TURNS)]  # never a half-done "running" one
     assert len(home.sessions.get_turns(sid)) == TURNS
+
+
+def test_a_reply_left_unfinished_is_read_once_the_database_is_quiet(home, tmp_path: Path) -> None:
+    """A database's reads hold back a reply still being written; if the agent never finishes it
+    (killed mid-reply), the watch reads the database once more when it has been quiet for
+    LIVE_SECONDS and stores what is there."""
+    import os
+    import sqlite3
+
+    from opmem_tui.backend.importers import base
+
+    from .test_opencode import make_db, reply, user_turn
+
+    db = make_db(tmp_path / "opencode" / "opencode.db")
+    conn = sqlite3.connect(db)
+    u = user_turn(conn, "ses_main", 7, 1767000050000, "one more")
+    reply(conn, "ses_main", 7, 1767000051000, u, text="Half", completed=False)
+    conn.commit()
+    watcher = Watcher(home, ["opencode"], [db.parent], bind=False, autocommit=False)
+    watcher.discover()
+    watcher.poll(db)
+    nodes = home.sessions.get_nodes("opencode-ses_main")
+    assert nodes[-1].content == "one more"  # the reply is held back while the database is live
+    assert watcher.tick().nodes == 0  # not quiet long enough yet
+    for path in (db, Path(f"{db}-wal")):
+        if path.exists():
+            os.utime(path, (1_600_000_000, 1_600_000_000))
+    later = watcher.changed_at[db.resolve()] + base.LIVE_SECONDS + 1
+    report = watcher.tick(now=later)
+    conn.close()
+    assert report.nodes == 1
+    assert home.sessions.get_nodes("opencode-ses_main")[-1].content == "Half"
+    assert watcher.tick(now=later + 1).nodes == 0  # read once, not on every tick
