@@ -245,8 +245,26 @@ def _ordered(path: Path, data: dict[str, Any], mine: dict[str, dict[str, Any]], 
     return list(mine.values())
 
 
-def read_vscdb(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
+def composer_folders(path: Path, report: ImportReport) -> dict[str, str]:
+    """composerId -> its workspace folder, from a workspace state.vscdb's composer list."""
+    folder = _workspace_dir(path)
+    if not folder:
+        return {}
+    got = _query(path, report)
+    if got is None:
+        return {}
+    listed = _dict(json_value(got[0].get(COMPOSER_KEY))).get("allComposers")
+    return {
+        c["composerId"]: folder for c in listed or [] if isinstance(c, dict) and isinstance(c.get("composerId"), str)
+    }
+
+
+def read_vscdb(
+    path: Path, report: ImportReport, *, final: bool, folders: dict[str, str] | None = None
+) -> list[ImportedSession]:
+    """folders: composerId -> workspace folder (a global database's composers name none themselves)."""
     cwd = _workspace_dir(path)
+    folders = folders or {}
     got = _query(path, report)
     if got is None:
         return []
@@ -260,7 +278,7 @@ def read_vscdb(path: Path, report: ImportReport, *, final: bool) -> list[Importe
             continue
         data.setdefault("composerId", str(key).partition(":")[2])
         ordered = _ordered(path, data, bubbles.get(data["composerId"], {}), report)
-        out.append(_composer(path, data, ordered, cwd, final=final))
+        out.append(_composer(path, data, ordered, folders.get(data["composerId"], cwd), final=final))
     listed = _dict(json_value(items.get(COMPOSER_KEY))).get("allComposers")
     known = {s.native_id for s in out}
     for data in listed if isinstance(listed, list) else []:
@@ -455,10 +473,31 @@ class CursorImporter(WholeImporter):
         # parents before their subagents
         return sorted(found, key=lambda p: p.parent.name == "subagents")
 
+    def __init__(self) -> None:
+        self._folders: dict[Path, tuple[Any, dict[str, str]]] = {}  # workspace db -> (its stamp, its composers)
+
+    def workspace_folders(self, global_db: Path) -> dict[str, str]:
+        """composerId -> folder from every workspace database beside ``globalStorage`` (read once per change)."""
+        storage = global_db.parent.parent / "workspaceStorage"
+        if global_db.parent.name != "globalStorage" or not storage.is_dir():
+            return {}
+        out: dict[str, str] = {}
+        for db in sorted(storage.glob("*/state.vscdb")):
+            try:
+                stamp = self.file_stat(db)
+            except OSError:
+                continue
+            known = self._folders.get(db)
+            if known is None or known[0] != stamp:
+                known = (stamp, composer_folders(db, ImportReport()))  # its own problems are said when it is imported
+                self._folders[db] = known
+            out.update(known[1])
+        return out
+
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         if path.suffix == ".jsonl":
             return read_transcript(path, report, final=final)
-        return read_vscdb(path, report, final=final)
+        return read_vscdb(path, report, final=final, folders=self.workspace_folders(path))
 
 
 __all__ = ["CursorImporter", "vscode_user_dirs"]

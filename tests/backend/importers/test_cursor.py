@@ -198,3 +198,23 @@ def test_bad_databases_warn_naming_the_file(tmp_path: Path, home) -> None:
     transcript.write_text('{"role":"user","message":{"content":[{"type":"text","text":"hi"}]}}\n{"role":"assis\n')
     report = imported(home, "cursor", transcript)
     assert report.warnings == [f"{transcript}:2: not valid JSON; line skipped"]
+
+
+def test_global_composers_get_the_folder_of_the_workspace_that_lists_them(tmp_path: Path, home) -> None:
+    user = tmp_path / "Cursor" / "User"
+    global_db(user / "globalStorage" / "state.vscdb", {"c-1": bubbles(1), "c-2": bubbles(1)})
+    workspace = user / "workspaceStorage" / "6ae6eb0531606929850a78b0a04649f1"
+    workspace.mkdir(parents=True)
+    (workspace / "workspace.json").write_text(json.dumps({"folder": "file:///work/my%20app"}))
+    conn = sqlite3.connect(workspace / "state.vscdb")
+    conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    listed = {"allComposers": [{"composerId": "c-1", "name": "Composer c-1", "type": "head"}]}
+    conn.execute("INSERT INTO ItemTable VALUES ('composer.composerData', ?)", (json.dumps(listed),))
+    conn.commit()
+    conn.close()
+    age(tmp_path)
+    report = imported(home, "cursor", user)
+    assert report.warnings == [] and report.new_sessions == 2  # the workspace list adds no session of its own
+    metas = {m.source_ref["native_id"]: m for m in home.sessions.list_sessions().sessions}
+    assert metas["c-1"].extra["cwd"] == "/work/my app"
+    assert metas["c-2"].extra.get("cwd", "") == ""
