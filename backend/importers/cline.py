@@ -35,8 +35,22 @@ from .whole import SessionBuilder, WholeImporter, load_json, session, split_inje
 
 HISTORY = "api_conversation_history.json"
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae", "Kiro", "Positron")
-WRAPPERS = re.compile(r"^\s*<(task|feedback|user_message|answer)>\s*(.*?)\s*</\1>\s*$", re.S)
-RESULT_TEXT = re.compile(r"^\s*\[[^\]]+\] Result:", re.S)
+WRAPPERS = re.compile(r"<(task|feedback|user_message)>\s*(.*?)\s*</\1>", re.S)
+# What the extension writes into a user message besides the user's words (reminders, resumption
+# notes, errors it reports to the model, attached file contents): system nodes.
+EXTENSION_NOTES = (
+    "[TASK RESUMPTION]",
+    "# task_progress",
+    "# TODO LIST UPDATE REQUIRED",
+    "[ERROR]",
+    "The user has provided feedback on the results",
+    "(The user did not provide a new message",
+    "Files attached by the user:",
+    "New instructions for task continuation:",
+    "New message to respond to",
+    "<file_content",
+)
+RESULT_TEXT = re.compile(r"^\s*\[\w+(?: for .*?)?\] Result:", re.S)  # "[read_file for 'a[1].py'] Result:"
 
 
 def extension_dirs(extension: str) -> list[Path]:
@@ -62,6 +76,20 @@ def _optional(path: Path, report: ImportReport) -> Any:
     except (ValueError, RecursionError) as exc:
         report.warn(path, None, f"not valid JSON ({exc})")
     return None
+
+
+def _words(text: str) -> tuple[str, str]:
+    """(what the user wrote, what the extension added) in one text block: the inside of a
+    ``<task>`` / ``<feedback>`` / ``<user_message>`` wrapper is the user's, notes around it are not."""
+    found = [m.group(2) for m in WRAPPERS.finditer(text)]
+    if found:
+        rest = WRAPPERS.sub("", text).strip()
+        return "\n".join(found), rest
+    if not text.strip():
+        return "", ""
+    if text.lstrip().startswith(EXTENSION_NOTES):
+        return "", text.strip()
+    return text, ""
 
 
 def _task_index(folder: Path, report: ImportReport) -> dict[str, Any]:
@@ -101,22 +129,23 @@ class _Task:
         for block in blocks:
             kind = block.get("type")
             if kind == "tool_result":
-                target = self.by_call.get(_str(block.get("tool_use_id"))) or next(iter(self.pending), None)
-                if target is not None:
-                    self.results[target] = (as_text(block.get("content")), bool(block.get("is_error")))
-                    if target in self.pending:
-                        self.pending.remove(target)
+                self.result(_str(block.get("tool_use_id")), as_text(block.get("content")), bool(block.get("is_error")))
             elif kind == "text":
                 text = _str(block.get("text"))
-                if RESULT_TEXT.match(text) and self.pending:
-                    self.results[self.pending.pop(0)] = (text, False)
-                else:
-                    extra, text = split_injected(text)
-                    if extra:
-                        added.append(extra)
-                    if text.strip():
-                        match = WRAPPERS.match(text)
-                        said.append(match.group(2) if match else text)
+                if RESULT_TEXT.match(text):  # a tool's result; with no call waiting (resumed task), a note
+                    if self.pending:
+                        self.result("", text, False)
+                    else:
+                        added.append(text)
+                    continue
+                extra, text = split_injected(text)
+                if extra:
+                    added.append(extra)
+                words, note = _words(text)
+                if words:
+                    said.append(words)
+                if note:
+                    added.append(note)
             elif kind == "image":
                 images += 1
         if said:
@@ -124,6 +153,13 @@ class _Task:
             self.pending = []
         if added:
             self.b.chain(f"{sid}:context", "system", "\n".join(added), created_at=when, metadata={"injected": True})
+
+    def result(self, call_id: str, text: str, error: bool) -> None:
+        target = self.by_call.get(call_id) or next(iter(self.pending), None)
+        if target is not None:
+            self.results[target] = (text, error)
+            if target in self.pending:
+                self.pending.remove(target)
 
     def assistant(self, sid: str, blocks: list[dict[str, Any]], msg: dict[str, Any], when: float) -> None:
         texts, thinking, calls = [], [], []

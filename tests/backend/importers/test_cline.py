@@ -21,16 +21,31 @@ def write(path: Path, value) -> None:
 
 
 def history(turns: int = 1, *, v35: bool = False) -> list[dict]:
-    out: list[dict] = [{"role": "user", "content": [
-        {"type": "text", "text": "<task>\nfix the failing test\n</task>"},
-        {"type": "text", "text": "<environment_details>\n# Current Working Directory (/work/app)\n</environment_details>"},
-    ]}]  # fmt: skip
+    out: list[dict] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<task>\nfix the failing test\n</task>"},
+                {
+                    "type": "text",
+                    "text": "<environment_details>\n# Current Working Directory (/work/app)\n</environment_details>",
+                },
+            ],
+        }
+    ]
     for n in range(turns):
         if n:
             out.append({"role": "user", "content": [{"type": "text", "text": f"<feedback>\nnext {n}\n</feedback>"}]})
-        out.append({"role": "assistant", "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic"},
-                    "content": [{"type": "text", "text": f"Reading {n}."},
-                                {"type": "tool_use", "id": f"toolu_{n}", "name": "read_file", "input": {"path": "a.py"}}]})  # fmt: skip
+        out.append(
+            {
+                "role": "assistant",
+                "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic"},
+                "content": [
+                    {"type": "text", "text": f"Reading {n}."},
+                    {"type": "tool_use", "id": f"toolu_{n}", "name": "read_file", "input": {"path": "a.py"}},
+                ],
+            }
+        )
         result = (
             {"type": "text", "text": "[read_file for 'a.py'] Result:\nprint(1)"}
             if v35
@@ -53,8 +68,18 @@ def cline_task(base: Path, turns: int = 1, **kw) -> Path:
         folder / "task_metadata.json",
         {"files_in_context": [], "model_usage": [{"model_id": "claude-sonnet-4-5", "mode": "act"}]},
     )
-    write(ext / "state" / "taskHistory.json", [{"id": TASK, "ts": 1767200000000, "task": "fix the failing test",
-                                               "cwdOnTaskInitialization": "/work/app", "modelId": "claude-sonnet-4-5"}])  # fmt: skip
+    write(
+        ext / "state" / "taskHistory.json",
+        [
+            {
+                "id": TASK,
+                "ts": 1767200000000,
+                "task": "fix the failing test",
+                "cwdOnTaskInitialization": "/work/app",
+                "modelId": "claude-sonnet-4-5",
+            }
+        ],
+    )
     age(base)
     return folder
 
@@ -108,8 +133,17 @@ def test_roo_subtask_names_its_parent(tmp_path: Path, home) -> None:
     ext = tmp_path / "Cursor" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"
     for tid, parent in (("1767300000000", None), ("1767300005000", "1767300000000")):
         write(ext / "tasks" / tid / "api_conversation_history.json", history(1))
-        write(ext / "tasks" / tid / "history_item.json", {"id": tid, "rootTaskId": "1767300000000", "parentTaskId": parent,
-                                                          "ts": int(tid), "workspace": "/work/roo", "mode": "code"})  # fmt: skip
+        write(
+            ext / "tasks" / tid / "history_item.json",
+            {
+                "id": tid,
+                "rootTaskId": "1767300000000",
+                "parentTaskId": parent,
+                "ts": int(tid),
+                "workspace": "/work/roo",
+                "mode": "code",
+            },
+        )
     age(tmp_path)
     report = imported(home, "roo", ext)
     assert report.warnings == [] and report.new_sessions == 2
@@ -131,3 +165,83 @@ def test_cut_json_is_a_warning_naming_the_file(tmp_path: Path, home) -> None:
     assert report.warnings and all(str(folder) in w for w in report.warnings), report.warnings
     assert any(str(path) in w or "not valid JSON" in w for w in report.warnings)
     assert stored(home) == before
+
+
+def test_what_cline_adds_to_a_user_message_is_no_prompt(tmp_path: Path) -> None:
+    """Seen in a real Cline 3.x task: results as text (with brackets in the path), reminders and
+    resumption notes appended to them, the user's words inside <feedback> / <user_message>."""
+    folder = cline_task(tmp_path)
+    env = "<environment_details>\n# Current Time\n1/1/2026\n</environment_details>"
+    history = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<task>\nmigrate the auth\n</task>"},
+                {"type": "text", "text": 'Files attached by the user:\n\n<file_content path="a.md">x</file_content>'},
+                {"type": "text", "text": "\n# task_progress List (Optional - Plan Mode)\n\nWhile in PLAN MODE..."},
+                {"type": "text", "text": env},
+            ],
+            "ts": 1767200000000,
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t1",
+                    "name": "write_to_file",
+                    "input": {"path": "app/api/[...auth]/route.ts"},
+                }
+            ],
+            "ts": 1767200001000,
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[write_to_file for 'app/api/[...auth]/route.ts'] Result:\nsaved"},
+                {"type": "text", "text": "\n\n\t\t# TODO LIST UPDATE REQUIRED - You MUST include..."},
+                {"type": "text", "text": env},
+            ],
+            "ts": 1767200002000,
+        },
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "attempt_completion", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[attempt_completion] Result: Done"},
+                {"type": "text", "text": "The user has provided feedback on the results. Consider..."},
+                {"type": "text", "text": "<feedback>\nalso add tests\n</feedback>"},
+                {"type": "text", "text": env},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Adding tests."}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 3 days ago."},
+                {
+                    "type": "text",
+                    "text": "New instructions for task continuation:\n<user_message>\nkeep going\n</user_message>",
+                },
+                {"type": "text", "text": "[execute_command for 'make'] Result:\nstale"},
+            ],
+        },
+    ]
+    write(folder / "api_conversation_history.json", history)
+    [s] = cline.parse_file(folder, ImportReport(), final=True)
+    assert [n.content for n in s.nodes if n.role == "user"] == ["migrate the auth", "also add tests", "keep going"]
+    assert [(n.name, n.content) for n in s.nodes if n.role == "tool"] == [
+        ("write_to_file", "[write_to_file for 'app/api/[...auth]/route.ts'] Result:\nsaved"),
+        ("attempt_completion", "[attempt_completion] Result: Done"),
+    ]
+    notes = "\n".join(n.content for n in s.nodes if n.role == "system")
+    for note in (
+        "Files attached by the user:",
+        "# task_progress List",
+        "# TODO LIST UPDATE REQUIRED",
+        "The user has provided feedback",
+        "[TASK RESUMPTION]",
+        "[execute_command for 'make'] Result:",
+    ):
+        assert note in notes
+    assert_well_formed(s)
