@@ -28,6 +28,7 @@ from .whole import SessionBuilder, WholeImporter, json_value, session
 
 SOURCE = "crush"
 DB_NAMES = (".crush/crush.db", ".opencode/opencode.db")
+PLACEHOLDER_TITLES = frozenset({"New Session", "New Agent Session"})  # before Crush names a session
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
                 path,
                 b,
                 final=final,
-                title=_str(info.get("title")),
+                title="" if _str(info.get("title")) in PLACEHOLDER_TITLES else _str(info.get("title")),
                 cwd=str(project),
                 kind="subagent" if parent else "trunk",
                 parent_native_id=parent,
