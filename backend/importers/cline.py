@@ -264,8 +264,8 @@ class _TaskFolders(WholeImporter):
             elif path.is_dir():
                 if (path / HISTORY).is_file():
                     found[path] = None
-                for pattern in (f"tasks/*/{HISTORY}", f"*/tasks/*/{HISTORY}", f"*/*/tasks/*/{HISTORY}"):
-                    for item in sorted(path.glob(pattern)):
+                for item in sorted(path.rglob(HISTORY)):  # tasks/<id>/ at any depth (a user dir, a fork's)
+                    if item.parent.parent.name == "tasks" and item.is_file():
                         found[item.parent] = None
         return list(found)
 

@@ -151,3 +151,39 @@ def test_a_reply_left_unfinished_is_read_once_the_database_is_quiet(home, tmp_pa
     assert report.nodes == 1
     assert home.sessions.get_nodes("opencode-ses_main")[-1].content == "Half"
     assert watcher.tick(now=later + 1).nodes == 0  # read once, not on every tick
+
+
+def test_the_watch_follows_a_task_folder_and_a_copilot_session(home, tmp_path: Path) -> None:
+    """Folder sources (a Cline task: a change of a file in it re-reads the folder) and whole-read
+    JSONL sources (Copilot) grow in the store as the agent writes."""
+    import json
+
+    from .agent_helpers import OLD, age
+    from .test_cline import cline_task, history, write
+
+    folder = cline_task(tmp_path / "vscode")
+    events = tmp_path / "copilot" / "session-state" / "cop-1" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    lines = [
+        {"type": "session.start", "id": "e1", "data": {"sessionId": "cop-1"}},
+        {"type": "user.message", "id": "e2", "data": {"content": "first"}},
+        {"type": "assistant.message", "id": "e3", "data": {"content": "one"}},
+    ]
+    events.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    age(tmp_path)
+    roots = [tmp_path / "vscode", tmp_path / "copilot" / "session-state"]
+    watcher = Watcher(home, ["cline", "copilot"], roots, bind=False, autocommit=False)
+    first = watcher.catch_up()
+    assert (first.new_sessions, first.turns) == (2, 2)
+    write(folder / "api_conversation_history.json", history(2))
+    lines += [
+        {"type": "user.message", "id": "e4", "data": {"content": "second"}},
+        {"type": "assistant.message", "id": "e5", "data": {"content": "two"}},
+    ]
+    events.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    age(tmp_path, when=OLD + 60)
+    grown = watcher.poll(folder / "api_conversation_history.json")
+    assert (grown.nodes, grown.turns) == (4, 1)
+    grown = watcher.poll(events)
+    assert (grown.nodes, grown.turns) == (2, 1)
+    assert watcher.poll(events).nodes == 0
