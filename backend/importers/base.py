@@ -128,6 +128,10 @@ class Importer(ABC):
         """The session file a changed `path` stands for (a database's -wal), else None."""
         return None
 
+    def reread_interval(self, path: Path) -> float:
+        """`opmem watch` re-reads a changed whole-file source at most this often (0: on every change)."""
+        return 0.0
+
 
 class LineImporter(Importer):
     """An importer of append-only logs: one stateful parser follows a file's lines."""

@@ -36,6 +36,7 @@ SOURCE = "cursor"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 COMPOSER_KEY = "composer.composerData"
 USER_QUERY = ("<user_query>", "</user_query>")
+REREAD_SECONDS = 10.0
 
 
 def vscode_user_dirs(app: str) -> list[Path]:
@@ -448,6 +449,11 @@ class CursorImporter(WholeImporter):
 
     def is_db(self, path: Path) -> bool:
         return path.suffix == ".vscdb"
+
+    def reread_interval(self, path: Path) -> float:
+        """Cursor rewrites its state.vscdb on every UI change, and each read copies it (a
+        rollback-journal database is never read in place): at most every REREAD_SECONDS."""
+        return REREAD_SECONDS if self.is_db(path) else 0.0
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         found: dict[Path, None] = {}

@@ -128,6 +128,8 @@ class Watcher:
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
         self.settled: set[Path] = set()  # whole-file sources read again once quiet (see tick)
+        self.read_at: dict[Path, float] = {}  # whole-file sources: when they were last read
+        self.due: set[Path] = set()  # changed, waiting for their re-read interval (see tick)
         self.on_batch = on_batch
         self.hooks = hooks if hooks is not None else IngestHooks()
         self.last_idle_hook = float("-inf")
@@ -240,18 +242,14 @@ class Watcher:
                 self.followers.pop(path, None)
                 return report
             if not importer.follows_lines(path):
-                self.changed_at[path] = time.monotonic()
+                now = time.monotonic()
+                self.changed_at[path] = now
                 self.settled.discard(path)
-                import_file(
-                    self.store,
-                    importer,
-                    path,
-                    report,
-                    self.state,
-                    on_project=self.on_project,
-                    force=True,
-                    on_session=lambda sid: self._written(sid, path),
-                )
+                interval = importer.reread_interval(path)
+                if interval and now - self.read_at.get(path, float("-inf")) < interval:
+                    self.due.add(path)  # read again at most every `interval` s (tick reads it when due)
+                else:
+                    self._read_whole(path, importer, report, now)
             else:
                 follower = self.followers.get(path)
                 if follower is None:
@@ -278,6 +276,7 @@ class Watcher:
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
+            self._read_due(now, report)
             self._reread_quiet(now, report)
             self._settle(now)
         problems = ImportReport()
@@ -285,6 +284,33 @@ class Watcher:
         self._notify(None, problems)
         report.warnings.extend(problems.warnings)
         return report
+
+    def _read_whole(self, path: Path, importer: Importer, report: ImportReport, now: float) -> None:
+        self.read_at[path] = now
+        self.due.discard(path)
+        import_file(
+            self.store,
+            importer,
+            path,
+            report,
+            self.state,
+            on_project=self.on_project,
+            force=True,
+            on_session=lambda sid: self._written(sid, path),
+        )
+
+    def _read_due(self, now: float, report: ImportReport) -> None:
+        """Whole-file sources whose changes waited for their re-read interval (a big state.vscdb)."""
+        for path in sorted(self.due):
+            importer = self.importers.get(self.known.get(path, ""))
+            if importer is None:
+                self.due.discard(path)
+            elif now - self.read_at.get(path, float("-inf")) >= importer.reread_interval(path):
+                before = report.nodes
+                self._read_whole(path, importer, report, now)
+                self.state.save()
+                if report.nodes != before:
+                    self._notify(path, report)
 
     def _reread_quiet(self, now: float, report: ImportReport) -> None:
         """A whole-file source (a database) quiet for LIVE_SECONDS is read once more: what its

@@ -187,3 +187,22 @@ def test_the_watch_follows_a_task_folder_and_a_copilot_session(home, tmp_path: P
     grown = watcher.poll(events)
     assert (grown.nodes, grown.turns) == (2, 1)
     assert watcher.poll(events).nodes == 0
+
+
+def test_a_busy_state_vscdb_is_read_at_most_every_few_seconds(home, tmp_path: Path) -> None:
+    """Cursor rewrites state.vscdb on every UI change and each read copies it: the watch reads a
+    changed one at once, then waits REREAD_SECONDS before the next read (tick reads it when due)."""
+    from opmem_tui.backend.importers.cursor import REREAD_SECONDS
+
+    from .test_cursor import bubbles, global_db
+
+    db = global_db(tmp_path / "User" / "globalStorage" / "state.vscdb", {"c-1": bubbles(1)})
+    watcher = Watcher(home, ["cursor"], [tmp_path / "User"], bind=False, autocommit=False)
+    watcher.discover()
+    assert watcher.poll(db).nodes == 3
+    start = watcher.read_at[db.resolve()]
+    global_db(db, {"c-1": bubbles(2)})
+    assert watcher.poll(db).nodes == 0  # changed again at once: it waits
+    assert watcher.tick(now=start + REREAD_SECONDS / 2).nodes == 0
+    assert watcher.tick(now=start + REREAD_SECONDS + 0.1).nodes == 3  # due: read now
+    assert watcher.tick(now=start + 2 * REREAD_SECONDS).nodes == 0  # and only once
