@@ -52,6 +52,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         watch: bool = True,
         poll_interval: float = 2.0,
         idle_distil: float = 30.0,
+        offer_import: bool = True,
     ) -> None:
         super().__init__()
         self.home = home
@@ -60,6 +61,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         self.watch_store = watch
         self.poll_interval = poll_interval
         self.idle_distil = idle_distil  # seconds between asks to distil idle sessions (0: never)
+        self.offer_import = offer_import  # on an empty store, offer to import the agents' sessions found
         self.keymap_overrides: dict[str, str] = {}
         self._theme_ready = False
         register_all(self)

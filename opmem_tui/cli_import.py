@@ -15,6 +15,7 @@ from rich.text import Text
 from .backend.home import Home
 from .backend.importers import SOURCES, run_import
 from .backend.importers.base import ImportReport
+from .backend.importers.discovery import find_agents
 from .backend.importers.hooks import IngestHooks
 from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
@@ -75,17 +76,26 @@ def print_warnings(report: ImportReport, limit: int) -> None:
 
 
 @click.command("import")
-@click.argument("source", metavar="SOURCE")
+@click.argument("source", metavar="[SOURCE]", required=False)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Parse files again even when unchanged since the last import.")
 @click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
 @click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
+@click.option("--list", "list_only", is_flag=True, help="Only list the agents found on this machine (no SOURCE).")
 @click.pass_context
 def import_command(
-    ctx: click.Context, source: str, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool
+    ctx: click.Context,
+    source: str | None,
+    paths: tuple[Path, ...],
+    force: bool,
+    max_warnings: int,
+    no_bind: bool,
+    list_only: bool,
 ) -> None:
-    """Import an agent's sessions (SOURCE: claude, codex, gemini, aider, openprogram, jsonl).
+    """Import an agent's sessions (SOURCE: one of `opmem import --list`'s names, or jsonl with PATHs).
 
+    Without SOURCE every agent found on this machine is imported (their default folders, with the
+    agents' own environment overrides, VS Code and its forks included); --list only lists them.
     Without PATHs the agent's own session folder is used. Importing again adds only what is new.
     A session whose working folder lies in a git repository is bound to that project, and the
     project's commits are linked to the turns that made them.
@@ -94,6 +104,11 @@ def import_command(
     run it again to import the rest. A second one stops at once.
     """
     home = _home(ctx)
+    if source is None or list_only:
+        if source is not None:
+            _fail(OpmemError("--list takes no SOURCE"))
+        _import_found(home, force, max_warnings, no_bind, list_only)
+        return
     with stop_requested_by_signals() as stop:
         try:
             home.ensure()
@@ -103,6 +118,40 @@ def import_command(
             return
     console.print(summary_table(report, f"import {plain(source)}"))
     print_warnings(report, max_warnings)
+    if stop.is_set():
+        err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
+        sys.exit(130)
+
+
+def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, list_only: bool) -> None:
+    """Find every agent present, say what was found per agent, and (unless list_only) import each."""
+    with err_console.status("looking for agents' sessions…") as status:
+        found = find_agents(SOURCES, progress=lambda name: status.update(f"looking for {name} sessions…"))
+    if not found:
+        console.print(Text("Found no agent sessions in the default locations (give SOURCE and PATHs)."))
+        return
+    table = Table(title="agents found")
+    for column in ("agent", "source", "sessions", "where"):
+        table.add_column(column, justify="right" if column == "sessions" else "left")
+    for agent in found:
+        where = ", ".join(str(r) for r in agent.roots)
+        table.add_row(agent.label, agent.name, str(agent.sessions), Text(plain(where)))
+    console.print(table)
+    console.print(Text("Found: " + ", ".join(agent.summary() for agent in found)), soft_wrap=True)
+    if list_only:
+        return
+    with stop_requested_by_signals() as stop:
+        for agent in found:
+            if stop.is_set():
+                break
+            try:
+                home.ensure()
+                report = _import_with_progress(home, agent.name, (), force, no_bind, stop)
+            except OpmemError as exc:
+                err_console.print(Text(f"opmem import {agent.name}: {plain(str(exc))}", style="red"))
+                continue
+            console.print(summary_table(report, f"import {agent.label}"))
+            print_warnings(report, max_warnings)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)

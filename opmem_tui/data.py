@@ -17,6 +17,8 @@ from pathlib import Path
 from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
+from opmem_tui.backend.importers.discovery import LABELS as DISCOVERY_LABELS
+from opmem_tui.backend.importers.discovery import Found
 from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
 from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
@@ -40,6 +42,7 @@ SOURCE_LABELS = {
     "openprogram": "OpenProgram",
     "jsonl": "JSONL",
 }
+SOURCE_LABELS.update({k: v for k, v in DISCOVERY_LABELS.items() if k not in SOURCE_LABELS})
 
 
 @dataclass(frozen=True)
@@ -289,6 +292,16 @@ class StoreData:
         from opmem_tui.backend.importers import get_importer
 
         return not get_importer(source).default_paths()
+
+    def store_is_empty(self) -> bool:
+        return not self.home.sessions.list_sessions().sessions
+
+    def find_agents(self, progress: Callable[[str], object] | None = None) -> list[Found]:
+        """Every agent keeping sessions on this machine, with what an import would bring (backend/importers/discovery.py)."""
+        from opmem_tui.backend.importers import SOURCES
+        from opmem_tui.backend.importers.discovery import find_agents
+
+        return find_agents(SOURCES, progress=progress)
 
     def run_import(
         self,

@@ -21,8 +21,9 @@ from opmem_tui.widgets.safe_text import one_line
 
 from .app import home_relative
 from .commands import PaletteCommand
-from .data import StoreData
+from .data import Found, StoreData
 from .memory_jobs import MemoryJobs
+from .screens.confirm import ConfirmScreen
 from .screens.import_path import ImportPathScreen, ImportRequest
 from .workers import ReportsWorkerErrors
 
@@ -97,6 +98,13 @@ class Jobs(MemoryJobs, ReportsWorkerErrors, JobBar):
         if sources:
             commands.append(
                 PaletteCommand(
+                    "Import every agent's sessions found on this machine",
+                    "Look in each agent's default folders (VS Code and its forks too) and import what is there",
+                    lambda: self.start_import_found(None),
+                )
+            )
+            commands.append(
+                PaletteCommand(
                     "Import sessions from a path…",
                     "Read sessions of any agent from a file or folder you choose",
                     self.ask_import_path,
@@ -146,6 +154,63 @@ class Jobs(MemoryJobs, ReportsWorkerErrors, JobBar):
             else:
                 message, severity = describe_import(label, report)
             self.app.notify(message, title="Import", severity=severity, markup=False, timeout=10)
+        finally:
+            self.app.call_from_thread(self._end)
+
+    # -- every agent found -----------------------------------------------------------------
+    def offer_found_agents(self) -> None:
+        """On an empty store: look for agents' sessions and, when there are some, offer to import them."""
+        self._look_for_agents()
+
+    @work(thread=True, group="discovery", exit_on_error=False, description="Looking for agents' sessions")
+    def _look_for_agents(self) -> None:
+        if not self.data.store_is_empty():
+            return
+        found = [agent for agent in self.data.find_agents() if agent.sessions]
+        if found:
+            self.app.call_from_thread(self._offer, found)
+
+    def _offer(self, found: list[Found]) -> None:
+        question = "Found: " + ", ".join(one_line(agent.summary(), 60) for agent in found) + " — import?"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.start_import_found(found)
+
+        self.app.push_screen(ConfirmScreen(question, yes="Import", title="Agents' sessions on this machine"), answered)
+
+    def start_import_found(self, found: list[Found] | None) -> None:
+        """Import each agent of `found` (None: look for them first), one after the other, with progress."""
+        if self._begin("Importing every agent's sessions"):
+            self._worker = self._import_found(found)
+
+    @work(thread=True, group=JOBS_GROUP, exit_on_error=False, description="Importing every agent's sessions")
+    def _import_found(self, found: list[Found] | None) -> None:
+        worker = get_current_worker()
+        try:
+            if found is None:
+                found = self.data.find_agents(
+                    progress=lambda name: self.report_progress(0, None, f"looking for {name}")
+                )
+            lines: list[str] = []
+            warnings = 0
+            for agent in found:
+                if worker.is_cancelled:
+                    break
+                report = self.data.run_import(
+                    agent.name, None, progress=self.report_progress, cancel=lambda: worker.is_cancelled
+                )
+                message, _ = describe_import(agent.label, report)
+                lines.append(message.splitlines()[0])
+                warnings += len(report.warnings)
+            if not found:
+                lines.append("No agent sessions found in the default folders: ctrl+p → Import sessions from a path…")
+            elif worker.is_cancelled:
+                lines.append("Cancelled; import again for the rest.")
+            if warnings:
+                lines.append(f"{warnings} problem(s): `opmem import` lists them by file")
+            severity: SeverityLevel = "warning" if warnings or not found else "information"
+            self.app.notify("\n".join(lines), title="Import", severity=severity, markup=False, timeout=15)
         finally:
             self.app.call_from_thread(self._end)
 

@@ -35,8 +35,9 @@ from .secret_marks import mark_segments, marker_spans
 EMPTY_STORE = "No sessions yet: `opmem import claude` or `opmem demo`"
 EMPTY_STORE_HELP = (
     "No sessions yet.\n\n"
-    "Bring in your agents' sessions: press ctrl+p and pick “Import sessions: Claude Code” (or Codex, "
-    "Gemini CLI, Aider…), or quit (q) and run `opmem import claude`.\n\n"
+    "Bring in your agents' sessions: press ctrl+p and pick “Import every agent's sessions found on this "
+    "machine”, or “Import sessions: Claude Code” (or Cursor, OpenCode, Codex, Gemini CLI, Aider…), or quit (q) "
+    "and run `opmem import` (every agent found) or `opmem import claude`.\n\n"
     "Just looking? `opmem demo` opens a demo store with sessions, branches and projects."
 )
 

@@ -6,7 +6,6 @@ which files hold them, and how to read one whole or follow it line by line (`opm
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,14 +15,25 @@ from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.sessions import SessionStore
 from .aider import AiderImporter
+from .amp import AmpImporter
 from .base import Importer, ImportReport
 from .claude_code import ClaudeImporter
+from .cline import ClineImporter, RooImporter
 from .codex import CodexImporter
+from .continue_dev import ContinueImporter
+from .copilot import CopilotImporter
+from .crush import CrushImporter
+from .cursor import CursorImporter
+from .droid import DroidImporter
 from .gemini import GeminiImporter
+from .goose import GooseImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .jsonl import JsonlImporter
+from .kimi import KimiImporter
+from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
+from .qwen import QwenImporter
 from .state import STATE_FILE, FileState, ImportState
 
 SOURCES: dict[str, Importer] = {
@@ -35,9 +45,21 @@ SOURCES: dict[str, Importer] = {
         AiderImporter(),
         OpenProgramImporter(),
         JsonlImporter(),
+        OpenCodeImporter(),
+        CursorImporter(),
+        ClineImporter(),
+        RooImporter(),
+        CopilotImporter(),
+        CrushImporter(),
+        GooseImporter(),
+        QwenImporter(),
+        DroidImporter(),
+        KimiImporter(),
+        ContinueImporter(),
+        AmpImporter(),
     )
 }
-ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude"}
+ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]
@@ -148,7 +170,7 @@ def import_file(
     on_session(session_id) is called for each session this file wrote nodes to.
     """
     try:
-        stat = os.stat(path)
+        stat = importer.file_stat(path)
     except OSError as exc:
         report.warn(path, None, f"cannot read: {exc.strerror or exc}")
         return

@@ -10,6 +10,7 @@ file-level code turns it into a warning naming file:line and goes on.
 from __future__ import annotations
 
 import json
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -118,6 +119,18 @@ class Importer(ABC):
     def is_complete(self, path: Path) -> bool:
         """The file (or folder) has not been written to for LIVE_SECONDS."""
         return is_final(path, None)
+
+    def file_stat(self, path: Path) -> Any:
+        """What import-state.json compares (st_size, st_mtime_ns); a SQLite store counts its -wal in."""
+        return os.stat(path)
+
+    def companion(self, path: Path) -> Path | None:
+        """The session file a changed `path` stands for (a database's -wal), else None."""
+        return None
+
+    def reread_interval(self, path: Path) -> float:
+        """`opmem watch` re-reads a changed whole-file source at most this often (0: on every change)."""
+        return 0.0
 
 
 class LineImporter(Importer):

@@ -29,7 +29,7 @@ from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
-from . import SOURCES, get_importer, import_file
+from . import SOURCES, base, get_importer, import_file
 from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
@@ -128,6 +128,9 @@ class Watcher:
         self.committer = LiveTurnCommitter(home.sessions, home.projects, on_event=on_commit) if autocommit else None
         self.sources_of: dict[str, Path] = {}  # session -> the file (or folder) it was last read from
         self.changed_at: dict[Path, float] = {}  # whole-file sources: when they last changed
+        self.settled: set[Path] = set()  # whole-file sources read again once quiet (see tick)
+        self.read_at: dict[Path, float] = {}  # whole-file sources: when they were last read
+        self.due: set[Path] = set()  # changed, waiting for their re-read interval (see tick)
         self.on_batch = on_batch
         self.hooks = hooks if hooks is not None else IngestHooks()
         self.last_idle_hook = float("-inf")
@@ -151,6 +154,10 @@ class Watcher:
         """The discovered session file, or the session folder holding `path` (OpenProgram)."""
         if path in self.known:
             return path
+        for importer in self.importers.values():
+            store = importer.companion(path)  # a database's -wal stands for the database
+            if store is not None and store in self.known:
+                return store
         for parent in path.parents:
             if parent in self.known:
                 return parent
@@ -208,7 +215,7 @@ class Watcher:
             if path in self.followers:
                 continue
             try:
-                stat = path.stat()
+                stat = self.importers[self.known[path]].file_stat(path)
             except OSError:
                 continue
             if not self.state.unchanged(path, stat):
@@ -237,18 +244,14 @@ class Watcher:
                 self.followers.pop(path, None)
                 return report
             if not importer.follows_lines(path):
-                self.changed_at[path] = time.monotonic()
-                import_file(
-                    self.store,
-                    importer,
-                    path,
-                    report,
-                    self.state,
-                    on_project=self.on_project,
-                    force=True,
-                    on_session=lambda sid: self._written(sid, path),
-                    redact=self.redact,
-                )
+                now = time.monotonic()
+                self.changed_at[path] = now
+                self.settled.discard(path)
+                interval = importer.reread_interval(path)
+                if interval and now - self.read_at.get(path, float("-inf")) < interval:
+                    self.due.add(path)  # read again at most every `interval` s (tick reads it when due)
+                else:
+                    self._read_whole(path, importer, report, now)
             else:
                 follower = self.followers.get(path)
                 if follower is None:
@@ -275,12 +278,65 @@ class Watcher:
                 if report.nodes != before:
                     self._record(follower)
                     self._notify(follower.path, report)
+            self._read_due(now, report)
+            self._reread_quiet(now, report)
             self._settle(now)
         problems = ImportReport()
         self.hooks.ingested(report.touched, problems)
         self._notify(None, problems)
         report.warnings.extend(problems.warnings)
         return report
+
+    def _read_whole(self, path: Path, importer: Importer, report: ImportReport, now: float) -> None:
+        self.read_at[path] = now
+        self.due.discard(path)
+        import_file(
+            self.store,
+            importer,
+            path,
+            report,
+            self.state,
+            on_project=self.on_project,
+            force=True,
+            on_session=lambda sid: self._written(sid, path),
+            redact=self.redact,
+        )
+
+    def _read_due(self, now: float, report: ImportReport) -> None:
+        """Whole-file sources whose changes waited for their re-read interval (a big state.vscdb)."""
+        for path in sorted(self.due):
+            importer = self.importers.get(self.known.get(path, ""))
+            if importer is None:
+                self.due.discard(path)
+            elif now - self.read_at.get(path, float("-inf")) >= importer.reread_interval(path):
+                before = report.nodes
+                self._read_whole(path, importer, report, now)
+                self.state.save()
+                if report.nodes != before:
+                    self._notify(path, report)
+
+    def _reread_quiet(self, now: float, report: ImportReport) -> None:
+        """A whole-file source (a database) quiet for LIVE_SECONDS is read once more: what its
+        reads held back as still being written (a reply the agent never finished) is final now."""
+        for path, changed in list(self.changed_at.items()):
+            if path in self.settled or now - changed <= base.LIVE_SECONDS or path not in self.known:
+                continue
+            self.settled.add(path)
+            importer = self.importers[self.known[path]]
+            before = report.nodes
+            import_file(
+                self.store,
+                importer,
+                path,
+                report,
+                self.state,
+                on_project=self.on_project,
+                force=True,
+                on_session=lambda sid, p=path: self._written(sid, p),
+            )
+            self.state.save()
+            if report.nodes != before:
+                self._notify(path, report)
 
     def idle(self, now: float | None = None) -> ImportReport:
         """The on_idle hooks, at most every `hooks.idle_every` seconds (run() calls this)."""

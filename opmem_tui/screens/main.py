@@ -90,6 +90,8 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.jobs.start_idle_distillation(self.opmem.idle_distil)
+        if self.opmem.offer_import:
+            self.jobs.offer_found_agents()
 
     # -- what crosses tabs -----------------------------------------------------------------
     def on_sessions_tab_listing_changed(self, message: SessionsTab.ListingChanged) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MARKER = "the good line before the damage"
-SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl")
+SOURCES = ("claude", "codex", "gemini", "aider", "openprogram", "jsonl", "copilot", "qwen", "droid", "kimi")
 UNICODE = "\u202eRTL\u202c zero\u200bwidth \ufeffbom \u0000nul \U0001f600 e\u0301 \u2028sep"
 WRONG_VALUES: list[object] = [None, 1, -1.5, True, "", "x" * 300, [], [1, [2]], {}, {"a": {"b": None}}, 1e308]
 
@@ -91,11 +91,91 @@ def openprogram_nodes(marker: str) -> list[dict]:
     ]
 
 
+def copilot_lines(marker: str) -> list[dict]:
+    def event(n: int, kind: str, data: dict) -> dict:
+        return {
+            "type": kind,
+            "id": f"e{n}",
+            "timestamp": f"2026-01-01T00:00:{n:02d}.000Z",
+            "parentId": None,
+            "data": data,
+        }
+
+    return [
+        event(1, "session.start", {"sessionId": "cop-1", "selectedModel": "gpt-5", "context": {"cwd": "/tmp/p"}}),
+        event(2, "user.message", {"content": marker}),
+        event(3, "assistant.message", {"content": "ok", "toolRequests": [
+            {"toolCallId": "c1", "name": "bash", "arguments": {"command": "ls"}}]}),
+        event(4, "tool.execution_complete", {"toolCallId": "c1", "success": True, "result": {"content": "a"}}),
+        event(5, "user.message", {"content": "second prompt"}),
+    ]  # fmt: skip
+
+
+def qwen_lines(marker: str) -> list[dict]:
+    def rec(n: int, kind: str, parent: str | None, message: dict, **extra: object) -> dict:
+        return {
+            "uuid": f"q{n}",
+            "parentUuid": parent,
+            "sessionId": "q-1",
+            "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+            "type": kind,
+            "cwd": "/tmp/p",
+            "message": message,
+            **extra,
+        }
+
+    return [
+        rec(1, "user", None, {"role": "user", "parts": [{"text": marker}]}),
+        rec(2, "assistant", "q1", {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "ls", "args": {}}}]},
+            model="qwen3-coder"),
+        rec(3, "tool_result", "q2", {"role": "user", "parts": [{"functionResponse": {"id": "c1", "response": {"output": "a"}}}]}),
+        rec(4, "user", "q3", {"role": "user", "parts": [{"text": "second prompt"}]}),
+    ]  # fmt: skip
+
+
+def droid_lines(marker: str) -> list[dict]:
+    def msg(n: int, parent: str, role: str, content: list) -> dict:
+        return {
+            "type": "message",
+            "id": f"m{n}",
+            "parentId": parent,
+            "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+            "message": {"role": role, "content": content},
+        }
+
+    return [
+        {"type": "session_start", "id": "droid-1", "title": "t", "cwd": "/tmp/p", "version": "0.81.0"},
+        msg(1, "droid-1", "user", [{"type": "text", "text": marker}]),
+        msg(2, "m1", "assistant", [{"type": "tool_use", "id": "t1", "name": "Execute", "input": {"command": "ls"}}]),
+        msg(3, "m2", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}]),
+        msg(4, "m3", "user", [{"type": "text", "text": "second prompt"}]),
+    ]  # fmt: skip
+
+
+def kimi_lines(marker: str) -> list[dict]:
+    def loop(t: int, event: dict) -> dict:
+        return {"type": "context.append_loop_event", "event": event, "time": 1781368649000 + t}
+
+    return [
+        {"type": "metadata", "protocol_version": "1.4", "created_at": 1781368649000},
+        {"type": "turn.prompt", "input": [{"type": "text", "text": marker}], "origin": {"kind": "user"}, "time": 1781368649001},
+        loop(2, {"type": "step.begin", "uuid": "s1", "turnId": "0", "step": 1}),
+        loop(3, {"type": "tool.call", "uuid": "c1", "stepUuid": "s1", "toolCallId": "c1", "name": "Read", "args": {"path": "a"}}),
+        loop(4, {"type": "tool.result", "toolCallId": "c1", "result": {"output": "x", "isError": False}}),
+        loop(5, {"type": "step.end", "uuid": "s1"}),
+        {"type": "turn.prompt", "input": [{"type": "text", "text": "second prompt"}], "time": 1781368649006},
+    ]  # fmt: skip
+
+
 LINES: dict[str, Callable[[str], list[dict]]] = {
     "claude": claude_lines,
     "codex": codex_lines,
     "gemini": gemini_lines,
     "jsonl": jsonl_lines,
+    "copilot": copilot_lines,
+    "qwen": qwen_lines,
+    "droid": droid_lines,
+    "kimi": kimi_lines,
 }
 
 
@@ -212,6 +292,8 @@ def _path_for(source: str, folder: Path) -> Path:
     if source == "gemini":
         (folder / "chats").mkdir(exist_ok=True)
         return folder / "chats" / "session-2026-04-29T21-39-5f0c2a1e.jsonl"
+    if source == "qwen":
+        return folder / "q-1.jsonl"  # a chat file is named by its session id
     return folder / "messages.jsonl"
 
 

@@ -15,6 +15,21 @@ from opmem_tui.backend.model import OpmemError
 
 from .conftest import Transcript, text
 
+AGENT_SOURCES = (
+    "opencode",
+    "cursor",
+    "cline",
+    "roo",
+    "copilot",
+    "crush",
+    "goose",
+    "qwen",
+    "droid",
+    "kimi",
+    "continue",
+    "amp",
+)
+
 
 def claude_tree(root: Path, count: int = 3) -> Path:
     projects = root / "projects"
@@ -27,7 +42,8 @@ def claude_tree(root: Path, count: int = 3) -> Path:
 
 
 def test_the_registry_maps_each_source_to_its_importer() -> None:
-    assert list(SOURCES) == ["claude", "codex", "gemini", "aider", "openprogram", "jsonl"]
+    assert list(SOURCES)[:6] == ["claude", "codex", "gemini", "aider", "openprogram", "jsonl"]
+    assert set(AGENT_SOURCES) <= set(SOURCES)  # the importers of other agents' stores follow
     assert all(isinstance(importer, Importer) and importer.name == name for name, importer in SOURCES.items())
     assert get_importer("claude-code") is get_importer("cc") is SOURCES["claude"]
     with pytest.raises(OpmemError, match="unknown import source 'ghost' \\(available: claude, codex"):
