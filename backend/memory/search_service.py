@@ -10,7 +10,7 @@ from ..store.sessions import SessionStore
 from .dense_minilm import DenseUnavailable
 from .dense_rerank import DenseVectors, load
 from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
-from .index_update import IndexUpdater, Progress, UpdateReport
+from .index_update import IndexUpdater, Progress, Rules, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
 
@@ -20,12 +20,12 @@ DENSE_NOTE = "{}; search is lexical only"
 class SearchService:
     """search / update / rebuild over memory/index.sqlite. Thread-safe; processes may share the file."""
 
-    def __init__(self, memory_dir: Path, store: SessionStore, *, dense: str = "") -> None:
+    def __init__(self, memory_dir: Path, store: SessionStore, *, dense: str = "", rules: Rules | None = None) -> None:
         self.memory_dir = Path(memory_dir)
         self.dense = dense
         self.store = store
         self.index = SearchIndex(self.memory_dir / INDEX_FILE)
-        self.updater = IndexUpdater(self.index, store, self.memory_dir)
+        self.updater = IndexUpdater(self.index, store, self.memory_dir, rules=rules)
         self.searcher = Searcher(self.index, Snippets(store))
         # A search that arrives while this process builds the first index waits for it: the
         # file exists from the build's first write, and a search then saw a partial index.
@@ -93,6 +93,24 @@ class SearchService:
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
         self.update(sessions)
+
+    def forget_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> int:
+        """Excluded sessions (private, or in an excluded project): their rows and records out of the index."""
+        if not self.index.path.exists():
+            return 0
+        try:
+            return self.updater.forget_sessions(session_ids, scopes)
+        except SchemaMismatch:
+            return self.rebuild().rows
+
+    def readmit_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> UpdateReport:
+        """Sessions eligible again: their records and turns back into the index."""
+        if not self.index.path.exists():
+            return self.update()
+        try:
+            return self._fill_dense(self.updater.readmit_sessions(session_ids, scopes))
+        except SchemaMismatch:
+            return self.rebuild()
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
         self.dense_vectors()
