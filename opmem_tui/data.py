@@ -18,6 +18,7 @@ from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.model import OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
+from opmem_tui.backend.privacy.exclusions import PrivacyChange, set_private
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
 from opmem_tui.widgets.commit_log import TurnLink
@@ -223,6 +224,10 @@ class StoreData:
 
     def delete(self, session_id: str) -> None:
         self.home.sessions.delete_session(session_id)
+
+    def set_private(self, session_id: str, private: bool) -> PrivacyChange:
+        """Keep a session out of the memory (or let it back in): backend/privacy/exclusions.py."""
+        return set_private(self.home, session_id, private)
 
     def switch_head(self, session_id: str, head_id: str) -> None:
         self.home.sessions.switch_head(session_id, head_id)

@@ -26,6 +26,7 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
+from opmem_tui.backend.privacy.exclusions import is_private
 
 from .line_view import wrap_text
 from .messages import SearchRequested, SessionChosen, SessionHighlighted
@@ -42,6 +43,8 @@ EMPTY_STORE_HELP = (
 TITLE_MIN = 14  # narrower than this, the list drops the source, then the project column
 SOURCE_MAX = 12
 PROJECT_MAX = 16
+
+PRIVATE_MARK = "🔒 "  # before the title of a private session
 
 
 def age_label(ts: float, now: float) -> str:
@@ -251,7 +254,8 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def cell_text(self, meta: SessionMeta, column: str, now: float) -> str:
         if column == "title":
-            return one_line(meta.display_title, 300)
+            mark = PRIVATE_MARK if is_private(meta) else ""  # kept out of the memory (opmem sessions private)
+            return mark + one_line(meta.display_title, 300)
         if column == "source":
             return one_line(meta.source, 30)
         if column == "project":

@@ -21,6 +21,7 @@ from textual.worker import Worker
 from watchfiles import awatch
 
 from opmem_tui.backend.model import SessionMeta
+from opmem_tui.backend.privacy.exclusions import is_private
 from opmem_tui.widgets.messages import BranchPickRequested, HistoryRequested, SessionChosen, SessionHighlighted
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.safe_text import one_line
@@ -41,12 +42,12 @@ if TYPE_CHECKING:
 FIRST_FRAME_WAIT_S = 0.5  # at most, before reading the whole of a session opened on its last turn
 WATCH_DEBOUNCE_MS = 300  # a burst of writes (an import) becomes one re-listing
 
-Stamp = tuple[float, int, str | None, str, str]
+Stamp = tuple[float, int, str | None, str, str, bool]
 
 
 def stamp(meta: SessionMeta) -> Stamp:
     """What changes in the listing when a session changes on disk."""
-    return (meta.updated_at, meta.turn_count, meta.head_id, meta.title, meta.project_id)
+    return (meta.updated_at, meta.turn_count, meta.head_id, meta.title, meta.project_id, is_private(meta))
 
 
 class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
@@ -428,10 +429,40 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         if current is None:
             return []
         title = one_line(current.display_title, 40)
+        if is_private(current):
+            privacy = PaletteCommand(
+                "Make this session public again",
+                f"Let the memory distil and index “{title}” again",
+                lambda: self.set_private_current(False),
+            )
+        else:
+            privacy = PaletteCommand(
+                "Make this session private",
+                f"Keep “{title}” out of the memory, search and recall (it stays here)",
+                lambda: self.set_private_current(True),
+            )
         return [
             PaletteCommand("Rename session…", f"Give “{title}” a new title", self.rename_current),
+            privacy,
             PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current),
         ]
+
+    def set_private_current(self, private: bool) -> None:
+        meta = self.session_list.current
+        if meta is not None:
+            self._set_private(meta.id, private)
+
+    @work(thread=True, group="edits", exit_on_error=False, description="Changing the session's privacy")
+    def _set_private(self, session_id: str, private: bool) -> None:
+        change = self.data.set_private(session_id, private)
+        if private:
+            text = "Private: kept out of the memory, search and recall; what it gave is withdrawn."
+        elif change.reason:
+            text = f"Public again, but still kept out: {change.reason}"
+        else:
+            text = "Public again: the next distillation takes it from its first turn."
+        self.app.notify(text, title="Session", markup=False)
+        deliver(self, self.refresh_listing)
 
     def rename_current(self) -> None:
         meta = self.session_list.current
