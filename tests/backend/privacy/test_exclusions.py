@@ -250,3 +250,23 @@ def test_adding_an_exclusion_withdraws_and_removing_it_readmits(tmp_path: Path, 
     assert PATH_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
     assert tool(home, "memory_search", {"query": PATH_WORD}, tmp_path)[0]["hits"]
     assert load_state(home.memory_dir).withheld == {}
+
+
+def test_git_tools_leave_out_a_private_sessions_commits_and_an_excluded_project(tmp_path: Path):
+    from tests.backend.recall.stores import build_store
+
+    built = build_store(tmp_path)
+    home = built.home
+    log, error = tool(home, "memory_git_log", {}, built.workdir)
+    assert not error and built.agent_commit[:12] in {c["commit"] for c in log["commits"]}
+    set_private(home, built.session_id)
+    log, error = tool(home, "memory_git_log", {}, built.workdir)
+    commits = {c["commit"] for c in log["commits"]}
+    assert not error and built.agent_commit[:12] not in commits and built.user_commit[:12] in commits
+    shown, error = tool(home, "memory_git_show", {"commit": built.agent_commit[:10]}, built.workdir)
+    assert error and shown["error"]["code"] == "private"
+    assert not tool(home, "memory_git_show", {"commit": built.user_commit[:10]}, built.workdir)[1]
+
+    home = configure(home.path, exclude_projects=[built.project_id])
+    log, error = tool(home, "memory_git_log", {"project_id": built.project_id}, built.workdir)
+    assert error and log["error"]["code"] == "private"
