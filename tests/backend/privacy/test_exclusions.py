@@ -14,6 +14,7 @@ import pytest
 from opmem_tui.backend.distill.pipeline import run
 from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.memory.entity_finder import EntityFinder
 from opmem_tui.backend.model import SessionMeta
 from opmem_tui.backend.privacy.exclusions import (
     REASON_PRIVATE,
@@ -195,8 +196,11 @@ def test_turning_private_withdraws_what_it_gave_and_off_brings_it_back(tmp_path:
     views = home.memory_dir / "graph/views/entity"
     assert any(PRIVATE_WORD in p.name for p in views.iterdir())
 
+    assert EntityFinder(home.memory).find(PRIVATE_WORD)  # the app's entity search finds it while public
     change = set_private(home, "later")
     assert change.changed and change.reason == REASON_PRIVATE
+    assert EntityFinder(home.memory).find(PRIVATE_WORD) == ()
+    assert EntityFinder(home.memory).find(PUBLIC_WORD)
     assert PRIVATE_WORD not in (home.memory_dir / "core.md").read_text(encoding="utf-8")
     assert PUBLIC_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
     assert not any(PRIVATE_WORD in p.read_text(encoding="utf-8") or PRIVATE_WORD in p.name for p in views.iterdir())
