@@ -369,6 +369,22 @@ class MemoryStore:
         with self._reading() as cache:
             return _entity_hidden(cache.db, self._alias_index().view(), entity_id, SessionFilter(self._session_exists))
 
+    def session_entities(self, session_ids: Iterable[str]) -> tuple[str, ...]:
+        """Every entity the records of these sessions name (or that was first seen in them), with
+        the canonical ids of their groups: the entity views a change to these sessions touches."""
+        ids = json.dumps(sorted(set(session_ids)))
+        sql = (
+            "WITH s(id) AS (SELECT value FROM json_each(?))"
+            " SELECT m.entity FROM mentions m JOIN events e ON e.seq = m.seq WHERE e.session IN s"
+            " UNION SELECT src FROM edges WHERE session IN s UNION SELECT dst FROM edges WHERE session IN s"
+            " UNION SELECT id FROM entities WHERE json_extract(data, '$.provenance.session_id') IN s"
+        )
+        with self._reading() as cache:
+            found = {r[0] for r in cache.db.execute(sql, (ids,))}
+            aliases = self._alias_index().view()
+            found |= {aliases.canonical(e) for e in found}
+        return tuple(sorted(found))
+
     def session_visible(self, session_id: str) -> bool:
         """Whether records pointing at this session are shown (it exists and is not excluded)."""
         return SessionFilter(self._session_exists)(session_id)

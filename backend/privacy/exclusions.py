@@ -200,10 +200,28 @@ class Visibility:
 
     def __init__(self, home: Home) -> None:
         self._home = home
+        self._metas: dict[str, tuple[tuple[int, int, int], SessionMeta]] = {}  # by meta.json's stat
 
     def __call__(self, session_id: str) -> bool:
-        meta = read_meta(self._home, session_id)
+        meta = self.meta(session_id)
         return meta is not None and exclusions(self._home).reason(meta) is None
+
+    def meta(self, session_id: str) -> SessionMeta | None:
+        """meta.json, parsed again only when its size, mtime or inode changed (a stat, as exists() cost)."""
+        try:
+            path = self._home.sessions.path_for(session_id) / "meta.json"
+            st = os.stat(path)
+        except (OpmemError, OSError):
+            self._metas.pop(session_id, None)
+            return None
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        known = self._metas.get(session_id)
+        if known is not None and known[0] == key:
+            return known[1]
+        meta = read_meta(self._home, session_id)
+        if meta is not None:
+            self._metas[session_id] = (key, meta)
+        return meta
 
 
 def hidden_sessions(
@@ -274,8 +292,13 @@ def withdraw(home: Home, session_ids: Iterable[str]) -> list[str]:
             if why:
                 state.withheld[sid] = why
         save_state(home.memory_dir, state, durable=home.durable)
-        notes.extend(project_all(home, None, ()))
+        notes.extend(project_all(home, _touched(home, ids), ()))
     return notes
+
+
+def _touched(home: Home, session_ids: list[str]) -> set[str]:
+    """The entities whose views show something of these sessions (the views to render again)."""
+    return set(home.memory.session_entities(session_ids))
 
 
 def readmit(home: Home, session_ids: Iterable[str]) -> list[str]:
@@ -291,7 +314,7 @@ def readmit(home: Home, session_ids: Iterable[str]) -> list[str]:
         notes = _reset(state, ids)
         save_state(home.memory_dir, state, durable=home.durable)
         notes.extend(_reindex(home, ids))
-        notes.extend(project_all(home, None, ()))
+        notes.extend(project_all(home, _touched(home, ids), ()))
     return notes
 
 
