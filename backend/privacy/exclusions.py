@@ -201,10 +201,31 @@ class Visibility:
     def __init__(self, home: Home) -> None:
         self._home = home
         self._metas: dict[str, tuple[tuple[int, int, int], SessionMeta]] = {}  # by meta.json's stat
+        self._reasons: dict[str, tuple[tuple[str, tuple[int, int]], SessionMeta, bool]] = {}
 
     def __call__(self, session_id: str) -> bool:
         meta = self.meta(session_id)
-        return meta is not None and exclusions(self._home).reason(meta) is None
+        if meta is None:
+            return False
+        rules = exclusions(self._home)
+        if not rules.configured or not meta.project_id:
+            return rules.reason(meta) is None
+        # a project's name and folder come from the registry: the answer is kept while neither
+        # the rules, meta.json nor projects.json changed
+        key = (rules.fingerprint, self._registry_stamp())
+        known = self._reasons.get(session_id)
+        if known is not None and known[0] == key and known[1] is meta:
+            return known[2]
+        answer = rules.reason(meta) is None
+        self._reasons[session_id] = (key, meta, answer)
+        return answer
+
+    def _registry_stamp(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self._home.projects_dir / "projects.json")
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
 
     def meta(self, session_id: str) -> SessionMeta | None:
         """meta.json, parsed again only when its size, mtime or inode changed (a stat, as exists() cost)."""
