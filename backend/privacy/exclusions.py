@@ -9,11 +9,15 @@ tools alike: `is_excluded(meta, config) -> reason | None`. A session is excluded
   `[memory] exclude_paths` (`~` expanded; `**` any depth, `*` and `?` within one folder name;
   `dir/**` also matches `dir` itself).
 
-Such a session is kept and browsable (list, replay, export), but never distilled, never
-indexed for search, never returned by the recall tools or MCP. Turning it private (or adding an
-exclusion) also withdraws what it already gave: `withdraw_session` here drops its search index
-rows and re-projects core.md and the entity views; the memory logs keep their lines (append-only)
-while every memory query skips them (`Visibility`, the MemoryStore's session filter).
+Such a session is kept and browsable (list, replay), but never distilled, never indexed for
+search (the app's search-everywhere included), never returned by the recall tools or MCP.
+Turning it private (`set_private`) or adding an exclusion (the next distillation run notices the
+change: `sync_exclusions`) also withdraws what it already gave: its search index rows and records
+are dropped and core.md and the entity views re-projected without it. The memory logs keep their
+lines (append-only: nothing is deleted) while every memory query skips them: `Visibility` is the
+MemoryStore's session filter, as for a deleted session. `set_private(..., False)` resets the
+session's distillation cursor, so the next run takes it from scratch (its records, deterministic,
+are the ones already in the logs, and show again).
 """
 
 from __future__ import annotations

@@ -274,3 +274,16 @@ def test_git_tools_leave_out_a_private_sessions_commits_and_an_excluded_project(
     home = configure(home.path, exclude_projects=[built.project_id])
     log, error = tool(home, "memory_git_log", {"project_id": built.project_id}, built.workdir)
     assert error and log["error"]["code"] == "private"
+
+
+def test_a_long_lived_reader_sees_a_session_turn_private_in_another_process(tmp_path: Path, user_home: Path):
+    """The MCP server keeps one Home for hours; `opmem sessions private` runs in another process."""
+    server = configure(tmp_path / "opmem")
+    write_session(server, "pub", PUBLIC_WORD)
+    write_session(server, "later", PRIVATE_WORD, at=START + 100)
+    run(server)
+    assert {e.provenance.session_id for e in server.memory.timeline().events} == {"pub", "later"}
+    set_private(Home(server.path), "later")  # another Home: as another process would
+    assert {e.provenance.session_id for e in server.memory.timeline().events} == {"pub"}
+    set_private(Home(server.path), "later", False)
+    assert {e.provenance.session_id for e in server.memory.timeline().events} == {"pub", "later"}
