@@ -287,3 +287,28 @@ def test_a_long_lived_reader_sees_a_session_turn_private_in_another_process(tmp_
     assert {e.provenance.session_id for e in server.memory.timeline().events} == {"pub"}
     set_private(Home(server.path), "later", False)
     assert {e.provenance.session_id for e in server.memory.timeline().events} == {"pub", "later"}
+
+
+def test_no_llm_title_is_asked_for_an_excluded_or_private_session(tmp_path: Path, user_home: Path):
+    from opmem_tui.backend.config import LlmSettings
+    from opmem_tui.backend.distill.titles import install_title_hook
+    from tests.backend.distill.llm_server import ChatServer, Reply
+
+    home = configure(tmp_path / "opmem", exclude_paths=["~/work/secret-client/**"])
+    write_session(home, "priv", PRIVATE_WORD)  # no title asked yet (no hook)
+    set_private(home, "priv")
+    with ChatServer() as server:
+        server.default = Reply('Title: "A title"')
+        llm = LlmSettings(base_url=server.base_url, model="m", max_retries=0, timeout_s=5.0)
+        maker = install_title_hook(home.sessions, llm, excluded=lambda meta: home.exclusions().reason(meta))
+        assert maker is not None
+        write_session(home, "client", PATH_WORD, cwd=str(user_home / "work/secret-client/app"), at=START + 100)
+        home.sessions.append_message("priv", "user", f"more on {PRIVATE_WORD}", created_at=START + 200)
+        home.sessions.commit_turn("priv")
+        write_session(home, "pub", PUBLIC_WORD, at=START + 300)
+        maker.wait(10)
+        [request] = server.requests  # the check can fail: the public session was titled
+        assert PUBLIC_WORD in json.dumps(request)
+    assert home.sessions.get_meta("pub").title == "A title"
+    assert home.sessions.get_meta("priv").title_source != "llm"
+    assert home.sessions.get_meta("client").title_source != "llm"
