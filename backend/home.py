@@ -97,7 +97,13 @@ class Home:
         """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
         from .memory.search_service import SearchService
 
-        return SearchService(self.memory_dir, self.sessions, dense=self.config.search.dense, rules=self.exclusions)
+        return SearchService(
+            self.memory_dir,
+            self.sessions,
+            dense=self.config.search.dense,
+            rules=self.exclusions,
+            withheld=lambda sid: not self.visible(sid) and self.sessions.exists(sid),
+        )
 
     def search(
         self,

@@ -240,8 +240,11 @@ def test_adding_an_exclusion_withdraws_and_removing_it_readmits(tmp_path: Path, 
     run(home)
     assert PATH_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
 
+    assert [h.session_id for h in home.search(PATH_WORD)][:1] == ["client"]
     home = configure(tmp_path / "opmem", exclude_paths=["~/work/secret-client/**"])
-    assert PATH_WORD not in json.dumps(tool(home, "memory_timeline", {}, tmp_path)[0])  # at once, before any run
+    # at once, before any run: the memory's queries and the app's search leave it out
+    assert PATH_WORD not in json.dumps(tool(home, "memory_timeline", {}, tmp_path)[0])
+    assert "client" not in {h.session_id for h in home.search(PATH_WORD)}
     run(home)
     assert PATH_WORD not in (home.memory_dir / "core.md").read_text(encoding="utf-8")
     assert tool(home, "memory_search", {"query": PATH_WORD}, tmp_path)[0]["hits"] == []
