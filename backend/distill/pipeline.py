@@ -341,9 +341,9 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
     trusted = True
     fingerprint = job.exclusions().fingerprint
     if fingerprint != job.state.exclusions:  # [memory] exclusions changed: withdraw / readmit what they cover
-        job.notes.extend(sync_exclusions(home, job.state, job.exclusions()))
+        job.notes.extend(sync_exclusions(home, job.state, job.exclusions(), job.touched))
         job.state.exclusions = fingerprint
-        job.state.unprojected = leftover = True  # core.md and the views are re-projected whole below
+        job.state.unprojected = True  # core.md and the touched views are re-projected below
         job.dirty = True
         if whole and not options.again:
             pending = pending_sessions(home.sessions, job.state, only=options.sessions)

@@ -109,7 +109,10 @@ class Exclusions:
 
     @property
     def fingerprint(self) -> str:
-        """A token of the configured exclusions: a run that sees it change withdraws what they now exclude."""
+        """A token of the configured exclusions ("" when there are none): a run that sees it change
+        withdraws what they now exclude and readmits what they no longer do."""
+        if not self.configured:
+            return ""
         text = json.dumps([sorted(self.projects), sorted(self.paths)], ensure_ascii=False)
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
@@ -343,10 +346,11 @@ def readmit(home: Home, session_ids: Iterable[str]) -> list[str]:
     return notes
 
 
-def sync_exclusions(home: Home, state: Any, rules: Exclusions) -> list[str]:
+def sync_exclusions(home: Home, state: Any, rules: Exclusions, touched: set[str] | None = None) -> list[str]:
     """After `[memory]` exclusions changed (the caller holds the distillation lock and saves
     `state`): newly excluded sessions and projects leave the index, sessions no longer excluded
-    get their cursors reset and their records back. core.md and the views are the caller's."""
+    get their cursors reset and their records back. core.md and the views are the caller's:
+    `touched` gets the entities whose views show something of those sessions."""
     from ..memory.records import project_scope
 
     hidden = hidden_sessions(home, rules=rules)
@@ -364,6 +368,8 @@ def sync_exclusions(home: Home, state: Any, rules: Exclusions) -> list[str]:
     state.withheld = dict(hidden)
     if back:
         notes.extend(_reindex(home, back, other_scopes))
+    if touched is not None and (newly or back):
+        touched.update(_touched(home, newly + back))
     return notes
 
 
