@@ -330,7 +330,7 @@ def sessions_private(ctx: click.Context, session_id: str, off: bool) -> None:
     click.echo(verb)
     if off and change.reason:
         click.echo(f"still kept out of the memory: {plain(change.reason)}")
-    elif off:
+    elif off and change.changed:
         click.echo("the next distillation (opmem distill) takes it from its first turn")
     for note in change.notes:
         click.echo(f"  {plain(note)}")

@@ -298,7 +298,7 @@ def set_private(home: Home, session_id: str, private: bool = True) -> PrivacyCha
     notes: list[str] = []
     if reason is not None:
         notes.extend(withdraw(home, [session_id]))
-    else:
+    elif was:  # public again (a session that was public already has nothing to readmit)
         notes.extend(readmit(home, [session_id]))
     return PrivacyChange(session_id, private, was != private, reason, tuple(notes))
 

@@ -62,6 +62,9 @@ def test_private_from_the_shell_withdraws_marks_and_off_brings_back(tmp_path: Pa
     assert cli(home, "distill")[0] == 0
     assert PRIVATE_WORD in core(Home(home.path))
     assert "timeline/" in " ".join(files_holding(home, PRIVATE_WORD))
+    code, out = cli(home, "sessions", "private", "secret-session", "--off")
+    assert code == 0 and out.strip() == "secret-session was already public", out
+    assert "secret-session" in load_state(home.memory_dir).sessions  # nothing to redo
 
 
 def test_private_names_a_missing_session_without_a_traceback(tmp_path: Path) -> None:
