@@ -168,6 +168,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor = 0
         self.now = now
         self.project_names: dict[str, str] = {}
+        self.withheld: frozenset[str] = frozenset()  # sessions the memory never sees (marked)
         self.source_width = SOURCE_MAX
         self.project_width = 0
         self.empty_message = "Loading sessions…"
@@ -254,7 +255,8 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def cell_text(self, meta: SessionMeta, column: str, now: float) -> str:
         if column == "title":
-            mark = PRIVATE_MARK if is_private(meta) else ""  # kept out of the memory (opmem sessions private)
+            # kept out of the memory: `opmem sessions private`, or [memory] exclude_projects / exclude_paths
+            mark = PRIVATE_MARK if is_private(meta) or meta.id in self.withheld else ""
             return mark + one_line(meta.display_title, 300)
         if column == "source":
             return one_line(meta.source, 30)
@@ -414,15 +416,23 @@ class SessionList(Vertical):
         return self.table.current
 
     # -- data in ---------------------------------------------------------------------------
-    def set_listing(self, listing: SessionListing, project_names: dict[str, str] | None = None) -> None:
+    def set_listing(
+        self,
+        listing: SessionListing,
+        project_names: dict[str, str] | None = None,
+        withheld: frozenset[str] | None = None,
+    ) -> None:
         """New listing from the store; the cursor stays on the same session.
 
-        `project_names` maps project ids to names, resolved once per listing by the caller."""
+        `project_names` maps project ids to names, resolved once per listing by the caller;
+        `withheld`: ids of sessions the memory never sees (private, or excluded by config)."""
         self.listing = listing
         self.loaded = True
         table = self.table
         if project_names is not None:
             table.project_names = project_names
+        if withheld is not None:
+            table.withheld = withheld
         names = table.project_names
         sources = {m.source for m in listing.sessions}
         bound = {m.project_id for m in listing.sessions if m.project_id}

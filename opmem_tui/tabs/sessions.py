@@ -162,7 +162,7 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
 
     def _apply_listing(self, view: ListingView) -> None:
         self.listing_view = view
-        self.session_list.set_listing(view.listing, dict(view.project_names))
+        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld)
         self.post_message(SessionsTab.ListingChanged(view))
         self._report_new_problems(view)
         self._refresh_open_session(view)

@@ -48,3 +48,13 @@ async def test_make_private_from_the_palette_and_public_again(memory_home):
         await wait_until(pilot, lambda: not is_private(table.current), "the listing re-read")
     run(fresh_home(memory_home.path))
     assert docs_records(memory_home) == before
+
+
+async def test_sessions_of_an_excluded_project_are_marked_in_the_list(sample_path):
+    (sample_path / "config.toml").write_text('[memory]\nexclude_projects = ["compiler"]\n', encoding="utf-8")
+    app = make_app(fresh_home(sample_path))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(SessionList).table
+        marked = {m.id for m in table.rows if table.cell_text(m, "title", 0).startswith(PRIVATE_MARK)}
+        assert marked == {"parser-refactor"}  # excluded by the project's name; the others as they were
