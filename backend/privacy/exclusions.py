@@ -169,14 +169,18 @@ def is_excluded(meta: SessionMeta, config: Config | MemorySettings, lookup: Proj
 
 
 def project_lookup(home: Home) -> ProjectLookup:
-    """Project id -> (name, workdir) from the home's registry; None for an unknown id."""
+    """Project id -> (name, workdir) from the home's registry (read once, at the first question); None
+    for an unknown id. One Exclusions answers a whole listing or run with a single registry read."""
+    table: dict[str, tuple[str, str]] | None = None
 
     def lookup(project_id: str) -> tuple[str, str] | None:
-        try:
-            project = home.projects.get(project_id)
-        except OpmemError:
-            return None
-        return project.name, project.workdir
+        nonlocal table
+        if table is None:
+            try:
+                table = {p.id: (p.name, p.workdir) for p in home.projects.list_projects()}
+            except OpmemError:
+                table = {}
+        return table.get(project_id)
 
     return lookup
 
