@@ -12,6 +12,7 @@ import platformdirs
 from .config import Config
 from .memory.store import MemoryStore
 from .model import OpmemError
+from .privacy.exclusions import Exclusions, Visibility, exclusions
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
@@ -75,18 +76,34 @@ class Home:
     @cached_property
     def memory(self) -> MemoryStore:
         """The timeline and knowledge graph under memory/ (backend/memory/store.py documents the API)."""
-        return MemoryStore(self.memory_dir, session_exists=self.sessions.exists, durable=self.durable)
+        return MemoryStore(self.memory_dir, session_exists=self.visible, durable=self.durable)
 
     def memory_readonly(self) -> MemoryStore:
         """A new reader of memory/ that writes nothing on disk (backend/memory/readonly.py)."""
-        return MemoryStore.open_readonly(self.memory_dir, session_exists=self.sessions.exists)
+        return MemoryStore.open_readonly(self.memory_dir, session_exists=self.visible)
+
+    @cached_property
+    def visible(self) -> Visibility:
+        """session id -> whether the memory may show what it gave: it exists and is neither private
+        nor excluded by `[memory] exclude_projects` / `exclude_paths` (backend/privacy/exclusions.py)."""
+        return Visibility(self)
+
+    def exclusions(self) -> Exclusions:
+        """The privacy exclusions as configured now (`Exclusions.reason(meta)`)."""
+        return exclusions(self)
 
     @cached_property
     def search_index(self) -> SearchService:
         """memory/index.sqlite: search, update, rebuild (backend/memory/search_service.py)."""
         from .memory.search_service import SearchService
 
-        return SearchService(self.memory_dir, self.sessions, dense=self.config.search.dense)
+        return SearchService(
+            self.memory_dir,
+            self.sessions,
+            dense=self.config.search.dense,
+            rules=self.exclusions,
+            withheld=lambda sid: not self.visible(sid) and self.sessions.exists(sid),
+        )
 
     def search(
         self,

@@ -21,6 +21,7 @@ from .backend.home import Home
 from .backend.importers import ALIASES as IMPORT_ALIASES
 from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
 from .backend.privacy import redact_text, redact_value
+from .backend.privacy.exclusions import Exclusions, is_private, set_private
 from .backend.safe_text import plain
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
@@ -107,10 +108,27 @@ def _fit(text: str, room: int | None) -> str:
     return set_cell_size(text, max(room - 1, 0)) + "…"
 
 
-def _table(rows: Sequence[SessionMeta], room: int | None) -> list[str]:
+PRIVATE_MARK = "[private] "
+EXCLUDED_MARK = "[excluded] "
+
+
+def privacy_mark(meta: SessionMeta, rules: Exclusions | None) -> str:
+    """ "[private] " / "[excluded] " before the title of a session the memory never sees."""
+    if is_private(meta):
+        return PRIVATE_MARK
+    if rules is not None and rules.reason(meta):
+        return EXCLUDED_MARK
+    return ""
+
+
+def _table(rows: Sequence[SessionMeta], room: int | None, rules: Exclusions | None = None) -> list[str]:
     """One line per session, id first and whole; the title is cut to `room` columns (None: a
     pipe, nothing cut). Ids too long to leave a title room get a line of their own, with the
-    details indented under them."""
+    details indented under them. Private and excluded sessions are marked before their title."""
+
+    def title(meta: SessionMeta) -> str:
+        return privacy_mark(meta, rules) + _one_line(meta.display_title)
+
     id_width = max(len(m.id) for m in rows)
     source_width = max(6, *(len(_one_line(m.source)) for m in rows))
 
@@ -125,12 +143,12 @@ def _table(rows: Sequence[SessionMeta], room: int | None) -> list[str]:
         for meta in rows:
             lines.append(meta.id)
             lead = "    " + details(meta)
-            lines.append(lead + _fit(_one_line(meta.display_title), room - len(lead) if room else None))
+            lines.append(lead + _fit(title(meta), room - len(lead) if room else None))
         return lines
     lines = [f"{'id':<{id_width}}  {header}"]
     for meta in rows:
         lead = f"{meta.id:<{id_width}}  {details(meta)}"
-        lines.append(lead + _fit(_one_line(meta.display_title), room - len(lead) if room else None))
+        lines.append(lead + _fit(title(meta), room - len(lead) if room else None))
     return lines
 
 
@@ -161,6 +179,7 @@ def sessions_list(
         return
     matched = len(rows)
     shown = rows[:limit] if limit > 0 else rows
+    rules = home.exclusions()
     for problem in listing.problems:
         click.echo(f"skipped: {plain(problem)}", err=True)
     if sources and not matched and listing.sessions:
@@ -170,7 +189,16 @@ def sessions_list(
         click.echo(
             dump_json(
                 {
-                    "sessions": [dict(m.to_json(), turns=m.turn_count, path=m.path) for m in shown],
+                    "sessions": [
+                        dict(
+                            m.to_json(),
+                            turns=m.turn_count,
+                            path=m.path,
+                            private=is_private(m),
+                            excluded=rules.reason(m),
+                        )
+                        for m in shown
+                    ],
                     "matched": matched,
                     "total": len(listing.sessions),
                     "skipped": listing.skipped,
@@ -188,7 +216,7 @@ def sessions_list(
     if not shown:
         return
     room = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets every title whole
-    for line in _table(shown, room):
+    for line in _table(shown, room, rules):
         click.echo(line)
 
 
@@ -278,3 +306,32 @@ def sessions_delete(ctx: click.Context, session_id: str, yes: bool) -> None:
         _fail(exc)
         return
     click.echo(f"deleted {session_id}")
+
+
+# -- private ---------------------------------------------------------------------------------
+
+
+@sessions.command("private")
+@click.argument("session_id")
+@click.option("--off", is_flag=True, help="Make it public again: the next distillation takes it from scratch.")
+@click.pass_context
+def sessions_private(ctx: click.Context, session_id: str, off: bool) -> None:
+    """Keep a session out of the memory: never distilled, indexed or recalled (still listed and
+    replayable). What it gave already is withdrawn: its search rows dropped, core.md and the
+    entity views rebuilt without it. --off makes it eligible again."""
+    home = _home(ctx)
+    try:
+        session_id = resolve_session(home, session_id)
+        change = set_private(home, session_id, not off)
+    except OpmemError as exc:
+        _fail(exc)
+        return
+    state = "private" if not off else "public"
+    verb = f"made {session_id} {state}" if change.changed else f"{session_id} was already {state}"
+    click.echo(verb)
+    if off and change.reason:
+        click.echo(f"still kept out of the memory: {plain(change.reason)}")
+    elif off and change.changed:
+        click.echo("the next distillation (opmem distill) takes it from its first turn")
+    for note in change.notes:
+        click.echo(f"  {plain(note)}")

@@ -20,6 +20,7 @@ from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.discovery import LABELS as DISCOVERY_LABELS
 from opmem_tui.backend.importers.discovery import Found
 from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
+from opmem_tui.backend.privacy.exclusions import PrivacyChange, hidden_sessions, set_private
 from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
@@ -55,6 +56,7 @@ class ListingView:
     projects_message: str = ""  # why the project list is empty, when it is not just empty
     project_names: Mapping[str, str] = field(default_factory=dict)  # id -> name, resolved once per listing
     missing_projects: frozenset[str] = frozenset()  # ids whose folder is gone
+    withheld: frozenset[str] = frozenset()  # ids the memory never sees (private, [memory] exclusions)
 
     def find(self, session_id: str) -> SessionMeta | None:
         return next((m for m in self.listing.sessions if m.id == session_id), None)
@@ -102,7 +104,10 @@ class SessionHistory:
 
 
 def listing_signature(
-    listing: SessionListing, projects: Mapping[str, Project], missing: frozenset[str] = frozenset()
+    listing: SessionListing,
+    projects: Mapping[str, Project],
+    missing: frozenset[str] = frozenset(),
+    withheld: frozenset[str] = frozenset(),
 ) -> int:
     """Changes whenever a row would draw differently; cheap enough to run on every change."""
     return hash(
@@ -113,6 +118,7 @@ def listing_signature(
             ),
             tuple((p.id, p.name, p.status, len(p.sessions)) for p in projects.values()),
             missing,
+            withheld,
         )
     )
 
@@ -152,7 +158,9 @@ class StoreData:
             message = f"The project registry cannot be read: {exc}"
         names = {pid: project.name for pid, project in projects.items()}
         missing = frozenset(pid for pid, project in projects.items() if not os.path.isdir(project.workdir))
-        return ListingView(listing, projects, listing_signature(listing, projects, missing), message, names, missing)
+        withheld = frozenset(hidden_sessions(self.home, listing.sessions))
+        signature = listing_signature(listing, projects, missing, withheld)
+        return ListingView(listing, projects, signature, message, names, missing, withheld)
 
     def watched_folders(self) -> list[Path]:
         """Folders whose entries change whenever the listing may: the sessions folder (every
@@ -237,6 +245,10 @@ class StoreData:
 
     def delete(self, session_id: str) -> None:
         self.home.sessions.delete_session(session_id)
+
+    def set_private(self, session_id: str, private: bool) -> PrivacyChange:
+        """Keep a session out of the memory (or let it back in): backend/privacy/exclusions.py."""
+        return set_private(self.home, session_id, private)
 
     def switch_head(self, session_id: str, head_id: str) -> None:
         self.home.sessions.switch_head(session_id, head_id)

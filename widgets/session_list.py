@@ -26,6 +26,7 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
+from opmem_tui.backend.privacy.exclusions import is_private
 
 from .line_view import wrap_text
 from .messages import SearchRequested, SessionChosen, SessionHighlighted
@@ -44,6 +45,8 @@ EMPTY_STORE_HELP = (
 TITLE_MIN = 14  # narrower than this, the list drops the source, then the project column
 SOURCE_MAX = 12
 PROJECT_MAX = 16
+
+PRIVATE_MARK = "🔒 "  # before the title of a private session
 
 
 def age_label(ts: float, now: float) -> str:
@@ -169,6 +172,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.cursor = 0
         self.now = now
         self.project_names: dict[str, str] = {}
+        self.withheld: frozenset[str] = frozenset()  # sessions the memory never sees (marked)
         self.source_width = SOURCE_MAX
         self.project_width = 0
         self.empty_message = "Loading sessions…"
@@ -255,7 +259,9 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def cell_text(self, meta: SessionMeta, column: str, now: float) -> str:
         if column == "title":
-            return one_line(meta.display_title, 300)
+            # kept out of the memory: `opmem sessions private`, or [memory] exclude_projects / exclude_paths
+            mark = PRIVATE_MARK if is_private(meta) or meta.id in self.withheld else ""
+            return mark + one_line(meta.display_title, 300)
         if column == "source":
             return one_line(meta.source, 30)
         if column == "project":
@@ -419,15 +425,23 @@ class SessionList(Vertical):
         return self.table.current
 
     # -- data in ---------------------------------------------------------------------------
-    def set_listing(self, listing: SessionListing, project_names: dict[str, str] | None = None) -> None:
+    def set_listing(
+        self,
+        listing: SessionListing,
+        project_names: dict[str, str] | None = None,
+        withheld: frozenset[str] | None = None,
+    ) -> None:
         """New listing from the store; the cursor stays on the same session.
 
-        `project_names` maps project ids to names, resolved once per listing by the caller."""
+        `project_names` maps project ids to names, resolved once per listing by the caller;
+        `withheld`: ids of sessions the memory never sees (private, or excluded by config)."""
         self.listing = listing
         self.loaded = True
         table = self.table
         if project_names is not None:
             table.project_names = project_names
+        if withheld is not None:
+            table.withheld = withheld
         names = table.project_names
         sources = {m.source for m in listing.sessions}
         bound = {m.project_id for m in listing.sessions if m.project_id}

@@ -20,6 +20,7 @@ from filelock import FileLock, Timeout
 from ..home import Home
 from ..llm import ChatClient, TokenBudget, is_configured
 from ..model import OpmemError
+from ..privacy.exclusions import Exclusions, read_meta, sync_exclusions
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
 from .link import LINK_TYPES, Linker
@@ -95,6 +96,7 @@ class DistillJob:
     distilled: set[str] = field(default_factory=set)  # sessions whose turns stage 5 indexes
     staged_sessions: dict[str, SessionCursor] = field(default_factory=dict)  # cursors that wait for a flush
     staged_projects: dict[str, ProjectCursor] = field(default_factory=dict)
+    rules: Exclusions | None = None  # the privacy exclusions, read once per run
 
     # -- plumbing --------------------------------------------------------------------------------
 
@@ -202,9 +204,29 @@ class DistillJob:
             port.exclude -= staged
             write_inflight(self.home.memory_dir, port.exclude, durable=durable)
 
+    def exclusions(self) -> Exclusions:
+        if self.rules is None:
+            self.rules = self.home.exclusions()
+        return self.rules
+
+    def withheld(self, session_id: str) -> bool:
+        """A private or excluded session: never distilled (its cursor stays, so readmitting it restarts it)."""
+        meta = read_meta(self.home, session_id)
+        why = self.exclusions().reason(meta) if meta is not None else None
+        if why is None:
+            if self.state.withheld.pop(session_id, None) is not None:
+                self.dirty = True
+            return False
+        if self.state.withheld.get(session_id) != why:
+            self.state.withheld[session_id] = why
+            self.dirty = True
+        return True
+
     def session(self, pending: Pending) -> int:
         """Distil one session's new nodes; returns how many nodes were read."""
         nodes = 0
+        if self.withheld(pending.session_id):
+            return 0
         batches = collect_session(self.home.sessions, self._projects(), pending)
         for position, batch in enumerate(batches):
             self.stage(self.extract(batch), batch.old_nodes)
@@ -229,12 +251,39 @@ class DistillJob:
         except OpmemError:
             return None
 
+    def _listed_projects(self) -> list[Any]:
+        projects = self._projects()
+        if projects is None:
+            return []
+        try:
+            return list(projects.list_projects())
+        except OpmemError:
+            return []
+
     def commits(self) -> int:
         count = 0
+        rules = self.exclusions()
+        names = {p.id: (p.name, p.workdir) for p in self._listed_projects()}
+        hidden: dict[str, bool] = {}
+
+        def kept(commit: Any) -> bool:  # a commit an excluded session made says what that session did
+            sid = commit.session_id
+            if not sid:
+                return True
+            if sid not in hidden:
+                meta = read_meta(self.home, sid)
+                hidden[sid] = meta is not None and rules.reason(meta) is not None
+            return not hidden[sid]
+
         for project in collect_commits(self._projects(), self.state, self.home.sessions):
             if self.cancelled():
                 self.report["cancelled"] = True
                 break
+            name, workdir = names.get(project.project_id, ("", ""))
+            if rules.project_reason(project.project_id, name, workdir):
+                project = replace(project, commits=())  # an excluded project: its cursor moves, nothing is read
+            elif project.commits:
+                project = replace(project, commits=tuple(c for c in project.commits if kept(c)))
             if project.commits:
                 self.stage(extract_commits(project, ingestion_time=self.now))
                 count += len(project.commits)
@@ -294,6 +343,14 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
     sessions = nodes = 0
     cancelled = False
     trusted = True
+    fingerprint = job.exclusions().fingerprint
+    if fingerprint != job.state.exclusions:  # [memory] exclusions changed: withdraw / readmit what they cover
+        job.notes.extend(sync_exclusions(home, job.state, job.exclusions(), job.touched))
+        job.state.exclusions = fingerprint
+        job.state.unprojected = True  # core.md and the touched views are re-projected below
+        job.dirty = True
+        if whole and not options.again:
+            pending = pending_sessions(home.sessions, job.state, only=options.sessions)
     job.tell("collect", 0, len(pending), f"{len(pending)} sessions changed")
     for done, item in enumerate(pending):
         if job.cancelled():

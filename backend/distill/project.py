@@ -41,7 +41,7 @@ def views_stamp(home: Home) -> str:
     if not token:
         return ""
     root = home.memory_dir
-    parts = [token]
+    parts = [token, home.exclusions().fingerprint]
     for name in log_names(root):
         stamp = FileStamp.of(root / name)
         parts.append(f"{name}:{stamp.size}:{stamp.mtime_ns}:{stamp.ino}" if stamp else f"{name}:-")
@@ -54,7 +54,7 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
     notes: list[str] = []
     stamp = views_stamp(home)  # before reading: a write meanwhile changes it, and the next run redoes
     # whether a session still exists is asked once per session here, not once per query per view
-    memory = MemoryStore(home.memory_dir, session_exists=functools.cache(home.sessions.exists), durable=home.durable)
+    memory = MemoryStore(home.memory_dir, session_exists=functools.cache(home.visible), durable=home.durable)
     try:
         cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
         views = write_views(memory, None if entity_ids is None else sorted(set(entity_ids)), stamp)

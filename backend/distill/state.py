@@ -50,6 +50,10 @@ class DistillState:
     # Records were written whose projection (core.md, views, index) has not finished: a run
     # killed in stage 5, or after a write, leaves it set and the next run projects everything.
     unprojected: bool = False
+    # The `[memory]` exclusions' fingerprint at the last run (backend/privacy/exclusions.py): a
+    # change makes the run withdraw what newly excluded sessions gave and readmit the others.
+    exclusions: str = ""
+    withheld: dict[str, str] = field(default_factory=dict)  # session id -> why the runs skip it
 
     def cursor(self, session_id: str) -> SessionCursor:
         return self.sessions.get(session_id, SessionCursor())
@@ -62,6 +66,8 @@ class DistillState:
             "projects": {pid: {"head": c.head, "time": c.time} for pid, c in sorted(self.projects.items())},
             "sleep": {"last": self.last_sleep},
             "unprojected": self.unprojected,
+            "exclusions": self.exclusions,
+            "withheld": dict(sorted(self.withheld.items())),
         }
 
     @classmethod
@@ -91,6 +97,11 @@ class DistillState:
                         raw["head"], float(when) if isinstance(when, (int, float)) else 0.0
                     )
         state.unprojected = data.get("unprojected") is True
+        fingerprint = data.get("exclusions")
+        state.exclusions = fingerprint if isinstance(fingerprint, str) else ""
+        withheld = data.get("withheld") or {}
+        if isinstance(withheld, Mapping):
+            state.withheld = {str(k): str(v) for k, v in withheld.items() if isinstance(v, str)}
         sleep = data.get("sleep") or {}
         if isinstance(sleep, Mapping) and isinstance(sleep.get("last"), (int, float)):
             state.last_sleep = float(sleep["last"])

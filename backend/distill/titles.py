@@ -63,8 +63,11 @@ class TitleMaker:
         settings: LlmSettings,
         *,
         client_factory: Callable[[LlmSettings], ChatClient] = ChatClient,
+        excluded: Callable[[SessionMeta], str | None] | None = None,
     ) -> None:
         self.store = store
+        # a private or excluded session's text never goes to an LLM (backend/privacy/exclusions.py)
+        self.excluded = excluded
         self.settings = settings
         self._client_factory = client_factory
         self._asked: set[str] = set()
@@ -75,6 +78,8 @@ class TitleMaker:
     def hook(self, meta: SessionMeta, branch: list[Node]) -> str | None:
         """Schedule a title for a session not yet asked; returns None so the excerpt stays for now."""
         if not is_configured(self.settings) or meta.extra.get(MARK) or meta.title_source in ("user", "llm"):
+            return None
+        if meta.extra.get("private") is True or (self.excluded is not None and self.excluded(meta)):
             return None
         text = conversation_excerpt(branch)
         if not any(n.role == "user" for n in branch) or not text:
@@ -122,10 +127,15 @@ class TitleMaker:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def install_title_hook(store: SessionStore, settings: LlmSettings, enabled: bool = True) -> TitleMaker | None:
+def install_title_hook(
+    store: SessionStore,
+    settings: LlmSettings,
+    enabled: bool = True,
+    excluded: Callable[[SessionMeta], str | None] | None = None,
+) -> TitleMaker | None:
     """Hang a TitleMaker on the store when titles are on and an LLM is configured."""
     if not enabled or not is_configured(settings):
         return None
-    maker = TitleMaker(store, settings)
+    maker = TitleMaker(store, settings, excluded=excluded)
     store.title_hook = maker.hook
     return maker

@@ -197,5 +197,7 @@ class Distiller:
 def background_distiller(home: Home) -> Distiller:
     """The Distiller `opmem watch` and the app tick; it also hangs the LLM title hook on the store."""
     config = home.config
-    install_title_hook(home.sessions, config.llm, config.distill.titles)
+    install_title_hook(
+        home.sessions, config.llm, config.distill.titles, excluded=lambda meta: home.exclusions().reason(meta)
+    )
     return Distiller(home)

@@ -170,10 +170,14 @@ class EntityFinder:
             index, owners, memo = self._index, self._owners, self._canonical
         indexes = range(len(index.keys)) if scan_all else index.candidates(wanted)
         out: dict[str, EntityMatch] = {}
+        hidden: set[str] = set()
         for score, at in rank(wanted, index.keys, indexes, limit * POOL):
             record_id, name, kind, matched = owners[at]
             canonical = self._canonical_id(record_id, memo)
-            if canonical in out:
+            if canonical in out or canonical in hidden:
+                continue
+            if self.memory.entity_hidden(canonical):  # learnt only from a private or excluded session
+                hidden.add(canonical)
                 continue
             if canonical != record_id:  # a merged record: show the entity it belongs to
                 ref = self.memory.entity_refs([canonical])[canonical]

@@ -349,6 +349,26 @@ class SearchIndex:
             "UPDATE sessions SET dead=1, session_id=session_id || ':dead:' || id WHERE session_id=?", (session_id,)
         )
 
+    def session_rows(self, db: sqlite3.Connection, session_id: str) -> int:
+        row = db.execute(
+            "SELECT count(*) FROM docs d JOIN sessions s ON s.id=d.sess WHERE s.session_id=? AND s.dead=0",
+            (session_id,),
+        ).fetchone()
+        return int(row[0])
+
+    def drop_records(self, db: sqlite3.Connection, session_ids: Sequence[str], scopes: Sequence[str] = ()) -> int:
+        """Delete the record rows of these sessions (and of records without a session in these scopes)."""
+        rids: list[int] = []
+        for start in range(0, len(session_ids), 500):
+            chunk = list(session_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rids.extend(r[0] for r in db.execute(f"SELECT id FROM records WHERE session_id IN ({marks})", chunk))
+        for scope in scopes:
+            rids.extend(r[0] for r in db.execute("SELECT id FROM records WHERE scope=? AND session_id=''", (scope,)))
+        for rid in rids:
+            self._delete_record(db, rid)
+        return len(rids)
+
     def _session_key(self, db: sqlite3.Connection, session_id: str, scope: str) -> int:
         row = db.execute("SELECT id FROM sessions WHERE session_id=? AND dead=0", (session_id,)).fetchone()
         if row is not None:

@@ -33,6 +33,9 @@ from .records import (
 
 _SLUG_HASH = re.compile(r"-?[0-9a-f]{8}$")
 Parser = Callable[[Any, Any], Any]
+# (session id, scope) -> True when the record stays out of the index (a private session, an
+# excluded project: backend/privacy/exclusions.py).
+RecordFilter = Callable[[str, str], bool]
 
 
 def log_files(memory_dir: Path) -> list[tuple[str, Parser]]:
@@ -63,7 +66,9 @@ def edge_sentence(edge: Edge) -> str:
     return f"{entity_words(edge.from_id)} {edge.relation.replace('-', ' ')} {entity_words(edge.to_id)}"
 
 
-def update_records(index: SearchIndex, memory_dir: Path, problems: list[str]) -> int:
+def update_records(
+    index: SearchIndex, memory_dir: Path, problems: list[str], hidden: RecordFilter | None = None
+) -> int:
     """Read what the logs gained since their cursors; returns the number of lines applied."""
     applied = 0
     for rel, parser in log_files(memory_dir):
@@ -91,17 +96,71 @@ def update_records(index: SearchIndex, memory_dir: Path, problems: list[str]) ->
             if end < 0:
                 continue  # only a torn or unfinished line so far
             for raw in data[: end + 1].splitlines():
-                if raw.strip() and _apply_line(index, db, rel, raw, parser):
+                if raw.strip() and _apply_line(index, db, rel, raw, parser, hidden):
                     applied += 1
             index.set_log_cursor(db, rel, offset + end + 1, ident)
     return applied
 
 
-def _apply_line(index: SearchIndex, db: sqlite3.Connection, rel: str, raw: bytes, parser: Parser) -> bool:
-    try:
-        record = parser(json.loads(raw), rel)
-    except (ValueError, RecursionError, CorruptFile):
-        return False
+def reindex_sessions(
+    index: SearchIndex,
+    memory_dir: Path,
+    sessions: set[str],
+    scopes: set[str],
+    problems: list[str],
+    hidden: RecordFilter | None = None,
+) -> int:
+    """The records of these sessions (and of session-less records in these scopes) read again from
+    the logs up to each log's cursor: they were kept out while the sessions were excluded."""
+    applied = 0
+    for rel, parser in log_files(memory_dir):
+        path = memory_dir / rel
+        with index.write() as db:
+            offset, _ = index.log_cursor(db, rel)
+            if offset <= 0:
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(offset)
+            except OSError as exc:
+                problems.append(f"{path}: cannot read ({exc.strerror or exc})")
+                continue
+            for raw in data.splitlines():
+                if not raw.strip():
+                    continue
+                try:
+                    record = parser(json.loads(raw), rel)
+                except (ValueError, RecursionError, CorruptFile):
+                    continue
+                if not isinstance(record, Event | Entity | Edge):
+                    continue
+                prov = record.provenance
+                sid = prov.session_id if prov is not None else ""
+                if not (sid in sessions or (not sid and record.scope in scopes)):
+                    continue
+                if _apply_line(index, db, rel, raw, parser, hidden, record):
+                    applied += 1
+    return applied
+
+
+def _apply_line(
+    index: SearchIndex,
+    db: sqlite3.Connection,
+    rel: str,
+    raw: bytes,
+    parser: Parser,
+    hidden: RecordFilter | None = None,
+    record: Any = None,
+) -> bool:
+    if record is None:
+        try:
+            record = parser(json.loads(raw), rel)
+        except (ValueError, RecursionError, CorruptFile):
+            return False
+    if hidden is not None and isinstance(record, Event | Entity | Edge):
+        prov = record.provenance
+        if hidden(prov.session_id if prov is not None else "", record.scope):
+            return True  # read, and kept out: the line counts as applied
     if isinstance(record, Patch):
         index.supersede(db, record.id, record.by)
     elif isinstance(record, AliasMerge):

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import Node, OpmemError, SessionNotFound
+from ..model import Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy import redact_text
 from ..safe_text import plain
 from ..store.sessions import SessionStore
 from .index import KIND_MESSAGE, KIND_TOOL, SearchIndex, SearchIndexError, TurnRow
-from .index_records import update_records
+from .index_records import RecordFilter, reindex_sessions, update_records
 from .records import project_scope
 from .sqlite_files import remove_database
 
@@ -39,6 +39,9 @@ _TOOL_KEYS = frozenset(
 
 BATCH_ROWS = 2000  # rows per write transaction in a bulk update
 Progress = Callable[[int, int], Any]
+# Why a session is kept out of the index (backend/privacy/exclusions.py), None when it is not; and
+# whether a project is. Asked once per update: `rules()` returns the current exclusions.
+Rules = Callable[[], Any]
 
 
 @dataclass(slots=True)
@@ -52,6 +55,7 @@ class _SessionWork:
     new: bool = False
     turns: Mapping[str, tuple[int, str | None]] = field(default_factory=dict)
     drop: bool = False
+    excluded: bool = False  # dropped as private / excluded: its records leave the index too
 
 
 @dataclass(slots=True)
@@ -207,10 +211,15 @@ def _stamp(path: Path) -> str:
 class IndexUpdater:
     """Brings one SearchIndex up to date with one SessionStore and one memory folder."""
 
-    def __init__(self, index: SearchIndex, store: SessionStore, memory_dir: Path) -> None:
+    def __init__(
+        self, index: SearchIndex, store: SessionStore, memory_dir: Path, *, rules: Rules | None = None
+    ) -> None:
         self.index = index
         self.store = store
         self.memory_dir = Path(memory_dir)
+        # The privacy exclusions: private sessions and excluded projects are never indexed.
+        self.rules = rules
+        self._rules: Any = None
         # Called with a rebuilt index before it replaces this one (the dense vectors carry over).
         self.before_swap: Callable[[SearchIndex], object] | None = None
 
@@ -218,6 +227,7 @@ class IndexUpdater:
         """Index what is new. sessions=None: every session (and drop the deleted ones)."""
         started = time.perf_counter()
         report = UpdateReport()
+        self._rules = self.rules() if self.rules is not None else None
         known = self.index.cursors()
         if sessions is None:
             listing = self.store.list_sessions()
@@ -251,7 +261,7 @@ class IndexUpdater:
                 self._write(batch, report)
                 batch = []
         self._write(batch, report)
-        report.records = update_records(self.index, self.memory_dir, report.problems)
+        report.records = update_records(self.index, self.memory_dir, report.problems, self.record_filter())
         if sessions is None and self._dead_share() > COMPACT_DEAD_SHARE:
             self.rebuild(report=report)
             report.compacted = True
@@ -270,6 +280,8 @@ class IndexUpdater:
         if known is not None and known.stamp == stamp:
             return None
         meta = self.store.get_meta(session_id)
+        if self._excluded(meta):
+            return _SessionWork(session_id, drop=True, excluded=True) if known is not None else None
         after = known.cursor if known is not None else -1
         nodes = self.store.get_nodes(session_id)
         new = [n for n in nodes if n.seq > after]
@@ -286,6 +298,59 @@ class IndexUpdater:
             turns=turns if pending else {},
         )
 
+    def _excluded(self, meta: SessionMeta) -> bool:
+        return self._rules is not None and self._rules.reason(meta) is not None
+
+    def record_filter(self) -> RecordFilter | None:
+        """Whether a memory record (by its session and scope) stays out of the index."""
+        rules = self._rules
+        if rules is None:
+            return None
+        known: dict[str, bool] = {}
+
+        def hidden(session_id: str, scope: str) -> bool:
+            if session_id:
+                found = known.get(session_id)
+                if found is None:
+                    try:
+                        found = rules.reason(self.store.get_meta(session_id)) is not None
+                    except OpmemError:
+                        found = False  # a deleted session: as before, its pointer is skipped on query
+                    known[session_id] = found
+                if found:
+                    return True
+            if scope.startswith("project:"):
+                key = "\x00" + scope
+                found = known.get(key)
+                if found is None:
+                    found = known[key] = rules.project_reason(scope[len("project:") :]) is not None
+                return found
+            return False
+
+        return hidden
+
+    def forget_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> int:
+        """Drop these sessions' rows and the records they (or these scopes) gave; returns rows dropped."""
+        ids = sorted(set(session_ids))
+        wanted_scopes = sorted(set(scopes))
+        dropped = 0
+        with self.index.write() as db:
+            for sid in ids:
+                dropped += self.index.session_rows(db, sid)
+                self.index.drop_session(db, sid)
+            dropped += self.index.drop_records(db, ids, wanted_scopes)
+        return dropped
+
+    def readmit_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> UpdateReport:
+        """These sessions (or scopes) are eligible again: their records read back from the logs, their turns indexed."""
+        ids = set(session_ids)
+        self._rules = self.rules() if self.rules is not None else None
+        problems: list[str] = []
+        reindex_sessions(self.index, self.memory_dir, ids, set(scopes), problems, self.record_filter())
+        report = self.update(sorted(ids))
+        report.problems.extend(problems)
+        return report
+
     def _write(self, batch: list[_SessionWork], report: UpdateReport) -> None:
         """Many sessions in one transaction (FTS5 merges less); each checks its cursor again inside."""
         if not batch:
@@ -294,6 +359,8 @@ class IndexUpdater:
             for work in batch:
                 if work.drop:
                     self.index.drop_session(db, work.session_id)
+                    if work.excluded:
+                        self.index.drop_records(db, [work.session_id])
                     report.sessions_dropped += 1
                     continue
                 current = self.index.cursor(db, work.session_id)
@@ -322,7 +389,7 @@ class IndexUpdater:
         remove_database(fresh_path)
         fresh = SearchIndex(fresh_path)
         try:
-            result = IndexUpdater(fresh, self.store, self.memory_dir).update(progress=progress)
+            result = IndexUpdater(fresh, self.store, self.memory_dir, rules=self.rules).update(progress=progress)
             if self.before_swap is not None:
                 self.before_swap(fresh)
             fresh.optimize()

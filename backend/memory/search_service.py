@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..store.sessions import SessionStore
 from .dense_minilm import DenseUnavailable
 from .dense_rerank import DenseVectors, load
 from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
-from .index_update import IndexUpdater, Progress, UpdateReport
+from .index_update import IndexUpdater, Progress, Rules, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
 
@@ -20,12 +20,23 @@ DENSE_NOTE = "{}; search is lexical only"
 class SearchService:
     """search / update / rebuild over memory/index.sqlite. Thread-safe; processes may share the file."""
 
-    def __init__(self, memory_dir: Path, store: SessionStore, *, dense: str = "") -> None:
+    def __init__(
+        self,
+        memory_dir: Path,
+        store: SessionStore,
+        *,
+        dense: str = "",
+        rules: Rules | None = None,
+        withheld: Callable[[str], bool] | None = None,
+    ) -> None:
         self.memory_dir = Path(memory_dir)
         self.dense = dense
         self.store = store
         self.index = SearchIndex(self.memory_dir / INDEX_FILE)
-        self.updater = IndexUpdater(self.index, store, self.memory_dir)
+        self.updater = IndexUpdater(self.index, store, self.memory_dir, rules=rules)
+        # session id -> kept out of the memory (private, excluded): its hits are dropped even from
+        # an index a distillation has not caught up with the exclusions yet
+        self.withheld = withheld
         self.searcher = Searcher(self.index, Snippets(store))
         # A search that arrives while this process builds the first index waits for it: the
         # file exists from the build's first write, and a search then saw a partial index.
@@ -72,10 +83,14 @@ class SearchService:
                 self._built = True
         self.dense_vectors()
         try:
-            return self.searcher.search(query, scope, k, since, until)
+            hits = self.searcher.search(query, scope, k, since, until)
         except SchemaMismatch:
             self.rebuild()
-            return self.searcher.search(query, scope, k, since, until)
+            hits = self.searcher.search(query, scope, k, since, until)
+        withheld = self.withheld
+        if withheld is None:
+            return hits
+        return tuple(h for h in hits if not (h.session_id and withheld(h.session_id)))
 
     def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
         """Index what is new (an index of another opmem version is rebuilt whole instead). The
@@ -93,6 +108,24 @@ class SearchService:
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
         self.update(sessions)
+
+    def forget_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> int:
+        """Excluded sessions (private, or in an excluded project): their rows and records out of the index."""
+        if not self.index.path.exists():
+            return 0
+        try:
+            return self.updater.forget_sessions(session_ids, scopes)
+        except SchemaMismatch:
+            return self.rebuild().rows
+
+    def readmit_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> UpdateReport:
+        """Sessions eligible again: their records and turns back into the index."""
+        if not self.index.path.exists():
+            return self.update()
+        try:
+            return self._fill_dense(self.updater.readmit_sessions(session_ids, scopes))
+        except SchemaMismatch:
+            return self.rebuild()
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
         self.dense_vectors()

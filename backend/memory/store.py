@@ -74,6 +74,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -85,7 +86,9 @@ from .logs import LogAppender
 from .records import AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch, visible_scopes
 from .results import (
     AliasInfo,
+    AmbiguousEntity,
     AppendResult,
+    EntityNotFound,
     EntityRef,
     GraphEdge,
     MemoryLocked,
@@ -339,7 +342,52 @@ class MemoryStore:
         self, cache: MemoryCache, aliases: AliasView, entity: str | Entity, scope: str | Iterable[str] | None
     ) -> Entity:
         query = entity.id if isinstance(entity, Entity) else entity
-        return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
+        if self._session_exists is None:
+            return graph.lookup(cache.db, aliases, query, visible_scopes(scope))
+        visible = SessionFilter(self._session_exists)
+        try:
+            found = graph.lookup(cache.db, aliases, query, visible_scopes(scope))
+        except EntityNotFound as exc:  # no names learnt only from a private session among the suggestions
+            kept = tuple(s for s in exc.suggestions if not _entity_hidden(cache.db, aliases, s.id, visible))
+            raise EntityNotFound(exc.query, kept) from None
+        except AmbiguousEntity as exc:
+            kept = tuple(c for c in exc.candidates if not _entity_hidden(cache.db, aliases, c.id, visible))
+            if len(kept) != 1:
+                if not kept:
+                    raise EntityNotFound(query) from None
+                raise AmbiguousEntity(exc.query, kept) from None
+            found = graph.lookup(cache.db, aliases, kept[0].id, visible_scopes(scope))
+        if _entity_hidden(cache.db, aliases, found.id, visible):
+            raise EntityNotFound(query)
+        return found
+
+    def entity_hidden(self, entity_id: str) -> bool:
+        """Whether the memory keeps this entity out of sight: it was first seen in a session it may
+        not show (private, excluded, deleted) and no record from a shown session names it."""
+        if self._session_exists is None:
+            return False
+        with self._reading() as cache:
+            return _entity_hidden(cache.db, self._alias_index().view(), entity_id, SessionFilter(self._session_exists))
+
+    def session_entities(self, session_ids: Iterable[str]) -> tuple[str, ...]:
+        """Every entity the records of these sessions name (or that was first seen in them), with
+        the canonical ids of their groups: the entity views a change to these sessions touches."""
+        ids = json.dumps(sorted(set(session_ids)))
+        sql = (
+            "WITH s(id) AS (SELECT value FROM json_each(?))"
+            " SELECT m.entity FROM mentions m JOIN events e ON e.seq = m.seq WHERE e.session IN s"
+            " UNION SELECT src FROM edges WHERE session IN s UNION SELECT dst FROM edges WHERE session IN s"
+            " UNION SELECT id FROM entities WHERE json_extract(data, '$.provenance.session_id') IN s"
+        )
+        with self._reading() as cache:
+            found = {r[0] for r in cache.db.execute(sql, (ids,))}
+            aliases = self._alias_index().view()
+            found |= {aliases.canonical(e) for e in found}
+        return tuple(sorted(found))
+
+    def session_visible(self, session_id: str) -> bool:
+        """Whether records pointing at this session are shown (it exists and is not excluded)."""
+        return SessionFilter(self._session_exists)(session_id)
 
     def entity(self, query: str, scope: str | Iterable[str] | None = None) -> Entity:
         with self._reading() as cache:
@@ -455,6 +503,26 @@ class MemoryStore:
                 count("aliases"),
                 len(self.problems()),
             )
+
+
+def _entity_hidden(db: Any, aliases: AliasView, entity_id: str, visible: SessionFilter) -> bool:
+    """First seen in a session not shown, and named by no event or edge of a shown one (any alias)."""
+    members = aliases.members(aliases.canonical(entity_id))
+    marks = ",".join("?" * len(members))
+    firsts = [
+        r[0]
+        for r in db.execute(
+            f"SELECT json_extract(data, '$.provenance.session_id') FROM entities WHERE id IN ({marks})", members
+        )
+    ]
+    if not firsts or any(not sid or visible(sid) for sid in firsts):
+        return False
+    sessions = db.execute(
+        f"SELECT DISTINCT e.session FROM mentions m JOIN events e ON e.seq = m.seq WHERE m.entity IN ({marks})"
+        f" UNION SELECT DISTINCT session FROM adj WHERE node IN ({marks})",
+        (*members, *members),
+    )
+    return not any(not sid or visible(sid) for (sid,) in sessions)
 
 
 def _patch_problems(cache: MemoryCache) -> list[MemoryProblem]:

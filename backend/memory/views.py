@@ -257,6 +257,10 @@ def write_views(memory: MemoryStore, entity_ids: Iterable[str] | None = None, st
             continue
         if memory.entity_by_id(entity_id) is None:
             continue
+        if memory.entity_hidden(entity_id):  # learnt only from a private (or excluded, deleted) session
+            path.unlink(missing_ok=True)
+            state.pop(entity_id, None)
+            continue
         inputs = _gather(memory, entity_id)
         digest = inputs.digest() if isinstance(inputs, _Inputs) else repr(inputs)
         if fresh and known[1] == digest:

@@ -10,7 +10,7 @@ from ..config import RecallSettings
 from ..home import Home
 from ..memory.store import MemoryStore
 from ..projects.registry import Project, ProjectNotFound
-from .errors import NO_PROJECT, UNKNOWN_PROJECT, RecallError, did_you_mean
+from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .search_access import SearchReader
 from .session_access import SessionReader
 
@@ -60,7 +60,14 @@ class Recall:
             raise RecallError(
                 NO_PROJECT, "no project given, and the current folder is not in a bound project (see opmem projects)"
             )
-        return find_project(self.home, wanted)
+        project = find_project(self.home, wanted)
+        if self.home.exclusions().project_reason(project.id, project.name, project.workdir):
+            raise RecallError(PRIVATE, f"project {wanted!r} is excluded from the memory ([memory] in config.toml)")
+        return project
+
+    def withheld_session(self, session_id: str) -> bool:
+        """A session recall keeps out of its replies (private, or excluded by `[memory]`)."""
+        return bool(session_id) and not self.home.visible(session_id) and self.home.sessions.exists(session_id)
 
 
 def find_project(home: Home, wanted: str) -> Project:

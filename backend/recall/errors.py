@@ -23,6 +23,7 @@ UNKNOWN_TOOL = "unknown_tool"
 BAD_ARGUMENT = "bad_argument"
 NO_PROJECT = "no_project"
 STORE_ERROR = "store_error"
+PRIVATE = "private"  # a private session or an excluded project: kept out of recall (backend/privacy/exclusions.py)
 
 SUGGESTIONS = 5
 _CUTOFF = 60.0

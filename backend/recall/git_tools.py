@@ -11,7 +11,7 @@ from ..projects.registry import Project
 from ..projects.repository import ProjectGit, ProjectGitError
 from .context import Recall
 from .dates import iso, parse_when
-from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_COMMIT, UNKNOWN_PATH, RecallError, did_you_mean
+from .errors import BAD_ARGUMENT, PRIVATE, STORE_ERROR, UNKNOWN_COMMIT, UNKNOWN_PATH, RecallError, did_you_mean
 from .reply import cut_text, page_of, size, text_chunk
 
 MAX_LIMIT = 200
@@ -42,7 +42,7 @@ def memory_git_log(
     except ProjectGitError as exc:
         raise RecallError(STORE_ERROR, str(exc)) from None
     links = recall.home.projects.links.by_commit(project.id)
-    items = [_log_line(c, links.get(c.oid)) for c in commits]
+    items = [_log_line(c, links.get(c.oid)) for c in commits if not _withheld(recall, c, links.get(c.oid))]
     envelope: dict[str, Any] = {"project": _project_line(project)}
     if since_ts is not None:
         envelope["since"] = iso(since_ts)
@@ -74,9 +74,11 @@ def memory_git_show(
         detail = git.show(found, max_lines_per_file=lines)
     except ProjectGitError as exc:
         raise RecallError(STORE_ERROR, str(exc)) from None
+    links = recall.home.projects.links.for_commit(detail.commit.oid, project.id)
+    if _withheld(recall, detail.commit, links[0] if links else None):
+        raise RecallError(PRIVATE, f"commit {detail.commit.oid[:12]} was made in a private session: kept out of recall")
     if path is not None:
         return _file_text(recall, project, detail, path, offset)
-    links = recall.home.projects.links.for_commit(detail.commit.oid, project.id)
     envelope: dict[str, Any] = {"project": _project_line(project), "commit": _commit_head(detail.commit)}
     if links:
         envelope["turns"] = [_link(link) for link in links[:10]]
@@ -89,6 +91,12 @@ def memory_git_show(
     files = [_file_entry(project.id, detail.commit.oid, f, chars) for f in detail.files]
     reply, _ = page_of(envelope, "files", files, page, recall.max_reply_bytes)
     return reply
+
+
+def _withheld(recall: Recall, commit: CommitInfo, link: CommitLink | None) -> bool:
+    """A commit an agent made in a private session (its message quotes that session's prompt)."""
+    sessions = {commit.session_id or "", link.session_id if link is not None else ""} - {""}
+    return any(recall.withheld_session(sid) for sid in sessions)
 
 
 def _git(recall: Recall, project: Project) -> ProjectGit:

@@ -45,6 +45,7 @@ def memory_search(
             hits = searcher.search(query, recall.scope.memory_scopes, k, since_ts, until_ts)
     except SearchIndexError as exc:
         raise RecallError(STORE_ERROR, str(exc)) from None
+    hits = tuple(h for h in hits if not recall.withheld_session(h.session_id))  # an index not caught up yet
     reply, _ = page_of(envelope, "hits", [_hit(h) for h in hits], page, recall.max_reply_bytes)
     return reply
 

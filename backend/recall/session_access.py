@@ -13,7 +13,7 @@ from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
 from ..privacy import RedactedSession, redact_text
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
-from .errors import UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
+from .errors import PRIVATE, UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
 
 POINTER_PREFIX = "session:"
 
@@ -24,7 +24,12 @@ def session_choices(home: Home) -> dict[str, str]:
         listing = home.sessions.list_sessions()
     except OpmemError:
         return {}
-    return {meta.id: f"{meta.id} {redact_text(meta.display_title)}" for meta in listing.sessions}
+    rules = home.exclusions()  # a private session's title is no suggestion
+    return {
+        meta.id: f"{meta.id} {redact_text(meta.display_title)}"
+        for meta in listing.sessions
+        if rules.reason(meta) is None
+    }
 
 
 class SessionReader:
@@ -57,8 +62,13 @@ class SessionReader:
         except OpmemError:
             pass  # not a session id this store could hold
         else:
+            repo = None
             with suppress(SessionNotFound):
-                return self._redacted(self._reads.open(path, wanted, token))
+                repo = self._reads.open(path, wanted, token)
+            if repo is not None:
+                if home.exclusions().reason(repo.meta()) is not None:
+                    raise RecallError(PRIVATE, f"session {wanted!r} is private: kept out of recall")
+                return self._redacted(repo)
         raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
 
 

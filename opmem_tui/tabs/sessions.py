@@ -22,6 +22,7 @@ from textual.worker import Worker
 from watchfiles import awatch
 
 from opmem_tui.backend.model import OpmemError, SessionMeta
+from opmem_tui.backend.privacy.exclusions import is_private
 from opmem_tui.widgets.messages import BranchPickRequested, HistoryRequested, SessionChosen, SessionHighlighted
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.safe_text import one_line
@@ -43,12 +44,12 @@ if TYPE_CHECKING:
 FIRST_FRAME_WAIT_S = 0.5  # at most, before reading the whole of a session opened on its last turn
 WATCH_DEBOUNCE_MS = 300  # a burst of writes (an import) becomes one re-listing
 
-Stamp = tuple[float, int, str | None, str, str]
+Stamp = tuple[float, int, str | None, str, str, bool]
 
 
 def stamp(meta: SessionMeta) -> Stamp:
     """What changes in the listing when a session changes on disk."""
-    return (meta.updated_at, meta.turn_count, meta.head_id, meta.title, meta.project_id)
+    return (meta.updated_at, meta.turn_count, meta.head_id, meta.title, meta.project_id, is_private(meta))
 
 
 class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
@@ -163,7 +164,7 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
 
     def _apply_listing(self, view: ListingView) -> None:
         self.listing_view = view
-        self.session_list.set_listing(view.listing, dict(view.project_names))
+        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld)
         self.post_message(SessionsTab.ListingChanged(view))
         self._report_new_problems(view)
         self._refresh_open_session(view)
@@ -431,8 +432,21 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         if current is None:
             return []
         title = one_line(current.display_title, 40)
+        if is_private(current):
+            privacy = PaletteCommand(
+                "Make this session public again",
+                f"Let the memory distil and index “{title}” again",
+                lambda: self.set_private_current(False),
+            )
+        else:
+            privacy = PaletteCommand(
+                "Make this session private",
+                f"Keep “{title}” out of the memory, search and recall (it stays here)",
+                lambda: self.set_private_current(True),
+            )
         return [
             PaletteCommand("Rename session…", f"Give “{title}” a new title", self.rename_current),
+            privacy,
             PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current),
             PaletteCommand(
                 "Export this session…", f"“{title}” as one HTML file to share (or .md, .json)", self.export_current
@@ -467,6 +481,23 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
             self.app.notify(f"Export failed: {exc}", severity="error", markup=False)
             return
         self.app.notify(f"Exported to {written} (secrets redacted)", markup=False)
+
+    def set_private_current(self, private: bool) -> None:
+        meta = self.session_list.current
+        if meta is not None:
+            self._set_private(meta.id, private)
+
+    @work(thread=True, group="edits", exit_on_error=False, description="Changing the session's privacy")
+    def _set_private(self, session_id: str, private: bool) -> None:
+        change = self.data.set_private(session_id, private)
+        if private:
+            text = "Private: kept out of the memory, search and recall; what it gave is withdrawn."
+        elif change.reason:
+            text = f"Public again, but still kept out: {change.reason}"
+        else:
+            text = "Public again: the next distillation takes it from its first turn."
+        self.app.notify(text, title="Session", markup=False)
+        deliver(self, self.refresh_listing)
 
     def rename_current(self) -> None:
         meta = self.session_list.current
