@@ -202,6 +202,9 @@ class Sync:
             raise SyncError(f"another sync of {self.home.path} is running") from None
         try:
             self._clean_staging()
+            if self._state().get("remote") != self.remote:  # a new remote: nothing of it was seen yet
+                for name in list(self._refs(SEEN)):
+                    self._del_ref(SEEN + name)
             report = SyncReport()
             self.outbox  # made the first time
             remote_refs = gitcli.ls_remote(self.outbox_path, self.remote)
@@ -535,6 +538,7 @@ class Sync:
         own: set[str] = set()
         new_objects: list[tuple[int, bytes]] = []
         want = {NS + k: v for k, v in self._refs(NS).items()}
+        remote_sids = {n[len(SESSIONS) :].partition("/")[0] for n in remote_refs if n.startswith(SESSIONS)}
         private: set[str] = set()
         dirty = False
         present = set()
@@ -543,7 +547,9 @@ class Sync:
             stamp = _stamp(path)
             cached = sessions_state.get(sid)
             if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in pulled):
-                if cached.get("meta") is None:
+                if cached.get("conflict"):
+                    report.conflicts.append(_conflict(sid))
+                elif cached.get("meta") is None:
                     private.add(sid)
                 else:
                     metas[sid] = cached["meta"]
@@ -566,6 +572,10 @@ class Sync:
             if sid in pulled:
                 metas[sid] = shown
                 sessions_state[sid] = {"stamp": stamp, "meta": shown, "pulled": True}
+                continue
+            if sid in remote_sids and not (cached and cached.get("pushed")):
+                report.conflicts.append(_conflict(sid))  # the remote's copy is another machine's
+                sessions_state[sid] = {"stamp": stamp, "meta": None, "conflict": True}
                 continue
             try:
                 tips = self._session_tips(path, new_objects)
@@ -606,7 +616,10 @@ class Sync:
                 self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
             report.pushed_refs = len(to_push)
             report.refs_changed = True
+        for sid in own:
+            sessions_state[sid]["pushed"] = True
         state["last_sync"] = time.time()
+        state["remote"] = self.remote
         self._save_state(state)
 
     def _drop_session_refs(self, sid: str, want: dict[str, str], keep: set[str] | None = None) -> None:
@@ -790,6 +803,10 @@ class Sync:
 def _safe_log_name(name: str) -> bool:
     parts = name.split("/")
     return all(p and p not in (".", "..") for p in parts) and parts[0] in ("timeline", "graph") and len(parts) == 2
+
+
+def _conflict(sid: str) -> str:
+    return f"session {sid} was recorded here and on another machine; this copy is not pushed and theirs not taken"
 
 
 def _file_stamp(path: Path) -> list[int]:
