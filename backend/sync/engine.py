@@ -50,6 +50,7 @@ from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_t
 from ..store.session_repo import GENERATION_FILE
 from . import gitcli
 from .gitcli import SyncError
+from .refs import RefTable
 from .merge import is_excluded, missing_lines, parse_lines, session_of, title_winner
 
 if TYPE_CHECKING:
@@ -147,6 +148,8 @@ class Sync:
         self.outbox_path = self.dir / "outbox.git"
         self.me = machine(home)["id"]
         self._outbox: pygit2.Repository | None = None
+        self._refs_table: RefTable | None = None
+        self._template: tuple[list[str], dict[str, bytes]] | None = None
 
     # -- plumbing ---------------------------------------------------------------------------------
     @property
@@ -163,22 +166,21 @@ class Sync:
             self._outbox = pygit2.Repository(str(self.outbox_path))
         return self._outbox
 
+    @property
+    def refs(self) -> RefTable:
+        if self._refs_table is None:
+            self.outbox  # noqa: B018 (made the first time)
+            self._refs_table = RefTable(self.outbox_path)
+        return self._refs_table
+
     def _refs(self, prefix: str) -> dict[str, str]:
-        out = {}
-        for name in self.outbox.references:
-            if name.startswith(prefix):
-                ref = self.outbox.references.get(name)
-                if ref is not None and ref.type == pygit2.enums.ReferenceType.DIRECT:
-                    out[name[len(prefix) :]] = str(ref.target)
-        return out
+        return self.refs.under(prefix)
 
     def _set_ref(self, name: str, oid: str) -> None:
-        self.outbox.references.create(name, pygit2.Oid(hex=oid), force=True)
+        self.refs.set(name, oid)
 
     def _del_ref(self, name: str) -> None:
-        ref = self.outbox.references.get(name)
-        if ref is not None:
-            ref.delete()
+        self.refs.delete(name)
 
     def _state(self) -> dict[str, Any]:
         try:
@@ -202,14 +204,16 @@ class Sync:
             raise SyncError(f"another sync of {self.home.path} is running") from None
         try:
             self._clean_staging()
+            self.refs.load()  # what a `git fetch` killed midway left is folded in
             if self._state().get("remote") != self.remote:  # a new remote: nothing of it was seen yet
                 for name in list(self._refs(SEEN)):
                     self._del_ref(SEEN + name)
             report = SyncReport()
-            self.outbox  # made the first time
             remote_refs = gitcli.ls_remote(self.outbox_path, self.remote)
             self.pull(remote_refs, report)
+            self.refs.save(durable=self.home.durable)
             self.push(remote_refs, report)
+            self.refs.save(durable=self.home.durable)
             return report
         finally:
             lock.release()
@@ -247,6 +251,7 @@ class Sync:
         if forced:
             for name in changed:
                 self._del_ref(INCOMING + name[len("refs/") :])
+            self.refs.save(durable=self.home.durable)
             shown = ", ".join(sorted(forced)[:10]) + (f" and {len(forced) - 10} more" if len(forced) > 10 else "")
             raise SyncRefused(
                 f"the sync remote {self.remote} was rewritten by someone else: {shown} "
@@ -319,6 +324,7 @@ class Sync:
                     by_session.setdefault(sid, {})[branch] = oid
         touched = {n[len(SESSIONS) :].partition("/heads/")[0] for n in changed if n.startswith(SESSIONS)}
         pulled = origins(self.home)
+        staged: list[tuple[str, Path, Path]] = []
         for sid in sorted(touched):
             origin = origin_of.get(sid)
             if origin is None or origin == self.me:
@@ -330,18 +336,30 @@ class Sync:
                 )
                 continue
             meta = theirs[origin]["sessions"].get(sid)
+            if (
+                pulled.get(sid) != origin
+            ):  # named as pulled before it lands: a kill between never makes it "recorded here"
+                pulled[sid] = origin
+                write_atomic(self.dir / "origins.json", dump_json(dict(sorted(pulled.items()))))
             try:
                 if path.exists():
                     if self._update_session(sid, path, by_session.get(sid, {}), meta):
                         report.updated_sessions.append(sid)
                 else:
-                    self._create_session(sid, path, by_session.get(sid, {}), meta)
-                    report.pulled_sessions.append(sid)
+                    staged.append((sid, self._stage_session(sid, path, by_session.get(sid, {}), meta), path))
             except (OpmemError, OSError, pygit2.GitError, KeyError, ValueError) as exc:
                 report.problems.append(f"session {sid}: not pulled ({type(exc).__name__}: {exc})")
-                continue
-            pulled[sid] = origin
-            write_atomic(self.dir / "origins.json", dump_json(dict(sorted(pulled.items()))))
+        if staged:
+            if self.home.durable:
+                os.sync()  # every staged file on disk at once, before any rename makes one a session
+            parents = set()
+            for sid, staging, path in staged:
+                os.rename(staging, path)
+                parents.add(path.parent)
+                report.pulled_sessions.append(sid)
+            if self.home.durable:
+                for parent in parents:
+                    fsync_dir(parent)
         self.home.sessions._mark_changed()
 
     def _objects_for(self, tips: Iterable[str], target: pygit2.Repository | None) -> list[tuple[int, bytes]]:
@@ -399,27 +417,50 @@ class Sync:
         if "main" not in branches and branches:
             repo.set_head(f"refs/heads/{sorted(branches)[0]}")
 
-    def _create_session(
-        self, sid: str, path: Path, branches: Mapping[str, str], meta: Mapping[str, Any] | None
-    ) -> None:
-        """A session recorded elsewhere, made whole beside its place and renamed in (a kill leaves
-        a hidden staging folder, removed by the next sync)."""
+    def _stage_session(self, sid: str, path: Path, branches: Mapping[str, str], meta: Mapping[str, Any] | None) -> Path:
+        """A session recorded elsewhere, made whole in a hidden folder beside its place (renamed in
+        by the caller once all are on disk; a kill leaves the hidden folder, removed by the next sync)."""
         staging = path.with_name(f".{path.name}.syncing-{uuid.uuid4().hex[:8]}")
         for sub in ("history", "context/commits", "workdir"):
             (staging / sub).mkdir(parents=True)
-        init_session_git(staging)
+        self._git_template(staging / ".git")
         objects = self._objects_for(branches.values(), None)
         if objects:
-            write_pack(staging / ".git" / "objects" / "pack", objects)
-        self._write_refs(staging / ".git", branches)
+            write_pack(staging / ".git" / "objects" / "pack", objects, durable=False)
+        for branch, oid in branches.items():
+            ref = staging / ".git" / "refs" / "heads" / branch
+            ref.parent.mkdir(parents=True, exist_ok=True)
+            ref.write_text(oid + "\n")
+        if "main" not in branches and branches:
+            (staging / ".git" / "HEAD").write_text(f"ref: refs/heads/{sorted(branches)[0]}\n")
         for name, data in self._node_files(branches.values()).items():
-            write_atomic(staging / "history" / name, data, durable=False)
-        fsync_dir(staging / "history")
+            (staging / "history" / name).write_bytes(data)
         data = dict(meta) if meta else self._tip_meta(branches)
         data["id"] = sid
-        write_atomic(staging / "meta.json", dump_json(data))
-        os.rename(staging, path)
-        fsync_dir(path.parent)
+        (staging / "meta.json").write_bytes(dump_json(data))
+        return staging
+
+    def _git_template(self, git_dir: Path) -> None:
+        """A session's `.git` as `init_session_git` makes it, copied from one made once per run."""
+        if self._template is None:
+            made = self.dir / f".template-{uuid.uuid4().hex[:8]}"
+            init_session_git(made)
+            files: dict[str, bytes] = {}
+            dirs: list[str] = []
+            root = made / ".git"
+            for folder, subdirs, names in os.walk(root):
+                rel = Path(folder).relative_to(root)
+                dirs += [str(rel / d) for d in subdirs]
+                for name in names:
+                    files[str(rel / name)] = (Path(folder) / name).read_bytes()
+            shutil.rmtree(made, ignore_errors=True)
+            self._template = (dirs, files)
+        dirs, files = self._template
+        git_dir.mkdir()
+        for d in dirs:
+            (git_dir / d).mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (git_dir / name).write_bytes(data)
 
     def _update_session(
         self, sid: str, path: Path, branches: Mapping[str, str], meta: Mapping[str, Any] | None
@@ -600,16 +641,17 @@ class Sync:
             if name.startswith(SESSIONS):
                 self._set_ref(name, oid)
         origins_tree = {sid: self.me for sid in own} | {sid: m for sid, m in pulled.items() if sid in metas}
-        if dirty or report.refs_changed or not self.outbox.references.get(META + self.me):
+        if dirty or report.refs_changed or not self.refs.get(META + self.me):
             self._commit_meta(metas, origins_tree)
         memory_stamp = [[n, *_file_stamp(self.home.memory_dir / n)] for n in log_names(self.home.memory_dir)]
         memory_key = [memory_stamp, sorted(private)]
-        if state.get("memory") != memory_key or not self.outbox.references.get(MEMORY + self.me):
+        if state.get("memory") != memory_key or not self.refs.get(MEMORY + self.me):
             self._commit_memory(private)
             state["memory"] = memory_key
         mine = self._refs(NS)
         to_push = sorted(NS + n for n, oid in mine.items() if remote_refs.get(NS + n) != oid)
         if to_push:
+            self.refs.save(durable=self.home.durable)  # git reads what it pushes from the outbox
             specs = [f"{n}:{n}" for n in to_push] if len(to_push) <= 2000 else [f"{NS}*:{NS}*"]
             gitcli.push(self.outbox_path, self.remote, specs)
             for n in to_push:
@@ -737,11 +779,8 @@ class Sync:
             return object_id(TREE, raw)
 
         tree = build(files).hex()
-        current = self.outbox.references.get(ref)
-        parent = str(current.target) if current is not None else None
-        if parent is None:
-            seen = self.outbox.references.get(SEEN + ref[len("refs/") :])
-            parent = str(seen.target) if seen is not None else None
+        current = self.refs.get(ref)
+        parent = current or self.refs.get(SEEN + ref[len("refs/") :])
         if parent is not None and str(self.outbox[pygit2.Oid(hex=parent)].tree_id) == tree:
             if current is None:
                 self._set_ref(ref, parent)
@@ -796,7 +835,7 @@ class Sync:
         if root.is_dir():
             for stale in root.glob(".*.syncing-*"):
                 shutil.rmtree(stale, ignore_errors=True)
-        for stale in self.dir.glob(".outbox-*"):
+        for stale in [*self.dir.glob(".outbox-*"), *self.dir.glob(".template-*")]:
             shutil.rmtree(stale, ignore_errors=True)
 
 
