@@ -50,8 +50,8 @@ from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_t
 from ..store.session_repo import GENERATION_FILE
 from . import gitcli
 from .gitcli import SyncError
-from .refs import RefTable
 from .merge import is_excluded, missing_lines, parse_lines, session_of, title_winner
+from .refs import RefTable
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -68,6 +68,20 @@ MODE_BLOB = b"100644"
 
 class SyncRefused(SyncError):
     """The remote's history was rewritten by someone else; nothing here was changed or deleted."""
+
+
+@dataclass
+class _PushScan:
+    state: dict[str, Any]  # session id -> what was pushed of it, with the stamp of its files
+    pulled: dict[str, str]
+    claims: dict[str, str]
+    want: dict[str, str] = field(default_factory=dict)
+    metas: dict[str, Any] = field(default_factory=dict)
+    own: set[str] = field(default_factory=set)
+    private: set[str] = field(default_factory=set)
+    present: set[str] = field(default_factory=set)
+    objects: list[tuple[int, bytes]] = field(default_factory=list)
+    dirty: bool = False
 
 
 @dataclass
@@ -169,7 +183,7 @@ class Sync:
     @property
     def refs(self) -> RefTable:
         if self._refs_table is None:
-            self.outbox  # noqa: B018 (made the first time)
+            _ = self.outbox  # made the first time
             self._refs_table = RefTable(self.outbox_path)
         return self._refs_table
 
@@ -269,6 +283,9 @@ class Sync:
             for sid, who in tree.get("origins", {}).items():
                 if who == m:
                     origin_of[sid] = m
+        claims = {sid: m for sid, m in origin_of.items() if m != self.me}
+        if claims != self._claims():
+            write_atomic(self.dir / "claims.json", dump_json(dict(sorted(claims.items()))))
         self._pull_sessions(remote_refs, changed, origin_of, theirs, report)
         self._merge_titles(theirs, report)
         for name, oid in changed.items():
@@ -324,7 +341,7 @@ class Sync:
                     by_session.setdefault(sid, {})[branch] = oid
         touched = {n[len(SESSIONS) :].partition("/heads/")[0] for n in changed if n.startswith(SESSIONS)}
         pulled = origins(self.home)
-        staged: list[tuple[str, Path, Path]] = []
+        taken: list[tuple[str, str, Path]] = []
         for sid in sorted(touched):
             origin = origin_of.get(sid)
             if origin is None or origin == self.me:
@@ -335,32 +352,38 @@ class Sync:
                     f"session {sid} was recorded here and on machine {origin}; the copy from {origin} was not taken"
                 )
                 continue
+            taken.append((sid, origin, path))
+        if any(pulled.get(sid) != origin for sid, origin, _ in taken):
+            # named as pulled before they land: a kill in between never makes one "recorded here"
+            pulled.update((sid, origin) for sid, origin, _ in taken)
+            write_atomic(self.dir / "origins.json", dump_json(dict(sorted(pulled.items()))))
+        staged: list[tuple[str, Path, Path]] = []
+        for sid, origin, path in taken:
             meta = theirs[origin]["sessions"].get(sid)
-            if (
-                pulled.get(sid) != origin
-            ):  # named as pulled before it lands: a kill between never makes it "recorded here"
-                pulled[sid] = origin
-                write_atomic(self.dir / "origins.json", dump_json(dict(sorted(pulled.items()))))
             try:
-                if path.exists():
-                    if self._update_session(sid, path, by_session.get(sid, {}), meta):
-                        report.updated_sessions.append(sid)
-                else:
+                if not path.exists():
                     staged.append((sid, self._stage_session(sid, path, by_session.get(sid, {}), meta), path))
+                elif self._update_session(sid, path, by_session.get(sid, {}), meta):
+                    report.updated_sessions.append(sid)
             except (OpmemError, OSError, pygit2.GitError, KeyError, ValueError) as exc:
                 report.problems.append(f"session {sid}: not pulled ({type(exc).__name__}: {exc})")
-        if staged:
-            if self.home.durable:
-                os.sync()  # every staged file on disk at once, before any rename makes one a session
-            parents = set()
-            for sid, staging, path in staged:
-                os.rename(staging, path)
-                parents.add(path.parent)
-                report.pulled_sessions.append(sid)
-            if self.home.durable:
-                for parent in parents:
-                    fsync_dir(parent)
+        self._land(staged, report)
         self.home.sessions._mark_changed()
+
+    def _land(self, staged: list[tuple[str, Path, Path]], report: SyncReport) -> None:
+        """Staged sessions renamed into place, after one os.sync put every file of them on disk."""
+        if not staged:
+            return
+        if self.home.durable:
+            os.sync()
+        parents = set()
+        for sid, staging, path in staged:
+            os.rename(staging, path)
+            parents.add(path.parent)
+            report.pulled_sessions.append(sid)
+        if self.home.durable:
+            for parent in parents:
+                fsync_dir(parent)
 
     def _objects_for(self, tips: Iterable[str], target: pygit2.Repository | None) -> list[tuple[int, bytes]]:
         """Every object reachable from `tips` in the outbox that `target` lacks."""
@@ -572,97 +595,111 @@ class Sync:
         ]
         if state.get("fingerprint") != fingerprint:
             state = {"fingerprint": fingerprint}
-        sessions_state: dict[str, Any] = state.setdefault("sessions", {})
-        pulled = origins(self.home)
+        scan = _PushScan(state.setdefault("sessions", {}), origins(self.home), self._claims())
+        scan.want = {NS + k: v for k, v in self._refs(NS).items()}
         names = self._project_names()
-        metas: dict[str, Any] = {}
-        own: set[str] = set()
-        new_objects: list[tuple[int, bytes]] = []
-        want = {NS + k: v for k, v in self._refs(NS).items()}
-        remote_sids = {n[len(SESSIONS) :].partition("/")[0] for n in remote_refs if n.startswith(SESSIONS)}
-        private: set[str] = set()
-        dirty = False
-        present = set()
         for sid, path in self._local_sessions():
-            present.add(sid)
-            stamp = _stamp(path)
-            cached = sessions_state.get(sid)
-            if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in pulled):
-                if cached.get("conflict"):
-                    report.conflicts.append(_conflict(sid))
-                elif cached.get("meta") is None:
-                    private.add(sid)
-                else:
-                    metas[sid] = cached["meta"]
-                    if not cached.get("pulled"):
-                        own.add(sid)
-                continue
-            dirty = True
-            try:
-                meta = json.loads((path / "meta.json").read_bytes())
-            except (OSError, ValueError):
-                continue
-            if not isinstance(meta, dict) or is_excluded(
-                meta, self.home.config.memory.exclude_projects, self.home.config.memory.exclude_paths, names
-            ):
-                sessions_state[sid] = {"stamp": stamp, "meta": None}
-                private.add(sid)
-                self._drop_session_refs(sid, want)
-                continue
-            shown = redact_value(meta) if self.settings.redact else meta
-            if sid in pulled:
-                metas[sid] = shown
-                sessions_state[sid] = {"stamp": stamp, "meta": shown, "pulled": True}
-                continue
-            if sid in remote_sids and not (cached and cached.get("pushed")):
-                report.conflicts.append(_conflict(sid))  # the remote's copy is another machine's
-                sessions_state[sid] = {"stamp": stamp, "meta": None, "conflict": True}
-                continue
-            try:
-                tips = self._session_tips(path, new_objects)
-            except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
-                report.problems.append(
-                    f"session {sid}: not pushed, its git mirror cannot be read ({exc}); run `opmem verify`"
-                )
-                continue
-            self._drop_session_refs(sid, want, keep=set(tips))
-            for branch, oid in tips.items():
-                want[f"{SESSIONS}{sid}/heads/{branch}"] = oid
-            metas[sid] = shown
-            own.add(sid)
-            sessions_state[sid] = {"stamp": stamp, "meta": shown, "tips": tips}
-        for sid in set(sessions_state) - present:  # deleted here: its refs stay on the remote
-            sessions_state.pop(sid)
-            dirty = True
-        if new_objects:
-            write_pack(self.outbox_path / "objects" / "pack", new_objects)
+            self._scan_session(sid, path, scan, names, report)
+        for sid in set(scan.state) - scan.present:  # deleted here: its refs stay on the remote
+            scan.state.pop(sid)
+            scan.dirty = True
+        if scan.objects:
+            write_pack(self.outbox_path / "objects" / "pack", scan.objects)
             self._outbox = None
-        for name, oid in want.items():
+        for name, oid in scan.want.items():
             if name.startswith(SESSIONS):
                 self._set_ref(name, oid)
-        origins_tree = {sid: self.me for sid in own} | {sid: m for sid, m in pulled.items() if sid in metas}
-        if dirty or report.refs_changed or not self.refs.get(META + self.me):
-            self._commit_meta(metas, origins_tree)
+        origins_tree = {sid: self.me for sid in scan.own} | {
+            sid: m for sid, m in scan.pulled.items() if sid in scan.metas
+        }
+        if scan.dirty or report.refs_changed or not self.refs.get(META + self.me):
+            self._commit_meta(scan.metas, origins_tree)
         memory_stamp = [[n, *_file_stamp(self.home.memory_dir / n)] for n in log_names(self.home.memory_dir)]
-        memory_key = [memory_stamp, sorted(private)]
+        memory_key = [memory_stamp, sorted(scan.private)]
         if state.get("memory") != memory_key or not self.refs.get(MEMORY + self.me):
-            self._commit_memory(private)
+            self._commit_memory(scan.private)
             state["memory"] = memory_key
-        mine = self._refs(NS)
-        to_push = sorted(NS + n for n, oid in mine.items() if remote_refs.get(NS + n) != oid)
-        if to_push:
-            self.refs.save(durable=self.home.durable)  # git reads what it pushes from the outbox
-            specs = [f"{n}:{n}" for n in to_push] if len(to_push) <= 2000 else [f"{NS}*:{NS}*"]
-            gitcli.push(self.outbox_path, self.remote, specs)
-            for n in to_push:
-                self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
-            report.pushed_refs = len(to_push)
-            report.refs_changed = True
-        for sid in own:
-            sessions_state[sid]["pushed"] = True
+        self._push_refs(remote_refs, report)
         state["last_sync"] = time.time()
         state["remote"] = self.remote
         self._save_state(state)
+
+    def _push_refs(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
+        mine = self._refs(NS)
+        to_push = sorted(NS + n for n, oid in mine.items() if remote_refs.get(NS + n) != oid)
+        if not to_push:
+            return
+        self.refs.save(durable=self.home.durable)  # git reads what it pushes from the outbox
+        specs = [f"{n}:{n}" for n in to_push] if len(to_push) <= 2000 else [f"{NS}*:{NS}*"]
+        gitcli.push(self.outbox_path, self.remote, specs)
+        for n in to_push:
+            self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
+        report.pushed_refs = len(to_push)
+        report.refs_changed = True
+
+    def _claims(self) -> dict[str, str]:
+        """{session id: machine} of the sessions other machines say they recorded (as last pulled)."""
+        try:
+            data = json.loads((self.dir / "claims.json").read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _scan_session(
+        self, sid: str, path: Path, scan: _PushScan, names: Mapping[str, str], report: SyncReport
+    ) -> None:
+        """One local session: what of it is pushed (its redacted branches, its meta), from the
+        stamps of its files when nothing changed since the last sync."""
+        scan.present.add(sid)
+        stamp = _stamp(path)
+        cached = scan.state.get(sid)
+        claimed = scan.claims.get(sid) not in (None, self.me) and sid not in scan.pulled
+        if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in scan.pulled):
+            if claimed:
+                report.conflicts.append(_conflict(sid))
+            elif cached.get("meta") is None:
+                scan.private.add(sid)
+            else:
+                scan.metas[sid] = cached["meta"]
+                if not cached.get("pulled"):
+                    scan.own.add(sid)
+            if not claimed:
+                return
+        scan.dirty = True
+        try:
+            meta = json.loads((path / "meta.json").read_bytes())
+        except (OSError, ValueError):
+            return
+        cfg = self.home.config.memory
+        if not isinstance(meta, dict) or is_excluded(meta, cfg.exclude_projects, cfg.exclude_paths, names):
+            scan.state[sid] = {"stamp": stamp, "meta": None}
+            scan.private.add(sid)
+            self._drop_session_refs(sid, scan.want)
+            return
+        shown = redact_value(meta) if self.settings.redact else meta
+        if sid in scan.pulled:
+            scan.metas[sid] = shown
+            scan.state[sid] = {"stamp": stamp, "meta": shown, "pulled": True}
+            return
+        if claimed:  # the remote's copy of this id is another machine's: neither side's is replaced
+            if not (cached and cached.get("stamp") == stamp):
+                report.conflicts.append(_conflict(sid))
+            scan.state[sid] = {"stamp": stamp, "meta": None}
+            self._drop_session_refs(sid, scan.want)
+            return
+        try:
+            tips = self._session_tips(path, scan.objects)
+        except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+            report.problems.append(
+                f"session {sid}: not pushed, its git mirror cannot be read ({exc}); run `opmem verify`"
+            )
+            return
+        self._drop_session_refs(sid, scan.want, keep=set(tips))
+        for branch, oid in tips.items():
+            scan.want[f"{SESSIONS}{sid}/heads/{branch}"] = oid
+        scan.metas[sid] = shown
+        scan.own.add(sid)
+        scan.state[sid] = {"stamp": stamp, "meta": shown}
 
     def _drop_session_refs(self, sid: str, want: dict[str, str], keep: set[str] | None = None) -> None:
         prefix = f"{SESSIONS}{sid}/heads/"

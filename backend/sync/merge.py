@@ -97,7 +97,10 @@ def is_excluded(
     if globs:
         for key in ("cwd", "workdir", "project_path"):
             folder = meta.get(key)
-            if isinstance(folder, str) and folder:
-                if any(fnmatch.fnmatch(folder, g) or fnmatch.fnmatch(folder + "/", g) for g in globs):
-                    return True
+            if (
+                isinstance(folder, str)
+                and folder
+                and any(fnmatch.fnmatch(folder, g) or fnmatch.fnmatch(folder + "/", g) for g in globs)
+            ):
+                return True
     return False
