@@ -233,15 +233,18 @@ class Sync:
             lock.release()
 
     def status(self) -> dict[str, Any]:
-        seen = self._refs(SEEN)
+        """What the last syncs left: no network, nothing written."""
+        seen = RefTable(self.outbox_path).under(SEEN) if (self.outbox_path / "HEAD").exists() else {}
         state = self._state()
+        sessions = state.get("sessions", {})
+        pushed = sum(1 for e in sessions.values() if e.get("meta") is not None and not e.get("pulled"))
         return {
             "remote": self.remote,
             "machine": self.me,
             "redact": self.settings.redact,
             "last_sync": state.get("last_sync"),
             "remote_refs_seen": len(seen),
-            "sessions_pushed": len(state.get("sessions", {})),
+            "sessions_pushed": pushed,
             "sessions_pulled": len(origins(self.home)),
             "machines": sorted({r.split("/")[-1] for r in seen if r.startswith("opmem/meta/")} - {self.me}),
         }

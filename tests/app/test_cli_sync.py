@@ -65,3 +65,23 @@ def test_a_forced_remote_is_refused_with_exit_1(tmp_path: Path) -> None:
     code, _, err = opmem(b.path, "sync")
     assert code == 1 and "refs/opmem/meta/laptop" in err and "rewritten" in err
     assert [m.id for m in Home(b.path).sessions.list_sessions().sessions] == ["sa1"]
+
+
+def test_status_counts_and_json(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a = machine_home(tmp_path / "a", "laptop", str(remote))
+    b = machine_home(tmp_path / "b", "desk", str(remote))
+    add_turn(a, "sa1", "one", "ok")
+    add_turn(a, "sa2", "two", "ok")
+    add_turn(b, "sb1", "three", "ok")
+    for home in (a, b):
+        assert opmem(home.path, "sync")[0] == 0
+    code, out, _ = opmem(b.path, "sync", "status", "--json")
+    import json
+
+    status = json.loads(out)
+    assert code == 0
+    assert status["machine"] == "desk" and status["machines"] == ["laptop"]
+    assert status["sessions_pushed"] == 1 and status["sessions_pulled"] == 2
+    code, out, _ = opmem(machine_home(tmp_path / "c", "c", "").path, "sync", "status")
+    assert code == 0 and "opmem sync init" in out
