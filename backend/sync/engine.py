@@ -76,6 +76,7 @@ class _PushScan:
     pulled: dict[str, str]
     claims: dict[str, str]
     want: dict[str, str] = field(default_factory=dict)
+    by_session: dict[str, list[str]] = field(default_factory=dict)  # session id -> its names in `want`
     metas: dict[str, Any] = field(default_factory=dict)
     own: set[str] = field(default_factory=set)
     private: set[str] = field(default_factory=set)
@@ -279,7 +280,11 @@ class Sync:
             return
         report.refs_changed = True
         metas = {n[len(META) :]: oid for n, oid in remote_refs.items() if n.startswith(META)}
-        theirs = {m: self._read_meta_tree(oid) for m, oid in metas.items() if m != self.me}
+        theirs = {
+            m: self._read_meta_tree(oid, seen.get(META + m))  # entries unchanged since last pulled were merged then
+            for m, oid in metas.items()
+            if m != self.me
+        }
         origin_of: dict[str, str] = {}
         for m, tree in theirs.items():
             self._save_machine(m, tree)
@@ -300,24 +305,46 @@ class Sync:
             self._set_ref(SEEN + name[len("refs/") :], oid)
             self._del_ref(INCOMING + name[len("refs/") :])
 
-    def _read_meta_tree(self, oid: str) -> dict[str, Any]:
+    def _read_meta_tree(self, oid: str, since: str | None = None) -> dict[str, Any]:
+        """A machine's meta ref: machine, projects, origins, and `sessions`: the meta.json of each
+        session whose entry differs from the one in commit `since` (all of them without it);
+        `meta_blobs` names every session's blob, for `_their_meta`."""
         tree = self.outbox[pygit2.Oid(hex=oid)].peel(pygit2.Tree)
-        out: dict[str, Any] = {"sessions": {}}
+        out: dict[str, Any] = {"sessions": {}, "meta_blobs": {}}
         for name in ("machine.json", "projects.json", "origins.json"):
             if name in tree:
                 try:
                     out[name[:-5]] = json.loads(self.outbox[tree[name].id].data)
                 except ValueError:
                     out[name[:-5]] = {}
+        before: dict[str, pygit2.Oid] = {}
+        if since is not None and pygit2.Oid(hex=since) in self.outbox.odb:
+            old = self.outbox[pygit2.Oid(hex=since)].peel(pygit2.Tree)
+            if "sessions" in old:
+                before = {e.name: e.id for e in self.outbox[old["sessions"].id]}
         if "sessions" in tree:
             for entry in self.outbox[tree["sessions"].id]:
-                try:
-                    data = json.loads(self.outbox[entry.id].data)
-                except ValueError:
+                sid = entry.name[: -len(".json")]
+                out["meta_blobs"][sid] = entry.id
+                if before.get(entry.name) == entry.id:
                     continue
-                if isinstance(data, dict):
-                    out["sessions"][entry.name[: -len(".json")]] = data
+                data = self._blob_json(entry.id)
+                if data is not None:
+                    out["sessions"][sid] = data
         return out
+
+    def _blob_json(self, oid: pygit2.Oid) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.outbox[oid].data)
+        except (ValueError, KeyError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _their_meta(self, tree: Mapping[str, Any], sid: str) -> dict[str, Any] | None:
+        if sid in tree["sessions"]:
+            return tree["sessions"][sid]
+        blob = tree["meta_blobs"].get(sid)
+        return self._blob_json(blob) if blob is not None else None
 
     def _save_machine(self, machine_id: str, tree: Mapping[str, Any]) -> None:
         folder = self.dir / "machines"
@@ -362,7 +389,7 @@ class Sync:
             write_atomic(self.dir / "origins.json", dump_json(dict(sorted(pulled.items()))))
         staged: list[tuple[str, Path, Path]] = []
         for sid, origin, path in taken:
-            meta = theirs[origin]["sessions"].get(sid)
+            meta = self._their_meta(theirs[origin], sid)
             try:
                 if not path.exists():
                     staged.append((sid, self._stage_session(sid, path, by_session.get(sid, {}), meta), path))
@@ -600,6 +627,9 @@ class Sync:
             state = {"fingerprint": fingerprint}
         scan = _PushScan(state.setdefault("sessions", {}), origins(self.home), self._claims())
         scan.want = {NS + k: v for k, v in self._refs(NS).items()}
+        for name in scan.want:
+            if name.startswith(SESSIONS):
+                scan.by_session.setdefault(name[len(SESSIONS) :].partition("/")[0], []).append(name)
         names = self._project_names()
         for sid, path in self._local_sessions():
             self._scan_session(sid, path, scan, names, report)
@@ -677,7 +707,7 @@ class Sync:
         if not isinstance(meta, dict) or is_excluded(meta, cfg.exclude_projects, cfg.exclude_paths, names):
             scan.state[sid] = {"stamp": stamp, "meta": None}
             scan.private.add(sid)
-            self._drop_session_refs(sid, scan.want)
+            self._drop_session_refs(sid, scan)
             return
         shown = redact_value(meta) if self.settings.redact else meta
         if sid in scan.pulled:
@@ -688,7 +718,7 @@ class Sync:
             if not (cached and cached.get("stamp") == stamp):
                 report.conflicts.append(_conflict(sid))
             scan.state[sid] = {"stamp": stamp, "meta": None}
-            self._drop_session_refs(sid, scan.want)
+            self._drop_session_refs(sid, scan)
             return
         try:
             tips = self._session_tips(path, scan.objects)
@@ -697,18 +727,18 @@ class Sync:
                 f"session {sid}: not pushed, its git mirror cannot be read ({exc}); run `opmem verify`"
             )
             return
-        self._drop_session_refs(sid, scan.want, keep=set(tips))
+        self._drop_session_refs(sid, scan, keep=set(tips))
         for branch, oid in tips.items():
             scan.want[f"{SESSIONS}{sid}/heads/{branch}"] = oid
         scan.metas[sid] = shown
         scan.own.add(sid)
         scan.state[sid] = {"stamp": stamp, "meta": shown}
 
-    def _drop_session_refs(self, sid: str, want: dict[str, str], keep: set[str] | None = None) -> None:
+    def _drop_session_refs(self, sid: str, scan: _PushScan, keep: set[str] | None = None) -> None:
         prefix = f"{SESSIONS}{sid}/heads/"
-        for name in [n for n in want if n.startswith(prefix)]:
-            if keep is None or name[len(prefix) :] not in keep:
-                want.pop(name)
+        for name in scan.by_session.get(sid, ()):
+            if name in scan.want and (keep is None or name[len(prefix) :] not in keep):
+                scan.want.pop(name)
                 self._del_ref(name)
 
     def _local_sessions(self) -> list[tuple[str, Path]]:
