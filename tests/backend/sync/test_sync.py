@@ -209,3 +209,28 @@ def test_a_pulled_session_never_overwrites_one_recorded_here(pair: tuple[Home, H
     assert any("same-id" in c for c in report.conflicts)
     assert turns(fresh(b), "same-id") == [("desk's words", "desk")]
     assert "same-id" not in origins(fresh(b))
+
+
+def test_two_machines_fold_the_same_memory_patches_included(pair: tuple[Home, Home, Path]) -> None:
+    a, b, _ = pair
+    add_turn(a, "sa1", "one", "first")
+    add_turn(b, "sb1", "two", "second")
+    old = add_event(a, "the ORM is sqlalchemy", "sa1", at=T0)
+    sync_all(a, b)
+    new = add_event(fresh(b), "the ORM is now sqlmodel", "sb1", at=T0 + 100)
+    fresh(b).memory.supersede(old.id, new.id, reason="replaced")
+    add_event(fresh(a), "tests run with pytest -x", "sa1", at=T0 + 50)
+    sync_all(a, b, a)
+
+    def folded(home: Home) -> list[tuple[str, str | None]]:
+        page = home.memory.timeline(limit=100, include_superseded=True)
+        return sorted((e.id, e.superseded_by) for e in page.events)
+
+    assert folded(fresh(a)) == folded(fresh(b))
+    assert (old.id, new.id) in folded(fresh(a))
+    logs_a = sorted(p.relative_to(a.memory_dir) for p in a.memory_dir.rglob("*.jsonl"))
+    assert logs_a == sorted(p.relative_to(b.memory_dir) for p in b.memory_dir.rglob("*.jsonl"))
+    for name in logs_a:  # the same lines on both machines (each in the order it appended them)
+        assert sorted((a.memory_dir / name).read_bytes().splitlines()) == sorted(
+            (b.memory_dir / name).read_bytes().splitlines()
+        )
