@@ -67,6 +67,7 @@ def sync_init(ctx: click.Context, remote: str) -> None:
     try:
         home.config.set("sync.remote", remote)
         home.config.save()
+        Sync(home, remote).forget_remote()  # the next sync starts from the remote as it is
     except OpmemError as exc:
         _fail(str(exc))
     me = machine(home)

@@ -233,6 +233,18 @@ class Sync:
         finally:
             lock.release()
 
+    def forget_remote(self) -> None:
+        """Start over with the remote as it is now (`opmem sync init`): what was seen of it is
+        forgotten; nothing local (sessions, memory, what this machine pushes) is touched."""
+        if not (self.outbox_path / "HEAD").exists():
+            return
+        for name in list(self.refs.under("refs/sync/")):
+            self.refs.delete("refs/sync/" + name)
+        self.refs.save(durable=self.home.durable)
+        state = self._state()
+        if state.pop("remote", None) is not None:
+            self._save_state(state)
+
     def status(self) -> dict[str, Any]:
         """What the last syncs left: no network, nothing written."""
         seen = RefTable(self.outbox_path).under(SEEN) if (self.outbox_path / "HEAD").exists() else {}
@@ -274,7 +286,7 @@ class Sync:
             raise SyncRefused(
                 f"the sync remote {self.remote} was rewritten by someone else: {shown} "
                 f"{'is' if len(forced) == 1 else 'are'} not a continuation of what this machine pulled last; "
-                "nothing was changed here"
+                "nothing was changed here (if that rewrite is meant, `opmem sync init REMOTE` again starts from it)"
             )
         if not changed:
             return

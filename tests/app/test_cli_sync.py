@@ -65,6 +65,18 @@ def test_a_forced_remote_is_refused_with_exit_1(tmp_path: Path) -> None:
     code, _, err = opmem(b.path, "sync")
     assert code == 1 and "refs/opmem/meta/laptop" in err and "rewritten" in err
     assert [m.id for m in Home(b.path).sessions.list_sessions().sessions] == ["sa1"]
+    code, _, err = opmem(b.path, "sync")  # refused again: nothing moved on
+    assert code == 1
+    assert opmem(b.path, "sync", "init", str(remote))[0] == 0  # the user accepts the remote as it is
+    code, _, err = opmem(b.path, "sync")
+    assert code == 0, err
+    assert "refs/opmem/meta/desk" in {
+        line.split()[-1]
+        for line in subprocess.run(
+            ["git", f"--git-dir={remote}", "for-each-ref"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    }
+    assert [m.id for m in Home(b.path).sessions.list_sessions().sessions] == ["sa1"]
 
 
 def test_status_counts_and_json(tmp_path: Path) -> None:
