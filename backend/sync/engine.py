@@ -70,6 +70,13 @@ class SyncRefused(SyncError):
     """The remote's history was rewritten by someone else; nothing here was changed or deleted."""
 
 
+@dataclass(frozen=True)
+class Known:
+    """A blob the outbox already holds, by its raw id."""
+
+    oid: bytes
+
+
 @dataclass
 class _PushScan:
     state: dict[str, Any]  # session id -> what was pushed of it, with the stamp of its files
@@ -620,10 +627,11 @@ class Sync:
         return added
 
     def _reindex(self, report: SyncReport) -> None:
+        """The search index takes in the sessions and memory records pulled (nothing else changed)."""
         try:
             if "memory" in self.home.__dict__:
                 self.home.memory.refresh()
-            self.home.search_index.update()
+            self.home.search_index.update(sorted({*report.pulled_sessions, *report.updated_sessions}))
         except OpmemError as exc:
             report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
 
@@ -658,7 +666,7 @@ class Sync:
             sid: m for sid, m in scan.pulled.items() if sid in scan.metas
         }
         if scan.dirty or report.refs_changed or not self.refs.get(META + self.me):
-            self._commit_meta(scan.metas, origins_tree)
+            self._commit_meta(scan.metas, origins_tree, scan.state)
         memory_stamp = [[n, *_file_stamp(self.home.memory_dir / n)] for n in log_names(self.home.memory_dir)]
         memory_key = [memory_stamp, sorted(scan.private)]
         if state.get("memory") != memory_key or not self.refs.get(MEMORY + self.me):
@@ -836,13 +844,14 @@ class Sync:
                         stack.append(child.hex())
         return tips
 
-    def _commit_tree(self, ref: str, files: Mapping[str, bytes]) -> None:
-        """Commit `files` (path -> bytes) on `ref` of the outbox, unless its tree is already that."""
+    def _commit_tree(self, ref: str, files: Mapping[str, bytes | Known]) -> None:
+        """Commit `files` (path -> bytes, or a Known blob the outbox holds) on `ref` of the outbox,
+        unless its tree is already that."""
         objects: list[tuple[int, bytes]] = []
 
-        def build(entries: Mapping[str, bytes]) -> bytes:
-            subdirs: dict[str, dict[str, bytes]] = {}
-            blobs: dict[str, bytes] = {}
+        def build(entries: Mapping[str, bytes | Known]) -> bytes:
+            subdirs: dict[str, dict[str, bytes | Known]] = {}
+            blobs: dict[str, bytes | Known] = {}
             for name, data in entries.items():
                 head, sep, rest = name.partition("/")
                 if sep:
@@ -851,6 +860,9 @@ class Sync:
                     blobs[name] = data
             items: list[tuple[bytes, bytes, bytes]] = []
             for name, data in blobs.items():
+                if isinstance(data, Known):
+                    items.append((MODE_BLOB, name.encode(), data.oid))
+                    continue
                 objects.append((BLOB, data))
                 items.append((MODE_BLOB, name.encode(), object_id(BLOB, data)))
             for name, sub in subdirs.items():
@@ -878,20 +890,33 @@ class Sync:
             self._outbox = None
         self._set_ref(ref, object_id(COMMIT, body.encode()).hex())
 
-    def _commit_meta(self, metas: Mapping[str, Any], origins_tree: Mapping[str, str]) -> None:
+    def _commit_meta(
+        self, metas: Mapping[str, Any], origins_tree: Mapping[str, str], state: Mapping[str, dict[str, Any]]
+    ) -> None:
+        """The meta ref's tree: a session whose meta is unchanged since the last sync keeps the blob
+        id noted then (10,000 sessions are not serialised and hashed again for one new turn)."""
         me = machine(self.home)
         projects: Any = {}
         try:
             projects = json.loads((self.home.projects_dir / "projects.json").read_bytes())
         except (OSError, ValueError):
             projects = {}
-        files = {
+        files: dict[str, bytes | Known] = {
             "machine.json": dump_json(me),
             "projects.json": dump_json(redact_value(projects) if self.settings.redact else projects),
             "origins.json": dump_json(dict(sorted(origins_tree.items()))),
         }
+        trust = self.refs.get(META + self.me) is not None
         for sid, meta in metas.items():
-            files[f"sessions/{sid}.json"] = dump_json(meta)
+            entry = state.get(sid)
+            blob = entry.get("blob") if entry is not None and trust else None
+            if blob:
+                files[f"sessions/{sid}.json"] = Known(bytes.fromhex(blob))
+            else:
+                data = dump_json(meta)
+                files[f"sessions/{sid}.json"] = data
+                if entry is not None:
+                    entry["blob"] = object_id(BLOB, data).hex()
         self._commit_tree(META + self.me, files)
 
     def _commit_memory(self, private: set[str]) -> None:
