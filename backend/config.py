@@ -260,6 +260,28 @@ class PrivacySettings:
     )
 
 
+@dataclass(frozen=True)
+class SyncSettings:
+    section: ClassVar[str] = "sync"
+    remote: str = _key(
+        "",
+        Text("a string"),
+        "The git remote the store syncs with (`opmem sync init REMOTE`): a bare repository path,\n"
+        "ssh://..., git@host:path or https://...; your own ssh agent or credential helper answers.",
+    )
+    redact: bool = _key(
+        True,
+        Boolean("true or false"),
+        "Push sessions, titles and memory with their secrets redacted; false pushes raw sessions\n"
+        "(only to a remote you trust).",
+    )
+    every_minutes: int = _key(
+        0,
+        IntAtLeast("an integer >= 0", 0),
+        "`opmem watch` syncs every this many minutes (0: only when you run `opmem sync`).",
+    )
+
+
 SECTIONS: tuple[type, ...] = (
     StoreSettings,
     ProjectsSettings,
@@ -270,6 +292,7 @@ SECTIONS: tuple[type, ...] = (
     SearchSettings,
     MemorySettings,
     PrivacySettings,
+    SyncSettings,
 )
 
 _KEYS_DOC = (
@@ -291,6 +314,7 @@ class Settings:
     search: SearchSettings
     memory: MemorySettings
     privacy: PrivacySettings
+    sync: SyncSettings
 
 
 def _default_text() -> str:
@@ -406,6 +430,10 @@ class Config:
         return self._section(PrivacySettings)
 
     @property
+    def sync(self) -> SyncSettings:
+        return self._section(SyncSettings)
+
+    @property
     def keys(self) -> Mapping[str, Any]:
         """[keys] as written: binding id -> keys; the app's keymap judges each entry."""
         raw = self._raw_table("keys")
@@ -424,6 +452,7 @@ class Config:
             search=self.search,
             memory=self.memory,
             privacy=self.privacy,
+            sync=self.sync,
         )
 
     def _raw_table(self, name: str) -> dict[str, Any]:

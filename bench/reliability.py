@@ -4,6 +4,7 @@
     python bench/reliability.py --suite bad-input --long
     python bench/reliability.py --suite concurrency --long
     python bench/reliability.py --suite faults --long
+    python bench/reliability.py --suite sync --long     (opmem sync killed midway: 20 trials, 3 short)
 
 Without --long each suite runs its short (CI) size. The seed is printed: `--seed` replays a run
 (same workloads and kill delays; where the kill lands still depends on the machine's load).
@@ -169,7 +170,32 @@ def faults(args: argparse.Namespace, base: Path) -> int:
     return 1 if problems else 0
 
 
-SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency, "faults": faults}
+def sync_kills(args: argparse.Namespace, base: Path) -> int:
+    """`opmem sync` SIGKILLed at a random point of a push and of a pull (tests/backend/sync/test_sync_faults.py)."""
+    from tests.backend.sync.test_sync_faults import kill_trial
+    from tests.reliability.test_crash import suite_seed
+
+    seed = args.seed if args.seed is not None else suite_seed()
+    total = args.trials or (20 if args.long else 3)
+    print(f"sync: seed {seed} (replay: --seed {seed}); {total} trials, each a killed push and a killed pull")
+    started, cpu = time.monotonic(), process_cpu()
+    problems: list[str] = []
+    for n in range(total):
+        (base / f"t{n}").mkdir()
+        found = kill_trial(base / f"t{n}", seed + n)
+        print(
+            f"  [{n + 1:>3}] seed {seed + n:<10} problems {len(found)}  {time.monotonic() - started:>6.0f} s",
+            flush=True,
+        )
+        problems += found
+    print(f"trials run: {total} in {time.monotonic() - started:.0f} s wall, {process_cpu() - cpu:.0f} s CPU")
+    print(f"problems (corrupt sessions or memory, a next sync that failed, sessions missing): {len(problems)}")
+    for problem in problems[:20]:
+        print(f"  {problem}")
+    return 1 if problems else 0
+
+
+SUITES = {"crash": crash, "bad-input": bad_input, "concurrency": concurrency, "faults": faults, "sync": sync_kills}
 
 
 def main() -> None:

@@ -141,12 +141,14 @@ def _register_subcommands() -> None:
     from .cli_recall import register as register_recall
     from .cli_secrets import secrets
     from .cli_sessions import sessions
+    from .cli_sync import sync
 
     main.add_command(sessions)
     main.add_command(demo)
     main.add_command(projects)
     main.add_command(index)
     main.add_command(secrets)
+    main.add_command(sync)
     register_import(main)
     register_recall(main)
     register_distill(main)

@@ -248,7 +248,7 @@ def _watch(
             bind=not no_bind,
             autocommit=autocommit,
             on_commit=print_commit_event,
-            hooks=ingest_hooks(home),
+            hooks=_with_periodic_sync(home, ingest_hooks(home)),
         )
         names = ", ".join(watcher.importers) or "nothing"
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"
@@ -264,6 +264,26 @@ def _watch(
         sys.exit(130)
     except OpmemError as exc:
         _fail(exc)
+
+
+def _with_periodic_sync(home: Home, hooks: IngestHooks) -> IngestHooks:
+    """The watch's hooks, plus a sync every `[sync] every_minutes` when a remote is set (opmem sync)."""
+    settings = home.config.sync
+    if not settings.remote or settings.every_minutes <= 0:
+        return hooks
+    from dataclasses import replace
+
+    from .backend.sync.periodic import PeriodicSync
+
+    def said(report: object, error: str | None) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        if error is not None:
+            err_console.print(Text(f"{stamp} sync: {plain(error)}", style="yellow"), soft_wrap=True)
+        elif report is not None:
+            console.print(Text(f"{stamp} sync: {plain(report.lines()[0])}"))
+
+    console.print(Text(f"syncing with {plain(settings.remote)} every {settings.every_minutes} min"))
+    return replace(hooks, on_idle=(*hooks.on_idle, PeriodicSync(home, settings.every_minutes, said)))
 
 
 def print_commit_event(event: AutoCommitEvent) -> None:

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
@@ -121,20 +121,32 @@ def privacy_mark(meta: SessionMeta, rules: Exclusions | None) -> str:
     return ""
 
 
-def _table(rows: Sequence[SessionMeta], room: int | None, rules: Exclusions | None = None) -> list[str]:
+def _table(
+    rows: Sequence[SessionMeta],
+    room: int | None,
+    rules: Exclusions | None = None,
+    machines: Mapping[str, str] | None = None,
+) -> list[str]:
     """One line per session, id first and whole; the title is cut to `room` columns (None: a
     pipe, nothing cut). Ids too long to leave a title room get a line of their own, with the
-    details indented under them. Private and excluded sessions are marked before their title."""
+    details indented under them. Private and excluded sessions are marked before their title.
+    `machines`: {session id: machine} of sessions synced from another machine, shown after the
+    source as `@machine`."""
+    machines = machines or {}
 
     def title(meta: SessionMeta) -> str:
         return privacy_mark(meta, rules) + _one_line(meta.display_title)
 
+    def source(meta: SessionMeta) -> str:
+        where = machines.get(meta.id)
+        return _one_line(meta.source) + (f" @{_one_line(where)}" if where else "")
+
     id_width = max(len(m.id) for m in rows)
-    source_width = max(6, *(len(_one_line(m.source)) for m in rows))
+    source_width = max(6, *(len(source(m)) for m in rows))
 
     def details(meta: SessionMeta) -> str:
         updated = _time(meta.updated_at or meta.created_at)
-        return f"{updated:<16}  {meta.turn_count:>5}  {_one_line(meta.source):<{source_width}}  "
+        return f"{updated:<16}  {meta.turn_count:>5}  {source(meta):<{source_width}}  "
 
     header = f"{'updated':<16}  {'turns':>5}  {'source':<{source_width}}  title"
     stacked = room is not None and room - (id_width + 2 + len(header) - 5) < TITLE_MIN
@@ -216,7 +228,11 @@ def sessions_list(
     if not shown:
         return
     room = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets every title whole
-    for line in _table(shown, room, rules):
+    from .backend.sync import machine_names, origins  # sessions recorded on other machines (opmem sync)
+
+    names = machine_names(home) if (home.path / "sync").is_dir() else {}
+    pulled = {sid: names.get(m, m) for sid, m in origins(home).items()} if names else {}
+    for line in _table(shown, room, rules, pulled):
         click.echo(line)
 
 

@@ -1,0 +1,87 @@
+"""The git command line, for the transport: the user's own ssh agent, credential helper and config.
+
+Nothing here stores a credential; git is run with prompts off so a sync never hangs on a password.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..model import OpmemError
+
+
+class SyncError(OpmemError):
+    """A sync that could not run (remote unreachable, git missing, a push refused); one line."""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_TERMINAL_PROMPT"] = "0"  # never ask: the user's agent or credential helper answers
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    return env
+
+
+def run_git(
+    git_dir: Path, args: Sequence[str], *, stdin: str | None = None, timeout: float = 3600.0
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise SyncError("git is not installed (sync runs the git command line)") from None
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"git {args[0]} took longer than {timeout:.0f} s; stopped") from None
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    useful = [line for line in lines if line.startswith(("fatal:", "error:", "ERROR"))]
+    return (useful or lines or ["no output"])[-1]
+
+
+def ls_remote(git_dir: Path, remote: str, pattern: str = "refs/opmem/*") -> dict[str, str]:
+    """The remote's refs under `pattern` (name -> commit id); SyncError when it cannot be reached."""
+    done = run_git(git_dir, ["ls-remote", remote, pattern], timeout=300.0)
+    if done.returncode != 0:
+        raise SyncError(f"cannot reach the sync remote {remote}: {last_line(done.stderr)}")
+    refs: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        oid, _, name = line.partition("\t")
+        if name and len(oid) == 40:
+            refs[name] = oid
+    return refs
+
+
+def fetch(git_dir: Path, remote: str, refspecs: Sequence[str]) -> None:
+    if not refspecs:
+        return
+    done = run_git(
+        git_dir, ["fetch", "--no-tags", "--no-write-fetch-head", "--stdin", remote], stdin="\n".join(refspecs) + "\n"
+    )
+    if done.returncode != 0:
+        raise SyncError(f"cannot fetch from the sync remote {remote}: {last_line(done.stderr)}")
+
+
+def push(git_dir: Path, remote: str, refspecs: Sequence[str]) -> None:
+    """Push without force: a ref that is not a fast-forward is refused by git itself."""
+    if not refspecs:
+        return
+    done = run_git(git_dir, ["push", "--porcelain", "--no-verify", remote, *refspecs])
+    if done.returncode != 0:
+        rejected = [line.split("\t")[1].split(":")[-1] for line in done.stdout.splitlines() if line.startswith("!\t")]
+        if rejected:
+            raise SyncError(
+                f"the sync remote {remote} refused {len(rejected)} ref(s) ({', '.join(rejected[:5])}): "
+                f"{last_line(done.stdout + done.stderr)}"
+            )
+        raise SyncError(f"cannot push to the sync remote {remote}: {last_line(done.stderr)}")

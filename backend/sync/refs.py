@@ -1,0 +1,82 @@
+"""The outbox's refs as one table, written as one packed-refs file: 10,000 sessions' refs are one
+rename, not 10,000 lock files. Loose refs (what `git fetch` writes) are folded in and removed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..store.files import write_atomic
+
+HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
+
+
+class RefTable:
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self.refs: dict[str, str] = {}
+        self._loose: list[Path] = []
+        self.dirty = False
+        self.load()
+
+    def load(self) -> None:
+        refs: dict[str, str] = {}
+        try:
+            for line in (self.git_dir / "packed-refs").read_bytes().split(b"\n"):
+                if not line or line.startswith((b"#", b"^")):
+                    continue
+                oid, _, name = line.decode("utf-8", "replace").partition(" ")
+                if len(oid) == 40 and name:
+                    refs[name] = oid
+        except FileNotFoundError:
+            pass
+        self._loose = []
+        root = self.git_dir / "refs"
+        for folder, _dirs, files in os.walk(root):
+            for file in files:
+                if file.endswith(".lock"):
+                    continue
+                path = Path(folder) / file
+                try:
+                    oid = path.read_text().strip()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if len(oid) == 40:
+                    refs[path.relative_to(self.git_dir).as_posix()] = oid
+                    self._loose.append(path)
+        self.refs = refs
+        self.dirty = bool(self._loose)
+
+    def get(self, name: str) -> str | None:
+        return self.refs.get(name)
+
+    def under(self, prefix: str) -> dict[str, str]:
+        """Refs whose name starts with `prefix`, named without it."""
+        return {name[len(prefix) :]: oid for name, oid in self.refs.items() if name.startswith(prefix)}
+
+    def names(self) -> Iterator[str]:
+        return iter(self.refs)
+
+    def set(self, name: str, oid: str) -> None:
+        if self.refs.get(name) != oid:
+            self.refs[name] = oid
+            self.dirty = True
+
+    def delete(self, name: str) -> None:
+        if self.refs.pop(name, None) is not None:
+            self.dirty = True
+
+    def save(self, *, durable: bool = True) -> None:
+        """Every ref in one packed-refs file (atomic), then the loose copies git no longer needs."""
+        if not self.dirty:
+            return
+        body = b"".join(f"{oid} {name}\n".encode() for name, oid in sorted(self.refs.items()))
+        write_atomic(self.git_dir / "packed-refs", HEADER + body, durable=durable)
+        for path in self._loose:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+        self._loose = []
+        self.dirty = False

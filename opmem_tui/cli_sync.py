@@ -1,0 +1,105 @@
+"""`opmem sync init REMOTE`, `opmem sync` (pull, then push), `opmem sync status`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import Any
+
+import click
+
+from .backend.home import Home
+from .backend.model import OpmemError
+from .backend.safe_text import plain
+
+
+def _home(ctx: click.Context) -> Home:
+    obj: Any = ctx.obj
+    return obj["home"] if isinstance(obj, dict) and isinstance(obj.get("home"), Home) else Home()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"opmem sync: {plain(message)}", err=True)
+    sys.exit(1)
+
+
+@click.group("sync", invoke_without_command=True)
+@click.pass_context
+def sync(ctx: click.Context) -> None:
+    """Sync sessions and memory with a git remote: pull what other machines pushed, then push."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from .backend.sync import Sync
+
+    home = _home(ctx)
+    if not home.exists():
+        _fail(f"no opmem home at {home.path}")
+    try:
+        report = Sync(home).run()
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    for line in report.lines():
+        click.echo(plain(line))
+    for problem in report.problems:
+        click.echo(f"warning: {plain(problem)}", err=True)
+
+
+@sync.command("init")
+@click.argument("remote")
+@click.pass_context
+def sync_init(ctx: click.Context, remote: str) -> None:
+    """Set the remote (a bare repository path, ssh://..., git@host:path, https://...) and check it answers."""
+    from .backend.sync import Sync, machine
+    from .backend.sync.gitcli import ls_remote
+
+    home = _home(ctx)
+    home.ensure()
+    remote = remote.strip()
+    if not remote:
+        _fail("the remote is empty")
+    try:
+        refs = ls_remote(Sync(home, remote).outbox_path.parent, remote)
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    try:
+        home.config.set("sync.remote", remote)
+        home.config.save()
+        Sync(home, remote).forget_remote()  # the next sync starts from the remote as it is
+    except OpmemError as exc:
+        _fail(str(exc))
+    me = machine(home)
+    click.echo(f"sync remote: {plain(remote)} ({len(refs)} opmem ref(s) there); this machine: {plain(me['id'])}")
+    click.echo("run `opmem sync` to pull and push")
+
+
+@sync.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def sync_status(ctx: click.Context, as_json: bool) -> None:
+    """The remote, this machine, when it last synced and what it holds from others (no network)."""
+    from .backend.sync import Sync
+
+    home = _home(ctx)
+    try:
+        status = Sync(home).status()
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        click.echo(json.dumps(status, indent=1))
+        return
+    if not status["remote"]:
+        click.echo("no sync remote: run `opmem sync init REMOTE`")
+        return
+    last = status["last_sync"]
+    when = datetime.fromtimestamp(last).strftime("%Y-%m-%d %H:%M") if last else "never"
+    click.echo(f"remote: {plain(status['remote'])}")
+    click.echo(f"machine: {plain(status['machine'])} · redact: {'on' if status['redact'] else 'off'}")
+    click.echo(f"last sync: {when}")
+    click.echo(
+        f"sessions pushed from here: {status['sessions_pushed']} · pulled from other machines: "
+        f"{status['sessions_pulled']} · other machines: {plain(', '.join(status['machines']) or 'none yet')}"
+    )

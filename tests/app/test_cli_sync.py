@@ -1,0 +1,99 @@
+"""`opmem sync init|status` and `opmem sync` through the CLI, with two homes and a bare remote."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from opmem_tui.backend.home import Home
+from opmem_tui.cli import main
+from tests.backend.sync.helpers import T0, add_turn, bare_remote, machine_home, refs_of
+
+
+def opmem(home: Path, *args: str) -> tuple[int, str, str]:
+    out = CliRunner().invoke(main, ["--home", str(home), *args])
+    return out.exit_code, out.stdout, out.stderr
+
+
+def test_init_sync_and_status_on_two_machines(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a = machine_home(tmp_path / "a", "laptop", "")
+    b = machine_home(tmp_path / "b", "desk", "")
+    add_turn(a, "sa1", "from the laptop", "ok")
+    add_turn(b, "sb1", "from the desk", "ok", at=T0 + 5)
+    for home in (a, b):
+        code, out, _ = opmem(home.path, "sync", "init", str(remote))
+        assert code == 0 and "this machine:" in out
+    for home in (a, b, a):
+        code, out, err = opmem(home.path, "sync")
+        assert code == 0, err
+        assert out.startswith("pulled ")
+    code, out, _ = opmem(a.path, "sync", "status")
+    assert code == 0
+    assert "machine: laptop" in out and "desk" in out
+    code, out, _ = opmem(b.path, "sessions", "list")
+    assert "sa1" in out and "@laptop" in out
+    assert code == 0
+    before = refs_of(remote)
+    code, out, _ = opmem(b.path, "sync")
+    assert code == 0 and "pushed 0 ref(s)" in out
+    assert refs_of(remote) == before
+    code, out, _ = opmem(a.path, "verify", "--no-repair")
+    assert code == 0
+
+
+def test_an_unreachable_remote_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    home = machine_home(tmp_path / "a", "laptop", str(tmp_path / "gone.git"))
+    add_turn(home, "sa1", "one", "ok")
+    code, _, err = opmem(home.path, "sync")
+    assert code == 1
+    assert err.count("\n") == 1 and err.startswith("opmem sync: cannot reach the sync remote")
+    code, _, err = opmem(home.path, "sync", "init", "ssh://127.0.0.1:1/nothing.git")
+    assert code == 1 and err.count("\n") == 1
+
+
+def test_a_forced_remote_is_refused_with_exit_1(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a = machine_home(tmp_path / "a", "laptop", str(remote))
+    b = machine_home(tmp_path / "b", "desk", str(remote))
+    add_turn(a, "sa1", "one", "ok")
+    assert opmem(a.path, "sync")[0] == 0
+    assert opmem(b.path, "sync")[0] == 0
+    subprocess.run(["git", f"--git-dir={remote}", "update-ref", "-d", "refs/opmem/meta/laptop"], check=True)
+    code, _, err = opmem(b.path, "sync")
+    assert code == 1 and "refs/opmem/meta/laptop" in err and "rewritten" in err
+    assert [m.id for m in Home(b.path).sessions.list_sessions().sessions] == ["sa1"]
+    code, _, err = opmem(b.path, "sync")  # refused again: nothing moved on
+    assert code == 1
+    assert opmem(b.path, "sync", "init", str(remote))[0] == 0  # the user accepts the remote as it is
+    code, _, err = opmem(b.path, "sync")
+    assert code == 0, err
+    assert "refs/opmem/meta/desk" in {
+        line.split()[-1]
+        for line in subprocess.run(
+            ["git", f"--git-dir={remote}", "for-each-ref"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    }
+    assert [m.id for m in Home(b.path).sessions.list_sessions().sessions] == ["sa1"]
+
+
+def test_status_counts_and_json(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a = machine_home(tmp_path / "a", "laptop", str(remote))
+    b = machine_home(tmp_path / "b", "desk", str(remote))
+    add_turn(a, "sa1", "one", "ok")
+    add_turn(a, "sa2", "two", "ok")
+    add_turn(b, "sb1", "three", "ok")
+    for home in (a, b):
+        assert opmem(home.path, "sync")[0] == 0
+    code, out, _ = opmem(b.path, "sync", "status", "--json")
+    import json
+
+    status = json.loads(out)
+    assert code == 0
+    assert status["machine"] == "desk" and status["machines"] == ["laptop"]
+    assert status["sessions_pushed"] == 1 and status["sessions_pulled"] == 2
+    code, out, _ = opmem(machine_home(tmp_path / "c", "c", "").path, "sync", "status")
+    assert code == 0 and "opmem sync init" in out
