@@ -9,10 +9,8 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -78,29 +76,3 @@ def session_of(data: Mapping[str, Any]) -> str | None:
     if isinstance(prov, Mapping) and isinstance(prov.get("session_id"), str):
         return prov["session_id"]
     return None
-
-
-def is_excluded(
-    meta: Mapping[str, Any],
-    exclude_projects: Iterable[str],
-    exclude_paths: Iterable[str],
-    project_names: Mapping[str, str],
-) -> bool:
-    """A session that never leaves this machine: marked private, or excluded by `[memory] exclude_*`."""
-    if meta.get("private") is True:
-        return True
-    projects = set(exclude_projects)
-    project_id = meta.get("project_id") or ""
-    if project_id and (project_id in projects or project_names.get(project_id, "\0") in projects):
-        return True
-    globs = [str(Path(g).expanduser()) for g in exclude_paths]
-    if globs:
-        for key in ("cwd", "workdir", "project_path"):
-            folder = meta.get(key)
-            if (
-                isinstance(folder, str)
-                and folder
-                and any(fnmatch.fnmatch(folder, g) or fnmatch.fnmatch(folder + "/", g) for g in globs)
-            ):
-                return True
-    return False
