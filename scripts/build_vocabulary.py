@@ -45,12 +45,12 @@ meta-framework: Next.js=next,nextjs ; Nuxt=nuxt.js ; SvelteKit=@sveltejs/kit ; R
   Tauri ; Flutter ; Ionic ; Capacitor ; Blitz
 database: PostgreSQL=postgres,postgresql,pg,psycopg2>PostgreSQL,psycopg>PostgreSQL,asyncpg>PostgreSQL,pgx>PostgreSQL ;
   MySQL=mysqlclient>MySQL,pymysql>MySQL,mysql2>MySQL ; MariaDB ; SQLite=sqlite3 ; MongoDB=mongo,pymongo>MongoDB,mongoose>MongoDB,motor>MongoDB ;
-  Redis=redis-py ; Cassandra ; ScyllaDB ; DynamoDB ; CockroachDB ; Neo4j ; Elasticsearch ; OpenSearch ; ClickHouse ;
+  Cassandra ; ScyllaDB ; DynamoDB ; CockroachDB ; Neo4j ; Elasticsearch ; OpenSearch ; ClickHouse ;
   DuckDB ; Snowflake ; BigQuery ; Firestore ; Firebase ; Supabase ; PlanetScale ; Neon ; InfluxDB ; TimescaleDB ;
   CouchDB ; Couchbase ; SQL Server=mssql,sqlserver ; Oracle Database=oracle ; LevelDB ; RocksDB ; LMDB ; Dgraph ;
   SurrealDB ; Turso ; libSQL ; Qdrant ; Weaviate ; Pinecone ; Milvus ; Chroma=chromadb ; pgvector ; LanceDB ; Meilisearch ;
   Typesense ; Solr ; etcd ; FoundationDB ; TiDB ; Vitess ; Prometheus
-cache: Memcached=memcache ; Valkey ; KeyDB ; Varnish ; Dragonfly
+cache: Redis=redis-py ; Memcached=memcache ; Valkey ; KeyDB ; Varnish ; Dragonfly
 queue: Celery ; RabbitMQ=amqp,pika>RabbitMQ ; Kafka=apache kafka,kafka-python>Kafka,kafkajs>Kafka ; NATS ; SQS=amazon sqs ;
   Sidekiq ; Resque ; BullMQ=bull ; RQ ; Dramatiq ; Huey ; Oban ; Temporal ; Pulsar ; ZeroMQ=zmq,pyzmq>ZeroMQ ;
   Google Pub/Sub=pubsub ; Kinesis ; Beanstalkd ; Faktory ; Arq ; Taskiq ; Airflow=apache-airflow ; Prefect ; Dagster ; Luigi

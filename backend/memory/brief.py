@@ -29,8 +29,8 @@ CATEGORY_ORDER = (
     "auth", "ai", "test-framework", "package-manager", "bundler", "linter", "formatter", "type-checker", "infra",
 )  # fmt: skip
 SLOTS = frozenset(
-    {"test-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework", "database",
-     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client", "queue"}
+    {"test-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
+     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client"}
 )  # fmt: skip
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 STATUS_KINDS = ("test", "build", "typecheck", "lint")

@@ -144,10 +144,35 @@ _KIND_WORDS = (
 _DROP_ARG = re.compile(r"^(?:\d+>&?\d*|/dev/null)$")
 
 
+_CODE_FILE = re.compile(
+    r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|ex|exs|java|kt|php|cs|swift|c|cc|cpp|h|feature|txt|log|json)$"
+)
+
+
+def _selects_files(arg: str) -> bool:
+    """A file (or a test id) given to a command: what one run picked, not how the project runs."""
+    if arg.startswith("-") or arg in ("./...", "..."):
+        return False
+    return "::" in arg or bool(_CODE_FILE.search(arg.split("::", 1)[0])) or arg.startswith("/")
+
+
+_TEST_LINE = re.compile(
+    r"^(?:(?:npm|pnpm|yarn|bun) (?:run )?test|make (?:test|check)|ginkgo|gotestsum|go test|cargo (?:nextest|test)|"
+    r"nosetests|nose2|unittest|(?:bundle exec )?rspec|(?:bin/)?rails test|mix test|vitest|jest|mocha|playwright test|"
+    r"cypress run|phpunit|pest|tox|nox|dotnet test|deno test|swift test|ctest|(?:npx|pnpm exec|bunx) "
+    r"(?:vitest|jest|mocha|playwright|cypress|ava))"
+)
+
+
+_RUNNER = re.compile(
+    r"^(?:npx|pnpx|bunx|uvx|pnpm exec|pnpm dlx|yarn dlx|bundle exec|poetry run|uv run|pdm run|pipenv run|hatch run)\s+"
+)
+
+
 def command_kind(line: str, shell_kind: str) -> str:
     """test | build | run | lint | format | typecheck | migrate | deploy | "" for a normalized command."""
-    low = line.lower()
-    if shell_kind == "test" or re.match(r"^(?:npm|pnpm|yarn|bun) (?:run )?test", low) or low.startswith("make test"):
+    low = _RUNNER.sub("", line.lower())
+    if shell_kind == "test" or _TEST_LINE.match(low):
         return "test"
     for kind, rx in _KIND_WORDS:
         if rx.match(low):
@@ -186,13 +211,7 @@ def normalize_command(argv: Sequence[str]) -> str:
         interpreter = len(out) == 1 and (
             out[0] in SUBCOMMANDS or re.match(r"^(?:python[\d.]*|node|ruby|deno|php|perl|bash|sh)$", out[0])
         )  # `python manage.py`, `mix phx.server`: the script or subcommand is the command
-        if (
-            out
-            and not interpreter
-            and arg not in ("./...", "...")
-            and _looks_like_path(arg)
-            and not arg.startswith("-")
-        ):
+        if out and not interpreter and _selects_files(arg):
             continue
         out.append(arg)
     if out:
@@ -241,7 +260,7 @@ PROGRAM_TECH = {
     "python": "Python", "python3": "Python", "node": "Node.js", "cargo": "Rust", "go": "Go", "mix": "Elixir",
     "iex": "Elixir", "ruby": "Ruby", "bundle": "Bundler", "rails": "Ruby on Rails", "php": "PHP", "deno": "Deno",
     "bun": "Bun", "dotnet": ".NET", "swift": "Swift", "java": "Java", "gradle": "Gradle", "mvn": "Maven",
-    "manage.py": "Django", "docker": "Docker", "kubectl": "Kubernetes", "npx": "npm", "uvx": "uv",
+    "manage.py": "Django", "docker": "Docker", "kubectl": "Kubernetes",
 }  # fmt: skip
 _NODE_BUILTINS = frozenset(
     "assert buffer child_process cluster crypto dgram dns events fs http http2 https net os path perf_hooks process "
@@ -848,7 +867,7 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         if not line or line.split(" ", 1)[0] in ("cd", "echo", "cat", "ls", "git", "grep", "rg", "sed", "tail", "head"):
             continue
         program = line.split(" ", 1)[0]
-        if action.program and not line.startswith(action.program.split(" ", 1)[0]):
+        if action.program and action.program.split(" ", 1)[0] not in line.split():
             continue  # the action is another simple command of the same line
         tech_name = PROGRAM_TECH.get(program) or (
             "Django" if "manage.py" in line else program
@@ -856,9 +875,8 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         tech = vocabulary.lookup(tech_name)
         failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
         if tech is not None and tech.curated and not failed:
-            k.stack(
-                tech, prov, 0.8, slot=action.kind == "test" or tech.category in ("linter", "formatter", "type-checker")
-            )
+            fills = tech.category in ("test-framework", "linter", "formatter", "type-checker")
+            k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
         if action.kind == "install":
             manager = INSTALLERS.get(program)
             if manager and not failed:
@@ -940,7 +958,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
         for tech, number in versions(sentence):
             if tech.name in VERSIONED_LANGUAGES or chosen:
                 k.version(tech, number, prov, 0.9)
-        if is_convention(sentence):
+        if is_convention(sentence) and (not swaps or is_global(sentence)):
             name = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
             entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
             if is_global(sentence):

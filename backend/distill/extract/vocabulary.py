@@ -27,7 +27,6 @@ SLOTS = {
     "package-manager": "package-manager",
     "web-framework": "web-framework",
     "frontend-framework": "frontend-framework",
-    "database": "database",
     "css-framework": "css-framework",
     "bundler": "bundler",
     "linter": "linter",
@@ -35,7 +34,6 @@ SLOTS = {
     "type-checker": "type-checker",
     "state-management": "state-management",
     "http-client": "http-client",
-    "queue": "queue",
 }
 # the order a stack line names categories in (libraries last)
 CATEGORY_ORDER = (

@@ -97,7 +97,7 @@ def test_conventions_and_their_scope(sentence, convention, is_global):
         ("npm run dev", "npm run dev", "run"),
         ("ruff check .", "ruff check .", "lint"),
         ("ruff format backend", "ruff format backend", "format"),
-        ("mypy --strict src/app", "mypy --strict", "typecheck"),
+        ("mypy --strict src/app", "mypy --strict src/app", "typecheck"),
         ("alembic upgrade head", "alembic upgrade head", "migrate"),
         ("python manage.py migrate", "python manage.py migrate", "migrate"),
         ("fly deploy", "fly deploy", "deploy"),
