@@ -176,7 +176,7 @@ def make_project(rng: random.Random, index: int, sessions: int) -> Project:
 
     # session 0: the manifest, the language, the first test framework, a run
     first = [framework, database, *extras]
-    path, text = manifest(stack, first + [test_old[0]])
+    path, text = manifest(stack, [*first, test_old[0]])
     intro = rng.choice(SAY_USE).format(x=f"{stack.language} {stack.version}".strip())
     session(0, [Turn(f"Set up a new {framework} app. {intro}",
                      [Call("write", path=f"{root}/{path}", content=text),
@@ -199,7 +199,7 @@ def make_project(rng: random.Random, index: int, sessions: int) -> Project:
         file = f"{root}/src/module{i}.{stack.ext}"
         usable = {t: line for t, line in stack.imports.items() if t in extras}
         if kind < 0.3 and usable:
-            tech, line = rng.choice(list(usable.items()))
+            _, line = rng.choice(list(usable.items()))
             turns.append(Turn(f"Add the feature number {i} to the service layer.",
                               [Call("edit", path=file, content=f"{line}\n\n# feature {i}\n")]))  # fmt: skip
         elif kind < 0.5:

@@ -15,6 +15,7 @@ Each line carries the session of its newest fact. Lines come in importance order
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,8 @@ STATUS_KINDS = ("test", "build", "typecheck", "lint")
 BRIEF_RELATIONS = frozenset(
     {"uses", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
     | {f"{k}-command" for k in COMMAND_KINDS}
+    | {f"{k}-script" for k in COMMAND_KINDS}
+    | {"has-problem"}
     | {f"{k}-status" for k in STATUS_KINDS}
 )
 STACK_ITEMS = 14
@@ -70,7 +73,7 @@ def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[Grap
 
 
 def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
-    subject, edges = _project_edges(memory, project_id)
+    _, edges = _project_edges(memory, project_id)
     lines = _brief_from(memory, edges)
     lines += _decisions(memory, project_scope(project_id))
     lines += preference_lines(memory, limit=3, importance=0.55)
@@ -103,114 +106,139 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
 def _brief_from(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     current = [g for g in edges if g.edge.superseded_by is None]
     retired = [g for g in edges if g.edge.superseded_by is not None]
-    ids = {g.target for g in edges}
-    refs = memory.entity_refs(ids)
-    categories = {eid: _category(memory, eid) for eid in ids if refs.get(eid) and refs[eid].type == "tech"}
-    out: list[BriefLine] = []
-    # stack: current technologies by category (a slot's value first), versions beside their language
+    refs = memory.entity_refs({g.target for g in edges})
     by_rel: dict[str, list[GraphEdge]] = {}
     for g in current:
         by_rel.setdefault(g.relation, []).append(g)
-    slot_value = {rel: _newest(gs).target for rel, gs in by_rel.items() if rel in SLOTS}
-    slot_of_category = {c: c for c in SLOTS}
+    out: list[BriefLine] = []
+    stack = _stack(memory, by_rel, retired, refs)
+    if stack is not None:
+        out.append(stack)
+    out += _commands(by_rel, refs)
+    out += _state(by_rel, refs)
+    conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
+    for rank, g in enumerate(conventions):
+        if g.target in refs:
+            text = f"· convention: {refs[g.target].name}"
+            out.append(BriefLine(text, g.edge.provenance.session_id, 0.85 - rank * 0.02))
+    shown = stack.text if stack is not None else ""
+    drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
+    if drops:
+        names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
+        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5))
+    where = _where(by_rel, refs)
+    if where is not None:
+        out.append(where)
+    return out
+
+
+def _stack(
+    memory: MemoryStore, by_rel: dict[str, list[GraphEdge]], retired: list[GraphEdge], refs: dict
+) -> BriefLine | None:
+    """Current technologies by category (a slot's holder beside what it replaced), versions beside
+    their language; a technology another value replaced in its slot since is left out."""
+    slot_value = {rel: _newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
     versions = {}
     for rel, gs in by_rel.items():
-        if rel.endswith("-version"):
-            versions[rel[: -len("-version")]] = refs[_newest(gs).target].name if _newest(gs).target in refs else ""
+        if rel.endswith("-version") and _newest(gs).target in refs:
+            versions[rel[: -len("-version")]] = refs[_newest(gs).target].name
     was: dict[str, str] = {}
-    for g in retired:
-        if g.relation in SLOTS and g.relation in slot_value and g.target != slot_value[g.relation]:
-            ref = refs.get(g.target)
-            if ref is not None and slot_value[g.relation] not in was:
-                was[slot_value[g.relation]] = ref.name
+    for g in sorted(retired, key=lambda g: -g.edge.event_time):
+        holder = slot_value.get(g.relation)
+        if holder is not None and g.target != holder.target and g.target in refs:
+            was.setdefault(holder.target, refs[g.target].name)
     stack: dict[str, tuple[int, float, str, GraphEdge]] = {}
     for g in by_rel.get("uses", []) + [g for rel in SLOTS for g in by_rel.get(rel, [])]:
         ref = refs.get(g.target)
-        category = categories.get(g.target, "")
-        if ref is None or ref.type != "tech" or not category or category == "library":
+        category = _category(memory, g.target) if ref is not None and ref.type == "tech" else ""
+        if not category or category == "library":
             continue
-        slot = slot_of_category.get(category)
-        if slot and slot in slot_value and slot_value[slot] != g.target:
-            # another value holds the slot: this one shows only if the slot's value is older
-            holder = _newest(by_rel[slot])
-            if holder.edge.event_time >= g.edge.event_time:
-                continue
+        holder = slot_value.get(category)
+        if holder is not None and holder.target != g.target and holder.edge.event_time >= g.edge.event_time:
+            continue  # another value holds the slot since
         rank = CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
         old = stack.get(g.target)
         if old is None or g.edge.event_time > old[3].edge.event_time:
             stack[g.target] = (rank, -g.confidence, ref.name, g)
     items = sorted(stack.values(), key=lambda item: (item[0], item[1], item[2]))[:STACK_ITEMS]
-    if items:
-        parts = []
-        for _, _, name, g in items:
-            key = _slug(name)
-            text = versions.get(key) or name
-            if g.target in was:
-                text += f" (was {was[g.target]})"
-            parts.append(text)
-        newest = _newest(g for *_, g in items)
-        out.append(BriefLine("· stack: " + ", ".join(parts), newest.edge.provenance.session_id, 1.0))
-    # commands, most recent kind first within the canonical order
-    commands = []
+    if not items:
+        return None
+    parts = []
+    for _, _, name, g in items:
+        text = versions.get(_slug(name)) or name
+        parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
+    newest = _newest(g for *_, g in items)
+    return BriefLine("· stack: " + ", ".join(parts), newest.edge.provenance.session_id, 1.0)
+
+
+def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+    """One line (or two) of `kind: command`, in the canonical order; what ran before what is given."""
+    out: list[BriefLine] = []
+    chunk: list[str] = []
+    chunk_edges: list[GraphEdge] = []
     for kind in COMMAND_KINDS:
-        gs = by_rel.get(f"{kind}-command")
-        if gs:
-            g = _newest(gs)
-            if g.target in refs:
-                commands.append((kind, refs[g.target].name, g))
-    if commands:
-        chunk: list[str] = []
-        chunk_edges: list[GraphEdge] = []
-        for kind, name, g in commands:
-            piece = f"{kind}: {name}"
-            if chunk and len(" · ".join([*chunk, piece])) > 150:
-                out.append(_joined(chunk, chunk_edges, 0.95))
-                chunk, chunk_edges = [], []
-            chunk.append(piece)
-            chunk_edges.append(g)
+        gs = by_rel.get(f"{kind}-command") or by_rel.get(f"{kind}-script")  # what ran, else the way given
+        if not gs or _newest(gs).target not in refs:
+            continue
+        g = _newest(gs)
+        piece = f"{kind}: {refs[g.target].name}"
+        if chunk and len(" · ".join([*chunk, piece])) > 150:
+            out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
+            chunk, chunk_edges = [], []
+        chunk.append(piece)
+        chunk_edges.append(g)
+    if chunk:
         out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
-    # state: the latest outcome of each checked kind; failing first
+    return out
+
+
+def _state(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+    """The latest outcome of each checked kind (failing first), and the problems the user
+    reported since the last passing check."""
+    out: list[BriefLine] = []
     states = []
+    passed_at = 0.0
     for kind in STATUS_KINDS:
         gs = by_rel.get(f"{kind}-status")
-        if gs:
+        if gs and _newest(gs).target in refs:
             g = _newest(gs)
-            ref = refs.get(g.target)
-            if ref is not None:
-                states.append((("failing" not in ref.name), f"{ref.name} ({_day(g.edge.event_time)})", g))
+            name = refs[g.target].name
+            if "passing" in name:
+                passed_at = max(passed_at, g.edge.event_time)
+            states.append(("failing" not in name, f"{name} ({_day(g.edge.event_time)})", g))
     if states:
-        states.sort(key=lambda s: s[0])
+        states.sort(key=lambda item: item[0])
         failing = not states[0][0]
-        text = "· state: " + " · ".join(s[1] for s in states)
-        out.append(BriefLine(text, _newest(s[2] for s in states).edge.provenance.session_id, 0.9 if failing else 0.6))
-    # conventions, newest first
-    conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
-    for rank, g in enumerate(conventions):
-        ref = refs.get(g.target)
-        if ref is not None:
-            out.append(BriefLine(f"· convention: {ref.name}", g.edge.provenance.session_id, 0.85 - rank * 0.02))
-    # dropped technologies still dropped (nothing newer brought them back)
-    drops = [g for g in by_rel.get("dropped", []) if g.target not in stack and g.target in refs]
-    if drops:
-        names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
-        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5))
-    # where it listens and what it reads from the environment
+        text = "· state: " + " · ".join(item[1] for item in states)
+        out.append(
+            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.6)
+        )
+    problems = sorted(
+        (g for g in by_rel.get("has-problem", []) if g.edge.event_time > passed_at and g.target in refs),
+        key=lambda g: -g.edge.event_time,
+    )[:2]
+    for rank, g in enumerate(problems):
+        text = f"· open problem: {refs[g.target].name} ({_day(g.edge.event_time)})"
+        out.append(BriefLine(text, g.edge.provenance.session_id, 0.88 - rank * 0.02))
+    return out
+
+
+def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
+    """Environment variable names, endpoints and ports, newest first."""
     pieces = []
-    where = []
+    where: list[GraphEdge] = []
     for rel, label, limit in (("env-var", "env", 8), ("endpoint", "endpoints", 6), ("exposes", "ports", 4)):
         gs = sorted(by_rel.get(rel, []), key=lambda g: -g.edge.event_time)[:limit]
         names = [refs[g.target].name for g in gs if g.target in refs]
         if names:
             pieces.append(f"{label}: " + ", ".join(dict.fromkeys(names)))
             where += gs
-    if pieces:
-        out.append(BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65))
-    return out
+    if not pieces:
+        return None
+    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65)
 
 
 def _slug(name: str) -> str:
-    import re
-
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 

@@ -40,7 +40,7 @@ from ...model import Node, Provenance
 from ..model import CollectedTurn, TurnFacts
 from . import patterns, vocabulary
 from .builder import RecordBuilder
-from .shell import SUBCOMMANDS, _looks_like_path, split_commands
+from .shell import SUBCOMMANDS, split_commands
 from .tools import ToolAction, arguments
 
 USES = "uses"
@@ -49,6 +49,7 @@ CONVENTION = "convention"
 ENV_VAR = "env-var"
 ENDPOINT = "endpoint"
 EXPOSES = "exposes"
+PROBLEM = "has-problem"
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 STATUS_KINDS = ("test", "build", "typecheck", "lint")
 SLOT_RELATIONS = frozenset(vocabulary.SLOTS.values())
@@ -66,7 +67,9 @@ KNOWLEDGE_RELATIONS = frozenset(
         "fixed-by",
         *SLOT_RELATIONS,
         *(f"{k}-command" for k in COMMAND_KINDS),
+        *(f"{k}-script" for k in COMMAND_KINDS),
         *(f"{k}-status" for k in STATUS_KINDS),
+        PROBLEM,
     }
 )
 
@@ -219,6 +222,11 @@ def normalize_command(argv: Sequence[str]) -> str:
     return " ".join(out)[:80]
 
 
+def _words(text: str) -> list[str]:
+    """A list of names written as one string (long lists read better so)."""
+    return text.split()
+
+
 # -- stack sources -------------------------------------------------------------------------------
 
 EXTENSION_LANGUAGES = {
@@ -255,6 +263,7 @@ INSTALLERS = {
     "yarn": "Yarn", "bun": "Bun", "cargo": "Cargo", "go": "Go modules", "gem": "RubyGems", "bundle": "Bundler",
     "composer": "Composer", "mix": "Mix", "conda": "conda", "pipx": "pipx",
 }  # fmt: skip
+BUILD_TOOLS = {"mix": "Mix", "cargo": "Cargo", "gradle": "Gradle", "mvn": "Maven", "make": "Make", "bundle": "Bundler"}
 PROJECT_INSTALLERS = frozenset({"uv", "poetry", "pdm", "pnpm", "yarn", "bun", "cargo", "bundle", "composer", "mix"})
 PROGRAM_TECH = {
     "python": "Python", "python3": "Python", "node": "Node.js", "cargo": "Rust", "go": "Go", "mix": "Elixir",
@@ -263,8 +272,10 @@ PROGRAM_TECH = {
     "manage.py": "Django", "docker": "Docker", "kubectl": "Kubernetes",
 }  # fmt: skip
 _NODE_BUILTINS = frozenset(
-    "assert buffer child_process cluster crypto dgram dns events fs http http2 https net os path perf_hooks process "
-    "querystring readline stream string_decoder timers tls tty url util v8 vm worker_threads zlib module".split()
+    _words(
+        "assert buffer child_process cluster crypto dgram dns events fs http http2 https net os path perf_hooks process "
+        "querystring readline stream string_decoder timers tls tty url util v8 vm worker_threads zlib module"
+    )
 )
 _PY_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"sqlite3", "unittest", "tkinter", "asyncio"}
 _PY_IMPORT = re.compile(r"^[ \t+]*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import\s+([A-Za-z_][\w]*))", re.MULTILINE)
@@ -295,7 +306,7 @@ _IMAGE_TECH = {"python": "Python", "node": "Node.js", "golang": "Go", "rust": "R
 
 # -- conversation cues ----------------------------------------------------------------------------
 
-_SENT = re.compile(r"[^.!?\n]+[.!?]*")
+_SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w/]))+[.!?]*")  # `mix phx.server`, `v1.2` stay whole
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,60})`")
 _NAME = (
@@ -420,39 +431,43 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
 
 # lower-case words that are technology names too but mostly mean something else in a sentence
 _COMMON_WORDS = frozenset(
-    "go rust make task just c r dash play echo warp tide express koa next remix turbo lit flow stack dart nim crystal "
-    "hex mix pub spring sequel kind flux render railway fly tap chai sinon pest ent sqlx react vue svelte bootstrap "
-    "foundation less stylus skeleton emotion relay got ky req tesla hyper rocket atlas bats rich textual ray dagger "
-    "earthly vault consul chef puppet salt packer nomad envoy caddy guardian lucia clerk ory rest mcp sse ember backbone "
-    "stimulus hotwire solid qwik inferno stencil astro gatsby expo ionic capacitor electron tauri flutter blitz "
-    "prometheus neon turso chroma milvus solr etcd oracle redis celery temporal pulsar luigi prefect huey arq "
-    "objection knex bookshelf doctrine eloquent sorbet steep pyre black prettier standard biome taplo spotless "
-    "sentry datadog loki jaeger grafana kibana hetzner render linode heroku vercel netlify cloudflare "
-    "docker podman helm terraform ansible vagrant kubernetes nginx traefik gunicorn uvicorn puma unicorn supervisor "
-    "jest mocha jasmine cypress karma behave locust storybook hypothesis nose unittest pip uv npm pnpm yarn bun cargo "
-    "poetry pipenv conda mamba pixi rye gradle maven composer bundler vite webpack rollup esbuild parcel babel gulp "
-    "grunt nx lerna tailwind sass postcss mui antd mantine vuetify quasar zustand mobx recoil jotai pinia vuex swr "
-    "requests httpx axios undici ruff pylint flake8 eslint mypy pyright tsc django flask fastapi starlette sanic "
-    "tornado pyramid bottle quart phoenix rails sinatra hanami laravel symfony gin fiber chi axum streamlit gradio "
-    "htmx preact angular jquery lit postgres postgresql mysql mariadb sqlite mongodb cassandra dynamodb duckdb "
-    "memcached valkey rabbitmq kafka nats sidekiq oban dramatiq alembic flyway liquibase goose dbmate prisma drizzle "
-    "typeorm sequelize mongoose ecto sqlalchemy peewee diesel gorm pytest vitest playwright selenium puppeteer rspec "
-    "minitest exunit junit phpunit ginkgo testify nextest python ruby elixir erlang java kotlin scala swift php perl "
-    "lua julia haskell ocaml clojure zig gleam elm bash zsh sql html css typescript javascript node deno pandas numpy "
-    "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
-    "marshmallow zod yup joi graphql grpc protobuf websocket websockets".split()
+    _words(
+        "go rust make task just c r dash play echo warp tide express koa next remix turbo lit flow stack dart nim crystal "
+        "hex mix pub spring sequel kind flux render railway fly tap chai sinon pest ent sqlx react vue svelte bootstrap "
+        "foundation less stylus skeleton emotion relay got ky req tesla hyper rocket atlas bats rich textual ray dagger "
+        "earthly vault consul chef puppet salt packer nomad envoy caddy guardian lucia clerk ory rest mcp sse ember backbone "
+        "stimulus hotwire solid qwik inferno stencil astro gatsby expo ionic capacitor electron tauri flutter blitz "
+        "prometheus neon turso chroma milvus solr etcd oracle redis celery temporal pulsar luigi prefect huey arq "
+        "objection knex bookshelf doctrine eloquent sorbet steep pyre black prettier standard biome taplo spotless "
+        "sentry datadog loki jaeger grafana kibana hetzner render linode heroku vercel netlify cloudflare "
+        "docker podman helm terraform ansible vagrant kubernetes nginx traefik gunicorn uvicorn puma unicorn supervisor "
+        "jest mocha jasmine cypress karma behave locust storybook hypothesis nose unittest pip uv npm pnpm yarn bun cargo "
+        "poetry pipenv conda mamba pixi rye gradle maven composer bundler vite webpack rollup esbuild parcel babel gulp "
+        "grunt nx lerna tailwind sass postcss mui antd mantine vuetify quasar zustand mobx recoil jotai pinia vuex swr "
+        "requests httpx axios undici ruff pylint flake8 eslint mypy pyright tsc django flask fastapi starlette sanic "
+        "tornado pyramid bottle quart phoenix rails sinatra hanami laravel symfony gin fiber chi axum streamlit gradio "
+        "htmx preact angular jquery lit postgres postgresql mysql mariadb sqlite mongodb cassandra dynamodb duckdb "
+        "memcached valkey rabbitmq kafka nats sidekiq oban dramatiq alembic flyway liquibase goose dbmate prisma drizzle "
+        "typeorm sequelize mongoose ecto sqlalchemy peewee diesel gorm pytest vitest playwright selenium puppeteer rspec "
+        "minitest exunit junit phpunit ginkgo testify nextest python ruby elixir erlang java kotlin scala swift php perl "
+        "lua julia haskell ocaml clojure zig gleam elm bash zsh sql html css typescript javascript node deno pandas numpy "
+        "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
+        "marshmallow zod yup joi graphql grpc protobuf websocket websockets"
+    )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology
-    "django flask fastapi postgres postgresql mysql sqlite mongodb redis celery kafka rabbitmq pytest vitest jest "
-    "mocha cypress playwright selenium puppeteer rspec minitest phpunit pip uv npm pnpm yarn cargo poetry pipenv conda "
-    "gradle maven composer vite webpack rollup esbuild parcel babel tailwind sass postcss zustand mobx pinia vuex "
-    "httpx axios ruff pylint flake8 eslint mypy pyright tsc sqlalchemy alembic prisma drizzle typeorm sequelize "
-    "mongoose ecto peewee gorm pandas numpy polars scipy matplotlib pytorch tensorflow keras langchain pydantic zod "
-    "graphql grpc protobuf docker kubernetes terraform ansible nginx gunicorn uvicorn htmx angular jquery duckdb "
-    "memcached valkey sidekiq oban dramatiq flyway liquibase dbmate typescript javascript python elixir kotlin "
-    "haskell ocaml clojure golang rustc deno laravel symfony streamlit gradio prettier sentry storybook nextest "
-    "hypothesis unittest tox nox webpack vuetify quasar mantine antd mui htmx svelte vue react dynamodb cassandra "
-    "sveltekit nextjs nuxt".split()
+    _words(
+        "django flask fastapi postgres postgresql mysql sqlite mongodb redis celery kafka rabbitmq pytest vitest jest "
+        "mocha cypress playwright selenium puppeteer rspec minitest phpunit pip uv npm pnpm yarn cargo poetry pipenv conda "
+        "gradle maven composer vite webpack rollup esbuild parcel babel tailwind sass postcss zustand mobx pinia vuex "
+        "httpx axios ruff pylint flake8 eslint mypy pyright tsc sqlalchemy alembic prisma drizzle typeorm sequelize "
+        "mongoose ecto peewee gorm pandas numpy polars scipy matplotlib pytorch tensorflow keras langchain pydantic zod "
+        "graphql grpc protobuf docker kubernetes terraform ansible nginx gunicorn uvicorn htmx angular jquery duckdb "
+        "memcached valkey sidekiq oban dramatiq flyway liquibase dbmate typescript javascript python elixir kotlin "
+        "haskell ocaml clojure golang rustc deno laravel symfony streamlit gradio prettier sentry storybook nextest "
+        "hypothesis unittest tox nox webpack vuetify quasar mantine antd mui htmx svelte vue react dynamodb cassandra "
+        "sveltekit nextjs nuxt"
+    )
 )
 
 
@@ -466,10 +481,10 @@ def replacements(sentence: str) -> list[tuple[str, str]]:
             old_t, new_t = _tech_name(old, curated=False), _tech_name(new, curated=False)
             if old_t is None and new_t is None:
                 continue
-            if (old_t is None or new_t is None) and not (_marked(old, sentence) or _marked(new, sentence)):
-                # one name unknown: taken when the text marks it (backticks, capitals) as a name
-                if not re.match(r"^[A-Z@`]", (new if new_t is None else old)):
-                    continue
+            unknown = new if new_t is None else old
+            marked = _marked(old, sentence) or _marked(new, sentence) or re.match(r"^[A-Z@`]", unknown)
+            if (old_t is None or new_t is None) and not marked:
+                continue  # one name unknown: taken when the text marks it (backticks, capitals) as a name
             if order == "new-old" and rx is _REPLACE[4] and (old_t is None or new_t is None):
                 continue  # "X, not Y" only between two known names
             if old_t is not None and new_t is not None and old_t.name == new_t.name:
@@ -491,6 +506,12 @@ def dropped(sentence: str) -> list[str]:
     return out
 
 
+_PROBLEM = re.compile(
+    r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
+    r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
+    r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out)\b|\b(?:crashes|segfaults|hangs)\b",
+    re.I,
+)
 _WANT = re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I)
 
 
@@ -520,80 +541,139 @@ def _body(text: str) -> str:
     return re.sub(r"^\s*\d+[→\t|:]\s?", "", text, flags=re.MULTILINE)
 
 
-def manifest_facts(path: str, text: str) -> tuple[list[str], list[tuple[str, str]]]:
+Found = tuple[list[str], list[tuple[str, str]]]  # (dependency or technology names, (technology, version))
+_SIMPLE_VERSIONS = {
+    "go.mod": ("Go", re.compile(r"^go\s+(\d+\.\d+)", re.MULTILINE)),
+    "mix.exs": ("Elixir", re.compile(r"elixir:\s*\"[^\d]*(\d+\.\d+)")),
+    "Gemfile": ("Ruby", re.compile(r"^ruby\s+['\"][^\d]*(\d+\.\d+)", re.MULTILINE)),
+}
+_COMPOSE = frozenset({"docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"})
+
+
+def _package_json(body: str) -> Found:
+    deps: list[str] = []
+    found: list[tuple[str, str]] = []
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return deps, found
+    if not isinstance(data, dict):
+        return deps, found
+    engines = data.get("engines")
+    if isinstance(engines, dict) and isinstance(engines.get("node"), str):
+        v = re.search(r"(\d+(?:\.\d+)?)", engines["node"])
+        if v:
+            found.append(("Node.js", v.group(1)))
+    manager = data.get("packageManager")
+    if isinstance(manager, str) and "@" in manager:
+        deps.append(manager.split("@", 1)[0])
+    scripts = data.get("scripts")
+    for script in scripts.values() if isinstance(scripts, dict) else ():
+        first = script.split()[0] if isinstance(script, str) and script.split() else ""
+        if first and vocabulary.known(first, curated=True):
+            deps.append(first)
+    return deps, found
+
+
+def _pyproject(body: str) -> Found:
+    found: list[tuple[str, str]] = []
+    m = re.search(r"requires-python\s*=\s*[\"'][^\d]*(\d+\.\d+)", body)
+    if m:
+        found.append(("Python", m.group(1)))
+    deps = re.findall(r"^\[tool\.([\w-]+)", body, re.MULTILINE)
+    block = re.search(
+        r"(?:optional-dependencies|dependency-groups|dev-dependencies)[^\n]*\n(.*?)(?:^\[|\Z)",
+        body,
+        re.DOTALL | re.MULTILINE,
+    )
+    if block:
+        deps += re.findall(r"[\"']([A-Za-z0-9][\w.-]*)", block.group(1))
+    if "[tool.poetry" in body:
+        deps.append("Poetry")
+        deps += re.findall(r"^([A-Za-z0-9][\w.-]*)\s*=\s*[\"'{]", body, re.MULTILINE)
+    return deps, found
+
+
+def _version_file(base: str, body: str) -> Found:
+    found: list[tuple[str, str]] = []
+    for m in re.finditer(r"^(?:(python|nodejs|node|elixir|erlang|ruby|golang)\s+)?v?(\d+\.\d+)", body, re.MULTILINE):
+        lang = {"nodejs": "Node.js", "node": "Node.js", "golang": "Go"}.get(m.group(1) or "", m.group(1) or "")
+        lang = lang or ("Python" if base == ".python-version" else "Node.js")
+        found.append((lang.title() if lang.islower() else lang, m.group(2)))
+    return [], found
+
+
+def _images(body: str) -> Found:
+    deps: list[str] = []
+    found: list[tuple[str, str]] = []
+    for m in _IMAGE.finditer(body):
+        tech = _IMAGE_TECH.get(m.group(1).lower())
+        if tech:
+            deps.append(tech)
+            if m.group(2) and tech in VERSIONED_LANGUAGES | {"PostgreSQL", "MySQL", "Redis"}:
+                found.append((tech, m.group(2)))
+    return deps, found
+
+
+def manifest_facts(path: str, text: str) -> Found:
     """(dependency names, (technology, version) pairs) a manifest names."""
     from .coding import manifest_packages  # the activity rules' parser: one reading of a manifest
 
     base = posixpath.basename(path)
     body = _body(text)
     deps: list[str] = []
-    found_versions: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = []
     if base.startswith("requirements") and base.endswith(".txt"):
         deps = manifest_packages("requirements.txt", text)
     elif base in ("package.json", "pyproject.toml", "mix.exs", "go.mod", "Cargo.toml", "Gemfile"):
         deps = manifest_packages(base, text)
+    more: Found = ([], [])
     if base == "package.json":
-        try:
-            data = json.loads(body)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            engines = data.get("engines")
-            if isinstance(engines, dict) and isinstance(engines.get("node"), str):
-                v = re.search(r"(\d+(?:\.\d+)?)", engines["node"])
-                if v:
-                    found_versions.append(("Node.js", v.group(1)))
-            manager = data.get("packageManager")
-            if isinstance(manager, str) and "@" in manager:
-                deps.append(manager.split("@", 1)[0])
-            scripts = data.get("scripts")
-            if isinstance(scripts, dict):
-                for script in scripts.values():
-                    if isinstance(script, str):
-                        first = script.split()[0] if script.split() else ""
-                        if first and vocabulary.known(first, curated=True):
-                            deps.append(first)
+        more = _package_json(body)
     elif base == "pyproject.toml":
-        m = re.search(r"requires-python\s*=\s*[\"'][^\d]*(\d+\.\d+)", body)
-        if m:
-            found_versions.append(("Python", m.group(1)))
-        deps += re.findall(r"^\[tool\.([\w-]+)", body, re.MULTILINE)
-        block = re.search(r"(?:optional-dependencies|dependency-groups|dev-dependencies)[^\n]*\n(.*?)(?:^\[|\Z)", body,
-                          re.DOTALL | re.MULTILINE)  # fmt: skip
-        if block:
-            deps += re.findall(r"[\"']([A-Za-z0-9][\w.-]*)", block.group(1))
-        if "[tool.poetry" in body:
-            deps.append("Poetry")
-            deps += re.findall(r"^([A-Za-z0-9][\w.-]*)\s*=\s*[\"'{]", body, re.MULTILINE)
-    elif base == "go.mod":
-        m = re.search(r"^go\s+(\d+\.\d+)", body, re.MULTILINE)
-        if m:
-            found_versions.append(("Go", m.group(1)))
-    elif base == "mix.exs":
-        m = re.search(r"elixir:\s*\"[^\d]*(\d+\.\d+)", body)
-        if m:
-            found_versions.append(("Elixir", m.group(1)))
-    elif base == "Gemfile":
-        m = re.search(r"^ruby\s+['\"][^\d]*(\d+\.\d+)", body, re.MULTILINE)
-        if m:
-            found_versions.append(("Ruby", m.group(1)))
+        more = _pyproject(body)
+    elif base in _SIMPLE_VERSIONS:
+        language, rx = _SIMPLE_VERSIONS[base]
+        m = rx.search(body)
+        more = ([], [(language, m.group(1))] if m else [])
     elif base in (".python-version", ".nvmrc", ".tool-versions"):
-        for m in re.finditer(
-            r"^(?:(python|nodejs|node|elixir|erlang|ruby|golang)\s+)?v?(\d+\.\d+)", body, re.MULTILINE
-        ):
-            lang = {"nodejs": "Node.js", "node": "Node.js", "golang": "Go"}.get(m.group(1) or "", m.group(1) or "")
-            lang = lang or ("Python" if base == ".python-version" else "Node.js")
-            found_versions.append((lang.title() if lang.islower() else lang, m.group(2)))
-    if base == "Dockerfile" or base.startswith("Dockerfile.") or base in (
-        "docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"
-    ):  # fmt: skip
-        for m in _IMAGE.finditer(body):
-            tech = _IMAGE_TECH.get(m.group(1).lower())
-            if tech:
-                deps.append(tech)
-                if m.group(2) and tech in VERSIONED_LANGUAGES | {"PostgreSQL", "MySQL", "Redis"}:
-                    found_versions.append((tech, m.group(2)))
-    return deps, found_versions
+        more = _version_file(base, body)
+    elif base == "Dockerfile" or base.startswith("Dockerfile.") or base in _COMPOSE:
+        more = _images(body)
+    return deps + more[0], found + more[1]
+
+
+_SCRIPT_KINDS = (
+    ("test", re.compile(r"^test$")),
+    ("build", re.compile(r"^build$")),
+    ("run", re.compile(r"^(?:dev|start|serve)$")),
+    ("lint", re.compile(r"^lint$")),
+    ("format", re.compile(r"^(?:format|fmt|format:write|prettier)$")),
+    ("typecheck", re.compile(r"^(?:type-?check|typecheck|tsc|types)$")),
+    ("migrate", re.compile(r"^(?:migrate|db[:-]migrate)$")),
+    ("deploy", re.compile(r"^deploy$")),
+)
+
+
+def script_commands(text: str) -> list[tuple[str, str]]:
+    """(kind, command) a package.json's scripts give as the way: `npm test`, `npm run build`."""
+    try:
+        data = json.loads(_body(text))
+    except ValueError:
+        return []
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return []
+    manager = "npm"
+    if isinstance(data.get("packageManager"), str):
+        manager = data["packageManager"].split("@", 1)[0] or "npm"
+    out = []
+    for kind, rx in _SCRIPT_KINDS:
+        name = next((n for n in scripts if isinstance(n, str) and rx.match(n)), None)
+        if name is not None:
+            command = f"{manager} test" if name == "test" else f"{manager} run {name}"
+            out.append((kind, command))
+    return out
 
 
 def is_manifest(path: str) -> bool:
@@ -832,6 +912,9 @@ def _manifest(k: Knowledge, path: str, text: str, prov: Provenance, confidence: 
             k.version(tech, number, prov, confidence)
     for port in exposed_ports(path, text):
         k.fact(EXPOSES, k.b.entity("port", port, prov), prov, confidence)
+    if base == "package.json":
+        for kind, command in script_commands(text):  # the way, not a run: below what ran
+            k.fact(f"{kind}-script", k.b.entity("command", command, prov), prov, 0.75)
     if base.startswith((".env", "docker-compose", "compose")):
         for name in env_names(text, env_file=True)[:30]:
             k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.85)
@@ -861,7 +944,6 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
 
 
 def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: TurnFacts) -> None:
-    b = k.b
     for argv in split_commands(action.command):
         line = normalize_command(argv)
         if not line or line.split(" ", 1)[0] in ("cd", "echo", "cat", "ls", "git", "grep", "rg", "sed", "tail", "head"):
@@ -874,37 +956,50 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         )  # fmt: skip
         tech = vocabulary.lookup(tech_name)
         failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
+        if program in BUILD_TOOLS and not failed:
+            _named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
         if tech is not None and tech.curated and not failed:
             fills = tech.category in ("test-framework", "linter", "formatter", "type-checker")
             k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
         if action.kind == "install":
-            manager = INSTALLERS.get(program)
-            if manager and not failed:
-                mtech = vocabulary.lookup(manager)
-                if mtech is not None:
-                    k.stack(mtech, prov, 0.85, slot=program in PROJECT_INSTALLERS)
-            for package in action.packages:
-                ptech = vocabulary.lookup(package)
-                if ptech is not None and ptech.curated and not failed:
-                    k.stack(ptech, prov, 0.85)
+            if not failed:
+                _installed(k, program, action.packages, prov)
             continue
         kind = command_kind(line, action.kind)
-        if not kind:
-            break
-        if not failed:
-            k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.9)
-        elif kind == "test" and facts.tests:  # the tests ran (some failed): still the way to test
-            k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.8)
-        if kind in STATUS_KINDS:
-            out = action.output or ""
-            summary = (patterns.test_summary(out[:20000]) if out else "") or facts.tests
-            if failed:
-                detail = summary or next(iter(patterns.errors(out[-8000:])), "") or "failed"
-                status = f"{'tests' if kind == 'test' else kind} failing: {detail}"
-            else:
-                status = f"{'tests' if kind == 'test' else kind} passing" + (f": {summary}" if summary else "")
-            k.fact(f"{kind}-status", b.entity("status", status[:120], prov, key=f"status:{status[:120]}"), prov, 0.9)
+        if kind:
+            _checked(k, kind, line, action, prov, facts, failed)
         break
+
+
+def _installed(k: Knowledge, program: str, packages: Sequence[str], prov: Provenance) -> None:
+    manager = vocabulary.lookup(INSTALLERS.get(program, ""))
+    if manager is not None:
+        k.stack(manager, prov, 0.85, slot=program in PROJECT_INSTALLERS)
+    for package in packages:
+        tech = vocabulary.lookup(package)
+        if tech is not None and tech.curated:
+            k.stack(tech, prov, 0.85)
+
+
+def _checked(
+    k: Knowledge, kind: str, line: str, action: ToolAction, prov: Provenance, facts: TurnFacts, failed: bool
+) -> None:
+    """A command of a kind that ran: the way to do it (when it worked, or the tests ran), and its outcome."""
+    b = k.b
+    if not failed:
+        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.9)
+    elif kind == "test" and facts.tests:  # the tests ran (some failed): still the way to test
+        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.8)
+    if kind not in STATUS_KINDS:
+        return
+    out = action.output or ""
+    summary = (patterns.test_summary(out[:20000]) if out else "") or facts.tests
+    what = "tests" if kind == "test" else kind
+    if failed:
+        status = f"{what} failing: {summary or next(iter(patterns.errors(out[-8000:])), '') or 'failed'}"
+    else:
+        status = f"{what} passing" + (f": {summary}" if summary else "")
+    k.fact(f"{kind}-status", b.entity("status", status[:120], prov, key=f"status:{status[:120]}"), prov, 0.9)
 
 
 def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
@@ -915,41 +1010,11 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
         for old, new in swaps:
-            new_t = _tech_name(new, curated=False) or _unknown(new, _tech_name(old, curated=False))
-            old_t = _tech_name(old, curated=False) or _unknown(old, new_t)
-            if new_t is None or old_t is None:
-                continue
-            if not from_user and not (old_t.curated and new_t.curated):
-                continue
-            old_id = k.drop(old_t, prov, 0.9 if from_user else 0.8)
-            new_id = k.stack(new_t, prov, 0.95 if from_user else 0.85)
-            k.decided.add(prov.node_ids[0])
-            what = f" as {new_t.slot.replace('-', ' ')}" if new_t.slot else ""
-            label = "Decided" if from_user else "Changed"
-            b.event(
-                f"{label}: {new_t.name} replaces {old_t.name}{what}",
-                "decision",
-                0.85 if from_user else 0.7,
-                prov,
-                [k.subject, old_id, new_id],
-                key=f"replace:{prov.session_id}:{prov.node_ids[0]}:{old_t.name}",
-            )
+            _replace(k, old, new, prov, from_user)
         if not from_user or question:
             continue
         if not swaps:
-            for name in dropped(sentence):
-                tech = _tech_name(name, curated=False)
-                if tech is not None:
-                    eid = k.drop(tech, prov)
-                    k.decided.add(prov.node_ids[0])
-                    b.event(
-                        f"Decided: drop {tech.name}",
-                        "decision",
-                        0.8,
-                        prov,
-                        [k.subject, eid],
-                        key=f"drop:{prov.session_id}:{prov.node_ids[0]}:{tech.name}",
-                    )
+            _drops(k, sentence, prov)
         chosen = _CHOOSE.search(sentence)
         if chosen and not swaps:
             after = sentence[chosen.start() :]
@@ -966,10 +1031,56 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             else:
                 k.fact(CONVENTION, entity, prov, 0.85)
             k.decided.add(prov.node_ids[0])
-        if _ENV_WORD.search(sentence):
-            for name in _ENV_NAME.findall(sentence):
-                if name not in _NOT_ENV and (f"`{name}`" in sentence or "env" in sentence.lower()):
-                    k.fact(ENV_VAR, b.entity("env-var", name, prov), prov, 0.8)
+        if _PROBLEM.search(sentence) and not swaps and len(sentence) <= 200:
+            name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
+            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        _said_env(k, sentence, prov)
+
+
+def _said_env(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """Environment variable names the user names (`set DATABASE_URL in .env`), never a value."""
+    if not _ENV_WORD.search(sentence):
+        return
+    for name in _ENV_NAME.findall(sentence):
+        if name not in _NOT_ENV and (f"`{name}`" in sentence or "env" in sentence.lower()):
+            k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.8)
+
+
+def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool) -> None:
+    """`new` takes `old`'s place: old dropped (reconcile retires its stack edges), new used, a decision."""
+    new_t = _tech_name(new, curated=False) or _unknown(new, _tech_name(old, curated=False))
+    old_t = _tech_name(old, curated=False) or _unknown(old, new_t)
+    if new_t is None or old_t is None or (not from_user and not (old_t.curated and new_t.curated)):
+        return
+    old_id = k.drop(old_t, prov, 0.9 if from_user else 0.8)
+    new_id = k.stack(new_t, prov, 0.95 if from_user else 0.85)
+    k.decided.add(prov.node_ids[0])
+    what = f" as {new_t.slot.replace('-', ' ')}" if new_t.slot else ""
+    label = "Decided" if from_user else "Changed"
+    k.b.event(
+        f"{label}: {new_t.name} replaces {old_t.name}{what}",
+        "decision",
+        0.85 if from_user else 0.7,
+        prov,
+        [k.subject, old_id, new_id],
+        key=f"replace:{prov.session_id}:{prov.node_ids[0]}:{old_t.name}",
+    )
+
+
+def _drops(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    for name in dropped(sentence):
+        tech = _tech_name(name, curated=False)
+        if tech is not None:
+            eid = k.drop(tech, prov)
+            k.decided.add(prov.node_ids[0])
+            k.b.event(
+                f"Decided: drop {tech.name}",
+                "decision",
+                0.8,
+                prov,
+                [k.subject, eid],
+                key=f"drop:{prov.session_id}:{prov.node_ids[0]}:{tech.name}",
+            )
 
 
 def _unknown(name: str, other: vocabulary.Tech | None) -> vocabulary.Tech | None:
