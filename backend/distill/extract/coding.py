@@ -170,7 +170,8 @@ def extract_turn(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> Tu
         decided = record_turn(state.knowledge, turn, actions, facts)
     events_before = b.event_count
     mentioned += _text_records(b, turn, state, decided)
-    said = b.event_count > events_before or bool(decided)  # the turn's text gave a decision or a learning
+    told = state.knowledge is not None and state.knowledge.told
+    said = b.event_count > events_before or told  # the turn's text gave a decision, a learning or a fact
     reply = next((n.content for n in reversed(turn.nodes) if n.role == "assistant" and n.content), "")
     summary = work_summary(facts, reply, said=said)
     if summary and (actions or facts.request):

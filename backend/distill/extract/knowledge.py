@@ -765,6 +765,7 @@ class Knowledge:
     pending: dict[tuple[str, str, str, str], tuple[Provenance, float]] = field(default_factory=dict)
     user: str = ""
     decided: set[str] = field(default_factory=set)  # nodes whose text gave a replacement or a drop
+    told: bool = False  # the current turn's messages gave a fact (its work event need not retell them)
 
     # entity helpers
     def tech(self, tech: vocabulary.Tech, prov: Provenance) -> str:
@@ -866,11 +867,13 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 _language(k, path, p, 0.75, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
             _command_facts(k, action, p, facts)
+    before = len(k.pending)
     for node in turn.nodes:
         if node.role == "user" and node.content and not node.is_tool:
             _text_facts(k, node.content, prov(node), from_user=True)
         elif node.role == "assistant" and node.content and not node.is_tool:
             _text_facts(k, node.content, prov(node), from_user=False)
+    k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
     return k.decided
 
 
