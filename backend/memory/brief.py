@@ -76,6 +76,7 @@ def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     _, edges = _project_edges(memory, project_id)
     lines = _brief_from(memory, edges)
     lines += _decisions(memory, project_scope(project_id))
+    lines += _fixes(memory, project_scope(project_id))
     lines += preference_lines(memory, limit=3, importance=0.55)
     return sorted(lines, key=lambda line: -line.importance)
 
@@ -249,6 +250,31 @@ def _joined(chunk: list[str], edges: list[GraphEdge], importance: float) -> Brie
 def _category(memory: MemoryStore, eid: str) -> str:
     entity = memory.entity_by_id(eid)
     return str(entity.attrs.get("category", "")) if entity is not None else ""
+
+
+FIXES = 2
+
+
+def _fixes(memory: MemoryStore, scope: str) -> list[BriefLine]:
+    """Errors seen and what fixed them (`error ──fixed-by──► file` when the failing command passed
+    again after those edits), newest first."""
+    edges = [g for g in memory.edges(scope=scope, relations=["fixed-by"], limit=200) if g.edge.scope == scope]
+    if not edges:
+        return []
+    refs = memory.entity_refs({x for g in edges for x in (g.source, g.target)})
+    by_error: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        by_error.setdefault(g.source, []).append(g)
+    ranked = sorted(by_error.items(), key=lambda item: -_newest(item[1]).edge.event_time)[:FIXES]
+    out = []
+    for rank, (error, gs) in enumerate(ranked):
+        if error not in refs:
+            continue
+        fixes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if g.target in refs))
+        newest = _newest(gs)
+        text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} (by {fixes[:80]})"
+        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02))
+    return out
 
 
 def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:

@@ -281,3 +281,27 @@ def test_a_later_decision_supersedes_and_the_block_keeps_its_budget(tmp_path: Pa
     stack = next(line for line in core.splitlines() if line.startswith("· stack: "))
     assert "Vitest (was Jest)" in stack and "React" in stack and "Zod" in stack.replace("zod", "Zod")
     assert "Jest," not in stack and not stack.split("  ↪")[0].endswith("Jest")
+
+
+def test_an_error_and_the_edit_that_fixed_it_are_in_the_brief(tmp_path: Path):
+    failing = "E   KeyError: 'scope'\n=== 1 failed, 3 passed in 0.2s ==="
+    history = [
+        Session(
+            "s-fix",
+            [
+                Turn("Run the tests.", [Call("bash", command="pytest -q", output=failing, exit_code=1)]),
+                Turn(
+                    "Fix the cache key.",
+                    [
+                        Call("edit", path="/work/demo/app/cache.py", content="key = (scope, name)\n"),
+                        Call("bash", command="pytest -q", output="=== 4 passed in 0.2s ===", exit_code=0),
+                    ],
+                ),
+            ],
+        )
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    assert any(
+        line.startswith("· fixed ") and "KeyError" in line and "app/cache.py" in line for line in core.splitlines()
+    )
+    assert any(line.startswith("· state: tests passing: 4 passed") for line in core.splitlines()), core
