@@ -331,7 +331,8 @@ _DROP = re.compile(
 _CHOOSE = re.compile(
     r"\b(?:use|using|uses|used|add|adding|install|installing|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
     r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
-    r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:)\b",
+    r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
+    r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with)\b",
     re.I,
 )
 _CONVENTION = re.compile(
@@ -340,7 +341,8 @@ _CONVENTION = re.compile(
     r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
     r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small)|"
-    r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming)\b",
+    r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming|"
+    r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
     re.I,
 )
 _NOT_CONVENTION = re.compile(

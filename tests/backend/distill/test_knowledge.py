@@ -60,6 +60,11 @@ def test_drops_and_choices():
     assert techs == ["Alpine.js", "htmx"]
     # plain English words that are also names do not count unless they are marked
     assert kn.mentioned_techs("go to the next page and make it express") == []
+    assert [t.name for t in kn.mentioned_techs("the project is Django on MySQL with Celery")] == [
+        "Django",
+        "MySQL",
+        "Celery",
+    ]
     assert [t.name for t in kn.mentioned_techs("use `chalk` for colours")] == ["chalk"]
     assert [(t.name, v) for t, v in kn.versions("we're on Python 3.11 and Node 20")] == [
         ("Python", "3.11"),
@@ -79,6 +84,8 @@ def test_drops_and_choices():
         ("Don't worry about the old tests.", False, False),
         ("Why does it always fail?", False, False),
         ("Fix the login bug.", False, False),
+        ("I want docstrings on public functions.", True, False),
+        ("I want you to fix the login bug.", False, False),
     ],
 )
 def test_conventions_and_their_scope(sentence, convention, is_global):
