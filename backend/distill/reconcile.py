@@ -34,6 +34,7 @@ DEFAULT_SINGLE_VALUED = (
     "works-at",
 )
 
+STATE_SUFFIXES = ("-status", "-command")  # retired by the newer value without a contradiction logged
 CurrentEdges = Callable[[str, str, str], Sequence[Edge]]  # (subject, relation, scope) -> current edges
 CurrentEvents = Callable[[str], Sequence[Event]]  # key -> current events with that key
 
@@ -85,7 +86,8 @@ def reconcile_edges(
         stored = [e for e in current(subject, relation, scope) if e.scope == scope and e.relation == relation]
         found_patches, found = resolve_chain([*stored, *new.values()], at=at)
         patches += found_patches
-        contradictions += found
+        if not relation.endswith(STATE_SUFFIXES):  # a check's outcome or the latest command: a change, not a conflict
+            contradictions += found
         if relation not in ("uses", "depends-on") and relation in STACK_RELATIONS:
             by_id = {e.id: e for e in [*stored, *new.values()]}
             replaced += [(by_id[c.kept], c.retired_value) for c in found if c.kept in by_id]

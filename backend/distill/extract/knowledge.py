@@ -473,9 +473,15 @@ _COMMON_WORDS = frozenset(
 )
 
 
+_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|prefer)\b", re.I)
+_ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
+
+
 def replacements(sentence: str) -> list[tuple[str, str]]:
     """(old, new) technology names a sentence replaces, one of them at least known to the vocabulary."""
     out: list[tuple[str, str]] = []
+    if not _SWAP_WORDS.search(sentence):
+        return out
     for rx, order in zip(_REPLACE, _REPLACE_ORDER, strict=True):
         for m in rx.finditer(sentence):
             a, b = m.group(1), m.group(2)
@@ -998,18 +1004,22 @@ def _checked(
     if kind not in STATUS_KINDS:
         return
     out = action.output or ""
-    summary = (patterns.test_summary(out[:20000]) if out else "") or facts.tests
     what = "tests" if kind == "test" else kind
+    # coarse on purpose: one state per outcome (and error), so a run that changes nothing
+    # restates the current value instead of superseding it; the counts are in the timeline
     if failed:
-        status = f"{what} failing: {summary or next(iter(patterns.errors(out[-8000:])), '') or 'failed'}"
+        error = next(iter(patterns.errors(out[-8000:])), "") if out else ""
+        status = f"{what} failing" + (f": {error[:80]}" if error else "")
     else:
-        status = f"{what} passing" + (f": {summary}" if summary else "")
+        status = f"{what} passing"
     k.fact(f"{kind}-status", b.entity("status", status[:120], prov, key=f"status:{status[:120]}"), prov, 0.9)
 
 
 def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
     if from_user and text.lstrip().startswith("<"):
         return  # injected context (<environment_context>, <system-reminder>, ...)
+    if not from_user and not _ASSISTANT_SWAP.search(text[:20_000]):
+        return  # an assistant's text gives only replacements it reports, and names none here
     b = k.b
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
