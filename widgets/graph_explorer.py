@@ -234,7 +234,7 @@ class GraphExplorer(Horizontal):
         self.query_one("#graph-empty").display = False
         tree = self.tree
         tree.display = True
-        tree.show_tree(graph_items(center.id, edges), center, names)
+        tree.show_tree(graph_items(center.id, edges, names), center, names)
         self._header(center, len(edges), hidden, truncated)
         self._describe(tree.cursor_item)
 

@@ -44,6 +44,7 @@ class GraphItem:
     children: list[GraphItem] = field(default_factory=list)
     index: int = 0  # the row's place in GraphTree.items: its item number in the lines
     parent: int = -1  # the index of the row above it in the tree; -1 for the root
+    fold: str = ""  # a row that folds the activity edges of one kind (`ran`, `uses model`): its kind
 
 
 @dataclass
@@ -52,9 +53,31 @@ class GraphTree:
     items: list[GraphItem]  # every row, indexed by GraphItem.index
 
 
-def graph_items(center: str, edges: Sequence[GraphEdge]) -> GraphTree:
+# What a session did (the timeline tells it) rather than what is known: folded, one row per kind.
+ACTIVITY = frozenset(
+    {"edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "viewed", "opened", "wrote",
+     "mentioned", "part-of"}
+)  # fmt: skip
+FOLD_MIN = 2  # a kind with fewer activity edges is not folded (a fold of one row is one more key)
+ACTIVITY_USES = frozenset({"tool", "model"})  # `session ──uses──► Bash` is activity, `project ──uses──► Django` is not
+
+
+def activity_kind(g: GraphEdge, names: Mapping[str, EntityRef] | None) -> str:
+    """The fold an edge goes under ("" for a knowledge edge, shown first)."""
+    if g.relation in ACTIVITY:
+        return g.relation
+    if g.relation == "uses" and names is not None:
+        ref = names.get(g.target)
+        if ref is not None and ref.type in ACTIVITY_USES:
+            return f"uses {ref.type}"
+    return ""
+
+
+def graph_items(center: str, edges: Sequence[GraphEdge], names: Mapping[str, EntityRef] | None = None) -> GraphTree:
     """The neighbourhood as a tree: hop-1 edges under the centre, each later hop under the
-    first row that reached the entity it starts from (breadth first, so a path is shortest)."""
+    first row that reached the entity it starts from (breadth first, so a path is shortest).
+    Under the centre, knowledge edges come first; activity edges (ran, read, edited, uses a
+    tool or model, part-of) are folded under one collapsed row per kind."""
     root = GraphItem(center)
     items = [root]
     reached: dict[str, GraphItem] = {center: root}
@@ -73,7 +96,37 @@ def graph_items(center: str, edges: Sequence[GraphEdge]) -> GraphTree:
             found.setdefault(other, item)
         for entity, item in found.items():
             reached.setdefault(entity, item)
+    _fold(items, names)
     return GraphTree(root, items)
+
+
+def _fold(items: list[GraphItem], names: Mapping[str, EntityRef] | None) -> None:
+    """Under the centre only: a later hop is shown when its row is opened, already chosen."""
+    for parent in items[:1]:
+        if not parent.children:
+            continue
+        knowledge: list[GraphItem] = []
+        folds: dict[str, GraphItem] = {}
+        for child in parent.children:
+            assert child.edge is not None
+            kind = activity_kind(child.edge, names)
+            if not kind:
+                knowledge.append(child)
+                continue
+            fold = folds.get(kind)
+            if fold is None:
+                fold = folds[kind] = GraphItem(
+                    parent.entity, None, True, index=len(items), parent=parent.index, fold=kind
+                )
+                items.append(fold)
+            child.parent = fold.index
+            fold.children.append(child)
+        single = [fold.children[0] for fold in folds.values() if len(fold.children) < FOLD_MIN]
+        for child in single:  # one edge of a kind: shown as it is, after the knowledge
+            child.parent = parent.index
+        kept = [fold for fold in folds.values() if len(fold.children) >= FOLD_MIN]
+        if folds:
+            parent.children = knowledge + single + kept
 
 
 Span = tuple[str, str]  # (text, style name: a `line--<name>` component class)
@@ -101,6 +154,12 @@ def edge_spans(item: GraphItem, names: Mapping[str, EntityRef]) -> list[Span]:
     if retired:
         spans.append((f" · superseded {day(edge.valid_to)}", "warning"))
     return spans
+
+
+def fold_spans(item: GraphItem) -> list[Span]:
+    """A folded row: the kind of activity and how many edges it holds."""
+    count = len(item.children)
+    return [(f"··{one_line(item.fold, 30)}·· ", "muted"), (f"{count} {'edge' if count == 1 else 'edges'}", "muted")]
 
 
 class Row(NamedTuple):
@@ -209,7 +268,8 @@ class GraphLines(ItemLines):
     def _label(self, index: int) -> list[Span]:
         label = self._labels.get(index)
         if label is None:
-            label = self._labels[index] = edge_spans(self.graph.items[index], self.names)
+            item = self.graph.items[index]
+            label = self._labels[index] = fold_spans(item) if item.fold else edge_spans(item, self.names)
         return label
 
     @property

@@ -120,6 +120,7 @@ class TurnFacts:
     edited: tuple[str, ...] = ()  # file paths, relative to the session root when under it
     created: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()  # "old/path -> new/path" (mv, git mv)
     read: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()  # every shell command line run, unwrapped from `bash -lc`
     programs: tuple[str, ...] = ()  # the commands as entities: `pytest`, `git commit`, ...

@@ -4,6 +4,11 @@
   ...) with the same subject and scope as a current edge but another value retires it, if it is
   newer in the world (event_time); an older fact ingested late is itself retired by the current
   one, never the other way round. Edges restating the current value stay, side by side.
+- Knowledge slots (extract/knowledge.py: a project's test framework, ORM, package manager, its
+  `*-command`, `*-version` and `*-status` relations) are single-valued whatever the config says.
+  When a slot changes value, or a `dropped` edge names a technology, the subject's older stack
+  edges to the old technology (`uses`, `depends-on`, its slot) are retired too: a replaced
+  technology stays as history and is never current.
 - An event with the same `key` as a current one (the turn grew, an LLM re-run) supersedes it.
 - Nothing else is ever retired, and every contradiction is reported (the pipeline logs it to
   memory/contradictions.jsonl).
@@ -15,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 from ..memory.records import Edge, Event, Patch
+from .extract.knowledge import DROPPED, STACK_RELATIONS
+from .extract.knowledge import single_valued as knowledge_single_valued
 from .model import Contradiction, Linked, Reconciled
 
 DEFAULT_SINGLE_VALUED = (
@@ -27,6 +34,7 @@ DEFAULT_SINGLE_VALUED = (
     "works-at",
 )
 
+STATE_SUFFIXES = ("-status", "-command")  # retired by the newer value without a contradiction logged
 CurrentEdges = Callable[[str, str, str], Sequence[Edge]]  # (subject, relation, scope) -> current edges
 CurrentEvents = Callable[[str], Sequence[Event]]  # key -> current events with that key
 
@@ -66,18 +74,54 @@ def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], lis
 def reconcile_edges(
     edges: Iterable[Edge], current: CurrentEdges, single_valued: Collection[str], *, at: float
 ) -> tuple[list[Patch], list[Contradiction]]:
+    edges = list(edges)
     groups: dict[tuple[str, str, str], dict[str, Edge]] = {}
     for edge in edges:
-        if edge.relation in single_valued:
+        if edge.relation in single_valued or knowledge_single_valued(edge.relation):
             groups.setdefault((edge.from_id, edge.relation, edge.scope), {})[edge.id] = edge
     patches: list[Patch] = []
     contradictions: list[Contradiction] = []
+    replaced: list[tuple[Edge, str]] = []  # (the edge that replaces, the technology it retires)
     for (subject, relation, scope), new in groups.items():
         stored = [e for e in current(subject, relation, scope) if e.scope == scope and e.relation == relation]
         found_patches, found = resolve_chain([*stored, *new.values()], at=at)
         patches += found_patches
-        contradictions += found
+        if not relation.endswith(STATE_SUFFIXES):  # a check's outcome or the latest command: a change, not a conflict
+            contradictions += found
+        if relation not in ("uses", "depends-on") and relation in STACK_RELATIONS:
+            by_id = {e.id: e for e in [*stored, *new.values()]}
+            replaced += [(by_id[c.kept], c.retired_value) for c in found if c.kept in by_id]
+    replaced += [(e, e.to_id) for e in edges if e.relation == DROPPED]
+    patches += _retire_replaced(replaced, edges, current, {p.id for p in patches}, at=at)
     return patches, contradictions
+
+
+def _retire_replaced(
+    replaced: Sequence[tuple[Edge, str]], batch: Sequence[Edge], current: CurrentEdges, done: set[str], *, at: float
+) -> list[Patch]:
+    """Retire the subject's stack edges to a replaced or dropped technology older than the change."""
+    patches: list[Patch] = []
+    for by, target in replaced:
+        candidates: dict[str, Edge] = {}
+        for relation in STACK_RELATIONS:
+            for edge in current(by.from_id, relation, by.scope):
+                candidates[edge.id] = edge
+        for edge in batch:
+            if edge.relation in STACK_RELATIONS:
+                candidates[edge.id] = edge
+        for edge in candidates.values():
+            if (
+                edge.to_id == target
+                and edge.from_id == by.from_id
+                and edge.scope == by.scope
+                and edge.id not in done
+                and edge.id != by.id
+                and edge.event_time <= by.event_time
+            ):
+                what = "dropped" if by.relation == DROPPED else f"replaced as {by.relation} by {by.to_id}"
+                patches.append(Patch(edge.id, by.id, at, f"{target} {what}"))
+                done.add(edge.id)
+    return patches
 
 
 def reconcile_events(

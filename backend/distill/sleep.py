@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..home import Home
+from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
 from .model import Extraction, Linked, Reconciled, RunReport, Written
@@ -19,6 +20,13 @@ from .pipeline import CancelFn, DistillJob, ProgressFn, RunOptions, distil_pendi
 from .project import project_all
 from .reconcile import resolve_chain
 from .state import load_state
+
+# the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
+KNOWLEDGE_SLOTS = (
+    *sorted(SLOT_RELATIONS),
+    *(f"{kind}-command" for kind in COMMAND_KINDS),
+    *(f"{kind}-status" for kind in STATUS_KINDS),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +70,7 @@ def sleep(
         merges = relink(port.known_entities(LINK_TYPES), at=job.now)
         job.tell("reconcile", 1, 3, "single-valued relations")
         patches, contradictions = [], []
-        for relation in home.config.distill.single_valued:
+        for relation in dict.fromkeys([*home.config.distill.single_valued, *KNOWLEDGE_SLOTS]):
             groups: dict[tuple[str, str], list] = {}
             for edge in port.relation_edges(relation):
                 groups.setdefault((edge.from_id, edge.scope), []).append(edge)

@@ -37,6 +37,7 @@ from pathlib import Path
 from ..model import SESSION_ID_RE
 from ..safe_text import plain
 from ..store.files import write_atomic
+from .brief import BRIEF_RELATIONS, global_brief, is_brief_relation, project_brief
 from .records import GLOBAL, project_scope
 from .slugs import safe_name
 from .store import MemoryStore
@@ -46,6 +47,7 @@ RULE = "═" * 47
 HALF_LIFE_DAYS = 14.0
 MIN_CONFIDENCE = 0.7
 TIMELINE_SHARE = 0.55
+BRIEF_SHARE = 0.6
 EVENT_CANDIDATES = 40
 FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
@@ -95,26 +97,50 @@ def compose_core(
     graph_label: str = "[Graph · current project]",
     hint: str = "For details: memory_open_session(<id>) / memory_git_log(<project>)",
     budget: int = CORE_BUDGET,
+    brief: Sequence[CoreLine] = (),
+    brief_label: str = "",
 ) -> str:
-    """Lay out the block within `budget` bytes; candidates come in rank order, best first."""
+    """Lay out the block within `budget` bytes; candidates come in rank order, best first.
+
+    `brief` (the project's stack, commands, conventions, state, decisions; best first) leads,
+    under `brief_label`, and gets up to BRIEF_SHARE of the room before the timeline and the graph
+    share the rest; the section is left out when there is no brief line."""
     header = (
         f"opmem memory · project: {clean(title, NAME_CHARS) or '(global)'}, last consolidated {consolidated:%Y-%m-%d}"
     )
-    top = [RULE, header, RULE, "[Timeline · recent]"]
+    head = [RULE, header, RULE]
+    brief_head = [clean(brief_label or "[Project]", NAME_CHARS + 20)] if brief else []
+    timeline_head = ["[Timeline · recent]"]
     middle = [clean(graph_label, NAME_CHARS + 20)]
     bottom = [clean(hint, 120), RULE]
-    fixed = sum(_nbytes(line) for line in (*top, *middle, *bottom))
+    fixed = sum(_nbytes(line) for line in (*head, *brief_head, *timeline_head, *middle, *bottom))
     if fixed > budget:
         raise ValueError(f"a core.md budget of {budget} bytes cannot hold its frame ({fixed} bytes)")
     room = budget - fixed
     seen: set[str] = set()
+    chosen_brief: list[CoreLine] = []
     chosen_events: list[CoreLine] = []
     chosen_facts: list[CoreLine] = []
-    used = _fill(events, chosen_events, seen, int(room * TIMELINE_SHARE))
+    used = _fill(brief, chosen_brief, seen, int(room * BRIEF_SHARE)) if brief else 0
+    if brief and not chosen_brief:  # nothing fitted: the section's label goes too
+        room += sum(_nbytes(line) for line in brief_head)
+        brief_head = []
+    used += _fill(events, chosen_events, seen, int((room - used) * TIMELINE_SHARE))
     used += _fill(facts, chosen_facts, seen, room - used)
-    _fill(events, chosen_events, seen, room - used)
+    used += _fill(events, chosen_events, seen, room - used)
+    _fill(brief, chosen_brief, seen, room - used)
+    chosen_brief.sort(key=lambda line: -line.order)
     chosen_events.sort(key=lambda line: -line.order)
-    lines = [*top, *(c.render() for c in chosen_events), *middle, *(c.render() for c in chosen_facts), *bottom]
+    lines = [
+        *head,
+        *brief_head,
+        *(c.render() for c in chosen_brief),
+        *timeline_head,
+        *(c.render() for c in chosen_events),
+        *middle,
+        *(c.render() for c in chosen_facts),
+        *bottom,
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -158,8 +184,11 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
 def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
     """Current high-confidence edges, facts before activity, then by confidence and recency."""
     ranked = []
-    for tier, kw in enumerate(({"exclude_relations": ACTIVITY_RELATIONS}, {"relations": ACTIVITY_RELATIONS})):
+    tiers = ({"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS}, {"relations": ACTIVITY_RELATIONS})
+    for tier, kw in enumerate(tiers):
         for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
+            if tier == 0 and is_brief_relation(g.relation):
+                continue  # the brief says it (a `*-version` edge)
             ranked.append((tier, -g.confidence, -g.edge.event_time, g.edge.id, g))
     ranked.sort(key=lambda r: r[:4])
     names = memory.entity_refs({g.source for *_, g in ranked} | {g.target for *_, g in ranked})
@@ -179,9 +208,13 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         safe_id = project_id if SESSION_ID_RE.fullmatch(project_id) else "<project>"
         hint = f"For details: memory_open_session(<id>) / memory_git_log({safe_id})"
         label, title = "[Graph · current project]", project_name or project_id
+        brief = project_brief(memory, project_id)
+        brief_label = f"[Project · {clean(title, NAME_CHARS)}]"
     else:
         hint = "For details: memory_open_session(<id>) / memory_git_log(<project>)"
         label, title = "[Graph · global]", "(global)"
+        brief = global_brief(memory)
+        brief_label = "[Preferences · global]"
     return compose_core(
         title,
         consolidated,
@@ -189,6 +222,8 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         fact_lines(memory, scope),
         graph_label=label,
         hint=hint,
+        brief=[CoreLine(line.text, line.session_id, line.importance) for line in brief],
+        brief_label=brief_label,
     )
 
 

@@ -20,12 +20,18 @@ def row_of(graph: GraphExplorer, text: str) -> int:
 
 
 async def two_hops_of_webapp(pilot) -> GraphExplorer:
+    """webapp at two hops, its folded part-of row expanded, the cursor back on the centre."""
     await open_memory(pilot)
     graph = pilot.app.screen.query_one(GraphExplorer)
     await find(pilot, graph, "webapp", "webapp")
     graph.tree.focus()
     await press(pilot, "plus")
     assert graph.hops == 2
+    fold = row_of(graph, "··part-of··")
+    assert shown(graph)[fold].startswith(f"└── {COLLAPSED}··part-of··")  # activity: folded, after the facts
+    await press(pilot, *["down"] * fold, "space")
+    graph.tree.move_to(graph.tree.graph.root.index)
+    await settle(pilot)
     return graph
 
 
@@ -36,14 +42,15 @@ async def test_rows_expand_collapse_and_move_along_the_tree(memory_home):
         tree = graph.tree
         first = shown(graph)
         assert first[0] == f"{EXPANDED}webapp  project"  # the root: its first hop shown
+        assert first[1].startswith("├── ──listens-on──► 8080  port")  # knowledge first
         folder = row_of(graph, "src/auth  folder")
-        assert first[folder].startswith(f"├── {COLLAPSED}◄──part-of── src/auth")
-        assert all(not text.startswith("│") for text in first)  # nothing of hop 2 shown yet
+        assert first[folder].startswith(f"    ├── {COLLAPSED}◄──part-of── src/auth")
+        assert all(not text.startswith("    │") for text in first)  # nothing of hop 2 shown yet
         # space expands the row under the cursor: its hop-2 rows appear under it, with guides
         await press(pilot, *["down"] * folder, "space")
         lines = shown(graph)
-        assert lines[folder].startswith(f"├── {EXPANDED}◄──part-of── src/auth")
-        assert lines[folder + 1].startswith("│   └── ◄──part-of── src/auth/middleware.py  file  1.00")
+        assert lines[folder].startswith(f"    ├── {EXPANDED}◄──part-of── src/auth")
+        assert lines[folder + 1].startswith("    │   └── ◄──part-of── src/auth/middleware.py  file  1.00")
         await press(pilot, "down")
         assert tree.cursor_item.entity != graph.center and "middleware.py ──part-of──► src/auth" in detail(app)
         # shift+left: the row above in the tree; shift+down/up: its siblings, over their rows
@@ -74,16 +81,16 @@ async def test_the_mouse_toggles_rows_and_recentres(memory_home):
         graph = await two_hops_of_webapp(pilot)
         tree = graph.tree
         folder = row_of(graph, "src/auth  folder")
-        icon_x = len("├── ")
+        icon_x = len("    ├── ")
         await pilot.click("#graph-tree", offset=(icon_x, folder))  # on ▶: expands, no recentre
         await settle(pilot)
-        assert shown(graph)[folder + 1].startswith("│   └── ")
+        assert shown(graph)[folder + 1].startswith("    │   └── ")
         assert graph.center is not None and tree.graph.root.entity == graph.center
         # the cursor under a row that collapses moves up to that row
         tree.move_to(tree.rows()[folder + 1].index)
         await pilot.click("#graph-tree", offset=(icon_x, folder))
         await settle(pilot)
-        assert not shown(graph)[folder + 1].startswith("│")
+        assert not shown(graph)[folder + 1].startswith("    │")
         assert tree.selected_item == tree.rows()[folder].index
         # a click on a row's text recentres on its neighbour
         port = row_of(graph, "8080  port")

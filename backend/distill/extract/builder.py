@@ -15,7 +15,7 @@ from ...memory.records import GLOBAL, Edge, Entity, Event, entity_id
 from ...model import Node, Provenance
 from ..model import Extraction, SessionInfo, TurnFacts
 
-PROJECT_KEYED = frozenset({"file", "folder", "test", "issue", "commit", "service"})
+PROJECT_KEYED = frozenset({"file", "folder", "test", "issue", "commit", "service", "endpoint"})
 MAX_NODE_IDS = 32
 
 
@@ -110,6 +110,7 @@ class RecordBuilder:
         confidence: float = 1.0,
         *,
         once: bool = False,
+        scope: str | None = None,
     ) -> str:
         """An edge; `once`: the first of the batch only (structure and activity, where the timeline
         already keeps every turn: `session edited file` needs saying once per batch, not per edit)."""
@@ -129,7 +130,7 @@ class RecordBuilder:
                 relation=relation,
                 provenance=provenance,
                 confidence=round(min(1.0, max(0.0, confidence)), 3),
-                scope=self.scope,
+                scope=scope or self.scope,
             )
         return eid
 
@@ -157,6 +158,10 @@ class RecordBuilder:
                 key=key,
             )
         return eid
+
+    @property
+    def event_count(self) -> int:
+        return len(self._events)
 
     def has_entity(self, eid: str) -> bool:
         return eid in self._entities

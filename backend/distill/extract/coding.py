@@ -22,6 +22,7 @@ from ..model import CollectedTurn, SessionBatch, TurnFacts
 from . import patterns
 from .builder import RecordBuilder
 from .cues import find_cues, preference
+from .knowledge import Knowledge, record_turn
 from .personal_records import user_facts
 from .summary import work_importance, work_summary
 from .tools import ToolAction, absolute_path, normalize_path, read_tool, tool_key
@@ -50,6 +51,7 @@ class BatchState:
     used: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> entity linked by `uses`
     open_errors: dict[str, list[str]] = field(default_factory=dict)  # command entity -> error ids
     edits_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> file ids edited since
+    knowledge: Knowledge | None = None  # what the batch teaches about the project (knowledge.py)
 
 
 def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
@@ -72,6 +74,7 @@ def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
         )
         b.edge(state.session_entity, "part-of", project, prov, once=True)
         state.subject = project
+    state.knowledge = Knowledge(b, state.subject)
     return state
 
 
@@ -86,7 +89,7 @@ def turn_actions(turn: CollectedTurn) -> list[ToolAction]:
 def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
     root = turn.session.root
     edited, created, deleted, read, commands, programs, searches, urls = ([] for _ in range(8))
-    installed, errors, commits, tools = ([] for _ in range(4))
+    installed, errors, commits, tools, moved = ([] for _ in range(5))
     tests = ""
     for action in actions:
         paths = [normalize_path(p, root) for p in action.paths]
@@ -99,8 +102,10 @@ def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
         elif kind == "create":
             created += paths
             edited += paths
-        elif kind == "delete":
+        elif kind == "delete" and not action.failed:
             deleted += paths
+        elif kind == "move" and not action.failed and len(paths) >= 2:
+            moved += [f"{p} -> {paths[-1]}" for p in paths[:-1]]
         elif kind == "read":
             read += paths
         elif kind in ("search", "websearch") and action.pattern:
@@ -131,6 +136,7 @@ def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
         edited=patterns.unique(edited),
         created=patterns.unique(created),
         deleted=patterns.unique(deleted),
+        moved=patterns.unique(moved),
         read=patterns.unique(read),
         commands=patterns.unique(commands),
         programs=patterns.unique(programs),
@@ -159,9 +165,15 @@ def extract_turn(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> Tu
     for action in actions:
         mentioned += _action_records(b, turn, action, state)
     mentioned += _uses(b, turn, facts, state)
-    mentioned += _text_records(b, turn, state)
+    decided: set[str] = set()
+    if state.knowledge is not None:
+        decided = record_turn(state.knowledge, turn, actions, facts)
+    events_before = b.event_count
+    mentioned += _text_records(b, turn, state, decided)
+    told = state.knowledge is not None and state.knowledge.told
+    said = b.event_count > events_before or told  # the turn's text gave a decision, a learning or a fact
     reply = next((n.content for n in reversed(turn.nodes) if n.role == "assistant" and n.content), "")
-    summary = work_summary(facts, reply)
+    summary = work_summary(facts, reply, said=said)
     if summary and (actions or facts.request):
         prov = b.provenance(_work_nodes(turn, actions), turn=turn.number, commit=turn.commit)
         key = f"work:{turn.session.session_id}:{turn.anchor.id}"
@@ -181,7 +193,9 @@ def _action_records(b: RecordBuilder, turn: CollectedTurn, action: ToolAction, s
     root = turn.session.root
     prov = b.provenance([action.node], turn=turn.number, commit=turn.commit)
     mentioned: list[str] = []
-    relation = {"edit": "edited", "create": "created", "delete": "deleted", "read": "read"}.get(action.kind)
+    relation = {"edit": "edited", "create": "created", "delete": "deleted", "read": "read", "move": "moved"}.get(
+        action.kind
+    )
     for raw in action.paths if relation else ():
         path = normalize_path(raw, root)
         if not path or path == ".":
@@ -322,7 +336,9 @@ def _first_named(nodes: Iterable[Node], name: str, kind: str) -> Node | None:
     return None
 
 
-def _text_records(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> list[str]:
+def _text_records(
+    b: RecordBuilder, turn: CollectedTurn, state: BatchState, decided: set[str] = frozenset()
+) -> list[str]:
     """Decisions, learnings, issues, URLs, ports and models named in the prompt and replies."""
     mentioned: list[str] = []
     for node in turn.nodes:
@@ -348,6 +364,8 @@ def _text_records(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> l
             named += [service_id, port_id]
         mentioned += named
         for ordinal, cue in enumerate(find_cues(text, from_user=node.role == "user")):
+            if cue.kind == "decision" and node.id in decided:
+                continue  # the knowledge rules wrote this decision as a replacement or a drop
             importance = (0.75 if cue.kind == "decision" else 0.65) + (0.1 if node.role == "user" else 0.0)
             label = "Decided" if cue.kind == "decision" else "Learned"
             key = f"{cue.kind}:{turn.session.session_id}:{node.id}:{ordinal}"
@@ -371,4 +389,7 @@ def _cue_edges(
 
 def extract_coding(b: RecordBuilder, batch: SessionBatch) -> list[TurnFacts]:
     state = begin_batch(b, batch)
-    return [extract_turn(b, turn, state) for turn in batch.turns]
+    facts = [extract_turn(b, turn, state) for turn in batch.turns]
+    if state.knowledge is not None:
+        state.knowledge.flush()
+    return facts

@@ -21,8 +21,11 @@ from typing import Any
 import jsonschema
 
 from ...llm import BudgetExhausted, ChatClient, LLMError, TokenBudget, parse_json_reply
+from ...memory.records import GLOBAL
 from ..model import CollectedTurn, Extraction, SessionBatch
+from . import vocabulary
 from .builder import RecordBuilder
+from .knowledge import CONVENTION, ENDPOINT, ENV_VAR, Knowledge
 
 ENTITY_TYPES = (
     "person",
@@ -45,6 +48,14 @@ ENTITY_TYPES = (
     "concept",
 )
 EVENT_KINDS = ("decision", "learning", "event")
+# what a project's brief is made of (knowledge.py): the same kinds and slots the rules record
+FACT_KINDS = ("stack", "replacement", "dropped", "command", "convention", "preference", "state", "env-var", "endpoint")
+COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
+FACT_SLOTS = (
+    "language", "web-framework", "frontend-framework", "meta-framework", "database", "cache", "queue", "orm",
+    "migration-tool", "test-framework", "package-manager", "css-framework", "ui-kit", "bundler", "linter",
+    "formatter", "type-checker", "state-management", "http-client", "infra", "library",
+)  # fmt: skip
 TURN_CHARS = 2500
 MAX_LLM_CONFIDENCE = 0.8
 
@@ -83,6 +94,22 @@ REPLY_SCHEMA: dict[str, Any] = {
                             },
                         },
                     },
+                    "facts": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["kind", "name"],
+                            "properties": {
+                                "kind": {"enum": list(FACT_KINDS)},
+                                "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                                "category": {"enum": list(FACT_SLOTS)},
+                                "version": {"type": "string", "maxLength": 20},
+                                "replaces": {"type": "string", "maxLength": 80},
+                                "command_kind": {"enum": list(COMMAND_KINDS)},
+                                "passing": {"type": "boolean"},
+                            },
+                        },
+                    },
                     "events": {
                         "type": "array",
                         "items": {
@@ -109,9 +136,19 @@ For each turn given (identified by its "turn" id), list:
   depends-on, listens-on, lives-in, works-at, uses, fixed-by), to, confidence 0..1;
 - events worth remembering: decisions, learnings, and things people did or will do, each a
   short self-contained sentence naming who did what and when (absolute dates when the turn
-  gives them), with kind decision|learning|event and importance 0..1.
+  gives them), with kind decision|learning|event and importance 0..1;
+- facts about the project being worked on (coding sessions), each with kind one of
+  {", ".join(FACT_KINDS)}: "stack" (a technology used: name as written, category one of
+  {", ".join(FACT_SLOTS)}, version if stated), "replacement" (name: the new technology,
+  replaces: the old one, category), "dropped" (a technology removed), "command" (the exact
+  command line that tests, builds, runs, lints, formats, type-checks, migrates or deploys it,
+  command_kind one of {", ".join(COMMAND_KINDS)}, only if it ran successfully or is given as the
+  way), "convention" (a rule the user states for this project, as one sentence), "preference"
+  (a rule the user states for all their projects), "state" (a check's outcome: name = what,
+  passing true|false), "env-var" (an environment variable's name, never its value), "endpoint"
+  ("GET /path").
 Leave out small talk. Answer with one JSON object only:
-{{"turns": [{{"turn": "<id>", "entities": [...], "relations": [...], "events": [...]}}]}}"""
+{{"turns": [{{"turn": "<id>", "entities": [...], "relations": [...], "events": [...], "facts": [...]}}]}}"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +177,13 @@ def _slug_relation(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
 
 
-def _accept(b: RecordBuilder, turn: CollectedTurn, item: dict[str, Any], text: str) -> None:
+def _accept(
+    b: RecordBuilder,
+    turn: CollectedTurn,
+    item: dict[str, Any],
+    text: str,
+    knowledge: Callable[[], Knowledge] | None = None,
+) -> None:
     """Add one turn's reply to the builder, leaving out what the turn does not support."""
     lowered = text.lower()
     named: dict[str, str] = {}
@@ -157,12 +200,78 @@ def _accept(b: RecordBuilder, turn: CollectedTurn, item: dict[str, Any], text: s
         if source and target and verb:
             confidence = min(MAX_LLM_CONFIDENCE, float(relation.get("confidence", 0.6)))
             b.edge(source, verb, target, prov, confidence=confidence)
+    facts = item.get("facts") or ()
+    if facts and knowledge is not None:
+        _accept_facts(knowledge(), turn, facts, lowered, prov)
     session = turn.session.session_id
     for ordinal, event in enumerate(item.get("events") or ()):
         summary = " ".join(event["summary"].split())
         importance = float(event.get("importance", 0.5))
         key = f"llm:{event['kind']}:{session}:{turn.anchor.id}:{ordinal}"
         b.event(summary, event["kind"], importance, prov, named.values(), key=key)
+
+
+def _tech(name: str, category: str | None) -> vocabulary.Tech | None:
+    """The vocabulary's technology for a name; an unknown one in the category the LLM gave."""
+    known = vocabulary.lookup(name)
+    if known is not None:
+        return known
+    if category and category != "library" and re.fullmatch(r"[\w.+#/@ -]{1,40}", name):
+        return vocabulary.Tech(name, category, "")
+    return None
+
+
+def _accept_facts(k: Knowledge, turn: CollectedTurn, facts: Sequence[dict[str, Any]], lowered: str, prov) -> None:
+    """The brief's facts of one turn, each checked against the turn's text (else left out)."""
+    b = k.b
+    cap = MAX_LLM_CONFIDENCE
+    for fact in facts:
+        name = " ".join(fact["name"].split())
+        kind = fact["kind"]
+        if name.lower() not in lowered:
+            continue  # on doubt, leave out: the turn must name it
+        if kind in ("stack", "replacement", "dropped"):
+            tech = _tech(name, fact.get("category"))
+            if tech is None:
+                continue
+            if kind == "dropped":
+                k.drop(tech, prov, cap)
+                continue
+            old = fact.get("replaces")
+            if kind == "replacement":
+                old_tech = _tech(old, fact.get("category") or tech.category) if old else None
+                if old_tech is None or old.lower() not in lowered:
+                    continue
+                k.drop(old_tech, prov, cap)
+            k.stack(tech, prov, cap)
+            if fact.get("version") and re.fullmatch(r"v?\d+(?:\.\d+){0,2}", fact["version"]):
+                k.version(tech, fact["version"].lstrip("v"), prov, cap)
+        elif kind == "command" and fact.get("command_kind"):
+            k.fact(f"{fact['command_kind']}-command", b.entity("command", name[:80], prov), prov, cap)
+        elif kind in ("convention", "preference"):
+            entity = b.entity("convention", name[:160], prov, key=f"convention:{name[:160].lower()}")
+            if kind == "preference":
+                k.fact(CONVENTION, entity, prov, cap, subject=k.person(prov), scope=GLOBAL)
+            else:
+                k.fact(CONVENTION, entity, prov, cap)
+        elif kind == "state" and isinstance(fact.get("passing"), bool):
+            status = f"{name[:80]} {'passing' if fact['passing'] else 'failing'}"
+            k.fact("test-status", b.entity("status", status, prov, key=f"status:{status}"), prov, cap)
+        elif kind == "env-var" and re.fullmatch(r"[A-Z][A-Z0-9_]{1,60}", name):
+            k.fact(ENV_VAR, b.entity("env-var", name, prov), prov, cap)
+        elif kind == "endpoint" and re.fullmatch(r"(?:GET|POST|PUT|PATCH|DELETE|ANY) /\S{0,80}", name):
+            k.fact(ENDPOINT, b.entity("endpoint", name, prov), prov, cap)
+
+
+def _subject(b: RecordBuilder, batch: SessionBatch) -> str:
+    """The entity the facts are about: the project (the rules' own id for it), else the session."""
+    session = batch.session
+    first = batch.turns[0].nodes[:1] if batch.turns else ()
+    prov = b.provenance(first, turn=batch.turns[0].number if batch.turns else None)
+    if session.project_id or session.root:
+        name = session.project_name or session.root.rstrip("/").rsplit("/", 1)[-1] or session.project_id
+        return b.entity("project", name, prov, key=session.project_id or session.root, attrs={"workdir": session.root})
+    return b.entity("session", session.title or session.session_id, prov, key=session.session_id)
 
 
 def _chunks(turns: Sequence[CollectedTurn], size: int) -> list[Sequence[CollectedTurn]]:
@@ -180,6 +289,13 @@ def extract_llm(
 ) -> LLMOutcome:
     """What the LLM adds for a batch (the caller merges it into the rules' result)."""
     b = RecordBuilder(batch.session, ingestion_time)
+    held: list[Knowledge] = []
+
+    def knowledge() -> Knowledge:  # made on the first fact: a reply without facts adds no subject
+        if not held:
+            held.append(Knowledge(b, _subject(b, batch)))
+        return held[0]
+
     calls = failed = 0
     used_before = budget.used
     notes: list[str] = []
@@ -207,6 +323,8 @@ def extract_llm(
         for item in data["turns"]:
             turn = by_id.get(item["turn"])
             if turn is not None:
-                _accept(b, turn, item, texts[turn.anchor.id])
+                _accept(b, turn, item, texts[turn.anchor.id], knowledge)
+    if held:
+        held[0].flush()
     b.notes.extend(notes)
     return LLMOutcome(b.build(), calls, failed, budget.used - used_before)

@@ -126,7 +126,7 @@ _VERSION = re.compile(r"^([@A-Za-z0-9][A-Za-z0-9._/@-]*?)(?:\[[^\]]*\])?(?:[=<>!
 class SimpleCommand:
     argv: tuple[str, ...]
     program: str  # `pytest`, `git commit`, `npm install`, `mix phx.server`
-    kind: str  # read | search | list | edit | install | test | git | cd | run
+    kind: str  # read | search | list | edit | delete | move | install | test | git | cd | run
     files: tuple[str, ...] = ()  # files it reads (read) or writes (edit)
     pattern: str = ""  # search pattern
     packages: tuple[str, ...] = ()  # install
@@ -278,6 +278,12 @@ def classify(argv: Sequence[str]) -> SimpleCommand | None:
     if name in ("tee", "touch") or redirects:
         files = tuple(a for a in _operands(rest) if _looks_like_path(a)) if name in ("tee", "touch") else ()
         return SimpleCommand(tuple(args), program, "edit", files=files + redirects)
+    if name in ("rm", "unlink", "rmdir") or program == "git rm":
+        files = tuple(a for a in _operands(args[2:] if program == "git rm" else rest) if _looks_like_path(a))
+        return SimpleCommand(tuple(args), program, "delete", files=files)
+    if name == "mv" or program == "git mv":
+        files = tuple(a for a in _operands(args[2:] if program == "git mv" else rest) if a not in (".", ".."))
+        return SimpleCommand(tuple(args), program, "move", files=files) if len(files) >= 2 else None
     if name == "apply_patch":
         return SimpleCommand(tuple(args), "apply_patch", "edit")
     if name in READERS or name == "sed":
@@ -324,6 +330,9 @@ def _packages(args: Sequence[str], pair: tuple[str, str] | None) -> tuple[str, .
             "--target",
             "-i",
             "--index-url",
+            "--group",
+            "-G",
+            "--extra-index-url",
         ):
             skip = True
             continue

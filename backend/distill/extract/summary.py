@@ -8,6 +8,7 @@ count and the folder they share.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 
 from ..model import TurnFacts
@@ -79,11 +80,49 @@ def _runs(facts: TurnFacts) -> str:
     return text
 
 
+def _moves(moved: Sequence[str]) -> str:
+    pairs = [m.split(" -> ", 1) for m in moved if " -> " in m]
+    if not pairs:
+        return ""
+    if len(pairs) == 1:
+        return f"moved {_shown(pairs[0][0])} to {_shown(pairs[0][1])}"
+    return f"moved {len(pairs)} files"
+
+
+_ACK = re.compile(
+    r"^(?:ok(?:ay)?|k|yes|yep|yeah|no|nope|sure|thanks?(?: you)?|thx|good|great|nice|cool|perfect|done|lgtm|"
+    r"go(?: ahead| on)?|continue|proceed|do it|sounds good|looks good|right|correct|exactly|please|hi|hello)\b",
+    re.IGNORECASE,
+)
+
+
+_ACK_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yep|yeah|sure|thanks?(?: you)?|thx|good|great|nice|cool|perfect|done|lgtm|right|"
+    r"correct|exactly|awesome|excellent|alright|all right)\b[\s.!,;:-]*)+",
+    re.IGNORECASE,
+)
+
+
+def without_ack(request: str) -> str:
+    """A request without its leading "Good." / "Thanks, ": what it then asks is what it says."""
+    rest = _ACK_LEAD.sub("", request.strip(), count=1)
+    return rest if rest else request
+
+
+def worth_recording(request: str) -> bool:
+    """A request with no tool work is an event only when it says something: not "Good.", "ok, go on"."""
+    words = re.findall(r"[\w'./-]+", request)
+    if len(words) < 4:
+        return False
+    return not (len(words) < 7 and _ACK.match(request.strip()))
+
+
 def work_parts(facts: TurnFacts) -> list[str]:
     parts = [
         files_phrase("edited", [p for p in facts.edited if p not in facts.created]),
         files_phrase("created", facts.created),
         files_phrase("deleted", facts.deleted),
+        _moves(facts.moved),
         _runs(facts),
         ("installed " + _and(list(facts.installed)[:3])) if facts.installed else "",
         ("committed " + _and([c[:7] for c in facts.commits][:3])) if facts.commits else "",
@@ -101,14 +140,22 @@ def work_parts(facts: TurnFacts) -> list[str]:
     return [p for p in parts if p]
 
 
-def work_summary(facts: TurnFacts, reply: str = "") -> str:
+def work_summary(facts: TurnFacts, reply: str = "", *, said: bool = False) -> str:
+    """The turn's work event; "" when there is nothing worth recording. `said`: the turn's text
+    gave a decision, a learning or a fact of its own, which then tells the turn alone."""
     parts = work_parts(facts)
     if parts:
         text = _and(parts)
         text = text[0].upper() + text[1:]
+    elif said:
+        return ""
     elif facts.request:
-        text = "Discussed: " + first_sentence(facts.request, 120)
-    elif reply:
+        request = without_ack(facts.request)
+        if not worth_recording(request):
+            return ""
+        sentence = first_sentence(request[0].upper() + request[1:], 120)
+        text = ("Asked: " if sentence.rstrip().endswith("?") else "Discussed: ") + sentence
+    elif reply and worth_recording(reply):
         text = "Answered: " + first_sentence(reply, 120)
     else:
         return ""

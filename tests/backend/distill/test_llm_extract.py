@@ -149,3 +149,49 @@ def test_a_run_with_the_llm_keeps_every_rules_record(tmp_path, server: ChatServe
     server.default = Reply(status=503, body="{}")
     again = run(home, RunOptions(llm=True, again=True, project=False))
     assert again.llm_failed == 1 and "kept the rules' result" in again.notes[0]
+
+
+def test_the_llm_gives_the_briefs_facts_checked_against_the_turn(tmp_path, server: ChatServer):
+    home = Home(tmp_path / "h")
+    user = home.sessions.append_message(
+        "s1",
+        "user",
+        "Let's move the tests from Jest to Vitest; run them with `pnpm vitest run`. Always use named exports. "
+        "The API key is read from STRIPE_KEY.",
+        created_at=1_700_000_000.0,
+    )
+    home.sessions.append_message("s1", "assistant", "Done.", parent_id=user.id)
+    home.sessions.commit_turn("s1")
+    [batch] = batches(home)
+    facts = [
+        {"kind": "replacement", "name": "Vitest", "replaces": "Jest", "category": "test-framework"},
+        {"kind": "command", "name": "pnpm vitest run", "command_kind": "test"},
+        {"kind": "convention", "name": "Always use named exports"},
+        {"kind": "env-var", "name": "STRIPE_KEY"},
+        {"kind": "stack", "name": "Django", "category": "web-framework"},  # not in the turn: left out
+        {"kind": "env-var", "name": "sk_live_123"},  # not a name: left out
+    ]
+    server.default = Reply(json.dumps({"turns": [turn_reply(user.id, facts=facts)]}))
+    with client(server) as c:
+        outcome = extract_llm(batch, c, TokenBudget(100_000), ingestion_time=5.0)
+    assert outcome.failed == 0
+    names = {e.id: e.name for e in outcome.extraction.entities}
+    edges = {(e.relation, names[e.to_id]) for e in outcome.extraction.edges}
+    assert edges == {
+        ("dropped", "Jest"),
+        ("uses", "Vitest"),
+        ("test-framework", "Vitest"),
+        ("test-command", "pnpm vitest run"),
+        ("convention", "Always use named exports"),
+        ("env-var", "STRIPE_KEY"),
+    }
+    assert all(e.confidence <= 0.8 for e in outcome.extraction.edges)
+
+
+def test_a_reply_whose_facts_break_the_schema_keeps_the_rules_result(tmp_path, server: ChatServer):
+    batch = conversation(Home(tmp_path / "h"))
+    bad = {"turns": [turn_reply(batch.turns[0].anchor.id, facts=[{"kind": "stack", "name": "x", "category": "car"}])]}
+    server.default = Reply(json.dumps(bad))
+    with client(server) as c:
+        outcome = extract_llm(batch, c, TokenBudget(100_000), ingestion_time=5.0)
+    assert outcome.failed == 1 and not outcome.extraction.edges

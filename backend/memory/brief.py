@@ -1,0 +1,293 @@
+"""A project's brief: the lines core.md leads with (ARCHITECTURE.md §5, §7).
+
+From the knowledge edges the distiller wrote from the project entity (distill/extract/knowledge.py)
+and the user's global ones, current values only (a replaced technology shows as "(was X)" beside
+what replaced it, never as current):
+    · stack: Python 3.11, Django, PostgreSQL, Celery, pytest (was nose), pnpm
+    · test: pytest -q · run: make dev · lint: ruff check
+    · state: tests failing: 3 failed (2026-11-28)
+    · convention: Always write docstrings for public functions
+    · decided 2026-11-29: Vitest replaces Jest as test framework
+    · env: DATABASE_URL, REDIS_URL · endpoints: GET /api/items · ports: :8000
+Each line carries the session of its newest fact. Lines come in importance order; the layout
+(core.py) takes them while they fit. Everything else stays in the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from .records import GLOBAL, entity_id, project_scope
+from .results import GraphEdge
+from .store import MemoryStore
+
+CATEGORY_ORDER = (
+    "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
+    "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client",
+    "auth", "ai", "test-framework", "package-manager", "bundler", "linter", "formatter", "type-checker", "infra",
+)  # fmt: skip
+SLOTS = frozenset(
+    {"test-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
+     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client"}
+)  # fmt: skip
+COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
+STATUS_KINDS = ("test", "build", "typecheck", "lint")
+BRIEF_RELATIONS = frozenset(
+    {"uses", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
+    | {f"{k}-command" for k in COMMAND_KINDS}
+    | {f"{k}-script" for k in COMMAND_KINDS}
+    | {"has-problem"}
+    | {f"{k}-status" for k in STATUS_KINDS}
+)
+STACK_ITEMS = 14
+CONVENTIONS = 6
+DECISIONS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class BriefLine:
+    text: str
+    session_id: str
+    importance: float  # the layout takes lines in this order, highest first
+
+
+def _day(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
+
+
+def is_brief_relation(relation: str) -> bool:
+    return relation in BRIEF_RELATIONS or relation.endswith("-version")
+
+
+def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
+    return max(edges, key=lambda g: (g.edge.event_time, g.edge.id))
+
+
+def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[GraphEdge]]:
+    subject = entity_id("project", project_id)
+    edges = memory.edges(scope=project_scope(project_id), include_superseded=True, limit=None, relations=None)
+    return subject, [g for g in edges if g.edge.from_id == subject and is_brief_relation(g.relation)]
+
+
+def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
+    _, edges = _project_edges(memory, project_id)
+    lines = _brief_from(memory, edges)
+    lines += _decisions(memory, project_scope(project_id))
+    lines += _fixes(memory, project_scope(project_id))
+    lines += preference_lines(memory, limit=3, importance=0.55)
+    return sorted(lines, key=lambda line: -line.importance)
+
+
+def global_brief(memory: MemoryStore) -> list[BriefLine]:
+    return preference_lines(memory, limit=12, importance=0.9)
+
+
+def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> list[BriefLine]:
+    user = entity_id("person", "user")
+    edges = [
+        g
+        for g in memory.edges(scope=GLOBAL, relations=["convention", *SLOTS], limit=200)
+        if g.edge.from_id == user and g.edge.scope == GLOBAL
+    ]
+    edges.sort(key=lambda g: -g.edge.event_time)
+    names = memory.entity_refs({g.target for g in edges})
+    out = []
+    for rank, g in enumerate(edges[:limit]):
+        ref = names.get(g.target)
+        if ref is None:
+            continue
+        label = "preference" if g.relation == "convention" else g.relation
+        out.append(BriefLine(f"· {label}: {ref.name}", g.edge.provenance.session_id, importance - rank * 0.01))
+    return out
+
+
+def _brief_from(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
+    current = [g for g in edges if g.edge.superseded_by is None]
+    retired = [g for g in edges if g.edge.superseded_by is not None]
+    refs = memory.entity_refs({g.target for g in edges})
+    by_rel: dict[str, list[GraphEdge]] = {}
+    for g in current:
+        by_rel.setdefault(g.relation, []).append(g)
+    out: list[BriefLine] = []
+    stack = _stack(memory, by_rel, retired, refs)
+    if stack is not None:
+        out.append(stack)
+    out += _commands(by_rel, refs)
+    out += _state(by_rel, refs)
+    conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
+    for rank, g in enumerate(conventions):
+        if g.target in refs:
+            text = f"· convention: {refs[g.target].name}"
+            out.append(BriefLine(text, g.edge.provenance.session_id, 0.85 - rank * 0.02))
+    shown = stack.text if stack is not None else ""
+    drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
+    if drops:
+        names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
+        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5))
+    where = _where(by_rel, refs)
+    if where is not None:
+        out.append(where)
+    return out
+
+
+def _stack(
+    memory: MemoryStore, by_rel: dict[str, list[GraphEdge]], retired: list[GraphEdge], refs: dict
+) -> BriefLine | None:
+    """Current technologies by category (a slot's holder beside what it replaced), versions beside
+    their language; a technology another value replaced in its slot since is left out."""
+    slot_value = {rel: _newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
+    versions = {}
+    for rel, gs in by_rel.items():
+        if rel.endswith("-version") and _newest(gs).target in refs:
+            versions[rel[: -len("-version")]] = refs[_newest(gs).target].name
+    was: dict[str, str] = {}
+    for g in sorted(retired, key=lambda g: -g.edge.event_time):
+        holder = slot_value.get(g.relation)
+        if holder is not None and g.target != holder.target and g.target in refs:
+            was.setdefault(holder.target, refs[g.target].name)
+    stack: dict[str, tuple[int, float, str, GraphEdge]] = {}
+    for g in by_rel.get("uses", []) + [g for rel in SLOTS for g in by_rel.get(rel, [])]:
+        ref = refs.get(g.target)
+        category = _category(memory, g.target) if ref is not None and ref.type == "tech" else ""
+        if not category or category == "library":
+            continue
+        holder = slot_value.get(category)
+        if holder is not None and holder.target != g.target and holder.edge.event_time >= g.edge.event_time:
+            continue  # another value holds the slot since
+        rank = CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
+        old = stack.get(g.target)
+        if old is None or g.edge.event_time > old[3].edge.event_time:
+            stack[g.target] = (rank, -g.confidence, ref.name, g)
+    items = sorted(stack.values(), key=lambda item: (item[0], item[1], item[2]))[:STACK_ITEMS]
+    if not items:
+        return None
+    parts = []
+    for _, _, name, g in items:
+        text = versions.get(_slug(name)) or name
+        parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
+    newest = _newest(g for *_, g in items)
+    return BriefLine("· stack: " + ", ".join(parts), newest.edge.provenance.session_id, 1.0)
+
+
+def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+    """One line (or two) of `kind: command`, in the canonical order; what ran before what is given."""
+    out: list[BriefLine] = []
+    chunk: list[str] = []
+    chunk_edges: list[GraphEdge] = []
+    for kind in COMMAND_KINDS:
+        gs = by_rel.get(f"{kind}-command") or by_rel.get(f"{kind}-script")  # what ran, else the way given
+        if not gs or _newest(gs).target not in refs:
+            continue
+        g = _newest(gs)
+        piece = f"{kind}: {refs[g.target].name}"
+        if chunk and len(" · ".join([*chunk, piece])) > 150:
+            out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
+            chunk, chunk_edges = [], []
+        chunk.append(piece)
+        chunk_edges.append(g)
+    if chunk:
+        out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
+    return out
+
+
+def _state(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+    """The latest outcome of each checked kind (failing first), and the problems the user
+    reported since the last passing check."""
+    out: list[BriefLine] = []
+    states = []
+    passed_at = 0.0
+    for kind in STATUS_KINDS:
+        gs = by_rel.get(f"{kind}-status")
+        if gs and _newest(gs).target in refs:
+            g = _newest(gs)
+            name = refs[g.target].name
+            if "passing" in name:
+                passed_at = max(passed_at, g.edge.event_time)
+            states.append(("failing" not in name, f"{name} ({_day(g.edge.event_time)})", g))
+    if states:
+        states.sort(key=lambda item: item[0])
+        failing = not states[0][0]
+        text = "· state: " + " · ".join(item[1] for item in states)
+        out.append(
+            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.6)
+        )
+    problems = sorted(
+        (g for g in by_rel.get("has-problem", []) if g.edge.event_time > passed_at and g.target in refs),
+        key=lambda g: -g.edge.event_time,
+    )[:2]
+    for rank, g in enumerate(problems):
+        text = f"· open problem: {refs[g.target].name} ({_day(g.edge.event_time)})"
+        out.append(BriefLine(text, g.edge.provenance.session_id, 0.88 - rank * 0.02))
+    return out
+
+
+def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
+    """Environment variable names, endpoints and ports, newest first."""
+    pieces = []
+    where: list[GraphEdge] = []
+    for rel, label, limit in (("env-var", "env", 8), ("endpoint", "endpoints", 6), ("exposes", "ports", 4)):
+        gs = sorted(by_rel.get(rel, []), key=lambda g: -g.edge.event_time)[:limit]
+        names = [refs[g.target].name for g in gs if g.target in refs]
+        if names:
+            pieces.append(f"{label}: " + ", ".join(dict.fromkeys(names)))
+            where += gs
+    if not pieces:
+        return None
+    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _joined(chunk: list[str], edges: list[GraphEdge], importance: float) -> BriefLine:
+    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance)
+
+
+def _category(memory: MemoryStore, eid: str) -> str:
+    entity = memory.entity_by_id(eid)
+    return str(entity.attrs.get("category", "")) if entity is not None else ""
+
+
+FIXES = 2
+
+
+def _fixes(memory: MemoryStore, scope: str) -> list[BriefLine]:
+    """Errors seen and what fixed them (`error ──fixed-by──► file` when the failing command passed
+    again after those edits), newest first."""
+    edges = [g for g in memory.edges(scope=scope, relations=["fixed-by"], limit=200) if g.edge.scope == scope]
+    if not edges:
+        return []
+    refs = memory.entity_refs({x for g in edges for x in (g.source, g.target)})
+    by_error: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        by_error.setdefault(g.source, []).append(g)
+    ranked = sorted(by_error.items(), key=lambda item: -_newest(item[1]).edge.event_time)[:FIXES]
+    out = []
+    for rank, (error, gs) in enumerate(ranked):
+        if error not in refs:
+            continue
+        fixes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if g.target in refs))
+        newest = _newest(gs)
+        text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} (by {fixes[:80]})"
+        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02))
+    return out
+
+
+def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:
+    page = memory.timeline(kinds=["decision"], scope=scope, limit=DECISIONS * 3)
+    out = []
+    for rank, ev in enumerate(list(page.events)[:DECISIONS]):
+        if ev.scope == GLOBAL:
+            continue
+        summary = ev.summary
+        for prefix in ("Decided: ", "Changed: "):
+            if summary.startswith(prefix):
+                summary = summary[len(prefix) :]
+        out.append(
+            BriefLine(f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03)
+        )
+    return out

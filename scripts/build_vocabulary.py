@@ -1,0 +1,222 @@
+"""Build backend/distill/extract/vocabulary.tsv: the technology names the rules know, with categories.
+
+Two sources:
+  - a hand-curated list (below): languages, frameworks, databases, caches, queues, ORMs,
+    migration tools, test frameworks, package managers, CSS/UI kits, linters, formatters,
+    type checkers, bundlers, infrastructure and services, each with its category, its
+    display name, its aliases (import names, drivers that imply it);
+  - the most downloaded packages of PyPI and npm, from the registry lists the workplace keeps
+    (`pypi.tsv`: rank among the 15,000 most downloaded; `npm.tsv`: downloads a month), category
+    `library`, ecosystem `pypi` / `npm`; and the Go modules of `go-partial.tsv` that are served.
+Nothing here is taken from a test fixture. Run:
+    python scripts/build_vocabulary.py [PACKAGES_DIR]   (default /work/.library/env/packages)
+The output is sorted and deterministic; commit it.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "backend" / "distill" / "extract" / "vocabulary.tsv"
+PYPI_TOP = 6000  # rank <= this among PyPI's 15,000 most downloaded
+NPM_TOP = 6000  # the most downloaded npm packages
+
+# category: Display[=alias,alias>implied] ; ...   (an alias is a name the text or an import may use)
+CURATED = """
+language: Python=py,python3 ; JavaScript=js,node.js>Node.js ; TypeScript=ts ; Go=golang ; Rust ; Ruby ; Elixir ; Erlang ;
+  Java ; Kotlin ; Scala ; Swift ; Objective-C ; C ; C++=cpp ; C#=csharp ; F# ; PHP ; Perl ; Lua ; R ; Julia ; Haskell ;
+  OCaml ; Clojure ; Dart ; Zig ; Nim ; Crystal ; Gleam ; Elm ; Bash=shell ; Zsh ; PowerShell ; SQL ; HTML ; CSS ;
+  Sass=scss ; Solidity ; Groovy ; Fortran ; COBOL ; Assembly ; WebAssembly=wasm ; Deno ; Bun
+runtime: Node.js=node,nodejs ; CPython ; PyPy ; JVM ; .NET=dotnet ; Erlang/OTP=otp ; GraalVM
+web-framework: Django ; Flask ; FastAPI ; Starlette ; Litestar ; Sanic ; Tornado ; Pyramid ; Bottle ; aiohttp ; Quart ;
+  Express=express.js,expressjs ; Koa ; Fastify ; Hapi ; NestJS=@nestjs/core,nest ; AdonisJS ; Hono ; Elysia ;
+  Ruby on Rails=rails ; Sinatra ; Hanami ; Phoenix=phoenix_live_view>Elixir ; Spring Boot=spring-boot,spring ;
+  Quarkus ; Micronaut ; Ktor ; Play ; Laravel ; Symfony ; CodeIgniter ; Slim ; ASP.NET Core=asp.net,aspnetcore ;
+  Gin=github.com/gin-gonic/gin ; Echo=github.com/labstack/echo ; Fiber=github.com/gofiber/fiber ;
+  chi=github.com/go-chi/chi ; Gorilla Mux=github.com/gorilla/mux ; Actix Web=actix-web ; Axum ; Rocket ; Warp ;
+  Tide ; Vapor ; Streamlit ; Gradio ; Dash ; tRPC=@trpc/server
+frontend-framework: React=react-dom ; Vue=vue.js,vuejs ; Svelte ; Angular=@angular/core ; SolidJS=solid-js ; Preact ;
+  Alpine.js=alpinejs,alpine ; htmx ; Lit ; Stimulus ; Ember=ember.js ; Backbone ; jQuery ; Qwik ; LiveView ;
+  Hotwire ; Turbo ; Mithril ; Inferno ; Stencil
+meta-framework: Next.js=next,nextjs ; Nuxt=nuxt.js ; SvelteKit=@sveltejs/kit ; Remix=@remix-run/react ; Astro ; Gatsby ;
+  Eleventy=@11ty/eleventy ; Hugo ; Jekyll ; Docusaurus ; VitePress ; Expo ; React Native=react-native ; Electron ;
+  Tauri ; Flutter ; Ionic ; Capacitor ; Blitz
+database: PostgreSQL=postgres,postgresql,pg,psycopg2>PostgreSQL,psycopg>PostgreSQL,asyncpg>PostgreSQL,pgx>PostgreSQL ;
+  MySQL=mysqlclient>MySQL,pymysql>MySQL,mysql2>MySQL ; MariaDB ; SQLite=sqlite3 ; MongoDB=mongo,pymongo>MongoDB,mongoose>MongoDB,motor>MongoDB ;
+  Cassandra ; ScyllaDB ; DynamoDB ; CockroachDB ; Neo4j ; Elasticsearch ; OpenSearch ; ClickHouse ;
+  DuckDB ; Snowflake ; BigQuery ; Firestore ; Firebase ; Supabase ; PlanetScale ; Neon ; InfluxDB ; TimescaleDB ;
+  CouchDB ; Couchbase ; SQL Server=mssql,sqlserver ; Oracle Database=oracle ; LevelDB ; RocksDB ; LMDB ; Dgraph ;
+  SurrealDB ; Turso ; libSQL ; Qdrant ; Weaviate ; Pinecone ; Milvus ; Chroma=chromadb ; pgvector ; LanceDB ; Meilisearch ;
+  Typesense ; Solr ; etcd ; FoundationDB ; TiDB ; Vitess ; Prometheus
+cache: Redis=redis-py ; Memcached=memcache ; Valkey ; KeyDB ; Varnish ; Dragonfly
+queue: Celery ; RabbitMQ=amqp,pika>RabbitMQ ; Kafka=apache kafka,kafka-python>Kafka,kafkajs>Kafka ; NATS ; SQS=amazon sqs ;
+  Sidekiq ; Resque ; BullMQ=bull ; RQ ; Dramatiq ; Huey ; Oban ; Temporal ; Pulsar ; ZeroMQ=zmq,pyzmq>ZeroMQ ;
+  Google Pub/Sub=pubsub ; Kinesis ; Beanstalkd ; Faktory ; Arq ; Taskiq ; Airflow=apache-airflow ; Prefect ; Dagster ; Luigi
+orm: SQLAlchemy ; Django ORM ; Peewee ; Tortoise ORM=tortoise-orm ; Pony ORM ; SQLModel ; Prisma=@prisma/client ;
+  TypeORM ; Sequelize ; Drizzle=drizzle-orm ; MikroORM ; Objection ; Knex ; Bookshelf ; Mongoose ; Ecto=ecto_sql ;
+  ActiveRecord ; Sequel ; Hibernate ; JPA ; MyBatis ; jOOQ ; Exposed ; GORM=gorm.io/gorm ; ent=entgo.io/ent ;
+  sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core ; Dapper ; Eloquent ; Doctrine ;
+  Kysely ; Objection.js
+migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.com/pressly/goose ;
+  golang-migrate=github.com/golang-migrate/migrate ; Atlas=ariga.io/atlas ; dbmate ; Prisma Migrate ; Knex migrations ;
+  node-pg-migrate ; umzug ; db-migrate ; Rails migrations ; Ecto migrations ; sqitch ; yoyo-migrations ; Diesel CLI=diesel_cli ;
+  refinery ; Phinx
+test-framework: pytest ; unittest ; nose ; nose2 ; doctest ; Hypothesis ; tox ; nox ; Jest ; Vitest ; Mocha ; Jasmine ;
+  AVA ; tap ; uvu ; Playwright=@playwright/test ; Cypress ; Puppeteer ; Selenium ; WebdriverIO ; Testing Library=@testing-library/react ;
+  Karma ; QUnit ; Chai ; Sinon ; RSpec ; Minitest ; Cucumber ; Capybara ; ExUnit ; JUnit ; TestNG ; Mockito ; Spock ;
+  Kotest ; xUnit ; NUnit ; MSTest ; PHPUnit ; Pest ; Codeception ; testify=github.com/stretchr/testify ; Ginkgo ; Gomega ;
+  GoConvey ; cargo test ; nextest=cargo-nextest ; Catch2 ; GoogleTest=gtest ; doctest.h ; Bats ; node:test ; deno test ;
+  bun test ; Storybook ; Behave ; Robot Framework ; Locust ; k6 ; pytest-asyncio ; pytest-cov ; coverage.py=coverage
+package-manager: pip ; uv ; Poetry ; Pipenv ; PDM ; Hatch ; conda ; mamba ; pixi ; Rye ; npm ; pnpm ; Yarn ; Bun ;
+  Cargo ; Go modules=go mod ; Hex ; Mix ; Bundler ; RubyGems=gem ; Composer ; Maven ; Gradle ; NuGet ; CocoaPods ;
+  Swift Package Manager=spm ; Homebrew=brew ; apt ; vcpkg ; Conan ; Nix ; pipx ; Deno modules ; sbt ; Leiningen ; Stack ; Cabal ; opam ; Pub
+bundler: Vite ; webpack ; Rollup ; esbuild ; Parcel ; Turbopack ; Rspack ; SWC=@swc/core ; Babel=@babel/core ; Snowpack ;
+  tsup ; Bun bundler ; Browserify ; Gulp ; Grunt ; Turborepo=turbo ; Nx ; Lerna ; Rolldown ; unbuild
+css-framework: Tailwind CSS=tailwind,tailwindcss ; Bootstrap ; Bulma ; Foundation ; Materialize ; UIkit ; Pico CSS=picocss ;
+  Sass ; Less ; PostCSS ; styled-components ; Emotion=@emotion/react ; CSS Modules ; Stylus ; UnoCSS ; Windi CSS ;
+  vanilla-extract=@vanilla-extract/css ; Stitches ; Open Props ; Pure.css ; Tachyons ; DaisyUI
+ui-kit: Material UI=@mui/material,mui ; Chakra UI=@chakra-ui/react ; Ant Design=antd ; shadcn/ui=shadcn ; Radix UI=@radix-ui/react-dialog ;
+  Mantine=@mantine/core ; Headless UI=@headlessui/react ; Vuetify ; Quasar ; PrimeVue ; PrimeReact ; Element Plus ; Naive UI ;
+  Semantic UI ; Blueprint ; Fluent UI ; React Bootstrap=react-bootstrap ; NextUI ; Flowbite ; Bits UI ; Skeleton ;
+  Textual ; Rich ; Tkinter ; PyQt ; PySide ; Kivy ; wxPython ; Dear ImGui=imgui ; egui ; Iced ; GTK ; Qt ; SwiftUI ;
+  Jetpack Compose ; Framer Motion=framer-motion ; Three.js=three ; D3=d3.js ; Chart.js=chart.js ; ECharts ; Plotly ; Recharts ; Leaflet ; Mapbox ; xterm.js=xterm,@xterm/xterm
+state-management: Redux=@reduxjs/toolkit,redux toolkit ; Zustand ; MobX ; Recoil ; Jotai ; Pinia ; Vuex ; XState ;
+  TanStack Query=@tanstack/react-query,react-query ; SWR ; Apollo Client=@apollo/client ; Relay ; Valtio ; NgRx ; Effector
+http-client: requests ; httpx ; aiohttp client ; urllib3 ; axios ; node-fetch ; got ; ky ; superagent ; undici ; reqwest ;
+  hyper ; Faraday ; HTTParty ; Req ; Tesla ; HTTPoison ; OkHttp ; Retrofit ; resty=github.com/go-resty/resty
+linter: Ruff ; Flake8 ; Pylint ; pycodestyle ; pyflakes ; Bandit ; ESLint ; Biome=@biomejs/biome ; oxlint ; JSHint ; StandardJS=standard ;
+  TSLint ; Stylelint ; golangci-lint ; staticcheck ; go vet ; Clippy ; Credo ; RuboCop ; Standard Ruby ; PHPStan ; Psalm ;
+  PHP_CodeSniffer ; Checkstyle ; SpotBugs ; ktlint ; detekt ; SwiftLint ; ShellCheck ; hadolint ; markdownlint ; yamllint ;
+  pre-commit ; Semgrep ; SonarQube ; Dialyzer ; clang-tidy ; cpplint ; Hadolint
+formatter: Black ; isort ; autopep8 ; YAPF ; Prettier ; dprint ; gofmt ; goimports ; gofumpt ; rustfmt ; mix format ;
+  StandardRB ; clang-format ; google-java-format ; Spotless ; ktfmt ; SwiftFormat ; shfmt ; Ormolu ; Fourmolu ; Stylua ; djlint ; Taplo
+type-checker: mypy ; Pyright ; Pyre ; pytype ; basedpyright ; tsc ; Flow ; Sorbet ; Steep ; ty
+infra: Docker ; Docker Compose=docker-compose,compose ; Podman ; Kubernetes=k8s,kubectl ; Helm ; Kustomize ; Terraform ;
+  OpenTofu ; Pulumi ; Ansible ; Chef ; Puppet ; Salt ; Vagrant ; Packer ; Nomad ; Consul ; Vault ; Nginx ; Apache httpd=apache ;
+  Caddy ; Traefik ; HAProxy ; Envoy ; Istio ; Linkerd ; systemd ; Gunicorn ; Uvicorn ; Hypercorn ; Daphne ; uWSGI ; Waitress ;
+  Puma ; Unicorn ; Passenger ; PM2 ; Supervisor ; GitHub Actions ; GitLab CI ; CircleCI ; Travis CI ; Jenkins ; Buildkite ;
+  Drone ; Argo CD=argocd ; Flux ; Tekton ; Spinnaker ; AWS ; Amazon S3=s3 ; AWS Lambda=lambda ; EC2 ; ECS ; EKS ; Fargate ;
+  CloudFormation ; AWS CDK=aws-cdk-lib,cdk ; Google Cloud=gcp ; Cloud Run ; App Engine ; GKE ; Azure ; AKS ; Heroku ;
+  Fly.io=fly,flyctl ; Render ; Railway ; Vercel ; Netlify ; Cloudflare ; Cloudflare Workers=wrangler ; DigitalOcean ;
+  Linode ; Hetzner ; OpenStack ; Serverless Framework=serverless ; Grafana ; Loki ; Jaeger ; OpenTelemetry=@opentelemetry/api,opentelemetry-api ;
+  Datadog ; Sentry=@sentry/node,sentry-sdk ; New Relic ; Honeycomb ; ELK ; Logstash ; Kibana ; Fluentd ; Minikube ; kind ;
+  k3s ; MinIO ; Bazel ; Make=makefile,gnu make ; CMake ; Ninja ; Meson ; Just=justfile ; Task=taskfile ; Earthly ; Dagger ; Tilt ; Skaffold
+auth: OAuth ; OpenID Connect=oidc ; JWT=jsonwebtoken,pyjwt ; Auth0 ; Clerk ; NextAuth=next-auth,auth.js ; Passport=passport.js ;
+  Keycloak ; Okta ; Cognito ; Firebase Auth ; Lucia ; Devise ; Guardian ; Authlib ; django-allauth ; Ory ; SuperTokens ; Supabase Auth
+api: GraphQL=graphql ; REST ; gRPC=grpcio ; OpenAPI=swagger ; WebSocket=websockets,ws ; Server-Sent Events=sse ; JSON-RPC ;
+  Protocol Buffers=protobuf ; Apollo Server=@apollo/server ; Strawberry=strawberry-graphql ; Graphene ; Ariadne ; Absinthe ;
+  Socket.IO=socket.io ; Django REST Framework=djangorestframework,drf ; Pydantic ; Marshmallow ; Zod ; Yup ; Joi ; class-validator ;
+  MCP=model context protocol
+ai: OpenAI API=openai ; Anthropic API=anthropic ; LangChain ; LlamaIndex=llama-index ; Hugging Face Transformers=transformers ;
+  PyTorch=torch ; TensorFlow ; JAX ; Keras ; scikit-learn=sklearn ; XGBoost ; LightGBM ; spaCy ; NLTK ; Ollama ; vLLM ;
+  llama.cpp ; sentence-transformers ; ONNX Runtime=onnxruntime ; MLflow ; Weights & Biases=wandb ; pandas ; NumPy=numpy ;
+  Polars ; SciPy ; Matplotlib ; Jupyter ; Dask ; Ray ; PySpark=spark ; dbt
+"""
+
+
+def _curated() -> list[tuple[str, str, str, str]]:
+    """(name, category, aliases, implies) rows of the hand-curated list."""
+    text = " ".join(CURATED.split("\n"))
+    out: list[tuple[str, str, str, str]] = []
+    for chunk in (c for c in _categories(text)):
+        category, entries = chunk
+        for entry in entries.split(";"):
+            entry = entry.strip()
+            if not entry:
+                continue
+            display, _, alias_text = entry.partition("=")
+            aliases: list[str] = []
+            for alias in (a.strip() for a in alias_text.split(",") if a.strip()):
+                name, _, implied = alias.partition(">")
+                if implied:
+                    out.append((name.strip(), "library", "", implied.strip()))
+                else:
+                    aliases.append(name.strip())
+            out.append((display.strip(), category, ",".join(aliases), ""))
+    return out
+
+
+def _categories(text: str):
+    import re
+
+    parts = re.split(r"\s([a-z][a-z-]+):\s", " " + text)
+    for i in range(1, len(parts) - 1, 2):
+        yield parts[i], parts[i + 1]
+
+
+def _pypi(folder: Path) -> list[tuple[str, str]]:
+    path = folder / "pypi.tsv"
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if len(row) >= 4 and row[3].isdigit() and int(row[3]) <= PYPI_TOP:
+                rows.append((int(row[3]), row[0]))
+    return [(name, "pypi") for _, name in sorted(rows)]
+
+
+def _npm(folder: Path) -> list[tuple[str, str]]:
+    path = folder / "npm.tsv"
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        next(handle, None)
+        for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if len(row) >= 3 and row[2].isdigit():
+                rows.append((-int(row[2]), row[0]))
+    rows.sort()
+    return [(name, "npm") for _, name in rows[:NPM_TOP]]
+
+
+def _go(folder: Path) -> list[tuple[str, str]]:
+    path = folder / "go-partial.tsv"
+    if not path.exists():
+        return []
+    out = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        next(handle, None)
+        for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if len(row) >= 2 and row[1].startswith("v"):
+                out.append((row[0], "go"))
+    return out
+
+
+def build(folder: Path) -> list[list[str]]:
+    table: dict[str, list[str]] = {}  # lower name -> [name, category, ecosystem, aliases, implies]
+    for name, category, aliases, implies in _curated():
+        key = name.lower()
+        if implies:
+            if implies.lower() != key:
+                table.setdefault(key, [name, category, "", aliases, implies])
+            continue
+        old = table.get(key)
+        if old is not None and not old[4]:  # named twice: the first category, both alias lists
+            old[3] = ",".join(a for a in dict.fromkeys([*old[3].split(","), *aliases.split(",")]) if a)
+            continue
+        table[key] = [name, category, "", aliases, ""]
+    for name, ecosystem in _pypi(folder) + _npm(folder) + _go(folder):
+        key = name.lower()
+        if key in table:
+            if not table[key][2]:
+                table[key][2] = ecosystem
+            continue
+        table[key] = [name, "library", ecosystem, "", ""]
+    return [table[k] for k in sorted(table)]
+
+
+def main() -> None:
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/.library/env/packages")
+    rows = build(folder)
+    with OUT.open("w", encoding="utf-8", newline="") as handle:
+        handle.write("# name\tcategory\tecosystem\taliases\timplies  (built by scripts/build_vocabulary.py)\n")
+        for row in rows:
+            handle.write("\t".join(cell.replace("\t", " ") for cell in row) + "\n")
+    print(f"{OUT}: {len(rows)} names")
+
+
+if __name__ == "__main__":
+    main()

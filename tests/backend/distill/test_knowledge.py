@@ -1,0 +1,314 @@
+"""The project knowledge the rules find (extract/knowledge.py) and the brief core.md leads with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmem_tui.backend.distill.extract import knowledge as kn
+from opmem_tui.backend.distill.extract import vocabulary
+from opmem_tui.backend.distill.extract.shell import split_commands
+from opmem_tui.backend.memory.core import CORE_BUDGET
+from opmem_tui.backend.memory.records import entity_id
+
+from .history import Call, Session, Turn, brief_of, distil_history, package_json
+
+# -- the vocabulary ------------------------------------------------------------------------------
+
+
+def test_the_vocabulary_is_data_with_categories_aliases_and_drivers():
+    assert vocabulary.size() > 10_000
+    assert vocabulary.lookup("postgres").name == "PostgreSQL"
+    assert vocabulary.lookup("psycopg2").name == "PostgreSQL"  # a driver implies its database
+    assert vocabulary.lookup("Jest").category == "test-framework"
+    assert vocabulary.lookup("jest").slot == "test-framework"
+    assert vocabulary.lookup("sqlalchemy").category == "orm"
+    assert vocabulary.lookup("pnpm").category == "package-manager"
+    assert vocabulary.lookup("tailwindcss").name == "Tailwind CSS"
+    assert vocabulary.lookup("uvicorn[standard]").name == "Uvicorn"
+    assert vocabulary.lookup("no-such-technology-xyz") is None
+    # a popular registry package without a curated category is a library
+    assert vocabulary.lookup("chalk").category == "library"
+
+
+# -- cues, one by one ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Let's move from Jest to Vitest.", [("Jest", "Vitest")]),
+        ("We're migrating the tests from nose to pytest", [("nose", "pytest")]),
+        ("Replace Redux with Zustand in the store.", [("Redux", "Zustand")]),
+        ("Use httpx instead of requests.", [("requests", "httpx")]),
+        ("Instead of npm, use pnpm for everything.", [("npm", "pnpm")]),
+        ("pnpm, not npm", [("npm", "pnpm")]),
+        ("Switch the migrations from golang-migrate to goose", [("golang-migrate", "goose")]),
+        ("Move from Flask to `Quokka`", [("Flask", "Quokka")]),  # unknown name, marked, takes Flask's category
+        ("Move the files from src to lib", []),  # neither is a technology
+    ],
+)
+def test_replacements(sentence, expected):
+    assert kn.replacements(sentence) == expected
+
+
+def test_drops_and_choices():
+    assert kn.dropped("We're dropping Redux.") == ["Redux"]
+    assert kn.dropped("Remove the unused import") == []
+    techs = [t.name for t in kn.mentioned_techs("add Alpine.js and use htmx for the forms")]
+    assert techs == ["Alpine.js", "htmx"]
+    # plain English words that are also names do not count unless they are marked
+    assert kn.mentioned_techs("go to the next page and make it express") == []
+    assert [t.name for t in kn.mentioned_techs("the project is Django on MySQL with Celery")] == [
+        "Django",
+        "MySQL",
+        "Celery",
+    ]
+    assert [t.name for t in kn.mentioned_techs("use `chalk` for colours")] == ["chalk"]
+    assert [(t.name, v) for t, v in kn.versions("we're on Python 3.11 and Node 20")] == [
+        ("Python", "3.11"),
+        ("Node.js", "20"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "convention", "is_global"),
+    [
+        ("Always write docstrings for public functions.", True, False),
+        ("Never commit directly to main.", True, False),
+        ("Don't use print for logging, use the logger.", True, False),
+        ("I prefer small commits.", True, False),
+        ("In every Go project I want table-driven tests.", True, True),
+        ("Across all my projects, always use type hints.", True, True),
+        ("Don't worry about the old tests.", False, False),
+        ("Why does it always fail?", False, False),
+        ("Fix the login bug.", False, False),
+        ("I want docstrings on public functions.", True, False),
+        ("I want you to fix the login bug.", False, False),
+    ],
+)
+def test_conventions_and_their_scope(sentence, convention, is_global):
+    assert kn.is_convention(sentence) is convention
+    if convention:
+        assert kn.is_global(sentence) is is_global
+
+
+@pytest.mark.parametrize(
+    ("command", "normalized", "kind"),
+    [
+        ("pytest -q tests/test_cart.py -k rounding", "pytest -q", "test"),
+        ("python -m pytest -x", "pytest -x", "test"),
+        ("go test ./...", "go test ./...", "test"),
+        ("npm run build", "npm run build", "build"),
+        ("npm run dev", "npm run dev", "run"),
+        ("ruff check .", "ruff check .", "lint"),
+        ("ruff format backend", "ruff format backend", "format"),
+        ("mypy --strict src/app", "mypy --strict src/app", "typecheck"),
+        ("alembic upgrade head", "alembic upgrade head", "migrate"),
+        ("python manage.py migrate", "python manage.py migrate", "migrate"),
+        ("fly deploy", "fly deploy", "deploy"),
+        ("mix phx.server", "mix phx.server", "run"),
+        ("ls -la", "ls -la", ""),
+    ],
+)
+def test_commands_are_normalized_and_classified(command, normalized, kind):
+    [argv] = split_commands(command)
+    line = kn.normalize_command(argv)
+    assert line == normalized
+    shell_kind = "test" if kind == "test" else "run"
+    assert kn.command_kind(line, shell_kind) == kind
+
+
+def test_manifests_imports_env_names_routes_and_ports():
+    deps, versions = kn.manifest_facts(
+        "pyproject.toml",
+        '[project]\nrequires-python = ">=3.11"\ndependencies = ["django>=5", "celery", "psycopg2-binary"]\n'
+        "[tool.pytest.ini_options]\n",
+    )
+    assert {"django", "celery", "pytest"} <= set(deps)
+    assert versions == [("Python", "3.11")]
+    deps, versions = kn.manifest_facts("go.mod", "module x\n\ngo 1.22\n\nrequire github.com/go-chi/chi/v5 v5.0.12\n")
+    assert versions == [("Go", "1.22")] and deps == ["github.com/go-chi/chi/v5"]
+    deps, versions = kn.manifest_facts("docker-compose.yml", "services:\n  db:\n    image: postgres:16\n")
+    assert deps == ["PostgreSQL"] and versions == [("PostgreSQL", "16")]
+    assert kn.imports("app/db.py", "import os\nfrom sqlalchemy import select\nimport httpx\n") == [
+        "sqlalchemy",
+        "httpx",
+    ]
+    assert kn.imports("src/a.ts", "import { z } from 'zod'\nimport fs from 'fs'\nimport x from './x'\n") == ["zod"]
+    code = 'url = os.environ["DATABASE_URL"]\nkey = os.getenv("STRIPE_KEY", "dev")\nport = process.env.PORT\n'
+    assert kn.env_names(code) == ["DATABASE_URL", "STRIPE_KEY", "PORT"]
+    assert kn.env_names("API_TOKEN=abc123\nDEBUG_MODE=1\n", env_file=True) == ["API_TOKEN", "DEBUG_MODE"]
+    routes = kn.routes('@app.get("/items/{id}")\ndef f(): ...\nrouter.post("/api/orders", h)\n')
+    assert routes == ["GET /items/{id}", "POST /api/orders"]
+    assert kn.exposed_ports("Dockerfile", "FROM python:3.12\nEXPOSE 8000\n") == [":8000"]
+
+
+# -- a history through the real stages -----------------------------------------------------------
+
+
+def _django_history() -> list[Session]:
+    pyproject = (
+        '[project]\nname = "shop"\nrequires-python = ">=3.11"\n'
+        'dependencies = ["django>=5", "celery", "mysqlclient", "nose"]\n'
+    )
+    return [
+        Session(
+            "s-setup",
+            [
+                Turn(
+                    "Set up the project. We use MySQL with Celery for the jobs.",
+                    [
+                        Call("write", path="/work/demo/pyproject.toml", content=pyproject),
+                        Call("bash", command="poetry add django celery", output="Installing..."),
+                        Call("bash", command="nosetests", output="Ran 4 tests\nOK", exit_code=0),
+                    ],
+                ),
+                Turn("Always write docstrings for public functions.", reply="Noted."),
+                Turn("Good.", reply="Anything else?"),
+            ],
+            day=0,
+        ),
+        Session(
+            "s-tests",
+            [
+                Turn(
+                    "Let's move the tests from nose to pytest.",
+                    [
+                        Call("bash", command="poetry add --group dev pytest", output="ok"),
+                        Call(
+                            "bash",
+                            command="pytest -q tests/test_orders.py",
+                            output="....F\n=== 1 failed, 4 passed in 0.5s ===",
+                            exit_code=1,
+                        ),
+                    ],
+                ),
+                Turn(
+                    "Fix it.",
+                    [
+                        Call("edit", path="/work/demo/shop/orders.py", content='TOKEN = os.environ["ORDERS_TOKEN"]\n'),
+                        Call("bash", command="pytest -q", output="=== 5 passed in 0.4s ===", exit_code=0),
+                        Call("bash", command="rm old_tests.py", output="", exit_code=0),
+                    ],
+                ),
+            ],
+            day=3,
+        ),
+        Session(
+            "s-lint",
+            [
+                Turn(
+                    "In every project I want ruff, not flake8.",
+                    [Call("bash", command="ruff check .", output="All checks passed!", exit_code=0)],
+                ),
+            ],
+            day=5,
+        ),
+    ]
+
+
+def test_a_history_gives_a_brief_with_the_stack_commands_conventions_and_state(tmp_path: Path):
+    memory = distil_history(tmp_path / "memory", _django_history())
+    core = brief_of(memory)
+    assert len(core.encode("utf-8")) <= CORE_BUDGET
+    lines = core.splitlines()
+    assert lines[3] == "[Project · demo]"
+    stack = next(line for line in lines if line.startswith("· stack: "))
+    for name in ("Python 3.11", "Django", "MySQL", "Celery", "pytest (was nose)", "Poetry"):
+        assert name in stack, (name, stack)
+    assert "· stack: nose" not in core and ", nose" not in stack  # replaced: history, never current
+    assert any(line.startswith("· test: pytest -q") and "lint: ruff check ." in line for line in lines), core
+    assert "· convention: Always write docstrings for public functions.  ↪ session:s-setup" in lines
+    assert any(line.startswith("· state: tests passing (") for line in lines), core
+    assert any("decided" in line and "pytest replaces nose" in line for line in lines), core
+    assert any("env: ORDERS_TOKEN" in line for line in lines), core
+    # every content line carries its pointer
+    content = [line for line in lines if line.startswith("· ")]
+    assert content and all("↪ session:" in line for line in content)
+    # the turn that said nothing has no event; the deletion is told
+    events = [e.summary for e in memory.timeline(scope="project:demo", limit=None).events]
+    assert not any(s.startswith(("Discussed: Good", "Asked: Anything")) for s in events), events
+    assert any("deleted old_tests.py" in s.lower() for s in events), events
+
+
+def test_the_replaced_fact_is_history_in_the_graph(tmp_path: Path):
+    memory = distil_history(tmp_path / "memory", _django_history())
+    project = entity_id("project", "demo")
+    nose = entity_id("tech", "tech:nose")
+    edges = memory.edges(scope="project:demo", include_superseded=True, limit=None)
+    to_nose = [g for g in edges if g.edge.from_id == project and g.target == nose and g.relation != "dropped"]
+    assert to_nose and all(g.edge.superseded_by is not None for g in to_nose)
+    current = memory.edges(scope="project:demo", relations=["test-framework"], limit=None)
+    assert [memory.entity_refs([g.target])[g.target].name for g in current] == ["pytest"]
+
+
+def test_global_preferences_go_to_the_global_block(tmp_path: Path):
+    memory = distil_history(tmp_path / "memory", _django_history())
+    from opmem_tui.backend.memory.core import render_core
+
+    glob = render_core(memory, __import__("datetime").date(2026, 6, 1))
+    assert "[Preferences · global]" in glob
+    assert "· preference: In every project I want ruff, not flake8.  ↪ session:s-lint" in glob
+    # and the project block lists it too (global scope shows in every project)
+    assert "In every project I want ruff, not flake8." in brief_of(memory)
+
+
+def test_a_later_decision_supersedes_and_the_block_keeps_its_budget(tmp_path: Path):
+    history = [
+        Session(
+            f"s{i}",
+            [
+                Turn(
+                    f"Implement feature {i} in the web app, keep it tidy and well tested please.",
+                    [
+                        Call(
+                            "write",
+                            path="/work/demo/package.json",
+                            content=package_json({"react": "18"}, {"jest": "29"}),
+                        )
+                        if i == 0
+                        else Call(
+                            "edit", path=f"/work/demo/src/f{i}.ts", content=f"import {{ z }} from 'zod'\n// {i}\n"
+                        ),
+                        Call("bash", command="npm test", output=f"Tests: {i + 3} passed", exit_code=0),
+                    ],
+                    reply="Done: " + "details " * 30,
+                )
+            ],
+            day=i,
+        )
+        for i in range(30)
+    ]
+    history.append(Session("s-vitest", [Turn("Let's move from Jest to Vitest.", [])], day=31))
+    memory = distil_history(tmp_path / "memory", history)
+    core = brief_of(memory)
+    assert len(core.encode("utf-8")) <= CORE_BUDGET
+    stack = next(line for line in core.splitlines() if line.startswith("· stack: "))
+    assert "Vitest (was Jest)" in stack and "React" in stack and "Zod" in stack.replace("zod", "Zod")
+    assert "Jest," not in stack and not stack.split("  ↪")[0].endswith("Jest")
+
+
+def test_an_error_and_the_edit_that_fixed_it_are_in_the_brief(tmp_path: Path):
+    failing = "E   KeyError: 'scope'\n=== 1 failed, 3 passed in 0.2s ==="
+    history = [
+        Session(
+            "s-fix",
+            [
+                Turn("Run the tests.", [Call("bash", command="pytest -q", output=failing, exit_code=1)]),
+                Turn(
+                    "Fix the cache key.",
+                    [
+                        Call("edit", path="/work/demo/app/cache.py", content="key = (scope, name)\n"),
+                        Call("bash", command="pytest -q", output="=== 4 passed in 0.2s ===", exit_code=0),
+                    ],
+                ),
+            ],
+        )
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    assert any(
+        line.startswith("· fixed ") and "KeyError" in line and "app/cache.py" in line for line in core.splitlines()
+    )
+    assert any(line.startswith("· state: tests passing (") for line in core.splitlines()), core
