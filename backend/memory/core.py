@@ -201,6 +201,11 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
     return lines
 
 
+def _summary(line: CoreLine) -> str:
+    """An event line's summary: what follows "· YYYY-MM-DD "."""
+    return line.text[len("· 2026-01-01 ") :]
+
+
 def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
     """The core block for one project (global + its records) or, with no project, the global one."""
     scope = project_scope(project_id) if project_id else GLOBAL
@@ -215,10 +220,13 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         label, title = "[Graph · global]", "(global)"
         brief = global_brief(memory)
         brief_label = "[Preferences · global]"
+    # an event the brief states already (a decision, a fix) is not said twice in 2 KB
+    briefed = [line.text for line in brief]
+    events = [e for e in event_lines(memory, scope, consolidated) if not any(_summary(e) in t for t in briefed)]
     return compose_core(
         title,
         consolidated,
-        event_lines(memory, scope, consolidated),
+        events,
         fact_lines(memory, scope),
         graph_label=label,
         hint=hint,
