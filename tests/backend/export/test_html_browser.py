@@ -6,6 +6,7 @@ Skipped, saying why, where no chromium is installed (`.ci/run` installs it).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,17 @@ def test_no_request_but_the_document_and_keys_step_the_turns(browser: Browser, s
     assert page.console_errors == [] and page.dialogs == []
 
 
+def _drawn(page: Page, expression: str, tries: int = 200) -> list:
+    """What `expression` lists once the page has drawn it: an opened tool call draws its diff in
+    a later frame (the toggle event), which a loaded machine may not have run yet."""
+    for _ in range(tries):
+        found = page.evaluate(expression)
+        if found:
+            return found
+        time.sleep(0.05)
+    return page.evaluate(expression)
+
+
 def test_session_markup_is_shown_as_text(browser: Browser, store: SessionStore, tmp_path: Path):
     sid = hostile_session(store)
     page = _open(browser, store, sid, tmp_path / "hostile.html")
@@ -85,7 +97,7 @@ def test_session_markup_is_shown_as_text(browser: Browser, store: SessionStore, 
     assert page.evaluate("document.querySelectorAll('textarea, b, img, iframe').length") == 0
     assert page.evaluate("document.querySelectorAll('details.tool[open]').length") == 2
     assert page.evaluate("getComputedStyle(document.querySelector('details.thinking')).display") == "block"
-    diff = page.evaluate("[...document.querySelectorAll('.dl')].map(e => e.className + ' ' + e.textContent)")
+    diff = _drawn(page, "[...document.querySelectorAll('.dl')].map(e => e.className + ' ' + e.textContent)")
     assert "dl del - x = 1" in diff and "dl add + x = 2" in diff
     assert page.dialogs == [] and page.console_errors == []
     assert page.evaluate("window.__pwned === undefined")
