@@ -40,7 +40,8 @@ from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
 from ..store.git_mirror import GIT_ERRORS
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from ..store.session_repo import GENERATION_FILE
-from .redact import marker_for
+from .detect import find_secrets
+from .redact import marker_for, redact_text, redact_value
 from .scan import (
     NODE_FIELDS,
     MemoryScan,
@@ -53,7 +54,6 @@ from .scan import (
     session_paths,
     strings_of,
 )
-from .unmarked import find_unmarked, redact_unmarked, redact_unmarked_value
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -205,7 +205,7 @@ def redacted_node_bytes(data: Mapping[str, Any]) -> bytes | None:
     changed = False
     for name in NODE_FIELDS:
         if name in out:
-            value = redact_unmarked_value(out[name])
+            value = redact_value(out[name])
             if value is not out[name]:
                 out[name] = value
                 changed = True
@@ -223,7 +223,7 @@ class Values:
 
     def collect(self, data: Any) -> None:
         for text in strings_of(data):
-            for f in find_unmarked(text):
+            for f in find_secrets(text):
                 value = text[f.start : f.end]
                 if value not in self.kinds:
                     self.kinds[value] = f.kind
@@ -254,7 +254,7 @@ class Values:
         for form, value in self.forms():
             if len(form) >= FULL_MIN and form in out:
                 out = _replace_words(out, form, marker_for(self.kinds[value], value))
-        out = redact_unmarked(self._cut_offs(out))
+        out = redact_text(self._cut_offs(out))
         if len(self._done) < 100_000:
             self._done[text] = out
         return out

@@ -23,8 +23,8 @@ from ..model import OpmemError
 from ..store.node_log import NODE_FILE_RE
 from ..store.packwriter import BLOB, object_id
 from ..store.sessions import SessionStore
+from .detect import find_secrets
 from .redact import fingerprint
-from .unmarked import find_unmarked
 
 NODE_FIELDS = ("content", "name", "input", "metadata", "reads")
 META_PREFIX = "meta.json "
@@ -113,7 +113,7 @@ def _secrets_in(value: Any) -> list[tuple[str, str]]:
     """(kind, fingerprint) of every secret in a JSON value."""
     out: list[tuple[str, str]] = []
     for text in strings_of(value):
-        for f in find_unmarked(text):
+        for f in find_secrets(text):
             out.append((f.kind, fingerprint(text[f.start : f.end])))
     return out
 
