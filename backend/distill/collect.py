@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
-from ..privacy import redact_node, redact_text
+from ..privacy import map_strings, redact_node, redact_text
 from ..projects.registry import ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
@@ -174,26 +173,11 @@ def as_shown(node: Node) -> Node:
     titles are common in sessions, and so are tokens in env dumps and curl headers."""
     content = plain(node.content)
     name = plain(node.name) if node.name else node.name
-    tool_input = _plain_value(node.input)
-    metadata = _plain_value(node.metadata)
+    tool_input = map_strings(node.input, plain, keys=False)
+    metadata = map_strings(node.metadata, plain, keys=False)  # keys: the importers' own names
     if not (content is node.content and name is node.name and tool_input is node.input and metadata is node.metadata):
         node = replace(node, content=content, name=name, input=tool_input, metadata=metadata)
     return redact_node(node)
-
-
-def _plain_value(value: Any) -> Any:
-    """`value` with plain() applied to every string in it; the same object when nothing changes."""
-    if isinstance(value, str):
-        return plain(value)
-    if isinstance(value, list | tuple):
-        items = [_plain_value(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
-    if isinstance(value, dict | MappingProxyType):
-        pairs = {k: _plain_value(v) for k, v in value.items()}  # keys are the importers' own names
-        if all(pairs[k] is v for k, v in value.items()):
-            return value
-        return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
-    return value
 
 
 def anchors(nodes: Sequence[Node]) -> dict[str, str]:

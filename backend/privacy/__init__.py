@@ -10,7 +10,7 @@ same through JSON-like values (dicts, lists, tuples, mapping proxies).
 from __future__ import annotations
 
 from .detect import Finding, find_secrets
-from .redact import MARKER, fingerprint, marker_for, redact_node, redact_text, redact_value
+from .redact import MARKER, fingerprint, map_strings, marker_for, redact_node, redact_text, redact_value
 from .shown import RedactedSession, redact_commit, redact_meta
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "RedactedSession",
     "find_secrets",
     "fingerprint",
+    "map_strings",
     "marker_for",
     "redact_commit",
     "redact_meta",

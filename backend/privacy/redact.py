@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -42,20 +43,26 @@ def redact_text(text: str) -> str:
     return "".join(out)
 
 
-def redact_value(value: Any) -> Any:
-    """`value` with redact_text applied to every string in it (dict keys included); the same object
-    when nothing changes."""
+def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> Any:
+    """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false),
+    through dicts, lists, tuples and mapping proxies; the same object when nothing changes."""
     if isinstance(value, str):
-        return redact_text(value)
+        return fn(value)
     if isinstance(value, list | tuple):
-        items = [redact_value(v) for v in value]
+        items = [map_strings(v, fn, keys=keys) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, dict | MappingProxyType):
-        pairs = {redact_value(k) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
+        pairs = {fn(k) if keys and isinstance(k, str) else k: map_strings(v, fn, keys=keys) for k, v in value.items()}
         if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
     return value
+
+
+def redact_value(value: Any) -> Any:
+    """`value` with redact_text applied to every string in it (dict keys included); the same object
+    when nothing changes."""
+    return map_strings(value, redact_text)
 
 
 def redact_node(node: Node) -> Node:
