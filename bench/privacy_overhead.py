@@ -37,6 +37,7 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.memory import index_update, snippets
+from opmem_tui.backend.privacy.redact import forget_clean
 
 SECRET_OUTPUTS = [
     "AWS_ACCESS_KEY_ID=AKIA{up16}\nAWS_SECRET_ACCESS_KEY={b40}\nHOME=/home/dev\nPATH=/usr/bin",
@@ -110,6 +111,7 @@ def distil_once(corpus: Path, off: bool) -> tuple[float, float, int]:
     try:
         shutil.copytree(corpus, work / "home")
         home = Home(work / "home")
+        forget_clean()  # each run starts cold, as a new process does
         with gate_off() if off else contextlib.nullcontext():
             wall, cpu = time.perf_counter(), time.process_time()
             result = run(home, RunOptions())
@@ -125,6 +127,7 @@ def import_once(corpus: Path, redact: bool) -> tuple[float, float, int]:
         if redact:
             (work / "home" / "config.toml").write_text("[privacy]\nredact_on_import = true\n")
         home = Home(work / "home")
+        forget_clean()
         wall, cpu = time.perf_counter(), time.process_time()
         result = run_import(home, "claude", [corpus / "projects"])
         return time.perf_counter() - wall, time.process_time() - cpu, result.nodes
