@@ -262,5 +262,15 @@ def sqlite_files(paths: Iterable[Path | str], names: Iterable[str]) -> list[Path
     return list(found)
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """A record's field when it is a JSON object, else {} (stores of other agents drift)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str:
+    """A record's field when it is text, else ""."""
+    return value if isinstance(value, str) else ""
+
+
 def text_of(value: Any) -> str:
     return value if isinstance(value, str) else as_text(value)
