@@ -18,7 +18,6 @@ Two layouts: now ``session-state/<id>/events.jsonl`` with ``workspace.yaml`` bes
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import replace
@@ -27,7 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, json_value, session
 
 SOURCE = "copilot"
 QUIET = frozenset(
@@ -192,22 +191,9 @@ class _Events:
 
 
 def read_events(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     events = _Events(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            events.event(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        events.event(record, number)
     b = events.finish(final)
     nested = path.name == "events.jsonl"
     workspace = read_workspace(path.parent / "workspace.yaml") if nested else {}

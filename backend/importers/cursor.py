@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlparse
 from .agent_db import is_sqlite, open_agent_db, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, injected, json_value, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, injected, json_lines, json_value, session
 
 SOURCE = "cursor"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
@@ -387,22 +387,9 @@ def _parent_of(path: Path) -> str | None:
 
 
 def read_transcript(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     reader = _Transcript(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            reader.line(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        reader.line(record, number)
     b = reader.finish(final)
     sub = path.parent.name == "subagents"
     return [

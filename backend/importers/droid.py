@@ -13,7 +13,6 @@ is read too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -22,29 +21,9 @@ from typing import Any
 from .base import ImportedSession, ImportReport
 from .cline import _Task
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "droid"
-
-
-def _lines(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    out = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            out.append((number, record))
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
-    return out
 
 
 def _settings(path: Path, report: ImportReport) -> dict[str, Any]:
@@ -168,7 +147,7 @@ def read_stream(
 
 
 def read_file(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    records = _lines(path, report)
+    records = list(json_lines(path, report))
     if not records:
         return []
     stream = any(

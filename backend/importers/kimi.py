@@ -26,7 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "kimi"
 QUIET_PREFIXES = (
@@ -230,22 +230,9 @@ class _Wire:
 
 
 def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     wire = _Wire(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            wire.event(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        wire.event(record, number)
     b = wire.build()
     native, parent, state_path = path.stem, None, path.with_name(f"{path.stem}.state.json")
     if path.name == "wire.jsonl" and path.parent.parent.name == "agents":  # Kimi Code

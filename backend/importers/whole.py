@@ -17,7 +17,7 @@ import re
 import sqlite3
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -228,6 +228,26 @@ def load_json(path: Path) -> Any:
         return json.loads(data)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}; cut short or damaged") from None
+
+
+def json_lines(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each line of a JSON-lines file read whole, in order; a line that
+    is not a JSON object is a warning naming file:line, except a last line without its newline
+    (still being written). A generator: the caller's own warnings stay in line order."""
+    lines = path.read_bytes().split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            if number < len(lines):  # a last line without its newline is still being written
+                report.warn(path, number, "not valid JSON; line skipped")
+            continue
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            report.warn(path, number, "expected a JSON object; line skipped")
 
 
 def json_value(text: Any) -> Any:
