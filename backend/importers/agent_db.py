@@ -5,7 +5,11 @@ never take a lock that could hand the agent SQLITE_BUSY, and must never write, c
 migrate anything:
 
 - WAL databases are opened ``file:...?mode=ro`` (readers never block a WAL writer); the read is
-  one short transaction (`snapshot`), so a checkpoint is never held up for long.
+  one short transaction (`snapshot`), so a checkpoint is never held up for long. That open needs
+  the ``-wal`` and ``-shm`` files and makes them when missing (a reader cannot remove them again),
+  so a WAL database without them (no connection open: the last one checkpointed and removed
+  them) is opened ``immutable=1`` instead: no lock, no side file, and the database file alone
+  holds every commit. One with a ``-wal`` but no ``-shm`` is copied.
 - When that cannot work (a read-only folder where the ``-shm`` cannot be made, a rollback-journal
   database whose reader would hold a SHARED lock, a database locked exclusively), the database and
   its ``-wal`` are copied to a temporary folder and the copy is read. The copy is made by plain
@@ -85,8 +89,8 @@ def _journal_is_wal(path: Path) -> bool:
     return header[18] == 2 or header[19] == 2
 
 
-def _connect_ro(path: Path) -> sqlite3.Connection:
-    uri = f"file:{quote(str(path))}?mode=ro"
+def _connect_ro(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
+    uri = f"file:{quote(str(path))}?mode=ro{'&immutable=1' if immutable else ''}"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("PRAGMA query_only = 1")
@@ -95,6 +99,22 @@ def _connect_ro(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _in_place(path: Path) -> str | None:
+    """How a WAL database is read where it is without making a file beside it: "ro" (its -wal and
+    -shm are there), "immutable" (no WAL content: the database file holds every commit), None (a
+    -wal without its -shm: read a copy)."""
+    sizes = []
+    for suffix in ("-wal", "-shm"):
+        try:
+            sizes.append(os.stat(f"{path}{suffix}").st_size)
+        except OSError:
+            sizes.append(None)
+    log, shm = sizes
+    if log is not None and shm is not None:
+        return "ro"
+    return "immutable" if not log else None
 
 
 def _copy(path: Path, folder: Path) -> Path:
@@ -126,9 +146,10 @@ def open_agent_db(path: Path | str) -> Iterator[sqlite3.Connection]:
     conn: sqlite3.Connection | None = None
     copy_dir: str | None = None
     first_problem = ""
-    if wal:
+    in_place = _in_place(path) if wal else None
+    if in_place is not None:
         try:
-            conn = _connect_ro(path)
+            conn = _connect_ro(path, immutable=in_place == "immutable")
         except sqlite3.Error as exc:  # read-only folder (no -shm), locked, damaged: try a copy
             first_problem = _why(exc)
     if conn is None:

@@ -22,24 +22,16 @@ from .base import ImportedSession, ImportReport
 from .cline import VSCODE_APPS
 from .cursor import vscode_user_dirs
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
 
 SOURCE = "amp"
 DONE_RUN = frozenset({"done", "error", "cancelled", "rejected-by-user", "completed"})
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _cwd(thread: dict[str, Any]) -> str:
-    trees = _dict(_dict(thread.get("env")).get("initial")).get("trees")
+    trees = as_dict(as_dict(thread.get("env")).get("initial")).get("trees")
     for tree in trees if isinstance(trees, list) else []:
-        uri = _str(_dict(tree).get("uri"))
+        uri = as_str(as_dict(tree).get("uri"))
         if uri.startswith("file://"):
             return unquote(urlparse(uri).path)
     return ""
@@ -53,9 +45,9 @@ def _fill(b: SessionBuilder, calls: dict[str, str], results: dict[str, tuple[str
         call_id = calls.get(n.id)
         if call_id is not None:
             text, run = results.get(call_id, ("", {}))
-            status = _str(run.get("status"))
+            status = as_str(run.get("status"))
             if call_id in results:
-                exit_code = _dict(run.get("result")).get("exitCode")
+                exit_code = as_dict(run.get("result")).get("exitCode")
                 meta = {**n.metadata, "status": status, "exit": exit_code, "is_error": status == "error" or None}
                 n = replace(n, content=text, metadata={k: v for k, v in meta.items() if v not in (None, "")})
             if call_id not in results or (status and status not in DONE_RUN):  # still running: it waits
@@ -70,7 +62,7 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
     if not isinstance(thread, dict) or not isinstance(thread.get("messages"), list):
         report.warn(path, None, "not an Amp thread: expected an object with a 'messages' list")
         return []
-    native = _str(thread.get("id")) or path.stem
+    native = as_str(thread.get("id")) or path.stem
     created = parse_time(thread.get("created"))
     b = SessionBuilder()
     calls: dict[str, str] = {}
@@ -82,16 +74,16 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
             continue
         sid = f"{native}:{msg.get('messageId', index)}"
         blocks = [x for x in msg.get("content") or [] if isinstance(x, dict)]
-        when = parse_time(_dict(msg.get("meta")).get("sentAt")) or (created if index == 0 else 0.0)
+        when = parse_time(as_dict(msg.get("meta")).get("sentAt")) or (created if index == 0 else 0.0)
         if msg.get("role") == "user":
             said, added = [], []
             for block in blocks:
                 if block.get("type") == "tool_result":
-                    run = _dict(block.get("run"))
-                    output = _dict(run.get("result")).get("output", run.get("result"))
-                    results[_str(block.get("toolUseID"))] = (as_text(output), run)
+                    run = as_dict(block.get("run"))
+                    output = as_dict(run.get("result")).get("output", run.get("result"))
+                    results[as_str(block.get("toolUseID"))] = (as_text(output), run)
                 elif block.get("type") == "text":
-                    extra, text = split_injected(_str(block.get("text")))
+                    extra, text = split_injected(as_str(block.get("text")))
                     if extra:
                         added.append(extra)
                     if text.strip():
@@ -104,11 +96,11 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
         if msg.get("role") != "assistant":
             report.unknown(f"amp:role:{msg.get('role')}")
             continue
-        usage = _dict(msg.get("usage"))
-        model = _str(usage.get("model")) or model
-        texts = [_str(x.get("text")) for x in blocks if x.get("type") == "text"]
-        thinking = [_str(x.get("thinking")) for x in blocks if x.get("type") == "thinking"]
-        streaming = _dict(msg.get("state")).get("type") == "streaming"
+        usage = as_dict(msg.get("usage"))
+        model = as_str(usage.get("model")) or model
+        texts = [as_str(x.get("text")) for x in blocks if x.get("type") == "text"]
+        thinking = [as_str(x.get("thinking")) for x in blocks if x.get("type") == "thinking"]
+        streaming = as_dict(msg.get("state")).get("type") == "streaming"
         owner = b.chain(
             sid,
             "assistant",
@@ -119,11 +111,11 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
             metadata={"thinking": "\n".join(thinking), "tokens": usage or None},
         )
         for number, block in enumerate(x for x in blocks if x.get("type") == "tool_use"):
-            call_id = _str(block.get("id"))
+            call_id = as_str(block.get("id"))
             tid = b.tool(
                 call_id or f"{sid}:tool{number}",
                 owner,
-                _str(block.get("name")) or "tool",
+                as_str(block.get("name")) or "tool",
                 block.get("input"),
                 "",
                 created_at=when,
@@ -138,7 +130,7 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
             path,
             b,
             final=final,
-            title=_str(thread.get("title")),
+            title=as_str(thread.get("title")),
             cwd=_cwd(thread),
             model=model,
             extra={"layout": "thread", "agent_mode": thread.get("agentMode")},

@@ -31,7 +31,7 @@ from .agent_db import DbStamp
 from .base import ImportedSession, ImportReport
 from .cursor import vscode_user_dirs
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
 
 HISTORY = "api_conversation_history.json"
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae", "Kiro", "Positron")
@@ -56,14 +56,6 @@ RESULT_TEXT = re.compile(r"^\s*\[\w+(?: for .*?)?\] Result:", re.S)  # "[read_fi
 def extension_dirs(extension: str) -> list[Path]:
     """``globalStorage/<extension>`` of VS Code and each fork, Linux and macOS."""
     return [user / "globalStorage" / extension for app in VSCODE_APPS for user in vscode_user_dirs(app)]
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _optional(path: Path, report: ImportReport) -> Any:
@@ -113,7 +105,7 @@ class _Task:
     def message(self, index: int, msg: dict[str, Any], when: float, sid: str | None = None) -> None:
         role = msg.get("role")
         content = msg.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": _str(content)}]
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": as_str(content)}]
         blocks = [x for x in blocks if isinstance(x, dict)]
         sid = sid or f"{self.folder.name}:{index}"
         when = parse_time(msg.get("ts")) or when
@@ -129,9 +121,11 @@ class _Task:
         for block in blocks:
             kind = block.get("type")
             if kind == "tool_result":
-                self.result(_str(block.get("tool_use_id")), as_text(block.get("content")), bool(block.get("is_error")))
+                self.result(
+                    as_str(block.get("tool_use_id")), as_text(block.get("content")), bool(block.get("is_error"))
+                )
             elif kind == "text":
-                text = _str(block.get("text"))
+                text = as_str(block.get("text"))
                 if RESULT_TEXT.match(text):  # a tool's result; with no call waiting (resumed task), a note
                     if self.pending:
                         self.result("", text, False)
@@ -166,18 +160,18 @@ class _Task:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                texts.append(_str(block.get("text")))
+                texts.append(as_str(block.get("text")))
             elif kind in ("thinking", "reasoning"):
-                thinking.append(_str(block.get("thinking")) or _str(block.get("text")))
+                thinking.append(as_str(block.get("thinking")) or as_str(block.get("text")))
             elif kind == "tool_use":
                 calls.append(block)
-        info = _dict(msg.get("modelInfo"))
-        model = _str(info.get("modelId")) or None
-        meta = {"thinking": "\n".join(thinking), "tokens": _dict(msg.get("metrics")).get("tokens")}
+        info = as_dict(msg.get("modelInfo"))
+        model = as_str(info.get("modelId")) or None
+        meta = {"thinking": "\n".join(thinking), "tokens": as_dict(msg.get("metrics")).get("tokens")}
         owner = self.b.chain(sid, "assistant", "\n".join(texts), name=model, created_at=when, metadata=meta)
         for index, call in enumerate(calls):
-            name = _str(call.get("name")) or "tool"
-            call_id = _str(call.get("id"))
+            name = as_str(call.get("name")) or "tool"
+            call_id = as_str(call.get("id"))
             tid = self.b.tool(
                 f"{sid}:tool{index}", owner, name, call.get("input"), "", created_at=when, metadata={"call_id": call_id}
             )
@@ -216,8 +210,8 @@ def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -
         return []
     ui = _optional(folder / "ui_messages.json", report)
     ui = [m for m in ui if isinstance(m, dict)] if isinstance(ui, list) else []
-    meta = _dict(_optional(folder / "task_metadata.json", report))
-    item = _dict(_optional(folder / "history_item.json", report)) or _task_index(folder, report)
+    meta = as_dict(_optional(folder / "task_metadata.json", report))
+    item = as_dict(_optional(folder / "history_item.json", report)) or _task_index(folder, report)
     started = parse_time(ui[0].get("ts")) if ui else 0.0
     started = started or parse_time(item.get("ts")) or parse_time(int(folder.name) if folder.name.isdigit() else 0)
     task = _Task(folder, report)
@@ -229,11 +223,11 @@ def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -
     streaming = bool(ui and ui[-1].get("partial"))
     b = task.finish(final, streaming)
     usage = meta.get("model_usage")
-    model = _str(item.get("modelId") or item.get("apiModelId"))
+    model = as_str(item.get("modelId") or item.get("apiModelId"))
     if isinstance(usage, list) and usage and isinstance(usage[-1], dict):
-        model = model or _str(usage[-1].get("model_id"))
-    cwd = _str(item.get("cwdOnTaskInitialization") or item.get("workspace"))
-    parent = _str(item.get("parentTaskId")) or None
+        model = model or as_str(usage[-1].get("model_id"))
+    cwd = as_str(item.get("cwdOnTaskInitialization") or item.get("workspace"))
+    parent = as_str(item.get("parentTaskId")) or None
     extra = {"layout": "task-folder", "mode": item.get("mode"), "cost": item.get("totalCost")}
     return [
         session(

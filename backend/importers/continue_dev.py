@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlparse
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, json_value, load_json, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, load_json, session
 
 SOURCE = "continue"
 
@@ -29,14 +29,6 @@ SOURCE = "continue"
 def continue_home() -> Path:
     env = os.environ.get("CONTINUE_GLOBAL_DIR")
     return Path(env).expanduser() if env else Path.home() / ".continue"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _index(folder: Path, report: ImportReport) -> dict[str, dict[str, Any]]:
@@ -70,25 +62,25 @@ def read_session(path: Path, report: ImportReport, *, final: bool) -> list[Impor
     if not isinstance(data, dict) or not isinstance(data.get("history"), list):
         report.warn(path, None, "not a Continue session: expected an object with a 'history' list")
         return []
-    native = _str(data.get("sessionId")) or path.stem
+    native = as_str(data.get("sessionId")) or path.stem
     listed = _index(path.parent, report).get(native, {})
     created = _when(listed.get("dateCreated")) or _when(data.get("dateCreated"))
     b = SessionBuilder()
     tools: dict[str, str] = {}
     results: dict[str, str] = {}
     thinking: list[str] = []
-    model = _str(data.get("chatModelTitle"))
+    model = as_str(data.get("chatModelTitle"))
     for index, item in enumerate(data["history"]):
         if not isinstance(item, dict):
             report.warn(path, None, f"history item {index + 1} is not an object; skipped")
             continue
-        msg = _dict(item.get("message"))
+        msg = as_dict(item.get("message"))
         role = msg.get("role")
-        sid = _str(msg.get("id")) or f"{native}:{index}"
+        sid = as_str(msg.get("id")) or f"{native}:{index}"
         text = as_text(msg.get("content"))
         when = created if index == 0 else 0.0
         if role == "user":
-            names = [_str(c.get("name")) for c in item.get("contextItems") or [] if isinstance(c, dict)]
+            names = [as_str(c.get("name")) for c in item.get("contextItems") or [] if isinstance(c, dict)]
             b.chain(sid, "user", text, created_at=when, metadata={"context_items": names})
         elif role == "thinking":
             thinking.append(text)
@@ -98,13 +90,13 @@ def read_session(path: Path, report: ImportReport, *, final: bool) -> list[Impor
             )
             thinking = []
             for number, call in enumerate(msg.get("toolCalls") or []):
-                function = _dict(_dict(call).get("function"))
-                call_id = _str(_dict(call).get("id"))
+                function = as_dict(as_dict(call).get("function"))
+                call_id = as_str(as_dict(call).get("id"))
                 args = json_value(function.get("arguments")) if isinstance(function.get("arguments"), str) else None
                 tid = b.tool(
                     call_id or f"{sid}:tool{number}",
                     owner,
-                    _str(function.get("name")) or "tool",
+                    as_str(function.get("name")) or "tool",
                     args if args is not None else function.get("arguments"),
                     "",
                     created_at=when,
@@ -114,21 +106,21 @@ def read_session(path: Path, report: ImportReport, *, final: bool) -> list[Impor
             for state in _tool_states(item):
                 output = state.get("output")
                 if output is not None:
-                    results[_str(state.get("toolCallId"))] = as_text(
-                        [_str(_dict(o).get("content")) for o in output] if isinstance(output, list) else output
+                    results[as_str(state.get("toolCallId"))] = as_text(
+                        [as_str(as_dict(o).get("content")) for o in output] if isinstance(output, list) else output
                     )
         elif role == "tool":
-            results[_str(msg.get("toolCallId"))] = text
+            results[as_str(msg.get("toolCallId"))] = text
         elif role == "system":
             b.chain(sid, "system", text, created_at=when)
         else:
             report.unknown(f"continue:role:{role}")
     filled = {tid: results[cid] for cid, tid in tools.items() if cid in results}
     b.nodes = [replace(n, content=filled[n.id]) if n.id in filled else n for n in b.nodes]
-    title = _str(data.get("title")) or _str(listed.get("title"))
+    title = as_str(data.get("title")) or as_str(listed.get("title"))
     if title == "New Session":
         title = ""
-    cwd = _str(data.get("workspaceDirectory")) or _str(listed.get("workspaceDirectory"))
+    cwd = as_str(data.get("workspaceDirectory")) or as_str(listed.get("workspaceDirectory"))
     if cwd.startswith("file://"):
         cwd = unquote(urlparse(cwd).path)
     return [

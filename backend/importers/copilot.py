@@ -18,7 +18,6 @@ Two layouts: now ``session-state/<id>/events.jsonl`` with ``workspace.yaml`` bes
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import replace
@@ -27,7 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, json_value, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, json_value, session
 
 SOURCE = "copilot"
 QUIET = frozenset(
@@ -49,14 +48,6 @@ QUIET = frozenset(
 def copilot_home() -> Path:
     env = os.environ.get("COPILOT_HOME")
     return Path(env).expanduser() if env else Path.home() / ".copilot"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def read_workspace(path: Path) -> dict[str, str]:
@@ -85,24 +76,26 @@ class _Events:
         self.turn_open_at: int | None = None
 
     def event(self, record: dict[str, Any], number: int) -> None:
-        kind = _str(record.get("type"))
-        data = _dict(record.get("data"))
-        eid = _str(record.get("id"))
+        kind = as_str(record.get("type"))
+        data = as_dict(record.get("data"))
+        eid = as_str(record.get("id"))
         sid = eid if eid and not eid.startswith("[") else f"{self.path.stem}:{number}"
         when = parse_time(record.get("timestamp"))
         if kind in ("session.start", "session.resume"):
             self.facts.setdefault("sessionId", data.get("sessionId"))
-            self.model = _str(data.get("selectedModel")) or self.model
-            context = _dict(data.get("context"))
+            self.model = as_str(data.get("selectedModel")) or self.model
+            context = as_dict(data.get("context"))
             for key in ("cwd", "branch", "repository"):
-                if _str(context.get(key)) and not context[key].startswith("["):
+                if as_str(context.get(key)) and not context[key].startswith("["):
                     self.facts[key] = context[key]
             self.facts.setdefault("copilotVersion", data.get("copilotVersion"))
         elif kind == "session.model_change":
-            self.model = _str(data.get("newModel")) or self.model
+            self.model = as_str(data.get("newModel")) or self.model
         elif kind == "user.message":
             attachments = [a.get("path") for a in data.get("attachments") or [] if isinstance(a, dict)]
-            self.b.chain(sid, "user", _str(data.get("content")), created_at=when, metadata={"attachments": attachments})
+            self.b.chain(
+                sid, "user", as_str(data.get("content")), created_at=when, metadata={"attachments": attachments}
+            )
             self.owner = None
         elif kind == "system.message":
             self.b.chain(sid, "system", as_text(data.get("content")), created_at=when, metadata={"injected": True})
@@ -115,31 +108,31 @@ class _Events:
         elif kind == "assistant.turn_end":
             self.turn_open_at = None
         elif kind in ("session.error", "abort", "session.truncation"):
-            text = _str(data.get("message")) or _str(data.get("reason")) or f"[{kind}]"
+            text = as_str(data.get("message")) or as_str(data.get("reason")) or f"[{kind}]"
             self.b.chain(sid, "system", text, created_at=when, metadata={"event": kind})
         elif kind not in QUIET and not kind.startswith("hook."):
             self.report.unknown(f"copilot:{kind or 'untyped'}")
 
     def assistant(self, sid: str, data: dict[str, Any], when: float) -> None:
-        model = _str(data.get("model")) or self.model or None
+        model = as_str(data.get("model")) or self.model or None
         meta = {
             "tokens": data.get("outputTokens"),
             "thinking": data.get("reasoningText"),
             "subagent_of": data.get("parentToolCallId"),
         }
         self.owner = self.b.chain(
-            sid, "assistant", _str(data.get("content")), name=model, created_at=when, metadata=meta
+            sid, "assistant", as_str(data.get("content")), name=model, created_at=when, metadata=meta
         )
         for index, call in enumerate(data.get("toolRequests") or []):
             if not isinstance(call, dict):
                 continue
-            call_id = _str(call.get("toolCallId"))
+            call_id = as_str(call.get("toolCallId"))
             args = call.get("arguments")
             args = json_value(args) if isinstance(args, str) and json_value(args) is not None else args
             tid = self.b.tool(
                 call_id if call_id and not call_id.startswith("[") else f"{sid}:tool{index}",
                 self.owner,
-                _str(call.get("name")) or "tool",
+                as_str(call.get("name")) or "tool",
                 args,
                 "",
                 created_at=when,
@@ -149,8 +142,8 @@ class _Events:
                 self.tools[call_id] = tid
 
     def result(self, sid: str, data: dict[str, Any], when: float) -> None:
-        call_id = _str(data.get("toolCallId"))
-        result = _dict(data.get("result"))
+        call_id = as_str(data.get("toolCallId"))
+        result = as_dict(data.get("result"))
         text = as_text(result.get("content")) or as_text(result.get("detailedContent"))
         failed = data.get("success") is False
         if call_id in self.tools:
@@ -159,7 +152,7 @@ class _Events:
             tid = self.b.tool(
                 call_id if call_id and not call_id.startswith("[") else f"{sid}:result",
                 self.owner,
-                _str(data.get("toolName")) or "tool",
+                as_str(data.get("toolName")) or "tool",
                 None,
                 text,
                 created_at=when,
@@ -198,26 +191,13 @@ class _Events:
 
 
 def read_events(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     events = _Events(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            events.event(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        events.event(record, number)
     b = events.finish(final)
     nested = path.name == "events.jsonl"
     workspace = read_workspace(path.parent / "workspace.yaml") if nested else {}
-    native = _str(events.facts.get("sessionId"))
+    native = as_str(events.facts.get("sessionId"))
     if not native or native.startswith("["):
         native = workspace.get("id") or (path.parent.name if nested else path.stem)
     title = workspace.get("summary", "")
@@ -234,8 +214,8 @@ def read_events(path: Path, report: ImportReport, *, final: bool) -> list[Import
             b,
             final=final,
             title=title,
-            cwd=_str(events.facts.get("cwd")) or workspace.get("cwd", ""),
-            git_branch=_str(events.facts.get("branch")) or workspace.get("branch", ""),
+            cwd=as_str(events.facts.get("cwd")) or workspace.get("cwd", ""),
+            git_branch=as_str(events.facts.get("branch")) or workspace.get("branch", ""),
             model=b.model or events.model,
             extra={k: v for k, v in extra.items() if v},
         )

@@ -24,19 +24,11 @@ from typing import Any
 from .agent_db import is_sqlite, open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import parse_time
-from .whole import SessionBuilder, WholeImporter, json_value, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, session
 
 SOURCE = "crush"
 DB_NAMES = (".crush/crush.db", ".opencode/opencode.db")
 PLACEHOLDER_TITLES = frozenset({"New Session", "New Agent Session"})  # before Crush names a session
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _messages_into(b: SessionBuilder, rows: list[dict[str, Any]], path: Path, report: ImportReport) -> None:
@@ -50,20 +42,20 @@ def _messages_into(b: SessionBuilder, rows: list[dict[str, Any]], path: Path, re
         parts = [p for p in parts if isinstance(p, dict)]
         role = row.get("role")
         when = parse_time(row.get("created_at"))
-        data = [(p.get("type"), _dict(p.get("data"))) for p in parts]
+        data = [(p.get("type"), as_dict(p.get("data"))) for p in parts]
         if role == "tool":
             for kind, d in data:
                 if kind == "tool_result":
-                    results[_str(d.get("tool_call_id"))] = (_str(d.get("content")), bool(d.get("is_error")))
+                    results[as_str(d.get("tool_call_id"))] = (as_str(d.get("content")), bool(d.get("is_error")))
             continue
-        text = "\n".join(_str(d.get("text")) for kind, d in data if kind == "text")
+        text = "\n".join(as_str(d.get("text")) for kind, d in data if kind == "text")
         if role in ("user", "system"):
             b.chain(row["id"], role, text, created_at=when)
             continue
         if role != "assistant":
             report.unknown(f"crush:role:{role}")
             continue
-        thinking = "\n".join(_str(d.get("thinking")) for kind, d in data if kind == "reasoning")
+        thinking = "\n".join(as_str(d.get("thinking")) for kind, d in data if kind == "reasoning")
         finish = next((d for kind, d in data if kind == "finish"), {})
         finished = row.get("finished_at") or finish.get("time")
         meta = {
@@ -76,7 +68,7 @@ def _messages_into(b: SessionBuilder, rows: list[dict[str, Any]], path: Path, re
             row["id"],
             "assistant",
             text,
-            name=_str(row.get("model")) or None,
+            name=as_str(row.get("model")) or None,
             created_at=when,
             metadata=meta,
             done=bool(finished),
@@ -84,13 +76,13 @@ def _messages_into(b: SessionBuilder, rows: list[dict[str, Any]], path: Path, re
         for index, (kind, d) in enumerate(data):
             if kind != "tool_call":
                 continue
-            call_id = _str(d.get("id"))
+            call_id = as_str(d.get("id"))
             raw = d.get("input")
             args = json_value(raw) if isinstance(raw, str) else raw
             tid = b.tool(
                 call_id or f"{row['id']}:tool{index}",
                 owner,
-                _str(d.get("name")) or "tool",
+                as_str(d.get("name")) or "tool",
                 args if args is not None else raw,
                 "",
                 created_at=when,
@@ -162,7 +154,7 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
         b = SessionBuilder()
         sid = str(info["id"])
         _messages_into(b, by_session.get(sid, []), path, report)
-        parent = _str(info.get("parent_session_id")) or None
+        parent = as_str(info.get("parent_session_id")) or None
         extra = {
             "layout": layout,
             "cost": info.get("cost"),
@@ -176,7 +168,7 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
                 path,
                 b,
                 final=final,
-                title="" if _str(info.get("title")) in PLACEHOLDER_TITLES else _str(info.get("title")),
+                title="" if as_str(info.get("title")) in PLACEHOLDER_TITLES else as_str(info.get("title")),
                 cwd=str(project),
                 kind="subagent" if parent else "trunk",
                 parent_native_id=parent,

@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlparse
 from .agent_db import is_sqlite, open_agent_db, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, injected, json_value, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, injected, json_lines, json_value, session
 
 SOURCE = "cursor"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
@@ -49,14 +49,6 @@ def vscode_user_dirs(app: str) -> list[Path]:
     return dirs
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _folder(uri: str) -> str:
     if uri.startswith("file://"):
         return unquote(urlparse(uri).path)
@@ -68,7 +60,7 @@ def _workspace_dir(db: Path) -> str:
         data = json.loads((db.parent / "workspace.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return ""
-    return _folder(_str(_dict(data).get("folder") or _dict(data).get("workspace")))
+    return _folder(as_str(as_dict(data).get("folder") or as_dict(data).get("workspace")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,9 +71,9 @@ def _bubbles_into(b: SessionBuilder, cid: str, bubbles: list[dict[str, Any]], cr
     """Composer bubbles -> nodes (type 1 user, 2 assistant; toolFormerData -> a tool node)."""
     owner: str | None = None
     for index, bubble in enumerate(bubbles):
-        bid = _str(bubble.get("bubbleId")) or f"{cid}:{index}"
+        bid = as_str(bubble.get("bubbleId")) or f"{cid}:{index}"
         kind = bubble.get("type")
-        text = _str(bubble.get("text")) or _str(bubble.get("rawText"))
+        text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
         when = parse_time(bubble.get("createdAt")) or created
         last = index == len(bubbles) - 1
         if kind in (1, "user"):
@@ -91,10 +83,10 @@ def _bubbles_into(b: SessionBuilder, cid: str, bubbles: list[dict[str, Any]], cr
             b.chain(bid, role, text, created_at=when, metadata={"injected": role == "system" or None})
             owner = None
             continue
-        thinking = _dict(bubble.get("thinking")).get("text") or None
+        thinking = as_dict(bubble.get("thinking")).get("text") or None
         tokens = bubble.get("tokenCount") or None
-        tool = _dict(bubble.get("toolFormerData"))
-        model = _str(_dict(bubble.get("modelInfo")).get("modelName")) or _str(bubble.get("modelType")) or None
+        tool = as_dict(bubble.get("toolFormerData"))
+        model = as_str(as_dict(bubble.get("modelInfo")).get("modelName")) or as_str(bubble.get("modelType")) or None
         if text or thinking or not tool or owner is None:
             meta = {"thinking": thinking, "tokens": tokens, "cursor_type": kind}
             owner = b.chain(
@@ -110,19 +102,19 @@ def _bubbles_into(b: SessionBuilder, cid: str, bubbles: list[dict[str, Any]], cr
             args = json_value(tool.get("rawArgs")) if tool.get("params") is None else json_value(tool.get("params"))
             result = tool.get("result")
             value = json_value(result)
-            content = as_text(value) if value is not None and not isinstance(value, str) else _str(result)
-            status = _str(tool.get("status"))
+            content = as_text(value) if value is not None and not isinstance(value, str) else as_str(result)
+            status = as_str(tool.get("status"))
             b.tool(
                 f"{bid}:tool",
                 owner,
-                _str(tool.get("name")) or _str(tool.get("tool")) or "tool",
+                as_str(tool.get("name")) or as_str(tool.get("tool")) or "tool",
                 args if args is not None else tool.get("rawArgs"),
                 content,
                 created_at=when,
                 metadata={
                     "status": status,
                     "call_id": tool.get("toolCallId"),
-                    "decision": _dict(tool.get("userDecision")).get("decision"),
+                    "decision": as_dict(tool.get("userDecision")).get("decision"),
                 },
                 done=not (live and status in ("loading", "pending", "running")),
             )
@@ -131,12 +123,12 @@ def _bubbles_into(b: SessionBuilder, cid: str, bubbles: list[dict[str, Any]], cr
 def _composer(
     path: Path, data: dict[str, Any], bubbles: list[dict[str, Any]], cwd: str, *, final: bool
 ) -> ImportedSession:
-    cid = _str(data.get("composerId"))
+    cid = as_str(data.get("composerId"))
     b = SessionBuilder()
     created = parse_time(data.get("createdAt"))
     live = not final and data.get("status") == "generating"
     _bubbles_into(b, cid, bubbles, created, live)
-    model = _str(_dict(data.get("modelConfig")).get("modelName"))
+    model = as_str(as_dict(data.get("modelConfig")).get("modelName"))
     extra = {
         "layout": "composer",
         "mode": data.get("unifiedMode"),
@@ -150,7 +142,7 @@ def _composer(
         path,
         b,
         final=final,
-        title=_str(data.get("name")),
+        title=as_str(data.get("name")),
         cwd=cwd,
         model=model,
         extra={k: v for k, v in extra.items() if v is not None},
@@ -158,15 +150,15 @@ def _composer(
 
 
 def _legacy_tab(path: Path, tab: dict[str, Any], cwd: str, *, final: bool) -> ImportedSession | None:
-    tid = _str(tab.get("tabId"))
+    tid = as_str(tab.get("tabId"))
     bubbles = [x for x in tab.get("bubbles") or [] if isinstance(x, dict)]
     if not tid or not bubbles:
         return None
     b = SessionBuilder()
     created = parse_time(tab.get("lastSendTime"))
     for index, bubble in enumerate(bubbles):
-        bid = _str(bubble.get("id")) or f"{tid}:{index}"
-        text = _str(bubble.get("text")) or _str(bubble.get("rawText"))
+        bid = as_str(bubble.get("id")) or f"{tid}:{index}"
+        text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
         if bubble.get("type") == "user":
             if not text.strip():
                 continue  # the input box's draft, not a message
@@ -176,7 +168,7 @@ def _legacy_tab(path: Path, tab: dict[str, Any], cwd: str, *, final: bool) -> Im
                 bid,
                 "assistant",
                 text,
-                name=_str(bubble.get("modelType")) or None,
+                name=as_str(bubble.get("modelType")) or None,
                 created_at=created,
                 metadata={"request_id": bubble.get("requestId")},
             )
@@ -186,7 +178,7 @@ def _legacy_tab(path: Path, tab: dict[str, Any], cwd: str, *, final: bool) -> Im
         path,
         b,
         final=final,
-        title=_str(tab.get("chatTitle")),
+        title=as_str(tab.get("chatTitle")),
         cwd=cwd,
         title_source="user" if tab.get("hasNamedTab") else "llm",
         extra={"layout": "legacy-chat"},
@@ -254,7 +246,7 @@ def composer_folders(path: Path, report: ImportReport) -> dict[str, str]:
     got = _query(path, report)
     if got is None:
         return {}
-    listed = _dict(json_value(got[0].get(COMPOSER_KEY))).get("allComposers")
+    listed = as_dict(json_value(got[0].get(COMPOSER_KEY))).get("allComposers")
     return {
         c["composerId"]: folder for c in listed or [] if isinstance(c, dict) and isinstance(c.get("composerId"), str)
     }
@@ -280,13 +272,13 @@ def read_vscdb(
         data.setdefault("composerId", str(key).partition(":")[2])
         ordered = _ordered(path, data, bubbles.get(data["composerId"], {}), report)
         out.append(_composer(path, data, ordered, folders.get(data["composerId"], cwd), final=final))
-    listed = _dict(json_value(items.get(COMPOSER_KEY))).get("allComposers")
+    listed = as_dict(json_value(items.get(COMPOSER_KEY))).get("allComposers")
     known = {s.native_id for s in out}
     for data in listed if isinstance(listed, list) else []:
         inline = isinstance(data, dict) and isinstance(data.get("conversation"), list)
         if inline and data.get("composerId") and data["composerId"] not in known:
             out.append(_composer(path, data, _ordered(path, data, {}, report), cwd, final=final))
-    for tab in _dict(json_value(items.get(CHAT_KEY))).get("tabs") or []:
+    for tab in as_dict(json_value(items.get(CHAT_KEY))).get("tabs") or []:
         legacy = _legacy_tab(path, tab, cwd, final=final) if isinstance(tab, dict) else None
         if legacy is not None:
             out.append(legacy)
@@ -321,7 +313,7 @@ class _Transcript:
             self.ended_at = len(self.b.nodes)
             return
         role = record.get("role")
-        content = _dict(record.get("message")).get("content")
+        content = as_dict(record.get("message")).get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": as_text(content)}]
         blocks = [x for x in blocks if isinstance(x, dict)]
         sid = f"{self.path.stem}:{number}"
@@ -336,16 +328,16 @@ class _Transcript:
         texts = []
         for block in blocks:
             if block.get("type") in ("tool_result", "tool-result"):
-                target = self.by_call.get(_str(block.get("tool_use_id"))) or next(iter(self.pending), None)
+                target = self.by_call.get(as_str(block.get("tool_use_id"))) or next(iter(self.pending), None)
                 if target is not None:
                     self.results[target] = as_text(block.get("content"))
                     if target in self.pending:
                         self.pending.remove(target)
             elif block.get("type") == "text":
-                texts.append(_unwrap(_str(block.get("text"))))
+                texts.append(_unwrap(as_str(block.get("text"))))
         if texts:
             text = "\n".join(texts)
-            self.b.chain(sid, "system" if injected(text) else "user", text, metadata=_dict(record.get("metadata")))
+            self.b.chain(sid, "system" if injected(text) else "user", text, metadata=as_dict(record.get("metadata")))
             self.pending = []
 
     def assistant(self, sid: str, blocks: list[dict[str, Any]], record: dict[str, Any]) -> None:
@@ -353,20 +345,20 @@ class _Transcript:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                texts.append(_str(block.get("text")))
+                texts.append(as_str(block.get("text")))
             elif kind == "thinking":
-                thinking.append(_str(block.get("thinking")) or _str(block.get("text")))
+                thinking.append(as_str(block.get("thinking")) or as_str(block.get("text")))
             elif kind in ("tool_use", "tool_call"):
                 calls.append(block)
             elif isinstance(block.get("text"), str):
                 texts.append(block["text"])
                 self.report.unknown(f"cursor:block:{kind}")
-        model = _str(record.get("model")) or None
+        model = as_str(record.get("model")) or None
         self.model = model or self.model
         text = "\n".join(t for t in texts if t)
         owner = self.b.chain(sid, "assistant", text, name=model, metadata={"thinking": "\n".join(thinking)})
         for index, call in enumerate(calls):
-            name = _str(call.get("name")) or "tool"
+            name = as_str(call.get("name")) or "tool"
             tid = self.b.tool(
                 f"{sid}:tool{index}", owner, name, call.get("input"), "", metadata={"call_id": call.get("id")}
             )
@@ -395,22 +387,9 @@ def _parent_of(path: Path) -> str | None:
 
 
 def read_transcript(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     reader = _Transcript(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            reader.line(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        reader.line(record, number)
     b = reader.finish(final)
     sub = path.parent.name == "subagents"
     return [

@@ -13,7 +13,6 @@ is read too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -22,37 +21,9 @@ from typing import Any
 from .base import ImportedSession, ImportReport
 from .cline import _Task
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "droid"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _lines(path: Path, report: ImportReport) -> list[tuple[int, dict[str, Any]]]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    out = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            out.append((number, record))
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
-    return out
 
 
 def _settings(path: Path, report: ImportReport) -> dict[str, Any]:
@@ -60,7 +31,7 @@ def _settings(path: Path, report: ImportReport) -> dict[str, Any]:
     if not settings.exists():
         return {}
     try:
-        return _dict(load_json(settings))
+        return as_dict(load_json(settings))
     except (OSError, ValueError, RecursionError) as exc:
         report.warn(settings, None, f"not readable JSON ({exc})")
         return {}
@@ -76,22 +47,22 @@ def read_store(
         if kind == "session_start":
             head = head or record
         elif kind == "message":
-            msg = _dict(record.get("message"))
-            sid = _str(record.get("id")) or f"{path.stem}:{number}"
+            msg = as_dict(record.get("message"))
+            sid = as_str(record.get("id")) or f"{path.stem}:{number}"
             task.message(number, msg, parse_time(record.get("timestamp")), sid=sid)
         elif kind != "todo_state":
             report.unknown(f"droid:{kind or 'untyped'}")
     b = task.finish(final, streaming=False)
     settings = _settings(path, report)
-    model = _str(settings.get("model"))
-    title = _str(head.get("sessionTitle")) or _str(head.get("title"))
+    model = as_str(settings.get("model"))
+    title = as_str(head.get("sessionTitle")) or as_str(head.get("title"))
     extra = {
         "layout": "session-store",
         "droid_version": head.get("version"),
         "owner": head.get("owner"),
         "token_usage": settings.get("tokenUsage"),
     }
-    native = _str(head.get("id")) or path.stem
+    native = as_str(head.get("id")) or path.stem
     return session(
         SOURCE,
         native,
@@ -99,7 +70,7 @@ def read_store(
         b,
         final=final,
         title=title,
-        cwd=_str(head.get("cwd")),
+        cwd=as_str(head.get("cwd")),
         model=model,
         extra={k: v for k, v in extra.items() if v is not None},
     )
@@ -115,27 +86,27 @@ def read_stream(
     ended = False
     facts: dict[str, str] = {}
     for number, record in records:
-        native = native or _str(record.get("session_id")) or _str(record.get("sessionId"))
+        native = native or as_str(record.get("session_id")) or as_str(record.get("sessionId"))
         kind = record.get("type")
         sid = f"{path.stem}:{number}"
         when = parse_time(record.get("timestamp"))
         if kind == "message":
             if record.get("role") == "user":
-                added, said = split_injected(_str(record.get("text")))
-                b.chain(_str(record.get("id")) or sid, "user", said, created_at=when)
+                added, said = split_injected(as_str(record.get("text")))
+                b.chain(as_str(record.get("id")) or sid, "user", said, created_at=when)
                 if added:
                     b.chain(f"{sid}:context", "system", added, created_at=when, metadata={"injected": True})
                 owner = None
             else:
-                owner = b.chain(sid, "assistant", _str(record.get("text")), created_at=when)
+                owner = b.chain(sid, "assistant", as_str(record.get("text")), created_at=when)
         elif kind == "tool_call":
             if owner is None:
                 owner = b.chain(f"{sid}:reply", "assistant", "", created_at=when)
-            call_id = _str(record.get("toolCallId")) or _str(record.get("id"))
+            call_id = as_str(record.get("toolCallId")) or as_str(record.get("id"))
             b.tool(
                 call_id or sid,
                 owner,
-                _str(record.get("toolName")) or "tool",
+                as_str(record.get("toolName")) or "tool",
                 record.get("parameters"),
                 "",
                 created_at=when,
@@ -143,20 +114,20 @@ def read_stream(
             )
             tools[call_id] = len(b.nodes) - 1
         elif kind == "tool_result":
-            at = tools.get(_str(record.get("toolCallId")) or _str(record.get("id")))
+            at = tools.get(as_str(record.get("toolCallId")) or as_str(record.get("id")))
             if at is not None:
-                value = _dict(record.get("value"))
-                text = _str(value.get("stdout")) if value else as_text(record.get("value"))
+                value = as_dict(record.get("value"))
+                text = as_str(value.get("stdout")) if value else as_text(record.get("value"))
                 node = b.nodes[at]
                 meta = {**node.metadata, "exit": value.get("exitCode"), "is_error": record.get("isError") or None}
                 b.nodes[at] = replace(node, content=text, metadata={k: v for k, v in meta.items() if v is not None})
         elif kind == "completion":
-            b.chain(_str(record.get("id")) or sid, "assistant", _str(record.get("finalText")), created_at=when)
+            b.chain(as_str(record.get("id")) or sid, "assistant", as_str(record.get("finalText")), created_at=when)
             ended = True
         elif kind == "system":
             facts.update({k: record[k] for k in ("model", "cwd") if isinstance(record.get(k), str)})
         elif kind == "error":
-            b.chain(sid, "system", _str(record.get("message")), created_at=when, metadata={"event": "error"})
+            b.chain(sid, "system", as_str(record.get("message")), created_at=when, metadata={"event": "error"})
         else:
             report.unknown(f"droid:stream:{kind or 'untyped'}")
     if not final and not ended:  # no completion yet: the reply under way waits
@@ -176,7 +147,7 @@ def read_stream(
 
 
 def read_file(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    records = _lines(path, report)
+    records = list(json_lines(path, report))
     if not records:
         return []
     stream = any(

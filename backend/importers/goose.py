@@ -26,7 +26,7 @@ from typing import Any
 from .agent_db import open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, json_value, session, sqlite_files
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, session, sqlite_files
 
 SOURCE = "goose"
 
@@ -39,20 +39,12 @@ def goose_sessions_dir() -> Path:
     return Path(data).expanduser() / "goose" / "sessions"
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _result_text(result: dict[str, Any]) -> tuple[str, bool]:
     value = result.get("value")
     if isinstance(value, dict):
         return as_text(value.get("content")), bool(value.get("isError"))
     failed = result.get("status") == "error"
-    return (as_text(value) if value is not None else _str(result.get("error"))), failed
+    return (as_text(value) if value is not None else as_str(result.get("error"))), failed
 
 
 def messages_into(b: SessionBuilder, messages: list[tuple[str, str, Any, float]], report: ImportReport) -> None:
@@ -61,29 +53,29 @@ def messages_into(b: SessionBuilder, messages: list[tuple[str, str, Any, float]]
     results: dict[str, tuple[str, bool]] = {}
     for sid, role, content, when in messages:
         parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
-        texts = [_str(p.get("text")) for p in parts if p.get("type") == "text"]
+        texts = [as_str(p.get("text")) for p in parts if p.get("type") == "text"]
         if role == "user":
             for p in parts:
                 if p.get("type") == "toolResponse":
-                    results[_str(p.get("id"))] = _result_text(_dict(p.get("toolResult")))
+                    results[as_str(p.get("id"))] = _result_text(as_dict(p.get("toolResult")))
             if any(t.strip() for t in texts):
                 b.chain(sid, "user", "\n".join(texts), created_at=when)
             continue
         if role != "assistant":
             report.unknown(f"goose:role:{role}")
             continue
-        thinking = "\n".join(_str(p.get("thinking")) for p in parts if p.get("type") == "thinking")
+        thinking = "\n".join(as_str(p.get("thinking")) for p in parts if p.get("type") == "thinking")
         owner = b.chain(sid, "assistant", "\n".join(texts), created_at=when, metadata={"thinking": thinking})
         for index, p in enumerate(parts):
             if p.get("type") != "toolRequest":
                 continue
-            call = _dict(p.get("toolCall"))
-            value = _dict(call.get("value"))
-            call_id = _str(p.get("id"))
+            call = as_dict(p.get("toolCall"))
+            value = as_dict(call.get("value"))
+            call_id = as_str(p.get("id"))
             tid = b.tool(
                 call_id or f"{sid}:tool{index}",
                 owner,
-                _str(value.get("name")) or "tool",
+                as_str(value.get("name")) or "tool",
                 value.get("arguments"),
                 "",
                 created_at=when,
@@ -141,15 +133,15 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
         if not isinstance(value, list):
             report.warn(path, None, f"message {rowid} of session {sid}: its content is not a JSON list")
             continue
-        by_session.setdefault(str(sid), []).append((_str(mid) or f"{sid}:{rowid}", role, value, parse_time(when)))
+        by_session.setdefault(str(sid), []).append((as_str(mid) or f"{sid}:{rowid}", role, value, parse_time(when)))
     out = []
     for info in srows:
         sid = str(info["id"])
         b = SessionBuilder()
         messages_into(b, by_session.get(sid, []), report)
-        config = _dict(json_value(info.get("model_config_json")))
-        model = _str(config.get("model_name"))
-        title = _str(info.get("name")) or _str(info.get("description"))
+        config = as_dict(json_value(info.get("model_config_json")))
+        model = as_str(config.get("model_name"))
+        title = as_str(info.get("name")) or as_str(info.get("description"))
         extra = {
             "layout": "sqlite",
             "session_type": info.get("session_type"),
@@ -165,7 +157,7 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
                 final=final,
                 title=title,
                 title_source="user" if info.get("user_set_name") else "llm",
-                cwd=_str(info.get("working_dir")),
+                cwd=as_str(info.get("working_dir")),
                 model=model,
                 kind="subagent" if info.get("session_type") == "sub_agent" else "trunk",
                 extra={k: v for k, v in extra.items() if v},
@@ -191,8 +183,8 @@ def read_jsonl(path: Path, report: ImportReport, *, final: bool) -> list[Importe
         if not isinstance(record, dict):
             report.warn(path, number, "expected a JSON object; line skipped")
         elif "role" in record:
-            mid = _str(record.get("id")) or f"{path.stem}:{number}"
-            messages.append((mid, _str(record.get("role")), record.get("content"), parse_time(record.get("created"))))
+            mid = as_str(record.get("id")) or f"{path.stem}:{number}"
+            messages.append((mid, as_str(record.get("role")), record.get("content"), parse_time(record.get("created"))))
         elif not header:
             header = record
     b = SessionBuilder()
@@ -204,8 +196,8 @@ def read_jsonl(path: Path, report: ImportReport, *, final: bool) -> list[Importe
             path,
             b,
             final=final,
-            title=_str(header.get("description")),
-            cwd=_str(header.get("working_dir")),
+            title=as_str(header.get("description")),
+            cwd=as_str(header.get("working_dir")),
             extra={"layout": "jsonl"},
         )
     ]

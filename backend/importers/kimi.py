@@ -26,7 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "kimi"
 QUIET_PREFIXES = (
@@ -51,14 +51,6 @@ QUIET = frozenset(
         "llm.response",
     }
 )
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 class _Wire:
@@ -95,22 +87,22 @@ class _Wire:
         self.step = None
 
     def event(self, record: dict[str, Any], number: int) -> None:
-        kind = _str(record.get("type"))
+        kind = as_str(record.get("type"))
         when = parse_time(record.get("time") or record.get("timestamp"))
         sid = f"{self.path.stem}:{number}"
         if "message" in record and isinstance(record["message"], dict) and "payload" in record["message"]:
             self.legacy(record["message"], sid, when)
         elif kind == "config.update":
             for key in ("cwd", "modelAlias"):
-                if _str(record.get(key)):
+                if as_str(record.get(key)):
                     self.facts[key] = record[key]
         elif kind in ("turn.prompt", "turn.steer"):
             text = as_text(record.get("input")) if record.get("input") is not None else as_text(record.get("content"))
-            self.user(sid, text, when, _str(_dict(record.get("origin")).get("kind")))
+            self.user(sid, text, when, as_str(as_dict(record.get("origin")).get("kind")))
         elif kind == "context.append_loop_event":
-            self.loop(_dict(record.get("event")), when)
+            self.loop(as_dict(record.get("event")), when)
         elif kind == "usage.record":
-            self.facts["model"] = _str(record.get("model")) or self.facts.get("model", "")
+            self.facts["model"] = as_str(record.get("model")) or self.facts.get("model", "")
         elif kind == "turn.cancel":
             self.items.append(("system", (sid, "[turn cancelled]", when)))
         elif kind == "context.apply_compaction":
@@ -122,19 +114,19 @@ class _Wire:
     def loop(self, event: dict[str, Any], when: float) -> None:
         kind = event.get("type")
         if kind == "step.begin":
-            self._step(_str(event.get("uuid")), when)
+            self._step(as_str(event.get("uuid")), when)
         elif kind == "content.part":
-            step = self._step(_str(event.get("stepUuid")), when)
-            part = _dict(event.get("part"))
+            step = self._step(as_str(event.get("stepUuid")), when)
+            part = as_dict(event.get("part"))
             if part.get("type") == "think":
-                step["thinks"].append(_str(part.get("think")))
+                step["thinks"].append(as_str(part.get("think")))
             else:
-                step["texts"].append(_str(part.get("text")))
+                step["texts"].append(as_str(part.get("text")))
         elif kind == "tool.call":
-            step = self._step(_str(event.get("stepUuid")), when)
+            step = self._step(as_str(event.get("stepUuid")), when)
             call = {
-                "id": _str(event.get("toolCallId")) or _str(event.get("uuid")),
-                "name": _str(event.get("name")),
+                "id": as_str(event.get("toolCallId")) or as_str(event.get("uuid")),
+                "name": as_str(event.get("name")),
                 "args": event.get("args"),
                 "when": when,
                 "result": None,
@@ -143,21 +135,21 @@ class _Wire:
             step["tools"].append(call)
             self.calls[call["id"]] = call
         elif kind == "tool.result":
-            call = self.calls.get(_str(event.get("toolCallId")) or _str(event.get("parentUuid")))
-            result = _dict(event.get("result"))
+            call = self.calls.get(as_str(event.get("toolCallId")) or as_str(event.get("parentUuid")))
+            result = as_dict(event.get("result"))
             if call is not None:
                 call["result"] = as_text(result.get("output")) if "output" in result else as_text(result)
                 call["error"] = bool(result.get("isError"))
         elif kind == "step.end":
-            step = self._step(_str(event.get("uuid")), when)
+            step = self._step(as_str(event.get("uuid")), when)
             step["ended"] = True
             step["usage"] = event.get("usage")
             step["finish"] = event.get("finishReason")
 
     def legacy(self, message: dict[str, Any], sid: str, when: float) -> None:
         """The Python Kimi CLI's wire messages, read as the same events."""
-        kind, payload = _str(message.get("type")), message.get("payload")
-        data = _dict(payload)
+        kind, payload = as_str(message.get("type")), message.get("payload")
+        data = as_dict(payload)
         if kind == "TurnBegin":
             self.user(sid, as_text(data.get("user_input", payload)), when, "user")
         elif kind == "StepBegin":
@@ -166,11 +158,11 @@ class _Wire:
         elif kind == "ContentPart":
             step = self._step("", when)
             if data.get("type") == "think":
-                step["thinks"].append(_str(data.get("think")))
+                step["thinks"].append(as_str(data.get("think")))
             else:
-                step["texts"].append(_str(data.get("text")))
+                step["texts"].append(as_str(data.get("text")))
         elif kind == "ToolCall":
-            function = _dict(data.get("function"))
+            function = as_dict(data.get("function"))
             args = function.get("arguments")
             try:
                 args = json.loads(args) if isinstance(args, str) else args
@@ -180,7 +172,7 @@ class _Wire:
                 {"type": "tool.call", "toolCallId": data.get("id"), "name": function.get("name"), "args": args}, when
             )
         elif kind == "ToolResult":
-            value = _dict(data.get("return_value"))
+            value = as_dict(data.get("return_value"))
             self.loop(
                 {
                     "type": "tool.result",
@@ -197,7 +189,7 @@ class _Wire:
 
     def build(self) -> SessionBuilder:
         b = SessionBuilder()
-        model = _str(self.facts.get("model")) or _str(self.facts.get("modelAlias")) or None
+        model = as_str(self.facts.get("model")) or as_str(self.facts.get("modelAlias")) or None
         for kind, item in self.items:
             if kind == "user":
                 sid, text, when, origin = item
@@ -238,22 +230,9 @@ class _Wire:
 
 
 def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     wire = _Wire(path, report)
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):  # a last line without its newline is still being written
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if isinstance(record, dict):
-            wire.event(record, number)
-        else:
-            report.warn(path, number, "expected a JSON object; line skipped")
+    for number, record in json_lines(path, report):
+        wire.event(record, number)
     b = wire.build()
     native, parent, state_path = path.stem, None, path.with_name(f"{path.stem}.state.json")
     if path.name == "wire.jsonl" and path.parent.parent.name == "agents":  # Kimi Code
@@ -267,11 +246,11 @@ def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[Imported
     state: dict[str, Any] = {}
     if state_path.exists():
         try:
-            state = _dict(load_json(state_path))
+            state = as_dict(load_json(state_path))
         except (OSError, ValueError, RecursionError) as exc:
             report.warn(state_path, None, f"not readable JSON ({exc})")
-    title = _str(state.get("title")) if parent is None else ""
-    cwd = _str(wire.facts.get("cwd")) or _str(state.get("workDir"))
+    title = as_str(state.get("title")) if parent is None else ""
+    cwd = as_str(wire.facts.get("cwd")) or as_str(state.get("workDir"))
     return [
         session(
             SOURCE,
@@ -282,7 +261,7 @@ def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[Imported
             title=title,
             title_source="user" if state.get("isCustomTitle") else "llm",
             cwd=cwd,
-            model=_str(wire.facts.get("model")) or _str(wire.facts.get("modelAlias")),
+            model=as_str(wire.facts.get("model")) or as_str(wire.facts.get("modelAlias")),
             kind="subagent" if parent else "trunk",
             parent_native_id=parent,
             extra={"layout": "kimi-code" if "agents" in path.parts else "wire"},

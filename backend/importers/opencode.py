@@ -30,7 +30,7 @@ from typing import Any
 from .agent_db import open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import dumps, parse_time
-from .whole import SessionBuilder, WholeImporter, json_value, load_json, session, sqlite_files
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, load_json, session, sqlite_files
 
 SOURCE = "opencode"
 DONE_TOOL = frozenset({"completed", "error", "success", "failed", "cancelled"})
@@ -40,14 +40,6 @@ PLACEHOLDER_TITLES = ("New session - ", "Child session - ")
 def opencode_home() -> Path:
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data).expanduser() / "opencode"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def build(
@@ -61,30 +53,30 @@ def build(
     layout: str,
 ) -> ImportedSession:
     """One session from its info, its messages in order and each message's parts in order."""
-    sid = _str(info.get("id"))
+    sid = as_str(info.get("id"))
     b = SessionBuilder()
     children: dict[str, str] = {}
-    cwd = _str(info.get("directory"))
+    cwd = as_str(info.get("directory"))
     for msg in messages:
-        mid = _str(msg.get("id"))
+        mid = as_str(msg.get("id"))
         if not mid:
             report.warn(path, None, "a message without an id was skipped")
             continue
         role = msg.get("role")
-        time = _dict(msg.get("time"))
+        time = as_dict(msg.get("time"))
         created = parse_time(time.get("created"))
         mparts = parts.get(mid, [])
         if role == "user":
             _user(b, mid, msg, mparts, created)
         elif role == "assistant":
             _assistant(b, mid, msg, mparts, created, children)
-            cwd = cwd or _str(_dict(msg.get("path")).get("cwd")) or _str(msg.get("path"))
+            cwd = cwd or as_str(as_dict(msg.get("path")).get("cwd")) or as_str(msg.get("path"))
         else:
             report.unknown(f"opencode:message:{role}")
-    title = _str(info.get("title"))
+    title = as_str(info.get("title"))
     if title.startswith(PLACEHOLDER_TITLES):
         title = ""
-    parent = _str(info.get("parentID") or info.get("parent_id")) or None
+    parent = as_str(info.get("parentID") or info.get("parent_id")) or None
     extra: dict[str, Any] = {"layout": layout}
     for key in ("slug", "version", "projectID", "project_id", "share_url", "agent"):
         if info.get(key):
@@ -114,9 +106,9 @@ def _user(b: SessionBuilder, mid: str, msg: dict[str, Any], parts: list[dict[str
         if kind == "text" and isinstance(part.get("text"), str):
             (added if part.get("synthetic") else said).append(part["text"])
         elif kind == "file":
-            files.append(_str(part.get("filename")) or _str(part.get("url")))
+            files.append(as_str(part.get("filename")) or as_str(part.get("url")))
         elif kind in ("subtask", "agent"):
-            added.append(f"[{kind}] {_str(part.get('description')) or _str(part.get('name')) or dumps(part)}")
+            added.append(f"[{kind}] {as_str(part.get('description')) or as_str(part.get('name')) or dumps(part)}")
         elif kind == "compaction":
             b.chain(
                 f"{part.get('id') or mid}:compaction",
@@ -125,11 +117,11 @@ def _user(b: SessionBuilder, mid: str, msg: dict[str, Any], parts: list[dict[str
                 created_at=created,
                 metadata={"compaction": True, "auto": part.get("auto")},
             )
-    summary = _dict(msg.get("summary"))
-    model = _dict(msg.get("model"))
+    summary = as_dict(msg.get("summary"))
+    model = as_dict(msg.get("model"))
     meta = {"files": files, "agent": msg.get("agent"), "model": model.get("modelID")}
     if said or not added:
-        text = "\n".join(said) or _str(summary.get("body")) or _str(summary.get("title"))
+        text = "\n".join(said) or as_str(summary.get("body")) or as_str(summary.get("title"))
         b.chain(mid, "user", text, created_at=created, metadata=meta)
     if added:
         b.chain(
@@ -149,8 +141,8 @@ def _assistant(
     created: float,
     children: dict[str, str],
 ) -> None:
-    time = _dict(msg.get("time"))
-    model = _str(msg.get("modelID")) or _str(_dict(msg.get("model")).get("modelID")) or None
+    time = as_dict(msg.get("time"))
+    model = as_str(msg.get("modelID")) or as_str(as_dict(msg.get("model")).get("modelID")) or None
     texts, thinking, patches, steps = [], [], [], 0
     tools: list[dict[str, Any]] = []
     compactions: list[dict[str, Any]] = []
@@ -168,7 +160,7 @@ def _assistant(
             steps += 1
         elif kind == "compaction":
             compactions.append(part)
-    error = _dict(msg.get("error"))
+    error = as_dict(msg.get("error"))
     done = bool(time.get("completed") or msg.get("finish") or error)
     meta = {
         "tokens": msg.get("tokens"),
@@ -179,24 +171,24 @@ def _assistant(
         "agent": msg.get("agent"),
         "thinking": "\n".join(thinking),
         "patched_files": patches,
-        "error": _str(error.get("name")),
+        "error": as_str(error.get("name")),
         "completed_at": parse_time(time.get("completed")) or None,
         "parent_message": msg.get("parentID"),
     }
     owner = b.chain(mid, "assistant", "\n".join(texts), name=model, created_at=created, metadata=meta, done=done)
     for index, part in enumerate(tools):
-        state = _dict(part.get("state"))
-        status = _str(state.get("status"))
-        ptime = _dict(state.get("time"))
-        smeta = _dict(state.get("metadata"))
+        state = as_dict(part.get("state"))
+        status = as_str(state.get("status"))
+        ptime = as_dict(state.get("time"))
+        smeta = as_dict(state.get("metadata"))
         output = state.get("output")
         content = output if isinstance(output, str) else (dumps(output) if output is not None else "")
         if status == "error" and not content:
-            content = _str(state.get("error"))
+            content = as_str(state.get("error"))
         tid = b.tool(
-            _str(part.get("id")) or f"{mid}:tool{index}",
+            as_str(part.get("id")) or f"{mid}:tool{index}",
             owner,
-            _str(part.get("tool")) or "tool",
+            as_str(part.get("tool")) or "tool",
             state.get("input"),
             content,
             created_at=parse_time(ptime.get("start")) or created,
@@ -333,7 +325,7 @@ def read_storage(path: Path, report: ImportReport, storage: _Storage, *, final: 
         if msg is None:
             continue
         msg.setdefault("id", file.stem)
-        messages.append((parse_time(_dict(msg.get("time")).get("created")), file.name, msg))
+        messages.append((parse_time(as_dict(msg.get("time")).get("created")), file.name, msg))
     messages.sort(key=lambda m: (m[0], m[1]))
     flat = storage.flat_parts(root, report)
     parts: dict[str, list[dict[str, Any]]] = {}

@@ -27,7 +27,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, session
 
 SOURCE = "qwen"
 NODE_TYPES = frozenset({"user", "assistant", "tool_result"})
@@ -36,14 +36,6 @@ NODE_TYPES = frozenset({"user", "assistant", "tool_result"})
 def qwen_home() -> Path:
     env = os.environ.get("QWEN_HOME")
     return Path(env).expanduser() if env else Path.home() / ".qwen"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _compact(session_id: str) -> str:
@@ -94,20 +86,20 @@ class _Tree:
         self.index: dict[str, int] = {}
 
     def parent(self, record: dict[str, Any]) -> str | None:
-        above = _str(record.get("parentUuid"))
+        above = as_str(record.get("parentUuid"))
         return self.node_of.get(above) if above else None
 
     def record(self, record: dict[str, Any]) -> None:
-        uuid = _str(record.get("uuid")) or f"{self.path.stem}:{record['_line']}"
-        kind = _str(record.get("type"))
+        uuid = as_str(record.get("uuid")) or f"{self.path.stem}:{record['_line']}"
+        kind = as_str(record.get("type"))
         for key in ("cwd", "gitBranch"):  # as the messages say (a snapshot's may be another folder)
-            if kind in NODE_TYPES and _str(record.get(key)) and not record[key].startswith("["):
+            if kind in NODE_TYPES and as_str(record.get(key)) and not record[key].startswith("["):
                 self.facts[key] = record[key]
-        parts = [p for p in _dict(record.get("message")).get("parts") or [] if isinstance(p, dict)]
-        payload = _dict(record.get("systemPayload"))
+        parts = [p for p in as_dict(record.get("message")).get("parts") or [] if isinstance(p, dict)]
+        payload = as_dict(record.get("systemPayload"))
         when = parse_time(record.get("timestamp"))
         if kind == "system" or kind not in NODE_TYPES:
-            if kind == "system" and record.get("subtype") == "custom_title" and _str(payload.get("customTitle")):
+            if kind == "system" and record.get("subtype") == "custom_title" and as_str(payload.get("customTitle")):
                 self.title = payload["customTitle"]
                 self.title_source = "user" if payload.get("titleSource") == "manual" else "llm"
             elif kind != "system":
@@ -116,12 +108,14 @@ class _Tree:
             return
         if kind == "tool_result":
             for p in parts:
-                response = _dict(p.get("functionResponse"))
+                response = as_dict(p.get("functionResponse"))
                 if response:
-                    result = _dict(record.get("toolCallResult"))
-                    body = _dict(response.get("response"))
-                    text = _str(result.get("resultDisplay")) or as_text(body.get("output") or body.get("error") or body)
-                    self.results[_str(response.get("id"))] = text
+                    result = as_dict(record.get("toolCallResult"))
+                    body = as_dict(response.get("response"))
+                    text = as_str(result.get("resultDisplay")) or as_text(
+                        body.get("output") or body.get("error") or body
+                    )
+                    self.results[as_str(response.get("id"))] = text
             self.node_of.setdefault(uuid, self.parent(record))
             return
         if uuid in self.index and kind == "assistant":
@@ -135,8 +129,8 @@ class _Tree:
     def user(
         self, uuid: str, parts: list[dict[str, Any]], payload: dict[str, Any], record: dict[str, Any], when: float
     ) -> None:
-        texts = [_str(p.get("text")) for p in parts if isinstance(p.get("text"), str)]
-        said = _str(payload.get("displayText"))
+        texts = [as_str(p.get("text")) for p in parts if isinstance(p.get("text"), str)]
+        said = as_str(payload.get("displayText"))
         added = [t for t in texts if t != said] if said else []
         notice = record.get("subtype") == "notification"
         role = "system" if notice else "user"
@@ -156,7 +150,7 @@ class _Tree:
         self.head = node
 
     def assistant(self, uuid: str, parts: list[dict[str, Any]], record: dict[str, Any], when: float) -> None:
-        model = _str(record.get("model")) or None
+        model = as_str(record.get("model")) or None
         node = self.b.chain(uuid, "assistant", "", name=model, created_at=when, parent=self.parent(record))
         self.index[uuid] = len(self.b.nodes) - 1
         self.node_of[uuid] = node
@@ -174,19 +168,19 @@ class _Tree:
             meta["thinking"] = "\n".join(thoughts)
         if isinstance(record.get("usageMetadata"), dict):
             meta["tokens"] = record["usageMetadata"]
-        model = _str(record.get("model")) or node.name
+        model = as_str(record.get("model")) or node.name
         self.b.nodes[at] = replace(node, content="\n".join(texts) or node.content, name=model or None, metadata=meta)
         if model:
             self.b.model = model
         for index, p in enumerate(parts):
-            call = _dict(p.get("functionCall"))
-            call_id = _str(call.get("id"))
+            call = as_dict(p.get("functionCall"))
+            call_id = as_str(call.get("id"))
             if not call or (call_id and call_id in self.tools):
                 continue
             tid = self.b.tool(
                 call_id if call_id and not call_id.startswith("[") else f"{uuid}:tool{index}",
                 node.id,
-                _str(call.get("name")) or "tool",
+                as_str(call.get("name")) or "tool",
                 call.get("args"),
                 "",
                 created_at=node.created_at,
@@ -211,7 +205,7 @@ def read_chat(path: Path, report: ImportReport, *, final: bool) -> list[Imported
     tree = _Tree(path, report)
     foreign = 0
     for record in items:
-        sid = _str(record.get("sessionId"))
+        sid = as_str(record.get("sessionId"))
         if sid and not sid.startswith("[") and _compact(sid) != _compact(path.stem):
             foreign += 1
             continue

@@ -17,7 +17,7 @@ import re
 import sqlite3
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -230,6 +230,26 @@ def load_json(path: Path) -> Any:
         raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}; cut short or damaged") from None
 
 
+def json_lines(path: Path, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each line of a JSON-lines file read whole, in order; a line that
+    is not a JSON object is a warning naming file:line, except a last line without its newline
+    (still being written). A generator: the caller's own warnings stay in line order."""
+    lines = path.read_bytes().split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            if number < len(lines):  # a last line without its newline is still being written
+                report.warn(path, number, "not valid JSON; line skipped")
+            continue
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            report.warn(path, number, "expected a JSON object; line skipped")
+
+
 def json_value(text: Any) -> Any:
     """A JSON column or field holding JSON text: its value (None when it is not JSON)."""
     if isinstance(text, bytes):
@@ -260,6 +280,16 @@ def sqlite_files(paths: Iterable[Path | str], names: Iterable[str]) -> list[Path
                     if item.is_file() and is_sqlite(item):
                         found[item] = None
     return list(found)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A record's field when it is a JSON object, else {} (stores of other agents drift)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str:
+    """A record's field when it is text, else ""."""
+    return value if isinstance(value, str) else ""
 
 
 def text_of(value: Any) -> str:

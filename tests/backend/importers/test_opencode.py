@@ -261,12 +261,20 @@ def test_sqlite_live_reply_is_held_back_until_finished(tmp_path: Path) -> None:
 
 def test_sqlite_read_only_open_failing_falls_back_to_a_copy(tmp_path: Path) -> None:
     db = make_db(tmp_path / "opencode.db")
+    agent = sqlite3.connect(db)  # the agent holds it open, its last commit in the -wal only
+    agent.execute("PRAGMA wal_autocheckpoint=0")
+    agent.execute("UPDATE session SET title = 'Renamed' WHERE id = 'ses_main'")
+    agent.commit()
     shm = Path(f"{db}-shm")
-    shm.unlink(missing_ok=True)
+    shm.unlink()
     shm.mkdir()  # the -shm cannot be opened (as in a read-only folder): a copy is read
-    report = ImportReport()
-    sessions = opencode.parse_file(db, report, final=True)
+    try:
+        report = ImportReport()
+        sessions = opencode.parse_file(db, report, final=True)
+    finally:
+        agent.close()
     assert report.warnings == [] and {s.native_id for s in sessions} == {"ses_main", "ses_child"}
+    assert [s.title for s in sessions if s.native_id == "ses_main"] == ["Renamed"]  # the copy has the -wal
     assert shm.is_dir() and not any(tmp_path.glob("*.db.*"))  # nothing written beside it
 
 
