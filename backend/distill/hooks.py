@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -159,14 +160,29 @@ def remove_hooks(text: str, path: Path, command: str, events: tuple[str, ...] = 
     return text, tuple(removed)
 
 
-def _write(path: Path, text: str, original: bytes | None) -> Path | None:
+def read_only(path: Path) -> bool:
+    """An existing file its owner made read-only, or one this user may not write: opmem leaves
+    it alone (replacing it by a rename would go through either)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
+
+
+def write_with_backup(path: Path, data: bytes, original: bytes | None) -> Path | None:
+    """Write `data` over `path` keeping its permission bits; before the first change, the file
+    as it was goes to `<file>.opmem-backup` (same bits: a 0600 config stays private). Returns
+    the backup's path (None for a file that did not exist)."""
     backup = None
+    mode = None
     if original is not None:
+        mode = stat.S_IMODE(path.stat().st_mode)
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
-            write_atomic(backup, original)
+            write_atomic(backup, original, mode=mode)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))
+    write_atomic(path, data, mode=mode)
     return backup
 
 
@@ -175,9 +191,12 @@ def _read(path: Path) -> tuple[str, bytes | None]:
         return "", None
     try:
         original = path.read_bytes()
-        return original.decode("utf-8"), original
+        text = original.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise HooksError(f"{path}: cannot read ({exc}); not changed") from None
+    if read_only(path):
+        raise HooksError(f"{path}: the file is read-only; not changed")
+    return text, original
 
 
 def install(
@@ -189,7 +208,7 @@ def install(
     new, added = add_hooks(text, path, command, events, timeout)
     if not added:
         return HooksChange(path)
-    return HooksChange(path, added=added, backup=_write(path, new, original))
+    return HooksChange(path, added=added, backup=write_with_backup(path, new.encode("utf-8"), original))
 
 
 def uninstall(command: str, settings: Path | None = None, events: tuple[str, ...] = EVENTS) -> HooksChange:
@@ -201,7 +220,7 @@ def uninstall(command: str, settings: Path | None = None, events: tuple[str, ...
     new, removed = remove_hooks(text, path, command, events)
     if not removed:
         return HooksChange(path)
-    return HooksChange(path, removed=removed, backup=_write(path, new, original))
+    return HooksChange(path, removed=removed, backup=write_with_backup(path, new.encode("utf-8"), original))
 
 
 def installed_commands(settings: Path | None = None) -> list[str]:
