@@ -40,7 +40,7 @@ from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
 from .base import AgentSpec, Context, opmem_executable
-from .parts import ConfigError, Part, TextBlock
+from .parts import ConfigError, Part, TextBlock, merge_meta
 from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
 
 AGENTS: dict[str, AgentSpec] = {
@@ -250,7 +250,7 @@ def connect(
             metas = dict(entry.get("parts") or {})
             for part, meta in plan.parts:
                 if meta or part.what not in metas:
-                    metas[part.what] = {**metas.get(part.what, {}), **meta}
+                    metas[part.what] = merge_meta(metas.get(part.what, {}), meta)
             entry["parts"] = metas
             if plan.original is not None and new == plan.text:
                 changes.append(FileChange(path, _whats(plan), "unchanged"))

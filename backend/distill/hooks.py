@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import stat
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +51,19 @@ def flush_command(
     home_path: Path | None = None, executable: str | None = None, prefix: Sequence[str] | None = None
 ) -> str:
     """The command line Claude Code runs: opmem reads the hook's JSON on stdin. `prefix`: the
-    argv that starts opmem (backend/agents/base.opmem_executable), else `executable`, else PATH's."""
-    exe = executable or shutil.which("opmem")
-    fallback = [exe] if exe else [sys.executable, "-m", "opmem_tui.entry"]
-    parts = list(prefix) if prefix else fallback
+    argv that starts opmem, else `executable`, else backend/agents/base.opmem_executable (the
+    one `opmem connect claude` writes, so the hooks of the two are the same entries). The home
+    is absolute: Claude Code runs the hook from the session's folder."""
+    if prefix:
+        parts = list(prefix)
+    elif executable:
+        parts = [executable]
+    else:
+        from ..agents.base import opmem_executable  # here: agents.base -> agents.parts -> this module
+
+        parts = opmem_executable()
     if home_path is not None:
-        parts += ["--home", str(home_path)]
+        parts += ["--home", str(Path(home_path).absolute())]
     parts += ["flush", "--hook", "claude"]
     return shlex.join(parts)
 

@@ -322,3 +322,34 @@ def test_a_config_that_is_a_folder_is_named_and_nothing_is_written(home: Home, u
     with pytest.raises(ConnectError, match=r"GEMINI\.md: cannot read \(Is a directory\); nothing was changed"):
         connect(home, "gemini", user_home, env())
     assert snapshot(user_home) == before
+
+
+def test_flush_hooks_from_hooks_install_stay_after_connect_and_disconnect(home: Home, user_home: Path) -> None:
+    """`opmem hooks install claude` first: connect adds only the SessionStart hook (the flush
+    hooks are the same entries), and disconnect leaves the flush hooks it did not add."""
+    from opmem_tui.backend.distill.hooks import flush_command, install
+
+    write_existing(user_home, "claude")
+    settings = user_home / ".claude/settings.json"
+    assert install(flush_command(home.path), settings).added == ("PreCompact", "SessionEnd")
+    before = settings.read_bytes()
+    connect(home, "claude", user_home, env())
+    text = settings.read_text()
+    assert text.count("flush --hook claude") == 2 and text.count("hook session-start") == 1
+    disconnect(home, "claude", user_home, env())
+    assert settings.read_bytes() == before
+
+
+def test_a_reconnect_still_owns_the_flush_hooks_the_first_connect_added(home: Home, user_home: Path) -> None:
+    write_existing(user_home, "claude")
+    settings = user_home / ".claude/settings.json"
+    before = settings.read_bytes()
+    connect(home, "claude", user_home, env())
+    data = json.loads(settings.read_text())
+    del data["hooks"]["SessionStart"]  # the user takes the SessionStart hook out by hand
+    settings.write_text(json.dumps(data, indent=2))
+    connect(home, "claude", user_home, env())  # and puts it back with connect
+    disconnect(home, "claude", user_home, env())
+    remaining = json.loads(settings.read_text())
+    assert "flush --hook claude" not in settings.read_text() and "session-start" not in settings.read_text()
+    assert remaining["hooks"]["PreCompact"] == json.loads(before)["hooks"]["PreCompact"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,12 @@ def test_a_read_only_settings_file_is_named_and_left_alone(tmp_path: Path):
     with pytest.raises(HooksError, match=r"settings\.json: the file is read-only; not changed"):
         install(COMMAND, settings)
     assert settings.read_bytes() == original and not (tmp_path / ("settings.json" + BACKUP_SUFFIX)).exists()
+
+
+def test_the_default_command_is_the_one_connect_writes_with_an_absolute_home(monkeypatch, tmp_path: Path):
+    from opmem_tui.backend.agents.base import opmem_executable
+
+    monkeypatch.chdir(tmp_path)
+    command = flush_command(Path("rel-home"))
+    assert command.split(" --home ")[0] == shlex.join(opmem_executable())
+    assert command.endswith(f"--home {tmp_path / 'rel-home'} flush --hook claude")
