@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..distill.hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups are the hooks' ones
+from ..distill.hooks import read_only, write_with_backup
 from ..file_lock import file_lock
 from ..home import Home
 from ..memory.core import core_path
@@ -37,13 +40,12 @@ from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
 from .base import AgentSpec, Context, opmem_executable
-from .parts import ConfigError, Part, TextBlock
+from .parts import ConfigError, Part, TextBlock, merge_meta
 from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
 
 AGENTS: dict[str, AgentSpec] = {
     s.id: s for s in (claude.SPEC, codex.SPEC, gemini.SPEC, cursor.SPEC, opencode.SPEC, copilot.SPEC)
 }
-BACKUP_SUFFIX = ".opmem-backup"
 STATE_FILE = "agents.json"
 NO_MEMORY = "No memory consolidated yet: this block fills in after the next `opmem sleep`."
 
@@ -180,6 +182,8 @@ def _plans(parts: list[Part]) -> dict[Path, _Plan]:
     for part in parts:
         if part.path not in plans:
             original, text = _read(part.path)
+            if original is not None and read_only(part.path):
+                raise ConnectError(f"{part.path}: the file is read-only; nothing was changed")
             plans[part.path] = _Plan(part.path, original, text)
     return plans
 
@@ -194,16 +198,9 @@ def _missing_dirs(path: Path) -> list[Path]:
 
 
 def _write(plan: _Plan, new: str) -> tuple[Path | None, list[Path]]:
-    """Write `new` (backup first, once); returns (backup, the folders it had to make)."""
-    backup = None
-    if plan.original is not None:
-        backup = plan.path.with_name(plan.path.name + BACKUP_SUFFIX)
-        if not backup.exists():
-            write_atomic(backup, plan.original)
+    """Write `new` (backup first, once; the file's mode kept); returns (backup, the folders it had to make)."""
     made = _missing_dirs(plan.path)
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(plan.path, new.encode("utf-8"))
-    return backup, made
+    return write_with_backup(plan.path, new.encode("utf-8"), plan.original), made
 
 
 def _spec(agent: str) -> AgentSpec:
@@ -253,7 +250,7 @@ def connect(
             metas = dict(entry.get("parts") or {})
             for part, meta in plan.parts:
                 if meta or part.what not in metas:
-                    metas[part.what] = {**metas.get(part.what, {}), **meta}
+                    metas[part.what] = merge_meta(metas.get(part.what, {}), meta)
             entry["parts"] = metas
             if plan.original is not None and new == plan.text:
                 changes.append(FileChange(path, _whats(plan), "unchanged"))
@@ -433,5 +430,7 @@ def _refresh_one(part: TextBlock) -> list[str]:
     new, _ = part.add(text)
     if new == text:
         return []
-    write_atomic(part.path, new.encode("utf-8"))
+    if read_only(part.path):
+        return [f"memory block not refreshed: {part.path} is read-only"]
+    write_atomic(part.path, new.encode("utf-8"), mode=stat.S_IMODE(part.path.stat().st_mode))
     return [f"memory block refreshed: {part.path}"]

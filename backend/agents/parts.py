@@ -224,24 +224,42 @@ class ClaudeHooks:
         return list(found)
 
     def add(self, text: str) -> tuple[str, dict[str, Any]]:
+        """meta `flush_added`: the events whose flush hook this add put in (one `opmem hooks
+        install claude` made before stays when disconnecting); none when nothing changed."""
+        original = text
         try:
             for command, events in self._stale(text):
                 text, _ = claude_hooks.remove_hooks(text, self.path, command, events)
             new, _ = claude_hooks.add_hooks(
                 text, self.path, self.session_start, ("SessionStart",), self.session_timeout
             )
-            new, _ = claude_hooks.add_hooks(new, self.path, self.flush)
+            new, flushed = claude_hooks.add_hooks(new, self.path, self.flush)
         except claude_hooks.HooksError as exc:
             raise ConfigError(str(exc)) from None
-        return new, {}
+        return new, ({"flush_added": list(flushed)} if new != original else {})
 
     def remove(self, text: str, meta: dict[str, Any]) -> str:
+        added = meta.get("flush_added")
+        events = tuple(e for e in claude_hooks.EVENTS if e in added) if isinstance(added, list) else None
         try:
             new, _ = claude_hooks.remove_hooks(text, self.path, self.session_start, ("SessionStart",))
-            new, _ = claude_hooks.remove_hooks(new, self.path, self.flush)
+            if events is None:  # no record of what the add put in: every flush hook of this command
+                new, _ = claude_hooks.remove_hooks(new, self.path, self.flush)
+            elif events:
+                new, _ = claude_hooks.remove_hooks(new, self.path, self.flush, events)
         except claude_hooks.HooksError as exc:
             raise ConfigError(str(exc)) from None
         return new
+
+
+def merge_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The record of a part after another add: the latest add's meta, except `flush_added`,
+    which accumulates (a reconnect that adds only the SessionStart hook back still owns the
+    flush hooks the first connect put in)."""
+    merged = {**old, **new}
+    if isinstance(old.get("flush_added"), list) and isinstance(new.get("flush_added"), list):
+        merged["flush_added"] = [e for e in claude_hooks.EVENTS if e in old["flush_added"] + new["flush_added"]]
+    return merged
 
 
 Part = JsonEntry | TomlTable | TextBlock | ClaudeHooks

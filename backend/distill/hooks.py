@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
-import sys
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,12 +51,19 @@ def flush_command(
     home_path: Path | None = None, executable: str | None = None, prefix: Sequence[str] | None = None
 ) -> str:
     """The command line Claude Code runs: opmem reads the hook's JSON on stdin. `prefix`: the
-    argv that starts opmem (backend/agents/base.opmem_executable), else `executable`, else PATH's."""
-    exe = executable or shutil.which("opmem")
-    fallback = [exe] if exe else [sys.executable, "-m", "opmem_tui.entry"]
-    parts = list(prefix) if prefix else fallback
+    argv that starts opmem, else `executable`, else backend/agents/base.opmem_executable (the
+    one `opmem connect claude` writes, so the hooks of the two are the same entries). The home
+    is absolute: Claude Code runs the hook from the session's folder."""
+    if prefix:
+        parts = list(prefix)
+    elif executable:
+        parts = [executable]
+    else:
+        from ..agents.base import opmem_executable  # here: agents.base -> agents.parts -> this module
+
+        parts = opmem_executable()
     if home_path is not None:
-        parts += ["--home", str(home_path)]
+        parts += ["--home", str(Path(home_path).absolute())]
     parts += ["flush", "--hook", "claude"]
     return shlex.join(parts)
 
@@ -159,14 +165,29 @@ def remove_hooks(text: str, path: Path, command: str, events: tuple[str, ...] = 
     return text, tuple(removed)
 
 
-def _write(path: Path, text: str, original: bytes | None) -> Path | None:
+def read_only(path: Path) -> bool:
+    """An existing file its owner made read-only, or one this user may not write: opmem leaves
+    it alone (replacing it by a rename would go through either)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
+
+
+def write_with_backup(path: Path, data: bytes, original: bytes | None) -> Path | None:
+    """Write `data` over `path` keeping its permission bits; before the first change, the file
+    as it was goes to `<file>.opmem-backup` (same bits: a 0600 config stays private). Returns
+    the backup's path (None for a file that did not exist)."""
     backup = None
+    mode = None
     if original is not None:
+        mode = stat.S_IMODE(path.stat().st_mode)
         backup = path.with_name(path.name + BACKUP_SUFFIX)
         if not backup.exists():
-            write_atomic(backup, original)
+            write_atomic(backup, original, mode=mode)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))
+    write_atomic(path, data, mode=mode)
     return backup
 
 
@@ -175,9 +196,12 @@ def _read(path: Path) -> tuple[str, bytes | None]:
         return "", None
     try:
         original = path.read_bytes()
-        return original.decode("utf-8"), original
+        text = original.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise HooksError(f"{path}: cannot read ({exc}); not changed") from None
+    if read_only(path):
+        raise HooksError(f"{path}: the file is read-only; not changed")
+    return text, original
 
 
 def install(
@@ -189,7 +213,7 @@ def install(
     new, added = add_hooks(text, path, command, events, timeout)
     if not added:
         return HooksChange(path)
-    return HooksChange(path, added=added, backup=_write(path, new, original))
+    return HooksChange(path, added=added, backup=write_with_backup(path, new.encode("utf-8"), original))
 
 
 def uninstall(command: str, settings: Path | None = None, events: tuple[str, ...] = EVENTS) -> HooksChange:
@@ -201,7 +225,7 @@ def uninstall(command: str, settings: Path | None = None, events: tuple[str, ...
     new, removed = remove_hooks(text, path, command, events)
     if not removed:
         return HooksChange(path)
-    return HooksChange(path, removed=removed, backup=_write(path, new, original))
+    return HooksChange(path, removed=removed, backup=write_with_backup(path, new.encode("utf-8"), original))
 
 
 def installed_commands(settings: Path | None = None) -> list[str]:

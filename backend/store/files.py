@@ -11,14 +11,17 @@ from typing import Any
 from ..model import CorruptFile
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
     """Write to a temp file beside `path`, fsync it, then rename over `path`.
 
-    A reader sees the old file or the new one, never half of either.
+    A reader sees the old file or the new one, never half of either. `mode`: the new file's
+    permission bits (set before the rename, so a 0600 file is never readable by others).
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode & 0o600)
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

@@ -275,3 +275,81 @@ def test_unknown_agent_and_status_of_a_fresh_home(home: Home, user_home: Path) -
     connect(home, "cursor", user_home, env())  # the folder opmem made does not make Cursor found
     rows = {r.id: r for r in status(home, user_home, env())}
     assert rows["cursor"].connected and not rows["cursor"].found
+
+
+def _modes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mode & 0o777 for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("agent", ALL)
+def test_a_private_config_stays_private_and_so_does_its_backup(home: Home, user_home: Path, agent: str) -> None:
+    """A 0600 config (tokens in an MCP server's env) keeps its mode through connect, refresh and
+    disconnect, and the backup of it is 0600 too: replacing it by a rename must not open it up."""
+    write_existing(user_home, agent)
+    for path in user_home.rglob("*"):
+        if path.is_file():
+            path.chmod(0o600)
+    connect(home, agent, user_home, env())
+    core = core_path(home.memory_dir)
+    core.parent.mkdir(parents=True, exist_ok=True)
+    core.write_text("═══\nopmem memory · global\n· prefers: uv\n═══\n")
+    refresh(home)
+    changed = [rel for rel in _modes(user_home) if rel.endswith(BACKUP_SUFFIX)]
+    assert changed  # every agent had a file of the user's changed
+    assert set(_modes(user_home).values()) == {0o600}
+    disconnect(home, agent, user_home, env())
+    assert set(_modes(user_home).values()) == {0o600}
+
+
+@pytest.mark.parametrize("agent", ALL)
+def test_a_read_only_config_is_named_and_nothing_is_written(home: Home, user_home: Path, agent: str) -> None:
+    write_existing(user_home, agent)
+    target = user_home / MCP_FILE[agent]
+    target.chmod(0o444)
+    before = snapshot(user_home)
+    with pytest.raises(ConnectError) as caught:
+        connect(home, agent, user_home, env())
+    assert str(caught.value) == f"{target}: the file is read-only; nothing was changed"
+    assert snapshot(user_home) == before and target.stat().st_mode & 0o777 == 0o444
+    assert not (home.path / "agents.json").exists()
+
+
+def test_a_config_that_is_a_folder_is_named_and_nothing_is_written(home: Home, user_home: Path) -> None:
+    write_existing(user_home, "gemini")
+    (user_home / ".gemini/GEMINI.md").unlink(missing_ok=True)
+    (user_home / ".gemini/GEMINI.md").mkdir()
+    before = snapshot(user_home)
+    with pytest.raises(ConnectError, match=r"GEMINI\.md: cannot read \(Is a directory\); nothing was changed"):
+        connect(home, "gemini", user_home, env())
+    assert snapshot(user_home) == before
+
+
+def test_flush_hooks_from_hooks_install_stay_after_connect_and_disconnect(home: Home, user_home: Path) -> None:
+    """`opmem hooks install claude` first: connect adds only the SessionStart hook (the flush
+    hooks are the same entries), and disconnect leaves the flush hooks it did not add."""
+    from opmem_tui.backend.distill.hooks import flush_command, install
+
+    write_existing(user_home, "claude")
+    settings = user_home / ".claude/settings.json"
+    assert install(flush_command(home.path), settings).added == ("PreCompact", "SessionEnd")
+    before = settings.read_bytes()
+    connect(home, "claude", user_home, env())
+    text = settings.read_text()
+    assert text.count("flush --hook claude") == 2 and text.count("hook session-start") == 1
+    disconnect(home, "claude", user_home, env())
+    assert settings.read_bytes() == before
+
+
+def test_a_reconnect_still_owns_the_flush_hooks_the_first_connect_added(home: Home, user_home: Path) -> None:
+    write_existing(user_home, "claude")
+    settings = user_home / ".claude/settings.json"
+    before = settings.read_bytes()
+    connect(home, "claude", user_home, env())
+    data = json.loads(settings.read_text())
+    del data["hooks"]["SessionStart"]  # the user takes the SessionStart hook out by hand
+    settings.write_text(json.dumps(data, indent=2))
+    connect(home, "claude", user_home, env())  # and puts it back with connect
+    disconnect(home, "claude", user_home, env())
+    remaining = json.loads(settings.read_text())
+    assert "flush --hook claude" not in settings.read_text() and "session-start" not in settings.read_text()
+    assert remaining["hooks"]["PreCompact"] == json.loads(before)["hooks"]["PreCompact"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,32 @@ def test_install_then_uninstall_gives_back_the_file_byte_for_byte(tmp_path: Path
     assert '    "hooks": {\n        "PreCompact": [\n            {\n                "matcher": "manual"' in text
     uninstall(COMMAND, settings)
     assert settings.read_bytes() == original
+
+
+def test_install_keeps_a_private_settings_file_private_and_its_backup_too(tmp_path: Path):
+    settings = tmp_path / "settings.json"
+    write(settings, EXISTING)
+    settings.chmod(0o600)
+    change = install(COMMAND, settings)
+    assert change.backup is not None and change.backup.stat().st_mode & 0o777 == 0o600
+    assert settings.stat().st_mode & 0o777 == 0o600
+    uninstall(COMMAND, settings)
+    assert settings.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_read_only_settings_file_is_named_and_left_alone(tmp_path: Path):
+    settings = tmp_path / "settings.json"
+    original = write(settings, EXISTING)
+    settings.chmod(0o444)
+    with pytest.raises(HooksError, match=r"settings\.json: the file is read-only; not changed"):
+        install(COMMAND, settings)
+    assert settings.read_bytes() == original and not (tmp_path / ("settings.json" + BACKUP_SUFFIX)).exists()
+
+
+def test_the_default_command_is_the_one_connect_writes_with_an_absolute_home(monkeypatch, tmp_path: Path):
+    from opmem_tui.backend.agents.base import opmem_executable
+
+    monkeypatch.chdir(tmp_path)
+    command = flush_command(Path("rel-home"))
+    assert command.split(" --home ")[0] == shlex.join(opmem_executable())
+    assert command.endswith(f"--home {tmp_path / 'rel-home'} flush --hook claude")
