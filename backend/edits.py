@@ -5,11 +5,12 @@ arguments; the replay and the exports draw what they return. Anything else is no
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .model import Node
+from .projects.tool_writes import strings  # every string in the arguments (a shell command is a list)
 
 EDIT_TOOLS = {"edit", "multiedit", "write", "str_replace_based_edit_tool", "apply_patch"}
 PATCH_BEGIN = "*** Begin Patch"
@@ -59,18 +60,6 @@ def _cut(lines: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(lines)
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string inside a tool's arguments (a shell command is a list of them)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
 def parse_patch(text: str) -> list[FileEdit]:
     """The files of an apply_patch text (`*** Begin Patch` ... `*** End Patch`)."""
     start = text.find(PATCH_BEGIN)
@@ -109,10 +98,10 @@ def tool_edits(node: Node) -> list[FileEdit]:
     args = node.input
     if name not in EDIT_TOOLS:
         # Codex runs apply_patch through its shell tool too
-        patch = next((s for s in _strings(args) if PATCH_BEGIN in s), None)
+        patch = next((s for s in strings(args) if PATCH_BEGIN in s), None)
         return parse_patch(patch) if patch else []
     if name == "apply_patch":
-        patch = next((s for s in _strings(args) if PATCH_BEGIN in s), None)
+        patch = next((s for s in strings(args) if PATCH_BEGIN in s), None)
         return parse_patch(patch) if patch else []
     if not isinstance(args, Mapping):
         return []

@@ -8,13 +8,12 @@ megabytes of output costs few lines.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from opmem_tui.backend.model import Node, Turn
+from opmem_tui.backend.node_text import args_text, model_of, size_label, thinking_text
 
 from .line_view import Line, wrap_text
 from .safe_text import clean, one_line
@@ -29,45 +28,13 @@ def clock(ts: float) -> str:
 
 
 def _size_label(text: str) -> str:
-    text = text.rstrip("\n")  # a final newline ends the last line, it does not start one
-    lines = text.count("\n") + 1 if text else 0
-    chars = len(text)
-    if chars >= 1_000_000:
-        size = f"{chars / 1_000_000:.1f}M chars"
-    elif chars >= 10_000:
-        size = f"{chars / 1_000:.1f}k chars"
-    else:
-        size = f"{chars} chars"
-    return f"{lines} line{'s' if lines != 1 else ''}, {size}"
-
-
-def _args_text(value: Any, pretty: bool = False) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        if pretty:
-            return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def thinking_text(node: Node) -> str:
-    """A message's thinking as text ("" for none)."""
-    value = node.metadata.get("thinking") if node.metadata else None
-    if not value:
-        return ""
-    if isinstance(value, (list, tuple)):
-        return "\n\n".join(str(part) for part in value if part)
-    return str(value)
+    return size_label(text.rstrip("\n"))  # a final newline ends the last line, it does not start one
 
 
 def node_text(node: Node) -> str:
     """What `y` copies: the message as plain text (a tool call: name, arguments, result)."""
     if node.is_tool:
-        args = _args_text(node.input, pretty=True)
+        args = args_text(node.input, pretty=True)
         return f"{node.name or 'tool'} {args}\n\n{node.content}".strip() if args else node.content
     return node.content
 
@@ -113,7 +80,7 @@ def _tool_lines(render: TurnRender, item: int, node: Node, width: int, is_open: 
     append = lines.append
     edits = tool_edits(node)
     head = f"{'▾' if is_open else '▸'} {'✎' if edits else '⚙'} {one_line(node.name or 'tool', 40)}"
-    args = home_to_tilde(_args_text(node.input))  # the one-line summary; enter shows them exact
+    args = home_to_tilde(args_text(node.input))  # the one-line summary; enter shows them exact
     if edits:
         added, removed = sum(e.additions for e in edits), sum(e.deletions for e in edits)
         args = f"{', '.join(home_to_tilde(e.path) for e in edits)}  +{added} −{removed}"
@@ -133,7 +100,7 @@ def _tool_lines(render: TurnRender, item: int, node: Node, width: int, is_open: 
         edit_lines(lines, render.code_paths, item, edits, width)
         append(Line("J: the arguments as JSON", "dim", item, 4))
     else:
-        pretty = clean(_args_text(node.input, pretty=True))
+        pretty = clean(args_text(node.input, pretty=True))
         if pretty:
             for text in wrap_text(pretty, width - 6):
                 append(Line(text, "args", item, 6))
@@ -149,8 +116,8 @@ def _message_header(node: Node) -> tuple[str, str]:
     role = node.role if node.role in ROLE_LABEL else "system"
     header = f"▌ {ROLE_LABEL[role]}"
     if role == "assistant":
-        model = node.name or (node.metadata.get("model") if node.metadata else "") or ""
-        if model and isinstance(model, str):
+        model = model_of(node)
+        if model:
             header += f" · {one_line(model, 40)}"
     return role, f"{header} · {clock(node.created_at)}"
 

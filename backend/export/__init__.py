@@ -69,11 +69,17 @@ def write_export(text: str, path: str | os.PathLike[str]) -> Path:
         raise ExportError(f"{target}: is a folder; give a file name")
     if not target.parent.is_dir():
         raise ExportError(f"{target.parent}: no such folder")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # a read-only folder: the error names the file asked for, not the temp file
+        raise ExportError(f"{target}: cannot write there ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ExportError(f"{target}: not written ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

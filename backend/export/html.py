@@ -22,7 +22,8 @@ from typing import Any
 
 from ..edits import tool_edits
 from ..model import Node, Turn
-from .session import ExportedSession, first_line, iso_time, model_of, shown, thinking_of
+from ..node_text import args_text, model_of, size_label, thinking_text
+from .session import ExportedSession, first_line, iso_time, shown
 
 SUMMARY_CHARS = 160
 
@@ -49,32 +50,6 @@ def script_json(value: Any) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _args_text(value: Any, pretty: bool) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        if pretty:
-            return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def size_label(text: str) -> str:
-    """`N lines, M chars` as the page's own sizeLabel writes it (so a summary costs no count there)."""
-    lines = text.count("\n") + 1 if text else 0
-    chars = len(text)
-    if chars >= 1_000_000:
-        size = f"{chars / 1e6:.1f}M chars"
-    elif chars >= 10_000:
-        size = f"{chars / 1e3:.1f}k chars"
-    else:
-        size = f"{chars} chars"
-    return f"{lines} line{'s' if lines != 1 else ''}, {size}"
-
-
 def _one_line(text: str, limit: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -92,7 +67,7 @@ def _depth(node: Node, by_id: dict[str, Node]) -> int:
 
 def _tool(node: Node, by_id: dict[str, Node]) -> dict[str, Any]:
     edits = tool_edits(node)
-    summary = shown(_one_line(_args_text(node.input, pretty=False), SUMMARY_CHARS))
+    summary = shown(_one_line(args_text(node.input), SUMMARY_CHARS))
     if edits:
         added, removed = sum(e.additions for e in edits), sum(e.deletions for e in edits)
         summary = _one_line(f"{', '.join(shown(e.path) for e in edits)}  +{added} −{removed}", SUMMARY_CHARS)
@@ -102,7 +77,7 @@ def _tool(node: Node, by_id: dict[str, Node]) -> dict[str, Any]:
         "name": shown(node.name or "tool"),
         "time": iso_time(node.created_at),
         "summary": summary,
-        "args": shown(_args_text(node.input, pretty=True)),
+        "args": shown(args_text(node.input, pretty=True)),
         "text": text,
         "size": size_label(text) if text else "no output",
         "depth": _depth(node, by_id),
@@ -139,7 +114,7 @@ def _turn(turn: Turn, fork_names: dict[str, str]) -> dict[str, Any]:
                     "model": shown(model_of(node)),
                     "time": iso_time(node.created_at),
                     "text": shown(node.content),
-                    "thinking": shown(thinking_of(node)),
+                    "thinking": shown(thinking_text(node)),
                     "calls": calls,
                 }
             )

@@ -11,13 +11,12 @@ everything).
 from __future__ import annotations
 
 import html
-import json
 import re
-from typing import Any
 
 from ..edits import tool_edits
 from ..model import Node, Turn
-from .session import ExportedSession, iso_time, model_of, shown, thinking_of
+from ..node_text import args_text, model_of, thinking_text
+from .session import ExportedSession, iso_time, shown
 
 MAX_LINES = 120
 MAX_CHARS = 12_000
@@ -73,17 +72,6 @@ def _summary(text: str) -> str:
     return html.escape(line)
 
 
-def _args_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
 def _tool(node: Node) -> str:
     edits = tool_edits(node)
     name = shown(node.name or "tool")
@@ -91,10 +79,7 @@ def _tool(node: Node) -> str:
         files = ", ".join(f"{shown(e.path)} +{e.additions} −{e.deletions}" for e in edits)
         head = f"✎ {_summary(name)}: {_summary(files)}"
     else:
-        if node.input is None or isinstance(node.input, str):
-            args_line = node.input or ""
-        else:
-            args_line = json.dumps(node.input, ensure_ascii=False, default=str)
+        args_line = args_text(node.input)
         head = f"⚙ {_summary(name)}" + (f": <code>{_summary(shown(args_line))}</code>" if args_line else "")
     parts = [f"<details><summary>{head}</summary>", ""]
     if edits:
@@ -108,7 +93,7 @@ def _tool(node: Node) -> str:
                 "",
             ]
     else:
-        args = shown(_args_text(node.input))
+        args = shown(args_text(node.input, pretty=True))
         if args:
             parts += [fence(_cut(args), "json" if not isinstance(node.input, str) else "text"), ""]
     result = shown(node.content)
@@ -128,7 +113,7 @@ def _message(node: Node) -> str:
     if when:
         head += f" · {when}"
     parts = [head, ""]
-    thinking = shown(thinking_of(node))
+    thinking = shown(thinking_text(node))
     if thinking:
         parts += ["<details><summary>thinking</summary>", "", fence(_cut(thinking), "text"), "", "</details>", ""]
     text = shown(node.content).strip("\n")

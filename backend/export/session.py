@@ -123,23 +123,6 @@ def iso_time(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
 
 
-def model_of(node: Node) -> str:
-    """The model an assistant message names (its name, else metadata.model)."""
-    if node.role != "assistant":
-        return ""
-    value = node.name or (node.metadata.get("model") if node.metadata else "") or ""
-    return value if isinstance(value, str) else ""
-
-
-def thinking_of(node: Node) -> str:
-    value = node.metadata.get("thinking") if node.metadata else None
-    if not value:
-        return ""
-    if isinstance(value, (list, tuple)):
-        return "\n\n".join(str(part) for part in value if part)
-    return str(value)
-
-
 def first_line(text: str, limit: int = 100) -> str:
     line = next((part.strip() for part in (text or "").splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from ..model import OpmemError, Turn
+from ..node_text import model_of
 from ..privacy import redact_text
 from ..safe_text import plain
 from .blame_records import BlameLine, BlameReport, TurnOrigin
@@ -165,14 +166,7 @@ class Blamer:
         if user is not None:
             first = next((part.strip() for part in user.content.splitlines() if part.strip()), "")
             prompt = plain(redact_text(first))[:200]
-        model = commit_model
-        if not model:
-            for node in turn.nodes:
-                value = node.name if node.role == "assistant" and node.name else None
-                value = value or (node.metadata.get("model") if node.role == "assistant" and node.metadata else None)
-                if isinstance(value, str) and value:
-                    model = value
-                    break
+        model = commit_model or next((m for m in map(model_of, turn.nodes) if m), "")
         when = user.created_at if user is not None else (turn.nodes[0].created_at if turn.nodes else 0.0)
         head = origin.head_id or turn.last.id
         return TurnOrigin(

@@ -227,14 +227,15 @@ class Sync:
         try:
             self._clean_staging()
             self.refs.load()  # what a `git fetch` killed midway left is folded in
-            if self._state().get("remote") != self.remote:  # a new remote: nothing of it was seen yet
+            state = self._state()  # read once: at 10,000 sessions it is the run's largest file
+            if state.get("remote") != self.remote:  # a new remote: nothing of it was seen yet
                 for name in list(self._refs(SEEN)):
                     self._del_ref(SEEN + name)
             report = SyncReport()
             remote_refs = gitcli.ls_remote(self.outbox_path, self.remote)
             self.pull(remote_refs, report)
             self.refs.save(durable=self.home.durable)
-            self.push(remote_refs, report)
+            self.push(remote_refs, report, state)
             self.refs.save(durable=self.home.durable)
             return report
         finally:
@@ -636,8 +637,10 @@ class Sync:
             report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
 
     # -- push -------------------------------------------------------------------------------------
-    def push(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
-        state = self._state()
+    def push(self, remote_refs: Mapping[str, str], report: SyncReport, state: dict[str, Any] | None = None) -> None:
+        """Push what is new here; `state` is state.json as `run` read it (read here without it)."""
+        if state is None:
+            state = self._state()
         fingerprint = [
             self.settings.redact,
             sorted(self.home.config.memory.exclude_projects),
@@ -650,9 +653,8 @@ class Sync:
         for name in scan.want:
             if name.startswith(SESSIONS):
                 scan.by_session.setdefault(name[len(SESSIONS) :].partition("/")[0], []).append(name)
-        names = self._project_names()
         for sid, path in self._local_sessions():
-            self._scan_session(sid, path, scan, names, report)
+            self._scan_session(sid, path, scan, report)
         for sid in set(scan.state) - scan.present:  # deleted here: its refs stay on the remote
             scan.state.pop(sid)
             scan.dirty = True
@@ -698,13 +700,13 @@ class Sync:
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def _scan_session(
-        self, sid: str, path: Path, scan: _PushScan, names: Mapping[str, str], report: SyncReport
-    ) -> None:
+    def _scan_session(self, sid: str, where: str, scan: _PushScan, report: SyncReport) -> None:
         """One local session: what of it is pushed (its redacted branches, its meta), from the
         stamps of its files when nothing changed since the last sync."""
+        stamp = _stamp(where)
+        if stamp is None:
+            return  # no meta.json (yet): not a session to push
         scan.present.add(sid)
-        stamp = _stamp(path)
         cached = scan.state.get(sid)
         claimed = scan.claims.get(sid) not in (None, self.me) and sid not in scan.pulled
         if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in scan.pulled):
@@ -719,6 +721,7 @@ class Sync:
             if not claimed:
                 return
         scan.dirty = True
+        path = Path(where)
         try:
             meta = json.loads((path / "meta.json").read_bytes())
         except (OSError, ValueError):
@@ -768,37 +771,23 @@ class Sync:
                 scan.want.pop(name)
                 self._del_ref(name)
 
-    def _local_sessions(self) -> list[tuple[str, Path]]:
-        out: dict[str, Path] = {}
+    def _local_sessions(self) -> list[tuple[str, str]]:
+        """(id, folder) of every session here: the sessions folder's and those kept in projects."""
+        out: dict[str, str] = {}
         root = self.home.sessions_dir
         try:
             with os.scandir(root) as entries:
                 for e in entries:
                     if not e.name.startswith(".") and e.is_dir():
-                        out[e.name] = Path(e.path)
+                        out[e.name] = e.path
         except FileNotFoundError:
             pass
         try:
             for sid, where in self.home.sessions.locations().items():
-                out[sid] = Path(where)
+                out[sid] = str(where)
         except OpmemError:
             pass
-        return sorted((sid, p) for sid, p in out.items() if (p / "meta.json").exists())
-
-    def _project_names(self) -> dict[str, str]:
-        path = self.home.projects_dir / "projects.json"
-        try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            return {}
-        items = data.get("projects", data) if isinstance(data, dict) else data
-        if isinstance(items, dict):
-            items = list(items.values())
-        return (
-            {str(p.get("id")): str(p.get("name")) for p in items if isinstance(p, dict)}
-            if isinstance(items, list)
-            else {}
-        )
+        return sorted(out.items())  # one without meta.json is passed over by _scan_session's stamp
 
     def _session_tips(self, path: Path, new_objects: list[tuple[int, bytes]]) -> dict[str, str]:
         """The session's branches as pushed (redacted unless [sync] redact = false); the objects
@@ -970,12 +959,21 @@ def _file_stamp(path: Path) -> list[int]:
         return [0, 0, 0]
 
 
-def _stamp(path: Path) -> list[int]:
+_STAMPED = ("meta.json", ".git/refs/heads", ".git/packed-refs", ".git/HEAD")
+
+
+def _stamp(where: str) -> list[int] | None:
+    """(mtime, size, inode) of the files a push reads of a session; None without its meta.json.
+
+    Run on every session of every sync: plain string paths (no Path objects), one stat each."""
     out: list[int] = []
-    for sub in ("meta.json", ".git/refs/heads", ".git/packed-refs", ".git/HEAD"):
+    folder = where + os.sep
+    for sub in _STAMPED:
         try:
-            st = os.stat(path / sub)
+            st = os.stat(folder + sub)
             out += [st.st_mtime_ns, st.st_size, st.st_ino]
         except OSError:
+            if sub == "meta.json":
+                return None
             out += [0, 0, 0]
     return out

@@ -176,6 +176,27 @@ def test_write_export_is_whole_and_names_bad_targets(tmp_path: Path) -> None:
         write_export("x", tmp_path / "missing" / "out.html")
 
 
+def test_write_export_into_a_folder_it_cannot_write_names_the_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only folder (faked: the tests may run as root, which chmod does not stop) or a
+    failing rename: one ExportError naming the file asked for, no temp file left, the old file kept."""
+    import opmem_tui.backend.export as export
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as m:
+        m.setattr(export.tempfile, "mkstemp", denied)
+        with pytest.raises(ExportError, match=r"out\.html: cannot write there \(Permission denied\)"):
+            write_export("x", tmp_path / "out.html")
+    (tmp_path / "kept.html").write_text("old")
+    monkeypatch.setattr(export.os, "replace", denied)
+    with pytest.raises(ExportError, match=r"kept\.html: not written \(Permission denied\)"):
+        write_export("new", tmp_path / "kept.html")
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.html"] and (tmp_path / "kept.html").read_text() == "old"
+
+
 def test_an_empty_branch_and_a_session_without_user_message(store: SessionStore) -> None:
     store.append_message("sys", "system", "preface only")
     page = render_html(select(store, "sys"))
