@@ -4,7 +4,8 @@
 tool, test framework, package manager, CSS/UI kit, linter, ... (curated by hand), or one of
 the most downloaded packages of PyPI and npm and some Go modules (category `library`). An
 alias resolves to its technology (`postgres` -> PostgreSQL); a driver may imply one
-(`psycopg2` -> PostgreSQL). The file is read once, on first use (about 13,000 rows).
+(`psycopg2` -> PostgreSQL). The file is read once, on first use (about 13,000 rows;
+the plain library rows are parsed when a lookup finds one).
 Built by scripts/build_vocabulary.py; nothing in it comes from a test fixture.
 
 Categories that hold one value per project at a time are slots (SLOTS): a project has one
@@ -82,31 +83,57 @@ class Tech:
 
 
 @functools.cache
-def _table() -> dict[str, Tech]:
+def _table() -> tuple[dict[str, Tech], dict[str, str]]:
+    """(technologies by lower-case name, alias and driver; plain library rows by lower-case name).
+
+    Nine rows in ten are plain libraries (`name<TAB>library<TAB>ecosystem<TAB><TAB>`): those are
+    kept as their line and made a Tech when a lookup first finds one, so the load splits and
+    builds only the thousand curated rows (and the aliases and drivers, which are never plain)."""
     names: dict[str, Tech] = {}
+    libraries: dict[str, str] = {}
     aliases: dict[str, Tech] = {}
-    implied: list[tuple[str, str, str]] = []
-    with PATH.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith("#"):
-                continue
-            name, category, ecosystem, alias_text, implies = (line.rstrip("\n").split("\t") + [""] * 5)[:5]
-            if not name:
-                continue
-            tech = Tech(name, category or "library", ecosystem)
-            names[name.lower()] = tech
-            for alias in alias_text.split(","):
-                if alias:
-                    aliases[alias.lower()] = tech
-            if implies:
-                implied.append((name.lower(), implies.lower(), ecosystem))
+    implied: list[tuple[str, str]] = []
+    for line in PATH.read_text(encoding="utf-8").split("\n"):
+        name, _, rest = line.partition("\t")
+        if rest.startswith("library\t") and rest.endswith("\t\t") and rest.count("\t") == 3:
+            libraries[name.lower()] = line
+            continue
+        if not name or name.startswith("#"):
+            continue
+        name, category, ecosystem, alias_text, implies = (line.split("\t") + [""] * 5)[:5]
+        tech = Tech(name, category or "library", ecosystem)
+        names[name.lower()] = tech
+        for alias in alias_text.split(","):
+            if alias:
+                aliases[alias.lower()] = tech
+        if implies:
+            implied.append((name.lower(), implies.lower()))
     for key, tech in aliases.items():
         if key not in names or not names[key].curated:
+            libraries.pop(key, None)
             names[key] = tech
-    for key, target, _ in implied:
-        if target in names:
-            names[key] = names[target]
-    return names
+    for key, target in implied:
+        found = names.get(target) or _library(libraries, target)
+        if found is not None:
+            libraries.pop(key, None)
+            names[key] = found
+    return names, libraries
+
+
+def _library(libraries: dict[str, str], key: str) -> Tech | None:
+    line = libraries.get(key)
+    if line is None:
+        return None
+    name, _, ecosystem, _, _ = line.split("\t")
+    return Tech(name, "library", ecosystem)
+
+
+def _get(key: str) -> Tech | None:
+    names, libraries = _table()
+    found = names.get(key)
+    if found is None and key in libraries:
+        found = names[key] = _library(libraries, key)  # made once, then found as the others
+    return found
 
 
 def lookup(name: str) -> Tech | None:
@@ -114,10 +141,9 @@ def lookup(name: str) -> Tech | None:
     key = name.strip().lower()
     if not key:
         return None
-    table = _table()
-    found = table.get(key)
+    found = _get(key)
     if found is None and "[" in key:  # `uvicorn[standard]`
-        found = table.get(key.split("[", 1)[0])
+        found = _get(key.split("[", 1)[0])
     return found
 
 
@@ -127,4 +153,5 @@ def known(name: str, *, curated: bool = False) -> bool:
 
 
 def size() -> int:
-    return len(_table())
+    names, libraries = _table()
+    return len(names) + sum(1 for key in libraries if key not in names)
