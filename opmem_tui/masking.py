@@ -26,10 +26,11 @@ from typing import Any
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
-from opmem_tui.backend.privacy import MARKER, find_secrets, marker_for, redact_text
+from opmem_tui.backend.privacy import marker_for
+from opmem_tui.backend.privacy.unmarked import find_unmarked
+from opmem_tui.backend.privacy.unmarked import redact_unmarked as _redact_short
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
-MARKER_OPEN = "[secret:"
 SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
 CHUNK = 16_384  # a long text is redacted in pieces of about this many characters (redact_long)
 SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: thousands each)
@@ -38,7 +39,6 @@ SESSIONS_KEPT = 8  # sessions whose masked messages are kept (a long session: th
 # A short text is often cut from a longer one (a commit summary holds the first 60 characters
 # of the user message, a preview 80, a snippet a window): a token cut there is too short for its
 # rule. A known token prefix running to the end of a line is masked as what it would have been.
-MARKER_SPLIT = re.compile(f"({MARKER.pattern})")
 _CUT_TOKEN = re.compile(
     r"(?P<value>(?:gh[pousr]_|github_pat_|sk-|AKIA|ASIA|ABIA|ACCA|eyJ|xox[abposr]-|glpat-|AIza)[A-Za-z0-9_-]{4,})…?[ \t]*$",
     re.MULTILINE,
@@ -73,22 +73,9 @@ def _looks_cut(value: str) -> bool:
 
 
 def redact_unmarked(text: str) -> str:
-    """redact_text, markers already in the text kept as they are (a session imported redacted,
-    text masked before): the detector would read `secret:github-token#3f9a` as an assignment.
-    A long text goes in pieces (redact_long)."""
-    if len(text) > CHUNK:
-        return redact_long(text)
-    if MARKER_OPEN not in text:
-        return redact_text(text)
-    parts: list[str] = []
-    at = 0
-    for found in MARKER.finditer(text):
-        parts.append(redact_text(text[at : found.start()]))
-        parts.append(found.group())
-        at = found.end()
-    parts.append(redact_text(text[at:]))
-    joined = "".join(parts)
-    return text if joined == text else joined
+    """The gate's redact_unmarked (markers already in the text kept as they are: a session
+    imported redacted, text masked before), a long text in pieces (redact_long)."""
+    return redact_long(text) if len(text) > CHUNK else _redact_short(text)
 
 
 def _piece_end(text: str, start: int) -> int:
@@ -117,18 +104,11 @@ def redact_long(text: str) -> str:
     at = 0
     while at < len(text):
         end = _piece_end(text, at)
-        parts.append(redact_unmarked(text[at:end]) if end - at <= CHUNK else _redact_piece(text[at:end]))
+        parts.append(_redact_short(text[at:end]))  # a piece longer than CHUNK (a private key block): whole
         at = end
         time.sleep(0)  # let the UI thread in
     joined = "".join(parts)
     return text if joined == text else joined
-
-
-def _redact_piece(text: str) -> str:
-    """One piece longer than CHUNK (a private key block): whole, markers kept."""
-    if MARKER_OPEN not in text:
-        return redact_text(text)
-    return "".join(redact_text(part) if i % 2 == 0 else part for i, part in enumerate(MARKER_SPLIT.split(text)))
 
 
 @lru_cache(maxsize=65536)
@@ -188,7 +168,7 @@ def mask_lines(lines: Sequence[str]) -> list[str]:
     private key block) is its marker on its first line, and its other lines empty."""
     ends = [line if line.endswith("\n") else line + "\n" for line in lines]
     joined = "".join(ends)
-    findings = [f for f in find_secrets(joined) if not MARKER.fullmatch(joined, f.start, f.end)]
+    findings = find_unmarked(joined)
     if not findings:
         return list(lines)
     out: list[str] = []

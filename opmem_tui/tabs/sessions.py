@@ -477,8 +477,9 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
     def _export(self, session_id: str, path: Path) -> None:
         try:
             written = self.data.export_session(session_id, path)
-        except OpmemError as exc:
-            self.app.notify(f"Export failed: {exc}", severity="error", markup=False)
+        except (OpmemError, OSError) as exc:  # OSError: a folder it may not write in, a name too long
+            reason = f"{path}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.app.notify(f"Export failed: {reason}", severity="error", markup=False)
             return
         self.app.notify(f"Exported to {written} (secrets redacted)", markup=False)
 

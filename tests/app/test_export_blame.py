@@ -16,7 +16,7 @@ from opmem_tui.widgets.commit_log import CommitLog
 from opmem_tui.widgets.diff_view import DiffView
 from opmem_tui.widgets.replay_view import ReplayPane
 
-from .conftest import press, settle
+from .conftest import notes, press, settle
 from .test_palette import run_command
 from .test_projects import open_projects
 
@@ -122,3 +122,11 @@ async def test_palette_exports_the_session(app, tmp_path: Path):
         await press(pilot, "enter")
         await settle(pilot)
         assert any("Export failed" in n.message and "no such folder" in n.message for n in app.notes)
+        # a file the system refuses (here: a name too long): the note names the target, not a temp file
+        target = tmp_path / ("x" * 300 + ".html")
+        await run_command(pilot, "export this session")
+        app.screen.query_one(Input).value = str(target)
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert f"Export failed: {target}: File name too long" in notes(app)
+        assert not any(".tmp" in n for n in notes(app))

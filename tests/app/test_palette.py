@@ -69,6 +69,16 @@ async def test_rename_session(app, sample_path):
         assert table.current.id == "docs" and table.current.title == "Install docs"
 
 
+def test_rename_answers_a_changed_title_with_its_spaces_collapsed():
+    from opmem_tui.screens.ask_text import AskTextScreen
+
+    rename = RenameScreen("Install docs")
+    assert rename.answer("  Install   the\tdocs ") == "Install the docs"
+    assert rename.answer(" Install  docs ") is None and rename.answer("   ") is None  # unchanged, empty
+    ask = AskTextScreen("Export")
+    assert ask.answer("  ~/out.html ") == "~/out.html" and ask.answer("  ") is None
+
+
 async def test_rename_cancel_changes_nothing(app, sample_path):
     before = fresh_home(sample_path).sessions.get_meta("docs")
     async with app.run_test(size=(120, 30)) as pilot:
