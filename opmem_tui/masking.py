@@ -20,15 +20,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
-from opmem_tui.backend.privacy import marker_for
-from opmem_tui.backend.privacy.unmarked import find_unmarked
-from opmem_tui.backend.privacy.unmarked import redact_unmarked as _redact_short
+from opmem_tui.backend.privacy import find_secrets, map_strings, marker_for, redact_text
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
 SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
@@ -72,10 +69,10 @@ def _looks_cut(value: str) -> bool:
     return len(rest) >= 8 and (any(c.isdigit() for c in rest) or (rest.lower() != rest and rest.upper() != rest))
 
 
-def redact_unmarked(text: str) -> str:
-    """The gate's redact_unmarked (markers already in the text kept as they are: a session
+def redact_whole(text: str) -> str:
+    """The gate's redact_text (markers already in the text kept as they are: a session
     imported redacted, text masked before), a long text in pieces (redact_long)."""
-    return redact_long(text) if len(text) > CHUNK else _redact_short(text)
+    return redact_long(text) if len(text) > CHUNK else redact_text(text)
 
 
 def _piece_end(text: str, start: int) -> int:
@@ -104,7 +101,7 @@ def redact_long(text: str) -> str:
     at = 0
     while at < len(text):
         end = _piece_end(text, at)
-        parts.append(_redact_short(text[at:end]))  # a piece longer than CHUNK (a private key block): whole
+        parts.append(redact_text(text[at:end]))  # a piece longer than CHUNK (a private key block): whole
         at = end
         time.sleep(0)  # let the UI thread in
     joined = "".join(parts)
@@ -113,7 +110,7 @@ def redact_long(text: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _mask_short(text: str) -> str:
-    masked = redact_unmarked(text)
+    masked = redact_whole(text)
     if _CUT_TOKEN.search(masked) is None:
         return masked
     return _CUT_TOKEN.sub(_cut_marker, masked)
@@ -131,7 +128,7 @@ def mask(text: str) -> str:
     a short text also loses a token cut off at its end."""
     if not text:
         return text
-    return _mask_short(text) if len(text) <= SHORT_TEXT else redact_unmarked(text)
+    return _mask_short(text) if len(text) <= SHORT_TEXT else redact_whole(text)
 
 
 def mask_meta(meta: SessionMeta) -> SessionMeta:
@@ -168,7 +165,7 @@ def mask_lines(lines: Sequence[str]) -> list[str]:
     private key block) is its marker on its first line, and its other lines empty."""
     ends = [line if line.endswith("\n") else line + "\n" for line in lines]
     joined = "".join(ends)
-    findings = find_unmarked(joined)
+    findings = find_secrets(joined)
     if not findings:
         return list(lines)
     out: list[str] = []
@@ -209,20 +206,10 @@ def mask_commit_detail(detail: CommitDetail) -> CommitDetail:
     return replace(detail, commit=mask_commit(detail.commit), files=tuple(_mask_file(f) for f in detail.files))
 
 
-def _mask_value(value: Any, text: Callable[[str], str] = redact_unmarked) -> Any:
-    """redact_value with markers kept (redact_unmarked, or `text` for each string): the same
+def _mask_value(value: Any, text: Callable[[str], str] = redact_whole) -> Any:
+    """redact_value with markers kept (redact_whole, or `text` for each string): the same
     object when nothing changes."""
-    if isinstance(value, str):
-        return text(value)
-    if isinstance(value, list | tuple):
-        items = [_mask_value(v, text) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
-    if isinstance(value, dict | MappingProxyType):
-        pairs = {_mask_value(k, text) if isinstance(k, str) else k: _mask_value(v, text) for k, v in value.items()}
-        if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
-            return value
-        return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
-    return value
+    return map_strings(value, text)
 
 
 def mask_node(node: Node) -> Node:
