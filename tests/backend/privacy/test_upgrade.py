@@ -15,7 +15,7 @@ from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.memory import index_update
 from opmem_tui.backend.privacy.upgrade import STAMP_NAME, ensure_redacted, stamped
 from opmem_tui.cli import main
-from tests.app.secret_sessions import COMMIT, leaks, write_transcript
+from tests.app.secret_sessions import SESSION_ID, leaks, write_transcript
 
 
 def _ids(memory: Path) -> list[str]:
@@ -57,7 +57,7 @@ def test_first_run_masks_every_value_and_keeps_the_record_ids(old_home: Home) ->
     # the memory still answers (the index rebuilt from the redacted sessions)
     hits = old_home.search("billing staging", k=5)
     assert hits and all(not leaks(h.snippet) for h in hits)
-    assert any(COMMIT[:12] in (h.snippet or "") or h.session_id for h in hits)
+    assert {h.session_id for h in hits} == {f"cc-{SESSION_ID}"}  # the imported session (claude ids: cc-)
 
 
 def test_it_happens_once_and_a_new_memory_is_only_stamped(old_home: Home, tmp_path: Path) -> None:
@@ -78,4 +78,5 @@ def test_a_torn_line_with_a_value_is_masked_and_still_skipped(old_home: Home) ->
         f.write('{"id": "tool.x", "name": "GITHUB_TOKEN=' + GITHUB)  # a crash mid-write, no newline
     assert ensure_redacted(old_home) is not None
     assert not leaks(log.read_bytes())
-    assert old_home.memory.problems() is not None  # the torn tail is still reported, not fatal
+    torn = [p for p in old_home.memory.problems() if p.path == str(log)]  # still reported, not fatal
+    assert [p.message for p in torn] == ["incomplete last line (an interrupted write); skipped"]
