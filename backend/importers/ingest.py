@@ -322,7 +322,8 @@ class _Writer:
     def _commit(self, head: str | None) -> None:
         if head is not None:
             self.dirty[head] = False
-        if self.defer:
+        if self.defer:  # the turn commit the mirror backlog will write for it
+            self.report.turns += 1
             return
         try:
             oid = self.batch.commit_turn(head)

@@ -176,8 +176,8 @@ class MirrorWriter:
                     report.commits += self.store.write_mirror(sid)
                     report.sessions += 1
                     done.append(sid)
-                except OpmemError as exc:  # the node files stay; the marker stays, for the next start
-                    report.problems.append(str(exc))
+                except (OpmemError, OSError) as exc:  # the node files stay; the marker stays, for the next start
+                    report.problems.append(f"session {sid}: the git mirror was not written: {exc}")
                 if done and time.monotonic() - last_told >= 1.0:
                     self._tell(done, report)
                     done, last_told = [], time.monotonic()
@@ -197,15 +197,21 @@ class MirrorWriter:
 
     # ------------------------------------------------------------------ in the background
 
-    def start(self) -> None:
-        """Write queued mirrors on a daemon thread as they come (until stop())."""
+    def start(self, *, adopt: bool = False) -> None:
+        """Write queued mirrors on a daemon thread as they come (until stop()); `adopt`: first
+        queue what earlier processes left (on the thread: it reads and writes marker files)."""
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="opmem-mirror", daemon=True)
+        self._thread = threading.Thread(target=self._loop, args=(adopt,), name="opmem-mirror", daemon=True)
         self._thread.start()
 
-    def _loop(self) -> None:
+    def _loop(self, adopt: bool) -> None:
+        if adopt:
+            try:
+                self.adopt()
+            except (OpmemError, OSError):
+                pass  # no marker folder yet, or an unreadable one: nothing to adopt
         while not self._stop.is_set():
             self._wake.wait()
             self._wake.clear()
