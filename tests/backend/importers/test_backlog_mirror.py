@@ -8,10 +8,12 @@ loses nothing: the next start adopts what it left and completes it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from opmem_tui.backend.home import Home
@@ -136,3 +138,29 @@ def test_sigkill_mid_mirror_loses_nothing_and_the_next_start_completes_it(tmp_pa
     for meta in home.sessions.list_sessions().sessions:
         fsck = subprocess.run(["git", "-C", meta.path, "fsck", "--strict"], capture_output=True, text=True)
         assert fsck.returncode == 0, fsck.stderr
+
+
+def test_watch_catch_up_defers_its_mirror_and_a_live_turn_commits_the_backlog_first(tmp_path: Path) -> None:
+    from opmem_tui.backend.importers.watch import Watcher
+
+    source = corpus(tmp_path / "projects" / "p", 1, 3)
+    path = next(source.glob("*.jsonl"))
+    home = Home(tmp_path / "home")
+    writer = MirrorWriter(home.sessions)
+    watcher = Watcher(home, ["claude"], [tmp_path / "projects"], idle_seconds=0.0, bind=False, mirrors=writer)
+    caught = watcher.catch_up()
+    (sid,) = caught.mirror_pending
+    assert writer.pending == 1 and commits(home) == {sid: 0}
+    # a live turn appended while the mirror waits: the three older turns are committed first, each alone
+    more = Transcript(session="00000000-2222-3333-4444-555555555555")
+    last = json.loads(path.read_text().splitlines()[-1])
+    more.count, more.last, more.clock = 100, last["uuid"], datetime.fromisoformat(last["timestamp"])
+    more.prompt("a live question")
+    more.assistant("msg_live", text("a live answer"))
+    with open(path, "a") as handle:
+        handle.write("".join(more.lines()))
+    watcher.poll(path)
+    watcher.tick(now=float("inf"))
+    turns = [c.turn for c in home.sessions.session_commits(sid)]
+    assert set(turns) == {1, 2, 3, 4} and turns[-3:] == [3, 2, 1]  # (turn 4 twice: its reply came at the idle flush)
+    assert home.sessions.pending_mirrors() == [] and writer.run().commits == 0
