@@ -367,6 +367,21 @@ class SessionRepo:
             self._derive_meta(head, self.graph.user_count(head), committed=False)
             self._meta_behind = True
 
+    def read_copy(self) -> SessionRepo:
+        """A copy for lock-free reads (reader.py) of what this writer holds: its first read
+        refreshes (meta.json again, only the node files it does not know), not a parse of all."""
+        copy = SessionRepo(self.path, self.id, durable=False)
+        copy._meta = dict(self._meta)
+        copy._generation = self._generation
+        graph, mine = copy.graph, self.graph
+        graph.nodes = dict(mine.nodes)
+        graph.children = {k: list(v) for k, v in mine.children.items()}
+        graph.tools = {k: list(v) for k, v in mine.tools.items()}
+        graph.max_seq, graph.head = mine.max_seq, mine.head
+        copy.log.known = set(self.log.known)
+        copy.log.problems = list(self.log.problems)
+        return copy
+
     def write_backlog(self, skip_from: int | None = None) -> int:
         """Backfill as one group (one pack, meta.json written once). Returns commits made."""
         if self._in_batch:  # inside a batch: its end writes the pack and meta.json

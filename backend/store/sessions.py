@@ -371,6 +371,8 @@ class SessionStore:
                 if defer_mirror and batch.wrote:
                     repo.defer_mirror()
                 repo.end_group()
+            if defer_mirror and batch.wrote:  # a backlog is read next (listing, search index): from memory
+                self._reads.seed(repo.path, session_id, repo.read_copy())
 
     def _write_backlog(self, repo: SessionRepo, own_since: int | None = None) -> int:
         """Commit what git misses (a live writer's turn left alone); the marker goes once git has it all."""

@@ -162,3 +162,14 @@ def test_deleting_a_pending_session_drops_its_marker(store: SessionStore) -> Non
     write_session(store, "s1", 1, defer=True)
     store.delete_session("s1")
     assert store.pending_mirrors() == []
+
+
+def test_a_backlog_batch_is_read_from_memory_as_a_fresh_read_would_see_it(store: SessionStore) -> None:
+    write_session(store, "s1", 3, defer=True)
+    path = store.path_for("s1")
+    assert store._reads.is_open(path, "s1")  # seeded by the batch: no parse of every node file
+    store.append_message("s1", "user", "written after the batch", parent_id="a2")  # the first read refreshes
+    fresh = SessionStore(store.root)
+    assert store.get_nodes("s1") == fresh.get_nodes("s1") and len(store.get_nodes("s1")) == 10
+    assert store.get_turns("s1") == fresh.get_turns("s1")
+    assert store.get_meta("s1") == fresh.get_meta("s1")
