@@ -204,7 +204,7 @@ def write_mirrors(writer: MirrorWriter, report: ImportReport, stop: StopRequest)
 
     A signal stops it between two sessions: what is left is written at the next start (an
     import, a watch, the app), since the sessions keep their marker (mirror_backlog.py)."""
-    writer.add(sorted(report.mirror_pending))
+    writer.add(writer.store.owed_mirrors())  # report.mirror_pending, and a batch that failed midway
     total = writer.pending
     if not total or stop.is_set():
         _mirrors_left(writer)

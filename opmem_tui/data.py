@@ -332,7 +332,7 @@ class StoreData:
         paths = list(paths) if paths else None
         hooks = self.home.ingest_hooks()
         report = run_import(self.home, source, paths, progress=progress, cancel=cancel, hooks=hooks, defer_mirror=True)
-        self.mirrors.add(sorted(report.mirror_pending))  # browsable now; the git mirror in the background
+        self.mirrors.add(self.home.sessions.owed_mirrors())  # browsable now; the git mirror in the background
         self.mirrors.start()
         return report
 

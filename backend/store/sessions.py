@@ -399,6 +399,11 @@ class SessionStore:
         """Sessions whose mirror is still to be written, oldest first (mirror_backlog.py)."""
         return marked_sessions(self.locks_dir)
 
+    def owed_mirrors(self) -> list[str]:
+        """Sessions whose mirror this process promised and has not written (a backlog import's,
+        a batch that failed midway included)."""
+        return [sid for sid in self.pending_mirrors() if self._mirror_mark(sid).state() == HERE]
+
     def adopt_mirrors(self) -> list[str]:
         """The mirrors earlier processes left unfinished, claimed by this one (which will write them)."""
         adopted = []

@@ -173,3 +173,20 @@ def test_a_backlog_batch_is_read_from_memory_as_a_fresh_read_would_see_it(store:
     assert store.get_nodes("s1") == fresh.get_nodes("s1") and len(store.get_nodes("s1")) == 10
     assert store.get_turns("s1") == fresh.get_turns("s1")
     assert store.get_meta("s1") == fresh.get_meta("s1")
+
+
+def test_a_deferred_batch_that_fails_midway_still_owes_its_mirror(store: SessionStore) -> None:
+    with pytest.raises(RuntimeError):
+        with store.batch("s1", defer_mirror=True) as batch:
+            user = batch.append("user", "a question", node_id="u0")
+            batch.append("assistant", "an answer", parent_id=user.id, node_id="a0")
+            raise RuntimeError("the importer broke")
+    assert store.owed_mirrors() == ["s1"]
+    assert store.write_mirror("s1") == 1 and store.owed_mirrors() == []
+
+
+def test_a_batch_that_writes_nothing_promises_no_mirror(store: SessionStore) -> None:
+    write_session(store, "s1", 1, defer=False)
+    with store.batch("s1", defer_mirror=True) as batch:
+        batch.append("user", "question 0 about the cache", node_id="u0")  # already stored
+    assert store.pending_mirrors() == []
