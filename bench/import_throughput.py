@@ -57,6 +57,7 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.claude_parser import ClaudeParser
+from opmem_tui.backend.importers.hooks import IngestHooks
 from opmem_tui.backend.model import Node
 from opmem_tui.backend.store.files import dump_compact_json
 from opmem_tui.backend.store.mirror_backlog import MirrorReport, MirrorWriter
@@ -327,11 +328,15 @@ def timed(fn: Callable[[], object]) -> tuple[Times, object]:
     return (time.perf_counter() - wall, time.process_time() - cpu), result
 
 
-def full_import(root: Path, durable: bool, git_bytes: dict[str, int] | None = None) -> tuple[Times, ImportReport]:
+def full_import(
+    root: Path, durable: bool, git_bytes: dict[str, int] | None = None, *, index: bool = False
+) -> tuple[Times, ImportReport]:
+    """run_import committing every turn inline (index: with the search-index hook, as `opmem import` ran it)."""
     work = Path(tempfile.mkdtemp(prefix="opmem-bench-"))
     try:
         home = Home(work / "home", durable=durable)
-        times, result = timed(lambda: run_import(home, "claude", [root / "projects"]))
+        hooks = home.ingest_hooks() if index else None
+        times, result = timed(lambda: run_import(home, "claude", [root / "projects"], hooks=hooks))
         assert isinstance(result, ImportReport)
         if git_bytes is not None:
             count_git_bytes(home.sessions_dir, git_bytes)
@@ -340,13 +345,23 @@ def full_import(root: Path, durable: bool, git_bytes: dict[str, int] | None = No
         shutil.rmtree(work, ignore_errors=True)
 
 
-def backlog_import(root: Path) -> tuple[Times, Times, ImportReport, MirrorReport]:
-    """(until browsable and searchable, until the git mirror is written too), from the start."""
+def backlog_import(root: Path, index_times: list[Times]) -> tuple[Times, Times, ImportReport, MirrorReport]:
+    """(until browsable and searchable, until the git mirror is written too), from the start;
+    the search-index hook's own time is appended to `index_times`."""
     work = Path(tempfile.mkdtemp(prefix="opmem-bench-"))
     try:
         home = Home(work / "home")
+        spent = [0.0, 0.0]
+
+        def indexed(sessions: frozenset[str]) -> None:
+            (w, c), _ = timed(lambda: home.search_index.after_ingest(sessions))
+            spent[0] += w
+            spent[1] += c
+
+        hooks = IngestHooks(after_ingest=(indexed,))
         wall, cpu = time.perf_counter(), time.process_time()
-        result = run_import(home, "claude", [root / "projects"], hooks=home.ingest_hooks(), defer_mirror=True)
+        result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
+        index_times.append((spent[0], spent[1]))
         browsable = (time.perf_counter() - wall, time.process_time() - cpu)
         writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
         writer.add(sorted(result.mirror_pending))
@@ -452,14 +467,17 @@ def main() -> None:
     result = ImportReport()
     git_bytes: dict[str, int] = {}
     backlog: list[tuple[Times, Times]] = []
+    index_times: list[Times] = []
+    inline_indexed: list[Times] = []
     mirror = MirrorReport()
     for round_no in range(rounds):
         rounds_parts.append(parts_of_work(files))
         for label, durable in (("fsync", True), ("no fsync", False)):
             times, result = full_import(root, durable, git_bytes if round_no == 0 and durable else None)
             imports[label].append(times)
-        browsable, mirrored, backlog_result, mirror = backlog_import(root)
+        browsable, mirrored, backlog_result, mirror = backlog_import(root, index_times)
         backlog.append((browsable, mirrored))
+        inline_indexed.append(full_import(root, True, index=True)[0])
         assert mirror.commits == result.turns == backlog_result.turns, (mirror.commits, result.turns)
     rounds_parts.append(parts_of_work(files))
     print(
@@ -498,6 +516,21 @@ def main() -> None:
         f"browsable after {browsable_wall:.2f} s, the background git mirror finished after {mirrored_wall:.2f} s "
         f"({mirror.commits:,} turn commits of {mirror.sessions} sessions, {mirror.seconds:.2f} s of it; "
         f"full import (fsync, no index) {best(imports['fsync'])[0]:.2f} s)"
+    )
+    inline_wall, _ = best(inline_indexed)
+    report(
+        "  browsable + searchable: backlog vs the inline import with the same index hook",
+        browsable_wall,
+        inline_wall,
+        "inline",
+        "< 1",
+        browsable_wall < inline_wall,
+    )
+    index_wall, index_cpu = best(index_times)
+    print(
+        f"  of the backlog's {browsable_cpu:.2f} CPU s, the search index took {index_cpu:.2f} ({index_wall:.2f} s wall); "
+        f"without it: ratio {floor_cpu / max(browsable_cpu - index_cpu, 1e-9):.2f} CPU, "
+        f"{floor_wall / max(browsable_wall - index_wall, 1e-9):.2f} wall vs the floor"
     )
     # Where the time goes: the must-do parts beside the rest of the import (trees, commits, meta,
     # packs, fsync, bookkeeping), in CPU seconds; and the ratio an import doing only the must-do
