@@ -380,6 +380,7 @@ class VerifyReport:
     repaired: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = ()  # sessions whose folder could not be read (each also in problems)
+    writing: tuple[str, ...] = ()  # git mirrors a live process is still writing (not problems)
 
     @property
     def ok(self) -> bool:

@@ -91,6 +91,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
             self.notify(problem, title="config.toml", severity="warning", markup=False, timeout=30)
         self._load_keymap()
         self._theme_ready = True
+        self.data.start_mirrors()  # git mirrors an interrupted import left: written in the background
         try:
             name = self.home.config.ui.theme
         except OpmemError as exc:
@@ -102,6 +103,9 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
                 severity="warning",
                 markup=False,
             )
+
+    def on_unmount(self) -> None:
+        self.data.stop_mirrors()  # after the session under way; the rest is written at the next start
 
     def _load_keymap(self) -> None:
         try:

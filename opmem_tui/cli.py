@@ -124,6 +124,8 @@ def verify(ctx: click.Context, no_repair: bool) -> None:
         err_console.print(Text(f"unreadable: {len(report.unreadable)} session(s): {names}", style="yellow"))
     for line in report.repaired:
         console.print(Text(f"repaired: {line}", style="green"))
+    for line in report.writing:  # a backlog's mirror another process is writing: not a problem
+        console.print(Text(f"writing: {line}"))
     for line in report.problems:
         err_console.print(Text(f"problem: {line}", style="yellow"))
     if not report.ok:

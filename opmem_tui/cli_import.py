@@ -21,6 +21,7 @@ from .backend.importers.watch import Watcher
 from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
+from .backend.store.mirror_backlog import MirrorWriter
 from .cli_signals import StopRequest, stop_requested_by_signals
 
 console = Console()
@@ -112,7 +113,9 @@ def import_command(
     with stop_requested_by_signals() as stop:
         try:
             home.ensure()
+            mirrors = mirror_writer(home)
             report = _import_with_progress(home, source, paths, force, no_bind, stop)
+            write_mirrors(mirrors, report, stop)
         except OpmemError as exc:
             _fail(exc)
             return
@@ -146,7 +149,9 @@ def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, lis
                 break
             try:
                 home.ensure()
+                mirrors = mirror_writer(home)
                 report = _import_with_progress(home, agent.name, (), force, no_bind, stop)
+                write_mirrors(mirrors, report, stop)
             except OpmemError as exc:
                 err_console.print(Text(f"opmem import {agent.name}: {plain(str(exc))}", style="red"))
                 continue
@@ -182,6 +187,58 @@ def _import_with_progress(
             force=force,
             bind=not no_bind,
             hooks=ingest_hooks(home),
+            defer_mirror=True,  # browsable and searchable first; write_mirrors commits the turns
+        )
+
+
+def mirror_writer(home: Home) -> MirrorWriter:
+    """The git mirrors to write: the ones an earlier, interrupted run left (adopted now), and
+    (added by write_mirrors) the ones this import defers. The search index fills in commit ids."""
+    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer.adopt()
+    return writer
+
+
+def write_mirrors(writer: MirrorWriter, report: ImportReport, stop: StopRequest) -> int:
+    """Write the deferred git mirrors before `opmem import` exits, saying so; returns the commits made.
+
+    A signal stops it between two sessions: what is left is written at the next start (an
+    import, a watch, the app), since the sessions keep their marker (mirror_backlog.py)."""
+    writer.add(writer.store.owed_mirrors())  # report.mirror_pending, and a batch that failed midway
+    total = writer.pending
+    if not total or stop.is_set():
+        _mirrors_left(writer)
+        return 0
+    err_console.print(
+        Text(f"{report.sessions} session(s) browsable and searchable; writing the git mirror of {total}…")
+    )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("git mirror", total=total)
+        done = writer.run(stop.is_set, lambda n, _total, _sid: bar.update(task, completed=n))
+    for problem in done.problems:
+        report.warn("git mirror", None, problem)
+    err_console.print(
+        Text(f"git mirror written: {done.commits} turn commit(s) of {done.sessions} session(s) in {done.seconds:.1f} s")
+    )
+    _mirrors_left(writer)
+    return done.commits
+
+
+def _mirrors_left(writer: MirrorWriter) -> None:
+    if writer.pending:
+        err_console.print(
+            Text(
+                f"git mirror: {writer.pending} session(s) left to write; the next `opmem import`, "
+                "`opmem watch` or app start writes them (their node files are complete)",
+                style="yellow",
+            )
         )
 
 
@@ -249,6 +306,7 @@ def _watch(
             autocommit=autocommit,
             on_commit=print_commit_event,
             hooks=_with_periodic_sync(home, ingest_hooks(home)),
+            mirrors=mirror_writer(home),
         )
         names = ", ".join(watcher.importers) or "nothing"
         roots = ", ".join(str(r) for r in watcher.watch_roots()) or "no existing folder"

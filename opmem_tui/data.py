@@ -24,6 +24,7 @@ from opmem_tui.backend.privacy.exclusions import PrivacyChange, hidden_sessions,
 from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
 from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
 from opmem_tui.widgets.safe_text import one_line
@@ -142,6 +143,7 @@ class StoreData:
         self.memory = MemoryData(home)  # the memory panes' and the search's reads (memory_data.py)
         self._activity = ActivityCounter(home.sessions)  # keeps what it read: a recount reads new files only
         self.masks = NodeMasks()  # each message masked once (masking.py)
+        self._mirrors: MirrorWriter | None = None
 
     def activity(self, view: ListingView) -> Activity:
         """Sessions, turns and tokens per day over the listed sessions (backend/activity.py)."""
@@ -329,7 +331,25 @@ class StoreData:
 
         paths = list(paths) if paths else None
         hooks = self.home.ingest_hooks()
-        return run_import(self.home, source, paths, progress=progress, cancel=cancel, hooks=hooks)
+        report = run_import(self.home, source, paths, progress=progress, cancel=cancel, hooks=hooks, defer_mirror=True)
+        self.mirrors.add(self.home.sessions.owed_mirrors())  # browsable now; the git mirror in the background
+        self.mirrors.start()
+        return report
+
+    @property
+    def mirrors(self) -> MirrorWriter:
+        """Writes the git mirror of imported sessions in the background (store/mirror_backlog.py)."""
+        if self._mirrors is None:
+            self._mirrors = MirrorWriter(self.home.sessions, on_written=self.home.search_index.after_ingest)
+        return self._mirrors
+
+    def start_mirrors(self) -> None:
+        """At start: write the git mirrors an earlier run left unfinished, in the background."""
+        self.mirrors.start(adopt=True)
+
+    def stop_mirrors(self) -> None:
+        if self._mirrors is not None:
+            self._mirrors.stop()
 
     def verify(self, *, repair: bool) -> VerifyReport:
         return self.home.sessions.verify(repair=repair)

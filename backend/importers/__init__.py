@@ -89,6 +89,7 @@ def run_import(
     force: bool = False,
     bind: bool = True,
     hooks: IngestHooks | None = None,
+    defer_mirror: bool = False,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
 
@@ -98,6 +99,9 @@ def run_import(
     `on_project` replaces the binder), and the commits of each bound session's
     project are linked to its turns (projects/binding.py). `hooks.after_ingest` runs after each file with
     the sessions it wrote to; report.touched holds them all.
+
+    defer_mirror (a backlog): sessions are written and indexed without their turn commits, which
+    `store.mirror_backlog.MirrorWriter` writes afterwards (report.mirror_pending: the sessions).
     """
     importer = get_importer(source)
     name = importer.name
@@ -141,6 +145,7 @@ def run_import(
                 force=force,
                 on_session=binder.session_written,
                 redact=home.config.privacy.redact_on_import,
+                defer_mirror=defer_mirror,
             )
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
             if hooks is not None:
@@ -164,6 +169,7 @@ def import_file(
     force: bool = False,
     on_session: SessionHook | None = None,
     redact: bool = False,
+    defer_mirror: bool = False,
 ) -> None:
     """Parse one file whole and ingest what it holds; problems become warnings (redact: see ingest).
 
@@ -182,7 +188,7 @@ def import_file(
         sessions = importer.parse_file(path, report, final=complete)
         for imported in sessions:
             before = report.nodes
-            sid = ingest(store, imported, report, on_project=on_project, redact=redact)
+            sid = ingest(store, imported, report, on_project=on_project, redact=redact, defer_mirror=defer_mirror)
             if on_session is not None and report.nodes != before:
                 on_session(sid)
     except (OpmemError, OSError, UnicodeError) as exc:

@@ -59,6 +59,7 @@ class ImportReport:
     nodes: int = 0
     skipped: int = 0
     touched: set[str] = field(default_factory=set)  # sessions that got new nodes or meta
+    mirror_pending: set[str] = field(default_factory=set)  # sessions whose turn commits are left to write
     unknown_records: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 

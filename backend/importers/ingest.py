@@ -7,6 +7,9 @@ file that grew adds only its new nodes:
 
 One commit per turn: before a user node whose previous turn got new nodes, and at the end for
 every line (branch) that got new nodes. A turn that grows later gets a newer commit.
+`defer_mirror` (a backlog): no commit here; the session's mirror is written afterwards by
+store/mirror_backlog.py (one backfill per session), and the session id goes to
+report.mirror_pending.
 
 Importer ``extra`` keys ingest understands (the rest is kept as meta ``source_extra``):
 - ``title_source``: "user" (a title the user gave in the agent) or "llm" (agent-generated);
@@ -54,6 +57,7 @@ def ingest(
     session_id: str | None = None,
     on_project: ProjectHook | None = None,
     redact: bool = False,
+    defer_mirror: bool = False,
 ) -> str:
     """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing.
 
@@ -66,11 +70,18 @@ def ingest(
     if redact:
         meta = redact_value(meta)
     if imported.nodes:
-        with store.batch(sid) as batch:
+        with store.batch(sid, defer_mirror=defer_mirror) as batch:
             writer = _Writer(batch, sid, existed, meta, report, imported)
             writer.redact = redact
+            writer.defer = defer_mirror
             writer.write(imported.nodes)
+            if defer_mirror and writer.written and imported.head:
+                head = node_id_for(imported.head)
+                if batch.head != head and batch.has_node(head):
+                    batch.set_head(head)  # before the batch ends: its meta.json follows this head
         written = writer.written
+        if defer_mirror and written:
+            report.mirror_pending.add(sid)
     else:
         written = 0
     if written and not existed:
@@ -81,7 +92,8 @@ def ingest(
         report.touched.add(sid)
     if written:
         report.touched.add(sid)
-        _set_head(store, sid, imported)  # a re-import leaves a head the user chose alone
+        if not defer_mirror:  # (a backlog's batch set it)
+            _set_head(store, sid, imported)  # a re-import leaves a head the user chose alone
     _link_children(store, sid, imported)
     if on_project is not None and imported.cwd:  # also a re-import (--force) of an unbound session
         bind_cwd(store, sid, imported.cwd, on_project, report)
@@ -233,6 +245,7 @@ class _Writer:
         self.late_tool = False  # a tool of a turn written by an earlier import
         self.prefetched = False
         self.redact = False  # store the nodes redacted
+        self.defer = False  # a backlog: the mirror is written afterwards (no commit here)
 
     def present(self, node_id: str) -> bool:
         if node_id in self.known:
@@ -309,6 +322,9 @@ class _Writer:
     def _commit(self, head: str | None) -> None:
         if head is not None:
             self.dirty[head] = False
+        if self.defer:  # the turn commit the mirror backlog will write for it
+            self.report.turns += 1
+            return
         try:
             oid = self.batch.commit_turn(head)
         except OpmemError as exc:  # the node files are safe; a later open backfills git

@@ -29,6 +29,7 @@ from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
+from ..store.mirror_backlog import MirrorWriter
 from . import SOURCES, base, get_importer, import_file
 from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
@@ -105,11 +106,14 @@ class Watcher:
         autocommit: bool | None = None,
         on_commit: CommitHook | None = None,
         hooks: IngestHooks | None = None,
+        mirrors: MirrorWriter | None = None,
     ) -> None:
         """bind: bind sessions to the project of their cwd (unless `on_project` is given).
         autocommit: commit live turns of bound sessions (None: from config.toml).
         on_commit: told about each auto-commit and each auto-commit warning.
         hooks: after_ingest after each batch (catch-up, a change, an idle flush), on_idle from run().
+        mirrors: the catch-up (a backlog) defers its git mirrors to this writer, which run() runs in
+        the background (with what an interrupted run left); live turns are committed as they end.
         """
         self.store = home.sessions
         self.redact = home.config.privacy.redact_on_import  # [privacy]: store new sessions redacted
@@ -139,6 +143,7 @@ class Watcher:
         self.known: dict[Path, str] = {}  # discovered file -> source
         self.ignored: set[Path] = set()  # changed paths that are no session file of ours
         self.lock = threading.Lock()
+        self.mirrors = mirrors
 
     # -- discovery ---------------------------------------------------------------------------
 
@@ -201,7 +206,10 @@ class Watcher:
                 on_project=self.on_project,
                 on_session=on_session,
                 redact=self.redact,
+                defer_mirror=self.mirrors is not None,
             )
+            if self.mirrors is not None:
+                self.mirrors.add(sorted(report.mirror_pending))  # file by file: written meanwhile
         self.state.save()
         self.binder.link_pending(report)
         self.hooks.ingested(report.touched, report)
@@ -449,12 +457,23 @@ class Watcher:
         `stop` is looked at between two steps (files of the catch-up, changed files of a batch)
         and by watchfiles every 50 ms while it waits: a step under way always finishes.
         """
-        import watchfiles
-
         roots = self.watch_roots()
         if not roots:
             raise OpmemError("nothing to watch: none of the session folders exists")
         stop = stop if stop is not None else threading.Event()
+        if self.mirrors is None:
+            self._run(roots, stop, ready)
+            return
+        self.mirrors.adopt()
+        self.mirrors.start()
+        try:
+            self._run(roots, stop, ready)
+        finally:
+            self.mirrors.stop()  # after the session under way; the rest waits for the next start
+
+    def _run(self, roots: list[Path], stop: StopFlag, ready: Callable[[], Any] | None) -> None:
+        import watchfiles
+
         first = self.catch_up(stop)
         self._notify(None, first)
         if stop.is_set():

@@ -101,6 +101,15 @@ class SessionReads:
         with self.reading(path, session_id, token) as repo:
             return repo
 
+    def seed(self, path: Path, session_id: str, repo: SessionRepo) -> None:
+        """Start the session's read copy from `repo` (SessionRepo.read_copy: what a writer just
+        wrote, held under the session's lock) instead of parsing every node file at its first
+        read; that read refreshes it first, so what was written since is read too."""
+        entry = self._entry(Path(path), session_id)
+        with entry.lock:
+            if entry.repo is None:
+                entry.repo, entry.stamp = repo, None
+
     def is_open(self, path: Path, session_id: str) -> bool:
         with self._lock:
             return (session_id, str(Path(path))) in self._open

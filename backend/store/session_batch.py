@@ -14,9 +14,13 @@ CommitTurn = Callable[[SessionRepo, "str | None"], "str | None"]
 class SessionBatch:
     """The writes of `SessionStore.append_message` / `commit_turn` for one session, lock held."""
 
-    def __init__(self, repo: SessionRepo, commit_turn: CommitTurn) -> None:
+    def __init__(
+        self, repo: SessionRepo, commit_turn: CommitTurn, before_write: Callable[[], object] | None = None
+    ) -> None:
         self._repo = repo
         self._commit_turn = commit_turn
+        self._before_write = before_write  # once, before the batch's first node file
+        self.wrote = False
 
     def exists(self) -> bool:
         return self._repo.exists()
@@ -35,7 +39,15 @@ class SessionBatch:
         return self._repo.head
 
     def append(self, role: str, content: str = "", **fields: Any) -> Node:
+        node_id = fields.get("node_id")
+        if not self.wrote and not (node_id is not None and self._repo.has_node(node_id)):
+            if self._before_write is not None:
+                self._before_write()
+            self.wrote = True
         return self._repo.append(role, content, **fields)
+
+    def set_head(self, node_id: str) -> None:
+        self._repo.set_head(node_id)
 
     def commit_turn(self, head_id: str | None = None) -> str | None:
         return self._commit_turn(self._repo, head_id)

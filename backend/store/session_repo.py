@@ -327,12 +327,19 @@ class SessionRepo:
 
     def _meta_for_commit(self, end: str, turn_no: int) -> bytes:
         """Derived meta fields (head, turns, title and preview from the first prompt), written and committed."""
+        self._derive_meta(end, turn_no, committed=True)
+        if self._in_batch:  # written once when the batch ends: a rename per turn is costly
+            self._meta_behind = True
+            return dump_json(self._meta)
+        return self._write_meta(durable=False)  # derived fields; recomputed if lost
+
+    def _derive_meta(self, end: str, turn_no: int, *, committed: bool) -> None:
         meta, graph = self._meta, self.graph
         head = graph.head
         if head == end or head is None or graph.is_ancestor(end, head):
             meta["head_id"] = head or end
             meta["head_seq_mark"] = graph.max_seq
-        if head == end or head is None:
+        if committed and (head == end or head is None):
             # the head's whole line, tool calls included, is in this commit (tail.py reads it)
             meta["head_committed_seq"] = graph.max_seq
         if head == end or head is None or "turns_head" not in meta:
@@ -349,10 +356,41 @@ class SessionRepo:
                 if title:
                     meta["title"] = title
                     meta["title_source"] = "excerpt"
-        if self._in_batch:  # written once when the batch ends: a rename per turn is costly
+
+    def defer_mirror(self) -> None:
+        """The nodes written so far go to the mirror backlog (mirror_backlog.py), not in flight:
+        meta.json gets what a commit of the head's line would give it (title, preview, turns),
+        so the session lists and opens as it will once committed."""
+        self._own.clear()
+        head = self.graph.head
+        if head is not None:
+            self._derive_meta(head, self.graph.user_count(head), committed=False)
             self._meta_behind = True
-            return dump_json(self._meta)
-        return self._write_meta(durable=False)  # derived fields; recomputed if lost
+
+    def read_copy(self) -> SessionRepo:
+        """A copy for lock-free reads (reader.py) of what this writer holds: its first read
+        refreshes (meta.json again, only the node files it does not know), not a parse of all."""
+        copy = SessionRepo(self.path, self.id, durable=False)
+        copy._meta = dict(self._meta)
+        copy._generation = self._generation
+        graph, mine = copy.graph, self.graph
+        graph.nodes = dict(mine.nodes)
+        graph.children = {k: list(v) for k, v in mine.children.items()}
+        graph.tools = {k: list(v) for k, v in mine.tools.items()}
+        graph.max_seq, graph.head = mine.max_seq, mine.head
+        copy.log.known = set(self.log.known)
+        copy.log.problems = list(self.log.problems)
+        return copy
+
+    def write_backlog(self, skip_from: int | None = None) -> int:
+        """Backfill as one group (one pack, meta.json written once). Returns commits made."""
+        if self._in_batch:  # inside a batch: its end writes the pack and meta.json
+            return self.backfill(skip_from)
+        self.begin_group()
+        try:
+            return self.backfill(skip_from)
+        finally:
+            self.end_group()
 
     def flush_pending(self) -> None:
         self.mirror.flush_pending()

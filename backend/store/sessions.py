@@ -36,6 +36,7 @@ from .conversation import turns_from_nodes
 from .files import write_json_atomic
 from .git_mirror import GIT_ERRORS
 from .listing import Listing, Locations
+from .mirror_backlog import HERE, LIVE, ORPHAN, MirrorMark, marked_sessions
 from .reader import SessionReads, refuse_links
 from .session_batch import SessionBatch
 from .session_lock import SessionLock, SessionLockBusy
@@ -190,6 +191,15 @@ class SessionStore:
     def _in_flight(self, session_id: str) -> InFlight:
         return InFlight(self.locks_dir / f"{session_id}.inflight")
 
+    def _mirror_mark(self, session_id: str) -> MirrorMark:
+        return MirrorMark(self.locks_dir / f"{session_id}.mirror")
+
+    def mirror_pending(self, session_id: str) -> str | None:
+        """Whether the session's git mirror is still to be written (mirror_backlog.py): "here"
+        (by this process), "live" (by another), "orphan" (its writer is gone), or None."""
+        check_session_id(session_id)
+        return self._mirror_mark(session_id).state()
+
     @contextmanager
     def _session(
         self, session_id: str, *, create: bool = False, location: Path | None = None, wait: bool = True
@@ -245,9 +255,15 @@ class SessionStore:
                     self._write_locations(locations)
             else:
                 repo.load()
-                if (repo.path / "history").is_dir():
-                    # Consistency: commit nodes the refs do not cover, but not a turn a live writer is writing.
-                    repo.backfill(self._in_flight(session_id).live_since())
+                mark = self._mirror_mark(session_id)
+                pending = mark.state()
+                if (repo.path / "history").is_dir() and pending not in (HERE, LIVE):
+                    # Consistency: commit nodes the refs do not cover, but not a turn a live writer is
+                    # writing, nor a backlog a live process is writing (mirror_backlog.py).
+                    skip_from = self._in_flight(session_id).live_since()
+                    repo.backfill(skip_from)
+                    if pending == ORPHAN and not repo.missing_node_ids(skip_from):
+                        mark.clear()
             self._cache[session_id] = repo
             try:
                 self._tokens[session_id] = self._token_path(session_id).read_text()
@@ -326,6 +342,9 @@ class SessionStore:
             return self._commit_turn(repo, head_id)
 
     def _commit_turn(self, repo: SessionRepo, head_id: str | None) -> str | None:
+        if self._mirror_mark(repo.id).state() is not None:
+            # The older turns first, each its own commit (else this commit would take them all in).
+            self._write_backlog(repo, repo.in_flight_since())
         had_title = repo.raw_meta().get("title_source") in ("user", "llm")
         oid = repo.commit_turn(head_id)
         if oid and self.title_hook is not None and not had_title:
@@ -333,17 +352,79 @@ class SessionStore:
         return oid
 
     @contextmanager
-    def batch(self, session_id: str, *, location: Path | None = None) -> Iterator[SessionBatch]:
+    def batch(
+        self, session_id: str, *, location: Path | None = None, defer_mirror: bool = False
+    ) -> Iterator[SessionBatch]:
         """Many writes to one session under one lock (an importer writing a whole file).
 
-        Other store calls for the same session must wait until the batch ends.
+        Other store calls for the same session must wait until the batch ends. `defer_mirror`
+        (a backlog import): the batch's nodes are committed later, by `write_mirror`
+        (mirror_backlog.py); this process promises it before the batch's first node file.
         """
         with self._session(session_id, create=True, location=location) as repo:
             repo.begin_group()
+            claim = self._mirror_mark(session_id).claim if defer_mirror else None
+            batch = SessionBatch(repo, self._commit_turn, before_write=claim)
             try:
-                yield SessionBatch(repo, self._commit_turn)
+                yield batch
             finally:
+                if defer_mirror and batch.wrote:
+                    repo.defer_mirror()
                 repo.end_group()
+            if defer_mirror and batch.wrote:  # a backlog is read next (listing, search index): from memory
+                self._reads.seed(repo.path, session_id, repo.read_copy())
+
+    def _write_backlog(self, repo: SessionRepo, own_since: int | None = None) -> int:
+        """Commit what git misses (a live writer's turn left alone); the marker goes once git has it all."""
+        live = self._in_flight(repo.id).live_since()
+        skip_from = min((s for s in (live, own_since) if s is not None), default=None)
+        made = repo.write_backlog(skip_from)
+        if repo.mirror.broken is None and not repo.missing_node_ids(skip_from):
+            self._mirror_mark(repo.id).clear()
+        return made
+
+    def write_mirror(self, session_id: str) -> int:
+        """Write the git mirror a backlog import left to write (idempotent). Returns commits made."""
+        check_session_id(session_id)
+        mark = self._mirror_mark(session_id)
+        if mark.state() is None:
+            return 0
+        if not self.exists(session_id):
+            mark.clear()  # deleted meanwhile (or never written): nothing to mirror
+            return 0
+        with self._session(session_id) as repo:
+            return self._write_backlog(repo)
+
+    def pending_mirrors(self) -> list[str]:
+        """Sessions whose mirror is still to be written, oldest first (mirror_backlog.py)."""
+        return marked_sessions(self.locks_dir)
+
+    def owed_mirrors(self) -> list[str]:
+        """Sessions whose mirror this process promised and has not written (a backlog import's,
+        a batch that failed midway included)."""
+        return [sid for sid in self.pending_mirrors() if self._mirror_mark(sid).state() == HERE]
+
+    def adopt_mirrors(self) -> list[str]:
+        """The mirrors earlier processes left unfinished, claimed by this one (which will write them)."""
+        adopted = []
+        for sid in self.pending_mirrors():
+            try:
+                mark = self._mirror_mark(sid)
+                if mark.state() == ORPHAN:
+                    mark.claim()
+                    adopted.append(sid)
+            except (OpmemError, OSError):
+                continue
+        return adopted
+
+    def _mirror_first(self, session_id: str) -> None:
+        """Reads that need git (branches, log, a commit's view): a mirror this process (or no
+        live one) owes is written first; one another process is writing is read as it stands."""
+        if self._mirror_mark(session_id).state() in (HERE, ORPHAN):
+            try:
+                self.write_mirror(session_id)
+            except OpmemError:
+                pass  # read what git holds; the node files are untouched
 
     def _apply_title_hook(self, repo: SessionRepo) -> None:
         try:
@@ -384,6 +465,7 @@ class SessionStore:
                 del locations[session_id]
                 self._write_locations(locations)
             self._token_path(session_id).unlink(missing_ok=True)
+            self._mirror_mark(session_id).clear()
             self._tokens.pop(session_id, None)
         self._mark_changed()
 
@@ -450,6 +532,8 @@ class SessionStore:
         """On a session's first read: what opening it for a write would repair (a folder without
         .git, nodes of a crashed writer that git misses) is done now, through that very path,
         if no one holds the session's lock; a holder is a writer whose open repairs it. Never waits."""
+        if self._mirror_mark(repo.id).state() in (HERE, LIVE):
+            return False  # a backlog whose mirror a live process is writing: read from the node files
         try:
             if repo.mirror.exists() and not repo.missing_node_ids(self._in_flight(repo.id).live_since()):
                 return False
@@ -507,14 +591,17 @@ class SessionStore:
             return repo.leaves()
 
     def branches(self, session_id: str) -> list[Branch]:
+        self._mirror_first(session_id)
         with self._reading(session_id) as repo:
             return repo.branches()
 
     def session_commits(self, session_id: str, limit: int = 100) -> list[TurnCommit]:
+        self._mirror_first(session_id)
         with self._reading(session_id) as repo:
             return repo.session_commits(limit)
 
     def turn_view(self, session_id: str, commit: str) -> list[Node]:
+        self._mirror_first(session_id)
         with self._reading(session_id) as repo:
             return repo.turn_view(commit)
 
@@ -528,7 +615,12 @@ class SessionStore:
         check_session_id(session_id)
         path = self.path_for(session_id)
         if not self._reads.is_open(path, session_id):
-            quick = read_last_turn(path, session_id, self._in_flight(session_id).live_since)
+            in_flight, mark = self._in_flight(session_id), self._mirror_mark(session_id)
+
+            def live_since() -> int | None:  # a backlog a live process is writing counts as a live writer
+                return 0 if mark.state() in (HERE, LIVE) else in_flight.live_since()
+
+            quick = read_last_turn(path, session_id, live_since)
             if quick is not None:
                 return quick
         with self._reading(session_id) as repo:
@@ -564,14 +656,28 @@ class SessionStore:
         listing = self.list_sessions()
         repaired: list[str] = []
         problems: list[str] = list(listing.problems)
+        writing: list[str] = []
         for meta in listing.sessions:
             try:
                 with self._session(meta.id) as repo:
-                    verify_session(repo, self._in_flight(repo.id), repair, repaired, problems)
+                    mark = self._mirror_mark(repo.id)
+                    verify_session(
+                        repo,
+                        self._in_flight(repo.id),
+                        repair,
+                        repaired,
+                        problems,
+                        mark.state() in (HERE, LIVE),
+                        writing,
+                    )
+                    if repair and mark.state() == ORPHAN and not repo.missing_node_ids():
+                        mark.clear()
             except OpmemError as exc:
                 problems.append(str(exc))
         examined = len(listing.sessions) + len(listing.unreadable)
-        return VerifyReport(examined, tuple(repaired), tuple(problems), unreadable=listing.unreadable)
+        return VerifyReport(
+            examined, tuple(repaired), tuple(problems), unreadable=listing.unreadable, writing=tuple(writing)
+        )
 
 
 def _locked_message(path: Path, what: str, timeout: float, *, thread: bool = False) -> str:

@@ -139,3 +139,40 @@ async def test_sessions_imported_from_the_palette_are_found_by_search_everywhere
         )
         hits = screen.results.hits
         assert [h.session_id for h in hits if h.kind == "turn"] == ["cc-00000000-0000-4000-8000-000000000007"]
+
+
+async def test_palette_import_writes_the_git_mirror_in_the_background(app, tmp_path, monkeypatch):
+    """Browsable once the job ends; the mirror follows on the app's mirror thread, one commit per turn."""
+    claude_home = tmp_path / "claude"
+    for index in range(2):
+        claude_session(claude_home, index)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_home))
+    store = app.home.sessions
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await run_command(pilot, "import sessions: claude")
+        await wait_until(pilot, lambda: any(n.title == "Import" for n in app.notes), "the import's report")
+        imported = [m.id for m in store.list_sessions().sessions if m.id.startswith("cc-00000000")]
+        assert len(imported) == 2
+        await wait_until(pilot, lambda: not store.pending_mirrors(), "the background mirror written")
+        assert app.data.mirrors.report.commits == 2  # written by the mirror thread, not by the import
+        assert all(store.get_turns(sid)[0].commit for sid in imported)
+
+
+async def test_the_app_writes_a_mirror_an_interrupted_import_left(app, tmp_path):
+    import subprocess
+    import sys
+
+    from opmem_tui.backend.store.writers import process_start
+
+    store = app.home.sessions
+    with store.batch("left-behind", defer_mirror=True) as batch:
+        user = batch.append("user", "a question left uncommitted", node_id="u1")
+        batch.append("assistant", "its answer", parent_id=user.id, node_id="a1")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (store.locks_dir / "left-behind.mirror").write_text(json.dumps({"pid": dead.pid, "start": process_start(dead.pid)}))
+    assert store.mirror_pending("left-behind") == "orphan"
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: not store.pending_mirrors(), "the orphaned mirror written")
+    assert [c.turn for c in store.session_commits("left-behind")] == [1]

@@ -1,0 +1,236 @@
+"""Git mirrors still to be written: a backlog import writes node files first, commits after.
+
+ARCHITECTURE §3: the node files are the truth and git the mirror, "a node that is not yet in
+git is backfilled later". A backlog import (`opmem import`, a watch's catch-up, the app's
+palette) uses that on purpose: each session's node files, meta.json and search rows are
+written at once, and its turn commits later, by `MirrorWriter` (a worker thread in the app and
+in `opmem watch`; `opmem import` finishes it before it exits, saying so).
+
+The promise is a marker, `<sessions>/.locks/<id>.mirror` = {pid, start}: the process that will
+write this session's mirror. It is written before the first node file of the batch and removed
+once git covers every node, so a SIGKILL anywhere in between leaves it behind with a dead
+owner. While the owner lives, other paths leave the session's mirror to it (the open-time
+backfill, the repair on first read, `opmem verify`, which says "mirror being written"); reads
+come from the node files (turns without commit ids). Once the owner is gone the marker is an
+orphan: the next start adopts it (`SessionStore.adopt_mirrors`), and meanwhile the ordinary
+repairs apply. What is missing is always derived from the node files against the branch tips
+(GitMirror.missing_node_ids), never from the marker, so it is idempotent and resumable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..model import OpmemError
+from .files import write_atomic
+from .writers import process_start
+
+if TYPE_CHECKING:
+    from .sessions import SessionStore
+
+SUFFIX = ".mirror"
+HERE, LIVE, ORPHAN = "here", "live", "orphan"  # owner: this process, another live one, none alive
+
+
+class MirrorMark:
+    """The marker file of one session."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def claim(self) -> None:
+        """This process will write the session's mirror (before its node files are written)."""
+        data = json.dumps({"pid": os.getpid(), "start": process_start(os.getpid())}).encode()
+        write_atomic(self.path, data, durable=False)
+
+    def state(self) -> str | None:
+        """HERE, LIVE or ORPHAN; None when no mirror is pending."""
+        try:
+            raw = self.path.read_bytes()
+        except OSError:
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return ORPHAN  # torn by a kill mid-write: its writer is gone
+        pid = data.get("pid") if isinstance(data, dict) else None
+        if not isinstance(pid, int) or pid <= 0:
+            return ORPHAN
+        if pid == os.getpid():
+            return HERE
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return ORPHAN
+        except PermissionError:
+            pass
+        start = data.get("start")
+        return LIVE if not start or start == process_start(pid) else ORPHAN
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def marked_sessions(locks_dir: Path) -> list[str]:
+    """Ids of the sessions with a marker, oldest marker first."""
+    try:
+        entries = [e for e in os.scandir(locks_dir) if e.name.endswith(SUFFIX) and e.is_file()]
+    except OSError:
+        return []
+    entries.sort(key=lambda e: _mtime(e))
+    return [e.name[: -len(SUFFIX)] for e in entries]
+
+
+def _mtime(entry: os.DirEntry[str]) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+@dataclass(slots=True)
+class MirrorReport:
+    sessions: int = 0  # sessions whose mirror is complete now
+    commits: int = 0
+    seconds: float = 0.0
+    left: int = 0  # sessions still pending when it stopped
+    problems: list[str] = field(default_factory=list)
+
+
+Written = Callable[[frozenset[str]], object]  # told the sessions whose mirror was just written
+Progress = Callable[[int, int, str], object]
+
+
+class MirrorWriter:
+    """Writes the git mirror of queued sessions, one session at a time, oldest first.
+
+    `run()` drains the queue on the calling thread; `start()` does it on a daemon thread (the
+    app, `opmem watch`), which `stop()` ends after the session under way. `on_written` is told,
+    every few sessions, which mirrors were completed (the search index fills in commit ids).
+    """
+
+    def __init__(self, store: SessionStore, on_written: Written | None = None) -> None:
+        self.store = store
+        self.on_written = on_written
+        self._queue: deque[str] = deque()
+        self._queued: set[str] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self.report = MirrorReport()
+
+    def add(self, session_ids: Iterable[str]) -> int:
+        """Queue sessions (ones already queued are skipped); returns how many were added."""
+        added = 0
+        with self._lock:
+            for sid in session_ids:
+                if sid not in self._queued:
+                    self._queued.add(sid)
+                    self._queue.append(sid)
+                    added += 1
+            if added:
+                self._idle.clear()
+        if added:
+            self._wake.set()
+        return added
+
+    def adopt(self) -> int:
+        """Queue the mirrors an earlier process left unfinished (killed, or stopped early)."""
+        return self.add(self.store.adopt_mirrors())
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def run(self, stop: Callable[[], bool] | None = None, progress: Progress | None = None) -> MirrorReport:
+        """Write every queued mirror (until `stop()` says so, looked at between sessions)."""
+        started = time.perf_counter()
+        report = MirrorReport()
+        total = self.pending
+        done: list[str] = []
+        last_told = time.monotonic()
+        try:
+            while True:
+                if stop is not None and stop():
+                    break
+                with self._lock:
+                    if not self._queue:
+                        break
+                    sid = self._queue.popleft()
+                    self._queued.discard(sid)
+                if progress is not None:
+                    progress(report.sessions, max(total, report.sessions + 1), sid)
+                try:
+                    report.commits += self.store.write_mirror(sid)
+                    report.sessions += 1
+                    done.append(sid)
+                except (OpmemError, OSError) as exc:  # the node files stay; the marker stays, for the next start
+                    report.problems.append(f"session {sid}: the git mirror was not written: {exc}")
+                if done and time.monotonic() - last_told >= 1.0:
+                    self._tell(done, report)
+                    done, last_told = [], time.monotonic()
+        finally:
+            self._tell(done, report)
+            report.left = self.pending
+            report.seconds = time.perf_counter() - started
+            self.report = report
+        return report
+
+    def _tell(self, done: list[str], report: MirrorReport) -> None:
+        if done and self.on_written is not None:
+            try:
+                self.on_written(frozenset(done))
+            except OpmemError as exc:
+                report.problems.append(str(exc))
+
+    # ------------------------------------------------------------------ in the background
+
+    def start(self, *, adopt: bool = False) -> None:
+        """Write queued mirrors on a daemon thread as they come (until stop()); `adopt`: first
+        queue what earlier processes left (on the thread: it reads and writes marker files)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(adopt,), name="opmem-mirror", daemon=True)
+        self._thread.start()
+
+    def _loop(self, adopt: bool) -> None:
+        if adopt:
+            try:
+                self.adopt()
+            except (OpmemError, OSError):
+                pass  # no marker folder yet, or an unreadable one: nothing to adopt
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            self.run(self._stop.is_set)
+            with self._lock:
+                if not self._queue:
+                    self._idle.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until the queue is written (True), or `timeout` seconds pass (False)."""
+        if self._thread is None or not self._thread.is_alive():
+            return self.pending == 0
+        return self._idle.wait(timeout)
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop after the session under way; what is left waits for the next start."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

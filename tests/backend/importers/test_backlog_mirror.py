@@ -1,0 +1,166 @@
+"""A backlog import: browsable and searchable first, the git mirror after (store/mirror_backlog.py).
+
+run_import(defer_mirror=True) writes node files, meta.json and search rows, no commit; the
+MirrorWriter then makes the same turn commits an inline import makes. A writer SIGKILLed
+mid-mirror (a real process, stopped inside a session's flush: its pack written, its refs not)
+loses nothing: the next start adopts what it left and completes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+
+from .conftest import Transcript, text, tool_use
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def corpus(folder: Path, sessions: int, turns: int) -> Path:
+    for s in range(sessions):
+        t = Transcript(session=f"{s:08d}-2222-3333-4444-555555555555")
+        for n in range(turns):
+            t.prompt(f"session {s} question {n} about the zeppelin cache")
+            t.assistant(f"msg_{s}_{n}", tool_use(f"toolu_{s}_{n}", "Bash", command="ls"))
+            t.result(f"toolu_{s}_{n}", "README.md")
+            t.assistant(f"msg_{s}_{n}b", text(f"answer {n} of session {s}"))
+        t.write(folder / f"{s:08d}.jsonl")
+    return folder
+
+
+def commits(home: Home) -> dict[str, int]:
+    out = {}
+    for meta in home.sessions.list_sessions().sessions:
+        log = subprocess.run(["git", "-C", meta.path, "rev-list", "--all"], capture_output=True, text=True, check=True)
+        out[meta.id] = len(log.stdout.split())
+    return out
+
+
+def test_backlog_is_searchable_before_its_mirror_and_the_mirror_matches_an_inline_import(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 3, 4)
+    inline = Home(tmp_path / "inline")
+    inline_report = run_import(inline, "claude", [source], hooks=inline.ingest_hooks(), bind=False)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+
+    assert len(report.mirror_pending) == 3 and report.turns == inline_report.turns == 12
+    assert set(commits(home).values()) == {0}  # nothing committed yet
+    hits = home.search_index.search("zeppelin")
+    assert hits and all(hit.commit is None for hit in hits)  # searchable already, from the node files
+    assert len(home.sessions.list_sessions().sessions) == 3
+
+    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer.add(report.mirror_pending)
+    done = writer.run()
+    assert (done.sessions, done.commits, done.left) == (3, 12, 0)
+    assert commits(home) == commits(inline)
+    assert all(hit.commit for hit in home.search_index.search("zeppelin"))  # commit ids filled in
+    assert home.sessions.verify(repair=False).ok
+
+
+def test_a_reimport_of_unchanged_sessions_promises_no_mirror(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 2, 2)
+    home = Home(tmp_path / "home")
+    run_import(home, "claude", [source], bind=False)
+    again = run_import(home, "claude", [source], bind=False, force=True, defer_mirror=True)
+    assert again.mirror_pending == set() and home.sessions.pending_mirrors() == []
+
+
+CHILD = r"""
+import os, sys, time
+from pathlib import Path
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.store import git_mirror
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+
+home = Home(Path(sys.argv[1]))
+report = run_import(home, "claude", [Path(sys.argv[2])], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+print("imported", report.turns, flush=True)
+flushes = 0
+original = git_mirror.GitMirror._set_ref
+
+def stalled(self, branch, oid):
+    global flushes
+    flushes += 1
+    if flushes == 3:  # inside the third session's flush: its pack is written, its refs are not
+        print("stalled", flush=True)
+        time.sleep(600)
+    return original(self, branch, oid)
+
+git_mirror.GitMirror._set_ref = stalled
+writer = MirrorWriter(home.sessions)
+writer.add(sorted(report.mirror_pending))
+writer.run()
+print("finished", flush=True)
+"""
+
+
+def test_sigkill_mid_mirror_loses_nothing_and_the_next_start_completes_it(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 5, 3)
+    home_path = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(home_path), str(source)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert child.stdout is not None
+        imported = child.stdout.readline().split()
+        assert imported[0] == "imported"
+        assert child.stdout.readline().strip() == "stalled"
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    finally:
+        child.kill()
+    turns = int(imported[1])
+
+    home = Home(home_path)
+    left = home.sessions.pending_mirrors()
+    assert len(left) == 3  # killed mid-way: two mirrors done, the third inside its flush, two untouched
+    assert sum(commits(home).values()) == 6
+    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    assert writer.adopt() == 3
+    done = writer.run()
+    assert (done.sessions, done.left) == (3, 0)
+    assert sum(commits(home).values()) == turns == 15
+    assert home.sessions.pending_mirrors() == []
+    report = home.sessions.verify(repair=False)
+    assert report.ok and not report.writing, report.problems
+    for meta in home.sessions.list_sessions().sessions:
+        fsck = subprocess.run(["git", "-C", meta.path, "fsck", "--strict"], capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stderr
+
+
+def test_watch_catch_up_defers_its_mirror_and_a_live_turn_commits_the_backlog_first(tmp_path: Path) -> None:
+    from opmem_tui.backend.importers.watch import Watcher
+
+    source = corpus(tmp_path / "projects" / "p", 1, 3)
+    path = next(source.glob("*.jsonl"))
+    home = Home(tmp_path / "home")
+    writer = MirrorWriter(home.sessions)
+    watcher = Watcher(home, ["claude"], [tmp_path / "projects"], idle_seconds=0.0, bind=False, mirrors=writer)
+    caught = watcher.catch_up()
+    (sid,) = caught.mirror_pending
+    assert writer.pending == 1 and commits(home) == {sid: 0}
+    # a live turn appended while the mirror waits: the three older turns are committed first, each alone
+    more = Transcript(session="00000000-2222-3333-4444-555555555555")
+    last = json.loads(path.read_text().splitlines()[-1])
+    more.count, more.last, more.clock = 100, last["uuid"], datetime.fromisoformat(last["timestamp"])
+    more.prompt("a live question")
+    more.assistant("msg_live", text("a live answer"))
+    with open(path, "a") as handle:
+        handle.write("".join(more.lines()))
+    watcher.poll(path)
+    watcher.tick(now=float("inf"))
+    turns = [c.turn for c in home.sessions.session_commits(sid)]
+    assert set(turns) == {1, 2, 3, 4} and turns[-3:] == [3, 2, 1]  # (turn 4 twice: its reply came at the idle flush)
+    assert home.sessions.pending_mirrors() == [] and writer.run().commits == 0
