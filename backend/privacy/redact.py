@@ -68,6 +68,7 @@ def redact_text(text: str) -> str:
 # and map_strings makes several for each value of every node.
 _MAPPINGS = (dict, MappingProxyType)
 _SEQUENCES = (list, tuple)
+_CONTAINERS = (dict, MappingProxyType, list, tuple)
 
 
 def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> Any:
@@ -80,7 +81,12 @@ def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> A
         pairs: dict[Any, Any] | None = None
         for i, (k, v) in enumerate(value.items()):
             new_k = fn(k) if keys and isinstance(k, str) else k
-            new_v = fn(v) if isinstance(v, str) else map_strings(v, fn, keys=keys)
+            if isinstance(v, str):
+                new_v = fn(v)
+            elif isinstance(v, _CONTAINERS):
+                new_v = map_strings(v, fn, keys=keys)
+            else:
+                new_v = v  # a number, a bool, None
             if pairs is None:
                 if new_k is k and new_v is v:
                     continue
@@ -92,7 +98,12 @@ def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> A
     if isinstance(value, _SEQUENCES):
         items: list[Any] | None = None
         for i, v in enumerate(value):
-            new = fn(v) if isinstance(v, str) else map_strings(v, fn, keys=keys)
+            if isinstance(v, str):
+                new = fn(v)
+            elif isinstance(v, _CONTAINERS):
+                new = map_strings(v, fn, keys=keys)
+            else:
+                new = v
             if items is None:
                 if new is v:
                     continue

@@ -87,3 +87,52 @@ def test_the_cheap_gates_let_through_what_they_must() -> None:
     # fifteen token characters are no run; sixteen are
     assert find_secrets("ghp_" + "a" * 11 + " x") == []
     assert redact_text(PROSE) is PROSE
+
+
+def _needs_outside(items, chars: str) -> bool:
+    """Whether a parsed regex sequence cannot match without a character outside `chars`."""
+    from re import _constants as c
+
+    def class_outside(members) -> bool:
+        for op, av in members:
+            if op is c.NEGATE:
+                return False
+            if op is c.LITERAL and chr(av) in chars:
+                return False
+            if op is c.RANGE and any(av[0] <= ord(ch) <= av[1] for ch in chars):
+                return False
+            if op is c.CATEGORY and av is not c.CATEGORY_SPACE:
+                return False
+        return True
+
+    for op, av in items:
+        if op is c.LITERAL and chr(av) not in chars:
+            return True
+        if op is c.IN and class_outside(av):
+            return True
+        if op is c.SUBPATTERN and _needs_outside(av[-1], chars):
+            return True
+        if op is c.BRANCH and all(_needs_outside(alt, chars) for alt in av[1]):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1 and _needs_outside(av[2], chars):
+            return True
+    return False
+
+
+def test_no_rule_can_match_a_text_of_hex_digits_and_dashes() -> None:
+    """find_secrets returns at once for a text made of _HEX_ID only (UUIDs, git hashes): that
+    holds while every rule needs some character outside it; a new rule that does not fails here."""
+    from re import _parser
+
+    from opmem_tui.backend.privacy import detect
+
+    chars = detect._HEX_ID
+    patterns = [rule[1] for rule in detect._PROVIDER_RULES]
+    patterns += [detect._URL_PASSWORD.pattern] + [rx.pattern for _needle, rx in detect._CLI_PASSWORDS]
+    for pattern in patterns:
+        assert _needs_outside(_parser.parse(pattern), chars), pattern
+    assert all(set(kw) - set(chars) for kw in detect._KEYWORDS)  # and a name needs `=` or `:`
+    assert not _needs_outside(_parser.parse(r"[0-9a-f]{32}-?"), chars)  # the check itself can say no
+    uuid = "4b350919-aaf1-453b-b1b2-3b40bc78e2a9"
+    assert find_secrets(uuid) == [] and find_secrets("a" * 40) == []
+    assert [f.kind for f in find_secrets(f"{uuid} GITHUB_TOKEN={GITHUB}")] == ["github-token"]
