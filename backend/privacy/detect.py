@@ -35,8 +35,10 @@ How a scan stays cheap:
 - Assignments and headers start from `str.find` of seven keywords (token, secret, pass, pwd,
   key, auth, credential) in the lowercased text, when it holds a `=` or `:`; a hit costs a few Python steps, and is dropped
   at once unless `=` or `:` follows its name.
-- Text with no candidate costs those passes and finds: measured 0.006 to 0.01 of `str.lower()` on
-  ASCII prose (a memcpy-speed baseline), 0.1 of it on the non-ASCII transcripts. A true one-pass
+- Text with no candidate costs those passes and finds: measured 0.05 to 0.09 of `str.lower()` (a
+  memcpy-speed baseline) on prose and JSON with no candidate, 0.12 of it on the fixture
+  transcripts (bench/secrets_bench.py, after the gates below: a UUID or hex hash, a text with no
+  16-character token run, no `=`/`:` skip their passes). A true one-pass
   multi-pattern engine (Hyperscan) would be the next step; `re` has none.
 """
 
