@@ -82,7 +82,7 @@ def export_cmd(
             sys.stdout.write(text)
             sys.stdout.flush()
             return
-        written = write_export(text, output)
+        written = write_export(text, output, private=raw)  # a raw export holds secrets: 0600
     except OpmemError as exc:
         raise _fail(exc) from None
     note = "" if not raw else " (raw: secrets not redacted)"

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,15 +63,19 @@ def export_session(
     return render(select(store, session_id, turns=turns, branch=branch, raw=raw), fmt)
 
 
-def write_export(text: str, path: str | os.PathLike[str]) -> Path:
-    """Write `text` to `path` whole: a reader never sees half a file, a failure leaves no half file."""
+def write_export(text: str, path: str | os.PathLike[str], *, private: bool = False) -> Path:
+    """Write `text` to `path` whole: a reader never sees half a file, a failure leaves no half file.
+
+    The file's mode is what any new file gets here (0666 less the umask, 0644 typically): an
+    export is made to be shared, and it is redacted. `private` (a `--raw` export, which holds
+    the session's secrets): 0600 at most, readable by its owner only, whatever the umask."""
     target = Path(path).expanduser()
     if target.is_dir():
         raise ExportError(f"{target}: is a folder; give a file name")
     if not target.parent.is_dir():
         raise ExportError(f"{target.parent}: no such folder")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = _temp_beside(target, 0o600 if private else 0o666)
     except OSError as exc:  # a read-only folder: the error names the file asked for, not the temp file
         raise ExportError(f"{target}: cannot write there ({exc.strerror or exc})") from None
     try:
@@ -84,3 +89,16 @@ def write_export(text: str, path: str | os.PathLike[str]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _temp_beside(target: Path, mode: int) -> tuple[int, Path]:
+    """A new, unique temp file beside `target`, opened for writing, created with `mode` (the
+    kernel takes the umask off, as for any new file; tempfile.mkstemp would force 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(target.parent))

@@ -32,11 +32,13 @@ How a scan stays cheap:
   it try every position, 30 times slower, measured).
 - The passes run over the UTF-8 bytes read as Latin-1, so a non-ASCII text (a transcript with one
   emoji is a 4-byte-a-character str) is read at one byte a character; offsets are mapped back.
-- Assignments and headers start from `bytes.find` of seven keywords (token, secret, pass, pwd,
-  key, auth, credential) in the lowercased bytes; a hit costs a few Python steps, and is dropped
+- Assignments and headers start from `str.find` of seven keywords (token, secret, pass, pwd,
+  key, auth, credential) in the lowercased text, when it holds a `=` or `:`; a hit costs a few Python steps, and is dropped
   at once unless `=` or `:` follows its name.
-- Text with no candidate costs those passes and finds: measured 0.006 to 0.01 of `str.lower()` on
-  ASCII prose (a memcpy-speed baseline), 0.1 of it on the non-ASCII transcripts. A true one-pass
+- Text with no candidate costs those passes and finds: measured 0.05 to 0.09 of `str.lower()` (a
+  memcpy-speed baseline) on prose and JSON with no candidate, 0.12 of it on the fixture
+  transcripts (bench/secrets_bench.py, after the gates below: a UUID or hex hash, a text with no
+  16-character token run, no `=`/`:` skip their passes). A true one-pass
   multi-pattern engine (Hyperscan) would be the next step; `re` has none.
 """
 
@@ -188,8 +190,8 @@ _CLI_PASSWORDS = (
 )
 
 # Every assignment, header and secret-named field has one of these words in its name. They are
-# looked for in the lowercased UTF-8 bytes (bytes.find; a case-insensitive regex is 20x slower).
-_KEYWORDS = (b"token", b"secret", b"pass", b"pwd", b"credential", b"key", b"auth")
+# looked for in the lowercased text (str.find; a case-insensitive regex is 20x slower).
+_KEYWORDS = ("token", "secret", "pass", "pwd", "credential", "key", "auth")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 # After a name: an optional closing quote (JSON-escaped too), the assignment, an optional opening
@@ -620,14 +622,22 @@ def _reads_as_word(run: str) -> bool:
     return vowels >= 0.2 * len(run) and not _CONSONANTS5.search(run)
 
 
-_ANY_KEYWORD = re.compile(b"(?i)" + b"|".join(_KEYWORDS))
-
-
-def _keyword_hits(raw: bytes) -> list[tuple[int, int]]:
-    """(start, end) of every keyword in the UTF-8 bytes, any case, in order."""
-    if len(raw) <= _SHORT_TEXT and _ANY_KEYWORD.search(raw) is None:
-        return []  # one call for the short strings most values are (seven finds on long texts)
-    low = raw.lower()
+def _keyword_hits(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every keyword in `text` (ASCII, or UTF-8 read as Latin-1), any case, in order.
+    On str, not bytes: `in` and `find` on bytes cost 3 to 5 times more a call (bytes `in` first tries
+    its argument as an int), and lowering a Latin-1 character never makes an ASCII one, so the
+    keywords are where bytes.lower() would put them."""
+    low = text.lower()
+    if not (
+        "key" in low
+        or "token" in low
+        or "pass" in low
+        or "auth" in low
+        or "secret" in low
+        or "pwd" in low
+        or "credential" in low
+    ):
+        return []  # most strings: seven `in` (a (?i) regex alternation is 5x slower on short ones)
     hits: list[tuple[int, int]] = []
     for kw in _KEYWORDS:
         at = low.find(kw)
@@ -638,12 +648,14 @@ def _keyword_hits(raw: bytes) -> list[tuple[int, int]]:
     return hits
 
 
-def _scan_names(text: str, raw: bytes, found: list[Finding]) -> None:
+def _scan_names(text: str, found: list[Finding]) -> None:
     """Assignments (NAME=value, "name": "value", name: value) and headers whose name is a secret's.
-    `text` is `raw` read as Latin-1 (one character per byte)."""
+    `text` is ASCII, or UTF-8 read as Latin-1 (one character per byte)."""
+    if "=" not in text and ":" not in text:
+        return  # every name is followed by `=` or `:` (checked below); prose often has neither
     n = len(text)
     last_end = -1
-    for start, end in _keyword_hits(raw):
+    for start, end in _keyword_hits(text):
         if start < last_end:
             continue
         j = end
@@ -711,8 +723,8 @@ def _assigned_value(text: str, name: str, at: int) -> Finding | None:
 
 def find_secrets(text: str) -> list[Finding]:
     """The secrets in `text`, in order, none overlapping."""
-    if len(text) < _SHORTEST:
-        return []  # most strings of a node's input and metadata: nothing to look at
+    if len(text) < _SHORTEST or not text.strip(_HEX_ID):
+        return []  # short strings; ids and hashes (UUIDs, git hashes): no rule can match them
     # Every rule is ASCII, so the scan runs over the UTF-8 bytes read as Latin-1: one byte a
     # character, whatever the text holds (a str with one emoji takes 4 bytes a character, and every
     # pass over it 4 times the memory). A character outside ASCII becomes 2 to 4 characters that no
@@ -738,9 +750,19 @@ def _to_char_offsets(found: list[Finding], raw: bytes) -> list[Finding]:
 
 
 # Every provider token (and JWT, PEM body) holds a run of at least this many token characters:
-# text without one (most metadata values, names, short prose) skips the provider passes.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=%.\-]{16}")
+# text without one (most metadata values, names, short prose) skips the provider passes. It is
+# looked for as 16 `a` in the bytes translated token character -> `a`, any other byte -> blank:
+# `bytes.translate` and `in` run at memory speed, where the regex `[...]{16}` tries every
+# position (8x slower on prose, measured).
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=%.-"
+_TOKEN_TABLE = bytes(0x61 if c in _TOKEN_CHARS else 0x20 for c in range(256))
+_TOKEN_RUN = b"a" * 16
 _SHORTEST = 8  # no rule finds a secret in fewer characters ("pw=abc12" is too short to be one)
+# A text of these characters only (a UUID, a git hash, a hex digest) holds no secret: every
+# provider rule's leading literal, every command-line flag and keyword has a character outside
+# them, and URLs and names need a `:` or `=` (tests/backend/privacy/test_redact_values.py checks
+# it against the rules). One str.strip, where the full scan of a UUID costs 30 times more.
+_HEX_ID = "0123456789abcdef-"
 
 
 @functools.cache
@@ -757,7 +779,7 @@ _SHORT_TEXT = 256
 
 def _find(text: str, raw: bytes) -> list[Finding]:
     found: list[Finding] = []
-    if _TOKEN_RUN.search(text) is not None and (len(text) > _SHORT_TEXT or _any_provider().search(text)):
+    if raw.translate(_TOKEN_TABLE).find(_TOKEN_RUN) != -1 and (len(text) > _SHORT_TEXT or _any_provider().search(text)):
         _scan_providers(text, found)
     if "://" in text and "@" in text:
         for m in _URL_PASSWORD.finditer(text):
@@ -778,7 +800,7 @@ def _find(text: str, raw: bytes) -> list[Finding]:
                 )
                 if ok:
                     found.append(Finding(kind, m.start("v"), m.end("v")))
-    _scan_names(text, raw, found)
+    _scan_names(text, found)
     if not found:
         return []
     if "[secret:" in text:

@@ -6,6 +6,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import islice
 from types import MappingProxyType
 from typing import Any
 
@@ -63,19 +64,52 @@ def redact_text(text: str) -> str:
     return "".join(out)
 
 
+# Tuples, not `dict | MappingProxyType`: isinstance with a union costs 8x more a call (3.11),
+# and map_strings makes several for each value of every node.
+_MAPPINGS = (dict, MappingProxyType)
+_SEQUENCES = (list, tuple)
+_CONTAINERS = (dict, MappingProxyType, list, tuple)
+
+
 def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> Any:
     """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false),
-    through dicts, lists, tuples and mapping proxies; the same object when nothing changes."""
+    through dicts, lists, tuples and mapping proxies; the same object when nothing changes.
+    A container is copied only from its first changed item on (most values change nothing)."""
     if isinstance(value, str):
         return fn(value)
-    if isinstance(value, list | tuple):
-        items = [map_strings(v, fn, keys=keys) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
-    if isinstance(value, dict | MappingProxyType):
-        pairs = {fn(k) if keys and isinstance(k, str) else k: map_strings(v, fn, keys=keys) for k, v in value.items()}
-        if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
+    if isinstance(value, _MAPPINGS):
+        pairs: dict[Any, Any] | None = None
+        for i, (k, v) in enumerate(value.items()):
+            new_k = fn(k) if keys and isinstance(k, str) else k
+            if isinstance(v, str):
+                new_v = fn(v)
+            elif isinstance(v, _CONTAINERS):
+                new_v = map_strings(v, fn, keys=keys)
+            else:
+                new_v = v  # a number, a bool, None
+            if pairs is None:
+                if new_k is k and new_v is v:
+                    continue
+                pairs = dict(islice(value.items(), i))
+            pairs[new_k] = new_v
+        if pairs is None:
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
+    if isinstance(value, _SEQUENCES):
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            if isinstance(v, str):
+                new = fn(v)
+            elif isinstance(v, _CONTAINERS):
+                new = map_strings(v, fn, keys=keys)
+            else:
+                new = v
+            if items is None:
+                if new is v:
+                    continue
+                items = list(value[:i])
+            items.append(new)
+        return value if items is None else type(value)(items)
     return value
 
 
@@ -86,12 +120,27 @@ def redact_value(value: Any) -> Any:
 
 
 def redact_node(node: Node) -> Node:
-    """The node with secrets out of its content, name, input, reads and metadata."""
-    content = redact_text(node.content)
+    """The node with secrets out of its content, name, input, reads and metadata. A long text the
+    node holds twice (a tool's output as content and again in its metadata, an edit's strings in
+    its input and its result) is scanned once."""
+    seen: dict[str, str | None] = {}  # long text -> its redaction, None when clean
+    clean = _clean
+
+    def once(text: str) -> str:
+        if len(text) <= _CLEAN_LENGTH:
+            return text if text in clean else redact_text(text)
+        if text in seen:
+            done = seen[text]
+            return text if done is None else done
+        out = redact_text(text)
+        seen[text] = None if out is text else out
+        return out
+
+    content = once(node.content)
     name = redact_text(node.name) if node.name else node.name
-    tool_input = redact_value(node.input)
-    metadata = redact_value(node.metadata)
-    reads = redact_value(node.reads)
+    tool_input = map_strings(node.input, once)
+    metadata = map_strings(node.metadata, once)
+    reads = map_strings(node.reads, once)
     if (
         content is node.content
         and name is node.name

@@ -4,6 +4,8 @@ store built by the command itself (its projects' agent commits came through opme
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,19 @@ def test_export_each_format_to_a_file(demo: Path, tmp_path: Path) -> None:
         assert (tmp_path / name).read_text().startswith(marker) or marker in (tmp_path / name).read_text()[:200]
     doc = json.loads((tmp_path / "s.json").read_text())
     assert doc["meta"]["id"] == FIX and doc["redacted"] is True
+
+
+def test_a_raw_export_file_is_private_and_a_redacted_one_follows_the_umask(demo: Path, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        shared = _run(demo, "export", FIX, "-o", str(tmp_path / "s.md"))
+        raw = _run(demo, "export", FIX, "--raw", "-o", str(tmp_path / "raw.md"))
+    finally:
+        os.umask(old)
+    assert shared.exit_code == 0 and raw.exit_code == 0, (shared.output, raw.output)
+    assert "raw: secrets not redacted" in raw.output
+    assert stat.S_IMODE((tmp_path / "s.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "raw.md").stat().st_mode) == 0o600
 
 
 def test_export_to_stdout_with_a_prefix_turns_and_branch(demo: Path) -> None:

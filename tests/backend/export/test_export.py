@@ -7,7 +7,9 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -176,6 +178,25 @@ def test_write_export_is_whole_and_names_bad_targets(tmp_path: Path) -> None:
         write_export("x", tmp_path / "missing" / "out.html")
 
 
+@pytest.mark.parametrize(("umask", "shared"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_an_export_follows_the_umask_and_a_raw_one_stays_private(tmp_path: Path, umask: int, shared: int) -> None:
+    """A redacted export is a file to share: the mode any new file gets (0666 less the umask). A
+    raw one holds the session's secrets: 0600, even where the umask would let others read it."""
+    old = os.umask(umask)
+    try:
+        shared_file = write_export("redacted", tmp_path / "shared.html")
+        raw_file = write_export("raw", tmp_path / "raw.html", private=True)
+        (tmp_path / "over.html").write_text("old")
+        (tmp_path / "over.html").chmod(0o600)
+        over = write_export("redacted again", tmp_path / "over.html")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(shared_file.stat().st_mode) == shared
+    assert stat.S_IMODE(raw_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(over.stat().st_mode) == shared and over.read_text() == "redacted again"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["over.html", "raw.html", "shared.html"]  # no temp left
+
+
 def test_write_export_into_a_folder_it_cannot_write_names_the_target(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -187,7 +208,7 @@ def test_write_export_into_a_folder_it_cannot_write_names_the_target(
         raise PermissionError(13, "Permission denied")
 
     with monkeypatch.context() as m:
-        m.setattr(export.tempfile, "mkstemp", denied)
+        m.setattr(export, "_temp_beside", denied)
         with pytest.raises(ExportError, match=r"out\.html: cannot write there \(Permission denied\)"):
             write_export("x", tmp_path / "out.html")
     (tmp_path / "kept.html").write_text("old")
