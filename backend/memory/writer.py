@@ -45,10 +45,14 @@ def _validate(record: MemoryRecord) -> None:
             raise InvalidRecord(f"{record.id}: event_time and ingestion_time must be finite numbers")
 
 
+# json.dumps with options builds an encoder per call: one kept for the (many) lines of a batch
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _line(record: MemoryRecord) -> bytes:
     data = record.to_json()
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return _LINE_JSON.encode(data).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: \u escapes read back to the same text
         return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 

@@ -63,16 +63,29 @@ def redact_text(text: str) -> str:
     return "".join(out)
 
 
-def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> Any:
-    """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false),
-    through dicts, lists, tuples and mapping proxies; the same object when nothing changes."""
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool | Callable[[str], str] = True) -> Any:
+    """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false;
+    `keys` may instead be the function for keys), through dicts, lists, tuples and mapping
+    proxies; the same object when nothing changes."""
+    kind = value.__class__
+    if kind is str:
+        return fn(value)
+    if kind in _SCALARS:  # most metadata values: nothing to walk (checked before the isinstance chain)
+        return value
     if isinstance(value, str):
         return fn(value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         items = [map_strings(v, fn, keys=keys) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
-    if isinstance(value, dict | MappingProxyType):
-        pairs = {fn(k) if keys and isinstance(k, str) else k: map_strings(v, fn, keys=keys) for k, v in value.items()}
+    if isinstance(value, (dict, MappingProxyType)):
+        key_fn = keys if callable(keys) else fn if keys else None
+        pairs = {
+            key_fn(k) if key_fn is not None and isinstance(k, str) else k: map_strings(v, fn, keys=keys)
+            for k, v in value.items()
+        }
         if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs

@@ -21,6 +21,8 @@ def display_order(nodes: Iterable[Node]) -> list[Node]:
     by_id = {n.id: n for n in nodes}
 
     def key(node: Node) -> tuple[int, ...]:
+        if node.called_by is None or node.called_by not in by_id:  # a message (most nodes): its own seq
+            return (node.seq,)
         seqs = [node.seq]
         seen = {node.id}
         cur = node

@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...model import Node
@@ -266,6 +267,7 @@ def _simple_action(
     )
 
 
+@lru_cache(maxsize=8192)  # a session names the same files over and over, and this runs per mention
 def normalize_path(path: str, root: str) -> str:
     """A path as the memory names it: relative to the session root when under it, `./` dropped."""
     text = path.strip()
@@ -283,6 +285,7 @@ def normalize_path(path: str, root: str) -> str:
     return text[2:] if text.startswith("./") else text
 
 
+@lru_cache(maxsize=8192)
 def absolute_path(path: str, root: str) -> str:
     """The absolute form of a path named relative to a session root ("" when it cannot be known)."""
     if path.startswith("/"):
