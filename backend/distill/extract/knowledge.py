@@ -33,6 +33,7 @@ Within a batch each (subject, relation, value) is recorded once, with its latest
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -199,6 +200,11 @@ def command_kind(line: str, shell_kind: str) -> str:
 def normalize_command(argv: Sequence[str]) -> str:
     """A command as the brief names it: wrappers and env assignments off, file operands and
     `-k` selections dropped (`pytest -q tests/test_x.py -k foo` -> `pytest -q`)."""
+    return _normalized(tuple(argv))
+
+
+@functools.lru_cache(maxsize=4096)  # sessions run the same commands again and again
+def _normalized(argv: tuple[str, ...]) -> str:
     args = [a for a in argv if a != "<<"]
     while args and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", args[0]):
         args = args[1:]

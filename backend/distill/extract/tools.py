@@ -90,8 +90,10 @@ def failed(node: Node) -> bool:
         return True
     if str(meta.get("status", "")).lower() in ("error", "failed", "failure"):
         return True
-    head = (node.content or "")[:40]
-    return bool(re.match(r"Exit code [1-9]\d*\b", head))
+    return bool(_EXIT_CODE.match((node.content or "")[:40]))
+
+
+_EXIT_CODE = re.compile(r"Exit code [1-9]\d*\b")
 
 
 def _workdir(args: Any) -> str:
