@@ -81,12 +81,17 @@ def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool | Callable[[
         items = [map_strings(v, fn, keys=keys) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, (dict, MappingProxyType)):
+        if not value:
+            return value
         key_fn = keys if callable(keys) else fn if keys else None
-        pairs = {
-            key_fn(k) if key_fn is not None and isinstance(k, str) else k: map_strings(v, fn, keys=keys)
-            for k, v in value.items()
-        }
-        if len(pairs) == len(value) and all(k in value and pairs[k] is value[k] for k in pairs):
+        pairs = {}
+        same = True
+        for k, v in value.items():
+            new_k = key_fn(k) if key_fn is not None and isinstance(k, str) else k
+            new_v = map_strings(v, fn, keys=keys)
+            same = same and new_k is k and new_v is v
+            pairs[new_k] = new_v
+        if same:
             return value
         return MappingProxyType(pairs) if isinstance(value, MappingProxyType) else pairs
     return value
