@@ -15,7 +15,7 @@ from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
-from ..privacy import map_strings, redact_node, redact_text
+from ..privacy import map_strings, redact_text, redact_value
 from ..projects.registry import ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
@@ -171,13 +171,25 @@ def as_shown(node: Node) -> Node:
     replaced by its marker (backend/privacy). The memory (and the core.md handed to agents, and
     every LLM request the extractor makes) holds what a reader sees; coloured tool output and OSC
     titles are common in sessions, and so are tokens in env dumps and curl headers."""
-    content = plain(node.content)
-    name = plain(node.name) if node.name else node.name
-    tool_input = map_strings(node.input, plain, keys=False)
-    metadata = map_strings(node.metadata, plain, keys=False)  # keys: the importers' own names
-    if not (content is node.content and name is node.name and tool_input is node.input and metadata is node.metadata):
-        node = replace(node, content=content, name=name, input=tool_input, metadata=metadata)
-    return redact_node(node)
+    content = redact_text(plain(node.content))
+    name = redact_text(plain(node.name)) if node.name else node.name
+    tool_input = map_strings(node.input, _shown, keys=redact_text)  # keys: the importers' own names
+    metadata = map_strings(node.metadata, _shown, keys=redact_text)
+    reads = redact_value(node.reads)
+    if (
+        content is node.content
+        and name is node.name
+        and tool_input is node.input
+        and metadata is node.metadata
+        and reads is node.reads
+    ):
+        return node
+    return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
+
+
+def _shown(text: str) -> str:
+    """A string value as the screen shows it: plain, then its secrets masked (one walk, not two)."""
+    return redact_text(plain(text))
 
 
 def anchors(nodes: Sequence[Node]) -> dict[str, str]:

@@ -118,12 +118,11 @@ class MemoryPort:
                         merges += 1
                 except RecordNotFound:
                     continue  # an entity of an older merge that the memory never got: nothing to fold
-            for patch in (p for item in staged for p in (*item.edge_patches, *item.event_patches)):
-                try:
-                    if writer.supersede(patch.id, patch.by, patch.reason, at=patch.at) is not None:
-                        patches += 1
-                except RecordNotFound:
-                    continue
+            wanted = [
+                (p.id, p.by, p.reason, p.at) for item in staged for p in (*item.edge_patches, *item.event_patches)
+            ]
+            if wanted:  # one cache transaction for them all; a missing record gives None
+                patches = sum(1 for patch in writer.supersede_many(wanted) if patch is not None)
         return Written(result.entities, result.edges, result.events, patches, merges)
 
     def write(self, reconciled: Reconciled) -> Written:

@@ -9,6 +9,8 @@ what replaced it, never as current):
     · convention: Always write docstrings for public functions
     · decided 2026-11-29: Vitest replaces Jest as test framework
     · env: DATABASE_URL, REDIS_URL · endpoints: GET /api/items · ports: :8000
+    · layout: hexagonal layout · API: services/api · worker: services/worker
+    · pending: backfill old rows; document the API · done: add the migration
 Each line carries the session of its newest fact. Lines come in importance order; the layout
 (core.py) takes them while they fit. Everything else stays in the graph.
 """
@@ -39,7 +41,7 @@ BRIEF_RELATIONS = frozenset(
     {"uses", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
     | {f"{k}-command" for k in COMMAND_KINDS}
     | {f"{k}-script" for k in COMMAND_KINDS}
-    | {"has-problem"}
+    | {"has-problem", "architecture", "component", "task-done", "task-pending"}
     | {f"{k}-status" for k in STATUS_KINDS}
 )
 STACK_ITEMS = 14
@@ -130,6 +132,56 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     where = _where(by_rel, refs)
     if where is not None:
         out.append(where)
+    layout = _layout(by_rel, refs)
+    if layout is not None:
+        out.append(layout)
+    out += _progress(by_rel, refs)
+    return out
+
+
+PIECES_CHARS = 180  # a layout or progress line takes its newest items while they fit
+
+
+def _take(names: list[str], sep: str) -> list[str]:
+    taken: list[str] = []
+    for name in names:
+        if taken and len(sep.join([*taken, name])) > PIECES_CHARS:
+            break
+        taken.append(name)
+    return taken
+
+
+def _layout(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
+    """The architecture stated, and where each part lives (the newest place said for each)."""
+    styles = sorted((g for g in by_rel.get("architecture", []) if g.target in refs), key=lambda g: -g.edge.event_time)
+    parts: dict[str, GraphEdge] = {}
+    for g in sorted(by_rel.get("component", []), key=lambda g: -g.edge.event_time):
+        if g.target in refs:
+            parts.setdefault(refs[g.target].name.split(":", 1)[0].strip().lower(), g)  # newest per part
+    used = styles[:2] + list(parts.values())[:6]
+    if not used:
+        return None
+    names = _take(list(dict.fromkeys(refs[g.target].name for g in used)), " · ")
+    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7)
+
+
+def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+    """What the sessions said is still to do, and what they said is done, newest first; a task
+    said done after it was said pending is done (and the other way round)."""
+    latest: dict[str, tuple[float, bool, GraphEdge]] = {}
+    for relation, done in (("task-pending", False), ("task-done", True)):
+        for g in by_rel.get(relation, []):
+            if g.target not in refs:
+                continue
+            key = (g.edge.event_time, done)  # the same moment: done wins
+            if g.target not in latest or key > latest[g.target][:2]:
+                latest[g.target] = (g.edge.event_time, done, g)
+    out = []
+    for done, label, importance in ((False, "pending", 0.75), (True, "done", 0.55)):
+        gs = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time)[:6]
+        names = _take([refs[g.target].name for g in gs], "; ")
+        if names:
+            out.append(BriefLine(f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance))
     return out
 
 

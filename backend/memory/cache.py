@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -387,6 +387,23 @@ class MemoryCache:
             return self._insert(record, name, line)
         except UnicodeEncodeError:  # lone surrogates: SQLite takes UTF-8 only; the log keeps them exact
             return self._insert(_scrubbed(record, name), name, line)
+
+    def insert_appended(self, records: Iterable[tuple[MemoryRecord, str, int]]) -> None:
+        """insert() each of these (record, log name, line) just appended to the logs; the adjacency
+        rows of their edges are filled by one statement at the end instead of one per edge."""
+        if self._bulk:  # a rebuild fills the adjacency table at its own end
+            for record, name, line in records:
+                self.insert(record, name, line)
+            return
+        before = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM edges").fetchone()[0]
+        self._bulk = True
+        try:
+            for record, name, line in records:
+                self.insert(record, name, line)
+        finally:
+            self._bulk = False
+        # an edge's seq is above every older one (INTEGER PRIMARY KEY): these are the rows just added
+        self.db.execute(_ADJ_FILL.format(where="seq > ?"), (before, before))
 
     def _insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         db = self.db

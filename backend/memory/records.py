@@ -51,9 +51,31 @@ def visible_scopes(scope: str | Iterable[str] | None) -> frozenset[str] | None:
     return frozenset({GLOBAL, *scope})
 
 
+# json.dumps with these options builds an encoder per call; ids are made per record, so one is kept
+_ID_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+_quote = json.encoder.encode_basestring  # how that encoder writes a str (ensure_ascii=False)
+
+
+def _id_json(parts: tuple[Any, ...]) -> str:
+    """`_ID_JSON.encode(parts)`, built by hand for the parts ids are made of (texts, None, lists of
+    texts): the same characters, without the encoder's per-call set-up. Anything else: the encoder."""
+    out = []
+    for part in parts:
+        kind = part.__class__
+        if kind is str:
+            out.append(_quote(part))
+        elif part is None:
+            out.append("null")
+        elif (kind is list or kind is tuple) and all(item.__class__ is str for item in part):
+            out.append("[" + ",".join(map(_quote, part)) + "]")
+        else:
+            return _ID_JSON.encode(parts)
+    return "[" + ",".join(out) + "]"
+
+
 def record_id(prefix: str, *parts: Any) -> str:
     """A deterministic id: `prefix-` + 16 hex digits of a hash of the parts (JSON, sorted keys)."""
-    raw = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    raw = _id_json(parts)
     # surrogatepass: text from JSON may hold lone surrogates ("\ud800"); an id must not crash on them
     return f"{prefix}-{hashlib.blake2b(raw.encode('utf-8', 'surrogatepass'), digest_size=8).hexdigest()}"
 

@@ -45,10 +45,14 @@ def _validate(record: MemoryRecord) -> None:
             raise InvalidRecord(f"{record.id}: event_time and ingestion_time must be finite numbers")
 
 
+# json.dumps with options builds an encoder per call: one kept for the (many) lines of a batch
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _line(record: MemoryRecord) -> bytes:
     data = record.to_json()
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return _LINE_JSON.encode(data).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: \u escapes read back to the same text
         return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
@@ -94,14 +98,35 @@ class MemoryWriter:
         if old == new:
             raise InvalidRecord(f"{old} cannot supersede itself")
         with self._cache.writing():
-            kind, t_old, t_new = self._pair(old, new)
-            if t_new < t_old:  # the later fact retires the earlier, whichever came in last
-                old, new, t_old, t_new = new, old, t_new, t_old
-            if self._cache.has_patch(kind, old, new):
-                return None
-            patch = Patch(old, new, time.time() if at is None else at, reason)
-            self._write(month_log(t_new) if kind == "event" else EDGES_LOG, [(patch, _line(patch))])
+            patch = self._supersede(old, new, reason, at)
         self._store._changed()
+        return patch
+
+    def supersede_many(self, patches: Iterable[tuple[str, str, str, float | None]]) -> list[Patch | None]:
+        """supersede() each (old, new, reason, at) in turn, in one cache transaction; a pair whose
+        record is not held gives None there (where supersede() raises RecordNotFound)."""
+        patches = list(patches)
+        for old, new, _, _ in patches:
+            if old == new:
+                raise InvalidRecord(f"{old} cannot supersede itself")
+        out: list[Patch | None] = []
+        with self._cache.writing():
+            for old, new, reason, at in patches:
+                try:
+                    out.append(self._supersede(old, new, reason, at))
+                except RecordNotFound:
+                    out.append(None)
+        self._store._changed()
+        return out
+
+    def _supersede(self, old: str, new: str, reason: str, at: float | None) -> Patch | None:
+        kind, t_old, t_new = self._pair(old, new)
+        if t_new < t_old:  # the later fact retires the earlier, whichever came in last
+            old, new, t_old, t_new = new, old, t_new, t_old
+        if self._cache.has_patch(kind, old, new):
+            return None
+        patch = Patch(old, new, time.time() if at is None else at, reason)
+        self._write(month_log(t_new) if kind == "event" else EDGES_LOG, [(patch, _line(patch))])
         return patch
 
     def merge(
@@ -162,6 +187,5 @@ class MemoryWriter:
         if not clean:  # a torn tail was sealed: read it (a bad line) and ours back from the log
             cache.ingest_file(name, state)
             return
-        for number, (record, _) in enumerate(items, start=state.lines + 1):
-            cache.insert(record, name, number)
+        cache.insert_appended((record, name, number) for number, (record, _) in enumerate(items, start=state.lines + 1))
         cache.record_file(name, ReadState(size, state.lines + len(items)))

@@ -71,16 +71,18 @@ _SEQUENCES = (list, tuple)
 _CONTAINERS = (dict, MappingProxyType, list, tuple)
 
 
-def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool = True) -> Any:
-    """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false),
-    through dicts, lists, tuples and mapping proxies; the same object when nothing changes.
-    A container is copied only from its first changed item on (most values change nothing)."""
+def map_strings(value: Any, fn: Callable[[str], str], *, keys: bool | Callable[[str], str] = True) -> Any:
+    """`value` with `fn` applied to every string in it (dict keys too unless `keys` is false;
+    `keys` may instead be the function for keys), through dicts, lists, tuples and mapping
+    proxies; the same object when nothing changes. A container is copied only from its first
+    changed item on (most values change nothing)."""
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, _MAPPINGS):
+        key_fn = keys if callable(keys) else fn if keys else None
         pairs: dict[Any, Any] | None = None
         for i, (k, v) in enumerate(value.items()):
-            new_k = fn(k) if keys and isinstance(k, str) else k
+            new_k = key_fn(k) if key_fn is not None and isinstance(k, str) else k
             if isinstance(v, str):
                 new_v = fn(v)
             elif isinstance(v, _CONTAINERS):

@@ -21,6 +21,11 @@ def display_order(nodes: Iterable[Node]) -> list[Node]:
     by_id = {n.id: n for n in nodes}
 
     def key(node: Node) -> tuple[int, ...]:
+        if node.called_by is None or node.called_by not in by_id:  # a message (most nodes): its own seq
+            return (node.seq,)
+        caller = by_id[node.called_by]
+        if caller.id != node.id and (caller.called_by is None or caller.called_by not in by_id):
+            return (caller.seq, node.seq)  # a message's tool call (the other nodes): the walk below in one step
         seqs = [node.seq]
         seen = {node.id}
         cur = node

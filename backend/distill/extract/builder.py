@@ -30,6 +30,7 @@ class RecordBuilder:
         self.notes: list[str] = []
         self._ids: dict[tuple[str, str], str] = {}  # (type, key) -> id: entity_id hashes once per name
         self._once: dict[tuple[str, str, str], str] = {}
+        self._single: dict[tuple[Any, ...], Provenance] = {}  # provenance of one node (immutable, shared)
 
     @property
     def scope(self) -> str:
@@ -45,23 +46,34 @@ class RecordBuilder:
         session_id: str | None = None,
         project_id: str | None = None,
     ) -> Provenance:
+        session = self.session
+        project = project_id if project_id is not None else (session.project_id if session else "")
+        sid = session_id if session_id is not None else (session.session_id if session else "")
+        ref = None
         if len(nodes) == 1:
             ids = (nodes[0].id,)
             when = event_time if event_time is not None else nodes[0].created_at
+            ref = (ids[0], when, turn, commit, sid, project)
+            found = self._single.get(ref)  # the rules ask for one node's provenance again and again
+            if found is not None:
+                return found
         else:
             ids = tuple(dict.fromkeys(n.id for n in nodes))
             if len(ids) > MAX_NODE_IDS:
                 ids = ids[: MAX_NODE_IDS - 1] + ids[-1:]
             when = event_time if event_time is not None else max((n.created_at for n in nodes), default=0.0)
-        return Provenance(
-            project_id=project_id if project_id is not None else (self.session.project_id if self.session else ""),
-            session_id=session_id if session_id is not None else (self.session.session_id if self.session else ""),
+        made = Provenance(
+            project_id=project,
+            session_id=sid,
             node_ids=ids,
             commit=commit,
             event_time=when,
             ingestion_time=self.ingestion_time,
             turn=turn,
         )
+        if ref is not None:
+            self._single[ref] = made
+        return made
 
     def key_for(self, entity_type: str, name: str) -> str:
         """The name an entity's id is made from: project-keyed types carry their project."""

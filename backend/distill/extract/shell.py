@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "ksh"})
@@ -161,6 +162,7 @@ def command_line(script: str) -> str:
     return line if len(line) <= 300 else line[:299] + "…"
 
 
+_CACHED_SCRIPT = 2000  # sessions run the same short commands again and again (tests, git status)
 _PLAIN = re.compile(r"[^\"'\\`$(){}<>]*")
 _OPERATOR_SPLIT = re.compile(r"(&&|\|\||;;|\|&|[;&|])")
 
@@ -182,6 +184,17 @@ def _tokens(script: str) -> list[str]:
 
 def split_commands(script: str) -> list[list[str]]:
     """The simple commands of a script, as argv lists, with their `> file` redirects kept."""
+    if len(script) <= _CACHED_SCRIPT:
+        return [list(argv) for argv in _split(script)]
+    return _split_commands(script)
+
+
+@lru_cache(maxsize=4096)
+def _split(script: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(argv) for argv in _split_commands(script))
+
+
+def _split_commands(script: str) -> list[list[str]]:
     out: list[list[str]] = [[]]
     for token in _tokens(script):
         if token in _OPERATORS:
@@ -348,9 +361,11 @@ def _packages(args: Sequence[str], pair: tuple[str, str] | None) -> tuple[str, .
 
 
 def parse_script(script: str) -> list[SimpleCommand]:
-    out = []
-    for argv in split_commands(script):
-        command = classify(argv)
-        if command is not None:
-            out.append(command)
-    return out
+    if len(script) <= _CACHED_SCRIPT:
+        return list(_parsed(script))
+    return [command for argv in split_commands(script) if (command := classify(argv)) is not None]
+
+
+@lru_cache(maxsize=4096)
+def _parsed(script: str) -> tuple[SimpleCommand, ...]:
+    return tuple(command for argv in split_commands(script) if (command := classify(argv)) is not None)

@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...model import Node
@@ -89,8 +90,10 @@ def failed(node: Node) -> bool:
         return True
     if str(meta.get("status", "")).lower() in ("error", "failed", "failure"):
         return True
-    head = (node.content or "")[:40]
-    return bool(re.match(r"Exit code [1-9]\d*\b", head))
+    return bool(_EXIT_CODE.match((node.content or "")[:40]))
+
+
+_EXIT_CODE = re.compile(r"Exit code [1-9]\d*\b")
 
 
 def _workdir(args: Any) -> str:
@@ -266,6 +269,7 @@ def _simple_action(
     )
 
 
+@lru_cache(maxsize=8192)  # a session names the same files over and over, and this runs per mention
 def normalize_path(path: str, root: str) -> str:
     """A path as the memory names it: relative to the session root when under it, `./` dropped."""
     text = path.strip()
@@ -283,6 +287,7 @@ def normalize_path(path: str, root: str) -> str:
     return text[2:] if text.startswith("./") else text
 
 
+@lru_cache(maxsize=8192)
 def absolute_path(path: str, root: str) -> str:
     """The absolute form of a path named relative to a session root ("" when it cannot be known)."""
     if path.startswith("/"):

@@ -55,7 +55,7 @@ CHILD = textwrap.dedent(
     if mode == "before-cursor":
         pause_on(pipeline, "save_state")
     elif mode == "before-patches":
-        pause_on(store.MemoryWriter, "supersede")
+        pause_on(store.MemoryWriter, "supersede_many")  # a flush's patches, written together
 
     def progress(step):
         if step.stage == "distil":

@@ -32,7 +32,7 @@ def old_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     transcript = write_transcript(tmp_path / "t", str(tmp_path))
     assert not run_import(home, "claude", [transcript], bind=False).warnings
     with monkeypatch.context() as m:
-        m.setattr(collect, "redact_node", lambda node: node)
+        m.setattr(collect, "redact_value", lambda value: value)  # as_shown masks through these two
         m.setattr(collect, "redact_text", lambda text: text)
         m.setattr(index_update, "redact_text", lambda text: text)
         run(home)
