@@ -303,12 +303,7 @@ class Sync:
         seen = {NS + k[len("opmem/") :]: v for k, v in self._refs(SEEN).items()}
         changed = {name: oid for name, oid in remote_refs.items() if seen.get(name) != oid}
         gone = sorted(set(seen) - set(remote_refs))
-        if changed:
-            gitcli.fetch(
-                self.outbox_path,
-                self.remote,
-                [f"+{name}:{INCOMING}{name[len('refs/') :]}" for name in sorted(changed)],
-            )
+        self._fetch(changed)
         forced = list(gone)
         for name, new in changed.items():
             old = seen.get(name)
@@ -352,6 +347,19 @@ class Sync:
         for name, oid in changed.items():
             self._set_ref(SEEN + name[len("refs/") :], oid)
             self._del_ref(INCOMING + name[len("refs/") :])
+
+    def _fetch(self, changed: Mapping[str, str]) -> None:
+        """The changed remote refs fetched as refs/sync/incoming/... (objects and all)."""
+        for name in list(self._refs(INCOMING)):  # left by a sync killed midway: fetched again if still new
+            self._del_ref(INCOMING + name)
+        if not changed:
+            return
+        gitcli.fetch(
+            self.outbox_path, self.remote, [f"+{name}:{INCOMING}{name[len('refs/') :]}" for name in sorted(changed)]
+        )
+        # git wrote them as loose files: into the table, so that its save removes them (10,000
+        # loose files left behind were read and removed by the next sync: 12 s)
+        self.refs.fold_loose(INCOMING.rstrip("/"))
 
     def _read_meta_tree(self, oid: str, since: str | None = None) -> dict[str, Any]:
         """A machine's meta ref: machine, projects, origins, and `sessions`: the meta.json of each

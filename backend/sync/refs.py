@@ -32,21 +32,29 @@ class RefTable:
         except FileNotFoundError:
             pass
         self._loose = []
-        root = self.git_dir / "refs"
+        self.refs = refs
+        self.dirty = False
+        self.fold_loose()
+
+    def fold_loose(self, under: str = "refs") -> None:
+        """The loose refs under `under` (what `git fetch` writes) taken into the table; the next
+        save removes their files. What the table holds in memory is kept."""
+        root = os.path.join(self.git_dir, under)
+        base = len(str(self.git_dir)) + 1
         for folder, _dirs, files in os.walk(root):
             for file in files:
                 if file.endswith(".lock"):
                     continue
-                path = Path(folder) / file
+                path = os.path.join(folder, file)
                 try:
-                    oid = path.read_text().strip()
+                    with open(path, "rb") as fh:
+                        oid = fh.read(64).strip().decode("ascii")
                 except (OSError, UnicodeDecodeError):
                     continue
                 if len(oid) == 40:
-                    refs[path.relative_to(self.git_dir).as_posix()] = oid
-                    self._loose.append(path)
-        self.refs = refs
-        self.dirty = bool(self._loose)
+                    self.refs[path[base:].replace(os.sep, "/")] = oid
+                    self._loose.append(Path(path))
+                    self.dirty = True
 
     def get(self, name: str) -> str | None:
         return self.refs.get(name)
