@@ -41,7 +41,14 @@ class RefTable:
         save removes their files. What the table holds in memory is kept."""
         root = os.path.join(self.git_dir, under)
         base = len(str(self.git_dir)) + 1
-        for folder, _dirs, files in os.walk(root):
+        keep = {os.path.join(self.git_dir, d) for d in ("refs", "refs/heads", "refs/tags")} | {root}
+        for folder, _dirs, files in os.walk(root, topdown=False):
+            if not files and folder not in keep:
+                try:  # a folder a removed ref left (10,000 of them: every walk reads them all)
+                    os.rmdir(folder)
+                except OSError:
+                    pass  # not empty
+                continue
             for file in files:
                 if file.endswith(".lock"):
                     continue
@@ -81,10 +88,18 @@ class RefTable:
             return
         body = b"".join(f"{oid} {name}\n".encode() for name, oid in sorted(self.refs.items()))
         write_atomic(self.git_dir / "packed-refs", HEADER + body, durable=durable)
+        refs_root = self.git_dir / "refs"
         for path in self._loose:
             try:
                 path.unlink()
             except FileNotFoundError:
                 pass
+            parent = path.parent  # the folders it leaves empty go too: each walk would read them
+            while refs_root in parent.parents and parent not in (refs_root / "heads", refs_root / "tags"):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break  # not empty: nor are its parents
+                parent = parent.parent
         self._loose = []
         self.dirty = False

@@ -194,6 +194,7 @@ def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path]
     sync_all(a, b)
     outbox = b.path / "sync" / "outbox.git"
     assert [p for p in (outbox / "refs").rglob("*") if p.is_file()] == []
+    assert not (outbox / "refs" / "sync").exists()  # nor the folders the fetched refs were in
     names = set(refs_of(outbox))
     assert not any(n.startswith("refs/sync/incoming/") for n in names)
     assert {f"refs/sync/seen/opmem/sessions/sa{i}/heads/main" for i in range(3)} <= names
