@@ -11,7 +11,9 @@ seconds; `opmem verify` is clean on the result. Figures, each beside a baseline 
   first pull    machine B's first sync (fetch, N sessions made, memory merged, index updated)
                 beside `git clone --mirror` of the remote
   idle          a second sync with nothing new (target <= 2 s) beside `git ls-remote` alone
-  one turn      a sync after one new turn in one session (target <= 1 s) beside `git ls-remote`
+  one turn      a sync after one new turn in one session (target <= 1 s) beside `git ls-remote`,
+                and beside a bare `git push` of one ref to the same remote (git's own floor at
+                this many refs: the remote reads every ref to advertise and to check connectivity)
 Syncs run in-process (a fresh Home each, as a new `opmem sync` has); the CLI's start-up is not in them.
 """
 
@@ -218,6 +220,14 @@ def main() -> None:
             turns.append(timed(lambda: Sync(Home(a.path)).run()))
         after = min(turns)
         report("sync after one new turn", after, ls, "git ls-remote", "<= 1 s", after <= 1.0)
+        outbox = f"--git-dir={a.path / 'sync' / 'outbox.git'}"
+
+        def push_one() -> None:  # a ref whose objects the remote has: no objects sent, every ref read
+            git(outbox, "push", "-q", "--no-verify", str(remote), "refs/opmem/meta/laptop:refs/bench/floor")
+            git(f"--git-dir={remote}", "update-ref", "-d", "refs/bench/floor")
+
+        floor = min(timed(push_one) for _ in range(3))
+        report("sync after one new turn", after, floor, "git push of one ref", "<= 1 s", after <= 1.0)
         pull_turn = timed(lambda: Sync(Home(b.path)).run())
         report("the other machine's sync pulling it", pull_turn, ls, "git ls-remote", "-", True)
     finally:

@@ -64,6 +64,7 @@ META = NS + "meta/"
 MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
+PACK_AFTER = 100  # a push of this many refs or more packs a local remote's refs (gitcli.pack_remote_refs)
 
 
 class SyncRefused(SyncError):
@@ -75,6 +76,14 @@ class Known:
     """A blob the outbox already holds, by its raw id."""
 
     oid: bytes
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """A folder given as its tree object, built by the caller (10,000 session metas in one)."""
+
+    raw: bytes
+    blobs: tuple[bytes, ...] = ()  # new blobs it names
 
 
 @dataclass
@@ -214,6 +223,19 @@ class Sync:
     def _save_state(self, state: Mapping[str, Any]) -> None:
         write_atomic(self.dir / "state.json", dump_compact_json(state))
 
+    def _last(self, state: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """`sync/last.json`: when the last sync ended and with which remote (a few bytes, written by
+        every sync; state.json, megabytes at 10,000 sessions, only when a session's entry changed).
+        A store synced before last.json existed has them in state.json."""
+        try:
+            data = json.loads((self.dir / "last.json").read_bytes())
+            if isinstance(data, dict):
+                return data
+        except (OSError, ValueError):
+            pass
+        state = self._state() if state is None else state
+        return {k: state[k] for k in ("last_sync", "remote") if k in state}
+
     # -- the whole run ----------------------------------------------------------------------------
     def run(self) -> SyncReport:
         if not self.remote:
@@ -226,9 +248,12 @@ class Sync:
             raise SyncError(f"another sync of {self.home.path} is running") from None
         try:
             self._clean_staging()
-            self.refs.load()  # what a `git fetch` killed midway left is folded in
+            if self._refs_table is None:
+                _ = self.refs  # loaded: what a `git fetch` killed midway left is folded in
+            else:
+                self.refs.load()
             state = self._state()  # read once: at 10,000 sessions it is the run's largest file
-            if state.get("remote") != self.remote:  # a new remote: nothing of it was seen yet
+            if self._last(state).get("remote") != self.remote:  # a new remote: nothing of it was seen yet
                 for name in list(self._refs(SEEN)):
                     self._del_ref(SEEN + name)
             report = SyncReport()
@@ -252,18 +277,21 @@ class Sync:
         state = self._state()
         if state.pop("remote", None) is not None:
             self._save_state(state)
+        last = self._last(state)
+        if last.pop("remote", None) is not None:
+            write_atomic(self.dir / "last.json", dump_json(last))
 
     def status(self) -> dict[str, Any]:
         """What the last syncs left: no network, nothing written."""
         seen = RefTable(self.outbox_path).under(SEEN) if (self.outbox_path / "HEAD").exists() else {}
         state = self._state()
         sessions = state.get("sessions", {})
-        pushed = sum(1 for e in sessions.values() if e.get("meta") is not None and not e.get("pulled"))
+        pushed = sum(1 for e in sessions.values() if _shared(e) and not e.get("pulled"))
         return {
             "remote": self.remote,
             "machine": self.me,
             "redact": self.settings.redact,
-            "last_sync": state.get("last_sync"),
+            "last_sync": self._last(state).get("last_sync"),
             "remote_refs_seen": len(seen),
             "sessions_pushed": pushed,
             "sessions_pulled": len(origins(self.home)),
@@ -275,12 +303,7 @@ class Sync:
         seen = {NS + k[len("opmem/") :]: v for k, v in self._refs(SEEN).items()}
         changed = {name: oid for name, oid in remote_refs.items() if seen.get(name) != oid}
         gone = sorted(set(seen) - set(remote_refs))
-        if changed:
-            gitcli.fetch(
-                self.outbox_path,
-                self.remote,
-                [f"+{name}:{INCOMING}{name[len('refs/') :]}" for name in sorted(changed)],
-            )
+        self._fetch(changed)
         forced = list(gone)
         for name, new in changed.items():
             old = seen.get(name)
@@ -324,6 +347,19 @@ class Sync:
         for name, oid in changed.items():
             self._set_ref(SEEN + name[len("refs/") :], oid)
             self._del_ref(INCOMING + name[len("refs/") :])
+
+    def _fetch(self, changed: Mapping[str, str]) -> None:
+        """The changed remote refs fetched as refs/sync/incoming/... (objects and all)."""
+        for name in list(self._refs(INCOMING)):  # left by a sync killed midway: fetched again if still new
+            self._del_ref(INCOMING + name)
+        if not changed:
+            return
+        gitcli.fetch(
+            self.outbox_path, self.remote, [f"+{name}:{INCOMING}{name[len('refs/') :]}" for name in sorted(changed)]
+        )
+        # git wrote them as loose files: into the table, so that its save removes them (10,000
+        # loose files left behind were read and removed by the next sync: 12 s)
+        self.refs.fold_loose(INCOMING.rstrip("/"))
 
     def _read_meta_tree(self, oid: str, since: str | None = None) -> dict[str, Any]:
         """A machine's meta ref: machine, projects, origins, and `sessions`: the meta.json of each
@@ -646,8 +682,12 @@ class Sync:
             sorted(self.home.config.memory.exclude_projects),
             sorted(self.home.config.memory.exclude_paths),
         ]
-        if state.get("fingerprint") != fingerprint:
+        changed = False
+        if state.get("fingerprint") != fingerprint or not self.refs.get(META + self.me):
+            # a setting that changes what is pushed, or an outbox without our meta ref (its entries'
+            # blob ids name nothing): every session is looked at again
             state = {"fingerprint": fingerprint}
+            changed = True
         scan = _PushScan(state.setdefault("sessions", {}), origins(self.home), self._claims())
         scan.want = {NS + k: v for k, v in self._refs(NS).items()}
         for name in scan.want:
@@ -669,15 +709,23 @@ class Sync:
         }
         if scan.dirty or report.refs_changed or not self.refs.get(META + self.me):
             self._commit_meta(scan.metas, origins_tree, scan.state)
+            changed = True  # blob ids noted in the entries
         memory_stamp = [[n, *_file_stamp(self.home.memory_dir / n)] for n in log_names(self.home.memory_dir)]
         memory_key = [memory_stamp, sorted(scan.private)]
         if state.get("memory") != memory_key or not self.refs.get(MEMORY + self.me):
             self._commit_memory(scan.private)
             state["memory"] = memory_key
+            changed = True
         self._push_refs(remote_refs, report)
-        state["last_sync"] = time.time()
-        state["remote"] = self.remote
-        self._save_state(state)
+        if changed or scan.dirty or "last_sync" in state:
+            state.pop("last_sync", None)  # in last.json now
+            state.pop("remote", None)
+            self._save_state(state)
+        write_atomic(
+            self.dir / "last.json",
+            dump_json({"last_sync": time.time(), "remote": self.remote}),
+            durable=self.home.durable,
+        )
 
     def _push_refs(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
         mine = self._refs(NS)
@@ -687,6 +735,8 @@ class Sync:
         self.refs.save(durable=self.home.durable)  # git reads what it pushes from the outbox
         specs = [f"{n}:{n}" for n in to_push] if len(to_push) <= 2000 else [f"{NS}*:{NS}*"]
         gitcli.push(self.outbox_path, self.remote, specs)
+        if len(to_push) >= PACK_AFTER:
+            gitcli.pack_remote_refs(self.remote)
         for n in to_push:
             self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
         report.pushed_refs = len(to_push)
@@ -712,10 +762,10 @@ class Sync:
         if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in scan.pulled):
             if claimed:
                 report.conflicts.append(_conflict(sid))
-            elif cached.get("meta") is None:
+            elif not _shared(cached):
                 scan.private.add(sid)
             else:
-                scan.metas[sid] = cached["meta"]
+                scan.metas[sid] = cached.get("meta")  # None once its blob is noted (that is what is used)
                 if not cached.get("pulled"):
                     scan.own.add(sid)
             if not claimed:
@@ -840,21 +890,26 @@ class Sync:
                         stack.append(child.hex())
         return tips
 
-    def _commit_tree(self, ref: str, files: Mapping[str, bytes | Known]) -> None:
-        """Commit `files` (path -> bytes, or a Known blob the outbox holds) on `ref` of the outbox,
-        unless its tree is already that."""
+    def _commit_tree(self, ref: str, files: Mapping[str, bytes | Known | Subtree]) -> None:
+        """Commit `files` (path -> bytes, a Known blob the outbox holds, or a Subtree) on `ref` of
+        the outbox, unless its tree is already that."""
         objects: list[tuple[int, bytes]] = []
 
-        def build(entries: Mapping[str, bytes | Known]) -> bytes:
-            subdirs: dict[str, dict[str, bytes | Known]] = {}
+        def build(entries: Mapping[str, bytes | Known | Subtree]) -> bytes:
+            subdirs: dict[str, dict[str, bytes | Known | Subtree]] = {}
             blobs: dict[str, bytes | Known] = {}
+            items: list[tuple[bytes, bytes, bytes]] = []
             for name, data in entries.items():
+                if isinstance(data, Subtree):
+                    objects.extend((BLOB, blob) for blob in data.blobs)
+                    objects.append((TREE, data.raw))
+                    items.append((MODE_TREE, name.encode(), object_id(TREE, data.raw)))
+                    continue
                 head, sep, rest = name.partition("/")
                 if sep:
                     subdirs.setdefault(head, {})[rest] = data
                 else:
                     blobs[name] = data
-            items: list[tuple[bytes, bytes, bytes]] = []
             for name, data in blobs.items():
                 if isinstance(data, Known):
                     items.append((MODE_BLOB, name.encode(), data.oid))
@@ -897,22 +952,32 @@ class Sync:
             projects = json.loads((self.home.projects_dir / "projects.json").read_bytes())
         except (OSError, ValueError):
             projects = {}
-        files: dict[str, bytes | Known] = {
+        files: dict[str, bytes | Known | Subtree] = {
             "machine.json": dump_json(me),
             "projects.json": dump_json(redact_value(projects) if self.settings.redact else projects),
-            "origins.json": dump_json(dict(sorted(origins_tree.items()))),
+            "origins.json": _flat_json(dict(sorted(origins_tree.items()))),
         }
         trust = self.refs.get(META + self.me) is not None
+        items: list[tuple[bytes, bytes]] = []  # (file name, raw blob id) of sessions/
+        new: list[bytes] = []
         for sid, meta in metas.items():
             entry = state.get(sid)
             blob = entry.get("blob") if entry is not None and trust else None
             if blob:
-                files[f"sessions/{sid}.json"] = Known(bytes.fromhex(blob))
+                items.append((f"{sid}.json".encode(), bytes.fromhex(blob)))
+                entry.pop("meta", None)  # the blob is what is used: state.json stays small
             else:
                 data = dump_json(meta)
-                files[f"sessions/{sid}.json"] = data
+                new.append(data)
+                oid = object_id(BLOB, data)
+                items.append((f"{sid}.json".encode(), oid))
                 if entry is not None:
-                    entry["blob"] = object_id(BLOB, data).hex()
+                    entry["blob"] = oid.hex()
+                    entry.pop("meta", None)
+        if items:  # one folder of blobs: git's order is the names' bytes
+            items.sort()
+            raw = b"".join(b"100644 " + name + b"\0" + oid for name, oid in items)
+            files["sessions"] = Subtree(raw, tuple(new))
         self._commit_tree(META + self.me, files)
 
     def _commit_memory(self, private: set[str]) -> None:
@@ -945,6 +1010,20 @@ class Sync:
 def _safe_log_name(name: str) -> bool:
     parts = name.split("/")
     return all(p and p not in (".", "..") for p in parts) and parts[0] in ("timeline", "graph") and len(parts) == 2
+
+
+def _shared(entry: Mapping[str, Any]) -> bool:
+    """A state entry of a session that is pushed (its meta, or once committed its blob id), not kept here."""
+    return entry.get("meta") is not None or bool(entry.get("blob"))
+
+
+def _flat_json(data: Mapping[str, str]) -> bytes:
+    """dump_json of a flat {text: text} object, byte for byte, without json's pure-Python indenter
+    (origins.json has an entry per session)."""
+    if not data:
+        return b"{}"
+    enc = json.encoder.encode_basestring  # what ensure_ascii=False uses
+    return ("{\n" + ",\n".join(f" {enc(k)}: {enc(v)}" for k, v in data.items()) + "\n}").encode()
 
 
 def _conflict(sid: str) -> str:

@@ -32,8 +32,9 @@ class PeriodicSync:
     def due(self) -> bool:
         return self.every > 0 and (self.last is None or self.clock() - self.last >= self.every)
 
-    def __call__(self) -> None:
-        if not self.due():
+    def __call__(self, *, now: bool = False) -> None:
+        """A sync when one is due (or `now`: at once, and the next one a period later)."""
+        if not (now or self.due()):
             return
         self.last = self.clock()
         from ..home import Home

@@ -32,21 +32,36 @@ class RefTable:
         except FileNotFoundError:
             pass
         self._loose = []
-        root = self.git_dir / "refs"
-        for folder, _dirs, files in os.walk(root):
+        self.refs = refs
+        self.dirty = False
+        self.fold_loose()
+
+    def fold_loose(self, under: str = "refs") -> None:
+        """The loose refs under `under` (what `git fetch` writes) taken into the table; the next
+        save removes their files. What the table holds in memory is kept."""
+        root = os.path.join(self.git_dir, under)
+        base = len(str(self.git_dir)) + 1
+        keep = {os.path.join(self.git_dir, d) for d in ("refs", "refs/heads", "refs/tags")} | {root}
+        for folder, _dirs, files in os.walk(root, topdown=False):
+            if not files and folder not in keep:
+                try:  # a folder a removed ref left (10,000 of them: every walk reads them all)
+                    os.rmdir(folder)
+                except OSError:
+                    pass  # not empty
+                continue
             for file in files:
                 if file.endswith(".lock"):
                     continue
-                path = Path(folder) / file
+                path = os.path.join(folder, file)
                 try:
-                    oid = path.read_text().strip()
+                    with open(path, "rb") as fh:
+                        oid = fh.read(64).strip().decode("ascii")
                 except (OSError, UnicodeDecodeError):
                     continue
                 if len(oid) == 40:
-                    refs[path.relative_to(self.git_dir).as_posix()] = oid
-                    self._loose.append(path)
-        self.refs = refs
-        self.dirty = bool(self._loose)
+                    self.refs[path[base:].replace(os.sep, "/")] = oid
+                    self._loose.append(Path(path))
+                    self.dirty = True
 
     def get(self, name: str) -> str | None:
         return self.refs.get(name)
@@ -73,10 +88,18 @@ class RefTable:
             return
         body = b"".join(f"{oid} {name}\n".encode() for name, oid in sorted(self.refs.items()))
         write_atomic(self.git_dir / "packed-refs", HEADER + body, durable=durable)
+        refs_root = self.git_dir / "refs"
         for path in self._loose:
             try:
                 path.unlink()
             except FileNotFoundError:
                 pass
+            parent = path.parent  # the folders it leaves empty go too: each walk would read them
+            while refs_root in parent.parents and parent not in (refs_root / "heads", refs_root / "tags"):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break  # not empty: nor are its parents
+                parent = parent.parent
         self._loose = []
         self.dirty = False

@@ -20,10 +20,12 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.widgets.messages import LinkedTurnChosen, SearchRequested
 from opmem_tui.widgets.projects_pane import ProjectsPane
+from opmem_tui.widgets.sync_status import FooterRow, SyncStatus
 
 from ..commands import PaletteCommand
 from ..jobs import Jobs
 from ..screens.search import SearchScreen
+from ..sync_jobs import SyncJobs
 from ..tabs import Tab
 from ..tabs.activity import ActivityTab
 from ..tabs.memory import MemoryTab
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from ..app import OpmemApp
 
 
-class MainScreen(Screen[None]):
+class MainScreen(SyncJobs, Screen[None]):
     BINDINGS = [
         Binding("left,h", "prev_turn", "Prev turn", id="replay.prev_turn"),
         Binding("right,l", "next_turn", "Next turn", id="replay.next_turn"),
@@ -74,7 +76,12 @@ class MainScreen(Screen[None]):
             with TabPane("Activity", id="activity"):
                 yield Lazy(ActivityTab(id="activity-pane"))
         yield Jobs(id="job-bar")
-        yield Footer()
+        if self.sync_data.configured:  # the sync's status at the footer's right
+            with FooterRow():
+                yield Footer()
+                yield SyncStatus(now=self.opmem.now, id="sync-status")
+        else:
+            yield Footer()
 
     @property
     def sessions(self) -> SessionsTab:
@@ -92,6 +99,7 @@ class MainScreen(Screen[None]):
         self.jobs.start_idle_distillation(self.opmem.idle_distil)
         if self.opmem.offer_import:
             self.jobs.offer_found_agents()
+        self.start_sync_schedule()
 
     # -- what crosses tabs -----------------------------------------------------------------
     def on_sessions_tab_listing_changed(self, message: SessionsTab.ListingChanged) -> None:
@@ -140,6 +148,10 @@ class MainScreen(Screen[None]):
         self.sessions.refresh_listing()
         for memory in self.query(MemoryTab):  # a job may have changed the memory too
             memory.memory_changed()
+
+    def sync_changed_here(self) -> None:
+        """A sync pulled sessions, titles or memory: the lists are read again."""
+        self.on_jobs_finished(Jobs.Finished())
 
     # -- keys ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -219,6 +231,7 @@ class MainScreen(Screen[None]):
             *self.sessions.palette_commands(),
             *self._projects_commands(),
             *self.jobs.store_commands(),
+            *self.sync_commands(),
             *self.jobs.memory_commands(*self._current_session()),
             PaletteCommand("Switch theme…", "Pick a colour theme (saved to config.toml)", self.app.search_themes),
             PaletteCommand(

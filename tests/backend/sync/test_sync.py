@@ -149,6 +149,58 @@ def test_a_second_sync_with_nothing_new_changes_no_ref(pair: tuple[Home, Home, P
     assert report_a.pushed_refs == report_b.pushed_refs == 0
 
 
+def test_an_idle_sync_rewrites_only_last_json(pair: tuple[Home, Home, Path]) -> None:
+    a, b, remote = pair
+    add_turn(a, "sa1", "one", "first")
+    sync_all(a, b, a)
+    state = a.path / "sync" / "state.json"
+    before = (state.read_bytes(), state.stat().st_ino)
+    Sync(fresh(a)).run()
+    assert (state.read_bytes(), state.stat().st_ino) == before  # the big file is not rewritten
+    status = Sync(fresh(a)).status()
+    assert status["last_sync"] and status["remote"] == str(remote)
+    add_turn(a, "sa1", "two", "second", at=T0 + 10)
+    Sync(fresh(a)).run()
+    assert state.stat().st_ino != before[1]  # a changed session is noted
+
+
+def test_a_push_of_many_refs_packs_a_local_remote(pair: tuple[Home, Home, Path], monkeypatch) -> None:
+    """Loose refs on the remote are read on every ls-remote and push: a push of many packs them."""
+    from opmem_tui.backend.sync import engine
+
+    a, b, remote = pair
+    for i in range(3):
+        add_turn(a, f"sa{i}", f"task {i}", "done")
+    monkeypatch.setattr(engine, "PACK_AFTER", 3)  # 4 refs: 3 sessions and the meta ref
+    Sync(fresh(a)).run()
+    loose = [p for p in (remote / "refs" / "opmem").rglob("*") if p.is_file()]
+    assert loose == []
+    packed = (remote / "packed-refs").read_text()
+    assert all(f"refs/opmem/sessions/sa{i}/heads/main" in packed for i in range(3))
+    add_turn(a, "sa0", "more", "ok", at=T0 + 10)
+    assert Sync(fresh(a)).run().pushed_refs == 2  # a small push leaves its refs loose (not packed)
+    assert [p.name for p in (remote / "refs" / "opmem" / "sessions").rglob("*") if p.is_file()] == ["main"]
+    Sync(fresh(b)).run()
+    assert turns(fresh(b), "sa0")[-1] == ("more", "ok")
+    fsck(remote)
+
+
+def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path]) -> None:
+    """git fetch writes each ref it takes as a loose file: read and removed by the same sync, not
+    left for the next one to read (10,000 of them: 12 s)."""
+    a, b, _remote = pair
+    for i in range(3):
+        add_turn(a, f"sa{i}", f"task {i}", "done")
+    sync_all(a, b)
+    outbox = b.path / "sync" / "outbox.git"
+    assert [p for p in (outbox / "refs").rglob("*") if p.is_file()] == []
+    assert not (outbox / "refs" / "sync").exists()  # nor the folders the fetched refs were in
+    names = set(refs_of(outbox))
+    assert not any(n.startswith("refs/sync/incoming/") for n in names)
+    assert {f"refs/sync/seen/opmem/sessions/sa{i}/heads/main" for i in range(3)} <= names
+    assert turns(fresh(b), "sa2") == [("task 2", "done")]
+
+
 def test_a_remote_rewritten_by_someone_else_is_refused_naming_the_refs(pair: tuple[Home, Home, Path]) -> None:
     a, b, remote = pair
     add_turn(a, "sa1", "one", "first")
