@@ -16,7 +16,6 @@ in ``~/.goose/sessions``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import replace
@@ -26,7 +25,7 @@ from typing import Any
 from .agent_db import open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, session, sqlite_files
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, json_value, session, sqlite_files
 
 SOURCE = "goose"
 
@@ -167,22 +166,10 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
 
 
 def read_jsonl(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
     header: dict[str, Any] = {}
     messages: list[tuple[str, str, Any, float]] = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):
-            if number < len(lines):
-                report.warn(path, number, "not valid JSON; line skipped")
-            continue
-        if not isinstance(record, dict):
-            report.warn(path, number, "expected a JSON object; line skipped")
-        elif "role" in record:
+    for number, record in json_lines(path, report):
+        if "role" in record:
             mid = as_str(record.get("id")) or f"{path.stem}:{number}"
             messages.append((mid, as_str(record.get("role")), record.get("content"), parse_time(record.get("created"))))
         elif not header:
