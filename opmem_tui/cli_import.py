@@ -162,17 +162,22 @@ def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, lis
         sys.exit(130)
 
 
-def _import_with_progress(
-    home: Home, source: str, paths: tuple[Path, ...], force: bool, no_bind: bool, stop: StopRequest
-) -> ImportReport:
-    with Progress(
+def _progress_bar() -> Progress:
+    """The bar on stderr an import and its git mirror show while they run (gone when done)."""
+    return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
-    ) as bar:
+    )
+
+
+def _import_with_progress(
+    home: Home, source: str, paths: tuple[Path, ...], force: bool, no_bind: bool, stop: StopRequest
+) -> ImportReport:
+    with _progress_bar() as bar:
         task = bar.add_task(f"importing {plain(source)}", total=None)
 
         def progress(done: int, total: int, label: str) -> None:
@@ -212,14 +217,7 @@ def write_mirrors(writer: MirrorWriter, report: ImportReport, stop: StopRequest)
     err_console.print(
         Text(f"{report.sessions} session(s) browsable and searchable; writing the git mirror of {total}…")
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with _progress_bar() as bar:
         task = bar.add_task("git mirror", total=total)
         done = writer.run(stop.is_set, lambda n, _total, _sid: bar.update(task, completed=n))
     for problem in done.problems:
