@@ -26,6 +26,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import Node, SessionListing, SessionMeta, Turn, TurnCommit
 from opmem_tui.backend.privacy import find_secrets, map_strings, marker_for, redact_text
+from opmem_tui.backend.privacy.redact import with_fields
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo, FileDiff, Hunk
 
 SHORT_TEXT = 4096  # strings up to this long are remembered by value (titles, summaries, snippets)
@@ -218,12 +219,7 @@ def mask_node(node: Node) -> Node:
     markers already in the text kept."""
     content, name = _mask_value(node.content), _mask_value(node.name) if node.name else node.name
     tool_input, metadata, reads = _mask_value(node.input), _mask_value(node.metadata), _mask_value(node.reads)
-    fields = (content, name, tool_input, metadata, reads)
-    if all(
-        a is b for a, b in zip(fields, (node.content, node.name, node.input, node.metadata, node.reads), strict=True)
-    ):
-        return node
-    return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
+    return with_fields(node, content, name, tool_input, metadata, reads)
 
 
 def mask_event(event: Event) -> Event:

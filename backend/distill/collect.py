@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
-from ..privacy import map_strings, redact_text, redact_value
+from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.registry import ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
@@ -176,15 +176,7 @@ def as_shown(node: Node) -> Node:
     tool_input = map_strings(node.input, _shown, keys=redact_text)  # keys: the importers' own names
     metadata = map_strings(node.metadata, _shown, keys=redact_text)
     reads = redact_value(node.reads)
-    if (
-        content is node.content
-        and name is node.name
-        and tool_input is node.input
-        and metadata is node.metadata
-        and reads is node.reads
-    ):
-        return node
-    return replace(node, content=content, name=name, input=tool_input, metadata=metadata, reads=reads)
+    return with_fields(node, content, name, tool_input, metadata, reads)
 
 
 def _shown(text: str) -> str:

@@ -143,6 +143,12 @@ def redact_node(node: Node) -> Node:
     tool_input = map_strings(node.input, once)
     metadata = map_strings(node.metadata, once)
     reads = map_strings(node.reads, once)
+    return with_fields(node, content, name, tool_input, metadata, reads)
+
+
+def with_fields(node: Node, content: str, name: str | None, tool_input: Any, metadata: Any, reads: Any) -> Node:
+    """`node` with these text fields (each redacted or shown some way); the same node when every
+    one is the object it had."""
     if (
         content is node.content
         and name is node.name
