@@ -11,10 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..model import OpmemError
+from ..privacy import redact_text
 
 
 class SyncError(OpmemError):
-    """A sync that could not run (remote unreachable, git missing, a push refused); one line."""
+    """A sync that could not run (remote unreachable, git missing, a push refused); one line.
+    Redacted: it names the remote, whose URL may hold a password or token, and git's stderr."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact_text(message))
 
 
 def _env() -> dict[str, str]:
