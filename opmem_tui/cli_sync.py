@@ -11,6 +11,7 @@ import click
 
 from .backend.home import Home
 from .backend.model import OpmemError
+from .backend.privacy import redact_text, redact_value
 from .backend.safe_text import plain
 
 
@@ -71,7 +72,9 @@ def sync_init(ctx: click.Context, remote: str) -> None:
     except OpmemError as exc:
         _fail(str(exc))
     me = machine(home)
-    click.echo(f"sync remote: {plain(remote)} ({len(refs)} opmem ref(s) there); this machine: {plain(me['id'])}")
+    click.echo(
+        f"sync remote: {plain(redact_text(remote))} ({len(refs)} opmem ref(s) there); this machine: {plain(me['id'])}"
+    )
     click.echo("run `opmem sync` to pull and push")
 
 
@@ -89,14 +92,14 @@ def sync_status(ctx: click.Context, as_json: bool) -> None:
         _fail(str(exc))
         return
     if as_json:
-        click.echo(json.dumps(status, indent=1))
+        click.echo(json.dumps(redact_value(status), indent=1))  # the remote URL may carry a token
         return
     if not status["remote"]:
         click.echo("no sync remote: run `opmem sync init REMOTE`")
         return
     last = status["last_sync"]
     when = datetime.fromtimestamp(last).strftime("%Y-%m-%d %H:%M") if last else "never"
-    click.echo(f"remote: {plain(status['remote'])}")
+    click.echo(f"remote: {plain(redact_text(status['remote']))}")
     click.echo(f"machine: {plain(status['machine'])} · redact: {'on' if status['redact'] else 'off'}")
     click.echo(f"last sync: {when}")
     click.echo(

@@ -97,3 +97,13 @@ def test_status_counts_and_json(tmp_path: Path) -> None:
     assert status["sessions_pushed"] == 1 and status["sessions_pulled"] == 2
     code, out, _ = opmem(machine_home(tmp_path / "c", "c", "").path, "sync", "status")
     assert code == 0 and "opmem sync init" in out
+
+
+def test_a_token_in_the_remote_url_never_reaches_the_output(tmp_path: Path) -> None:
+    token = "ghp_" + "R7nQ2xLk9VbT4mWc8ZsH1pYd6FjA3gUe5Kio"
+    home = machine_home(tmp_path / "a", "laptop", f"https://dev:{token}@127.0.0.1:9/store.git")
+    add_turn(home, "sa1", "one", "ok")
+    for args, exit_code in ((["sync"], 1), (["sync", "status"], 0), (["sync", "status", "--json"], 0)):
+        code, out, err = opmem(home.path, *args)
+        assert code == exit_code and "127.0.0.1:9" in out + err, args  # the remote is still named
+        assert token not in out + err and token[4:20] not in out + err, args
