@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline: a wall-clock bound fails under load (2 cores, two workers, other jobs).
+settings.register_profile("opmem", deadline=None)
+settings.load_profile("opmem")
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

@@ -154,7 +154,10 @@ async def test_palette_import_writes_the_git_mirror_in_the_background(app, tmp_p
         await wait_until(pilot, lambda: any(n.title == "Import" for n in app.notes), "the import's report")
         imported = [m.id for m in store.list_sessions().sessions if m.id.startswith("cc-00000000")]
         assert len(imported) == 2
-        await wait_until(pilot, lambda: not store.pending_mirrors(), "the background mirror written")
+        # idle, not only no markers left: a marker goes inside the run, its report once the run ends
+        await wait_until(
+            pilot, lambda: not store.pending_mirrors() and app.data.mirrors.wait(0), "the background mirror written"
+        )
         assert app.data.mirrors.report.commits == 2  # written by the mirror thread, not by the import
         assert all(store.get_turns(sid)[0].commit for sid in imported)
 
