@@ -44,6 +44,7 @@ from ..memory.store import LOCK_NAME
 from ..model import OpmemError, SessionMeta
 from ..privacy import redact_value
 from ..privacy.purge import Values, _HistoryRewriter
+from ..store.change_journal import ROTATE_AFTER, JournalRead
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
 from ..store.git_mirror import init_session_git
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
@@ -64,6 +65,7 @@ META = NS + "meta/"
 MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
+FULL_SCAN_EVERY = 24 * 3600.0  # seconds; between these, only the sessions the store's journal names are looked at
 PACK_AFTER = 100  # a push of this many refs or more packs a local remote's refs (gitcli.pack_remote_refs)
 
 
@@ -454,7 +456,7 @@ class Sync:
             except (OpmemError, OSError, pygit2.GitError, KeyError, ValueError) as exc:
                 report.problems.append(f"session {sid}: not pulled ({type(exc).__name__}: {exc})")
         self._land(staged, report)
-        self.home.sessions._mark_changed()
+        self.home.sessions._mark_changed(*(sid for sid, _staging, _path in staged))
 
     def _land(self, staged: list[tuple[str, Path, Path]], report: SyncReport) -> None:
         """Staged sessions renamed into place, after one os.sync put every file of them on disk."""
@@ -693,8 +695,7 @@ class Sync:
         for name in scan.want:
             if name.startswith(SESSIONS):
                 scan.by_session.setdefault(name[len(SESSIONS) :].partition("/")[0], []).append(name)
-        for sid, path in self._local_sessions():
-            self._scan_session(sid, path, scan, report)
+        cursor = self._scan_local(scan, report, self._last(state).get("journal"), reset=changed)
         for sid in set(scan.state) - scan.present:  # deleted here: its refs stay on the remote
             scan.state.pop(sid)
             scan.dirty = True
@@ -721,11 +722,61 @@ class Sync:
             state.pop("last_sync", None)  # in last.json now
             state.pop("remote", None)
             self._save_state(state)
-        write_atomic(
-            self.dir / "last.json",
-            dump_json({"last_sync": time.time(), "remote": self.remote}),
-            durable=self.home.durable,
-        )
+        last: dict[str, Any] = {"last_sync": time.time(), "remote": self.remote}
+        if cursor is not None:
+            last["journal"] = cursor
+        write_atomic(self.dir / "last.json", dump_json(last), durable=self.home.durable)
+
+    def _scan_local(self, scan: _PushScan, report: SyncReport, cursor: Any, *, reset: bool) -> dict[str, Any] | None:
+        """Every local session into `scan`: those the store's journal names as written since the
+        last sync (`cursor`, from last.json) are looked at, the rest are as noted then; every one
+        when the journal cannot say. Returns the cursor the next sync starts from."""
+        token = _change_token(self.home)  # read before the journal: a write after both moves it again
+        given = cursor if isinstance(cursor, dict) and not reset else None
+        written, read = self._journal_since(given)
+        now = time.time()
+        if given is not None and written is not None:
+            silent = token != given.get("token") and not written  # a writer keeping no journal (an older opmem)
+            if silent or now - float(given.get("full_at") or 0) > FULL_SCAN_EVERY:  # or a hand edit, long unseen
+                written = None
+        if written is None:
+            for sid, path in self._local_sessions():
+                self._scan_session(sid, path, scan, report)
+        else:
+            folders = self._folders(set(scan.state) | written)
+            for sid in sorted(folders):
+                cached = scan.state.get(sid)
+                noted = cached.get("stamp") if cached and sid not in written else None
+                self._scan_session(sid, folders[sid], scan, report, noted)
+        if read is None:
+            return None
+        full_at = now if written is None or given is None else float(given.get("full_at") or 0)
+        return {"id": read.journal, "offset": read.offset, "token": token, "full_at": full_at}
+
+    def _journal_since(self, cursor: Mapping[str, Any] | None) -> tuple[frozenset[str] | None, JournalRead | None]:
+        """The sessions the store's journal names since `cursor` (None: every session is to be
+        looked at), and the read whose end the next sync starts from."""
+        journal = self.home.sessions.journal
+        if cursor is not None:
+            read = journal.read(str(cursor.get("id")), int(cursor.get("offset") or 0))
+            if read is not None and read.size <= ROTATE_AFTER:
+                return read.ids, read
+        read = journal.read(None, 0)
+        if read is None or read.size > ROTATE_AFTER:
+            # missing, torn or long: a new one from now on (a line appended to the old one meanwhile
+            # is of files written before the full scan that follows, which sees them)
+            journal.rotate()
+            read = journal.read(None, 0)
+        return None, read
+
+    def _folders(self, ids: Iterable[str]) -> dict[str, str]:
+        """{id: folder} of these sessions (those kept in projects where locations.json says)."""
+        root = str(self.home.sessions_dir) + os.sep
+        try:
+            located = {sid: str(where) for sid, where in self.home.sessions.locations().items()}
+        except OpmemError:
+            located = {}
+        return {sid: located.get(sid) or root + sid for sid in ids}
 
     def _push_refs(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
         mine = self._refs(NS)
@@ -750,10 +801,13 @@ class Sync:
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def _scan_session(self, sid: str, where: str, scan: _PushScan, report: SyncReport) -> None:
+    def _scan_session(
+        self, sid: str, where: str, scan: _PushScan, report: SyncReport, stamp: list[int] | None = None
+    ) -> None:
         """One local session: what of it is pushed (its redacted branches, its meta), from the
-        stamps of its files when nothing changed since the last sync."""
-        stamp = _stamp(where)
+        stamps of its files when nothing changed since the last sync. `stamp`: the one noted then,
+        for a session the store's journal says was not written since (no stat)."""
+        stamp = stamp or _stamp(where)
         if stamp is None:
             return  # no meta.json (yet): not a session to push
         scan.present.add(sid)
@@ -1028,6 +1082,13 @@ def _flat_json(data: Mapping[str, str]) -> bytes:
 
 def _conflict(sid: str) -> str:
     return f"session {sid} was recorded here and on another machine; this copy is not pushed and theirs not taken"
+
+
+def _change_token(home: Home) -> str:
+    try:
+        return home.sessions.changed_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _file_stamp(path: Path) -> list[int]:
