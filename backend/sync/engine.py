@@ -66,7 +66,7 @@ MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
 FULL_SCAN_EVERY = 24 * 3600.0  # seconds; between these, only the sessions the store's journal names are looked at
-PACK_AFTER = 100  # a push of this many refs or more packs a local remote's refs (gitcli.pack_remote_refs)
+PACK_AFTER = 100  # a push (fetch) of this many refs or more packs a local remote's refs, writes commit-graphs
 
 
 class SyncRefused(SyncError):
@@ -362,6 +362,8 @@ class Sync:
         # git wrote them as loose files: into the table, so that its save removes them (10,000
         # loose files left behind were read and removed by the next sync: 12 s)
         self.refs.fold_loose(INCOMING.rstrip("/"))
+        if len(changed) >= PACK_AFTER:
+            gitcli.write_commit_graph(self.outbox_path)
 
     def _read_meta_tree(self, oid: str, since: str | None = None) -> dict[str, Any]:
         """A machine's meta ref: machine, projects, origins, and `sessions`: the meta.json of each
@@ -788,6 +790,10 @@ class Sync:
         gitcli.push(self.outbox_path, self.remote, specs)
         if len(to_push) >= PACK_AFTER:
             gitcli.pack_remote_refs(self.remote)
+            gitcli.write_commit_graph(self.outbox_path)
+            remote_dir = gitcli.local_repository(self.remote)
+            if remote_dir is not None:  # ssh, https: their host's own gc writes it
+                gitcli.write_commit_graph(remote_dir)
         for n in to_push:
             self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
         report.pushed_refs = len(to_push)

@@ -177,10 +177,13 @@ def test_a_push_of_many_refs_packs_a_local_remote(pair: tuple[Home, Home, Path],
     assert loose == []
     packed = (remote / "packed-refs").read_text()
     assert all(f"refs/opmem/sessions/sa{i}/heads/main" in packed for i in range(3))
+    graph = Path("objects") / "info" / "commit-graph"  # each side's check of the other's tips reads it
+    assert (remote / graph).is_file() and (a.path / "sync" / "outbox.git" / graph).is_file()
     add_turn(a, "sa0", "more", "ok", at=T0 + 10)
     assert Sync(fresh(a)).run().pushed_refs == 2  # a small push leaves its refs loose (not packed)
     assert [p.name for p in (remote / "refs" / "opmem" / "sessions").rglob("*") if p.is_file()] == ["main"]
     Sync(fresh(b)).run()
+    assert (b.path / "sync" / "outbox.git" / graph).is_file()  # its first pull fetched 4 refs
     assert turns(fresh(b), "sa0")[-1] == ("more", "ok")
     fsck(remote)
 
