@@ -183,6 +183,7 @@ class Sync:
         self._outbox: pygit2.Repository | None = None
         self._refs_table: RefTable | None = None
         self._template: tuple[list[str], dict[str, bytes]] | None = None
+        self._unwritten: list[tuple[int, bytes]] = []  # objects made for the outbox, written by _write_objects
 
     # -- plumbing ---------------------------------------------------------------------------------
     @property
@@ -701,9 +702,7 @@ class Sync:
         for sid in set(scan.state) - scan.present:  # deleted here: its refs stay on the remote
             scan.state.pop(sid)
             scan.dirty = True
-        if scan.objects:
-            write_pack(self.outbox_path / "objects" / "pack", scan.objects)
-            self._outbox = None
+        self._unwritten.extend(scan.objects)
         for name, oid in scan.want.items():
             if name.startswith(SESSIONS):
                 self._set_ref(name, oid)
@@ -719,6 +718,7 @@ class Sync:
             self._commit_memory(scan.private)
             state["memory"] = memory_key
             changed = True
+        self._write_objects()
         self._push_refs(remote_refs, report)
         if changed or scan.dirty or "last_sync" in state:
             state.pop("last_sync", None)  # in last.json now
@@ -995,11 +995,17 @@ class Sync:
         body = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "") + f"author {who}\ncommitter {who}\n\n"
         body += f"opmem sync from {self.me}\n"
         objects.append((COMMIT, body.encode()))
-        missing = [(k, d) for k, d in objects if pygit2.Oid(raw=object_id(k, d)) not in self.outbox.odb]
-        if missing:
-            write_pack(self.outbox_path / "objects" / "pack", missing)
-            self._outbox = None
+        self._unwritten.extend((k, d) for k, d in objects if pygit2.Oid(raw=object_id(k, d)) not in self.outbox.odb)
         self._set_ref(ref, object_id(COMMIT, body.encode()).hex())
+
+    def _write_objects(self) -> None:
+        """The objects this push made (sessions' redacted history, the meta and memory commits) as
+        one pack, before any ref naming them is saved: one pack and one fsync per sync, not three."""
+        objects = list({object_id(k, d): (k, d) for k, d in self._unwritten}.values())
+        self._unwritten = []
+        if objects:
+            write_pack(self.outbox_path / "objects" / "pack", objects)
+            self._outbox = None
 
     def _commit_meta(
         self, metas: Mapping[str, Any], origins_tree: Mapping[str, str], state: Mapping[str, dict[str, Any]]

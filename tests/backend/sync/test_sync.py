@@ -289,3 +289,18 @@ def test_two_machines_fold_the_same_memory_patches_included(pair: tuple[Home, Ho
         assert sorted((a.memory_dir / name).read_bytes().splitlines()) == sorted(
             (b.memory_dir / name).read_bytes().splitlines()
         )
+
+
+def test_a_sync_after_a_new_turn_adds_one_pack_to_the_outbox(pair: tuple[Home, Home, Path]) -> None:
+    """The session's redacted history and the meta commit naming it go in one pack (one fsync)."""
+    a, b, _ = pair
+    add_turn(a, "sa1", "one", "first")
+    sync_all(a, b, a)
+    packs = a.path / "sync" / "outbox.git" / "objects" / "pack"
+    before = len(list(packs.glob("*.pack")))
+    add_turn(fresh(a), "sa1", "two", "second", at=T0 + 10)
+    assert Sync(fresh(a)).run().pushed_refs == 2  # the session's branch and the meta ref
+    assert len(list(packs.glob("*.pack"))) == before + 1
+    fsck(a.path / "sync" / "outbox.git")
+    Sync(fresh(b)).run()
+    assert turns(fresh(b), "sa1") == [("one", "first"), ("two", "second")]
