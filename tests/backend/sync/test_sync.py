@@ -188,9 +188,13 @@ def test_a_push_of_many_refs_packs_a_local_remote(pair: tuple[Home, Home, Path],
     fsck(remote)
 
 
-def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path]) -> None:
+def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path], monkeypatch) -> None:
     """git fetch writes each ref it takes as a loose file: read and removed by the same sync, not
-    left for the next one to read (10,000 of them: 12 s)."""
+    left for the next one to read (10,000 of them: 12 s). A save of more than LOOSE_AT_MOST refs
+    writes them all in packed-refs."""
+    from opmem_tui.backend.sync import refs
+
+    monkeypatch.setattr(refs, "LOOSE_AT_MOST", 2)
     a, b, _remote = pair
     for i in range(3):
         add_turn(a, f"sa{i}", f"task {i}", "done")
