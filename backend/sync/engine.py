@@ -290,6 +290,14 @@ class Sync:
         state = self._state()
         sessions = state.get("sessions", {})
         pushed = sum(1 for e in sessions.values() if _shared(e) and not e.get("pulled"))
+        pulled = origins(self.home)
+        others = self._claims()
+        on_remote = {r[len("opmem/sessions/") :].partition("/")[0] for r in seen if r.startswith("opmem/sessions/")}
+        deleted = [
+            sid
+            for sid in sorted(on_remote - set(pulled) - set(others))
+            if not (self.home.sessions_dir / sid / "meta.json").exists() and sid not in self._local_ids()
+        ]
         return {
             "remote": self.remote,
             "machine": self.me,
@@ -297,9 +305,16 @@ class Sync:
             "last_sync": self._last(state).get("last_sync"),
             "remote_refs_seen": len(seen),
             "sessions_pushed": pushed,
-            "sessions_pulled": len(origins(self.home)),
+            "sessions_pulled": len(pulled),
+            "sessions_deleted_here_on_remote": len(deleted),  # a sync never deletes (README: Sync)
             "machines": sorted({r.split("/")[-1] for r in seen if r.startswith("opmem/meta/")} - {self.me}),
         }
+
+    def _local_ids(self) -> set[str]:
+        try:
+            return set(self.home.sessions.locations())
+        except OpmemError:
+            return set()
 
     # -- pull -------------------------------------------------------------------------------------
     def pull(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
