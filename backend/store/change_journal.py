@@ -1,5 +1,6 @@
 """The store's change journal, `<sessions>/.journal`: the id of every session a write touched, one a
-line, appended after the session's files and before the store's change token (`.changed`).
+line, appended when the writer takes the session's lock and again after its files, before the
+store's change token (`.changed`): a writer killed midway still left the first line.
 
 A reader (the sync) keeps a cursor (the journal's id and the offset it read up to) and reads only
 what was appended since: one small read instead of a stat of every session. It is a hint, never

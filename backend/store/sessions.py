@@ -217,6 +217,8 @@ class SessionStore:
         check_session_id(session_id)
         self._ensure_locks_dir()
         with self._held(session_id, wait):
+            # named before the writes too: a writer killed before its end's line is still seen
+            self.journal.append([session_id])
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:

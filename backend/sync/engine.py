@@ -482,6 +482,7 @@ class Sync:
             return
         if self.home.durable:
             os.sync()
+        self.home.sessions.journal.append(sid for sid, _staging, _path in staged)  # a kill after a rename
         parents = set()
         for sid, staging, path in staged:
             os.rename(staging, path)

@@ -221,3 +221,20 @@ def test_journal_lines_survive_concurrent_appenders_and_a_half_written_tail(tmp_
     assert journal.read(first.journal, first.offset) is None  # replaced: another id
     again = journal.read(None, 0)
     assert again is not None and again.ids == frozenset() and again.journal != first.journal
+
+
+def test_a_writer_killed_before_its_end_line_is_still_seen(
+    synced: tuple[Home, Path], stamped: list[str], monkeypatch
+) -> None:
+    """The session's id is journaled when its lock is taken too: a kill after the files, before
+    the end's line and token, leaves that line."""
+    from opmem_tui.backend.store.sessions import SessionStore
+
+    home, remote = synced
+    before = tip(remote, "sa2")
+    with monkeypatch.context() as m:
+        m.setattr(SessionStore, "_mark_changed", lambda self, *ids: None)
+        add_turn(fresh(home), "sa2", "more", "ok", at=T0 + 50)
+    Sync(fresh(home)).run()
+    assert stamped == ["sa2"]
+    assert tip(remote, "sa2") != before
