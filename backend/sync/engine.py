@@ -66,6 +66,7 @@ MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
 FULL_SCAN_EVERY = 24 * 3600.0  # seconds; between these, only the sessions the store's journal names are looked at
+REINDEX_OWED = "reindex-owed"  # in sync/: a pull began taking things in and has not indexed them yet
 PACK_AFTER = 100  # a push (fetch) of this many refs or more packs a local remote's refs, writes commit-graphs
 
 
@@ -337,8 +338,13 @@ class Sync:
                 f"{'is' if len(forced) == 1 else 'are'} not a continuation of what this machine pulled last; "
                 "nothing was changed here (if that rewrite is meant, `opmem sync init REMOTE` again starts from it)"
             )
+        owed = (self.dir / REINDEX_OWED).exists()
         if not changed:
+            if owed:
+                self._reindex(report, everything=True)
             return
+        if not owed:  # a kill before the reindex below leaves it: the next sync catches the index up
+            write_atomic(self.dir / REINDEX_OWED, b"", durable=self.home.durable)
         report.refs_changed = True
         metas = {n[len(META) :]: oid for n, oid in remote_refs.items() if n.startswith(META)}
         theirs = {
@@ -360,8 +366,7 @@ class Sync:
         for name, oid in changed.items():
             if name.startswith(MEMORY) and name[len(MEMORY) :] != self.me:
                 report.memory_records += self._merge_memory(oid)
-        if report.memory_records or report.pulled_sessions or report.updated_sessions:
-            self._reindex(report)
+        self._reindex(report, everything=owed)
         for name, oid in changed.items():
             self._set_ref(SEEN + name[len("refs/") :], oid)
             self._del_ref(INCOMING + name[len("refs/") :])
@@ -684,14 +689,19 @@ class Sync:
                 added += len(new)
         return added
 
-    def _reindex(self, report: SyncReport) -> None:
-        """The search index takes in the sessions and memory records pulled (nothing else changed)."""
-        try:
-            if "memory" in self.home.__dict__:
-                self.home.memory.refresh()
-            self.home.search_index.update(sorted({*report.pulled_sessions, *report.updated_sessions}))
-        except OpmemError as exc:
-            report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
+    def _reindex(self, report: SyncReport, *, everything: bool) -> None:
+        """The search index takes in the sessions and memory records pulled (nothing else changed);
+        `everything`: what a sync killed before this step pulled is not known, all is caught up."""
+        if everything or report.memory_records or report.pulled_sessions or report.updated_sessions:
+            try:
+                if "memory" in self.home.__dict__:
+                    self.home.memory.refresh()
+                wanted = None if everything else sorted({*report.pulled_sessions, *report.updated_sessions})
+                self.home.search_index.update(wanted)
+            except OpmemError as exc:
+                report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
+                return
+        (self.dir / REINDEX_OWED).unlink(missing_ok=True)
 
     # -- push -------------------------------------------------------------------------------------
     def push(self, remote_refs: Mapping[str, str], report: SyncReport, state: dict[str, Any] | None = None) -> None:

@@ -308,3 +308,24 @@ def test_a_sync_after_a_new_turn_adds_one_pack_to_the_outbox(pair: tuple[Home, H
     fsck(a.path / "sync" / "outbox.git")
     Sync(fresh(b)).run()
     assert turns(fresh(b), "sa1") == [("one", "first"), ("two", "second")]
+
+
+def test_a_pull_killed_before_its_reindex_is_indexed_by_the_next_sync(
+    pair: tuple[Home, Home, Path], monkeypatch
+) -> None:
+    """The memory merged, then the kill: the next pull finds nothing new to merge, and still the
+    search index takes in what the killed one merged."""
+    a, b, _ = pair
+    add_turn(a, "sa1", "one", "first")
+    sync_all(a, b)  # b's search index exists from here
+    add_event(fresh(a), "a remembered fact", "sa1")
+    Sync(fresh(a)).run()
+    with monkeypatch.context() as m:
+        m.setattr(Sync, "_reindex", lambda *args, **kwargs: (_ for _ in ()).throw(KeyboardInterrupt))
+        with pytest.raises(KeyboardInterrupt):
+            Sync(fresh(b)).run()
+    assert (b.path / "sync" / "reindex-owed").exists()
+    report = Sync(fresh(b)).run()
+    assert report.memory_records == 0  # merged by the killed sync
+    assert [h.snippet for h in fresh(b).search("remembered fact")][:1] == ["a remembered fact"]
+    assert not (b.path / "sync" / "reindex-owed").exists()
