@@ -760,7 +760,7 @@ class Sync:
         last sync (`cursor`, from last.json) are looked at, the rest are as noted then; every one
         when the journal cannot say. Returns the cursor the next sync starts from."""
         token = _change_token(self.home)  # read before the journal: a write after both moves it again
-        given = cursor if isinstance(cursor, dict) and not reset else None
+        given = cursor if _sound_cursor(cursor) and not reset else None
         written, read = self._journal_since(given)
         now = time.time()
         if given is not None and written is not None:
@@ -1120,6 +1120,16 @@ def _flat_json(data: Mapping[str, str]) -> bytes:
 
 def _conflict(sid: str) -> str:
     return f"session {sid} was recorded here and on another machine; this copy is not pushed and theirs not taken"
+
+
+def _sound_cursor(cursor: Any) -> bool:
+    """A journal cursor as this code writes it in last.json (anything else: a full scan)."""
+    return (
+        isinstance(cursor, dict)
+        and isinstance(cursor.get("id"), str)
+        and isinstance(cursor.get("offset"), int)
+        and isinstance(cursor.get("full_at"), (int, float))
+    )
 
 
 def _change_token(home: Home) -> str:

@@ -238,3 +238,16 @@ def test_a_writer_killed_before_its_end_line_is_still_seen(
     Sync(fresh(home)).run()
     assert stamped == ["sa2"]
     assert tip(remote, "sa2") != before
+
+
+def test_a_cursor_edited_into_nonsense_makes_a_full_scan(synced: tuple[Home, Path], stamped: list[str]) -> None:
+    home, _ = synced
+    last = home.path / "sync" / "last.json"
+    data = json.loads(last.read_bytes())
+    data["journal"]["offset"] = "twelve"
+    last.write_text(json.dumps(data))
+    Sync(fresh(home)).run()
+    assert sorted(stamped) == list(SESSIONS)
+    stamped.clear()
+    Sync(fresh(home)).run()
+    assert stamped == []
