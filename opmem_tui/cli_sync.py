@@ -106,3 +106,8 @@ def sync_status(ctx: click.Context, as_json: bool) -> None:
         f"sessions pushed from here: {status['sessions_pushed']} · pulled from other machines: "
         f"{status['sessions_pulled']} · other machines: {plain(', '.join(status['machines']) or 'none yet')}"
     )
+    if status["sessions_deleted_here_on_remote"]:
+        click.echo(
+            f"deleted here, still on the remote: {status['sessions_deleted_here_on_remote']} session(s) "
+            "(deletions do not sync: their refs stay on the remote and the copies other machines pulled stay)"
+        )

@@ -32,6 +32,7 @@ from ..model import (
     check_session_id,
     turn_count,
 )
+from .change_journal import ChangeJournal
 from .conversation import turns_from_nodes
 from .files import write_json_atomic
 from .git_mirror import GIT_ERRORS
@@ -100,6 +101,10 @@ class SessionStore:
     def changed_path(self) -> Path:
         return self.root / ".changed"
 
+    @property
+    def journal(self) -> ChangeJournal:
+        return ChangeJournal(self.root / ".journal")
+
     def locations(self) -> dict[str, str]:
         """{session_id: folder} of sessions kept inside projects; re-read only when the file changes."""
         return self._locations.read()
@@ -164,8 +169,10 @@ class SessionStore:
             return Path(located)
         return self.root / session_id
 
-    def _mark_changed(self) -> None:
+    def _mark_changed(self, *session_ids: str) -> None:
+        """Tell other processes: the journal names the sessions written, then the token moves."""
         self.root.mkdir(parents=True, exist_ok=True)
+        self.journal.append(session_ids)
         _write_token(self.changed_path, uuid.uuid4().hex)
         self._listing.forget()
 
@@ -210,6 +217,8 @@ class SessionStore:
         check_session_id(session_id)
         self._ensure_locks_dir()
         with self._held(session_id, wait):
+            # named before the writes too: a writer killed before its end's line is still seen
+            self.journal.append([session_id])
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -233,7 +242,7 @@ class SessionStore:
                     token = uuid.uuid4().hex
                     if _write_token(self._token_path(session_id), token):
                         self._tokens[session_id] = token
-                    self._mark_changed()
+                    self._mark_changed(session_id)
 
     def _open(self, session_id: str, *, create: bool, location: Path | None) -> SessionRepo:
         with self._store_lock:
@@ -439,7 +448,7 @@ class SessionStore:
             if "title" in fields and "title_source" not in fields:
                 fields["title_source"] = "user"
             repo.update_meta(fields)
-            self._mark_changed()
+            self._mark_changed(session_id)
             return repo.meta()
 
     def rename_session(self, session_id: str, title: str) -> SessionMeta:
@@ -451,7 +460,7 @@ class SessionStore:
     def switch_head(self, session_id: str, node_id: str) -> None:
         with self._session(session_id) as repo:
             repo.set_head(node_id)
-            self._mark_changed()
+            self._mark_changed(session_id)
 
     def delete_session(self, session_id: str) -> None:
         """The only way anything is deleted: the folder and its locations.json entry."""
@@ -467,7 +476,7 @@ class SessionStore:
             self._token_path(session_id).unlink(missing_ok=True)
             self._mirror_mark(session_id).clear()
             self._tokens.pop(session_id, None)
-        self._mark_changed()
+        self._mark_changed(session_id)
 
     @contextmanager
     def rewriting(self, session_id: str) -> Iterator[SessionRepo]:
@@ -493,7 +502,7 @@ class SessionStore:
                 token = uuid.uuid4().hex
                 if _write_token(self._token_path(session_id), token):
                     self._tokens[session_id] = token
-                self._mark_changed()
+                self._mark_changed(session_id)
 
     def pack(self, session_id: str) -> int:
         with self._session(session_id) as repo:

@@ -44,6 +44,7 @@ from ..memory.store import LOCK_NAME
 from ..model import OpmemError, SessionMeta
 from ..privacy import redact_value
 from ..privacy.purge import Values, _HistoryRewriter
+from ..store.change_journal import ROTATE_AFTER, JournalRead
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
 from ..store.git_mirror import init_session_git
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
@@ -64,7 +65,9 @@ META = NS + "meta/"
 MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
-PACK_AFTER = 100  # a push of this many refs or more packs a local remote's refs (gitcli.pack_remote_refs)
+FULL_SCAN_EVERY = 24 * 3600.0  # seconds; between these, only the sessions the store's journal names are looked at
+REINDEX_OWED = "reindex-owed"  # in sync/: a pull began taking things in and has not indexed them yet
+PACK_AFTER = 100  # a push (fetch) of this many refs or more packs a local remote's refs, writes commit-graphs
 
 
 class SyncRefused(SyncError):
@@ -181,6 +184,7 @@ class Sync:
         self._outbox: pygit2.Repository | None = None
         self._refs_table: RefTable | None = None
         self._template: tuple[list[str], dict[str, bytes]] | None = None
+        self._unwritten: list[tuple[int, bytes]] = []  # objects made for the outbox, written by _write_objects
 
     # -- plumbing ---------------------------------------------------------------------------------
     @property
@@ -287,6 +291,14 @@ class Sync:
         state = self._state()
         sessions = state.get("sessions", {})
         pushed = sum(1 for e in sessions.values() if _shared(e) and not e.get("pulled"))
+        pulled = origins(self.home)
+        others = self._claims()
+        on_remote = {r[len("opmem/sessions/") :].partition("/")[0] for r in seen if r.startswith("opmem/sessions/")}
+        deleted = [
+            sid
+            for sid in sorted(on_remote - set(pulled) - set(others))
+            if not (self.home.sessions_dir / sid / "meta.json").exists() and sid not in self._local_ids()
+        ]
         return {
             "remote": self.remote,
             "machine": self.me,
@@ -294,9 +306,16 @@ class Sync:
             "last_sync": self._last(state).get("last_sync"),
             "remote_refs_seen": len(seen),
             "sessions_pushed": pushed,
-            "sessions_pulled": len(origins(self.home)),
+            "sessions_pulled": len(pulled),
+            "sessions_deleted_here_on_remote": len(deleted),  # a sync never deletes (README: Sync)
             "machines": sorted({r.split("/")[-1] for r in seen if r.startswith("opmem/meta/")} - {self.me}),
         }
+
+    def _local_ids(self) -> set[str]:
+        try:
+            return set(self.home.sessions.locations())
+        except OpmemError:
+            return set()
 
     # -- pull -------------------------------------------------------------------------------------
     def pull(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
@@ -319,8 +338,13 @@ class Sync:
                 f"{'is' if len(forced) == 1 else 'are'} not a continuation of what this machine pulled last; "
                 "nothing was changed here (if that rewrite is meant, `opmem sync init REMOTE` again starts from it)"
             )
+        owed = (self.dir / REINDEX_OWED).exists()
         if not changed:
+            if owed:
+                self._reindex(report, everything=True)
             return
+        if not owed:  # a kill before the reindex below leaves it: the next sync catches the index up
+            write_atomic(self.dir / REINDEX_OWED, b"", durable=self.home.durable)
         report.refs_changed = True
         metas = {n[len(META) :]: oid for n, oid in remote_refs.items() if n.startswith(META)}
         theirs = {
@@ -342,8 +366,7 @@ class Sync:
         for name, oid in changed.items():
             if name.startswith(MEMORY) and name[len(MEMORY) :] != self.me:
                 report.memory_records += self._merge_memory(oid)
-        if report.memory_records or report.pulled_sessions or report.updated_sessions:
-            self._reindex(report)
+        self._reindex(report, everything=owed)
         for name, oid in changed.items():
             self._set_ref(SEEN + name[len("refs/") :], oid)
             self._del_ref(INCOMING + name[len("refs/") :])
@@ -360,6 +383,8 @@ class Sync:
         # git wrote them as loose files: into the table, so that its save removes them (10,000
         # loose files left behind were read and removed by the next sync: 12 s)
         self.refs.fold_loose(INCOMING.rstrip("/"))
+        if len(changed) >= PACK_AFTER:
+            gitcli.write_commit_graph(self.outbox_path)
 
     def _read_meta_tree(self, oid: str, since: str | None = None) -> dict[str, Any]:
         """A machine's meta ref: machine, projects, origins, and `sessions`: the meta.json of each
@@ -454,7 +479,7 @@ class Sync:
             except (OpmemError, OSError, pygit2.GitError, KeyError, ValueError) as exc:
                 report.problems.append(f"session {sid}: not pulled ({type(exc).__name__}: {exc})")
         self._land(staged, report)
-        self.home.sessions._mark_changed()
+        self.home.sessions._mark_changed(*(sid for sid, _staging, _path in staged))
 
     def _land(self, staged: list[tuple[str, Path, Path]], report: SyncReport) -> None:
         """Staged sessions renamed into place, after one os.sync put every file of them on disk."""
@@ -462,6 +487,7 @@ class Sync:
             return
         if self.home.durable:
             os.sync()
+        self.home.sessions.journal.append(sid for sid, _staging, _path in staged)  # a kill after a rename
         parents = set()
         for sid, staging, path in staged:
             os.rename(staging, path)
@@ -663,14 +689,19 @@ class Sync:
                 added += len(new)
         return added
 
-    def _reindex(self, report: SyncReport) -> None:
-        """The search index takes in the sessions and memory records pulled (nothing else changed)."""
-        try:
-            if "memory" in self.home.__dict__:
-                self.home.memory.refresh()
-            self.home.search_index.update(sorted({*report.pulled_sessions, *report.updated_sessions}))
-        except OpmemError as exc:
-            report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
+    def _reindex(self, report: SyncReport, *, everything: bool) -> None:
+        """The search index takes in the sessions and memory records pulled (nothing else changed);
+        `everything`: what a sync killed before this step pulled is not known, all is caught up."""
+        if everything or report.memory_records or report.pulled_sessions or report.updated_sessions:
+            try:
+                if "memory" in self.home.__dict__:
+                    self.home.memory.refresh()
+                wanted = None if everything else sorted({*report.pulled_sessions, *report.updated_sessions})
+                self.home.search_index.update(wanted)
+            except OpmemError as exc:
+                report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
+                return
+        (self.dir / REINDEX_OWED).unlink(missing_ok=True)
 
     # -- push -------------------------------------------------------------------------------------
     def push(self, remote_refs: Mapping[str, str], report: SyncReport, state: dict[str, Any] | None = None) -> None:
@@ -693,14 +724,11 @@ class Sync:
         for name in scan.want:
             if name.startswith(SESSIONS):
                 scan.by_session.setdefault(name[len(SESSIONS) :].partition("/")[0], []).append(name)
-        for sid, path in self._local_sessions():
-            self._scan_session(sid, path, scan, report)
+        cursor = self._scan_local(scan, report, self._last(state).get("journal"), reset=changed)
         for sid in set(scan.state) - scan.present:  # deleted here: its refs stay on the remote
             scan.state.pop(sid)
             scan.dirty = True
-        if scan.objects:
-            write_pack(self.outbox_path / "objects" / "pack", scan.objects)
-            self._outbox = None
+        self._unwritten.extend(scan.objects)
         for name, oid in scan.want.items():
             if name.startswith(SESSIONS):
                 self._set_ref(name, oid)
@@ -716,16 +744,67 @@ class Sync:
             self._commit_memory(scan.private)
             state["memory"] = memory_key
             changed = True
+        self._write_objects()
         self._push_refs(remote_refs, report)
         if changed or scan.dirty or "last_sync" in state:
             state.pop("last_sync", None)  # in last.json now
             state.pop("remote", None)
             self._save_state(state)
-        write_atomic(
-            self.dir / "last.json",
-            dump_json({"last_sync": time.time(), "remote": self.remote}),
-            durable=self.home.durable,
-        )
+        last: dict[str, Any] = {"last_sync": time.time(), "remote": self.remote}
+        if cursor is not None:
+            last["journal"] = cursor
+        write_atomic(self.dir / "last.json", dump_json(last), durable=self.home.durable)
+
+    def _scan_local(self, scan: _PushScan, report: SyncReport, cursor: Any, *, reset: bool) -> dict[str, Any] | None:
+        """Every local session into `scan`: those the store's journal names as written since the
+        last sync (`cursor`, from last.json) are looked at, the rest are as noted then; every one
+        when the journal cannot say. Returns the cursor the next sync starts from."""
+        token = _change_token(self.home)  # read before the journal: a write after both moves it again
+        given = cursor if _sound_cursor(cursor) and not reset else None
+        written, read = self._journal_since(given)
+        now = time.time()
+        if given is not None and written is not None:
+            silent = token != given.get("token") and not written  # a writer keeping no journal (an older opmem)
+            if silent or now - float(given.get("full_at") or 0) > FULL_SCAN_EVERY:  # or a hand edit, long unseen
+                written = None
+        if written is None:
+            for sid, path in self._local_sessions():
+                self._scan_session(sid, path, scan, report)
+        else:
+            folders = self._folders(set(scan.state) | written)
+            for sid in sorted(folders):
+                cached = scan.state.get(sid)
+                noted = cached.get("stamp") if cached and sid not in written else None
+                self._scan_session(sid, folders[sid], scan, report, noted)
+        if read is None:
+            return None
+        full_at = now if written is None or given is None else float(given.get("full_at") or 0)
+        return {"id": read.journal, "offset": read.offset, "token": token, "full_at": full_at}
+
+    def _journal_since(self, cursor: Mapping[str, Any] | None) -> tuple[frozenset[str] | None, JournalRead | None]:
+        """The sessions the store's journal names since `cursor` (None: every session is to be
+        looked at), and the read whose end the next sync starts from."""
+        journal = self.home.sessions.journal
+        if cursor is not None:
+            read = journal.read(str(cursor.get("id")), int(cursor.get("offset") or 0))
+            if read is not None and read.size <= ROTATE_AFTER:
+                return read.ids, read
+        read = journal.read(None, 0)
+        if read is None or read.size > ROTATE_AFTER:
+            # missing, torn or long: a new one from now on (a line appended to the old one meanwhile
+            # is of files written before the full scan that follows, which sees them)
+            journal.rotate()
+            read = journal.read(None, 0)
+        return None, read
+
+    def _folders(self, ids: Iterable[str]) -> dict[str, str]:
+        """{id: folder} of these sessions (those kept in projects where locations.json says)."""
+        root = str(self.home.sessions_dir) + os.sep
+        try:
+            located = {sid: str(where) for sid, where in self.home.sessions.locations().items()}
+        except OpmemError:
+            located = {}
+        return {sid: located.get(sid) or root + sid for sid in ids}
 
     def _push_refs(self, remote_refs: Mapping[str, str], report: SyncReport) -> None:
         mine = self._refs(NS)
@@ -737,6 +816,10 @@ class Sync:
         gitcli.push(self.outbox_path, self.remote, specs)
         if len(to_push) >= PACK_AFTER:
             gitcli.pack_remote_refs(self.remote)
+            gitcli.write_commit_graph(self.outbox_path)
+            remote_dir = gitcli.local_repository(self.remote)
+            if remote_dir is not None:  # ssh, https: their host's own gc writes it
+                gitcli.write_commit_graph(remote_dir)
         for n in to_push:
             self._set_ref(SEEN + n[len("refs/") :], mine[n[len(NS) :]])
         report.pushed_refs = len(to_push)
@@ -750,10 +833,13 @@ class Sync:
             return {}
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
-    def _scan_session(self, sid: str, where: str, scan: _PushScan, report: SyncReport) -> None:
+    def _scan_session(
+        self, sid: str, where: str, scan: _PushScan, report: SyncReport, stamp: list[int] | None = None
+    ) -> None:
         """One local session: what of it is pushed (its redacted branches, its meta), from the
-        stamps of its files when nothing changed since the last sync."""
-        stamp = _stamp(where)
+        stamps of its files when nothing changed since the last sync. `stamp`: the one noted then,
+        for a session the store's journal says was not written since (no stat)."""
+        stamp = stamp or _stamp(where)
         if stamp is None:
             return  # no meta.json (yet): not a session to push
         scan.present.add(sid)
@@ -935,11 +1021,17 @@ class Sync:
         body = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "") + f"author {who}\ncommitter {who}\n\n"
         body += f"opmem sync from {self.me}\n"
         objects.append((COMMIT, body.encode()))
-        missing = [(k, d) for k, d in objects if pygit2.Oid(raw=object_id(k, d)) not in self.outbox.odb]
-        if missing:
-            write_pack(self.outbox_path / "objects" / "pack", missing)
-            self._outbox = None
+        self._unwritten.extend((k, d) for k, d in objects if pygit2.Oid(raw=object_id(k, d)) not in self.outbox.odb)
         self._set_ref(ref, object_id(COMMIT, body.encode()).hex())
+
+    def _write_objects(self) -> None:
+        """The objects this push made (sessions' redacted history, the meta and memory commits) as
+        one pack, before any ref naming them is saved: one pack and one fsync per sync, not three."""
+        objects = list({object_id(k, d): (k, d) for k, d in self._unwritten}.values())
+        self._unwritten = []
+        if objects:
+            write_pack(self.outbox_path / "objects" / "pack", objects)
+            self._outbox = None
 
     def _commit_meta(
         self, metas: Mapping[str, Any], origins_tree: Mapping[str, str], state: Mapping[str, dict[str, Any]]
@@ -1028,6 +1120,23 @@ def _flat_json(data: Mapping[str, str]) -> bytes:
 
 def _conflict(sid: str) -> str:
     return f"session {sid} was recorded here and on another machine; this copy is not pushed and theirs not taken"
+
+
+def _sound_cursor(cursor: Any) -> bool:
+    """A journal cursor as this code writes it in last.json (anything else: a full scan)."""
+    return (
+        isinstance(cursor, dict)
+        and isinstance(cursor.get("id"), str)
+        and isinstance(cursor.get("offset"), int)
+        and isinstance(cursor.get("full_at"), (int, float))
+    )
+
+
+def _change_token(home: Home) -> str:
+    try:
+        return home.sessions.changed_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _file_stamp(path: Path) -> list[int]:

