@@ -126,6 +126,11 @@ def log_kind(name: str) -> str:
 _PARSERS = {"timeline": parse_timeline_line, "entities": parse_entity_line, "edges": parse_edge_line}
 
 
+def parse_log_line(name: str, raw: bytes, where: str) -> MemoryRecord:
+    """One line of log `name` as its record; CorruptFile, ValueError or RecursionError when bad."""
+    return _PARSERS[log_kind(name)](json.loads(raw.decode("utf-8")), where)
+
+
 class MemoryCache:
     """One SQLite connection over the cache, shared by the store's threads under one lock."""
 
