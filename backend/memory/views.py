@@ -51,7 +51,6 @@ STATE_VERSION = 1
 RELATIONS_SHOWN = 200
 MENTIONS_SHOWN = 50
 SOURCES_SHOWN = 30
-_HIDDEN = "hidden"  # the digest kept for an entity whose page is withheld (no file)
 _TAIL_CHUNK = 1 << 16
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~!&#])")
 
@@ -265,10 +264,15 @@ def _log_ends(root: Path) -> dict[str, list]:
                         end = start + at + 1
                         break
                     end = start
-            ends[name] = [end, st.st_ino, fingerprint(path, end)]
+            ends[name] = [end, st.st_ino, _hashed_fingerprint(path, end)]
         except OSError:
             continue
     return ends
+
+
+def _hashed_fingerprint(path: Path, offset: int) -> str:
+    """logs.fingerprint hashed: the log's bytes (a session's text) never land in the views' state."""
+    return hashlib.blake2b(fingerprint(path, offset).encode("ascii"), digest_size=16).hexdigest()
 
 
 def _appended(root: Path, old: dict, new: dict[str, list]) -> list | None:
@@ -284,7 +288,7 @@ def _appended(root: Path, old: dict, new: dict[str, list]) -> list | None:
             if not (isinstance(was, list) and len(was) == 3 and was[1] == ino and isinstance(was[0], int)):
                 return None
             offset = was[0]
-            if offset > end or fingerprint(root / name, offset) != was[2]:
+            if offset > end or _hashed_fingerprint(root / name, offset) != was[2]:
                 return None
         if offset == end:
             continue
@@ -374,14 +378,13 @@ def write_views(
         mark = _file_mark(path)
         fresh = isinstance(known, list) and len(known) == 3 and known[2] == mark
         if fresh and ((stamp and known[0] == stamp) or (dirty is not None and entity_id not in dirty)):
-            if known[1] != _HIDDEN:
-                unchanged += 1
+            unchanged += 1
             continue
         if memory.entity_by_id(entity_id) is None:
             continue
         if memory.entity_hidden(entity_id):  # learnt only from a private (or excluded, deleted) session
             path.unlink(missing_ok=True)
-            state[entity_id] = [stamp, _HIDDEN, None]
+            state.pop(entity_id, None)  # not even its id is kept (it may be the secret): asked again next time
             continue
         inputs = _gather(memory, entity_id)
         digest = inputs.digest() if isinstance(inputs, _Inputs) else repr(inputs)
