@@ -1,7 +1,7 @@
 """Entity views: one readable Markdown page per entity, memory/graph/views/entity/<slug>.md.
 
     render_entity_view(memory, entity_id) -> str
-    write_views(memory, entity_ids=None, stamp="", sessions_token="") -> ViewsWritten
+    write_views(memory, entity_ids=None, stamp="", sessions_token="", session_key=None) -> ViewsWritten
     view_path(memory_root, entity_id) -> Path
 
 A page holds the entity's type, id and scope, its aliases and why each was merged (and
@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -52,6 +52,7 @@ RELATIONS_SHOWN = 200
 MENTIONS_SHOWN = 50
 SOURCES_SHOWN = 30
 _TAIL_CHUNK = 1 << 16
+SessionKey = Callable[[str], str]
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~!&#])")
 
 
@@ -330,16 +331,33 @@ def _dirty(memory: MemoryStore, records: list) -> set[str]:
     return memory.alias_groups(touched) if touched else set()
 
 
-def _visibility(memory: MemoryStore, known: object, named: set[str]) -> tuple[dict[str, bool], set[str]]:
-    """Each named session's visibility now, and the entities of those whose answer changed."""
-    known = known if isinstance(known, dict) else {}
-    now = {sid: memory.session_visible(sid) for sid in sorted(named)}
-    moved = [sid for sid, shown in now.items() if sid in known and known[sid] != shown]
-    return now, (memory.alias_groups(memory.session_entities(moved)) if moved else set())
+def _visibility(
+    memory: MemoryStore, known: dict, named: Iterable[str], key: SessionKey | None, trusted: bool
+) -> tuple[dict[str, list], list[str]]:
+    """[key, shown] of each named session, and the sessions whose answer changed. A session whose
+    key is the one kept (and `trusted`: what else visibility depends on is the same) is not asked."""
+    now: dict[str, list] = {}
+    moved = []
+    for sid in sorted(set(named)):
+        mark = key(sid) if key is not None else None
+        was = known.get(sid)
+        was = was if isinstance(was, list) and len(was) == 2 else None
+        if trusted and mark is not None and was is not None and was[0] == mark:
+            now[sid] = was
+            continue
+        shown = memory.session_visible(sid)
+        if was is not None and was[1] != shown:
+            moved.append(sid)
+        now[sid] = [mark, shown]
+    return now, moved
 
 
 def write_views(
-    memory: MemoryStore, entity_ids: Iterable[str] | None = None, stamp: str = "", sessions_token: str = ""
+    memory: MemoryStore,
+    entity_ids: Iterable[str] | None = None,
+    stamp: str = "",
+    sessions_token: str = "",
+    session_key: SessionKey | None = None,
 ) -> ViewsWritten:
     """Regenerate the pages that may have changed; unchanged files stay untouched.
 
@@ -348,8 +366,10 @@ def write_views(
     of `entity_ids`; every entity when a log was rewritten or nothing was kept. `stamp`: the
     caller's token of everything a page depends on (the memory's logs and the sessions that
     exist); a page written under the same stamp and untouched since is skipped without a query.
-    `sessions_token`: a token of the sessions' state ("" when none): the same one as last time
-    skips asking each session's visibility again. Every page is compared before it is written.
+    `sessions_token` (what every session's visibility depends on: the exclusions, ...) and
+    `session_key` (sid -> a cheap key of that session's own part, its meta.json's stat): when
+    both are the same as last time a session's visibility is not asked again. Every page is
+    compared before it is written.
     """
     folder = memory.root / VIEWS_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -357,19 +377,17 @@ def write_views(
     ends = _log_ends(memory.root)  # before any query: a record appended meanwhile is read next time
     appended = _appended(memory.root, base.get("logs"), ends)
     all_ids = memory.entity_ids()
+    seen = base.get("sessions") if isinstance(base.get("sessions"), dict) else {}
+    trusted = bool(sessions_token) and sessions_token == base.get("sessions_token")
     if appended is None:
         dirty = None
-        sessions = {sid: memory.session_visible(sid) for sid in sorted(memory.sessions_named())}
+        sessions, _ = _visibility(memory, seen, memory.sessions_named(), session_key, trusted)
     else:
         dirty = _dirty(memory, appended) | set(() if entity_ids is None else entity_ids)
-        sessions = base.get("sessions") if isinstance(base.get("sessions"), dict) else {}
-        if not sessions_token or sessions_token != base.get("sessions_token"):
-            sessions, moved = _visibility(memory, sessions, set(sessions) | memory.sessions_named())
-            dirty |= moved
-        else:
-            for sid in sorted({r.provenance.session_id for r in appended if getattr(r, "provenance", None)}):
-                if sid and sid not in sessions:
-                    sessions[sid] = memory.session_visible(sid)
+        new = {p.session_id for r in appended if (p := getattr(r, "provenance", None)) is not None}
+        sessions, moved = _visibility(memory, seen, {*seen, *new} - {""}, session_key, trusted)
+        if moved:
+            dirty |= memory.alias_groups(memory.session_entities(moved))
     ids = sorted(set(all_ids if entity_ids is None or dirty is not None else entity_ids))
     written = unchanged = rendered = 0
     for entity_id in ids:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.memory.logs import EDGES_LOG
 from opmem_tui.backend.memory.records import Edge, Entity, Patch, entity_id
 from opmem_tui.backend.memory.store import MemoryStore
@@ -33,7 +35,8 @@ def _rebuilt(root: Path, tmp: Path, shown: dict[str, bool]) -> dict[str, bytes]:
     return _pages(fresh)
 
 
-def test_incremental_views_equal_a_rebuild_after_every_kind_of_record(tmp_path: Path):
+@pytest.mark.parametrize("keyed", [False, True], ids=["asking-every-session", "keyed-sessions"])
+def test_incremental_views_equal_a_rebuild_after_every_kind_of_record(tmp_path: Path, keyed: bool):
     root = tmp_path / "memory"
     shown: dict[str, bool] = {"s1": True, "s9": True}
     memory = MemoryStore(root, session_exists=lambda sid: shown.get(sid, True), durable=False)
@@ -50,8 +53,11 @@ def test_incremental_views_equal_a_rebuild_after_every_kind_of_record(tmp_path: 
     write_views(memory)
     assert _pages(root) == _rebuilt(root, work, shown)
 
+    def key(sid: str) -> str:  # a session's own part of its visibility (a meta.json's stat in a home)
+        return repr(shown.get(sid, True))
+
     def check(*, at_most: int | None = None) -> None:
-        result = write_views(memory)
+        result = write_views(memory, sessions_token="same", session_key=key) if keyed else write_views(memory)
         assert _pages(root) == _rebuilt(root, work, shown)
         if at_most is not None:
             assert result.rendered <= at_most, result
