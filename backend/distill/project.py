@@ -6,17 +6,20 @@ touched, the sleep all of them. The cores are written whole and only when they c
 search index (backend/memory/search_service.py) takes the new records and the turns of the
 sessions distilled, so a distilled fact finds its turn at once.
 
-A view is rendered only when its inputs changed (views.py): the stamp given to write_views is
-the memory logs' sizes, mtimes and inodes plus the session store's change token (a session
-written or deleted changes what a view shows), so a sleep with nothing new asks no query.
+A view is rendered only when its inputs changed (views.py): only the entities the records
+appended since the last projection touch are looked at. The stamp given to write_views is the
+memory logs' sizes, mtimes and inodes plus the session store's change token (a session written
+or deleted changes what a view shows), so a sleep with nothing new asks no query; the sessions'
+token (exclusions, projects' registry) and each meta.json's stat spare asking a session's visibility.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..home import Home
 from ..memory.core import consolidation_day, write_cores
@@ -48,16 +51,40 @@ def views_stamp(home: Home) -> str:
     return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
+def sessions_token(home: Home) -> str:
+    """A token of what every session's visibility depends on beside its own meta.json: the
+    exclusions and the projects' registry (a project's name and folder)."""
+    registry = FileStamp.of(home.projects_dir / "projects.json")
+    parts = [home.exclusions().fingerprint, f"{registry.size}:{registry.mtime_ns}:{registry.ino}" if registry else "-"]
+    return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def meta_key(home: Home) -> Callable[[str], str]:
+    """sid -> the stat of its meta.json (where the store keeps it): a session's part of its visibility."""
+    sessions = home.sessions
+
+    def key(session_id: str) -> str:
+        try:
+            st = os.stat(sessions.path_for(session_id) / "meta.json")
+        except (OpmemError, OSError):
+            return "-"
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+    return key
+
+
 def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: Iterable[str] = ()) -> list[str]:
     """Rebuild core.md files and entity views (all of them when `entity_ids` is None) and bring
     the search index up to the memory (and to `sessions`' turns); returns notes."""
     notes: list[str] = []
     stamp = views_stamp(home)  # before reading: a write meanwhile changes it, and the next run redoes
+    visibility = sessions_token(home)
     # whether a session still exists is asked once per session here, not once per query per view
     memory = MemoryStore(home.memory_dir, session_exists=functools.cache(home.visible), durable=home.durable)
     try:
         cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
-        views = write_views(memory, None if entity_ids is None else sorted(set(entity_ids)), stamp)
+        wanted = None if entity_ids is None else sorted(set(entity_ids))
+        views = write_views(memory, wanted, stamp, visibility, meta_key(home))
         problems = memory.problems()  # lines of the logs the memory skipped: named, never fatal
     finally:
         memory.close()

@@ -126,6 +126,11 @@ def log_kind(name: str) -> str:
 _PARSERS = {"timeline": parse_timeline_line, "entities": parse_entity_line, "edges": parse_edge_line}
 
 
+def parse_log_line(name: str, raw: bytes, where: str) -> MemoryRecord:
+    """One line of log `name` as its record; CorruptFile, ValueError or RecursionError when bad."""
+    return _PARSERS[log_kind(name)](json.loads(raw.decode("utf-8")), where)
+
+
 class MemoryCache:
     """One SQLite connection over the cache, shared by the store's threads under one lock."""
 
@@ -389,96 +394,90 @@ class MemoryCache:
             return self._insert(_scrubbed(record, name), name, line)
 
     def insert_appended(self, records: Iterable[tuple[MemoryRecord, str, int]]) -> None:
-        """insert() each of these (record, log name, line) just appended to the logs; the adjacency
-        rows of their edges are filled by one statement at the end instead of one per edge."""
-        if self._bulk:  # a rebuild fills the adjacency table at its own end
-            for record, name, line in records:
-                self.insert(record, name, line)
-            return
-        before = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM edges").fetchone()[0]
+        """insert() each of these (record, log name, line) just appended to the logs: a run of
+        events, edges or entities in one statement per table, and the adjacency rows of their
+        edges by one statement at the end instead of one per edge."""
+        items = list(records)
+        bulk = self._bulk  # a rebuild fills the adjacency table at its own end
+        before = 0 if bulk else self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM edges").fetchone()[0]
         self._bulk = True
         try:
-            for record, name, line in records:
-                self.insert(record, name, line)
+            start = 0
+            while start < len(items):
+                kind = type(items[start][0])
+                end = start + 1
+                while end < len(items) and type(items[end][0]) is kind:
+                    end += 1
+                if kind in _ROW_SQL and end - start > 1:
+                    self._insert_many(kind, items[start:end])
+                else:
+                    for record, name, line in items[start:end]:
+                        self.insert(record, name, line)
+                start = end
         finally:
-            self._bulk = False
-        # an edge's seq is above every older one (INTEGER PRIMARY KEY): these are the rows just added
-        self.db.execute(_ADJ_FILL.format(where="seq > ?"), (before, before))
+            self._bulk = bulk
+        if not bulk:  # an edge's seq is above every older one (INTEGER PRIMARY KEY): these are the rows just added
+            self.db.execute(_ADJ_FILL.format(where="seq > ?"), (before, before))
+
+    def _insert_many(self, kind: type, items: list[tuple[MemoryRecord, str, int]]) -> None:
+        """What insert() does for each of these records of one kind, with one executemany a table."""
+        db = self.db
+        table = _TABLE_OF[kind]
+        before = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}").fetchone()[0]
+        rows = [_ROW_OF[kind](record) for record, _, _ in items]
+        db.execute("SAVEPOINT insert_many")
+        try:
+            db.executemany(_ROW_SQL[kind], rows)
+        except UnicodeEncodeError:  # lone surrogates somewhere: each record on its own (insert() scrubs)
+            db.execute("ROLLBACK TO insert_many")
+            db.execute("RELEASE insert_many")
+            for record, name, line in items:
+                self.insert(record, name, line)
+            return
+        db.execute("RELEASE insert_many")
+        seqs = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
+        if not seqs:
+            return
+        fresh = [(record, seqs.pop(record.id)) for record, _, _ in items if record.id in seqs]
+        touched = self._touched
+        if kind is Event:
+            db.executemany(
+                "INSERT INTO mentions VALUES (?, ?)",
+                [(e, seq) for record, seq in fresh for e in dict.fromkeys(record.entities)],
+            )
+            touched.added["event"].update(record.id for record, _ in fresh)
+        elif kind is Edge:
+            touched.added["edge"].update(record.id for record, _ in fresh)
+        else:
+            db.executemany(
+                "INSERT OR IGNORE INTO names VALUES (?, ?)",
+                [(k, record.id) for record, _ in fresh for k in _name_keys(record)],
+            )
+        touched.changed = True
 
     def _insert(self, record: MemoryRecord, name: str, line: int) -> bool:
         db = self.db
         path = self._paths.get(name) or self._paths.setdefault(name, str(self.root / name))
         touched = self._touched
         if isinstance(record, Event):
-            p = record.provenance
-            cur = db.execute(
-                "INSERT OR IGNORE INTO events(id, t, it, kind, importance, scope, summary, entities, project,"
-                " session, nodes, turn, commit_, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    record.id,
-                    p.event_time,
-                    p.ingestion_time,
-                    record.kind,
-                    record.importance,
-                    record.scope,
-                    record.summary,
-                    pack_ids(record.entities),
-                    p.project_id,
-                    p.session_id,
-                    pack_ids(p.node_ids),
-                    p.turn,
-                    p.commit,
-                    record.key,
-                ),
-            )
+            cur = db.execute(_ROW_SQL[Event], _event_row(record))
             if cur.rowcount != 1:
                 return False
             seq = cur.lastrowid
             db.executemany("INSERT INTO mentions VALUES (?, ?)", [(e, seq) for e in dict.fromkeys(record.entities)])
             touched.added["event"].add(record.id)
         elif isinstance(record, Edge):
-            p = record.provenance
-            cur = db.execute(
-                "INSERT OR IGNORE INTO edges(id, src, dst, relation, t, it, confidence, scope, project, session,"
-                " nodes, turn, commit_) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    record.id,
-                    record.from_id,
-                    record.to_id,
-                    record.relation,
-                    p.event_time,
-                    p.ingestion_time,
-                    record.confidence,
-                    record.scope,
-                    p.project_id,
-                    p.session_id,
-                    pack_ids(p.node_ids),
-                    p.turn,
-                    p.commit,
-                ),
-            )
+            cur = db.execute(_ROW_SQL[Edge], _edge_row(record))
             if cur.rowcount != 1:
                 return False
             if not self._bulk:
                 db.execute(_ADJ_FILL.format(where="seq = ?"), (cur.lastrowid, cur.lastrowid))
             touched.added["edge"].add(record.id)
         elif isinstance(record, Entity):
-            it = record.provenance.ingestion_time if record.provenance else 0.0
-            cur = db.execute(
-                "INSERT OR IGNORE INTO entities(id, type, name, scope, it, data) VALUES (?,?,?,?,?,?)",
-                (
-                    record.id,
-                    record.type,
-                    record.name,
-                    record.scope,
-                    it,
-                    json.dumps(record.to_json(), ensure_ascii=False),
-                ),
-            )
+            cur = db.execute(_ROW_SQL[Entity], _entity_row(record))
             if cur.rowcount != 1:
                 return False
-            keys = {entity_key(record.name), *(entity_key(a) for a in record.aliases)} - {""}
-            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", [(k, record.id) for k in sorted(keys)])
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", [(k, record.id) for k in _name_keys(record)])
         elif isinstance(record, Patch):
             kind = "event" if log_kind(name) == "timeline" else "edge"
             cur = db.execute(
@@ -543,6 +542,64 @@ class MemoryCache:
                 sql = f"SELECT sup_t, sup_by, sup_reason, src, dst, t, seq FROM edges WHERE {where}"
                 rows = self.db.execute(sql, (arg,)).fetchall()
                 self.db.executemany(_ADJ_SUP, [(*r[:3], end, *r[5:]) for r in rows for end in {r[3], r[4]}])
+
+
+def _event_row(record: Event) -> tuple:
+    p = record.provenance
+    return (
+        record.id,
+        p.event_time,
+        p.ingestion_time,
+        record.kind,
+        record.importance,
+        record.scope,
+        record.summary,
+        pack_ids(record.entities),
+        p.project_id,
+        p.session_id,
+        pack_ids(p.node_ids),
+        p.turn,
+        p.commit,
+        record.key,
+    )
+
+
+def _edge_row(record: Edge) -> tuple:
+    p = record.provenance
+    return (
+        record.id,
+        record.from_id,
+        record.to_id,
+        record.relation,
+        p.event_time,
+        p.ingestion_time,
+        record.confidence,
+        record.scope,
+        p.project_id,
+        p.session_id,
+        pack_ids(p.node_ids),
+        p.turn,
+        p.commit,
+    )
+
+
+def _entity_row(record: Entity) -> tuple:
+    it = record.provenance.ingestion_time if record.provenance else 0.0
+    return (record.id, record.type, record.name, record.scope, it, json.dumps(record.to_json(), ensure_ascii=False))
+
+
+def _name_keys(record: Entity) -> list[str]:
+    return sorted({entity_key(record.name), *(entity_key(a) for a in record.aliases)} - {""})
+
+
+_ROW_SQL: dict[type, str] = {
+    Event: "INSERT OR IGNORE INTO events(id, t, it, kind, importance, scope, summary, entities, project,"
+    " session, nodes, turn, commit_, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    Edge: "INSERT OR IGNORE INTO edges(id, src, dst, relation, t, it, confidence, scope, project, session,"
+    " nodes, turn, commit_) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    Entity: "INSERT OR IGNORE INTO entities(id, type, name, scope, it, data) VALUES (?,?,?,?,?,?)",
+}
+_ROW_OF = {Event: _event_row, Edge: _edge_row, Entity: _entity_row}
 
 
 def _rollback_journal(db: sqlite3.Connection) -> None:

@@ -1,7 +1,7 @@
 """Entity views: one readable Markdown page per entity, memory/graph/views/entity/<slug>.md.
 
     render_entity_view(memory, entity_id) -> str
-    write_views(memory, entity_ids=None, stamp="") -> ViewsWritten     all entities when None
+    write_views(memory, entity_ids=None, stamp="", sessions_token="", session_key=None) -> ViewsWritten
     view_path(memory_root, entity_id) -> Path
 
 A page holds the entity's type, id and scope, its aliases and why each was merged (and
@@ -14,26 +14,33 @@ escaped, so a name can neither style nor link anything. Pages depend only on the
 
 A page is rendered only when its inputs changed: VIEWS_STATE (beside the pages) keeps, per
 entity, the caller's `stamp` of the memory's state, a hash of the page's inputs (entity,
-aliases, relations, mentions) and the file's size and mtime. The same stamp skips a page
-without a query; the same inputs hash skips rendering it. A lost or stale state file only
-costs a re-render: the page itself is still compared byte for byte before it is written.
+aliases, relations, mentions) and the file's size and mtime; and how far each log was read
+and each named session's visibility. Only the entities the records appended since then can
+touch (their ends and mentions, both sides of a supersede, the alias history of a merge and
+the pages linking it) and those of a session whose visibility changed are looked at; a log
+rewritten or replaced makes every page be looked at. The same stamp skips a page without a
+query; the same inputs hash skips rendering it. A lost or stale state file only costs a
+re-render: the page itself is still compared byte for byte before it is written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
-from ..model import Provenance
+from ..model import OpmemError, Provenance
 from ..store.files import write_atomic
+from .cache import parse_log_line
 from .core import clean
-from .records import Entity
+from .logs import ReadState, fingerprint, log_names, read_lines
+from .records import AliasMerge, AliasUnmerge, Edge, Entity, Event, Patch
 from .results import AliasInfo, EntityRef, GraphEdge, Neighborhood, TimelinePage
 from .slugs import safe_name
 from .store import MemoryStore
@@ -44,6 +51,8 @@ STATE_VERSION = 1
 RELATIONS_SHOWN = 200
 MENTIONS_SHOWN = 50
 SOURCES_SHOWN = 30
+_TAIL_CHUNK = 1 << 16
+SessionKey = Callable[[str], str]
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|~!&#])")
 
 
@@ -219,13 +228,16 @@ def _sources(first: Provenance | None, *groups: Iterable[Provenance]) -> list[st
     return lines or ["- none"]
 
 
-def _load_state(memory: MemoryStore) -> dict[str, list]:
+def _load_state(memory: MemoryStore) -> tuple[dict[str, list], dict]:
+    """(per-entity entries, the base: how far the logs were read and the sessions' visibility)."""
     try:
         state = json.loads((memory.root / VIEWS_STATE).read_bytes())
     except (OSError, ValueError):
-        return {}
-    views = state.get("views") if isinstance(state, dict) and state.get("version") == STATE_VERSION else None
-    return views if isinstance(views, dict) else {}
+        return {}, {}
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        return {}, {}
+    views, base = state.get("views"), state.get("base")
+    return (views if isinstance(views, dict) else {}), (base if isinstance(base, dict) else {})
 
 
 def _file_mark(path: Path) -> list[int] | None:
@@ -236,30 +248,161 @@ def _file_mark(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def write_views(memory: MemoryStore, entity_ids: Iterable[str] | None = None, stamp: str = "") -> ViewsWritten:
-    """Regenerate the pages of `entity_ids` (every entity when None); unchanged files stay untouched.
+def _log_ends(root: Path) -> dict[str, list]:
+    """name -> [offset after its last complete line, inode, fingerprint there] of every log."""
+    ends: dict[str, list] = {}
+    for name in log_names(root):
+        path = root / name
+        try:
+            with path.open("rb") as fh:
+                st = os.fstat(fh.fileno())
+                end = st.st_size
+                while end > 0:  # back to the last "\n": a torn last line is not read yet
+                    start = max(0, end - _TAIL_CHUNK)
+                    fh.seek(start)
+                    at = fh.read(end - start).rfind(b"\n")
+                    if at >= 0:
+                        end = start + at + 1
+                        break
+                    end = start
+            ends[name] = [end, st.st_ino, _hashed_fingerprint(path, end)]
+        except OSError:
+            continue
+    return ends
 
-    `stamp`: the caller's token of everything a page depends on (the memory's logs and the
-    sessions that exist); a page written under the same stamp and untouched since is skipped
-    without a query. "" (no token) always asks the memory."""
-    ids = sorted(set(memory.entity_ids() if entity_ids is None else entity_ids))
+
+def _hashed_fingerprint(path: Path, offset: int) -> str:
+    """logs.fingerprint hashed: the log's bytes (a session's text) never land in the views' state."""
+    return hashlib.blake2b(fingerprint(path, offset).encode("ascii"), digest_size=16).hexdigest()
+
+
+def _appended(root: Path, old: dict, new: dict[str, list]) -> list | None:
+    """The records appended to the logs between two `_log_ends`; None when a log was rewritten,
+    replaced or removed (or there is no `old`): then nothing is known and every view is checked."""
+    if not isinstance(old, dict) or not old or any(name not in new for name in old):
+        return None
+    records = []
+    for name, (end, ino, _) in new.items():
+        was = old.get(name)
+        offset = 0
+        if was is not None:
+            if not (isinstance(was, list) and len(was) == 3 and was[1] == ino and isinstance(was[0], int)):
+                return None
+            offset = was[0]
+            if offset > end or _hashed_fingerprint(root / name, offset) != was[2]:
+                return None
+        if offset == end:
+            continue
+        state = ReadState(offset, 0)
+        for raw in read_lines(root / name, state):
+            if state.offset > end:
+                break  # appended after the ends were taken: the next call reads it
+            try:
+                records.append(parse_log_line(name, raw.data, name))
+            except (OpmemError, ValueError, RecursionError):
+                continue  # a bad line: the memory skips it too
+    return records
+
+
+def _dirty(memory: MemoryStore, records: list) -> set[str]:
+    """Every entity whose page these appended records can change (a superset; never fewer)."""
+    ids: set[str] = set()  # events and edges
+    named: set[str] = set()  # entities whose name or group moved: the pages linking them too
+    for record in records:
+        if isinstance(record, (Event, Edge)):
+            ids.add(record.id)
+        elif isinstance(record, Patch):
+            ids.update((record.id, record.by))
+        elif isinstance(record, Entity):
+            named.add(record.id)
+        elif isinstance(record, AliasMerge):
+            named.update((record.into, record.merged))
+        elif isinstance(record, AliasUnmerge):
+            merge = memory.alias_merge(record.id)
+            if merge is not None:
+                named.update((merge.into, merge.merged))
+    touched: set[str] = set()
+    if ids:
+        ids |= memory.supersede_links(ids)  # a patch that waited for its record takes effect now
+        touched |= memory.record_entities(ids)
+    if named:
+        named = memory.alias_component(named)
+        touched |= named | memory.edge_ends(named)
+    return memory.alias_groups(touched) if touched else set()
+
+
+def _visibility(
+    memory: MemoryStore, known: dict, named: Iterable[str], key: SessionKey | None, trusted: bool
+) -> tuple[dict[str, list], list[str]]:
+    """[key, shown] of each named session, and the sessions whose answer changed. A session whose
+    key is the one kept (and `trusted`: what else visibility depends on is the same) is not asked."""
+    now: dict[str, list] = {}
+    moved = []
+    for sid in sorted(set(named)):
+        mark = key(sid) if key is not None else None
+        was = known.get(sid)
+        was = was if isinstance(was, list) and len(was) == 2 else None
+        if trusted and mark is not None and was is not None and was[0] == mark:
+            now[sid] = was
+            continue
+        shown = memory.session_visible(sid)
+        if was is not None and was[1] != shown:
+            moved.append(sid)
+        now[sid] = [mark, shown]
+    return now, moved
+
+
+def write_views(
+    memory: MemoryStore,
+    entity_ids: Iterable[str] | None = None,
+    stamp: str = "",
+    sessions_token: str = "",
+    session_key: SessionKey | None = None,
+) -> ViewsWritten:
+    """Regenerate the pages that may have changed; unchanged files stay untouched.
+
+    Which pages: those of the entities the records appended since the last call can touch
+    (VIEWS_STATE keeps how far each log was read), of the sessions whose visibility changed, and
+    of `entity_ids`; every entity when a log was rewritten or nothing was kept. `stamp`: the
+    caller's token of everything a page depends on (the memory's logs and the sessions that
+    exist); a page written under the same stamp and untouched since is skipped without a query.
+    `sessions_token` (what every session's visibility depends on: the exclusions, ...) and
+    `session_key` (sid -> a cheap key of that session's own part, its meta.json's stat): when
+    both are the same as last time a session's visibility is not asked again. Every page is
+    compared before it is written.
+    """
     folder = memory.root / VIEWS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    state = _load_state(memory)
+    state, base = _load_state(memory)
+    ends = _log_ends(memory.root)  # before any query: a record appended meanwhile is read next time
+    appended = _appended(memory.root, base.get("logs"), ends)
+    all_ids = memory.entity_ids()
+    seen = base.get("sessions") if isinstance(base.get("sessions"), dict) else {}
+    trusted = bool(sessions_token) and sessions_token == base.get("sessions_token")
+    if appended is None:
+        dirty = None
+        sessions, _ = _visibility(memory, seen, memory.sessions_named(), session_key, trusted)
+    else:
+        dirty = _dirty(memory, appended) | set(() if entity_ids is None else entity_ids)
+        new = {p.session_id for r in appended if (p := getattr(r, "provenance", None)) is not None}
+        sessions, moved = _visibility(memory, seen, {*seen, *new} - {""}, session_key, trusted)
+        if moved:
+            dirty |= memory.alias_groups(memory.session_entities(moved))
+    ids = sorted(set(all_ids if entity_ids is None or dirty is not None else entity_ids))
     written = unchanged = rendered = 0
     for entity_id in ids:
         path = view_path(memory.root, entity_id)
         known = state.get(entity_id)
         mark = _file_mark(path)
-        fresh = isinstance(known, list) and len(known) == 3 and mark is not None and known[2] == mark
-        if fresh and stamp and known[0] == stamp:
+        fresh = isinstance(known, list) and len(known) == 3 and known[2] == mark
+        if fresh and ((stamp and known[0] == stamp) or (dirty is not None and entity_id not in dirty)):
             unchanged += 1
             continue
         if memory.entity_by_id(entity_id) is None:
             continue
         if memory.entity_hidden(entity_id):  # learnt only from a private (or excluded, deleted) session
             path.unlink(missing_ok=True)
-            state.pop(entity_id, None)
+            state.pop(entity_id, None)  # not even its id is kept (it may be the secret): asked again next time
             continue
         inputs = _gather(memory, entity_id)
         digest = inputs.digest() if isinstance(inputs, _Inputs) else repr(inputs)
@@ -279,6 +422,9 @@ def write_views(memory: MemoryStore, entity_ids: Iterable[str] | None = None, st
             write_atomic(path, data, durable=False)  # derived: rebuilt by the next run if lost
             written += 1
         state[entity_id] = [stamp, digest, _file_mark(path)]
-    payload = json.dumps({"version": STATE_VERSION, "views": state}, ensure_ascii=False, sort_keys=True)
+    # a partial call over a memory not followed (entity_ids, no base) leaves the base for a whole one
+    whole = entity_ids is None or dirty is not None
+    kept = {"logs": ends, "sessions": sessions, "sessions_token": sessions_token} if whole else {}
+    payload = json.dumps({"version": STATE_VERSION, "views": state, "base": kept}, ensure_ascii=False, sort_keys=True)
     write_atomic(memory.root / VIEWS_STATE, payload.encode("utf-8", "surrogatepass"), durable=False)
     return ViewsWritten(written, unchanged, rendered)

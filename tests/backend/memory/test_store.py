@@ -389,3 +389,23 @@ def test_raw_reads_for_the_distiller_ignore_alias_folding(store: MemoryStore):
         ["worker", "wrk"], key=lambda n: entity("service", n).id
     )
     assert len(store.entity_records()) == 4 and store.entity_records({"none"}) == ()
+
+
+def test_a_batch_with_a_lone_surrogate_is_stored_as_one_record_at_a_time_would_be(tmp_path):
+    from .sample import T0, entity, event
+
+    files = [entity("file", n) for n in ("a.py", "b\ud800.py", "c.py")]
+    events = [event(f"note {k}", T0 + k, entities=(files[k],)) for k in range(3)]
+    events[1] = event("odd \udcff text", T0 + 1, entities=(files[1],))
+    batched = MemoryStore(tmp_path / "batched", durable=False)
+    batched.append([*files, *events])
+    single = MemoryStore(tmp_path / "single", durable=False)
+    for record in (*files, *events):
+        single.append([record])
+    for store in (batched, single):
+        assert store.stats().events == 3 and store.stats().entities == 3
+    assert batched.timeline(limit=None).events == single.timeline(limit=None).events
+    assert [batched.timeline(entity=f.id).events for f in files] == [single.timeline(entity=f.id).events for f in files]
+    assert batched.entity_ids() == single.entity_ids()
+    batched.close()
+    single.close()
