@@ -50,6 +50,10 @@ class SessionRepo:
         self._meta: dict[str, Any] = {}
         self._generation = ""
         self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
+        self._batch_saw_meta = False  # meta.json was there when this batch looked
+        # A backlog batch creates the session without .git: the mirror writer's first commit
+        # makes it (GitMirror.repo), off the path to browsable (a twentieth of a backlog import).
+        self.defer_git = False
         self._meta_behind = False  # meta.json lags the turn commits of the open batch
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
@@ -159,7 +163,10 @@ class SessionRepo:
     # ------------------------------------------------------------------ writes
 
     def _ensure_created(self, session_meta: Mapping[str, Any] | None) -> None:
+        if self._batch_saw_meta:
+            return  # looked once this batch, under its lock: a stat per node was a twentieth of an import
         if self.meta_path.exists():
+            self._batch_saw_meta = self._in_batch
             return
         meta: dict[str, Any] = {
             "id": self.id,
@@ -180,6 +187,7 @@ class SessionRepo:
             meta["title_source"] = "user"
         self._meta = meta
         self._create_whole()
+        self._batch_saw_meta = self._in_batch
 
     def _create_whole(self) -> None:
         """Make the session folder (git repo, meta.json, sub-folders) beside it, then rename it
@@ -192,13 +200,15 @@ class SessionRepo:
         if self.path.exists():  # anything else already there: create around it, keep every file
             for sub in ("history", "context/commits", "workdir"):
                 (self.path / sub).mkdir(parents=True, exist_ok=True)
-            self.mirror.init()
+            if not self.defer_git:
+                self.mirror.init()
             self._write_meta()
             return
         staging = self.path.with_name(f".{self.path.name}.creating-{uuid.uuid4().hex[:8]}")
         for sub in ("history", "context/commits", "workdir"):
             (staging / sub).mkdir(parents=True)
-        init_session_git(staging)
+        if not self.defer_git:
+            init_session_git(staging)
         write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
         self._writes += 1
         os.rename(staging, self.path)
@@ -284,11 +294,13 @@ class SessionRepo:
         """Group commit: turn commits are written together (one pack) at end_group."""
         self.mirror.grouping = True
         self._in_batch = True
+        self._batch_saw_meta = False
 
     def end_group(self) -> None:
         """Make the group's node files durable, then write its commits and the index: a write burst ends."""
         self.mirror.grouping = False
         self._in_batch = False
+        self._batch_saw_meta = False
         self.log.sync()
         if self._meta_behind:
             self._meta_behind = False
