@@ -878,6 +878,8 @@ class Sync:
             scan.state[sid] = {"stamp": stamp, "meta": None}
             self._drop_session_refs(sid, scan)
             return
+        if self._mirror_being_written(sid, cached, scan):
+            return
         try:
             tips = self._session_tips(path, scan.objects)
         except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
@@ -891,6 +893,16 @@ class Sync:
         scan.metas[sid] = shown
         scan.own.add(sid)
         scan.state[sid] = {"stamp": stamp, "meta": shown}
+
+    def _mirror_being_written(self, sid: str, cached: dict | None, scan: _PushScan) -> bool:
+        """A backlog whose git is still being written is pushed as it was last (nothing, if new);
+        the mirror's commits name it in the journal again, and the next sync pushes it whole."""
+        if self.home.sessions.mirror_pending(sid) is None:
+            return False
+        if cached:
+            scan.metas[sid] = cached.get("meta")
+            scan.own.add(sid)
+        return True
 
     def _kept_here(self, meta: dict, sid: str, path: Path) -> bool:
         """A private or `[memory] exclude_*` session never leaves this machine (the one rule of

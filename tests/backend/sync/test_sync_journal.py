@@ -13,6 +13,7 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.privacy.exclusions import set_private
 from opmem_tui.backend.privacy.purge import plan_purge, purge
 from opmem_tui.backend.store.change_journal import ChangeJournal
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
 from opmem_tui.backend.sync import Sync, engine
 
 from .helpers import SECRET, T0, add_turn, bare_remote, git, machine_home, refs_of
@@ -251,3 +252,32 @@ def test_a_cursor_edited_into_nonsense_makes_a_full_scan(synced: tuple[Home, Pat
     stamped.clear()
     Sync(fresh(home)).run()
     assert stamped == []
+
+
+def test_a_backlog_session_is_pushed_once_its_mirror_is_written(synced: tuple[Home, Path]) -> None:
+    """A backlog import's session has node files and meta.json before git holds it: the sync
+    leaves it for later without calling it a problem, and pushes it once the mirror is written:
+    the mirror's commits name it in the journal again, so a sync that ran while it was being
+    written does not leave it unpushed."""
+    home, remote = synced
+    store = fresh(home).sessions
+    with store.batch("backlog", defer_mirror=True) as batch:
+        user = batch.append("user", "backlog question", created_at=T0 + 5)
+        batch.append("assistant", "backlog answer", parent_id=user.id, created_at=T0 + 6)
+    assert store.mirror_pending("backlog") is not None
+    report = Sync(fresh(home)).run()
+    assert report.problems == []
+    assert tip(remote, "backlog") is None
+    real = store._write_backlog
+
+    def synced_midway(repo, own_since=None):  # a periodic sync while the mirror is being written
+        Sync(fresh(home)).run()
+        return real(repo, own_since)
+
+    store._write_backlog = synced_midway
+    writer = MirrorWriter(store)
+    writer.add(store.owed_mirrors())
+    assert writer.run().sessions == 1
+    Sync(fresh(home)).run()
+    assert tip(remote, "backlog") is not None
+    assert remote_meta(remote, "backlog") is not None
