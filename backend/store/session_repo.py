@@ -51,9 +51,6 @@ class SessionRepo:
         self._generation = ""
         self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
         self._batch_saw_meta = False  # meta.json was there when this batch looked
-        # A backlog batch creates the session without .git: the mirror writer's first commit
-        # makes it (GitMirror.repo), off the path to browsable (a twentieth of a backlog import).
-        self.defer_git = False
         self._meta_behind = False  # meta.json lags the turn commits of the open batch
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
@@ -200,15 +197,13 @@ class SessionRepo:
         if self.path.exists():  # anything else already there: create around it, keep every file
             for sub in ("history", "context/commits", "workdir"):
                 (self.path / sub).mkdir(parents=True, exist_ok=True)
-            if not self.defer_git:
-                self.mirror.init()
+            self.mirror.init()
             self._write_meta()
             return
         staging = self.path.with_name(f".{self.path.name}.creating-{uuid.uuid4().hex[:8]}")
         for sub in ("history", "context/commits", "workdir"):
             (staging / sub).mkdir(parents=True)
-        if not self.defer_git:
-            init_session_git(staging)
+        init_session_git(staging)
         write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
         self._writes += 1
         os.rename(staging, self.path)

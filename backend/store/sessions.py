@@ -374,11 +374,9 @@ class SessionStore:
             repo.begin_group()
             claim = self._mirror_mark(session_id).claim if defer_mirror else None
             batch = SessionBatch(repo, self._commit_turn, before_write=claim)
-            repo.defer_git = defer_mirror
             try:
                 yield batch
             finally:
-                repo.defer_git = False
                 if defer_mirror and batch.wrote:
                     repo.defer_mirror()
                 repo.end_group()

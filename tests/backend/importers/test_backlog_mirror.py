@@ -40,9 +40,6 @@ def corpus(folder: Path, sessions: int, turns: int) -> Path:
 def commits(home: Home) -> dict[str, int]:
     out = {}
     for meta in home.sessions.list_sessions().sessions:
-        if not (Path(meta.path) / ".git").is_dir():  # a backlog's repo is made by its first mirror commit
-            out[meta.id] = 0
-            continue
         log = subprocess.run(["git", "-C", meta.path, "rev-list", "--all"], capture_output=True, text=True, check=True)
         out[meta.id] = len(log.stdout.split())
     return out
