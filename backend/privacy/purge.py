@@ -37,7 +37,7 @@ from ..memory.sqlite_files import remove_database
 from ..model import OpmemError
 from ..safe_text import plain
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
-from ..store.git_mirror import GIT_ERRORS
+from ..store.git_mirror import GIT_ERRORS, open_session_git
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from ..store.session_repo import GENERATION_FILE
 from .detect import find_secrets
@@ -316,7 +316,7 @@ def rewrite_git(
     `known`: node blobs whose redaction is known already (blob id -> new bytes, None: clean).
     Returns (commits rewritten, refs moved)."""
     try:
-        repo = pygit2.Repository(str(path))
+        repo = open_session_git(path)
         rewriter = _HistoryRewriter(repo, values, known or {})
         tips = _ref_tips(repo)
         mapping = rewriter.rewrite(set(tips.values()))
@@ -329,7 +329,7 @@ def rewrite_git(
         commits_map.update((old, new) for old, new in mapping.items() if old != new)
     if rewriter.new_objects:  # one pack, before any ref names its objects
         write_pack(path / ".git" / "objects" / "pack", rewriter.new_objects)
-        repo = pygit2.Repository(str(path))
+        repo = open_session_git(path)
     moved = 0
     for name, old in sorted(tips.items()):
         new = mapping.get(old, old)

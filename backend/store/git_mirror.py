@@ -80,6 +80,12 @@ def branch_name(text: str) -> str:
     return name[:100] or "retry"
 
 
+def open_session_git(path: Path | str) -> pygit2.Repository:
+    """The session folder's own repository. Never one found further up: pygit2 and git search
+    upward, and a session without .git inside a home kept in some repository would open that."""
+    return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+
+
 def init_session_git(path: Path) -> pygit2.Repository:
     repo = pygit2.init_repository(str(path), initial_head="main")
     repo.config["status.showUntrackedFiles"] = "no"
@@ -147,7 +153,7 @@ class GitMirror:
             if not self.exists():
                 self.init()
             if self._git is None:
-                self._git = pygit2.Repository(str(self.path))
+                self._git = open_session_git(self.path)
         return self._git
 
     def tips(self) -> dict[str, str]:

@@ -29,6 +29,7 @@ from ..model import CorruptFile, LastTurn, Node, SessionMeta
 from .commit_text import trailers
 from .conversation import Conversation
 from .files import read_json_object
+from .git_mirror import open_session_git
 
 _ROLES = frozenset("uats")
 _COMMIT_WALK = 64  # commits looked at below each branch tip for the turn's commit
@@ -224,7 +225,7 @@ def _turn_commit(path: Path, head: str) -> Any:
     """The head's turn commit, from the branch tips and a few commits below them; None if there is none."""
     if not (path / ".git").is_dir():
         return None
-    repo = pygit2.Repository(str(path))
+    repo = open_session_git(path)
     tips = [ref.peel(pygit2.Commit) for ref in (repo.references.get(f"refs/heads/{b}") for b in repo.branches.local)]
     for tip in tips:
         if trailers(tip.message)[0] == head:

@@ -46,7 +46,7 @@ from ..privacy import redact_value
 from ..privacy.purge import Values, _HistoryRewriter
 from ..store.change_journal import ROTATE_AFTER, JournalRead
 from ..store.files import dump_compact_json, dump_json, fsync_dir, write_atomic
-from ..store.git_mirror import init_session_git
+from ..store.git_mirror import init_session_git, open_session_git
 from ..store.packwriter import BLOB, COMMIT, MODE_TREE, TREE, object_id, parse_tree, write_pack
 from ..store.session_repo import GENERATION_FILE
 from . import gitcli
@@ -546,7 +546,7 @@ class Sync:
         return data if isinstance(data, dict) else {}
 
     def _write_refs(self, git_dir: Path, branches: Mapping[str, str]) -> None:
-        repo = pygit2.Repository(str(git_dir))
+        repo = open_session_git(git_dir)
         for branch, oid in sorted(branches.items()):
             repo.references.create(f"refs/heads/{branch}", pygit2.Oid(hex=oid), force=True)
         if "main" not in branches and branches:
@@ -602,7 +602,7 @@ class Sync:
     ) -> bool:
         """New turns and branches of a session pulled before: objects, refs, node files, meta."""
         with self.home.sessions.rewriting(sid):
-            repo = pygit2.Repository(str(path))
+            repo = open_session_git(path)
             have = {
                 b: str(repo.references[f"refs/heads/{b}"].target)
                 for b in branches
@@ -940,7 +940,7 @@ class Sync:
     def _session_tips(self, path: Path, new_objects: list[tuple[int, bytes]]) -> dict[str, str]:
         """The session's branches as pushed (redacted unless [sync] redact = false); the objects
         the outbox lacks are added to `new_objects`."""
-        repo = pygit2.Repository(str(path))
+        repo = open_session_git(path)
         tips: dict[str, str] = {}
         for name in repo.references:
             if name.startswith("refs/heads/"):

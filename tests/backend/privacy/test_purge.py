@@ -290,3 +290,35 @@ def test_a_copy_open_elsewhere_reads_the_redacted_session_after_a_purge(home: Ho
     leaky = home.sessions_dir / "leaky"
     assert not holds_a_value(git(leaky, "log", "-p", "--all").stdout)
     assert home.sessions.verify(repair=False).ok
+
+
+def test_a_session_without_its_git_never_purges_a_repository_enclosing_the_home(tmp_path) -> None:
+    """A home kept inside the user's own repository: a purge of a session whose .git is gone
+    must not rewrite, expire or repack that repository (git searches upward by default)."""
+    import shutil
+
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    (outer / "notes.txt").write_text("mine\n")
+    git(outer, "add", "notes.txt")
+    git(outer, "-c", "user.name=u", "-c", "user.email=u@example.invalid", "commit", "-qm", "mine")
+    loose = (
+        subprocess.run(  # unreachable: a repack of that repository would prune it
+            ["git", "-C", str(outer), "hash-object", "-w", "--stdin"], input=b"kept\n", capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    head = git(outer, "rev-parse", "HEAD").stdout
+    reflog = git(outer, "reflog").stdout
+    home = Home(outer / "home", durable=False)
+    build(home)
+    shutil.rmtree(home.sessions_dir / "leaky" / ".git")
+    try:
+        purge(home, plan_purge(home, "leaky"))
+    except OpmemError:
+        pass  # refusing is fine; touching the user's repository is not
+    assert git(outer, "rev-parse", "HEAD").stdout == head
+    assert git(outer, "reflog").stdout == reflog
+    assert git(outer, "cat-file", "-e", loose, check=False).returncode == 0
