@@ -91,8 +91,19 @@ def listeners(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# SERVING_LINE needs one of these words; for ASCII text a lowercased `in` decides as its
+# IGNORECASE does (other text may case-fold otherwise, U+017F long s for `s`: it runs the pattern)
+_SERVING_WORDS = ("listening", "running", "serving", "started", "available", "server", "ready")
+
+
 def serving_port(text: str) -> str | None:
     """The port a command's output says it listens on (`Running ... at http://localhost:4000`)."""
+    if ":" not in text:
+        return None
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _SERVING_WORDS):
+            return None
     match = SERVING_LINE.search(text)
     return f":{match.group(1)}" if match else None
 
@@ -118,12 +129,16 @@ _PORT_HINT = re.compile(r":\d{2,5}\b|\bport\b", re.IGNORECASE)
 
 
 def may_name_a_port(text: str) -> bool:
+    if ":" not in text and text.isascii() and "port" not in text.lower():
+        return False  # what _PORT_HINT needs is absent (ASCII: lower() folds as IGNORECASE does)
     return _PORT_HINT.search(text) is not None
 
 
 def issue_refs(text: str) -> list[str]:
     low = text.lower()
-    if not any(w in low for w in _ISSUE_WORDS) and _JIRA_HINT.search(text) is None:
+    if not any(w in low for w in _ISSUE_WORDS) and (
+        ("-" not in text and "PR" not in text) or _JIRA_HINT.search(text) is None  # the hint's literals first
+    ):
         return []
     out = []
     for match in ISSUE_REF.finditer(text):
