@@ -1040,7 +1040,7 @@ def _checked(
     # coarse on purpose: one state per outcome (and error), so a run that changes nothing
     # restates the current value instead of superseding it; the counts are in the timeline
     if failed:
-        error = next(iter(patterns.errors(out[-8000:])), "") if out else ""
+        error = next(iter(patterns.errors(out[-8000:], limit=1)), "") if out else ""  # the first is the same
         status = f"{what} failing" + (f": {error[:80]}" if error else "")
     else:
         status = f"{what} passing"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 URL = re.compile(r"https?://[^\s<>()\[\]{}'\"`|\\^]+", re.IGNORECASE)
 _URL_TAIL = ".,;:!?*_~"
@@ -188,6 +189,11 @@ def normalize_error(text: str) -> str:
 
 def errors(text: str, *, limit: int = 3) -> list[str]:
     """The error lines of a failed command's output, most specific first (a traceback's last line)."""
+    return list(_errors(text, limit))
+
+
+@lru_cache(maxsize=16)  # a failed action's output is read for its errors twice (its facts, its records)
+def _errors(text: str, limit: int) -> tuple[str, ...]:
     found: list[str] = []
     lines = text.splitlines()[-400:]
     for line in reversed(lines):
@@ -208,7 +214,7 @@ def errors(text: str, *, limit: int = 3) -> list[str]:
             body = match.group(2) if match.group(1) else match.group(4)
             if body and len(body) > 3:
                 found.append(normalize_error(f"{head.rstrip(':!')}: {body}"))
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def test_summary(text: str) -> str:
