@@ -29,6 +29,7 @@ class RecordBuilder:
         self.facts: list[TurnFacts] = []
         self.notes: list[str] = []
         self._ids: dict[tuple[str, str], str] = {}  # (type, key) -> id: entity_id hashes once per name
+        self._known: dict[tuple[str, str, str | None], str] = {}  # (type, name as given, key) -> id, once recorded
         self._once: dict[tuple[str, str, str], str] = {}
         self._single: dict[tuple[Any, ...], Provenance] = {}  # provenance of one node (immutable, shared)
 
@@ -94,6 +95,10 @@ class RecordBuilder:
         aliases: Iterable[str] = (),
     ) -> str:
         """The entity's id; the first sighting in the batch is the one recorded."""
+        given = (entity_type, name, key)
+        known = self._known.get(given)
+        if known is not None:
+            return known  # a later sighting changes nothing: skip the normalizing
         name = " ".join(name.split())
         ref = (entity_type, key if key is not None else self.key_for(entity_type, name))
         eid = self._ids.get(ref)
@@ -111,6 +116,7 @@ class RecordBuilder:
                 scope=scope,
                 provenance=provenance,
             )
+        self._known[given] = eid
         return eid
 
     def edge(

@@ -116,8 +116,9 @@ def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
             programs.append(action.program)
         installed += action.packages
         out = _scan(action.output or action.node.content or "") if kind in RUN_KINDS else ""
-        if kind == "test" or (out and patterns.test_summary(out)):
-            tests = patterns.test_summary(out) or tests
+        summary = patterns.test_summary(out) if kind == "test" or out else ""  # once, not once more when found
+        if summary:
+            tests = summary
         if action.failed and out:
             errors += patterns.errors(out)
         if action.program == "git commit" or action.tool == "aider":

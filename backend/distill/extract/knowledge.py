@@ -494,6 +494,17 @@ _COMMON_WORDS = frozenset(
 
 _SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|prefer)\b", re.I)
 _ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
+_SWAP_LITERALS = ("from ", "replac", "instead of")
+
+
+def _may_swap(text: str) -> bool:
+    """`_ASSISTANT_SWAP.search(text)`; ASCII text without its literals (lowercased: IGNORECASE folds
+    ASCII as lower() does) cannot match, so the pattern runs only on the rest."""
+    if text.isascii():
+        low = text.lower()
+        if not any(literal in low for literal in _SWAP_LITERALS):
+            return False
+    return _ASSISTANT_SWAP.search(text) is not None
 
 
 def replacements(sentence: str) -> list[tuple[str, str]]:
@@ -1029,7 +1040,7 @@ def _checked(
     # coarse on purpose: one state per outcome (and error), so a run that changes nothing
     # restates the current value instead of superseding it; the counts are in the timeline
     if failed:
-        error = next(iter(patterns.errors(out[-8000:])), "") if out else ""
+        error = next(iter(patterns.errors(out[-8000:], limit=1)), "") if out else ""  # the first is the same
         status = f"{what} failing" + (f": {error[:80]}" if error else "")
     else:
         status = f"{what} passing"
@@ -1039,7 +1050,7 @@ def _checked(
 def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
     if from_user and text.lstrip().startswith("<"):
         return  # injected context (<environment_context>, <system-reminder>, ...)
-    if not from_user and not _ASSISTANT_SWAP.search(text[:20_000]):
+    if not from_user and not _may_swap(text[:20_000]):
         return  # an assistant's text gives only replacements it reports, and names none here
     b = k.b
     for sentence in sentences(text[:20_000]):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 URL = re.compile(r"https?://[^\s<>()\[\]{}'\"`|\\^]+", re.IGNORECASE)
 _URL_TAIL = ".,;:!?*_~"
@@ -91,8 +92,19 @@ def listeners(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# SERVING_LINE needs one of these words; for ASCII text a lowercased `in` decides as its
+# IGNORECASE does (other text may case-fold otherwise, U+017F long s for `s`: it runs the pattern)
+_SERVING_WORDS = ("listening", "running", "serving", "started", "available", "server", "ready")
+
+
 def serving_port(text: str) -> str | None:
     """The port a command's output says it listens on (`Running ... at http://localhost:4000`)."""
+    if ":" not in text:
+        return None
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _SERVING_WORDS):
+            return None
     match = SERVING_LINE.search(text)
     return f":{match.group(1)}" if match else None
 
@@ -118,12 +130,16 @@ _PORT_HINT = re.compile(r":\d{2,5}\b|\bport\b", re.IGNORECASE)
 
 
 def may_name_a_port(text: str) -> bool:
+    if ":" not in text and text.isascii() and "port" not in text.lower():
+        return False  # what _PORT_HINT needs is absent (ASCII: lower() folds as IGNORECASE does)
     return _PORT_HINT.search(text) is not None
 
 
 def issue_refs(text: str) -> list[str]:
     low = text.lower()
-    if not any(w in low for w in _ISSUE_WORDS) and _JIRA_HINT.search(text) is None:
+    if not any(w in low for w in _ISSUE_WORDS) and (
+        ("-" not in text and "PR" not in text) or _JIRA_HINT.search(text) is None  # the hint's literals first
+    ):
         return []
     out = []
     for match in ISSUE_REF.finditer(text):
@@ -173,6 +189,11 @@ def normalize_error(text: str) -> str:
 
 def errors(text: str, *, limit: int = 3) -> list[str]:
     """The error lines of a failed command's output, most specific first (a traceback's last line)."""
+    return list(_errors(text, limit))
+
+
+@lru_cache(maxsize=16)  # a failed action's output is read for its errors twice (its facts, its records)
+def _errors(text: str, limit: int) -> tuple[str, ...]:
     found: list[str] = []
     lines = text.splitlines()[-400:]
     for line in reversed(lines):
@@ -193,7 +214,7 @@ def errors(text: str, *, limit: int = 3) -> list[str]:
             body = match.group(2) if match.group(1) else match.group(4)
             if body and len(body) > 3:
                 found.append(normalize_error(f"{head.rstrip(':!')}: {body}"))
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def test_summary(text: str) -> str:
