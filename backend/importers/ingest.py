@@ -246,6 +246,7 @@ class _Writer:
         self.prefetched = False
         self.redact = False  # store the nodes redacted
         self.defer = False  # a backlog: the mirror is written afterwards (no commit here)
+        self.node_ids: dict[str, str] = {}  # source id -> node id (each is named ~3 times: id, parent, caller)
 
     def present(self, node_id: str) -> bool:
         if node_id in self.known:
@@ -264,10 +265,16 @@ class _Writer:
             self._one(node)
         self._commit_tips()
 
+    def node_id(self, source_id: str) -> str:
+        nid = self.node_ids.get(source_id)
+        if nid is None:
+            nid = self.node_ids[source_id] = node_id_for(source_id)
+        return nid
+
     def _one(self, node: Node) -> None:
-        nid = node_id_for(node.id)
-        parent = node_id_for(node.parent_id) if node.parent_id else None
-        called_by = node_id_for(node.called_by) if node.called_by else None
+        nid = self.node_id(node.id)
+        parent = self.node_id(node.parent_id) if node.parent_id else None
+        called_by = self.node_id(node.called_by) if node.called_by else None
         if called_by is not None and not self.present(called_by):
             self.report.warn(self.imported.source_file, None, f"{node.id}: its caller is missing; kept as a plain node")
             called_by = None
