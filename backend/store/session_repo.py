@@ -55,6 +55,7 @@ class SessionRepo:
         # makes it (GitMirror.repo), off the path to browsable (a twentieth of a backlog import).
         self.defer_git = False
         self._meta_behind = False  # meta.json lags the turn commits of the open batch
+        self._parent_behind = False  # created in the open batch: the rename into sessions/ is synced at its end
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
         self.marked_since: int | None = None  # what the marker file says about this writer
@@ -212,7 +213,9 @@ class SessionRepo:
         write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
         self._writes += 1
         os.rename(staging, self.path)
-        if self.durable:
+        if self.durable and self._in_batch:
+            self._parent_behind = True  # one flush at the batch end, with its node files'
+        elif self.durable:
             fsync_dir(self.path.parent)
         self.mirror.reset()
 
@@ -301,11 +304,18 @@ class SessionRepo:
         self.mirror.grouping = False
         self._in_batch = False
         self._batch_saw_meta = False
-        self.log.sync()
+        self._sync_files()
         if self._meta_behind:
             self._meta_behind = False
             self._write_meta(durable=False)
         self.mirror.flush_index()
+
+    def _sync_files(self) -> None:
+        """Node files durable, and the session folder's rename into place if its batch created it."""
+        self.log.sync()
+        if self._parent_behind:
+            fsync_dir(self.path.parent)
+            self._parent_behind = False  # only once synced: a failed sync is tried again
 
     def set_head(self, node_id: str) -> None:
         head = self.graph.chain_node(node_id)
@@ -411,7 +421,7 @@ class SessionRepo:
         """The session goes quiet: node files durable, commits written, the index after HEAD."""
         if not self.path.is_dir():
             return  # removed (with its store, or deleted): nothing to make again
-        self.log.sync()
+        self._sync_files()
         self.mirror.flush_index(force=force_index)
 
     def flush_index(self, *, force: bool = False) -> None:
