@@ -58,8 +58,11 @@ def ingest(
     on_project: ProjectHook | None = None,
     redact: bool = False,
     defer_mirror: bool = False,
+    sync_later: Callable[[Callable[[], None]], None] | None = None,
 ) -> str:
     """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing.
+
+    sync_later: the batch end's sync runs there (see SessionStore.batch); the caller waits for it.
 
     redact: the nodes and meta.json fields (title included) are stored with their secrets
     replaced by markers (`[privacy] redact_on_import`); nodes stored before stay as they are."""
@@ -70,7 +73,7 @@ def ingest(
     if redact:
         meta = redact_value(meta)
     if imported.nodes:
-        with store.batch(sid, defer_mirror=defer_mirror) as batch:
+        with store.batch(sid, defer_mirror=defer_mirror, sync_later=sync_later) as batch:
             writer = _Writer(batch, sid, existed, meta, report, imported)
             writer.redact = redact
             writer.defer = defer_mirror

@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -299,12 +299,18 @@ class SessionRepo:
         self._in_batch = True
         self._batch_saw_meta = False
 
-    def end_group(self) -> None:
-        """Make the group's node files durable, then write its commits and the index: a write burst ends."""
+    def end_group(self, sync_later: Callable[[Callable[[], None]], None] | None = None) -> None:
+        """Make the group's node files durable, then write its commits and the index: a write burst ends.
+
+        sync_later: takes the sync of the node files (and of the session folder's rename) to run
+        it on another thread; its caller waits for it before reporting them written."""
         self.mirror.grouping = False
         self._in_batch = False
         self._batch_saw_meta = False
-        self._sync_files()
+        if sync_later is None:
+            self._sync_files()
+        else:
+            sync_later(self._take_sync())
         if self._meta_behind:
             self._meta_behind = False
             self._write_meta(durable=False)
@@ -316,6 +322,19 @@ class SessionRepo:
         if self._parent_behind:
             fsync_dir(self.path.parent)
             self._parent_behind = False  # only once synced: a failed sync is tried again
+
+    def _take_sync(self) -> Callable[[], None]:
+        files = self.log.take_sync()
+        parent = self.path.parent if self._parent_behind else None
+        self._parent_behind = False
+
+        def sync() -> None:
+            if files is not None:
+                files()
+            if parent is not None:
+                fsync_dir(parent)
+
+        return sync
 
     def set_head(self, node_id: str) -> None:
         head = self.graph.chain_node(node_id)
