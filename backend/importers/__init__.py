@@ -7,12 +7,14 @@ which files hold them, and how to read one whole or follow it line by line (`opm
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..home import Home
 from ..model import OpmemError
 from ..projects.binding import ProjectBinder
+from ..store.node_log import SyncWorker
 from ..store.sessions import SessionStore
 from .aider import AiderImporter
 from .amp import AmpImporter
@@ -128,6 +130,7 @@ def run_import(
         else:
             report.warn(where, None, f"not found: nothing to import (looked for {importer.looks_for})")
     total = len(files)
+    syncs = SyncWorker()
     try:
         for done, path in enumerate(files):
             if cancel is not None and cancel():
@@ -146,6 +149,7 @@ def run_import(
                 on_session=binder.session_written,
                 redact=home.config.privacy.redact_on_import,
                 defer_mirror=defer_mirror,
+                syncs=syncs,
             )
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
             if hooks is not None:
@@ -154,7 +158,10 @@ def run_import(
             if progress is not None:
                 progress(total, total, "")
     finally:
-        state.save()
+        try:
+            syncs.close()  # every file's state recorded once its nodes are durable
+        finally:
+            state.save()
     return report
 
 
@@ -170,10 +177,13 @@ def import_file(
     on_session: SessionHook | None = None,
     redact: bool = False,
     defer_mirror: bool = False,
+    syncs: SyncWorker | None = None,
 ) -> None:
     """Parse one file whole and ingest what it holds; problems become warnings (redact: see ingest).
 
-    on_session(session_id) is called for each session this file wrote nodes to.
+    on_session(session_id) is called for each session this file wrote nodes to. syncs: the
+    batch ends' syncs run there and the file's state is recorded when they are done
+    (`syncs.settle()`); a sync that fails is this file's warning.
     """
     try:
         stat = importer.file_stat(path)
@@ -188,23 +198,44 @@ def import_file(
         sessions = importer.parse_file(path, report, final=complete)
         for imported in sessions:
             before = report.nodes
-            sid = ingest(store, imported, report, on_project=on_project, redact=redact, defer_mirror=defer_mirror)
+            sid = ingest(
+                store,
+                imported,
+                report,
+                on_project=on_project,
+                redact=redact,
+                defer_mirror=defer_mirror,
+                sync_later=None if syncs is None else syncs.submit,
+            )
             if on_session is not None and report.nodes != before:
                 on_session(sid)
     except (OpmemError, OSError, UnicodeError) as exc:
         report.warn(path, None, str(exc))
+        _not_recorded(syncs, path, report)
         return
     except Exception as exc:  # a parser bug must not stop the other files
         report.warn(path, None, f"internal error while importing: {type(exc).__name__}: {exc}")
+        _not_recorded(syncs, path, report)
         return
-    state.record(
-        path,
-        FileState(
-            source=importer.name,
-            size=stat.st_size,
-            mtime_ns=stat.st_mtime_ns,
-            offset=stat.st_size,
-            lines=0,
-            complete=complete,
-        ),
+    entry = FileState(
+        source=importer.name,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        offset=stat.st_size,
+        lines=0,
+        complete=complete,
     )
+    if syncs is None:
+        state.record(path, entry)
+    else:
+        syncs.then(partial(state.record, path, entry), partial(_sync_failed, report, path))
+
+
+def _sync_failed(report: ImportReport, path: Path, exc: OSError) -> None:
+    report.warn(path, None, str(exc))
+
+
+def _not_recorded(syncs: SyncWorker | None, path: Path, report: ImportReport) -> None:
+    """A file that failed midway: the syncs of what it wrote are still its own (warnings included)."""
+    if syncs is not None:
+        syncs.then(lambda: None, partial(_sync_failed, report, path))

@@ -9,6 +9,7 @@ file-level code turns it into a warning naming file:line and goes on.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import time
@@ -138,6 +139,7 @@ class LineImporter(Importer):
     """An importer of append-only logs: one stateful parser follows a file's lines."""
 
     empty_file: ClassVar[str] = ""  # the warning for a file without a single line ("": none)
+    feeds_text: ClassVar[bool] = False  # its parser takes str lines as it takes bytes: decode a file once
 
     @abstractmethod
     def open_parser(self, path: Path, report: ImportReport) -> SessionParser: ...
@@ -148,7 +150,7 @@ class LineImporter(Importer):
     def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
         final = is_final(path, final)
         parser = self.open_parser(path, report)
-        lines = feed_file(parser, path, report)
+        lines = feed_file(parser, path, report, as_text=self.feeds_text)
         if lines == 0 and self.empty_file:
             report.warn(path, None, self.empty_file)
         return parser.take(final=final) if lines > 0 else []
@@ -168,11 +170,12 @@ def is_final(path: Path, final: bool | None) -> bool:
     return time.time() - newest > LIVE_SECONDS
 
 
-def feed_file(parser: SessionParser, path: Path, report: ImportReport) -> int:
+def feed_file(parser: SessionParser, path: Path, report: ImportReport, *, as_text: bool = False) -> int:
     """Feed a whole file's lines to `parser`: how many (0: all blank; -1: unreadable, a warning is made).
 
     A last line without a newline is a record still being written unless it is a whole JSON
-    value: it is left out, so the next read starts at it.
+    value: it is left out, so the next read starts at it. as_text: the lines are fed as str, the
+    file decoded once, when that decodes every line as json.loads would (else as bytes).
     """
     try:
         data = path.read_bytes()
@@ -181,17 +184,33 @@ def feed_file(parser: SessionParser, path: Path, report: ImportReport) -> int:
         return -1
     if not data.strip():
         return 0
-    start, number, size = 0, 0, len(data)
+    text = _as_text(data) if as_text else None
+    lines: str | bytes = data if text is None else text
+    newline: str | bytes = b"\n" if text is None else "\n"
+    start, number, size = 0, 0, len(lines)
     while start < size:
-        end = data.find(b"\n", start)
-        line = data[start:] if end < 0 else data[start : end + 1]
+        end = lines.find(newline, start)  # type: ignore[arg-type]
+        line = lines[start:] if end < 0 else lines[start : end + 1]
         number += 1
+        if text is not None and line.isspace():
+            line = line.encode()  # str.isspace also holds for \x1c or U+00A0: the parser skips what it did
         if end >= 0 or _is_json(line):
             parser.feed_line(line, number)
         if end < 0:
             break
         start = end + 1
     return number
+
+
+def _as_text(data: bytes) -> str | None:
+    """`data` decoded, when json.loads decodes each of its lines the same way: valid UTF-8 with no
+    NUL (a line starting with one reads as UTF-16/32) and no BOM (dropped at a line's start)."""
+    if b"\x00" in data or codecs.BOM_UTF8 in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:  # bad UTF-8 on some line: per line, its warning names that line
+        return None
 
 
 def _is_json(data: bytes) -> bool:

@@ -23,6 +23,7 @@ class ClaudeImporter(LineImporter):
     name = "claude"
     source = "claude-code"
     looks_for = "*.jsonl transcripts"
+    feeds_text = True
 
     def __init__(self) -> None:
         self.resumes = ResumeIndex()  # first record uuids of the files seen, kept between files

@@ -58,8 +58,11 @@ def ingest(
     on_project: ProjectHook | None = None,
     redact: bool = False,
     defer_mirror: bool = False,
+    sync_later: Callable[[Callable[[], None]], None] | None = None,
 ) -> str:
     """Write `imported` into `store`; returns the opmem session id. Re-running adds nothing.
+
+    sync_later: the batch end's sync runs there (see SessionStore.batch); the caller waits for it.
 
     redact: the nodes and meta.json fields (title included) are stored with their secrets
     replaced by markers (`[privacy] redact_on_import`); nodes stored before stay as they are."""
@@ -70,7 +73,7 @@ def ingest(
     if redact:
         meta = redact_value(meta)
     if imported.nodes:
-        with store.batch(sid, defer_mirror=defer_mirror) as batch:
+        with store.batch(sid, defer_mirror=defer_mirror, sync_later=sync_later) as batch:
             writer = _Writer(batch, sid, existed, meta, report, imported)
             writer.redact = redact
             writer.defer = defer_mirror
@@ -246,6 +249,7 @@ class _Writer:
         self.prefetched = False
         self.redact = False  # store the nodes redacted
         self.defer = False  # a backlog: the mirror is written afterwards (no commit here)
+        self.node_ids: dict[str, str] = {}  # source id -> node id (each is named ~3 times: id, parent, caller)
 
     def present(self, node_id: str) -> bool:
         if node_id in self.known:
@@ -264,10 +268,16 @@ class _Writer:
             self._one(node)
         self._commit_tips()
 
+    def node_id(self, source_id: str) -> str:
+        nid = self.node_ids.get(source_id)
+        if nid is None:
+            nid = self.node_ids[source_id] = node_id_for(source_id)
+        return nid
+
     def _one(self, node: Node) -> None:
-        nid = node_id_for(node.id)
-        parent = node_id_for(node.parent_id) if node.parent_id else None
-        called_by = node_id_for(node.called_by) if node.called_by else None
+        nid = self.node_id(node.id)
+        parent = self.node_id(node.parent_id) if node.parent_id else None
+        called_by = self.node_id(node.called_by) if node.called_by else None
         if called_by is not None and not self.present(called_by):
             self.report.warn(self.imported.source_file, None, f"{node.id}: its caller is missing; kept as a plain node")
             called_by = None

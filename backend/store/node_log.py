@@ -16,7 +16,9 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,13 @@ class NodeLog:
             sync_files(self._unsynced, self.dir)
             self._unsynced = []  # only once synced: a failed sync is tried again
 
+    def take_sync(self) -> Callable[[], None] | None:
+        """The sync of the files written so far, to run elsewhere (this log forgets them)."""
+        if not self._unsynced:
+            return None
+        paths, self._unsynced = self._unsynced, []
+        return partial(sync_files, paths, self.dir)
+
     def sync_due(self) -> bool:
         """Written files waited long enough (1 s) or are many enough (64) to be synced now."""
         return bool(self._unsynced) and (len(self._unsynced) >= 64 or time.monotonic() - self._unsynced_since >= 1.0)
@@ -166,3 +175,42 @@ def _load_sync_file_range() -> Any:
 
 
 _sync_file_range = _load_sync_file_range()
+
+
+class SyncWorker:
+    """Runs batch-end syncs on one thread, so the disk wait of one file's batches overlaps the
+    parse of the next; `settle` waits for them (nothing is reported imported before it is durable)."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opmem-sync")
+        self._pending: list[Future[None]] = []
+        self._settled: list[tuple[list[Future[None]], Callable[[], None], Callable[[OSError], None]]] = []
+
+    def submit(self, sync: Callable[[], None]) -> None:
+        self._pending.append(self._pool.submit(sync))
+
+    def then(self, on_done: Callable[[], None], on_failed: Callable[[OSError], None]) -> None:
+        """Once the syncs submitted since the last `then` are done: on_done, or on_failed(the error)."""
+        self._settled.append((self._pending, on_done, on_failed))
+        self._pending = []
+
+    def settle(self) -> None:
+        """Wait for every sync; the callbacks run here, in order, on this thread."""
+        settled, self._settled = self._settled, []
+        for futures, on_done, on_failed in settled:
+            try:
+                for future in futures:
+                    future.result()
+            except OSError as exc:
+                on_failed(exc)
+            else:
+                on_done()
+        for future in self._pending:  # submitted with no `then`: waited for all the same
+            future.result()
+        self._pending = []
+
+    def close(self) -> None:
+        try:
+            self.settle()
+        finally:
+            self._pool.shutdown()

@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ class SessionRepo:
         self._in_batch = False  # between begin_group and end_group (backfill groups its commits too)
         self._batch_saw_meta = False  # meta.json was there when this batch looked
         self._meta_behind = False  # meta.json lags the turn commits of the open batch
+        self._parent_behind = False  # created in the open batch: the rename into sessions/ is synced at its end
         self._writes = 0
         self.writer = new_writer(self)  # this writer's token in the in-flight markers
         self.marked_since: int | None = None  # what the marker file says about this writer
@@ -207,7 +208,9 @@ class SessionRepo:
         write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
         self._writes += 1
         os.rename(staging, self.path)
-        if self.durable:
+        if self.durable and self._in_batch:
+            self._parent_behind = True  # one flush at the batch end, with its node files'
+        elif self.durable:
             fsync_dir(self.path.parent)
         self.mirror.reset()
 
@@ -291,16 +294,42 @@ class SessionRepo:
         self._in_batch = True
         self._batch_saw_meta = False
 
-    def end_group(self) -> None:
-        """Make the group's node files durable, then write its commits and the index: a write burst ends."""
+    def end_group(self, sync_later: Callable[[Callable[[], None]], None] | None = None) -> None:
+        """Make the group's node files durable, then write its commits and the index: a write burst ends.
+
+        sync_later: takes the sync of the node files (and of the session folder's rename) to run
+        it on another thread; its caller waits for it before reporting them written."""
         self.mirror.grouping = False
         self._in_batch = False
         self._batch_saw_meta = False
-        self.log.sync()
+        if sync_later is None:
+            self._sync_files()
+        else:
+            sync_later(self._take_sync())
         if self._meta_behind:
             self._meta_behind = False
             self._write_meta(durable=False)
         self.mirror.flush_index()
+
+    def _sync_files(self) -> None:
+        """Node files durable, and the session folder's rename into place if its batch created it."""
+        self.log.sync()
+        if self._parent_behind:
+            fsync_dir(self.path.parent)
+            self._parent_behind = False  # only once synced: a failed sync is tried again
+
+    def _take_sync(self) -> Callable[[], None]:
+        files = self.log.take_sync()
+        parent = self.path.parent if self._parent_behind else None
+        self._parent_behind = False
+
+        def sync() -> None:
+            if files is not None:
+                files()
+            if parent is not None:
+                fsync_dir(parent)
+
+        return sync
 
     def set_head(self, node_id: str) -> None:
         head = self.graph.chain_node(node_id)
@@ -406,7 +435,7 @@ class SessionRepo:
         """The session goes quiet: node files durable, commits written, the index after HEAD."""
         if not self.path.is_dir():
             return  # removed (with its store, or deleted): nothing to make again
-        self.log.sync()
+        self._sync_files()
         self.mirror.flush_index(force=force_index)
 
     def flush_index(self, *, force: bool = False) -> None:

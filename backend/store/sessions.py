@@ -362,13 +362,20 @@ class SessionStore:
 
     @contextmanager
     def batch(
-        self, session_id: str, *, location: Path | None = None, defer_mirror: bool = False
+        self,
+        session_id: str,
+        *,
+        location: Path | None = None,
+        defer_mirror: bool = False,
+        sync_later: Callable[[Callable[[], None]], None] | None = None,
     ) -> Iterator[SessionBatch]:
         """Many writes to one session under one lock (an importer writing a whole file).
 
         Other store calls for the same session must wait until the batch ends. `defer_mirror`
         (a backlog import): the batch's nodes are committed later, by `write_mirror`
         (mirror_backlog.py); this process promises it before the batch's first node file.
+        `sync_later` (a node_log.SyncWorker's submit; with defer_mirror only): the batch end's sync
+        runs there; the caller waits for it before reporting the nodes written.
         """
         with self._session(session_id, create=True, location=location) as repo:
             repo.begin_group()
@@ -379,7 +386,8 @@ class SessionStore:
             finally:
                 if defer_mirror and batch.wrote:
                     repo.defer_mirror()
-                repo.end_group()
+                # Only a backlog's: turn commits name node files, which are synced before them.
+                repo.end_group(sync_later if defer_mirror else None)
             if defer_mirror and batch.wrote:  # a backlog is read next (listing, search index): from memory
                 self._reads.seed(repo.path, session_id, repo.read_copy())
 

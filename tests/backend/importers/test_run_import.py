@@ -161,3 +161,37 @@ def test_a_file_imported_as_the_wrong_source_is_read_again_as_the_right_one(home
     assert right.skipped == 0 and right.new_sessions == 1 and right.nodes >= 2, right
     again = run_import(home, "claude", [path])
     assert again.skipped == 1 and again.nodes == 0  # unchanged for the source that read it
+
+
+def test_every_sync_ends_before_run_import_returns_and_a_failed_one_leaves_its_file_to_read_again(
+    home, tmp_path: Path, monkeypatch
+) -> None:
+    """A backlog's batch-end syncs run on a worker thread: the import reports nothing before they are done."""
+    import threading
+    import time
+
+    from opmem_tui.backend.store import node_log
+
+    projects = claude_tree(tmp_path)
+    failing = "00000000-0000-4000-8000-000000000001"
+    real = node_log.sync_files
+    done: list[str] = []
+
+    def slow_sync(paths, folder: Path) -> None:
+        assert threading.current_thread() is not threading.main_thread()
+        time.sleep(0.05)  # still running when the next file is parsed
+        if failing in str(folder):
+            raise OSError(5, "Input/output error")
+        real(paths, folder)
+        done.append(folder.parent.name)
+
+    monkeypatch.setattr(node_log, "sync_files", slow_sync)
+    first = run_import(home, "claude", [projects], defer_mirror=True)
+    assert sorted(done) == [f"cc-00000000-0000-4000-8000-00000000000{i}" for i in (0, 2)]
+    assert [w for w in first.warnings if failing in str(w)] == [w for w in first.warnings]
+    assert len(first.warnings) == 1 and "Input/output error" in str(first.warnings[0])
+    state = json.loads((home.path / "import-state.json").read_text())
+    assert len(state["files"]) == 2 and not any(failing in key for key in state["files"])
+    monkeypatch.setattr(node_log, "sync_files", real)
+    second = run_import(home, "claude", [projects], defer_mirror=True)
+    assert (second.skipped, second.warnings) == (2, [])

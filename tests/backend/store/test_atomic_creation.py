@@ -62,3 +62,26 @@ def test_an_existing_folder_with_other_files_is_kept(tmp_path) -> None:
     home.sessions.append_message("s1", "user", "hello")
     assert (folder / "notes.txt").read_text() == "the user's"
     assert (folder / "meta.json").is_file()
+
+
+def test_a_batch_makes_the_new_session_folder_durable_once_before_it_ends(tmp_path, monkeypatch) -> None:
+    """The rename into sessions/ is fsynced with the batch's node files, not on its own at creation."""
+    from opmem_tui.backend.store import session_repo
+
+    home = Home(tmp_path / "home")
+    synced: list[str] = []
+    real = session_repo.fsync_dir
+
+    def recording(path) -> None:
+        synced.append(str(path))
+        real(path)
+
+    monkeypatch.setattr(session_repo, "fsync_dir", recording)
+    root = str(home.sessions.root)
+    with home.sessions.batch("b1") as batch:
+        batch.append("user", "first", node_id="n1")
+        batch.append("assistant", "reply", node_id="n2")
+        assert root not in synced  # not yet: the batch end does it
+    assert synced.count(root) == 1
+    home.sessions.append_message("s2", "user", "outside a batch")
+    assert synced.count(root) == 2  # a session created outside a batch: synced at once
