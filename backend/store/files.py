@@ -11,6 +11,13 @@ from typing import Any
 from ..model import CorruptFile
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd` (os.write may write less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int | None = None) -> None:
     """Write to a temp file beside `path`, fsync it, then rename over `path`.
 
@@ -22,10 +29,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, mode: int | N
     try:
         if mode is not None:
             os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
         if durable:
             os.fsync(fd)
     finally:

@@ -14,6 +14,8 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+from .files import write_all
+
 _MODE_BLOB = struct.pack(">I", 0o100644)
 _NO_STAT = b"\0" * 24  # ctime, mtime, dev, ino
 _NO_OWNER = b"\0" * 12  # uid, gid, size
@@ -42,9 +44,7 @@ def write_index(git_dir: Path, data: bytes) -> bool:
         return False
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(lock, git_dir / "index")

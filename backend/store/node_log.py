@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import CorruptFile, Node
-from .files import dump_compact_json, read_json_object
+from .files import dump_compact_json, read_json_object, write_all
 
 NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 NODE_FILE_RE = re.compile(r"^(\d+)-([uats])-(.+)\.json$")
@@ -85,9 +85,7 @@ class NodeLog:
         tmp = f"{folder}/.{name}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         try:

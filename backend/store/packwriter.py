@@ -14,6 +14,8 @@ import struct
 import zlib
 from pathlib import Path
 
+from .files import write_all
+
 COMMIT, TREE, BLOB = 1, 2, 3
 _TYPE_NAMES = {COMMIT: b"commit", TREE: b"tree", BLOB: b"blob"}
 MODE_BLOB = b"100644"
@@ -314,9 +316,7 @@ def _write_file(path: Path, data: bytes, durable: bool) -> None:
     tmp = path.with_name(f"tmp_{path.name}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         if durable:
             os.fsync(fd)
     finally:
