@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..file_lock import file_lock
+from ..store.files import write_atomic
 
 STATE_FILE = "import-state.json"
 VERSION = 1
@@ -83,9 +84,8 @@ class ImportState:
                 else:
                     on_disk.pop(key, None)
             data = {"version": VERSION, "files": {k: asdict(v) for k, v in sorted(on_disk.items())}}
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            os.replace(tmp, self.path)
+            # fsynced like every other state file: after a crash it is the old state or the new
+            write_atomic(self.path, json.dumps(data, indent=1).encode("utf-8"))
         self._changed.clear()
 
 
