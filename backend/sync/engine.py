@@ -66,6 +66,7 @@ MEMORY = NS + "memory/"
 SIGNATURE = ("opmem sync", "sync@opmem.invalid")
 MODE_BLOB = b"100644"
 FULL_SCAN_EVERY = 24 * 3600.0  # seconds; between these, only the sessions the store's journal names are looked at
+OUTBOX_PACKS_AT_MOST = 50  # git's own gc.autoPackLimit; the outbox has gc.auto=0, so a sync rolls them up
 REINDEX_OWED = "reindex-owed"  # in sync/: a pull began taking things in and has not indexed them yet
 PACK_AFTER = 100  # a push (fetch) of this many refs or more packs a local remote's refs, writes commit-graphs
 
@@ -266,9 +267,20 @@ class Sync:
             self.refs.save(durable=self.home.durable)
             self.push(remote_refs, report, state)
             self.refs.save(durable=self.home.durable)
+            self._roll_up_packs()
             return report
         finally:
             lock.release()
+
+    def _roll_up_packs(self) -> None:
+        """One pack per sync would grow without end (a sync every few minutes for a year); past
+        OUTBOX_PACKS_AT_MOST they are rolled up. Refs are not touched (the table keeps them)."""
+        try:
+            packs = sum(1 for _ in (self.outbox_path / "objects" / "pack").glob("*.pack"))
+        except OSError:
+            return
+        if packs > OUTBOX_PACKS_AT_MOST and gitcli.repack_geometric(self.outbox_path):
+            self._outbox = None  # its pack list is stale
 
     def forget_remote(self) -> None:
         """Start over with the remote as it is now (`opmem sync init`): what was seen of it is

@@ -122,3 +122,12 @@ def write_commit_graph(git_dir: Path) -> bool:
     too); with the graph those are lookups (a third less CPU for a one-ref push at 10,000 sessions).
     Commits made afterwards are parsed as before. False when git could not."""
     return run_git(git_dir, ["commit-graph", "write", "--reachable", "--no-progress"], timeout=300.0).returncode == 0
+
+
+def repack_geometric(git_dir: Path) -> bool:
+    """`git repack --geometric=2 -d` in the outbox: each sync adds one small pack, and git opens
+    every pack's index on each push. The small packs are rolled into fewer (the first push's big
+    pack is left as it is, so this costs what the small ones hold); the new pack is fsynced before
+    the ones it replaces are deleted. False when git could not (the sync has still succeeded)."""
+    args = ["-c", "core.fsync=objects,derived-metadata", "repack", "--geometric=2", "-d", "-q"]
+    return run_git(git_dir, args, timeout=600.0).returncode == 0

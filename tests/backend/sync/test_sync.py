@@ -310,6 +310,25 @@ def test_a_sync_after_a_new_turn_adds_one_pack_to_the_outbox(pair: tuple[Home, H
     assert turns(fresh(b), "sa1") == [("one", "first"), ("two", "second")]
 
 
+def test_the_outbox_packs_are_rolled_up_past_the_limit(pair: tuple[Home, Home, Path], monkeypatch) -> None:
+    """One pack per sync must not grow without end: past the limit a sync rolls the small ones
+    up, and every object is still there (fsck, and the other machine pulls every turn)."""
+    from opmem_tui.backend.sync import engine
+
+    monkeypatch.setattr(engine, "OUTBOX_PACKS_AT_MOST", 3)
+    a, b, _ = pair
+    packs = a.path / "sync" / "outbox.git" / "objects" / "pack"
+    counts = []
+    for i in range(8):
+        add_turn(fresh(a), "sa1", f"prompt {i}", f"reply {i}", at=T0 + 10 * i)
+        Sync(fresh(a)).run()
+        counts.append(len(list(packs.glob("*.pack"))))
+    assert max(counts) <= 4, counts  # never more than the limit plus the sync's own new pack
+    fsck(a.path / "sync" / "outbox.git")
+    Sync(fresh(b)).run()
+    assert turns(fresh(b), "sa1") == [(f"prompt {i}", f"reply {i}") for i in range(8)]
+
+
 def test_a_pull_killed_before_its_reindex_is_indexed_by_the_next_sync(
     pair: tuple[Home, Home, Path], monkeypatch
 ) -> None:
