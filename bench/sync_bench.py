@@ -14,6 +14,8 @@ seconds; `opmem verify` is clean on the result. Figures, each beside a baseline 
   one turn      a sync after one new turn in one session (target <= 1 s) beside `git ls-remote`,
                 and beside a bare `git push` of one ref to the same remote (git's own floor at
                 this many refs: the remote reads every ref to advertise and to check connectivity)
+  roll-up       the sync that finds more than 50 packs in the outbox (one per sync) and rolls them up,
+                beside a sync after one new turn
 Syncs run in-process (a fresh Home each, as a new `opmem sync` has); the CLI's start-up is not in them.
 """
 
@@ -35,6 +37,7 @@ from opmem_tui.backend.store.files import dump_compact_json, dump_json, write_at
 from opmem_tui.backend.store.git_mirror import init_session_git
 from opmem_tui.backend.store.packwriter import BLOB, COMMIT, TREE, object_id, write_pack
 from opmem_tui.backend.sync import Sync
+from opmem_tui.backend.sync.engine import OUTBOX_PACKS_AT_MOST
 
 T0 = 1_780_000_000.0
 SECRET = "ghp_" + "Z8xq4Lm2Np7Rs1Tv9Wy3Ab5Cd6Ef0Gh2Ij4K"
@@ -230,6 +233,26 @@ def main() -> None:
         report("sync after one new turn", after, floor, "git push of one ref", "<= 1 s", after <= 1.0)
         pull_turn = timed(lambda: Sync(Home(b.path)).run())
         report("the other machine's sync pulling it", pull_turn, ls, "git ls-remote", "-", True)
+
+        # one pack per sync: the sync that finds more than OUTBOX_PACKS_AT_MOST rolls them up
+        packs_dir = a.path / "sync" / "outbox.git" / "objects" / "pack"
+        rolled = 0.0
+        for _ in range(OUTBOX_PACKS_AT_MOST + 2):
+            before = len(list(packs_dir.glob("*.pack")))
+            one_turn()
+            took = timed(lambda: Sync(Home(a.path)).run())
+            if len(list(packs_dir.glob("*.pack"))) < before:
+                rolled = took
+                break
+        left = len(list(packs_dir.glob("*.pack")))
+        report(
+            f"the sync rolling the outbox's packs up (to {left})",
+            rolled,
+            after,
+            "a sync after one new turn",
+            "-",
+            rolled > 0,
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
