@@ -19,6 +19,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding
 
+from opmem_tui.backend.memory.core import ACTIVITY_RELATIONS
 from opmem_tui.backend.memory.results import EntityRef, GraphEdge
 
 from .item_lines import ItemLines
@@ -53,11 +54,7 @@ class GraphTree:
     items: list[GraphItem]  # every row, indexed by GraphItem.index
 
 
-# What a session did (the timeline tells it) rather than what is known: folded, one row per kind.
-ACTIVITY = frozenset(
-    {"edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "viewed", "opened", "wrote",
-     "mentioned", "part-of"}
-)  # fmt: skip
+ACTIVITY = ACTIVITY_RELATIONS  # folded, one row per kind
 FOLD_MIN = 2  # a kind with fewer activity edges is not folded (a fold of one row is one more key)
 ACTIVITY_USES = frozenset({"tool", "model"})  # `session ──uses──► Bash` is activity, `project ──uses──► Django` is not
 

@@ -76,9 +76,11 @@ def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[Grap
 
 def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     _, edges = _project_edges(memory, project_id)
-    lines = _brief_from(memory, edges)
-    lines += _decisions(memory, project_scope(project_id))
-    lines += _fixes(memory, project_scope(project_id))
+    scope = project_scope(project_id)
+    fixes = _fix_edges(memory, scope)
+    lines = _brief_from(memory, edges, fixed_at=max((g.edge.event_time for g in fixes), default=0.0))
+    lines += _decisions(memory, scope)
+    lines += _fixes(memory, fixes)
     lines += preference_lines(memory, limit=3, importance=0.55)
     return sorted(lines, key=lambda line: -line.importance)
 
@@ -106,7 +108,7 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
     return out
 
 
-def _brief_from(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
+def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float = 0.0) -> list[BriefLine]:
     current = [g for g in edges if g.edge.superseded_by is None]
     retired = [g for g in edges if g.edge.superseded_by is not None]
     refs = memory.entity_refs({g.target for g in edges})
@@ -118,7 +120,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     if stack is not None:
         out.append(stack)
     out += _commands(by_rel, refs)
-    out += _state(by_rel, refs)
+    out += _state(by_rel, refs, fixed_at)
     conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
     for rank, g in enumerate(conventions):
         if g.target in refs:
@@ -245,12 +247,12 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     return out
 
 
-def _state(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
+def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0) -> list[BriefLine]:
     """The latest outcome of each checked kind (failing first), and the problems the user
-    reported since the last passing check."""
+    reported since the last passing check or the last fix (an error seen, then gone)."""
     out: list[BriefLine] = []
     states = []
-    passed_at = 0.0
+    passed_at = fixed_at
     for kind in STATUS_KINDS:
         gs = by_rel.get(f"{kind}-status")
         if gs and _newest(gs).target in refs:
@@ -307,10 +309,13 @@ def _category(memory: MemoryStore, eid: str) -> str:
 FIXES = 2
 
 
-def _fixes(memory: MemoryStore, scope: str) -> list[BriefLine]:
+def _fix_edges(memory: MemoryStore, scope: str) -> list[GraphEdge]:
+    return [g for g in memory.edges(scope=scope, relations=["fixed-by"], limit=200) if g.edge.scope == scope]
+
+
+def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     """Errors seen and what fixed them (`error ──fixed-by──► file` when the failing command passed
-    again after those edits), newest first."""
-    edges = [g for g in memory.edges(scope=scope, relations=["fixed-by"], limit=200) if g.edge.scope == scope]
+    again after those edits, or the commands run between), newest first."""
     if not edges:
         return []
     refs = memory.entity_refs({x for g in edges for x in (g.source, g.target)})

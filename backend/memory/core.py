@@ -15,7 +15,7 @@ session id has no pointer and is left out. What goes in:
     ranks with an importance-0.5 event of that day. Shown newest first.
   - [Graph · current project] ([Graph · global] in the global core): current edges with
     confidence >= MIN_CONFIDENCE (0.7); facts (listens-on, depends-on, prefers, fixed-by, ...)
-    before activity (edited, read, ran, ...: the timeline already tells those), then by
+    before activity (edited, read, ran, part-of, ...: the timeline already tells those), then by
     confidence, then newest.
   The timeline gets the first 55% of the room, the graph the rest, the timeline what is left.
   These numbers were chosen by reading cores, not fitted to any benchmark.
@@ -53,9 +53,12 @@ FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
 NAME_CHARS = 40
 LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
+# What a session did (the timeline tells it) rather than what is known: after every fact in
+# core.md, folded one row per kind in the graph explorer.
 ACTIVITY_RELATIONS = frozenset(
-    {"edited", "read", "created", "ran", "installed", "deleted", "mentioned", "viewed", "opened", "wrote", "searched"}
-)
+    {"edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "viewed", "opened", "wrote",
+     "mentioned", "part-of"}
+)  # fmt: skip
 _SPACE = re.compile(r"\s+")
 _DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _DAY = 86_400.0
@@ -182,7 +185,8 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
 
 
 def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
-    """Current high-confidence edges, facts before activity, then by confidence and recency."""
+    """Current high-confidence edges, facts before activity, then by confidence and recency; an
+    error's `fails-with` is left out once a `fixed-by` says what fixed it."""
     ranked = []
     tiers = ({"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS}, {"relations": ACTIVITY_RELATIONS})
     for tier, kw in enumerate(tiers):
@@ -190,6 +194,13 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
             if tier == 0 and is_brief_relation(g.relation):
                 continue  # the brief says it (a `*-version` edge)
             ranked.append((tier, -g.confidence, -g.edge.event_time, g.edge.id, g))
+    if any(g.relation == "fails-with" for *_, g in ranked):  # an error since fixed is history, not a fact
+        fixed: dict[str, float] = {}
+        for g in memory.edges(scope=scope, relations=["fixed-by"], limit=FACT_CANDIDATES * 4):
+            fixed[g.source] = max(fixed.get(g.source, 0.0), g.edge.event_time)
+        ranked = [
+            r for r in ranked if r[-1].relation != "fails-with" or fixed.get(r[-1].target, -1.0) < r[-1].edge.event_time
+        ]
     ranked.sort(key=lambda r: r[:4])
     names = memory.entity_refs({g.source for *_, g in ranked} | {g.target for *_, g in ranked})
     lines = []

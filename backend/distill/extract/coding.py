@@ -51,6 +51,7 @@ class BatchState:
     used: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> entity linked by `uses`
     open_errors: dict[str, list[str]] = field(default_factory=dict)  # command entity -> error ids
     edits_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> file ids edited since
+    ran_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> commands run (and passed) since
     knowledge: Knowledge | None = None  # what the batch teaches about the project (knowledge.py)
 
 
@@ -255,12 +256,10 @@ def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) 
             b.edge(command, "fails-with", error_id, prov)
             state.open_errors.setdefault(command, []).append(error_id)
             state.edits_since.setdefault(command, [])
+            state.ran_since.setdefault(command, [])
             mentioned.append(error_id)
-    elif command in state.open_errors:
-        for error_id in state.open_errors.pop(command):
-            for file_id in dict.fromkeys(state.edits_since.get(command, ())):
-                b.edge(error_id, "fixed-by", file_id, prov, confidence=0.6)
-        state.edits_since.pop(command, None)
+    else:
+        _passed(b, action, command, prov, state)
     port = patterns.serving_port(output) or next(iter(patterns.ports(action.command)), None)
     if port and action.kind == "run":
         port_id = b.entity("port", port, prov)
@@ -275,6 +274,22 @@ def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) 
             b.edge(b.entity("issue", issue, prov), "fixed-by", commit_id, prov, confidence=0.9)
         mentioned.append(commit_id)
     return mentioned
+
+
+def _passed(b: RecordBuilder, action: ToolAction, command: str, prov, state: BatchState) -> None:
+    """A command that worked: the errors it failed with before are fixed by the files edited
+    since or, with none, by what ran since (a `makemigrations` before `migrate` passed)."""
+    if command in state.open_errors:
+        fixes = state.edits_since.get(command) or state.ran_since.get(command, ())
+        for error_id in state.open_errors.pop(command):
+            for fix_id in dict.fromkeys(fixes):
+                b.edge(error_id, "fixed-by", fix_id, prov, confidence=0.6)
+        state.edits_since.pop(command, None)
+        state.ran_since.pop(command, None)
+    if action.kind in ("run", "install"):
+        for failed_command, ran in state.ran_since.items():
+            if failed_command != command:
+                ran.append(command)
 
 
 def _manifest(b: RecordBuilder, path: str, text: str, prov, state: BatchState) -> None:

@@ -46,7 +46,7 @@ from ...model import Node, Provenance
 from ..model import CollectedTurn, TurnFacts
 from . import patterns, vocabulary
 from .builder import RecordBuilder
-from .shell import SUBCOMMANDS, split_commands
+from .shell import SUBCOMMANDS, classify, split_commands
 from .tools import ToolAction, arguments
 
 USES = "uses"
@@ -344,14 +344,19 @@ _REPLACE = [
 ]
 _REPLACE_ORDER = ("old-new", "old-new", "new-old", "old-new", "new-old", "new-old")
 _DROP = re.compile(
-    rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop|remove|removing|get(?:ting)? rid of|stop using|no more|ditch(?:ing)?|rip(?:ping)? out|deprecat(?:e|ing))\s+(?:the\s+)?{_NAME}",
+    rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop|remove|removing|get(?:ting)? rid of|stop using|no more|ditch(?:ing)?|rip(?:ping)? out|deprecat(?:e|ing)|mov(?:e|ing) (?:off(?: of)?|away from)|migrat(?:e|ing) (?:off(?: of)?|away from)|phas(?:e|ing) out|get(?:ting)? off|abandon(?:ing)?|retir(?:e|ing)|done with)\s+(?:the\s+)?{_NAME}",
     re.I,
 )
 _CHOOSE = re.compile(
     r"\b(?:use|using|uses|used|add|adding|install|installing|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
     r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
     r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
-    r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with)\b",
+    r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
+    r"running on|run(?:ning)? (?:it )?(?:on|with)|on top of|backed by|talk(?:s|ing)? to|hosted on|"
+    r"deploy(?:s|ed|ing)? (?:on|to|with)|"
+    # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
+    r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
+    r"site|website|codebase|monorepo|repo|server|cli)\b))\b",
     re.I,
 )
 _CONVENTION = re.compile(
@@ -1060,17 +1065,17 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             _replace(k, old, new, prov, from_user)
         if not from_user or question:
             continue
-        if not swaps:
-            _drops(k, sentence, prov)
+        replaced = bool(swaps) or _drops(k, sentence, prov)  # a decision, not a convention
         chosen = _CHOOSE.search(sentence)
-        if chosen and not swaps:
-            after = sentence[chosen.start() :]
-            for tech in mentioned_techs(after)[:4]:
-                k.stack(tech, prov, 0.9)
+        if chosen and not replaced:
+            _chosen(k, sentence, chosen.start(), prov)
+        _said_commands(k, sentence, prov)
+        if not replaced:
+            _tool_for(k, sentence, prov)
         for tech, number in versions(sentence):
             if tech.name in VERSIONED_LANGUAGES or chosen:
                 k.version(tech, number, prov, 0.9)
-        if is_convention(sentence) and (not swaps or is_global(sentence)):
+        if is_convention(sentence) and (not replaced or is_global(sentence)):
             name = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
             entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
             if is_global(sentence):
@@ -1078,10 +1083,83 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             else:
                 k.fact(CONVENTION, entity, prov, 0.85)
             k.decided.add(prov.node_ids[0])
-        if _PROBLEM.search(sentence) and not swaps and len(sentence) <= 200:
+        if _PROBLEM.search(sentence) and not replaced and len(sentence) <= 200:
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
+
+
+def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
+    """The technologies a sentence says are used: up to four after each cue (a list after
+    "with" runs on into unrelated words)."""
+    named: dict[str, vocabulary.Tech] = {}
+    for cue in _CHOOSE.finditer(sentence, start):
+        for tech in mentioned_techs(sentence[cue.start() :])[:4]:
+            named.setdefault(tech.name, tech)
+    for tech in named.values():
+        k.stack(tech, prov, 0.9)
+
+
+_SAID_KINDS = (
+    ("typecheck", re.compile(r"\btype[- ]?check", re.I)),
+    ("lint", re.compile(r"\blint", re.I)),
+    ("format", re.compile(r"\bformat(?:ter|ting)?\b", re.I)),
+    ("migrate", re.compile(r"\bmigrat", re.I)),
+    ("deploy", re.compile(r"\b(?:deploy|ship)", re.I)),
+    ("build", re.compile(r"\b(?:build|compile)", re.I)),
+    ("test", re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)),
+    ("run", re.compile(r"\b(?:start|serve|dev server|locally)\b", re.I)),
+)
+_COMMANDISH = re.compile(r"^(?:\./)?[a-z][\w.+/-]*(?: |$)")
+_NOT_THE_WAY = re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I)
+
+
+def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """Commands the user gives as the way ("run the tests with `make test`", "we deploy with
+    `fly deploy`"): the kind the command is, or else the one kind the sentence names. A command
+    the sentence says not to use is not the way."""
+    if "`" not in sentence:
+        return
+    cues = [kind for kind, rx in _SAID_KINDS if rx.search(_BACKTICK.sub(" ", sentence))]
+    last = 0
+    for m in _BACKTICK.finditer(sentence):
+        before, last = sentence[last : m.start()], m.end()
+        snippet = m.group(1).strip()
+        if not _COMMANDISH.match(snippet) or _NOT_THE_WAY.search(before):
+            continue
+        for argv in split_commands(snippet):
+            simple = classify(argv)
+            if simple is None or simple.kind not in ("run", "test"):
+                break
+            line = normalize_command(argv)
+            kind = command_kind(line, simple.kind)
+            if not kind and len(cues) == 1 and (" " in line or "/" in line):
+                kind = cues[0]  # `make ci` "to run the tests"; a lone word (`httpx`) is a name, not a command
+            if kind:
+                k.fact(f"{kind}-command", k.b.entity("command", line, prov), prov, 0.85)
+                program = line.split(" ", 1)[0]
+                tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
+                if tech is not None and tech.curated:
+                    k.stack(tech, prov, 0.8, slot=tech.category in _TOOL_CATEGORIES and program not in PROGRAM_TECH)
+            break
+
+
+_TOOL_CATEGORIES = ("test-framework", "linter", "formatter", "type-checker")
+# "we format with black", "lint using ruff", "tests run with jest": a common word (black, standard,
+# jest) is the tool when the sentence says it is what that kind of check is done with
+_TOOL_FOR = re.compile(
+    r"\b(format|lint|type[- ]?check|test)\w*\s+(?:\w+\s+){0,2}?(?:with|using|via|through|by)\s+`?([\w.+-]+)", re.I
+)
+_TOOL_FOR_KIND = {"format": "formatter", "lint": "linter", "test": "test-framework"}
+
+
+def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    for m in _TOOL_FOR.finditer(sentence):
+        kind = m.group(1).lower()
+        category = _TOOL_FOR_KIND.get(kind, "type-checker")
+        tech = _tech_name(m.group(2), curated=False)
+        if tech is not None and tech.category == category:
+            k.stack(tech, prov, 0.85)
 
 
 def _said_env(k: Knowledge, sentence: str, prov: Provenance) -> None:
@@ -1114,10 +1192,20 @@ def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool
     )
 
 
-def _drops(k: Knowledge, sentence: str, prov: Provenance) -> None:
-    for name in dropped(sentence):
+def _drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+    """Technologies the sentence drops; True when one was replaced by another it names."""
+    replaced = False
+    names = dropped(sentence)
+    gone = {t.name for t in (_tech_name(n, curated=False) for n in names) if t is not None}
+    others = [t for t in mentioned_techs(sentence) if t.name not in gone] if names else []
+    for name in names:
         tech = _tech_name(name, curated=False)
-        if tech is not None:
+        taking = [t for t in others if tech is not None and tech.category and t.category == tech.category]
+        if tech is not None and len(taking) == 1:
+            # "stop using requests, use httpx": the one other of its kind named takes its place
+            _replace(k, name, taking[0].name, prov, True)
+            replaced = True
+        elif tech is not None:
             eid = k.drop(tech, prov)
             k.decided.add(prov.node_ids[0])
             k.b.event(
@@ -1128,6 +1216,7 @@ def _drops(k: Knowledge, sentence: str, prov: Provenance) -> None:
                 [k.subject, eid],
                 key=f"drop:{prov.session_id}:{prov.node_ids[0]}:{tech.name}",
             )
+    return replaced
 
 
 def _unknown(name: str, other: vocabulary.Tech | None) -> vocabulary.Tech | None:

@@ -96,6 +96,14 @@ INSTALL = {
     ("composer", "require"),
     ("pipx", "install"),
 }
+# `uv run X`, `bundle exec X`: X runs, in the project's environment
+RUN_IN_ENV = frozenset(
+    {("uv", "run"), ("poetry", "run"), ("pdm", "run"), ("pipenv", "run"), ("hatch", "run"), ("rye", "run"),
+     ("bundle", "exec"), ("pnpm", "exec"), ("yarn", "exec"), ("pixi", "run")}
+)  # fmt: skip
+_INTERPRETER = re.compile(r"^(?:python[\d.]*|node|ruby|php|perl|Rscript)$")
+_SCRIPT = re.compile(r"(?:\.(?:py|js|mjs|cjs|ts|rb|php|pl|R)|^artisan)$")
+SCRIPT_SUBCOMMANDS = frozenset({"manage.py", "artisan"})  # Django's and Laravel's: the subcommand is the command
 TEST_PROGRAMS = frozenset(
     {"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "ctest", "ava"}
 )
@@ -216,6 +224,8 @@ def _strip_wrappers(argv: list[str]) -> list[str]:
             args = args[1:]
     if args and os_basename(args[0]) in RUNNERS and len(args) > 1:
         args = [a for a in args[1:] if not a.startswith("-")][:1] + args[2:]
+    elif len(args) > 2 and (os_basename(args[0]), args[1]) in RUN_IN_ENV:  # `uv run pytest` runs pytest
+        args = args[2:]
     if len(args) >= 3 and os_basename(args[0]).startswith("python") and args[1] == "-m":
         args = args[2:]
     return args
@@ -265,6 +275,15 @@ def _looks_like_path(arg: str) -> bool:
 
 def _program(args: Sequence[str]) -> str:
     name = os_basename(args[0])
+    if _INTERPRETER.match(name) and len(args) > 1:
+        # `python manage.py migrate`, `node server.js`: the script says what ran, not the interpreter
+        script = next((a for a in args[1:] if not a.startswith("-")), "")
+        if script and args[1] == script and _SCRIPT.search(script):
+            program = f"{name} {script}"
+            sub = args[2] if len(args) > 2 else ""
+            if os_basename(script) in SCRIPT_SUBCOMMANDS and re.fullmatch(r"[A-Za-z][\w.:-]*", sub):
+                program += f" {sub}"
+            return program
     if name in SUBCOMMANDS and len(args) > 1:
         sub = next((a for a in args[1:] if not a.startswith("-")), "")
         if sub and re.fullmatch(r"[A-Za-z][\w.:-]*", sub):
@@ -317,6 +336,7 @@ def classify(argv: Sequence[str]) -> SimpleCommand | None:
         name in TEST_PROGRAMS
         or pair in TEST_SUBCOMMANDS
         or (pair and pair[0] in ("npm", "pnpm", "yarn") and "test" in rest)
+        or program.endswith((" manage.py test", " artisan test"))
     ):
         return SimpleCommand(tuple(args), program, "test")
     if name == "git":

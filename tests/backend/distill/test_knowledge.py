@@ -312,3 +312,89 @@ def test_an_error_and_the_edit_that_fixed_it_are_in_the_brief(tmp_path: Path):
         line.startswith("· fixed ") and "KeyError" in line and "app/cache.py" in line for line in core.splitlines()
     )
     assert any(line.startswith("· state: tests passing (") for line in core.splitlines()), core
+
+
+def _lines(core: str, prefix: str) -> list[str]:
+    return [line for line in core.splitlines() if line.startswith(prefix)]
+
+
+def test_a_project_described_in_one_sentence_gives_its_whole_stack(tmp_path: Path):
+    said = "It's a Node project, TypeScript, running on Express with Prisma talking to Postgres."
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-d", [Turn(said)])]))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("Node.js", "TypeScript", "Express", "Prisma", "PostgreSQL"):
+        assert name in stack, core
+
+
+def test_commands_the_user_gives_as_the_way_are_the_commands(tmp_path: Path):
+    turns = [
+        Turn("We deploy with `fly deploy` from the repo root."),
+        Turn("Type checking is `mypy src/` and the dev server is `python manage.py runserver`."),
+        Turn("Run `make ci` to run the tests, not `npm test`."),
+        Turn("Use `httpx` for the tests."),  # a name, not a command
+        Turn("How do I run `cargo bench`?"),  # a question gives no command
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", turns)]))
+    (commands,) = _lines(core, "· test: ")
+    assert "test: make ci" in commands and "npm test" not in commands, core
+    assert "deploy: fly deploy" in commands and "typecheck: mypy src/" in commands, core
+    assert "run: python manage.py runserver" in commands, core
+    assert "cargo bench" not in commands and "httpx" not in commands
+    assert "mypy" in _lines(core, "· stack: ")[0]
+
+
+def test_a_check_done_with_a_common_word_tool_names_the_tool(tmp_path: Path):
+    said = "We format with black and lint with ruff. The walls are painted black."
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn(said)])]))
+    (stack,) = _lines(core, "· stack: ")
+    assert "Black" in stack and "Ruff" in stack, core
+    assert kn._tech_name("black", curated=True) is not None  # it is the vocabulary's: only the cue decides
+
+
+@pytest.mark.parametrize(
+    ("said", "old", "new"),
+    [
+        ("We're moving off nose, everything should be pytest now.", "nose", "pytest"),
+        ("Also stop using requests, use httpx everywhere in this project.", "requests", "httpx"),
+    ],
+)
+def test_a_drop_that_names_its_successor_is_a_replacement(tmp_path: Path, said, old, new):
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-r", [Turn(said)])]))
+    assert any(f"{new} replaces {old}" in line for line in _lines(core, "· decided ")), core
+    assert not _lines(core, "· convention: "), core  # a decision, not a convention
+
+
+def test_a_failure_fixed_by_a_command_closes_the_problem(tmp_path: Path):
+    error = "django.db.utils.OperationalError: (1054, \"Unknown column 'orders.shipped_at'\")"
+    calls = [
+        Call("bash", command="python manage.py migrate", output=error, exit_code=1),
+        Call("bash", command="python manage.py makemigrations orders", output="Migrations for 'orders'"),
+        Call("bash", command="python manage.py migrate", output="Applying orders.0007... OK"),
+    ]
+    core = brief_of(
+        distil_history(tmp_path / "memory", [Session("s-m", [Turn(f"the migration fails: {error}", calls)])])
+    )
+    (fixed,) = _lines(core, "· fixed ")
+    assert "OperationalError" in fixed and "python manage.py makemigrations" in fixed, core
+    assert not _lines(core, "· open problem"), core
+    assert "──fails-with──►" not in core  # fixed: history, not a current fact
+
+
+@pytest.mark.parametrize(
+    ("argv", "program", "kind"),
+    [
+        ("python manage.py migrate", "python manage.py migrate", "run"),
+        ("uv run python manage.py test", "python manage.py test", "test"),
+        ("php artisan migrate", "php artisan migrate", "run"),
+        ("node server.js --port 3000", "node server.js", "run"),
+        ("uv run pytest -q", "pytest", "test"),
+        ("bundle exec rails db:migrate", "rails db:migrate", "run"),
+        ("python -c 'print(1)'", "python", "run"),
+    ],
+)
+def test_what_ran_is_named_by_its_script_not_its_interpreter(argv, program, kind):
+    from opmem_tui.backend.distill.extract.shell import classify
+
+    (args,) = split_commands(argv)
+    simple = classify(args)
+    assert (simple.program, simple.kind) == (program, kind)
