@@ -128,10 +128,11 @@ class TurnFacts:
     urls: tuple[str, ...] = ()
     installed: tuple[str, ...] = ()
     tests: str = ""  # "12 passed, 1 failed"
-    errors: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # of commands that failed and did not pass later in the turn
     commits: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()  # errors of commands that failed, then passed later in the turn
 
 
 @dataclass(frozen=True, slots=True)

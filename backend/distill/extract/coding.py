@@ -90,7 +90,8 @@ def turn_actions(turn: CollectedTurn) -> list[ToolAction]:
 def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
     root = turn.session.root
     edited, created, deleted, read, commands, programs, searches, urls = ([] for _ in range(8))
-    installed, errors, commits, tools, moved = ([] for _ in range(5))
+    installed, errors, commits, tools, moved, fixed = ([] for _ in range(6))
+    failed_with: dict[str, list[str]] = {}  # program -> the errors it failed with, not yet passed
     tests = ""
     for action in actions:
         paths = [normalize_path(p, root) for p in action.paths]
@@ -120,8 +121,7 @@ def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
         summary = patterns.test_summary(out) if kind == "test" or out else ""  # once, not once more when found
         if summary:
             tests = summary
-        if action.failed and out:
-            errors += patterns.errors(out)
+        _outcome(action, out, errors, fixed, failed_with)
         if action.program == "git commit" or action.tool == "aider":
             commits += [h for h, _ in patterns.git_commits_in_output(out)] + (
                 [action.pattern] if action.pattern else []
@@ -146,11 +146,24 @@ def turn_facts(turn: CollectedTurn, actions: list[ToolAction]) -> TurnFacts:
         urls=patterns.unique(urls),
         installed=patterns.unique(installed),
         tests=tests,
-        errors=patterns.unique(errors),
+        errors=patterns.unique([e for e in errors if e not in fixed]),
         commits=patterns.unique(commits),
         tools=patterns.unique(tools),
         models=patterns.unique(models),
+        fixed=patterns.unique(fixed),
     )
+
+
+def _outcome(
+    action: ToolAction, out: str, errors: list[str], fixed: list[str], failed_with: dict[str, list[str]]
+) -> None:
+    """A failed command's errors; once the same program passes later in the turn they are fixed."""
+    if action.failed and out:
+        found = patterns.errors(out)
+        errors += found
+        failed_with.setdefault(action.program, []).extend(found)
+    elif not action.failed and action.program in failed_with:
+        fixed += failed_with.pop(action.program)
 
 
 def _request(text: str) -> str:

@@ -77,6 +77,8 @@ def _runs(facts: TurnFacts) -> str:
         text += f": {facts.tests}"
     elif facts.errors:
         text += f" (failed: {facts.errors[0][:60]})"
+    elif facts.fixed:
+        text += f" (fixed: {facts.fixed[0][:60]})"
     return text
 
 
@@ -168,7 +170,7 @@ def work_importance(facts: TurnFacts) -> float:
         score += 0.15 + min(0.1, 0.02 * (len(facts.edited) + len(facts.created)))
     if facts.tests:
         score += 0.1
-    if facts.errors or "failed" in facts.tests:
+    if facts.errors or facts.fixed or "failed" in facts.tests:
         score += 0.1
     if facts.commits:
         score += 0.15

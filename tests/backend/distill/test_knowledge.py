@@ -398,3 +398,14 @@ def test_what_ran_is_named_by_its_script_not_its_interpreter(argv, program, kind
     (args,) = split_commands(argv)
     simple = classify(args)
     assert (simple.program, simple.kind) == (program, kind)
+
+
+def test_a_command_that_failed_then_passed_in_the_turn_is_told_as_fixed(tmp_path: Path):
+    calls = [
+        Call("bash", command="cargo build", output="error[E0425]: cannot find value `x` in this scope", exit_code=1),
+        Call("edit", path="/work/demo/src/main.rs", content="let x = 1;\n"),
+        Call("bash", command="cargo build", output="Finished dev [unoptimized] target(s)"),
+    ]
+    memory = distil_history(tmp_path / "memory", [Session("s-b", [Turn("build it", calls)])])
+    (line,) = [ln for ln in brief_of(memory).splitlines() if "Ran cargo build" in ln or "ran cargo build" in ln]
+    assert "(fixed: error[E0425]" in line and "failed" not in line, line
