@@ -352,7 +352,8 @@ _CHOOSE = re.compile(
     r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
     r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
     r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
-    r"running on|run(?:ning)? (?:it )?(?:on|with)|on top of|backed by|talk(?:s|ing)? to|hosted on|"
+    r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
+    r"hosted on|switch(?:ing|ed)? (?:the |our )?(?:\w+ )?to|mov(?:e|ing|ed) (?:the |our )?(?:\w+ )?to|"
     r"deploy(?:s|ed|ing)? (?:on|to|with)|"
     # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
     r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
@@ -1065,7 +1066,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             _replace(k, old, new, prov, from_user)
         if not from_user or question:
             continue
-        replaced = bool(swaps) or _drops(k, sentence, prov)  # a decision, not a convention
+        replaced = bool(swaps) or _switches(k, sentence, prov) or _drops(k, sentence, prov)  # a decision
         chosen = _CHOOSE.search(sentence)
         if chosen and not replaced:
             _chosen(k, sentence, chosen.start(), prov)
@@ -1087,6 +1088,16 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
+        _said_endpoints(k, sentence, prov)
+
+
+# "uses chi for routing", "switch the migrations to goose": a lower-case name that is also a word
+# (chi, goose, rich, express) is the technology right after a verb of choice, in a noun's place
+_DIRECT = re.compile(
+    r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
+    r"\s+([a-z][\w.+-]*?)(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*[,.;:+]|\s*$)",
+    re.I,
+)
 
 
 def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
@@ -1095,6 +1106,11 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
     named: dict[str, vocabulary.Tech] = {}
     for cue in _CHOOSE.finditer(sentence, start):
         for tech in mentioned_techs(sentence[cue.start() :])[:4]:
+            named.setdefault(tech.name, tech)
+    for m in _DIRECT.finditer(sentence, start):
+        word = m.group(1)
+        tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else None
+        if tech is not None:
             named.setdefault(tech.name, tech)
     for tech in named.values():
         k.stack(tech, prov, 0.9)
@@ -1162,6 +1178,28 @@ def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
             k.stack(tech, prov, 0.85)
 
 
+_ENDPOINT_WORD = re.compile(r"\b(?:endpoints?|routes?|exposes?|serves?|api|GET|POST|PUT|PATCH|DELETE)\b", re.I)
+_SAID_ROUTE = re.compile(
+    r"(?:\b(GET|POST|PUT|PATCH|DELETE)\s+)?`?(?<![\w/.~-])(/[a-z][\w{}:-]*(?:/[\w{}:-]+)*)/?`?(?![\w/.])"
+)
+
+
+def _said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """Endpoints the user names ("it exposes /healthz and GET /api/v1/orders"); a file path (one
+    with a dot in it, or the session's own root) is not one."""
+    if "/" not in sentence or not _ENDPOINT_WORD.search(sentence):
+        return
+    for m in _SAID_ROUTE.finditer(sentence):
+        path = m.group(2)
+        if path.split("/")[1] in _NOT_ROUTE_ROOTS:
+            continue
+        name = f"{m.group(1)} {path}" if m.group(1) else path
+        k.fact(ENDPOINT, k.b.entity("endpoint", name, prov), prov, 0.8)
+
+
+_NOT_ROUTE_ROOTS = frozenset({"home", "users", "usr", "etc", "tmp", "var", "opt", "bin", "dev", "proc", "mnt", "srv"})
+
+
 def _said_env(k: Knowledge, sentence: str, prov: Provenance) -> None:
     """Environment variable names the user names (`set DATABASE_URL in .env`), never a value."""
     if not _ENV_WORD.search(sentence):
@@ -1190,6 +1228,29 @@ def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool
         [k.subject, old_id, new_id],
         key=f"replace:{prov.session_id}:{prov.node_ids[0]}:{old_t.name}",
     )
+
+
+_SWITCH_TO = re.compile(
+    r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)|port(?:ing|ed)?)\s+(?:the |our |it |everything )?"
+    r"(?:\w+ )?(?:over )?to\s+`?([\w.+#/@-]+?)`?(?=[\s,.;:!]|$)",
+    re.I,
+)
+
+
+def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+    """ "switching the migrations to goose, golang-migrate keeps breaking": the one other of the
+    new one's kind the sentence names is what it replaces. True when it replaced one."""
+    if "to" not in sentence:
+        return False
+    for m in _SWITCH_TO.finditer(sentence):
+        new = _tech_name(m.group(1), curated=False)
+        if new is None or not new.slot:
+            continue
+        others = [t for t in mentioned_techs(sentence) if t.category == new.category and t.name != new.name]
+        if len(others) == 1:
+            _replace(k, others[0].name, new.name, prov, True)
+            return True
+    return False
 
 
 def _drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:

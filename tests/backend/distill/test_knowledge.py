@@ -409,3 +409,25 @@ def test_a_command_that_failed_then_passed_in_the_turn_is_told_as_fixed(tmp_path
     memory = distil_history(tmp_path / "memory", [Session("s-b", [Turn("build it", calls)])])
     (line,) = [ln for ln in brief_of(memory).splitlines() if "Ran cargo build" in ln or "ran cargo build" in ln]
     assert "(fixed: error[E0425]" in line and "failed" not in line, line
+
+
+def test_names_that_are_also_words_after_a_verb_of_choice_and_a_switch_to_one(tmp_path: Path):
+    turns = [
+        Turn("This service uses chi for routing and sqlc against Postgres. We run it in Docker on Kubernetes."),
+        Turn("we're switching the migrations to goose, golang-migrate keeps breaking"),
+        Turn("Let's move the handlers to a folder of their own."),  # no technology: nothing replaced
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-w", turns)]))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("chi", "sqlc", "PostgreSQL", "Docker", "Kubernetes", "goose"):
+        assert name in stack, core
+    assert "golang-migrate" not in stack
+    assert any("goose replaces golang-migrate" in line for line in _lines(core, "· decided ")), core
+
+
+def test_endpoints_the_user_names(tmp_path: Path):
+    said = "The server exposes /healthz and GET /api/v1/orders; the config lives in /etc/svc and app/config.py."
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-e", [Turn(said)])]))
+    (where,) = [line for line in core.splitlines() if "endpoints: " in line]
+    assert "/healthz" in where and "GET /api/v1/orders" in where, core
+    assert "/etc/svc" not in where and "config.py" not in where
