@@ -354,6 +354,10 @@ _CHOOSE = re.compile(
     r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
     r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
     r"hosted on|switch(?:ing|ed)? (?:the |our )?(?:\w+ )?to|mov(?:e|ing|ed) (?:the |our )?(?:\w+ )?to|"
+    # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
+    r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
+    r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
+    r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?) (?:is|are|=|go(?:es)? through|via)|"
     r"deploy(?:s|ed|ing)? (?:on|to|with)|"
     # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
     r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
@@ -365,7 +369,7 @@ _CONVENTION = re.compile(
     r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
     r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
-    r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small)|"
+    r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|"
     r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming|"
     r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
     re.I,
@@ -1068,13 +1072,16 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             continue
         replaced = bool(swaps) or _switches(k, sentence, prov) or _drops(k, sentence, prov)  # a decision
         chosen = _CHOOSE.search(sentence)
+        stated = chosen is not None  # the sentence says what is used: its versions are the stack's
         if chosen and not replaced:
             _chosen(k, sentence, chosen.start(), prov)
+        elif not replaced:
+            stated = _listed(k, sentence, prov)
         _said_commands(k, sentence, prov)
         if not replaced:
             _tool_for(k, sentence, prov)
         for tech, number in versions(sentence):
-            if tech.name in VERSIONED_LANGUAGES or chosen:
+            if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and (not replaced or is_global(sentence)):
             name = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
@@ -1114,6 +1121,25 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
             named.setdefault(tech.name, tech)
     for tech in named.values():
         k.stack(tech, prov, 0.9)
+
+
+_NOT_A_LIST = re.compile(
+    r"\b(?:or|vs\.?|versus|compare\w*|comparison|difference|alternatives?|between|which|whether)\b", re.I
+)
+_LIST_WORD = re.compile(r"[A-Za-z@][\w.+#/@-]*")
+
+
+def _listed(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+    """A sentence that is mostly a list of names ("Quick context: Rails 7 monolith, Ruby 3.2,
+    Postgres, Sidekiq for jobs") describes the stack, cue or none; one weighing options does not."""
+    if sentence.count(",") < 2 or _NOT_A_LIST.search(sentence):
+        return False
+    techs = mentioned_techs(sentence)
+    if len(techs) < 3 or len(techs) * 4 < len(_LIST_WORD.findall(sentence)):
+        return False
+    for tech in techs[:8]:
+        k.stack(tech, prov, 0.85)
+    return True
 
 
 _SAID_KINDS = (

@@ -431,3 +431,19 @@ def test_endpoints_the_user_names(tmp_path: Path):
     (where,) = [line for line in core.splitlines() if "endpoints: " in line]
     assert "/healthz" in where and "GET /api/v1/orders" in where, core
     assert "/etc/svc" not in where and "config.py" not in where
+
+
+def test_a_sentence_that_lists_the_stack_and_one_that_names_a_kind(tmp_path: Path):
+    turns = [
+        Turn("Quick context: Rails 7 monolith, Ruby 3.2, Postgres, Sidekiq for jobs, Hotwire on the front."),
+        Turn("Specs are RSpec. Package manager is Bundler. Deployments go through Heroku."),
+        Turn("Compare Django, Flask, FastAPI and Litestar for me."),  # options weighed: not the stack
+        Turn("Please keep controllers thin, put logic in service objects."),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-l", turns)]))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("Ruby on Rails 7", "Ruby 3.2", "PostgreSQL", "Sidekiq", "Hotwire", "RSpec", "Bundler", "Heroku"):
+        assert name in stack, core
+    for name in ("Django", "Flask", "FastAPI"):
+        assert name not in stack, core
+    assert any("controllers thin" in line for line in _lines(core, "· convention: ")), core
