@@ -357,7 +357,7 @@ _CHOOSE = re.compile(
     # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
     r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
     r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
-    r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?) (?:is|are|=|go(?:es)? through|via)|"
+    r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?)(?: (?:is|are|go(?:es)? through|via)|(?=:))|"
     r"deploy(?:s|ed|ing)? (?:on|to|with)|"
     # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
     r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
@@ -1107,9 +1107,16 @@ _DIRECT = re.compile(
 )
 
 
+_NEGATED = re.compile(
+    r"\b(?:no|not|never|without|avoid|instead of|rather than|(?:don'?t|do not|never) use|no more)\s+((?:\S+\s+){0,1}\S+)",
+    re.I,
+)
+
+
 def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
     """The technologies a sentence says are used: up to four after each cue (a list after
-    "with" runs on into unrelated words)."""
+    "with" runs on into unrelated words), less those it says are not ("use pytest fixtures, no
+    unittest classes"); of two for one slot the first named takes it."""
     named: dict[str, vocabulary.Tech] = {}
     for cue in _CHOOSE.finditer(sentence, start):
         for tech in mentioned_techs(sentence[cue.start() :])[:4]:
@@ -1119,8 +1126,13 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
         tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else None
         if tech is not None:
             named.setdefault(tech.name, tech)
+    for m in _NEGATED.finditer(sentence):
+        for tech in mentioned_techs(m.group(1)):
+            named.pop(tech.name, None)
+    slots: set[str] = set()
     for tech in named.values():
-        k.stack(tech, prov, 0.9)
+        k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
+        slots.add(tech.slot)
 
 
 _NOT_A_LIST = re.compile(

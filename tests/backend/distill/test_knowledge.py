@@ -447,3 +447,16 @@ def test_a_sentence_that_lists_the_stack_and_one_that_names_a_kind(tmp_path: Pat
     for name in ("Django", "Flask", "FastAPI"):
         assert name not in stack, core
     assert any("controllers thin" in line for line in _lines(core, "· convention: ")), core
+
+
+def test_a_markdown_brief_in_a_prompt(tmp_path: Path):
+    prompt = (
+        "I want to build a habit tracker.\n\n## Stack\n- Backend: FastAPI\n- DB: Postgres via SQLAlchemy, "
+        "migrations with Alembic\n- Frontend: React + Vite, Tailwind\n\n## Rules\n- Use uv for Python deps, never pip.\n"
+        "- Tests go in tests/ and use pytest fixtures, no unittest classes.\n"
+    )
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-md", [Turn(prompt)])]))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("FastAPI", "PostgreSQL", "SQLAlchemy", "Alembic", "React", "Vite", "Tailwind CSS", "uv", "pytest"):
+        assert name in stack, core
+    assert "unittest" not in stack and "pip" not in stack.replace("pipenv", ""), core  # said not to be used
