@@ -341,8 +341,9 @@ _REPLACE = [
     re.compile(rf"\binstead\s+of\s+{_NAME},?\s+(?:let'?s\s+|we(?:'ll| will)?\s+)?use\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME},?\s+not\s+{_NAME}\b", re.I),  # Y, not X
     re.compile(rf"\bprefer\s+{_NAME}\s+(?:over|to)\s+{_NAME}", re.I),
+    re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
 ]
-_REPLACE_ORDER = ("old-new", "old-new", "new-old", "old-new", "new-old", "new-old")
+_REPLACE_ORDER = ("old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old")
 _DROP = re.compile(
     rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop|remove|removing|get(?:ting)? rid of|stop using|no more|ditch(?:ing)?|rip(?:ping)? out|deprecat(?:e|ing)|mov(?:e|ing) (?:off(?: of)?|away from)|migrat(?:e|ing) (?:off(?: of)?|away from)|phas(?:e|ing) out|get(?:ting)? off|abandon(?:ing)?|retir(?:e|ing)|done with)\s+(?:the\s+)?{_NAME}",
     re.I,
@@ -353,7 +354,7 @@ _CHOOSE = re.compile(
     r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
     r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
     r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
-    r"hosted on|switch(?:ing|ed)? (?:the |our )?(?:\w+ )?to|mov(?:e|ing|ed) (?:the |our )?(?:\w+ )?to|"
+    r"hosted on|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to|"
     # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
     r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
     r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
@@ -502,7 +503,7 @@ _COMMON_WORDS = frozenset(
 )
 
 
-_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|prefer)\b", re.I)
+_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|prefer|supersedes|takes over)\b", re.I)
 _ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
 _SWAP_LITERALS = ("from ", "replac", "instead of")
 
@@ -545,9 +546,17 @@ def _marked(name: str, sentence: str) -> bool:
     return f"`{name.strip('`')}`" in sentence
 
 
+# "webpack is gone", "npm is banned here": the name first
+_DROP_AFTER = re.compile(
+    rf"{_NAME}\s+(?:is|are|was|has been|have been)\s+(?:now\s+)?(?:gone|banned|out|dead|deprecated|removed|dropped|"
+    rf"not allowed|no longer used|history)\b",
+    re.I,
+)
+
+
 def dropped(sentence: str) -> list[str]:
     out = []
-    for m in _DROP.finditer(sentence):
+    for m in (*_DROP.finditer(sentence), *_DROP_AFTER.finditer(sentence)):
         tech = _tech_name(m.group(1), curated=not _marked(m.group(1), sentence))
         if tech is not None:
             out.append(m.group(1).strip("`'\".,"))

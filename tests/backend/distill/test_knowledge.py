@@ -47,6 +47,7 @@ def test_the_vocabulary_is_data_with_categories_aliases_and_drivers():
         ("Switch the migrations from golang-migrate to goose", [("golang-migrate", "goose")]),
         ("Move from Flask to `Quokka`", [("Flask", "Quokka")]),  # unknown name, marked, takes Flask's category
         ("Move the files from src to lib", []),  # neither is a technology
+        ("Biome replaces ESLint from today.", [("ESLint", "Biome")]),
     ],
 )
 def test_replacements(sentence, expected):
@@ -460,3 +461,18 @@ def test_a_markdown_brief_in_a_prompt(tmp_path: Path):
     for name in ("FastAPI", "PostgreSQL", "SQLAlchemy", "Alembic", "React", "Vite", "Tailwind CSS", "uv", "pytest"):
         assert name in stack, core
     assert "unittest" not in stack and "pip" not in stack.replace("pipenv", ""), core  # said not to be used
+
+
+def test_a_name_said_to_be_gone_is_dropped_and_its_successor_takes_its_place(tmp_path: Path):
+    assert kn.dropped("Vite is our bundler now, webpack is gone.") == ["webpack"]
+    assert kn.dropped("npm is banned here") == ["npm"]
+    history = [
+        Session("s-a", [Turn("We bundle with Webpack and use npm.")]),
+        Session("s-b", [Turn("Vite is our bundler now, webpack is gone.")], day=2),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    (stack,) = _lines(core, "· stack: ")
+    assert "Vite (was webpack)" in stack or ("Vite" in stack and "webpack" not in stack.replace("(was webpack)", "")), (
+        core
+    )
+    assert any("Vite replaces webpack" in line for line in _lines(core, "· decided ")), core
