@@ -548,7 +548,7 @@ def _marked(name: str, sentence: str) -> bool:
 
 # "webpack is gone", "npm is banned here": the name first
 _DROP_AFTER = re.compile(
-    rf"{_NAME}\s+(?:is|are|was|has been|have been)\s+(?:now\s+)?(?:gone|banned|out|dead|deprecated|removed|dropped|"
+    rf"{_NAME}\s+(?:is|are|was|has been|have been)\s+(?:now\s+)?(?:gone|banned|deprecated|removed|dropped|"
     rf"not allowed|no longer used|history)\b",
     re.I,
 )
