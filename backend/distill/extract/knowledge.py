@@ -554,9 +554,22 @@ _DROP_AFTER = re.compile(
 )
 
 
+_DROP_AFTER_LITERALS = (
+    "gone",
+    "banned",
+    "deprecated",
+    "removed",
+    "dropped",
+    "not allowed",
+    "no longer used",
+    "history",
+)
+
+
 def dropped(sentence: str) -> list[str]:
     out = []
-    for m in (*_DROP.finditer(sentence), *_DROP_AFTER.finditer(sentence)):
+    after = _DROP_AFTER.finditer(sentence) if _may_hold(sentence, _DROP_AFTER_LITERALS) else ()
+    for m in (*_DROP.finditer(sentence), *after):
         tech = _tech_name(m.group(1), curated=not _marked(m.group(1), sentence))
         if tech is not None:
             out.append(m.group(1).strip("`'\".,"))
@@ -1217,6 +1230,8 @@ _TOOL_FOR_KIND = {"format": "formatter", "lint": "linter", "test": "test-framewo
 
 
 def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not _may_hold(sentence, ("format", "lint", "check", "test")):
+        return
     for m in _TOOL_FOR.finditer(sentence):
         kind = m.group(1).lower()
         category = _TOOL_FOR_KIND.get(kind, "type-checker")
@@ -1284,10 +1299,21 @@ _SWITCH_TO = re.compile(
 )
 
 
+def _may_hold(text: str, literals: Sequence[str]) -> bool:
+    """False only when a case-blind pattern needing one of these (lower-case, ASCII) literals
+    cannot match: ASCII text lacking all of them. Other text is always searched (IGNORECASE
+    folds the long s and the Kelvin sign to s and k, which lower() does not)."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(literal in low for literal in literals)
+
+
 def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
-    """ "switching the migrations to goose, golang-migrate keeps breaking": the one other of the
-    new one's kind the sentence names is what it replaces. True when it replaced one."""
-    if "to" not in sentence:
+    """A switch to one of a kind ("switching the migrations to goose, golang-migrate keeps
+    breaking"): the one other of its kind the sentence names is what it replaces. True when it
+    replaced one."""
+    if not _may_hold(sentence, ("to",)):
         return False
     for m in _SWITCH_TO.finditer(sentence):
         new = _tech_name(m.group(1), curated=False)

@@ -476,3 +476,28 @@ def test_a_name_said_to_be_gone_is_dropped_and_its_successor_takes_its_place(tmp
         core
     )
     assert any("Vite replaces webpack" in line for line in _lines(core, "· decided ")), core
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        (kn._TOOL_FOR, ("format", "lint", "check", "test")),
+        (kn._DROP_AFTER, kn._DROP_AFTER_LITERALS),
+        (kn._SWITCH_TO, ("to",)),
+    ],
+)
+def test_the_pre_checks_never_skip_a_text_the_pattern_matches(pattern, literals):
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(
+        ["Format", "LINT", "type-check", "te\u017ft", "Test", "with", "using", "black", "ruff", " ", ",", "is", "gone",
+         "GONE", "banned", "webpack", "switching", "the", "migrations", "TO", "goose", "\u212a", "\u017f", "Removed", "npm"]
+    )  # fmt: skip
+
+    @given(st.lists(pieces, max_size=12).map(" ".join))
+    def check(text: str) -> None:
+        if pattern.search(text):
+            assert kn._may_hold(text, literals), text
+
+    check()
