@@ -23,7 +23,7 @@ class ClaudeImporter(LineImporter):
     name = "claude"
     source = "claude-code"
     looks_for = "*.jsonl transcripts"
-    feeds_text = True
+    feeds_text = False  # bytes: orjson reads them as they are (record_values.loads_exact)
 
     def __init__(self) -> None:
         self.resumes = ResumeIndex()  # first record uuids of the files seen, kept between files

@@ -119,17 +119,31 @@ def small(value: Any, limit: int = TOOL_RESULT_META_LIMIT) -> Any:
         return value if len(value) <= limit else value[:limit] + "…"
     if isinstance(value, (int, float, bool)) or value is None:
         return value
-    text = claude_dumps(value)
-    if len(text) <= limit:
-        return value
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if isinstance(item, (int, float, bool)) or item is None or (isinstance(item, str) and len(item) <= 256):
-                out[str(key)] = item
-        out["truncated"] = True
-        return out
-    return {"truncated": True, "length": len(text)}
+    # A dict holding a string longer than `limit` has a longer JSON text: it is cut without building it.
+    if not (isinstance(value, dict) and _holds_longer(value, limit, 2)):
+        text = claude_dumps(value)
+        if len(text) <= limit:
+            return value
+        if not isinstance(value, dict):
+            return {"truncated": True, "length": len(text)}
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, (int, float, bool)) or item is None or (isinstance(item, str) and len(item) <= 256):
+            out[str(key)] = item
+    out["truncated"] = True
+    return out
+
+
+def _holds_longer(value: dict[str, Any] | list[Any], limit: int, depth: int) -> bool:
+    """Whether a string longer than `limit` is among the values of `value` (or of the objects and
+    lists in it, `depth` levels down): a JSON text holding one, quoted, is longer than `limit` too."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, str):
+            if len(item) > limit:
+                return True
+        elif depth and isinstance(item, (dict, list)) and _holds_longer(item, limit, depth - 1):
+            return True
+    return False
 
 
 def user_kind(record: dict[str, Any], text: str) -> str:

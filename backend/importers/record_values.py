@@ -9,11 +9,39 @@ from typing import Any
 
 from .base import ImportFormatError
 
+try:
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - a dependency; json.loads alone is the same, slower
+    _orjson_loads = json.loads
+
+
+# bytes.translate table: every digit stays a b"0", every other byte becomes a space.
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def loads_exact(line: str | bytes) -> Any:
+    """json.loads(line), faster: orjson parses it when its value is sure to be json's.
+
+    orjson refuses (and json.loads then reads, or raises, as it always did) everything json
+    reads differently: NaN/Infinity, 1e400, lone surrogates, bad UTF-8, a BOM, deep nesting.
+    The one value it reads differently without refusing is an integer outside [-2**63, 2**64),
+    which it makes a float: any such literal has a run of 19 digits, and a line holding one is
+    left to json.loads (a float with a 19-digit mantissa too; shorter ones parse the same).
+    """
+    data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    if _LONG_RUN not in data.translate(_DIGITS):
+        try:
+            return _orjson_loads(data)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError: json says what is wrong
+            pass
+    return json.loads(line)
+
 
 def load_object(line: str | bytes) -> dict[str, Any]:
     """One line of a JSON-lines file as a JSON object; ImportFormatError saying what is wrong otherwise."""
     try:
-        value = json.loads(line)
+        value = loads_exact(line)
     except RecursionError:
         raise ImportFormatError("record nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors

@@ -121,6 +121,9 @@ class SchemaMismatch(SearchIndexError):
     """An index written by another version of opmem: derived data, so it is rebuilt."""
 
 
+_MAX_ROWID = 2**63 - 1  # SQLite's largest rowid
+
+
 @dataclass(frozen=True, slots=True)
 class TurnRow:
     """One message or tool call as it goes into the index."""
@@ -300,21 +303,50 @@ class SearchIndex:
         """Append a session's new rows and move its cursor, inside the caller's transaction."""
         sess = self._session_key(db, session_id, scope)
         prev_ids = self._node_rows(db, sess, {r.prev_node for r in rows if r.prev_node})
-        insert_doc = (
-            "INSERT INTO docs(kind, sess, node, seq, role, turn, commit_id, time, speaker, prev) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?)"
-        )
+        # The ids SQLite gives rows inserted one by one (docs.id is an INTEGER PRIMARY KEY without
+        # AUTOINCREMENT: the largest id + 1, 1 in an empty table), named here so that one
+        # executemany inserts them all (an execute per row was a fifth of an index update).
+        top = db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
         fts_rows = []
-        for row in rows:
-            prev = prev_ids.get(row.prev_node) if row.prev_node else None
-            cur = db.execute(
-                insert_doc,
-                (row.kind, sess, row.node, row.seq, row.role, row.turn, row.commit, row.time, row.speaker, prev),
+        if top + len(rows) < _MAX_ROWID:
+            doc_rows = []
+            for rowid, row in enumerate(rows, top + 1):
+                prev = prev_ids.get(row.prev_node) if row.prev_node else None
+                doc_rows.append(
+                    (
+                        rowid,
+                        row.kind,
+                        sess,
+                        row.node,
+                        row.seq,
+                        row.role,
+                        row.turn,
+                        row.commit,
+                        row.time,
+                        row.speaker,
+                        prev,
+                    )
+                )
+                if row.kind == KIND_MESSAGE:
+                    prev_ids[row.node] = rowid
+                fts_rows.append((rowid, row.body, row.ctx))
+            db.executemany(
+                "INSERT INTO docs(id, kind, sess, node, seq, role, turn, commit_id, time, speaker, prev) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                doc_rows,
             )
-            rowid = cur.lastrowid
-            if row.kind == KIND_MESSAGE:
-                prev_ids[row.node] = rowid
-            fts_rows.append((rowid, row.body, row.ctx))
+        else:  # past the largest id SQLite picks free ids at random: it names each
+            for row in rows:
+                prev = prev_ids.get(row.prev_node) if row.prev_node else None
+                cur = db.execute(
+                    "INSERT INTO docs(kind, sess, node, seq, role, turn, commit_id, time, speaker, prev) "
+                    "VALUES(?,?,?,?,?,?,?,?,?,?)",
+                    (row.kind, sess, row.node, row.seq, row.role, row.turn, row.commit, row.time, row.speaker, prev),
+                )
+                rowid = cur.lastrowid
+                if row.kind == KIND_MESSAGE:
+                    prev_ids[row.node] = rowid
+                fts_rows.append((rowid, row.body, row.ctx))
         db.executemany("INSERT INTO turns_fts(rowid, body, ctx) VALUES(?,?,?)", fts_rows)
         names = {r.speaker for r in rows if r.kind == KIND_MESSAGE and r.speaker not in ROLE_NAMES}
         db.executemany("INSERT OR IGNORE INTO participants(name) VALUES(?)", [(n,) for n in names])

@@ -240,3 +240,40 @@ def test_terminal_escapes_in_a_message_do_not_hide_its_words(home: Home) -> None
     assert hits and hits[0].session_id == "s1" and hits[0].turn == 1
     assert "\x1b" not in hits[0].snippet and "FAILED" in hits[0].snippet
     assert home.search("FAILED") and home.search("memcached")
+
+
+def test_rows_get_the_ids_one_insert_at_a_time_gives(tmp_path, monkeypatch) -> None:
+    """add_turns names each row's id (one executemany): the ids, prev links and FTS rowids are
+    those SQLite gives rows inserted one by one, also after the newest rows were deleted."""
+    from backend.memory import index as index_module
+    from backend.memory.index import SearchIndex, TurnRow
+
+    def rows(session: str, count: int) -> list[TurnRow]:
+        out = []
+        for i in range(count):
+            kind = KIND_TOOL if i % 3 == 2 else KIND_MESSAGE
+            prev = f"{session}-{i - 1}" if i and kind == KIND_MESSAGE else None
+            out.append(TurnRow(kind, f"{session}-{i}", i, "user", 1, None, 1.0 + i, "user", f"body {i}", "", prev))
+        return out
+
+    def build(name: str) -> list[list[tuple]]:
+        index = SearchIndex(tmp_path / name)
+        with index.write() as db:
+            index.add_turns(db, "s1", "global", rows("s1", 7), 7, "a")
+        with index.write() as db:  # the newest rows gone: the next ids are the largest left + 1
+            db.execute("DELETE FROM docs WHERE id > 4")
+        with index.write() as db:
+            index.add_turns(db, "s2", "global", rows("s2", 5), 5, "b")
+            index.add_turns(db, "s1", "global", rows("s1-more", 4), 11, "c")
+        db = index.db
+        out = [
+            db.execute("SELECT * FROM docs ORDER BY id").fetchall(),
+            db.execute("SELECT rowid FROM turns_fts ORDER BY rowid").fetchall(),
+        ]
+        index.close()
+        return out
+
+    named = build("named.sqlite")
+    monkeypatch.setattr(index_module, "_MAX_ROWID", 0)  # every row inserted alone, SQLite picking its id
+    assert build("one-by-one.sqlite") == named
+    assert len(named[0]) == 13 and any(row[-1] for row in named[0])
