@@ -307,13 +307,25 @@ class IndexUpdater:
         if rules is None:
             return None
         known: dict[str, bool] = {}
+        listed: dict[str, SessionMeta] | None = None
+
+        def meta_of(session_id: str) -> SessionMeta:
+            # The store's listing, read once for the pass (warm: a few stats), names each listed
+            # session's meta.json as get_meta does, without opening the session: get_meta loads
+            # every node file and the git mirror's coverage, and the reader keeps only a few
+            # sessions warm, so a first run over 10,000 sessions opened each one again here.
+            nonlocal listed
+            if listed is None:
+                listed = {m.id: m for m in self.store.list_sessions().sessions}
+            meta = listed.get(session_id)
+            return meta if meta is not None else self.store.get_meta(session_id)
 
         def hidden(session_id: str, scope: str) -> bool:
             if session_id:
                 found = known.get(session_id)
                 if found is None:
                     try:
-                        found = rules.reason(self.store.get_meta(session_id)) is not None
+                        found = rules.reason(meta_of(session_id)) is not None
                     except OpmemError:
                         found = False  # a deleted session: as before, its pointer is skipped on query
                     known[session_id] = found

@@ -15,7 +15,7 @@ from opmem_tui.backend.distill.pipeline import run
 from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.entity_finder import EntityFinder
-from opmem_tui.backend.model import SessionMeta
+from opmem_tui.backend.model import OpmemError, SessionMeta
 from opmem_tui.backend.privacy.exclusions import (
     REASON_PRIVATE,
     Exclusions,
@@ -315,3 +315,39 @@ def test_no_llm_title_is_asked_for_an_excluded_or_private_session(tmp_path: Path
     assert home.sessions.get_meta("pub").title == "A title"
     assert home.sessions.get_meta("priv").title_source != "llm"
     assert home.sessions.get_meta("client").title_source != "llm"
+
+
+def test_the_index_record_filter_reads_the_listing_once_and_answers_as_get_meta_does(tmp_path: Path, user_home: Path):
+    """The memory-record filter of an index pass takes each session's meta from the store's
+    listing (one read per pass, no session opened); its answers are those of get_meta per session."""
+    folder = str(user_home / "work/secret-client/app")
+    home = configure(tmp_path / "opmem", exclude_paths=["~/work/secret-client/**"])
+    write_session(home, "pub", PUBLIC_WORD)
+    write_session(home, "client", PATH_WORD, cwd=folder, at=START + 100)
+    write_session(home, "later", PRIVATE_WORD, at=START + 200)
+    set_private(home, "later")
+    updater = home.search_index.updater
+    updater._rules = updater.rules()
+    rules = updater._rules
+
+    def uncached(session_id: str, scope: str) -> bool:
+        if session_id:
+            try:
+                if rules.reason(home.sessions.get_meta(session_id)) is not None:
+                    return True
+            except OpmemError:
+                pass
+        return scope.startswith("project:") and rules.project_reason(scope[len("project:") :]) is not None
+
+    asks = [(sid, scope) for sid in ("pub", "client", "later", "gone", "") for scope in ("", "project:p1", "global")]
+    hidden = updater.record_filter()
+    opened = []
+    real_get_meta = home.sessions.get_meta
+    home.sessions.get_meta = lambda sid: opened.append(sid) or real_get_meta(sid)
+    try:
+        cached = [hidden(sid, scope) for sid, scope in asks * 2]
+    finally:
+        del home.sessions.get_meta
+    assert opened == ["gone"]  # only a session the listing does not have is asked for on its own
+    assert cached == [uncached(sid, scope) for sid, scope in asks * 2]
+    assert cached[:3] == [False] * 3 and cached[3:9] == [True] * 6
