@@ -37,6 +37,7 @@ class MemoryPort:
         self._staged_events: dict[str, list[Event]] = {}
         self.staged_records = 0
         self._relations: dict[str, tuple[Edge, ...]] = {}  # current stored edges of a relation, until a flush
+        self._categories: dict[str, str] = {}
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -54,6 +55,20 @@ class MemoryPort:
             found = self.store.edges(relations=[relation], limit=None)
             cached = self._relations[relation] = tuple(g.edge for g in found if g.edge.id not in self.exclude)
         return cached
+
+    def category_of(self, entity_id: str) -> str:
+        """A technology's category, stored or staged ("" for another entity, or one not known)."""
+        found = self._categories.get(entity_id)
+        if found is not None:
+            return found
+        entity = self.store.entity_by_id(entity_id)
+        if entity is None:  # staged, not written yet (rare: asked for switches only)
+            entity = next((e for r in reversed(self._staged) for e in r.extraction.entities if e.id == entity_id), None)
+            if entity is None:
+                return ""
+        found = str(entity.attrs.get("category", "")) if entity.type == "tech" else ""
+        self._categories[entity_id] = found
+        return found
 
     def current_events(self, key: str) -> Sequence[Event]:
         retired = self._staged_retired()

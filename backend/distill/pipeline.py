@@ -162,6 +162,7 @@ class DistillJob:
             linked,
             current_edges=port.current_edges,
             current_events=port.current_events,
+            category_of=port.category_of,
             single_valued=self.home.config.distill.single_valued,
             at=self.now,
             maybe_copied=None

@@ -9,6 +9,8 @@
   When a slot changes value, or a `dropped` edge names a technology, the subject's older stack
   edges to the old technology (`uses`, `depends-on`, its slot) are retired too: a replaced
   technology stays as history and is never current.
+- A switch slot (a database, cache or queue the user says the project switched to) retires the
+  subject's older stack edges to every other technology of that category (`category_of`).
 - An event with the same `key` as a current one (the turn grew, an LLM re-run) supersedes it.
 - Nothing else is ever retired, and every contradiction is reported (the pipeline logs it to
   memory/contradictions.jsonl).
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 
 from ..memory.records import Edge, Event, Patch
-from .extract.knowledge import DROPPED, STACK_RELATIONS
+from .extract.knowledge import DROPPED, STACK_RELATIONS, SWITCH_RELATIONS
 from .extract.knowledge import single_valued as knowledge_single_valued
 from .model import Contradiction, Linked, Reconciled
 
@@ -37,6 +39,7 @@ DEFAULT_SINGLE_VALUED = (
 STATE_SUFFIXES = ("-status", "-command")  # retired by the newer value without a contradiction logged
 CurrentEdges = Callable[[str, str, str], Sequence[Edge]]  # (subject, relation, scope) -> current edges
 CurrentEvents = Callable[[str], Sequence[Event]]  # key -> current events with that key
+CategoryOf = Callable[[str], str]  # entity id -> its technology category ("" when none or unknown)
 
 
 def _order(edge: Edge) -> tuple[float, float, str]:
@@ -72,7 +75,12 @@ def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], lis
 
 
 def reconcile_edges(
-    edges: Iterable[Edge], current: CurrentEdges, single_valued: Collection[str], *, at: float
+    edges: Iterable[Edge],
+    current: CurrentEdges,
+    single_valued: Collection[str],
+    *,
+    at: float,
+    category_of: CategoryOf | None = None,
 ) -> tuple[list[Patch], list[Contradiction]]:
     edges = list(edges)
     groups: dict[tuple[str, str, str], dict[str, Edge]] = {}
@@ -92,8 +100,27 @@ def reconcile_edges(
             by_id = {e.id: e for e in [*stored, *new.values()]}
             replaced += [(by_id[c.kept], c.retired_value) for c in found if c.kept in by_id]
     replaced += [(e, e.to_id) for e in edges if e.relation == DROPPED]
+    if category_of is not None:
+        replaced += _switched_from(edges, current, category_of)
     patches += _retire_replaced(replaced, edges, current, {p.id for p in patches}, at=at)
     return patches, contradictions
+
+
+def _switched_from(edges: Sequence[Edge], current: CurrentEdges, category_of: CategoryOf) -> list[tuple[Edge, str]]:
+    """(switch edge, technology it retires): every other of the switch's category the subject used before."""
+    out: list[tuple[Edge, str]] = []
+    for by in edges:
+        if by.relation not in SWITCH_RELATIONS:
+            continue
+        used = [*current(by.from_id, "uses", by.scope), *(e for e in edges if e.relation == "uses")]
+        for target in dict.fromkeys(
+            e.to_id
+            for e in used
+            if e.from_id == by.from_id and e.scope == by.scope and e.to_id != by.to_id and e.event_time <= by.event_time
+        ):
+            if category_of(target) == by.relation:
+                out.append((by, target))
+    return out
 
 
 def _retire_replaced(
@@ -146,11 +173,20 @@ def reconcile(
     single_valued: Collection[str] = DEFAULT_SINGLE_VALUED,
     at: float,
     maybe_copied: Callable[[Event], bool] | None = None,
+    category_of: CategoryOf | None = None,
 ) -> Reconciled:
     """`maybe_copied`: which events may have an older copy stored (those of a turn that grew, ...);
-    the others are not looked up. Default: all of them."""
+    the others are not looked up. Default: all of them. `category_of`: a technology's category
+    as stored (the batch's own entities are looked up first); without it a switch slot retires
+    only its own older values."""
     extraction = linked.extraction
-    edge_patches, contradictions = reconcile_edges(extraction.edges, current_edges, single_valued, at=at)
+    lookup = None
+    if category_of is not None:
+        batch = {e.id: str(e.attrs.get("category", "")) for e in extraction.entities if e.type == "tech"}
+        lookup = lambda eid: batch[eid] if eid in batch else category_of(eid)  # noqa: E731
+    edge_patches, contradictions = reconcile_edges(
+        extraction.edges, current_edges, single_valued, at=at, category_of=lookup
+    )
     event_patches = reconcile_events(extraction.events, current_events, at=at, check=maybe_copied)
     return Reconciled(
         linked=linked,

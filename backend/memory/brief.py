@@ -33,8 +33,10 @@ CATEGORY_ORDER = (
 )  # fmt: skip
 SLOTS = frozenset(
     {"test-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
-     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client"}
+     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client",
+     "database", "cache", "queue"}
 )  # fmt: skip
+SWITCH_SLOTS = frozenset({"database", "cache", "queue"})  # filled only by a switch the user states
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 STATUS_KINDS = ("test", "build", "typecheck", "lint")
 BRIEF_RELATIONS = frozenset(
@@ -200,6 +202,9 @@ def _stack(
     was: dict[str, str] = {}
     for g in sorted(retired, key=lambda g: -g.edge.event_time):
         holder = slot_value.get(g.relation)
+        if holder is None and g.relation == "uses" and g.target in refs:  # retired by a switch of its kind
+            category = _category(memory, g.target)
+            holder = slot_value.get(category) if category in SWITCH_SLOTS else None
         if holder is not None and g.target != holder.target and g.target in refs:
             was.setdefault(holder.target, refs[g.target].name)
     stack: dict[str, tuple[int, float, str, GraphEdge]] = {}

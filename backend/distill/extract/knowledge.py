@@ -62,7 +62,8 @@ TASK_DONE = "task-done"  # what a session says is done / still to do ("done: X",
 TASK_PENDING = "task-pending"
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 STATUS_KINDS = ("test", "build", "typecheck", "lint")
-SLOT_RELATIONS = frozenset(vocabulary.SLOTS.values())
+SLOT_RELATIONS = frozenset({*vocabulary.SLOTS.values(), *vocabulary.SWITCH_SLOTS.values()})
+SWITCH_RELATIONS = frozenset(vocabulary.SWITCH_SLOTS.values())
 STACK_RELATIONS = frozenset({USES, "depends-on", *SLOT_RELATIONS})
 KNOWLEDGE_RELATIONS = frozenset(
     {
@@ -1294,9 +1295,16 @@ def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool
 
 _SWITCH_TO = re.compile(
     r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)|port(?:ing|ed)?)\s+(?:the |our |it |everything )?"
-    r"(?:\w+ )?(?:over )?to\s+`?([\w.+#/@-]+?)`?(?=[\s,.;:!]|$)",
+    r"(?:(\w+) )?(?:over )?to\s+`?([\w.+#/@-]+?)`?(?=[\s,.;:!]|$)",
     re.I,
 )
+# what a switch of a kind a project may hold several of must be about to make it the one:
+# "migrate the database to X", "move our jobs over to Y", "switch to Z"; not "move the analytics to X"
+_SWITCH_OBJECTS = {
+    "database": frozenset({"database", "databases", "db", "datastore", "storage", "persistence", "data"}),
+    "cache": frozenset({"cache", "caching", "caches"}),
+    "queue": frozenset({"queue", "queues", "jobs", "broker", "tasks", "workers", "messaging"}),
+}
 
 
 def _may_hold(text: str, literals: Sequence[str]) -> bool:
@@ -1311,17 +1319,35 @@ def _may_hold(text: str, literals: Sequence[str]) -> bool:
 
 def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """A switch to one of a kind ("switching the migrations to goose, golang-migrate keeps
-    breaking"): the one other of its kind the sentence names is what it replaces. True when it
-    replaced one."""
+    breaking"): the one other of its kind the sentence names is what it replaces. A switch to a
+    database, cache or queue that names none ("we migrated the database to PostgreSQL") fills that
+    kind's slot, so reconcile retires the others of the kind the project used. True when it replaced one."""
     if not _may_hold(sentence, ("to",)):
         return False
     for m in _SWITCH_TO.finditer(sentence):
-        new = _tech_name(m.group(1), curated=False)
-        if new is None or not new.slot:
+        new = _tech_name(m.group(2), curated=False)
+        if new is None:
+            continue
+        switch_slot = vocabulary.SWITCH_SLOTS.get(new.category, "")
+        if not new.slot and not switch_slot:
             continue
         others = [t for t in mentioned_techs(sentence) if t.category == new.category and t.name != new.name]
         if len(others) == 1:
             _replace(k, others[0].name, new.name, prov, True)
+            return True
+        obj = (m.group(1) or "").lower()
+        if switch_slot and not others and (not obj or obj in _SWITCH_OBJECTS[new.category]):
+            eid = k.stack(new, prov, 0.9, slot=False)
+            k.fact(switch_slot, eid, prov, 0.9)
+            k.decided.add(prov.node_ids[0])
+            k.b.event(
+                f"Decided: {new.name} as the {new.category}",
+                "decision",
+                0.8,
+                prov,
+                [k.subject, eid],
+                key=f"switch:{prov.session_id}:{prov.node_ids[0]}:{new.name}",
+            )
             return True
     return False
 

@@ -140,7 +140,7 @@ For each turn given (identified by its "turn" id), list:
 - facts about the project being worked on (coding sessions), each with kind one of
   {", ".join(FACT_KINDS)}: "stack" (a technology used: name as written, category one of
   {", ".join(FACT_SLOTS)}, version if stated), "replacement" (name: the new technology,
-  replaces: the old one, category), "dropped" (a technology removed), "command" (the exact
+  replaces: the old one when the text names it, category), "dropped" (a technology removed), "command" (the exact
   command line that tests, builds, runs, lints, formats, type-checks, migrates or deploys it,
   command_kind one of {", ".join(COMMAND_KINDS)}, only if it ran successfully or is given as the
   way), "convention" (a rule the user states for this project, as one sentence), "preference"
@@ -232,20 +232,8 @@ def _accept_facts(k: Knowledge, turn: CollectedTurn, facts: Sequence[dict[str, A
             continue  # on doubt, leave out: the turn must name it
         if kind in ("stack", "replacement", "dropped"):
             tech = _tech(name, fact.get("category"))
-            if tech is None:
-                continue
-            if kind == "dropped":
-                k.drop(tech, prov, cap)
-                continue
-            old = fact.get("replaces")
-            if kind == "replacement":
-                old_tech = _tech(old, fact.get("category") or tech.category) if old else None
-                if old_tech is None or old.lower() not in lowered:
-                    continue
-                k.drop(old_tech, prov, cap)
-            k.stack(tech, prov, cap)
-            if fact.get("version") and re.fullmatch(r"v?\d+(?:\.\d+){0,2}", fact["version"]):
-                k.version(tech, fact["version"].lstrip("v"), prov, cap)
+            if tech is not None:
+                _accept_tech(k, kind, tech, fact, lowered, prov)
         elif kind == "command" and fact.get("command_kind"):
             k.fact(f"{fact['command_kind']}-command", b.entity("command", name[:80], prov), prov, cap)
         elif kind in ("convention", "preference"):
@@ -261,6 +249,25 @@ def _accept_facts(k: Knowledge, turn: CollectedTurn, facts: Sequence[dict[str, A
             k.fact(ENV_VAR, b.entity("env-var", name, prov), prov, cap)
         elif kind == "endpoint" and re.fullmatch(r"(?:GET|POST|PUT|PATCH|DELETE|ANY) /\S{0,80}", name):
             k.fact(ENDPOINT, b.entity("endpoint", name, prov), prov, cap)
+
+
+def _accept_tech(k: Knowledge, kind: str, tech: vocabulary.Tech, fact: dict[str, Any], lowered: str, prov) -> None:
+    cap = MAX_LLM_CONFIDENCE
+    if kind == "dropped":
+        k.drop(tech, prov, cap)
+        return
+    old = fact.get("replaces")
+    if kind == "replacement":
+        old_tech = _tech(old, fact.get("category") or tech.category) if old else None
+        if old_tech is not None and old.lower() in lowered:
+            k.drop(old_tech, prov, cap)
+        elif switch_slot := vocabulary.SWITCH_SLOTS.get(tech.category, ""):
+            k.fact(switch_slot, k.tech(tech, prov), prov, cap)  # "we migrated the database to X"
+        elif not tech.slot:
+            return  # the old one unnamed and no slot for the new one to take: nothing replaced
+    k.stack(tech, prov, cap)
+    if fact.get("version") and re.fullmatch(r"v?\d+(?:\.\d+){0,2}", fact["version"]):
+        k.version(tech, fact["version"].lstrip("v"), prov, cap)
 
 
 def _subject(b: RecordBuilder, batch: SessionBatch) -> str:

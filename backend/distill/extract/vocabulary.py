@@ -36,6 +36,10 @@ SLOTS = {
     "state-management": "state-management",
     "http-client": "http-client",
 }
+# categories a project may hold several of at once (Postgres and SQLite, Redis and Memcached): a
+# mention fills no slot, but the user saying the project switches to one ("migrate the database
+# to PostgreSQL", "move the queue to NATS") makes it the one, and the others of its kind history
+SWITCH_SLOTS = {"database": "database", "cache": "cache", "queue": "queue"}
 # the order a stack line names categories in (libraries last)
 CATEGORY_ORDER = (
     "language",

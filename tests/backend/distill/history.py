@@ -120,6 +120,7 @@ def distil_history(root: Path, sessions: Sequence[Session], *, at: float = T0) -
             linked,
             current_edges=port.current_edges,
             current_events=port.current_events,
+            category_of=port.category_of,
             single_valued=DEFAULT_SINGLE_VALUED,
             at=at,
         )

@@ -501,3 +501,42 @@ def test_the_pre_checks_never_skip_a_text_the_pattern_matches(pattern, literals)
             assert kn._may_hold(text, literals), text
 
     check()
+
+
+@pytest.mark.parametrize(
+    ("said", "new", "old"),
+    [
+        ("We migrated the database to PostgreSQL last week.", "PostgreSQL", "MySQL"),
+        ("Let's switch to Postgres.", "PostgreSQL", "MySQL"),
+        ("We moved our jobs over to Sidekiq.", "Sidekiq", "Celery"),
+    ],
+)
+def test_a_switch_to_a_database_or_queue_that_names_no_old_one_retires_the_old(tmp_path: Path, said, new, old):
+    history = [
+        Session("s-a", [Turn("The app is Django on MySQL with Celery for background jobs.")]),
+        Session("s-b", [Turn(said)], day=2),
+    ]
+    memory = distil_history(tmp_path / "memory", history)
+    core = brief_of(memory)
+    (stack,) = _lines(core, "· stack: ")
+    assert new in stack, core
+    assert old not in stack.replace(f"(was {old})", ""), core  # history, never current
+    project = entity_id("project", "demo")
+    old_id = memory.entity_refs([entity_id("tech", f"tech:{old.lower()}")])
+    assert old_id, "the old technology is still in the graph, as history"
+    current = memory.edges(scope="project:demo", limit=None)
+    assert not [g for g in current if g.edge.from_id == project and g.target in old_id and g.relation == "uses"]
+    assert any(new in line for line in _lines(core, "· decided ")), core
+
+
+def test_a_switch_of_one_part_keeps_the_other_databases(tmp_path: Path):
+    """Projects hold several databases: only a switch of the database itself makes one the one."""
+    history = [
+        Session("s-a", [Turn("The app is Django on PostgreSQL with Redis as the cache.")]),
+        Session("s-b", [Turn("Let's move the analytics to ClickHouse.")], day=2),
+        Session("s-c", [Turn("We use SQLite for the tests.")], day=3),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("PostgreSQL", "Redis", "SQLite"):
+        assert name in stack, core

@@ -188,6 +188,32 @@ def test_the_llm_gives_the_briefs_facts_checked_against_the_turn(tmp_path, serve
     assert all(e.confidence <= 0.8 for e in outcome.extraction.edges)
 
 
+def test_an_llm_replacement_that_names_no_old_one_takes_the_slot(tmp_path, server: ChatServer):
+    home = Home(tmp_path / "h")
+    user = home.sessions.append_message(
+        "s1", "user", "We migrated the database to PostgreSQL and use Vitest now.", created_at=1_700_000_000.0
+    )
+    home.sessions.append_message("s1", "assistant", "Noted.", parent_id=user.id)
+    home.sessions.commit_turn("s1")
+    [batch] = batches(home)
+    facts = [
+        {"kind": "replacement", "name": "PostgreSQL", "category": "database"},
+        {"kind": "replacement", "name": "Vitest", "replaces": "Jest", "category": "test-framework"},  # Jest unsaid
+        {"kind": "replacement", "name": "Docker", "category": "infra"},  # no slot to take: nothing replaced
+    ]
+    server.default = Reply(json.dumps({"turns": [turn_reply(user.id, facts=facts)]}))
+    with client(server) as c:
+        outcome = extract_llm(batch, c, TokenBudget(100_000), ingestion_time=5.0)
+    names = {e.id: e.name for e in outcome.extraction.entities}
+    edges = {(e.relation, names[e.to_id]) for e in outcome.extraction.edges}
+    assert edges == {
+        ("database", "PostgreSQL"),
+        ("uses", "PostgreSQL"),
+        ("uses", "Vitest"),
+        ("test-framework", "Vitest"),
+    }
+
+
 def test_a_reply_whose_facts_break_the_schema_keeps_the_rules_result(tmp_path, server: ChatServer):
     batch = conversation(Home(tmp_path / "h"))
     bad = {"turns": [turn_reply(batch.turns[0].anchor.id, facts=[{"kind": "stack", "name": "x", "category": "car"}])]}
