@@ -13,10 +13,9 @@ session id has no pointer and is left out. What goes in:
   - [Timeline · recent]: events ranked by importance x recency, recency halving every
     HALF_LIFE_DAYS (14) before the consolidation date; an importance-1 event of two weeks ago
     ranks with an importance-0.5 event of that day. Shown newest first.
-  - [Graph · current project] ([Graph · global] in the global core): current edges with
-    confidence >= MIN_CONFIDENCE (0.7); facts (listens-on, depends-on, prefers, fixed-by, ...)
-    before activity (edited, read, ran, part-of, ...: the timeline already tells those), then by
-    confidence, then newest.
+  - [Graph · current project] ([Graph · global] in the global core): current knowledge edges
+    with confidence >= MIN_CONFIDENCE (0.7) (listens-on, depends-on, prefers, fixed-by, ...; not
+    activity: edited, read, ran, part-of, ... which the timeline tells), by confidence, then newest.
   The timeline gets the first 55% of the room, the graph the rest, the timeline what is left.
   These numbers were chosen by reading cores, not fitted to any benchmark.
 A project core shows the project's records plus global ones; the global core global ones only
@@ -185,10 +184,11 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
 
 
 def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
-    """Current high-confidence edges, facts before activity, then by confidence and recency; an
-    error's `fails-with` is left out once a `fixed-by` says what fixed it."""
+    """Current high-confidence knowledge edges by confidence and recency; an error's `fails-with`
+    is left out once a `fixed-by` says what fixed it. Activity (a session ran, read, edited, is part
+    of a project, used a model) is not knowledge and the timeline tells it: never here."""
     ranked = []
-    tiers = ({"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS}, {"relations": ACTIVITY_RELATIONS})
+    tiers = ({"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS},)
     for tier, kw in enumerate(tiers):
         for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
             if tier == 0 and is_brief_relation(g.relation):
