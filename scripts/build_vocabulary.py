@@ -63,16 +63,18 @@ migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.
   golang-migrate=github.com/golang-migrate/migrate ; Atlas=ariga.io/atlas ; dbmate ; Prisma Migrate ; Knex migrations ;
   node-pg-migrate ; umzug ; db-migrate ; Rails migrations ; Ecto migrations ; sqitch ; yoyo-migrations ; Diesel CLI=diesel_cli ;
   refinery ; Phinx
-test-framework: pytest ; unittest ; nose ; nose2 ; doctest ; Hypothesis ; tox ; nox ; Jest ; Vitest ; Mocha ; Jasmine ;
-  AVA ; tap ; uvu ; Playwright=@playwright/test ; Cypress ; Puppeteer ; Selenium ; WebdriverIO ; Testing Library=@testing-library/react ;
-  Karma ; QUnit ; Chai ; Sinon ; RSpec ; Minitest ; Cucumber ; Capybara ; ExUnit ; JUnit ; TestNG ; Mockito ; Spock ;
-  Kotest ; xUnit ; NUnit ; MSTest ; PHPUnit ; Pest ; Codeception ; testify=github.com/stretchr/testify ; Ginkgo ; Gomega ;
+test-framework: pytest ; unittest ; nose ; nose2 ; doctest ; Jest ; Vitest ; Mocha ; Jasmine ;
+  AVA ; tap ; uvu ; Karma ; QUnit ; RSpec ; Minitest ; Cucumber ; ExUnit ; JUnit ; TestNG ; Spock ;
+  Kotest ; xUnit ; NUnit ; MSTest ; PHPUnit ; Pest ; Codeception ; Ginkgo ;
   GoConvey ; cargo test ; nextest=cargo-nextest ; Catch2 ; GoogleTest=gtest ; doctest.h ; Bats ; node:test ; deno test ;
-  bun test ; Storybook ; Behave ; Robot Framework ; Locust ; k6 ; pytest-asyncio ; pytest-cov ; coverage.py=coverage
+  bun test ; Behave ; Robot Framework
+e2e-framework: Playwright=@playwright/test ; Cypress ; Puppeteer ; Selenium ; WebdriverIO ; Capybara
+test-tool: Hypothesis ; tox ; nox ; Testing Library=@testing-library/react ; Chai ; Sinon ; Mockito ; Gomega ;
+  testify=github.com/stretchr/testify ; Storybook ; Locust ; k6 ; pytest-asyncio ; pytest-cov ; coverage.py=coverage
 package-manager: pip ; uv ; Poetry ; Pipenv ; PDM ; Hatch ; conda ; mamba ; pixi ; Rye ; npm ; pnpm ; Yarn ; Bun ;
   Cargo ; Go modules=go mod ; Hex ; Mix ; Bundler ; RubyGems=gem ; Composer ; Maven ; Gradle ; NuGet ; CocoaPods ;
   Swift Package Manager=spm ; Homebrew=brew ; apt ; vcpkg ; Conan ; Nix ; pipx ; Deno modules ; sbt ; Leiningen ; Stack ; Cabal ; opam ; Pub
-bundler: Vite ; webpack ; Rollup ; esbuild ; Parcel ; Turbopack ; Rspack ; SWC=@swc/core ; Babel=@babel/core ; Snowpack ;
+bundler: Create React App=create-react-app,react-scripts ; Vite ; webpack ; Rollup ; esbuild ; Parcel ; Turbopack ; Rspack ; SWC=@swc/core ; Babel=@babel/core ; Snowpack ;
   tsup ; Bun bundler ; Browserify ; Gulp ; Grunt ; Turborepo=turbo ; Nx ; Lerna ; Rolldown ; unbuild
 css-framework: Tailwind CSS=tailwind,tailwindcss ; Bootstrap ; Bulma ; Foundation ; Materialize ; UIkit ; Pico CSS=picocss ;
   Sass ; Less ; PostCSS ; styled-components ; Emotion=@emotion/react ; CSS Modules ; Stylus ; UnoCSS ; Windi CSS ;
@@ -96,7 +98,7 @@ type-checker: mypy ; Pyright ; Pyre ; pytype ; basedpyright ; tsc ; Flow ; Sorbe
 infra: Docker ; Docker Compose=docker-compose,compose ; Podman ; Kubernetes=k8s,kubectl ; Helm ; Kustomize ; Terraform ;
   OpenTofu ; Pulumi ; Ansible ; Chef ; Puppet ; Salt ; Vagrant ; Packer ; Nomad ; Consul ; Vault ; Nginx ; Apache httpd=apache ;
   Caddy ; Traefik ; HAProxy ; Envoy ; Istio ; Linkerd ; systemd ; Gunicorn ; Uvicorn ; Hypercorn ; Daphne ; uWSGI ; Waitress ;
-  Puma ; Unicorn ; Passenger ; PM2 ; Supervisor ; GitHub Actions ; GitLab CI ; CircleCI ; Travis CI ; Jenkins ; Buildkite ;
+  Puma ; Unicorn ; Passenger ; PM2 ; Supervisor ; GitHub Actions ; GitLab CI ; CircleCI ; Travis CI=travis ; Jenkins ; Buildkite ;
   Drone ; Argo CD=argocd ; Flux ; Tekton ; Spinnaker ; AWS ; Amazon S3=s3 ; AWS Lambda=lambda ; EC2 ; ECS ; EKS ; Fargate ;
   CloudFormation ; AWS CDK=aws-cdk-lib,cdk ; Google Cloud=gcp ; Cloud Run ; App Engine ; GKE ; Azure ; AKS ; Heroku ;
   Fly.io=fly,flyctl ; Render ; Railway ; Vercel ; Netlify ; Cloudflare ; Cloudflare Workers=wrangler ; DigitalOcean ;

@@ -29,10 +29,10 @@ from .store import MemoryStore
 CATEGORY_ORDER = (
     "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
     "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client",
-    "auth", "ai", "test-framework", "package-manager", "bundler", "linter", "formatter", "type-checker", "infra",
+    "auth", "ai", "test-framework", "e2e-framework", "test-tool", "package-manager", "bundler", "linter", "formatter", "type-checker", "infra",
 )  # fmt: skip
 SLOTS = frozenset(
-    {"test-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
+    {"test-framework", "e2e-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
      "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client",
      "database", "cache", "queue"}
 )  # fmt: skip
@@ -87,6 +87,9 @@ def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     return sorted(lines, key=lambda line: -line.importance)
 
 
+PREFERENCE_RELATIONS = frozenset({"convention", *SLOTS})  # the user's, in the global scope: preference lines
+
+
 def global_brief(memory: MemoryStore) -> list[BriefLine]:
     return preference_lines(memory, limit=12, importance=0.9)
 
@@ -95,7 +98,7 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
     user = entity_id("person", "user")
     edges = [
         g
-        for g in memory.edges(scope=GLOBAL, relations=["convention", *SLOTS], limit=200)
+        for g in memory.edges(scope=GLOBAL, relations=sorted(PREFERENCE_RELATIONS), limit=200)
         if g.edge.from_id == user and g.edge.scope == GLOBAL
     ]
     edges.sort(key=lambda g: -g.edge.event_time)

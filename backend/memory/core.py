@@ -36,8 +36,8 @@ from pathlib import Path
 from ..model import SESSION_ID_RE
 from ..safe_text import plain
 from ..store.files import write_atomic
-from .brief import BRIEF_RELATIONS, global_brief, is_brief_relation, project_brief
-from .records import GLOBAL, project_scope
+from .brief import BRIEF_RELATIONS, PREFERENCE_RELATIONS, global_brief, is_brief_relation, project_brief
+from .records import GLOBAL, entity_id, project_scope
 from .slugs import safe_name
 from .store import MemoryStore
 
@@ -188,12 +188,16 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
     is left out once a `fixed-by` says what fixed it. Activity (a session ran, read, edited, is part
     of a project, used a model) is not knowledge and the timeline tells it: never here."""
     ranked = []
-    tiers = ({"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS},)
-    for tier, kw in enumerate(tiers):
-        for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
-            if tier == 0 and is_brief_relation(g.relation):
-                continue  # the brief says it (a `*-version` edge)
-            ranked.append((tier, -g.confidence, -g.edge.event_time, g.edge.id, g))
+    if scope == GLOBAL:  # the global brief states the user's preferences only: what else is known is told here
+        user = entity_id("person", "user")
+        kw = {"exclude_relations": ACTIVITY_RELATIONS}
+        briefed = lambda g: g.edge.from_id == user and g.relation in PREFERENCE_RELATIONS  # noqa: E731
+    else:
+        kw = {"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS}
+        briefed = lambda g: is_brief_relation(g.relation)  # noqa: E731  (a `*-version` edge)
+    for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
+        if not briefed(g):  # else the brief says it
+            ranked.append((-g.confidence, -g.edge.event_time, g.edge.id, g))
     if any(g.relation == "fails-with" for *_, g in ranked):  # an error since fixed is history, not a fact
         fixed: dict[str, float] = {}
         for g in memory.edges(scope=scope, relations=["fixed-by"], limit=FACT_CANDIDATES * 4):
@@ -201,10 +205,12 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
         ranked = [
             r for r in ranked if r[-1].relation != "fails-with" or fixed.get(r[-1].target, -1.0) < r[-1].edge.event_time
         ]
-    ranked.sort(key=lambda r: r[:4])
+    ranked.sort(key=lambda r: r[:3])
     names = memory.entity_refs({g.source for *_, g in ranked} | {g.target for *_, g in ranked})
     lines = []
     for *_, g in ranked:
+        if g.relation == "uses" and names[g.target].type in ("tool", "model"):
+            continue  # a session used a tool or a model: activity too
         src = clean(names[g.source].name, NAME_CHARS)
         dst = clean(names[g.target].name, NAME_CHARS)
         relation = clean(g.relation, NAME_CHARS)

@@ -330,7 +330,8 @@ _SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w/]))+[.!?]*")  # `mix phx.server`, `
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,60})`")
 _NAME = (
-    r"`?([A-Za-z@][\w.+#/@-]*(?: (?:CSS|UI|ORM|DB|Query|Router|Migrate|on Rails|Framework|Compose|Test|Library))?)`?"
+    r"`?([A-Za-z@][\w.+#/@-]*(?: (?:CSS|UI|ORM|DB|Query|Router|Migrate|on Rails|Framework|Compose|Test|Library|"
+    r"Actions|CI|React App))?)`?"
 )
 _REPLACE = [
     re.compile(
@@ -345,8 +346,17 @@ _REPLACE = [
     re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
 ]
 _REPLACE_ORDER = ("old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old")
+# what may follow a dropped name: the sentence goes on ("drop Redux for Zustand", "we dropped Redux
+# last month"), not the name's part ("remove the React import", "removed the Django admin")
+_DROP_END = (
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|or|for|from|in|since|last|this|because|entirely|completely|altogether|now|"
+    r"today|yesterday|already|as|with|here|there|too|anymore|any more|in favou?r)\b|\s+[A-Z])"
+)
 _DROP = re.compile(
-    rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop|remove|removing|get(?:ting)? rid of|stop using|no more|ditch(?:ing)?|rip(?:ping)? out|deprecat(?:e|ing)|mov(?:e|ing) (?:off(?: of)?|away from)|migrat(?:e|ing) (?:off(?: of)?|away from)|phas(?:e|ing) out|get(?:ting)? off|abandon(?:ing)?|retir(?:e|ing)|done with)\s+(?:the\s+)?{_NAME}",
+    rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop(?:ped)?|remov(?:e|ed|ing)|get(?:ting)? rid of|got rid of|"
+    rf"stop(?:ped)? using|no more|ditch(?:ing|ed)?|rip(?:ping|ped)? out|deprecat(?:e|ed|ing)|"
+    rf"mov(?:e|ed|ing) (?:off(?: of)?|away from)|migrat(?:e|ed|ing) (?:off(?: of)?|away from)|phas(?:e|ed|ing) out|"
+    rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
     re.I,
 )
 _CHOOSE = re.compile(
@@ -373,6 +383,7 @@ _CONVENTION = re.compile(
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
     r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|"
     r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming|"
+    r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
     r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
     re.I,
 )
@@ -1008,7 +1019,12 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
         if tech is not None and tech.curated:
-            k.stack(tech, prov, 0.85, slot=tech.category in ("orm", "http-client", "web-framework", "test-framework"))
+            k.stack(
+                tech,
+                prov,
+                0.85,
+                slot=tech.category in ("orm", "http-client", "web-framework", "test-framework", "e2e-framework"),
+            )
     env_file = base.startswith(".env") or base.endswith(".env")
     for name in env_names(text, env_file=env_file)[:30]:
         k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.85)
@@ -1035,7 +1051,7 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         if program in BUILD_TOOLS and not failed:
             _named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
         if tech is not None and tech.curated and not failed:
-            fills = tech.category in ("test-framework", "linter", "formatter", "type-checker")
+            fills = tech.category in ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
             k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
         if action.kind == "install":
             if not failed:
@@ -1221,7 +1237,7 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
             break
 
 
-_TOOL_CATEGORIES = ("test-framework", "linter", "formatter", "type-checker")
+_TOOL_CATEGORIES = ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
 # "we format with black", "lint using ruff", "tests run with jest": a common word (black, standard,
 # jest) is the tool when the sentence says it is what that kind of check is done with
 _TOOL_FOR = re.compile(
@@ -1237,7 +1253,7 @@ def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
         kind = m.group(1).lower()
         category = _TOOL_FOR_KIND.get(kind, "type-checker")
         tech = _tech_name(m.group(2), curated=False)
-        if tech is not None and tech.category == category:
+        if tech is not None and (tech.category == category or (kind == "test" and tech.category == "e2e-framework")):
             k.stack(tech, prov, 0.85)
 
 

@@ -23,6 +23,7 @@ PATH = Path(__file__).with_name("vocabulary.tsv")
 # category -> the slot relation a project's value of it fills (one value at a time)
 SLOTS = {
     "test-framework": "test-framework",
+    "e2e-framework": "e2e-framework",  # beside the unit tests' framework (Vitest and Playwright), not instead
     "orm": "orm",
     "migration-tool": "migration-tool",
     "package-manager": "package-manager",
@@ -60,6 +61,8 @@ CATEGORY_ORDER = (
     "auth",
     "ai",
     "test-framework",
+    "e2e-framework",
+    "test-tool",
     "package-manager",
     "bundler",
     "linter",

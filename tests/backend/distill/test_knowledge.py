@@ -540,3 +540,42 @@ def test_a_switch_of_one_part_keeps_the_other_databases(tmp_path: Path):
     (stack,) = _lines(core, "· stack: ")
     for name in ("PostgreSQL", "Redis", "SQLite"):
         assert name in stack, core
+
+
+def test_an_e2e_framework_and_test_helpers_never_take_the_unit_test_frameworks_place(tmp_path: Path):
+    history = [
+        Session("s-a", [Turn("Use Playwright for end-to-end tests and Vitest for unit tests.")]),
+        Session(
+            "s-b",
+            [Turn("add coverage", [Call("bash", command="pip install pytest-cov hypothesis", output="Installed")])],
+            day=1,
+        ),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("Playwright", "Vitest", "pytest-cov", "Hypothesis"):
+        assert name in stack, core
+    assert "(was" not in stack, core  # neither helper replaced a framework
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("State lives in Zustand; we dropped Redux last month.", ["Redux"]),
+        ("We got rid of jQuery in the templates.", ["jQuery"]),
+        ("drop Redux Toolkit", ["Redux"]),
+        ("remove the React import", []),  # a part of it, not the technology
+        ("I removed the Django admin", []),
+    ],
+)
+def test_drops_in_the_past_tense_and_not_a_part_of_a_name(sentence, expected):
+    assert kn.dropped(sentence) == expected
+
+
+def test_replacements_of_multi_word_names_and_conventions_to_follow():
+    assert kn.replacements("We're moving from Create React App to Vite.") == [("Create React App", "Vite")]
+    assert kn.replacements("We switched the CI from Travis to GitHub Actions.") == [("Travis", "GitHub Actions")]
+    assert kn.is_convention("Commit messages follow Conventional Commits.")
+    assert kn.is_convention("Please stop using any in TypeScript.")
+    assert not kn.is_convention("Follow the steps in the README.")
+    assert not kn.is_convention("I will follow up tomorrow.")
