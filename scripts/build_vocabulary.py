@@ -92,7 +92,8 @@ linter: Ruff ; Flake8 ; Pylint ; pycodestyle ; pyflakes ; Bandit ; ESLint ; Biom
   TSLint ; Stylelint ; golangci-lint ; staticcheck ; go vet ; Clippy ; Credo ; RuboCop ; Standard Ruby ; PHPStan ; Psalm ;
   PHP_CodeSniffer ; Checkstyle ; SpotBugs ; ktlint ; detekt ; SwiftLint ; ShellCheck ; hadolint ; markdownlint ; yamllint ;
   pre-commit ; Semgrep ; SonarQube ; Dialyzer ; clang-tidy ; cpplint ; Hadolint
-formatter: Black ; isort ; autopep8 ; YAPF ; Prettier ; dprint ; gofmt ; goimports ; gofumpt ; rustfmt ; mix format ;
+import-sorter: isort ; usort
+formatter: Black ; autopep8 ; YAPF ; Prettier ; dprint ; gofmt ; goimports ; gofumpt ; rustfmt ; mix format ;
   StandardRB ; clang-format ; google-java-format ; Spotless ; ktfmt ; SwiftFormat ; shfmt ; Ormolu ; Fourmolu ; Stylua ; djlint ; Taplo
 type-checker: mypy ; Pyright ; Pyre ; pytype ; basedpyright ; tsc ; Flow ; Sorbet ; Steep ; ty
 infra: Docker ; Docker Compose=docker-compose,compose ; Podman ; Kubernetes=k8s,kubectl ; Helm ; Kustomize ; Terraform ;

@@ -29,7 +29,7 @@ from .store import MemoryStore
 CATEGORY_ORDER = (
     "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
     "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client",
-    "auth", "ai", "test-framework", "e2e-framework", "test-tool", "package-manager", "bundler", "linter", "formatter", "type-checker", "infra",
+    "auth", "ai", "test-framework", "e2e-framework", "test-tool", "package-manager", "bundler", "linter", "formatter", "import-sorter", "type-checker", "infra",
 )  # fmt: skip
 SLOTS = frozenset(
     {"test-framework", "e2e-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
@@ -327,6 +327,11 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     if not edges:
         return []
     refs = memory.entity_refs({x for g in edges for x in (g.source, g.target)})
+    failing = {  # (command, error): the command failed with it; that command passing again is the fix we know of
+        (g.source, g.target)
+        for g in memory.edges(scope=edges[0].edge.scope, relations=["fails-with"], include_superseded=True, limit=None)
+        if g.target in refs
+    }
     by_error: dict[str, list[GraphEdge]] = {}
     for g in edges:
         by_error.setdefault(g.source, []).append(g)
@@ -335,9 +340,13 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
     for rank, (error, gs) in enumerate(ranked):
         if error not in refs:
             continue
-        fixes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if g.target in refs))
+        fixes = ", ".join(
+            dict.fromkeys(refs[g.target].name for g in gs if g.target in refs and (g.target, error) not in failing)
+        )
+        passes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if (g.target, error) in failing))
         newest = _newest(gs)
-        text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} (by {fixes[:80]})"
+        how = f"by {fixes[:80]}" if fixes else f"{passes[:80]} passes since"
+        text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} ({how})"
         out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02))
     return out
 

@@ -42,7 +42,8 @@ async def test_rows_expand_collapse_and_move_along_the_tree(memory_home):
         tree = graph.tree
         first = shown(graph)
         assert first[0] == f"{EXPANDED}webapp  project"  # the root: its first hop shown
-        assert first[1].startswith("├── ──listens-on──► 8080  port")  # knowledge first
+        assert first[1].startswith("├── ──depends-on──► [bold red]pwned[/] title  tool")  # knowledge first, newest
+        assert first[2].startswith("├── ──listens-on──► 8080  port")
         folder = row_of(graph, "src/auth  folder")
         assert first[folder].startswith(f"    ├── {COLLAPSED}◄──part-of── src/auth")
         assert all(not text.startswith("    │") for text in first)  # nothing of hop 2 shown yet

@@ -291,12 +291,16 @@ def _run_records(b: RecordBuilder, action: ToolAction, prov, state: BatchState) 
 
 def _passed(b: RecordBuilder, action: ToolAction, command: str, prov, state: BatchState) -> None:
     """A command that worked: the errors it failed with before are fixed by the files edited
-    since or, with none, by what ran since (a `makemigrations` before `migrate` passed)."""
+    since or, with none, by what ran since (a `makemigrations` before `migrate` passed); with
+    neither (fixed outside the session: "I fixed the password in .env"), by the run that passed,
+    at a lower confidence: the error is history either way, not a current problem."""
     if command in state.open_errors:
         fixes = state.edits_since.get(command) or state.ran_since.get(command, ())
         for error_id in state.open_errors.pop(command):
             for fix_id in dict.fromkeys(fixes):
                 b.edge(error_id, "fixed-by", fix_id, prov, confidence=0.6)
+            if not fixes:
+                b.edge(error_id, "fixed-by", command, prov, confidence=0.5)
         state.edits_since.pop(command, None)
         state.ran_since.pop(command, None)
     if action.kind in ("run", "install"):

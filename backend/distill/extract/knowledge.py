@@ -341,7 +341,7 @@ _REPLACE = [
     re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_NAME}\s+(?:with|by)\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME}\s+instead\s+of\s+{_NAME}", re.I),  # Y instead of X (the new one first)
     re.compile(rf"\binstead\s+of\s+{_NAME},?\s+(?:let'?s\s+|we(?:'ll| will)?\s+)?use\s+{_NAME}", re.I),
-    re.compile(rf"\b{_NAME},?\s+not\s+{_NAME}\b", re.I),  # Y, not X
+    re.compile(rf"\b{_NAME}(?:\s+please)?,?\s+(?:not|never)\s+{_NAME}\b", re.I),  # Y, not X; "pnpm please, never npm"
     re.compile(rf"\bprefer\s+{_NAME}\s+(?:over|to)\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
 ]
@@ -383,6 +383,7 @@ _CONVENTION = re.compile(
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
     r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|"
     r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming|"
+    r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
     r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
     r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
     re.I,
@@ -515,7 +516,7 @@ _COMMON_WORDS = frozenset(
 )
 
 
-_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|prefer|supersedes|takes over)\b", re.I)
+_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|never|prefer|supersedes|takes over)\b", re.I)
 _ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
 _SWAP_LITERALS = ("from ", "replac", "instead of")
 

@@ -53,8 +53,9 @@ FACT_KINDS = ("stack", "replacement", "dropped", "command", "convention", "prefe
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 FACT_SLOTS = (
     "language", "web-framework", "frontend-framework", "meta-framework", "database", "cache", "queue", "orm",
-    "migration-tool", "test-framework", "e2e-framework", "test-tool", "package-manager", "css-framework", "ui-kit", "bundler", "linter",
-    "formatter", "type-checker", "state-management", "http-client", "infra", "library",
+    "migration-tool", "test-framework", "e2e-framework", "test-tool", "package-manager", "css-framework", "ui-kit",
+    "bundler", "linter", "formatter", "import-sorter", "type-checker", "state-management", "http-client", "infra",
+    "library",
 )  # fmt: skip
 TURN_CHARS = 2500
 MAX_LLM_CONFIDENCE = 0.8

@@ -67,6 +67,7 @@ CATEGORY_ORDER = (
     "bundler",
     "linter",
     "formatter",
+    "import-sorter",
     "type-checker",
     "infra",
     "library",

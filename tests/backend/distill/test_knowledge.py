@@ -579,3 +579,24 @@ def test_replacements_of_multi_word_names_and_conventions_to_follow():
     assert kn.is_convention("Please stop using any in TypeScript.")
     assert not kn.is_convention("Follow the steps in the README.")
     assert not kn.is_convention("I will follow up tomorrow.")
+
+
+def test_an_import_sorter_beside_the_formatter_and_a_never_that_is_a_choice(tmp_path: Path):
+    assert kn.replacements("pnpm please, never npm, for the frontend bits.") == [("npm", "pnpm")]
+    assert kn.is_convention("Every public function needs a docstring.")
+    history = [Session("s-f", [Turn("Format everything with black and sort imports with isort.")])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    (stack,) = _lines(core, "· stack: ")
+    assert "Black" in stack and "isort" in stack and "(was" not in stack, core
+
+
+def test_an_error_fixed_outside_the_session_is_history_once_the_command_passes(tmp_path: Path):
+    failing = Call(
+        "bash", command="python manage.py migrate", output="OperationalError: (1045, 'Access denied')", exit_code=1
+    )
+    passing = Call("bash", command="python manage.py migrate", output="Applying auth.0001_initial... OK")
+    turns = [Turn("migrate fails", [failing]), Turn("ok I fixed the password in .env, try again", [passing])]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-m", turns)]))
+    assert "──fails-with──►" not in core, core  # not a current fact any more
+    (fixed,) = _lines(core, "· fixed ")
+    assert "Access denied" in fixed and "(python manage.py migrate passes since)" in fixed, core
