@@ -339,13 +339,18 @@ _REPLACE = [
         re.I,
     ),
     re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_NAME}\s+(?:with|by)\s+{_NAME}", re.I),
+    # "swap axios for the native fetch API"
+    re.compile(
+        rf"\bswap(?:s|ped|ping)?\s+(?:out\s+)?{_NAME}\s+(?:out\s+)?for\s+(?:the\s+)?(?:native\s+|built-in\s+)?{_NAME}",
+        re.I,
+    ),
     re.compile(rf"\b{_NAME}\s+instead\s+of\s+{_NAME}", re.I),  # Y instead of X (the new one first)
     re.compile(rf"\binstead\s+of\s+{_NAME},?\s+(?:let'?s\s+|we(?:'ll| will)?\s+)?use\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME}(?:\s+please)?,?\s+(?:not|never)\s+{_NAME}\b", re.I),  # Y, not X; "pnpm please, never npm"
     re.compile(rf"\bprefer\s+{_NAME}\s+(?:over|to)\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
 ]
-_REPLACE_ORDER = ("old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old")
+_REPLACE_ORDER = ("old-new", "old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old")
 # what may follow a dropped name: the sentence goes on ("drop Redux for Zustand", "we dropped Redux
 # last month"), not the name's part ("remove the React import", "removed the Django admin")
 _DROP_END = (
@@ -356,7 +361,7 @@ _DROP = re.compile(
     rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop(?:ped)?|remov(?:e|ed|ing)|get(?:ting)? rid of|got rid of|"
     rf"stop(?:ped)? using|no more|ditch(?:ing|ed)?|rip(?:ping|ped)? out|deprecat(?:e|ed|ing)|"
     rf"mov(?:e|ed|ing) (?:off(?: of)?|away from)|migrat(?:e|ed|ing) (?:off(?: of)?|away from)|phas(?:e|ed|ing) out|"
-    rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
+    rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with|swap(?:s|ped|ping)?(?: out)?)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
     re.I,
 )
 _CHOOSE = re.compile(
@@ -382,7 +387,8 @@ _CONVENTION = re.compile(
     r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
     r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|"
-    r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|conventions?\b|style guide|naming|"
+    r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
+    r"conventions?\b|style guide|naming|"
     r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
     r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
     r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
@@ -516,7 +522,7 @@ _COMMON_WORDS = frozenset(
 )
 
 
-_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|instead|not|never|prefer|supersedes|takes over)\b", re.I)
+_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|swap\w*|instead|not|never|prefer|supersedes|takes over)\b", re.I)
 _ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
 _SWAP_LITERALS = ("from ", "replac", "instead of")
 
@@ -547,7 +553,7 @@ def replacements(sentence: str) -> list[tuple[str, str]]:
             marked = _marked(old, sentence) or _marked(new, sentence) or re.match(r"^[A-Z@`]", unknown)
             if (old_t is None or new_t is None) and not marked:
                 continue  # one name unknown: taken when the text marks it (backticks, capitals) as a name
-            if order == "new-old" and rx is _REPLACE[4] and (old_t is None or new_t is None):
+            if order == "new-old" and rx is _REPLACE[5] and (old_t is None or new_t is None):
                 continue  # "X, not Y" only between two known names
             if old_t is not None and new_t is not None and old_t.name == new_t.name:
                 continue
@@ -1260,7 +1266,7 @@ def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
 
 _ENDPOINT_WORD = re.compile(r"\b(?:endpoints?|routes?|exposes?|serves?|api|GET|POST|PUT|PATCH|DELETE)\b", re.I)
 _SAID_ROUTE = re.compile(
-    r"(?:\b(GET|POST|PUT|PATCH|DELETE)\s+)?`?(?<![\w/.~-])(/[a-z][\w{}:-]*(?:/[\w{}:-]+)*)/?`?(?![\w/.])"
+    r"(?:\b(GET|POST|PUT|PATCH|DELETE)\s+)?`?(?<![\w/.~@-])(/[a-z][\w{}:-]*(?:/[\w{}:-]+)*)/?`?(?![\w/.])"
 )
 
 
@@ -1425,7 +1431,7 @@ _COMPONENT_WORDS = (
 _PATH = r"`?(?P<path>\.{0,2}/?[\w.@-]+(?:/[\w.@-]+)*/?)`?"
 _COMPONENT = re.compile(
     rf"\b(?:the\s+|our\s+)?(?P<what>(?:[A-Za-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+(?:code\s+)?(?:now\s+)?"
-    rf"(?:is|are|lives?|sits?|resides?|is located|are located|is kept|are kept)\s+(?:now\s+)?(?:in|under)\s+{_PATH}",
+    rf"(?:is|are|lives?|sits?|resides?|go|goes|belongs?|is located|are located|is kept|are kept)\s+(?:now\s+)?(?:in|under)\s+{_PATH}",
     re.I,
 )
 _MORE_COMPONENT = re.compile(  # ", the worker in services/worker" after a first one

@@ -47,6 +47,12 @@ _PY_ERROR = re.compile(
 _GENERIC_ERROR = re.compile(
     r"^\s*(?:\*\* \((\w+(?:\.\w+)*)\)\s*(.*)|(error(?:\[[A-Z]\d+\])?|ERROR|Error|fatal|FATAL|npm ERR!|panic)[:!]?\s+(.+))$"
 )
+# a compiler's located diagnostic: `src/App.tsx(3,21): error TS2307: ...`, `main.c:3:5: error: ...`,
+# `./main.go:12:2: undefined: foo` (warnings and notes are not errors)
+_LOCATED_ERROR = re.compile(
+    r"^\s*(?:\./)?[\w./@-]+\.(?:go|c|h|cc|cpp|hpp|rs|ts|tsx|mts|cts|js|jsx|mjs|vue|svelte|java|kt|swift|cs|scala|zig)"
+    r"(?::\d+:\d+:|\(\d+,\d+\):)\s*(?:(?:fatal )?error(?:\s+([A-Z]{2,4}\d+))?\s*:\s*)?(?!\s*(?:warning|note|info|hint)\b)\s*(\S.{3,})$"
+)
 _NOT_FOUND = re.compile(r"(?:^|: )([\w./-]+): (command not found|No such file or directory|Permission denied)\s*$")
 
 _TEST_COUNTS = re.compile(
@@ -207,6 +213,10 @@ def _errors(text: str, limit: int) -> tuple[str, ...]:
         match = _NOT_FOUND.search(line)
         if match:
             found.append(normalize_error(f"{match.group(1)}: {match.group(2)}"))
+            continue
+        match = _LOCATED_ERROR.match(line)
+        if match:
+            found.append(normalize_error(f"{match.group(1)}: {match.group(2)}" if match.group(1) else match.group(2)))
             continue
         match = _GENERIC_ERROR.match(line)
         if match:

@@ -287,6 +287,11 @@ def _program(args: Sequence[str]) -> str:
     if name in SUBCOMMANDS and len(args) > 1:
         sub = next((a for a in args[1:] if not a.startswith("-")), "")
         if sub and re.fullmatch(r"[A-Za-z][\w.:-]*", sub):
+            if sub == "run" and name in ("npm", "pnpm", "yarn", "bun"):  # `npm run build`: the script is what ran
+                rest = args[args.index(sub) + 1 :]
+                script = next((a for a in rest if not a.startswith("-")), "")
+                if script and re.fullmatch(r"[A-Za-z][\w.:-]*", script):
+                    return f"{name} run {script}"
             return f"{name} {sub}"
     return name
 

@@ -391,6 +391,8 @@ def test_a_failure_fixed_by_a_command_closes_the_problem(tmp_path: Path):
         ("uv run pytest -q", "pytest", "test"),
         ("bundle exec rails db:migrate", "rails db:migrate", "run"),
         ("python -c 'print(1)'", "python", "run"),
+        ("npm run build", "npm run build", "run"),
+        ("pnpm run --silent lint", "pnpm run lint", "run"),
     ],
 )
 def test_what_ran_is_named_by_its_script_not_its_interpreter(argv, program, kind):
@@ -600,3 +602,35 @@ def test_an_error_fixed_outside_the_session_is_history_once_the_command_passes(t
     assert "──fails-with──►" not in core, core  # not a current fact any more
     (fixed,) = _lines(core, "· fixed ")
     assert "Access denied" in fixed and "(python manage.py migrate passes since)" in fixed, core
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "src/App.tsx(3,21): error TS2307: Cannot find module '@/lib/api'.",
+            ["TS2307: Cannot find module '@/lib/api'"],
+        ),
+        ("./main.go:12:2: undefined: foo", ["undefined: foo"]),
+        ("main.c:3:5: error: expected ';' before '}' token", ["expected ';' before '}' token"]),
+        ("main.c:3:5: warning: unused variable 'x'", []),
+        ("src/lib.rs:10:5: note: required by a bound", []),
+    ],
+)
+def test_a_compilers_located_diagnostics_are_errors_its_warnings_not(line, expected):
+    from opmem_tui.backend.distill.extract import patterns
+
+    assert patterns.errors(line) == expected
+
+
+def test_a_swap_a_layout_said_with_go_and_a_rule_said_with_only(tmp_path: Path):
+    assert kn.replacements("swap Jest for Vitest") == [("Jest", "Vitest")]
+    assert kn.dropped("We're going to swap axios for the native fetch API.") == ["axios"]
+    assert kn.is_convention("Use named exports only.")
+    assert kn.layout_facts("Components go in src/components, hooks in src/hooks.")[1] == [
+        ("Components", "src/components"),
+        ("hooks", "src/hooks"),
+    ]
+    said = "the build fails with: Cannot find module '@/lib/api' from the api client"
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-x", [Turn(said)])]))
+    assert "endpoints" not in core, core  # an import alias path, not an endpoint
