@@ -30,7 +30,11 @@ from .model import Extraction, Linked
 
 FUZZY_MIN = 92.0
 FUZZY_LEN = 6
-EXACT_TYPES = frozenset({"file", "folder", "url", "commit", "port", "date", "session", "issue", "error", "test"})
+# names whose punctuation is meaning: `go test ./...` is not `go test`, `/api/v1` not `api-v1`
+EXACT_TYPES = frozenset(
+    {"file", "folder", "url", "commit", "port", "date", "session", "issue", "error", "test", "command", "endpoint",
+     "env-var"}
+)  # fmt: skip
 # Natural names only: packages, tools, models and services are identifiers (react-dom is not react-dnd).
 FUZZY_TYPES = frozenset({"person", "place", "organisation", "activity", "concept", "pet"})
 LINK_TYPES = FUZZY_TYPES | {"package", "tool", "model", "service", "project", "file", "folder"}

@@ -401,7 +401,7 @@ _NOT_CONVENTION = re.compile(
 )
 _GLOBAL = re.compile(
     r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
-    r"across (?:all )?(?:my )?(?:projects|repos)|everywhere|globally|in general|for all my|whatever the project|"
+    r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
     r"all my (?:\w+ )?(?:projects|code|repos))\b",
     re.I,
 )
@@ -601,13 +601,17 @@ _PROBLEM = re.compile(
     r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out)\b|\b(?:crashes|segfaults|hangs)\b",
     re.I,
 )
+_EVERYWHERE = re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I)
 _WANT = re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I)
 
 
 def is_convention(sentence: str) -> bool:
     if sentence.endswith("?") or _NOT_CONVENTION.search(sentence):
         return False
-    return bool(_CONVENTION.search(sentence)) or bool(_GLOBAL.search(sentence) and _WANT.search(sentence))
+    if _CONVENTION.search(sentence):
+        return True
+    # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
+    return bool((_GLOBAL.search(sentence) or _EVERYWHERE.search(sentence)) and _WANT.search(sentence))
 
 
 def is_global(sentence: str) -> bool:
@@ -1462,7 +1466,15 @@ _STATES = re.compile(
     r"(?:is|as|uses|follows)\s+an?)\b",
     re.I,
 )
-_PROGRESS_HINTS = ("done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "complete", "finished")
+_PROGRESS_HINTS = (
+    "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
+)  # fmt: skip
+# progress said in a sentence: "Done with the refactor of the handlers; next up is the auth middleware"
+_SAID_DONE = re.compile(
+    r"(?:^|[.;!]\s+)(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:done|finished)\s+with\s+(?P<item>[^;.!?]{3,})", re.I
+)
+_PRONOUNS = frozenset({"this", "that", "it", "them", "these", "those", "everything", "all of it", "all that"})
+_SAID_NEXT = re.compile(r"\bnext\s+(?:up|step)(?:\s+is|\s*:)\s+(?P<item>[^;.!?]{3,})", re.I)
 _PROGRESS_LINE = re.compile(
     r"^(?:#{1,4}\s+)?(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*|__)?(?P<label>done|completed|finished|pending|todo|to ?do|"
     r"remaining|still to do|left to do|next steps?|not done yet)(?:\s+(?:tasks?|items?|work))?(?:\*\*|__)?\s*"
@@ -1559,6 +1571,17 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
                 under = None
             else:
                 under = done
+            continue
+        said = [(True, m.group("item")) for m in _SAID_DONE.finditer(line)]
+        said += [(False, m.group("item")) for m in _SAID_NEXT.finditer(line)]
+        if said:
+            out += [
+                (done, item)
+                for done, raw_item in said
+                for item in _task_list(raw_item, split=False)
+                if item.lower() not in _PRONOUNS  # "I'm done with this": not a task
+            ]
+            under = None
             continue
         box = _CHECKBOX.match(line)
         if box is not None:

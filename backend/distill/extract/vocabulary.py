@@ -15,6 +15,7 @@ test framework, one ORM, one package manager, ... and a new one replaces the old
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,7 +153,22 @@ def lookup(name: str) -> Tech | None:
     found = _get(key)
     if found is None and "[" in key:  # `uvicorn[standard]`
         found = _get(key.split("[", 1)[0])
+    if (found is None or not found.curated) and key.count("/") >= 2 and "." in key.split("/", 1)[0]:
+        found = _go_module(key) or found  # a Go module path: the technology it is, else the library row
     return found
+
+
+_MAJOR = re.compile(r"/v\d+$")
+
+
+def _go_module(path: str) -> Tech | None:
+    """`github.com/go-chi/chi/v5` is chi; `github.com/jackc/pgx/v5` is pgx (a driver: PostgreSQL):
+    the path without its major version, else its last element when that names a curated technology."""
+    bare = _MAJOR.sub("", path)
+    found = _get(bare) if bare != path else None
+    if found is None or not found.curated:
+        found = _get(bare.rsplit("/", 1)[-1])
+    return found if found is not None and found.curated else None
 
 
 def known(name: str, *, curated: bool = False) -> bool:

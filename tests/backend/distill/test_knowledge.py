@@ -634,3 +634,26 @@ def test_a_swap_a_layout_said_with_go_and_a_rule_said_with_only(tmp_path: Path):
     said = "the build fails with: Cannot find module '@/lib/api' from the api client"
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-x", [Turn(said)])]))
     assert "endpoints" not in core, core  # an import alias path, not an endpoint
+
+
+def test_go_module_paths_with_a_major_version_name_their_technology():
+    assert vocabulary.lookup("github.com/go-chi/chi/v5").name == "chi"
+    assert vocabulary.lookup("github.com/jackc/pgx/v5").name == "PostgreSQL"  # a driver
+    assert vocabulary.lookup("github.com/gin-gonic/gin").name == "Gin"
+    assert not vocabulary.lookup("github.com/spf13/cobra").curated  # a library stays one
+
+
+def test_a_command_keeps_its_operands_and_progress_said_in_a_sentence(tmp_path: Path):
+    turns = [
+        Turn("run the tests", [Call("bash", command="go test ./...", output="ok  \tgithub.com/acme/svc\t0.012s")]),
+        Turn("Done with the refactor of the handlers package; next up is the auth middleware."),
+        Turn("We use table-driven tests everywhere."),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-g", turns)]))
+    assert "test: go test ./..." in core, core  # not merged into `go test` by the linker
+    assert any("the refactor of the handlers package" in line for line in _lines(core, "· done: ")), core
+    assert any("the auth middleware" in line for line in _lines(core, "· pending: ")), core
+    assert any("table-driven tests everywhere" in line for line in _lines(core, "· convention: ")), (
+        core
+    )  # this project's
+    assert kn.progress_items("I'm done with this", from_user=True) == []
