@@ -365,7 +365,7 @@ _DROP = re.compile(
     re.I,
 )
 _CHOOSE = re.compile(
-    r"\b(?:use|using|uses|used|add|adding|install|installing|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
+    r"\b(?:use|using|uses|used|add|adding|install|installing|set(?:ting)? up|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
     r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
     r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
     r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
@@ -598,7 +598,8 @@ def dropped(sentence: str) -> list[str]:
 _PROBLEM = re.compile(
     r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
     r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
-    r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out)\b|\b(?:crashes|segfaults|hangs)\b",
+    r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out|dying|leaking|erroring)\b|"
+    r"\b(?:crashes|segfaults|hangs)\b",
     re.I,
 )
 _EVERYWHERE = re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I)
@@ -1118,6 +1119,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
         swaps = [] if question else replacements(sentence)
         for old, new in swaps:
             _replace(k, old, new, prov, from_user)
+        if from_user:
+            _owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
         if not from_user or question:
             continue
         replaced = bool(swaps) or _switches(k, sentence, prov) or _drops(k, sentence, prov)  # a decision
@@ -1183,6 +1186,24 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
     for tech in named.values():
         k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
         slots.add(tech.slot)
+
+
+# "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology
+_OWNED = re.compile(
+    r"\b(?:the|our|my|this|your)\s+((?:[A-Za-z@][\w.+#/@-]*\s+){1,3}?)(?:app|application|project|service|api|"
+    r"backend|frontend|server|workers?|cluster|database|db|instance|container|codebase|repo|site|components?|models?|"
+    r"schema|migrations?|config|setup|pipeline|tests?|test suite|suite|queue|cache|broker|templates?|views?|routes?|"
+    r"handlers?|client|connection|pool|store|stores|hooks?|modules?|plugin|middleware|controllers?|jobs?|tasks?)\b",
+    re.I,
+)
+
+
+def _owned(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not _may_hold(sentence, ("the ", "our ", "my ", "this ", "your ")):
+        return
+    for m in _OWNED.finditer(sentence):
+        for tech in mentioned_techs(m.group(1))[:1]:
+            k.stack(tech, prov, 0.8, slot=False)  # a mention: it fills no slot another holds
 
 
 _NOT_A_LIST = re.compile(

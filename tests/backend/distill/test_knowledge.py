@@ -657,3 +657,18 @@ def test_a_command_keeps_its_operands_and_progress_said_in_a_sentence(tmp_path: 
         core
     )  # this project's
     assert kn.progress_items("I'm done with this", from_user=True) == []
+
+
+def test_a_part_of_the_project_named_by_its_technology_is_the_stack_even_in_a_question(tmp_path: Path):
+    turns = [
+        Turn("Why does the React component re-render on every keystroke?"),
+        Turn("The Celery worker keeps dying with a MemoryError."),
+        Turn("I need the Postgres connection pool to be configurable."),
+        Turn("Fix the main app and the rich text editor."),  # no technology named: nothing
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-o", turns)]))
+    (stack,) = _lines(core, "· stack: ")
+    for name in ("React", "Celery", "PostgreSQL"):
+        assert name in stack, core
+    assert "Rich" not in stack, core
+    assert any("keeps dying" in line for line in _lines(core, "· open problem: ")), core
