@@ -33,6 +33,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
+from opmem_tui.backend.recall.context import folder_projects
 
 from .masking import mask, mask_event, mask_hit
 
@@ -245,6 +246,8 @@ class MemoryData:
             names = {p.id: p.name for p in self.home.projects.list_projects()}
         except OpmemError:
             names = {}
+        if any(folder.parent.name not in names for folder in (self.home.memory_dir / "projects").glob("*/core.md")):
+            names.update({p.id: p.name for p in folder_projects(self.home) if p.id not in names})
         for folder in (self.home.memory_dir / "projects").glob("*/core.md"):
             names.setdefault(folder.parent.name, folder.parent.name)
         return core_files(self.home.memory_dir, names)

@@ -16,7 +16,7 @@ from typing import Any
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
-from ..projects.registry import ProjectRegistry
+from ..projects.registry import Project, ProjectRegistry, folder_project
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
 from ..store.sessions import SessionStore
@@ -126,7 +126,7 @@ def pending_sessions(
 def session_info(
     store: SessionStore, projects: ProjectRegistry | None, meta: SessionMeta, nodes: Sequence[Node]
 ) -> SessionInfo:
-    project_name = root = ""
+    project_id, project_name, root = meta.project_id, "", ""
     if meta.project_id and projects is not None:
         try:
             project = projects.get(meta.project_id)
@@ -148,12 +148,19 @@ def session_info(
         scope = project_scope(meta.project_id)
     elif meta.agent_id:
         scope = f"agent:{meta.agent_id}"
+    elif coding and root.startswith("/"):  # a project folder the session is not bound to: its memory is still its own
+        bound = _bound_project(projects, root)
+        if bound is not None:  # imported before its folder was bound
+            project_id, project_name, root = bound.id, bound.name, bound.workdir
+            scope = project_scope(bound.id)
+        else:
+            scope = project_scope(folder_project(root)[0])
     else:
         scope = GLOBAL
     return SessionInfo(
         session_id=meta.id,
         title=redact_text(plain(meta.title)),
-        project_id=meta.project_id,
+        project_id=project_id,
         project_name=project_name,
         root=root,
         agent_id=meta.agent_id,
@@ -163,6 +170,15 @@ def session_info(
         speakers=tuple(speakers),
         created_at=meta.created_at,
     )
+
+
+def _bound_project(projects: ProjectRegistry | None, root: str) -> Project | None:
+    if projects is None:
+        return None
+    try:
+        return projects.find(root)
+    except (OpmemError, OSError):
+        return None
 
 
 def as_shown(node: Node) -> Node:

@@ -35,6 +35,14 @@ class SessionInfo:
     speakers: tuple[str, ...] = ()  # conversation: the names that speak, in order of appearance
     created_at: float = 0.0
 
+    @property
+    def project_key(self) -> str:
+        """What the project entity is keyed by: the bound project's id, else the id of the project
+        its folder stands for (the scope, registry.folder_project), else the folder."""
+        if self.project_id:
+            return self.project_id
+        return self.scope.split(":", 1)[1] if self.scope.startswith("project:") else self.root
+
 
 @dataclass(frozen=True, slots=True)
 class CollectedTurn:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -101,6 +102,16 @@ class ProjectWarning:
 def _slug(name: str) -> str:
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
     return slug[:40].rstrip("-._") or "project"
+
+
+def folder_project(path: str) -> tuple[str, str]:
+    """(id, name) of the project an unbound session folder stands for: the id `resolve_project`
+    gives a repository at that path, so the memory of a folder that is not a repository here (a
+    session from another machine, a scratch folder) has a project, and keeps it once one is bound."""
+    root = posixpath.normpath(path)
+    name = posixpath.basename(root) or "project"
+    digest = hashlib.sha1(root.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return f"{_slug(name)}-{digest}", name
 
 
 def _enclosing_repo(folder: Path) -> pygit2.Repository | None:

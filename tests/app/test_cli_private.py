@@ -10,7 +10,14 @@ from click.testing import CliRunner
 from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
 from opmem_tui.cli import main
-from tests.backend.privacy.test_exclusions import PRIVATE_WORD, PUBLIC_WORD, START, files_holding, write_session
+from tests.backend.privacy.test_exclusions import (
+    PRIVATE_WORD,
+    PUBLIC_WORD,
+    START,
+    all_cores,
+    files_holding,
+    write_session,
+)
 
 
 def cli(home: Home, *args: str):
@@ -19,7 +26,7 @@ def cli(home: Home, *args: str):
 
 
 def core(home: Home) -> str:
-    return (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    return all_cores(home)
 
 
 def test_private_from_the_shell_withdraws_marks_and_off_brings_back(tmp_path: Path, monkeypatch) -> None:

@@ -36,6 +36,8 @@ async def test_mcp_returns_nothing_of_private_or_excluded_sessions(tmp_path: Pat
     command, args = opmem_command()
     env = {"OPMEM_HOME": str(home.path), "HOME": str(user), "PATH": os.environ.get("PATH", "")}
     user.mkdir(parents=True, exist_ok=True)
+    # the sessions' folder (/work/proj) is bound to no project here: the server answers for its folder project
+    args = [*args, "--project", "proj"]
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(tmp_path))
     async with Client(params, mode="legacy") as client:
 

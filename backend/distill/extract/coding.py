@@ -70,9 +70,7 @@ def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
     state.subject = state.session_entity
     if session.project_id or session.root:
         name = session.project_name or posixpath.basename(session.root.rstrip("/")) or session.project_id
-        project = b.entity(
-            "project", name, prov, key=session.project_id or session.root, attrs={"workdir": session.root}
-        )
+        project = b.entity("project", name, prov, key=session.project_key, attrs={"workdir": session.root})
         b.edge(state.session_entity, "part-of", project, prov, once=True)
         state.subject = project
     state.knowledge = Knowledge(b, state.subject)

@@ -1055,9 +1055,10 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         program = line.split(" ", 1)[0]
         if action.program and action.program.split(" ", 1)[0] not in line.split():
             continue  # the action is another simple command of the same line
-        tech_name = PROGRAM_TECH.get(program) or (
-            "Django" if "manage.py" in line else program
-        )  # fmt: skip
+        tech_name = PROGRAM_TECH.get(program) or program
+        script = _SCRIPT_TECH.get(_script_of(line), "")
+        if script and not action.failed:  # `mix phx.server` is Phoenix as well as Elixir
+            _named(k, script, prov, 0.8, slot=False)
         tech = vocabulary.lookup(tech_name)
         failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
         if program in BUILD_TOOLS and not failed:
@@ -1073,6 +1074,16 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         if kind:
             _checked(k, kind, line, action, prov, facts, failed)
         break
+
+
+# what a script or task names (`python manage.py migrate`, `mix phx.server`, `php artisan migrate`)
+_SCRIPT_TECH = {"manage.py": "Django", "phx": "Phoenix", "artisan": "Laravel", "ecto": "Ecto"}
+_SCRIPT = re.compile(r"\b(manage\.py|artisan)\b|\bmix (phx|ecto)\.")
+
+
+def _script_of(line: str) -> str:
+    found = _SCRIPT.search(line)
+    return (found.group(1) or found.group(2)) if found else ""
 
 
 def _installed(k: Knowledge, program: str, packages: Sequence[str], prov: Provenance) -> None:

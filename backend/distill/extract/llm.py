@@ -278,7 +278,7 @@ def _subject(b: RecordBuilder, batch: SessionBatch) -> str:
     prov = b.provenance(first, turn=batch.turns[0].number if batch.turns else None)
     if session.project_id or session.root:
         name = session.project_name or session.root.rstrip("/").rsplit("/", 1)[-1] or session.project_id
-        return b.entity("project", name, prov, key=session.project_id or session.root, attrs={"workdir": session.root})
+        return b.entity("project", name, prov, key=session.project_key, attrs={"workdir": session.root})
     return b.entity("session", session.title or session.session_id, prov, key=session.session_id)
 
 

@@ -672,3 +672,13 @@ def test_a_part_of_the_project_named_by_its_technology_is_the_stack_even_in_a_qu
         assert name in stack, core
     assert "Rich" not in stack, core
     assert any("keeps dying" in line for line in _lines(core, "· open problem: ")), core
+
+
+def test_a_task_of_a_framework_names_the_framework(tmp_path: Path):
+    turns = [
+        Turn("start it", [Call("bash", command="mix phx.server", output="[info] Running SpotterWeb.Endpoint")]),
+        Turn("migrate", [Call("bash", command="php artisan migrate", output="Migrated: 2024_01_01_create_users")]),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-p", turns)]))
+    (stack,) = _lines(core, "· stack: ")
+    assert "Phoenix" in stack and "Laravel" in stack and "Elixir" in stack, core

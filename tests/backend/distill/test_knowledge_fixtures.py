@@ -35,6 +35,7 @@ def test_spotter_is_an_elixir_project_run_with_mix(home: Home):
     assert knowledge(extraction) == {
         ("spotter", "uses", "Elixir"),
         ("spotter", "uses", "Mix"),
+        ("spotter", "uses", "Phoenix"),  # phx.server is Phoenix's task
         ("spotter", "run-command", "mix phx.server"),
         ("spotter", "uses", "JavaScript"),  # assets/js/app.js, read
     }

@@ -16,6 +16,8 @@ from opmem_tui.backend.distill.memory_port import read_contradictions
 from opmem_tui.backend.distill.pipeline import DistillBusy, RunOptions, run
 from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
+from opmem_tui.backend.memory.core import core_path
+from opmem_tui.backend.projects.registry import folder_project
 
 from .conftest import Chat, fixture, import_into
 
@@ -193,8 +195,10 @@ def test_stage_5_writes_core_md_the_views_and_indexes_the_records(home: Home):
     chat.commit()
     report = run(home)
     assert any("core.md" in note for note in report.notes)
-    core = (home.memory_dir / "core.md").read_text(encoding="utf-8")
-    assert "↪ session:s1" in core and len(core.encode()) <= 2048
+    assert (home.memory_dir / "core.md").is_file()
+    # the session's folder is bound to no project: its memory is the folder's project's, not global
+    core = core_path(home.memory_dir, folder_project("/work/proj")[0]).read_text(encoding="utf-8")
+    assert "project: proj," in core and "↪ session:s1" in core and len(core.encode()) <= 2048
     assert list((home.memory_dir / "graph" / "views" / "entity").glob("*.md"))
     hits = home.search("worker listens on 18109")
     assert hits and hits[0].session_id == "s1"
@@ -218,7 +222,8 @@ def test_a_run_that_died_before_stage_5_is_projected_by_the_next_one(home: Home)
     core.rmdir()
     again = run(Home(home.path))
     assert again.written.total == 0
-    assert "↪ session:s1" in core.read_text(encoding="utf-8")
+    assert core.is_file()
+    assert "↪ session:s1" in core_path(home.memory_dir, folder_project("/work/proj")[0]).read_text(encoding="utf-8")
     assert list((home.memory_dir / "graph" / "views" / "entity").glob("*.md"))
     assert any(h.record_id for h in Home(home.path).search("worker listens on 18109"))
     assert not load_state(home.memory_dir).unprojected
@@ -240,7 +245,7 @@ def test_a_broken_search_index_does_not_fail_the_run_or_the_sleep(home: Home):
     index.write_bytes(b"this is not a database\n" * 10)
     report = run(home)
     assert report.written.total > 0
-    assert "↪ session:s1" in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert "↪ session:s1" in core_path(home.memory_dir, folder_project("/work/proj")[0]).read_text(encoding="utf-8")
     note = next(n for n in report.notes if "index.sqlite" in n)
     assert "opmem index rebuild" in note
     assert not load_state(home.memory_dir).unprojected

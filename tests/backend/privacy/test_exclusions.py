@@ -73,6 +73,11 @@ def memory_bytes(home: Home) -> dict[str, bytes]:
     return {str(p.relative_to(home.memory_dir)): p.read_bytes() for p in home.memory_dir.rglob("*") if p.is_file()}
 
 
+def all_cores(home: Home) -> str:
+    """Every core.md block (the global one and each project's): what agents are handed."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(home.memory_dir.rglob("core.md")))
+
+
 def files_holding(home: Home, word: str) -> list[str]:
     needle = word.encode()
     return sorted(name for name, data in memory_bytes(home).items() if needle in data.lower())
@@ -150,7 +155,7 @@ def test_kept_out_sessions_leave_nothing_under_memory_and_stay_browsable(user_ho
     assert report.sessions == 1, (load_state(home.memory_dir), report)  # only the public one
     home.search_index.update()  # the importers' hook: every session, as after an import
     assert files_holding(home, PUBLIC_WORD)  # the check can fail: the public words are there
-    assert "core.md" in files_holding(home, PUBLIC_WORD)
+    assert any(name.endswith("core.md") for name in files_holding(home, PUBLIC_WORD))
     for word in (PRIVATE_WORD, PATH_WORD, PROJECT_WORD):
         assert files_holding(home, word) == [], word
     assert set(load_state(home.memory_dir).withheld) == {"priv", "bypath", "byproject"}
@@ -191,7 +196,7 @@ def test_turning_private_withdraws_what_it_gave_and_off_brings_it_back(tmp_path:
     write_session(home, "later", PRIVATE_WORD, at=START + 100)
     run(home)
     cwd = tmp_path
-    assert PRIVATE_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PRIVATE_WORD in all_cores(home)
     assert tool(home, "memory_search", {"query": PRIVATE_WORD}, cwd)[0]["hits"]
     views = home.memory_dir / "graph/views/entity"
     assert any(PRIVATE_WORD in p.name for p in views.iterdir())
@@ -201,8 +206,8 @@ def test_turning_private_withdraws_what_it_gave_and_off_brings_it_back(tmp_path:
     assert change.changed and change.reason == REASON_PRIVATE
     assert EntityFinder(home.memory).find(PRIVATE_WORD) == ()
     assert EntityFinder(home.memory).find(PUBLIC_WORD)
-    assert PRIVATE_WORD not in (home.memory_dir / "core.md").read_text(encoding="utf-8")
-    assert PUBLIC_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PRIVATE_WORD not in all_cores(home)
+    assert PUBLIC_WORD in all_cores(home)
     assert not any(PRIVATE_WORD in p.read_text(encoding="utf-8") or PRIVATE_WORD in p.name for p in views.iterdir())
     assert tool(home, "memory_search", {"query": PRIVATE_WORD}, cwd)[0]["hits"] == []
     stats = home.search_index.index.db.execute("SELECT count(*) FROM records WHERE session_id='later'").fetchone()[0]
@@ -219,14 +224,14 @@ def test_turning_private_withdraws_what_it_gave_and_off_brings_it_back(tmp_path:
     )
     # a distillation now leaves it alone
     assert run(home).sessions == 0
-    assert PRIVATE_WORD not in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PRIVATE_WORD not in all_cores(home)
 
     back = set_private(home, "later", False)
     assert back.changed and back.reason is None
     assert "later" not in load_state(home.memory_dir).sessions  # its cursor is reset
     report = run(home)
     assert report.sessions == 1 and report.written.total == 0  # the same records, already in the logs
-    assert PRIVATE_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PRIVATE_WORD in all_cores(home)
     assert tool(home, "memory_search", {"query": PRIVATE_WORD}, cwd)[0]["hits"]
     assert any(PRIVATE_WORD in p.name for p in views.iterdir())
     assert not tool(home, "memory_open_session", {"session_id": "later"}, cwd)[1]
@@ -238,7 +243,7 @@ def test_adding_an_exclusion_withdraws_and_removing_it_readmits(tmp_path: Path, 
     write_session(home, "pub", PUBLIC_WORD)
     write_session(home, "client", PATH_WORD, cwd=folder, at=START + 100)
     run(home)
-    assert PATH_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PATH_WORD in all_cores(home)
 
     assert [h.session_id for h in home.search(PATH_WORD)][:1] == ["client"]
     home = configure(tmp_path / "opmem", exclude_paths=["~/work/secret-client/**"])
@@ -246,7 +251,7 @@ def test_adding_an_exclusion_withdraws_and_removing_it_readmits(tmp_path: Path, 
     assert PATH_WORD not in json.dumps(tool(home, "memory_timeline", {}, tmp_path)[0])
     assert "client" not in {h.session_id for h in home.search(PATH_WORD)}
     run(home)
-    assert PATH_WORD not in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PATH_WORD not in all_cores(home)
     assert tool(home, "memory_search", {"query": PATH_WORD}, tmp_path)[0]["hits"] == []
     assert load_state(home.memory_dir).withheld == {
         "client": "folder matches ~/work/secret-client/** ([memory] exclude_paths)"
@@ -254,7 +259,7 @@ def test_adding_an_exclusion_withdraws_and_removing_it_readmits(tmp_path: Path, 
 
     home = configure(tmp_path / "opmem")
     run(home)
-    assert PATH_WORD in (home.memory_dir / "core.md").read_text(encoding="utf-8")
+    assert PATH_WORD in all_cores(home)
     assert tool(home, "memory_search", {"query": PATH_WORD}, tmp_path)[0]["hits"]
     assert load_state(home.memory_dir).withheld == {}
 
