@@ -16,7 +16,8 @@ from typing import Any
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
-from ..projects.registry import Project, ProjectRegistry, folder_project
+from ..projects.folders import folder_project
+from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
 from ..store.sessions import SessionStore

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config, MemorySettings
 from ..model import OpmemError, SessionMeta
+from ..projects.folders import folder_project
 from ..store.files import read_json_object
 
 if TYPE_CHECKING:
@@ -158,7 +159,11 @@ class Exclusions:
             found = self.path_reason(cwd)
             if found:
                 return found
-        return self.project_reason(meta.project_id) if meta.project_id else None
+        if meta.project_id:
+            return self.project_reason(meta.project_id)
+        if isinstance(cwd, str) and cwd.startswith("/"):  # no binding: the folder's project, by its id or name
+            return self.project_reason(*folder_project(cwd))
+        return None
 
 
 def is_excluded(meta: SessionMeta, config: Config | MemorySettings, lookup: ProjectLookup | None = None) -> str | None:

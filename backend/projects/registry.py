@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -30,6 +29,7 @@ from ..file_lock import file_lock
 from ..model import CorruptFile, Node, OpmemError, Turn, check_session_id
 from ..store.files import write_atomic
 from .agent_commit import AgentCommitter
+from .folders import project_slug
 from .links import HIGH, CommitLink, LinkStore, link_session
 from .records import AgentCommitResult, AgentTurnWatch, CommitDetail, CommitInfo
 from .repository import ProjectGit, ensure_excluded
@@ -97,21 +97,6 @@ class ProjectWarning:
     message: str
     paths: tuple[str, ...] = ()
     created_at: float = 0.0
-
-
-def _slug(name: str) -> str:
-    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
-    return slug[:40].rstrip("-._") or "project"
-
-
-def folder_project(path: str) -> tuple[str, str]:
-    """(id, name) of the project an unbound session folder stands for: the id `resolve_project`
-    gives a repository at that path, so the memory of a folder that is not a repository here (a
-    session from another machine, a scratch folder) has a project, and keeps it once one is bound."""
-    root = posixpath.normpath(path)
-    name = posixpath.basename(root) or "project"
-    digest = hashlib.sha1(root.encode("utf-8", "surrogateescape")).hexdigest()[:6]
-    return f"{_slug(name)}-{digest}", name
 
 
 def _enclosing_repo(folder: Path) -> pygit2.Repository | None:
@@ -232,7 +217,7 @@ class ProjectRegistry:
             label = (name or root.name or "project").strip() or "project"
             digest = hashlib.sha1(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:6]
             project = Project(
-                id=f"{_slug(label)}-{digest}",
+                id=f"{project_slug(label)}-{digest}",
                 name=label,
                 workdir=str(root),
                 status="active",

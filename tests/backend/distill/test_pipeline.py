@@ -17,7 +17,7 @@ from opmem_tui.backend.distill.pipeline import DistillBusy, RunOptions, run
 from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.core import core_path
-from opmem_tui.backend.projects.registry import folder_project
+from opmem_tui.backend.projects.folders import folder_project
 
 from .conftest import Chat, fixture, import_into
 

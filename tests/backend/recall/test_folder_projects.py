@@ -9,7 +9,7 @@ import pytest
 
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.projects.registry import folder_project
+from opmem_tui.backend.projects.folders import folder_project
 from opmem_tui.backend.recall.context import project_of_folder, recall_for
 from opmem_tui.backend.recall.core_block import core_block
 from opmem_tui.backend.recall.errors import RecallError
@@ -54,3 +54,14 @@ def test_an_unknown_project_suggests_folder_projects_too(home: Home):
         core_block(recall_for(home, project="spoter"))
     assert raised.value.code == "unknown_project"
     assert any("spotter" in s for s in raised.value.suggestions)
+
+
+def test_excluding_a_folder_project_by_name_keeps_its_sessions_out(tmp_path: Path):
+    home = Home(tmp_path / "home")
+    home.path.mkdir(parents=True, exist_ok=True)
+    (home.path / "config.toml").write_text('[memory]\nexclude_projects = ["spotter"]\n', encoding="utf-8")
+    home = Home(home.path)
+    _session(home, "s-a", ELSEWHERE, "We're on Phoenix with Ecto and Postgres.", "mix test", "5 tests, 0 failures")
+    report = run(home, RunOptions())
+    assert report.sessions == 0
+    assert not [p for p in home.memory_dir.rglob("*") if p.is_file() and b"Phoenix" in p.read_bytes()]

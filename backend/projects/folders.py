@@ -1,0 +1,27 @@
+"""The project a folder stands for when no binding names it: an id and a name from its path alone.
+
+`ProjectRegistry.resolve_project` gives a repository at a path the same id, so the memory of a
+folder that is not a repository here (a session from another machine, a scratch folder) has a
+project, and keeps it once one is bound. Pure: no git, no files (privacy and the distiller use it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+
+__all__ = ["folder_project", "project_slug"]
+
+
+def project_slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
+    return slug[:40].rstrip("-._") or "project"
+
+
+def folder_project(path: str) -> tuple[str, str]:
+    """(id, name) of the project the folder at `path` stands for."""
+    root = posixpath.normpath(path)
+    name = posixpath.basename(root) or "project"
+    digest = hashlib.sha1(root.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return f"{project_slug(name)}-{digest}", name
