@@ -59,7 +59,7 @@ from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.claude_parser import ClaudeParser
 from opmem_tui.backend.importers.hooks import IngestHooks
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.files import dump_compact_json
+from opmem_tui.backend.store.files import dump_json_line
 from opmem_tui.backend.store.mirror_backlog import MirrorReport, MirrorWriter
 
 WORDS = [
@@ -425,7 +425,7 @@ def parts_of_work(files: list[Path]) -> dict[str, Times]:
             zlib.compress(blob, 1)
 
     parts = {"json.loads": timed(lambda: json_loads_rate(files))[0], "parse": timed(parse)[0]}
-    parts["encode"] = timed(lambda: blobs.extend(dump_compact_json(node.to_json()) for node in nodes))[0]
+    parts["encode"] = timed(lambda: blobs.extend(dump_json_line(node.to_json()) for node in nodes))[0]
     parts["git blobs"] = timed(git_blobs)[0]
     parts["create files"] = timed(lambda: create_files(len(nodes)))[0]
     return parts
