@@ -121,6 +121,8 @@ def small(value: Any, limit: int = TOOL_RESULT_META_LIMIT) -> Any:
         return value
     # A dict holding a string longer than `limit` has a longer JSON text: it is cut without building it.
     if not (isinstance(value, dict) and _holds_longer(value, limit, 2)):
+        if _text_bound(value, limit, 3) <= limit:
+            return value  # its JSON text is at most that long: kept without building it
         text = claude_dumps(value)
         if len(text) <= limit:
             return value
@@ -132,6 +134,39 @@ def small(value: Any, limit: int = TOOL_RESULT_META_LIMIT) -> Any:
             out[str(key)] = item
     out["truncated"] = True
     return out
+
+
+def _text_bound(value: Any, budget: int, depth: int) -> int:
+    """At least len(claude_dumps(value)), or budget + 1 once past `budget` or for a value whose
+    text it does not bound (a subclass, a non-str key, an int of 19 digits or more, deep nesting).
+    json escapes a character in at most 6 (\\u001f); a float's repr takes at most 24, NaN 9."""
+    kind = type(value)
+    if kind is str:
+        return 2 + 6 * len(value)
+    if value is None or kind is bool:
+        return 5
+    if kind is int:
+        return 20 if -(10**18) < value < 10**18 else budget + 1
+    if kind is float:
+        return 24
+    if depth <= 0:
+        return budget + 1
+    total = 2
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return budget + 1
+            total += 6 * len(key) + 6 + _text_bound(item, budget, depth - 1)  # quotes, ": ", ", "
+            if total > budget:
+                return budget + 1
+        return total
+    if kind is list or kind is tuple:
+        for item in value:
+            total += 2 + _text_bound(item, budget, depth - 1)
+            if total > budget:
+                return budget + 1
+        return total
+    return budget + 1
 
 
 def _holds_longer(value: dict[str, Any] | list[Any], limit: int, depth: int) -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import CorruptFile, Node
-from .files import dump_compact_json, read_json_object, write_all
+from .files import dump_json_line, read_json_object, write_all
 
 NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 NODE_FILE_RE = re.compile(r"^(\d+)-([uats])-(.+)\.json$")
@@ -78,7 +78,7 @@ class NodeLog:
 
     def write(self, node: Node) -> None:
         """The node's file, as write_atomic makes it (temp file, rename), made durable by the next sync."""
-        data = dump_compact_json(node.to_json())
+        data = dump_json_line(node.to_json())
         name = node.file_name
         folder = self._folder
         path = f"{folder}/{name}"  # strings, not Paths: pathlib was a tenth of an import's store time

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from opmem_tui.backend.importers import record_values
+from opmem_tui.backend.importers import claude_records, record_values
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.claude_code import ClaudeImporter
 from opmem_tui.backend.importers.claude_records import TOOL_RESULT_META_LIMIT, claude_dumps, small
@@ -168,15 +168,31 @@ def test_small_is_what_it_was() -> None:
 
     def value(depth: int) -> Any:
         pick = rng.random()
-        if depth > 3 or pick < 0.4:
+        if depth > 4 or pick < 0.4:
             return rng.choice(
-                ["", "x" * rng.choice([1, 200, 256, 257, 4000, 4094, 4096, 4097, 9000]), 3, 2.5, None, True]
+                [
+                    "",
+                    "x" * rng.choice([1, 200, 256, 257, 4000, 4094, 4096, 4097, 9000]),
+                    '\x01\n"\\é\ud800' * rng.choice([1, 100, 170, 700, 1000]),
+                    3,
+                    -(10**18) + 1,
+                    10**18,
+                    2**70,
+                    2.5,
+                    -1.7976931348623157e308,
+                    float("nan"),
+                    None,
+                    True,
+                ]
             )
         if pick < 0.7:
-            return {f"k{i}": value(depth + 1) for i in range(rng.randint(0, 4))}
+            keys = [f"k{i}" if rng.random() < 0.9 else rng.choice([1, None, 2.5, "é" * 300]) for i in range(4)]
+            return {keys[i]: value(depth + 1) for i in range(rng.randint(0, 4))}
+        if pick < 0.8:
+            return tuple(value(depth + 1) for _ in range(rng.randint(0, 4)))
         return [value(depth + 1) for _ in range(rng.randint(0, 4))]
 
-    for _ in range(3000):
+    for _ in range(6000):
         item = value(0)
         for limit in (512, 1024, TOOL_RESULT_META_LIMIT):
             assert json.dumps(small(item, limit)) == json.dumps(small_before(item, limit))
@@ -184,3 +200,19 @@ def test_small_is_what_it_was() -> None:
     assert len(claude_dumps(near)) == TOOL_RESULT_META_LIMIT and small(near) is near
     over = {"a": "é" * (TOOL_RESULT_META_LIMIT - 7), "n": 1}
     assert small(over) == small_before(over) == {"n": 1, "truncated": True}
+
+
+def test_small_keeps_a_small_value_without_building_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool result's metadata whose JSON text is surely within the limit is kept as it is, its
+    text not built (a bound: 6 characters at most for each one of a string, 24 for a float)."""
+    kept = {"stdout": "x\n" * 100, "stderr": "", "interrupted": False, "isImage": False, "n": [1, 2.5, None]}
+    big = {"content": "y" * 1000}  # 6 x 1000 may be past 4096: its text is built, as before
+
+    def built(value: Any) -> str:
+        seen.append(value)
+        return json.dumps(value, ensure_ascii=False)
+
+    seen: list[Any] = []
+    monkeypatch.setattr(claude_records, "claude_dumps", built)
+    assert claude_records.small(kept) is kept and claude_records.small(big) is big
+    assert seen == [big]

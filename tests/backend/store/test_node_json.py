@@ -1,0 +1,133 @@
+"""Node files are encoded by orjson where it writes json's bytes: dump_json_line == dump_compact_json."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime
+import enum
+import json
+import random
+import struct
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.model import Node
+from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
+from opmem_tui.backend.store.sessions import SessionStore
+
+FIXTURES = Path(__file__).resolve().parents[4] / ".." / "shared" / "fixtures" / "transcripts" / "claude-code"
+
+
+class Plain(enum.Enum):
+    A = "a"
+
+
+class Number(enum.IntEnum):
+    B = 2
+
+
+class Sub(dict):
+    def items(self):  # json reads a subclass's items(); orjson reads the dict itself
+        return [("z", 0)]
+
+
+@dataclasses.dataclass
+class Thing:
+    x: int = 1
+
+
+def _moved() -> collections.OrderedDict[str, int]:
+    od = collections.OrderedDict([("a", 1), ("b", 2)])
+    od.move_to_end("a")  # iteration order differs from the dict's storage order
+    return od
+
+
+ODD: list[Any] = [
+    1e-05,
+    -2.5e-05,
+    9.999999999999999e-05,
+    1e-07,
+    1.5e-09,
+    -3e-10,
+    5e-324,
+    1e-4,
+    1e16,
+    1.2345678901234568e17,
+    -0.0,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    2**64,
+    -(2**63) - 1,
+    2**63,
+    Plain.A,
+    Number.B,
+    Sub(a=1),
+    _moved(),
+    Thing(),
+    datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC),
+    datetime.date(2025, 1, 1),
+    uuid.UUID(int=5),
+    {1: 2},
+    {None: 1, True: 2},
+    "\ud800 lone",
+    '\x00\x1f\x7f\u2028 \\ " control',
+    (1, "x"),
+    {1, 2},
+    b"raw",
+    "e-5 0.00001 1e-7 as text",
+    [[[[[[[[[[1.5e-300]]]]]]]]]],
+]
+
+
+@pytest.mark.parametrize("value", ODD, ids=lambda v: repr(v)[:30])
+def test_the_values_orjson_writes_otherwise_come_out_as_json_writes_them(value: Any) -> None:
+    for data in (value, [value], {"metadata": {"k": value}, "created_at": 1756712612.053}):
+        assert dump_json_line(data) == dump_compact_json(data)
+
+
+def test_floats_of_every_magnitude_and_random_bits() -> None:
+    rng = random.Random(24)
+    values = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(20_000)]
+    values += [m * 10.0**e for e in range(-330, 300) for m in (1, -1.5, 9.99, 123.456)]
+    for value in values:
+        data = {"x": value, "l": [value, "e-"]}
+        assert dump_json_line(data) == dump_compact_json(data), value
+
+
+def test_deep_nesting_past_orjson_limit() -> None:
+    data: Any = 1
+    for _ in range(400):
+        data = [data]
+    assert dump_json_line(data) == dump_compact_json(data)
+
+
+def test_node_files_of_an_import_hold_json_bytes(tmp_path: Path) -> None:
+    """Golden: every node file the importer writes is json's encoding of the node (base's bytes)."""
+    if not FIXTURES.is_dir():
+        pytest.skip("the shared Claude fixtures are absent")
+    from opmem_tui.backend.home import Home
+
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [FIXTURES], defer_mirror=True)
+    assert report.nodes > 20
+    files = sorted((tmp_path / "home" / "sessions").glob("*/history/*.json"))
+    assert len(files) == report.nodes
+    for path in files:
+        raw = path.read_bytes()
+        node = Node.from_json(json.loads(raw), path)
+        assert raw == dump_compact_json(node.to_json()), path
+
+
+def test_a_node_with_values_orjson_writes_otherwise_is_stored_as_json_writes_it(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    metadata = {"tiny": 1e-07, "nan": float("nan"), "big": 2**70, "when": datetime.date(2025, 1, 2), "kind": Plain.A}
+    node = store.append_message("s1", "user", "hi", metadata=metadata, input={"x": [2.5e-05, -float("inf")]})
+    (path,) = (tmp_path / "sessions" / "s1" / "history").glob("*.json")
+    assert path.read_bytes() == dump_compact_json(node.to_json())
+    assert b'"tiny":1e-07' in path.read_bytes() and b"NaN" in path.read_bytes()
