@@ -951,14 +951,10 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             text = _written_text(action)
             for path in action.paths:
                 _code_facts(k, path, text, p, languages_seen)
+                if posixpath.basename(path) in INSTRUCTION_FILES:
+                    _instructions(k, text, p)
         elif action.kind == "read" and not action.failed:
-            for path in action.paths:
-                base = posixpath.basename(path)
-                if is_manifest(path):
-                    _manifest(k, path, action.node.content or "", p, 0.85)
-                elif base in LOCKFILES:
-                    _named(k, LOCKFILES[base], p, 0.8)
-                _language(k, path, p, 0.75, languages_seen)
+            _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
             _command_facts(k, action, p, facts)
     before = len(k.pending)
@@ -971,6 +967,41 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             _layout_facts(k, node.content, prov(node), from_user=False)
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
     return k.decided
+
+
+# the files a project keeps its instructions for agents in: what they state is the user's word
+# (an agent's `/init` writes one from the code; the user edits it)
+INSTRUCTION_FILES = frozenset(
+    {"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules",
+     "copilot-instructions.md", "CLAUDE.local.md"}
+)  # fmt: skip
+# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
+_OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
+
+
+def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An instruction file's stack, commands, conventions and layout, as if the user said them."""
+    text = _OPMEM_BLOCK.sub("\n", text[:40_000])
+    if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
+        text = text.split("opmem memory · project:", 1)[0]
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    body = "\n".join(lines)
+    if body.strip():
+        _text_facts(k, body, prov, from_user=True)
+        _layout_facts(k, body, prov, from_user=False)
+
+
+def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
+    """What a file the agent read says: a manifest's stack, a lockfile's manager, an instruction file's rules."""
+    for path in action.paths:
+        base = posixpath.basename(path)
+        if base in INSTRUCTION_FILES:
+            _instructions(k, _body(action.node.content or ""), prov)
+        if is_manifest(path):
+            _manifest(k, path, action.node.content or "", prov, 0.85)
+        elif base in LOCKFILES:
+            _named(k, LOCKFILES[base], prov, 0.8)
+        _language(k, path, prov, 0.75, languages_seen)
 
 
 def _named(k: Knowledge, name: str, prov: Provenance, confidence: float, *, slot: bool = True) -> str:

@@ -682,3 +682,24 @@ def test_a_task_of_a_framework_names_the_framework(tmp_path: Path):
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-p", turns)]))
     (stack,) = _lines(core, "· stack: ")
     assert "Phoenix" in stack and "Laravel" in stack and "Elixir" in stack, core
+
+
+def test_an_instruction_file_the_agent_read_or_wrote_is_the_users_word_but_not_opmems_own_block(tmp_path: Path):
+    claude_md = (
+        "# CLAUDE.md\n\n## Commands\n- Run the tests with `pytest -q`\n\n## Conventions\n- Never commit directly to main.\n"
+        "- Prefer httpx over requests.\n\nThe API lives in services/api.\n\n"
+        "<!-- opmem:core:begin (written by `opmem core --write`; edits inside are replaced) -->\n"
+        "· stack: Flask, Celery  ↪ session:old\n<!-- opmem:core:end -->\n"
+    )
+    numbered = "\n".join(f"{i:>6}→{line}" for i, line in enumerate(claude_md.splitlines(), 1))  # as Read shows it
+    agents_md = "# AGENTS.md\n\nWe use pnpm, never npm.\n"
+    turns = [
+        Turn("read the instructions", [Call("read", path="/work/demo/CLAUDE.md", content=numbered)]),
+        Turn("write AGENTS.md", [Call("write", path="/work/demo/AGENTS.md", content=agents_md)]),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-i", turns)]))
+    assert "test: pytest -q" in core, core
+    assert any("Never commit directly to main" in line for line in _lines(core, "· convention: ")), core
+    (stack,) = _lines(core, "· stack: ")
+    assert "httpx" in stack and "pnpm" in stack, core
+    assert "Flask" not in core and "Celery" not in core, core  # opmem's own block is never read back
