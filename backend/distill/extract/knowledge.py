@@ -361,7 +361,8 @@ _DROP = re.compile(
     rf"\b(?:(?:we(?:'re| are)\s+)?dropping|drop(?:ped)?|remov(?:e|ed|ing)|get(?:ting)? rid of|got rid of|"
     rf"stop(?:ped)? using|no more|ditch(?:ing|ed)?|rip(?:ping|ped)? out|deprecat(?:e|ed|ing)|"
     rf"mov(?:e|ed|ing) (?:off(?: of)?|away from)|migrat(?:e|ed|ing) (?:off(?: of)?|away from)|phas(?:e|ed|ing) out|"
-    rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with|swap(?:s|ped|ping)?(?: out)?)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
+    rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with|swap(?:s|ped|ping)?(?: out)?|"
+    rf"(?:let'?s|we(?:'ll| will)?|i'?d rather|we'?d rather)\s+not\s+use|(?:we\s+)?no longer use)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
     re.I,
 )
 _CHOOSE = re.compile(

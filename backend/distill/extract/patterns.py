@@ -20,6 +20,13 @@ LISTEN = re.compile(
     r"\s+(?:on|at)\s+(?:(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0)?:|port\s+:?)(\d{2,5})\b",
     re.IGNORECASE,
 )
+# a port that changes: "move the API to port 9000", "change the worker's port to 9100", "the API port is now 9000"
+MOVE_PORT = re.compile(
+    r"\b(?:(?:move|moved|moving|switch|switched|put|run|runs)\s+(?:the\s+)?([A-Za-z][\w.-]{1,40})\s+(?:over\s+)?"
+    r"(?:to|on|onto)\s+(?:port\s+:?|:)(\d{2,5})|(?:change|changed|set|setting)?\s*(?:the\s+)?([A-Za-z][\w.-]{1,40})(?:'s)?\s+"
+    r"port\s+(?:to|is now|is|=)\s+:?(\d{2,5}))\b",
+    re.IGNORECASE,
+)
 SERVING_LINE = re.compile(
     r"(?:listening|running|serving|started|available|server|ready)\b[^\n]{0,60}?"
     r"(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::\])?:(\d{2,5})\b",
@@ -89,9 +96,11 @@ def ports(text: str) -> list[str]:
 def listeners(text: str) -> list[tuple[str, str]]:
     """(service, ":port") from sentences such as `the worker listens on :18109`."""
     out = []
-    for match in LISTEN.finditer(text):
-        name, port = match.group(1), match.group(2)
-        if name.lower() not in ("it", "this", "that", "which", "server", "app", "and", "now", "is", "also"):
+    found = [(m.group(1), m.group(2)) for m in LISTEN.finditer(text)]
+    found += [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in MOVE_PORT.finditer(text)]
+    for name, port in found:
+        if name.lower() not in ("it", "this", "that", "which", "server", "app", "and", "now", "is", "also", "the", "a",
+                                "its", "our", "my", "your", "default", "dev", "local", "new", "old"):  # fmt: skip
             out.append((name, f":{port}"))
         elif name.lower() in ("server", "app"):
             out.append((name.lower(), f":{port}"))

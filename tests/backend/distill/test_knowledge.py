@@ -703,3 +703,20 @@ def test_an_instruction_file_the_agent_read_or_wrote_is_the_users_word_but_not_o
     (stack,) = _lines(core, "· stack: ")
     assert "httpx" in stack and "pnpm" in stack, core
     assert "Flask" not in core and "Celery" not in core, core  # opmem's own block is never read back
+
+
+def test_a_port_that_moves_and_a_choice_taken_back_are_not_current_any_more(tmp_path: Path):
+    from opmem_tui.backend.distill.extract import patterns
+
+    assert patterns.listeners("change the worker's port to 9100") == [("worker", ":9100")]
+    assert patterns.listeners("Set the port to 3000") == []  # no service named
+    history = [
+        Session("s-a", [Turn("The API listens on port 8000. We're using JWT for auth.")]),
+        Session("s-b", [Turn("Move the API to port 9000, 8000 clashes with the docs server.")], day=1),
+        Session("s-c", [Turn("Actually let's not use JWT, go with server-side sessions instead.")], day=2),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    assert "API ──listens-on──► :9000" in core and ":8000" not in core.replace("8000 clashes", ""), core
+    (stack,) = _lines(core, "· stack: ") or ("",)
+    assert "JWT" not in stack, core
+    assert kn.dropped("we won't use Docker for this") == []  # one task's choice, not the project's
