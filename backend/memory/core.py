@@ -202,8 +202,15 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
         fixed: dict[str, float] = {}
         for g in memory.edges(scope=scope, relations=["fixed-by"], limit=FACT_CANDIDATES * 4):
             fixed[g.source] = max(fixed.get(g.source, 0.0), g.edge.event_time)
+        passing = _tests_passing_since(memory, scope)
         ranked = [
-            r for r in ranked if r[-1].relation != "fails-with" or fixed.get(r[-1].target, -1.0) < r[-1].edge.event_time
+            r
+            for r in ranked
+            if r[-1].relation != "fails-with"
+            or (
+                fixed.get(r[-1].target, -1.0) < r[-1].edge.event_time
+                and not (r[-1].source.startswith("test.") and passing > r[-1].edge.event_time)
+            )
         ]
     ranked.sort(key=lambda r: r[:3])
     names = memory.entity_refs({g.source for *_, g in ranked} | {g.target for *_, g in ranked})
@@ -216,6 +223,15 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
         relation = clean(g.relation, NAME_CHARS)
         lines.append(CoreLine(f"· {src} ──{relation}──► {dst}", g.edge.provenance.session_id))
     return lines
+
+
+def _tests_passing_since(memory: MemoryStore, scope: str) -> float:
+    """When the project's tests were last seen passing, if that is their current state (else 0):
+    a test's failure older than that is history."""
+    current = [g for g in memory.edges(scope=scope, relations=["test-status"], limit=20) if g.edge.superseded_by is None]
+    names = memory.entity_refs({g.target for g in current})
+    return max((g.edge.event_time for g in current if g.target in names and names[g.target].name == "tests passing"),
+               default=0.0)  # fmt: skip
 
 
 def _summary(line: CoreLine) -> str:

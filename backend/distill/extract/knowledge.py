@@ -412,7 +412,7 @@ _ENV_CODE = re.compile(
     r"""import\.meta\.env\[\s*)["']([A-Z][A-Z0-9_]{2,60})["']|process\.env\.([A-Z][A-Z0-9_]{2,60})|"""
     r"""import\.meta\.env\.([A-Z][A-Z0-9_]{2,60})|\$\{?([A-Z][A-Z0-9]*_[A-Z0-9_]{2,60})\}?"""
 )
-_ENV_FILE = re.compile(r"^[ \t+]*(?:export\s+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s*=", re.MULTILINE)
+_ENV_FILE = re.compile(r"^[ \t+]*(?:-[ \t]+)?[\"']?(?:export\s+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s*[=:]", re.MULTILINE)
 _ENV_WORD = re.compile(r"\b(?:env(?:ironment)?(?: var(?:iable)?s?)?|\.env|export|set)\b", re.I)
 _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]{2,60})\b")
 _NOT_ENV = frozenset({"TODO_LIST", "README_MD", "UTF_8", "HTTP_200", "HTTP_404", "ISO_8601", "MAX_INT"})

@@ -720,3 +720,22 @@ def test_a_port_that_moves_and_a_choice_taken_back_are_not_current_any_more(tmp_
     (stack,) = _lines(core, "· stack: ") or ("",)
     assert "JWT" not in stack, core
     assert kn.dropped("we won't use Docker for this") == []  # one task's choice, not the project's
+
+
+def test_compose_env_names_and_a_test_failure_fixed_in_a_later_session(tmp_path: Path):
+    compose = "services:\n  api:\n    environment:\n      - DATABASE_URL=postgresql://app@db/app\n      SECRET_KEY: x\n"
+    failing = Call(
+        "bash",
+        command="pytest -q",
+        output="F.\nFAILED tests/test_users.py::test_create - IntegrityError: duplicate key\n1 failed, 1 passed in 0.5s",
+        exit_code=1,
+    )
+    history = [
+        Session("s-a", [Turn("compose", [Call("write", path="/work/demo/docker-compose.yml", content=compose)])]),
+        Session("s-b", [Turn("tests", [failing])], day=1),
+        Session("s-c", [Turn("again", [Call("bash", command="pytest -q", output="..\n2 passed in 0.4s")])], day=2),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    (env,) = [line for line in core.splitlines() if "env: " in line]
+    assert "DATABASE_URL" in env and "SECRET_KEY" in env and "postgresql" not in env, core
+    assert "fails-with" not in core, core  # the tests pass since: the failure is history
