@@ -228,7 +228,9 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
 def _tests_passing_since(memory: MemoryStore, scope: str) -> float:
     """When the project's tests were last seen passing, if that is their current state (else 0):
     a test's failure older than that is history."""
-    current = [g for g in memory.edges(scope=scope, relations=["test-status"], limit=20) if g.edge.superseded_by is None]
+    current = [
+        g for g in memory.edges(scope=scope, relations=["test-status"], limit=20) if g.edge.superseded_by is None
+    ]
     names = memory.entity_refs({g.target for g in current})
     return max((g.edge.event_time for g in current if g.target in names and names[g.target].name == "tests passing"),
                default=0.0)  # fmt: skip
