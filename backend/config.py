@@ -189,6 +189,12 @@ class DistillSettings:
         "Relations that hold one value at a time: a new value supersedes the old one.",
     )
     titles: bool = _key(True, Boolean("true or false"), "Give untitled sessions a title when they are distilled.")
+    workers: int = _key(
+        0,
+        IntAtLeast("an integer >= 0", 0),
+        "Processes that read and extract a large backlog with the rules (thousands of new nodes):\n"
+        "0 one per CPU (up to 4), 1 none (all in the distilling process), N that many.",
+    )
 
     @property
     def sleep_time(self) -> time:

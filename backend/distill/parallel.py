@@ -1,0 +1,305 @@
+"""Stages 1 and 2 of a large run on every core: sessions read, collected and extracted in worker processes.
+
+What a session gives up to its rules extraction is a function of its nodes alone
+(collect_session, then extract_rules at the run's ingestion time), so worker processes compute
+it while the main process links, reconciles and writes the sessions before it. The main process
+takes the results in pending order, a bounded number ahead, and does everything else as a
+serial run does (withheld check, link, reconcile, flush, cursors, progress, cancel): the memory
+written is the same, byte for byte. An LLM run stays serial (its client and budget are the main
+process's).
+
+Workers are started with "spawn" (the app distils from a thread, and forking a threaded process
+is unsafe) and open the home by path to read it. A reader's first read may repair a session
+(commit nodes a crashed writer left, SessionStore._repair_unwaited); a worker never does: it
+hands such a session back and the main process reads it, repairing it as a serial run would.
+A pool that cannot start or that breaks (a worker killed) leaves the rest to the main process
+and the run's notes say so; a result not yet taken is dropped, never staged twice.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..home import Home
+from ..model import OpmemError
+from ..store.git_mirror import GIT_ERRORS
+from ..store.mirror_backlog import HERE, LIVE
+from ..store.session_repo import SessionRepo
+from ..store.sessions import SessionStore
+from .collect import Pending, collect_session, newest_seq
+from .extract import extract_rules
+from .model import Extraction, SessionBatch
+
+# A run is worth the workers' start (a fresh interpreter each, ~0.3 s of imports) from about
+# this many new nodes on: ~0.1 ms of reading and extraction a node, half of it saved on 2 cores.
+POOL_MIN_NODES = 10_000
+# Auto stops here: past ~4 workers the main process (link, reconcile, writes: a fifth of the
+# work, plus taking the results) is the bound, and each worker costs its own start and memory.
+AUTO_MAX_WORKERS = 4
+TASK_NODES = 1_000  # one task: consecutive sessions up to about this many new nodes...
+TASK_SESSIONS = 32  # ...and at most this many (a task's cost is one round trip)...
+TASKS_PER_WORKER = 8  # ...and few enough that each worker gets about this many (the load evens out)
+AHEAD_PER_WORKER = 2  # tasks in flight per worker: what the results may hold in memory
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One batch of a session as the main process stages it: its extraction and its cursor."""
+
+    extraction: Extraction
+    old_nodes: frozenset[str]
+    last_seq: int
+    nodes: int
+
+    @classmethod
+    def of(cls, extraction: Extraction, batch: SessionBatch) -> Extracted:
+        return cls(extraction, batch.old_nodes, batch.last_seq, sum(len(t.nodes) for t in batch.turns))
+
+
+Result = tuple[Extracted, ...] | None  # None: the main process reads this session itself
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(setting: int, cpus: int) -> int:
+    """Worker processes for a large run (0: serial). `setting` is `[distill] workers`: 0 is one per
+    usable CPU (up to AUTO_MAX_WORKERS, none on a single CPU), 1 serial, N >= 2 that many."""
+    if setting == 1:
+        return 0
+    if setting >= 2:
+        return setting
+    return min(cpus, AUTO_MAX_WORKERS) if cpus >= 2 else 0
+
+
+def new_nodes(pending: Sequence[Pending], enough: int) -> int:
+    """The new nodes of `pending`, from the node files' names (no file opened); counting stops
+    once `enough` is reached, so a large backlog costs a few folder listings."""
+    total = 0
+    for item in pending:
+        if total >= enough:
+            break
+        total += _estimate(item)
+    return total
+
+
+def _estimate(item: Pending) -> int:
+    return max(0, newest_seq(item.folder) - item.cursor.seq) if item.folder else 0
+
+
+# ---------------------------------------------------------------------------- the worker side
+
+
+class NeedsRepair(OpmemError):
+    """A session whose first read would write (SessionStore._repair_unwaited): the main process reads it."""
+
+
+class ReadOnlyStore(SessionStore):
+    """A SessionStore whose reads never repair: where the store would commit what git misses, it
+    raises NeedsRepair instead. Nothing else on the read path writes."""
+
+    def _repair_unwaited(self, repo: SessionRepo) -> bool:
+        if self._mirror_mark(repo.id).state() in (HERE, LIVE):
+            return False  # the store reads such a session from its node files too, writing nothing
+        try:
+            if repo.mirror.exists() and not repo.missing_node_ids(self._in_flight(repo.id).live_since()):
+                return False
+        except GIT_ERRORS:
+            pass  # a broken mirror: whatever the store does about it, it does in the main process
+        raise NeedsRepair(repo.id)
+
+
+class _Worker:
+    store: SessionStore | None = None
+    projects: Any = None
+
+
+def start_worker(home_path: str) -> None:
+    """The pool's initializer: the home opened by path, for reading only."""
+    home = Home(Path(home_path), durable=False)
+    settings = home.config.store
+    _Worker.store = ReadOnlyStore(
+        home.sessions_dir, cache_cap=settings.session_cache_cap, durable=False, lock_timeout=settings.lock_timeout_s
+    )
+    from ..projects.registry import ProjectRegistry  # as Home.projects: reads projects.json, writes nothing
+
+    _Worker.projects = ProjectRegistry(home.path)
+
+
+def extract_sessions(items: Sequence[Pending], now: float) -> list[Result]:
+    """The task a worker runs: each session's batches, extracted (None for one it must not read)."""
+    store = _Worker.store
+    if store is None:
+        raise OpmemError("extract_sessions runs in a worker started by start_worker")
+    out: list[Result] = []
+    for item in items:
+        try:
+            batches = collect_session(store, _Worker.projects, item)
+        except NeedsRepair:
+            out.append(None)
+            continue
+        out.append(tuple(Extracted.of(_sendable(extract_rules(b, ingestion_time=now)), b) for b in batches))
+    return out
+
+
+def _sendable(extraction: Extraction) -> Extraction:
+    # Without the turn facts: only the LLM extractor (never pooled) reads them after stage 2, and
+    # they are a fifth of what the main process would unpickle.
+    return replace(extraction, facts=())
+
+
+# ---------------------------------------------------------------------------- the main side
+
+
+@dataclass
+class _Sent:
+    items: tuple[Pending, ...]
+    future: Future[list[Result]] | None  # None: not sent (withheld, or the pool is gone)
+
+
+class ExtractPool:
+    """Worker processes that read and extract `pending` ahead of the main process.
+
+    `take(item)` returns the next session's result, in pending order (None: read it in this
+    process); `close()` stops the workers, drops what was not taken, and returns the notes for
+    the run's report. `skip(session_id)`: a session not to send (withheld from the memory).
+    """
+
+    def __init__(
+        self,
+        home_path: Path,
+        pending: Sequence[Pending],
+        workers: int,
+        now: float,
+        *,
+        skip: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.workers = max(1, workers)
+        self.now = now
+        self.skip = skip
+        self.taken = 0  # sessions taken
+        self.served = 0  # of them, extracted by a worker
+        self.local_after_break = 0
+        self.broken = ""  # why the pool stopped, when it did
+        self._sent: deque[_Sent] = deque()
+        self._ready: deque[tuple[Pending, Result]] = deque()
+        self._tasks = self._group(
+            pending, max(1, min(TASK_SESSIONS, len(pending) // (self.workers * TASKS_PER_WORKER)))
+        )
+        self._executor: ProcessPoolExecutor | None = None
+        try:
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=start_worker,
+                initargs=(str(home_path),),
+            )
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._stop(exc)
+
+    def _group(self, pending: Sequence[Pending], most: int) -> Iterator[tuple[tuple[Pending, ...], bool]]:
+        """(sessions, send) in pending order: runs of sessions to send, and single ones not to."""
+        group: list[Pending] = []
+        nodes = 0
+        for item in pending:
+            if self.skip is not None and self.skip(item.session_id):
+                if group:
+                    yield tuple(group), True
+                    group, nodes = [], 0
+                yield (item,), False
+                continue
+            group.append(item)
+            nodes += _estimate(item)
+            if nodes >= TASK_NODES or len(group) >= most:
+                yield tuple(group), True
+                group, nodes = [], 0
+        if group:
+            yield tuple(group), True
+
+    def _fill(self) -> None:
+        while len(self._sent) < self.workers * AHEAD_PER_WORKER:
+            nxt = next(self._tasks, None)
+            if nxt is None:
+                return
+            items, send = nxt
+            future = None
+            if send and self._executor is not None:
+                try:
+                    future = self._executor.submit(extract_sessions, items, self.now)
+                except (BrokenProcessPool, OSError, RuntimeError) as exc:
+                    self._stop(exc)
+            self._sent.append(_Sent(items, future))
+
+    def take(self, item: Pending) -> Result:
+        if not self._ready:
+            self._fill()
+            if not self._sent:
+                return self._local(None)
+            sent = self._sent.popleft()
+            self._ready.extend(zip(sent.items, self._results(sent), strict=True))
+            self._fill()
+        head, result = self._ready.popleft()
+        if head != item:  # the caller left the pending order: nothing more from the pool
+            self._stop(RuntimeError(f"session {item.session_id} taken out of order"))
+            self._ready.clear()
+            return self._local(None)
+        self.taken += 1
+        if result is None:
+            return self._local(None)
+        self.served += 1
+        return result
+
+    def _local(self, result: Result) -> Result:
+        if self.broken:
+            self.local_after_break += 1
+        return result
+
+    def _results(self, sent: _Sent) -> list[Result]:
+        if sent.future is None:
+            return [None] * len(sent.items)
+        try:
+            results = sent.future.result()
+        except BrokenProcessPool as exc:
+            self._stop(exc)
+            return [None] * len(sent.items)
+        except Exception:  # the main process reads them again: the same error, if any, shows there
+            return [None] * len(sent.items)
+        if len(results) != len(sent.items):
+            return [None] * len(sent.items)
+        return results
+
+    def _stop(self, exc: BaseException) -> None:
+        if not self.broken:
+            self.broken = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        self._shutdown()
+        for sent in self._sent:
+            sent.future = None  # their results are read in this process instead
+
+    def _shutdown(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            # Waits for the tasks already running (one per worker at most), so no child outlives the run.
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> list[str]:
+        self._shutdown()
+        self._sent.clear()
+        self._ready.clear()
+        if not self.broken:
+            return []
+        return [
+            f"the extraction workers stopped ({self.broken}); "
+            f"{self.local_after_break:,} sessions were read in the main process instead"
+        ]
