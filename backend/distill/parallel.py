@@ -5,8 +5,12 @@ What a session gives up to its rules extraction is a function of its nodes alone
 it while the main process links, reconciles and writes the sessions before it. The main process
 takes the results in pending order, a bounded number ahead, and does everything else as a
 serial run does (withheld check, link, reconcile, flush, cursors, progress, cancel): the memory
-written is the same, byte for byte. An LLM run stays serial (its client and budget are the main
-process's).
+written is the same, byte for byte. While the next result is not ready, the main process runs a
+later session's task itself rather than wait (a core it would leave idle). An LLM run stays
+serial (its client and budget are the main process's).
+
+A program that distils must guard its main module (`if __name__ == "__main__":`), as every
+"spawn" pool needs: each worker imports it again (`opmem` and the bench scripts do).
 
 Workers are started with "spawn" (the app distils from a thread, and forking a threaded process
 is unsafe) and open the home by path to read it. A reader's first read may repair a session
@@ -26,10 +30,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..home import Home
 from ..model import OpmemError
+from ..privacy.exclusions import Exclusions, read_meta
 from ..store.git_mirror import GIT_ERRORS
 from ..store.mirror_backlog import HERE, LIVE
 from ..store.session_repo import SessionRepo
@@ -122,31 +126,36 @@ class ReadOnlyStore(SessionStore):
 
 
 class _Worker:
-    store: SessionStore | None = None
-    projects: Any = None
+    home: Home | None = None
+    rules: Exclusions | None = None
 
 
 def start_worker(home_path: str) -> None:
     """The pool's initializer: the home opened by path, for reading only."""
     home = Home(Path(home_path), durable=False)
     settings = home.config.store
-    _Worker.store = ReadOnlyStore(
+    # Every read of this home (meta.json, the projects' names for the exclusions) goes through it.
+    home.__dict__["sessions"] = ReadOnlyStore(
         home.sessions_dir, cache_cap=settings.session_cache_cap, durable=False, lock_timeout=settings.lock_timeout_s
     )
-    from ..projects.registry import ProjectRegistry  # as Home.projects: reads projects.json, writes nothing
-
-    _Worker.projects = ProjectRegistry(home.path)
+    _Worker.home, _Worker.rules = home, home.exclusions()
 
 
 def extract_sessions(items: Sequence[Pending], now: float) -> list[Result]:
-    """The task a worker runs: each session's batches, extracted (None for one it must not read)."""
-    store = _Worker.store
-    if store is None:
+    """The task a worker runs: each session's batches, extracted. None for a session it must not
+    read: one withheld from the memory (the main process decides again and skips it) or one whose
+    first read would repair it."""
+    home, rules = _Worker.home, _Worker.rules
+    if home is None or rules is None:
         raise OpmemError("extract_sessions runs in a worker started by start_worker")
     out: list[Result] = []
     for item in items:
+        meta = read_meta(home, item.session_id)
+        if meta is not None and rules.reason(meta) is not None:
+            out.append(None)
+            continue
         try:
-            batches = collect_session(store, _Worker.projects, item)
+            batches = collect_session(home.sessions, home.projects, item)
         except NeedsRepair:
             out.append(None)
             continue
@@ -166,7 +175,11 @@ def _sendable(extraction: Extraction) -> Extraction:
 @dataclass
 class _Sent:
     items: tuple[Pending, ...]
-    future: Future[list[Result]] | None  # None: not sent (withheld, or the pool is gone)
+    future: Future[list[Result]] | None  # None: not sent (the pool is gone, or done here)
+    here: list[Result] | None = None  # what this process extracted itself while it waited
+
+
+Local = Callable[[Pending], Result]  # a worker's task for one session, run in the main process
 
 
 class ExtractPool:
@@ -174,7 +187,8 @@ class ExtractPool:
 
     `take(item)` returns the next session's result, in pending order (None: read it in this
     process); `close()` stops the workers, drops what was not taken, and returns the notes for
-    the run's report. `skip(session_id)`: a session not to send (withheld from the memory).
+    the run's report. `local`: while the next result is not ready, the main process runs the
+    task of a later session itself (so it never idles, and one worker fewer pays its start).
     """
 
     def __init__(
@@ -184,17 +198,18 @@ class ExtractPool:
         workers: int,
         now: float,
         *,
-        skip: Callable[[str], bool] | None = None,
+        local: Local | None = None,
     ) -> None:
         self.workers = max(1, workers)
         self.now = now
-        self.skip = skip
+        self.local = local
         self.taken = 0  # sessions taken
         self.served = 0  # of them, extracted by a worker
+        self.helped = 0  # ...or extracted ahead by this process
         self.local_after_break = 0
         self.broken = ""  # why the pool stopped, when it did
         self._sent: deque[_Sent] = deque()
-        self._ready: deque[tuple[Pending, Result]] = deque()
+        self._ready: deque[tuple[Pending, Result, bool]] = deque()  # (session, result, extracted here)
         self._tasks = self._group(
             pending, max(1, min(TASK_SESSIONS, len(pending) // (self.workers * TASKS_PER_WORKER)))
         )
@@ -209,33 +224,26 @@ class ExtractPool:
         except (OSError, ValueError, RuntimeError) as exc:
             self._stop(exc)
 
-    def _group(self, pending: Sequence[Pending], most: int) -> Iterator[tuple[tuple[Pending, ...], bool]]:
-        """(sessions, send) in pending order: runs of sessions to send, and single ones not to."""
+    def _group(self, pending: Sequence[Pending], most: int) -> Iterator[tuple[Pending, ...]]:
+        """Consecutive sessions, a task each, in pending order."""
         group: list[Pending] = []
         nodes = 0
         for item in pending:
-            if self.skip is not None and self.skip(item.session_id):
-                if group:
-                    yield tuple(group), True
-                    group, nodes = [], 0
-                yield (item,), False
-                continue
             group.append(item)
             nodes += _estimate(item)
             if nodes >= TASK_NODES or len(group) >= most:
-                yield tuple(group), True
+                yield tuple(group)
                 group, nodes = [], 0
         if group:
-            yield tuple(group), True
+            yield tuple(group)
 
     def _fill(self) -> None:
-        while len(self._sent) < self.workers * AHEAD_PER_WORKER:
+        while sum(1 for sent in self._sent if sent.here is None) < self.workers * AHEAD_PER_WORKER:
             nxt = next(self._tasks, None)
             if nxt is None:
                 return
-            items, send = nxt
-            future = None
-            if send and self._executor is not None:
+            items, future = nxt, None
+            if self._executor is not None:
                 try:
                     future = self._executor.submit(extract_sessions, items, self.now)
                 except (BrokenProcessPool, OSError, RuntimeError) as exc:
@@ -245,12 +253,15 @@ class ExtractPool:
     def take(self, item: Pending) -> Result:
         if not self._ready:
             self._fill()
+            while self._sent and not self._ready_first() and self._help():
+                pass
             if not self._sent:
                 return self._local(None)
             sent = self._sent.popleft()
-            self._ready.extend(zip(sent.items, self._results(sent), strict=True))
+            here = sent.here is not None
+            self._ready.extend((i, r, here) for i, r in zip(sent.items, self._results(sent), strict=True))
             self._fill()
-        head, result = self._ready.popleft()
+        head, result, here = self._ready.popleft()
         if head != item:  # the caller left the pending order: nothing more from the pool
             self._stop(RuntimeError(f"session {item.session_id} taken out of order"))
             self._ready.clear()
@@ -258,8 +269,33 @@ class ExtractPool:
         self.taken += 1
         if result is None:
             return self._local(None)
-        self.served += 1
+        if here:
+            self.helped += 1
+        else:
+            self.served += 1
         return result
+
+    def _ready_first(self) -> bool:
+        first = self._sent[0]
+        return first.here is not None or first.future is None or first.future.done()
+
+    def _help(self) -> bool:
+        """Run the next task not sent yet in this process; False when there is none (or enough are held)."""
+        if self.local is None or self._executor is None:
+            return False
+        if sum(1 for sent in self._sent if sent.here is not None) >= self.workers * AHEAD_PER_WORKER:
+            return False
+        items = next(self._tasks, None)
+        if items is None:
+            return False
+        self._sent.append(_Sent(items, None, [self._here(item) for item in items]))
+        return True
+
+    def _here(self, item: Pending) -> Result:
+        try:
+            return self.local(item) if self.local is not None else None
+        except Exception:  # read again at its turn: an error shows there, after what precedes it is written
+            return None
 
     def _local(self, result: Result) -> Result:
         if self.broken:
@@ -267,6 +303,8 @@ class ExtractPool:
         return result
 
     def _results(self, sent: _Sent) -> list[Result]:
+        if sent.here is not None:
+            return sent.here
         if sent.future is None:
             return [None] * len(sent.items)
         try:

@@ -225,10 +225,13 @@ class DistillJob:
             self.dirty = True
         return True
 
-    def withheld_now(self, session_id: str) -> bool:
-        """`withheld` without noting anything in the state (the pool's look ahead)."""
-        meta = read_meta(self.home, session_id)
-        return meta is not None and self.exclusions().reason(meta) is not None
+    def extract_here(self, pending: Pending) -> tuple[Extracted, ...] | None:
+        """A pool worker's task for one session, in this process (parallel.py: while it waits)."""
+        meta = read_meta(self.home, pending.session_id)
+        if meta is not None and self.exclusions().reason(meta) is not None:
+            return None
+        batches = collect_session(self.home.sessions, self._projects(), pending)
+        return tuple(Extracted.of(extract_rules(b, ingestion_time=self.now), b) for b in batches)
 
     def session(self, pending: Pending, ready: Sequence[Extracted] | None = None) -> int:
         """Distil one session's new nodes; returns how many nodes were read.
@@ -315,7 +318,7 @@ def _pool(job: DistillJob, pending: Sequence[Pending]) -> ExtractPool | None:
     workers = pool_size(options.workers if options.workers is not None else settings.workers, usable_cpus())
     if not workers or new_nodes(pending, options.pool_min_nodes) < options.pool_min_nodes:
         return None
-    return ExtractPool(job.home.path, pending, workers, job.now, skip=job.withheld_now)
+    return ExtractPool(job.home.path, pending, workers, job.now, local=job.extract_here)
 
 
 def _uses_llm(home: Home, wanted: bool | None) -> bool:

@@ -105,7 +105,9 @@ def test_the_pool_writes_the_memory_a_serial_run_writes(twins: tuple[Home, Home]
     assert not pools
     two = distil(pooled, POOLED)
     [pool] = pools
-    assert pool.served == 11 and pool.taken == 12  # every session but the private one came from a worker
+    assert pool.taken == 12 and pool.served + pool.helped == 11  # all but the private one, extracted ahead
+    # the workers took the first tasks; while they were starting, this process extracted later ones
+    assert pool.served >= 4 and pool.helped >= 1
     assert (two.sessions, two.nodes, two.written) == (one.sessions, one.nodes, one.written)
     assert one.written.events and one.written.patches and one.contradictions and one.written.merges
     assert memory_bytes(pooled) == memory_bytes(serial)
@@ -120,9 +122,8 @@ def test_the_pool_writes_the_memory_a_serial_run_writes(twins: tuple[Home, Home]
     pooled = Home(pooled.path)
     assert distil(serial, SERIAL).sessions == 5
     assert distil(pooled, POOLED).sessions == 5
-    assert (
-        pools[1].served == pools[1].taken - 1 >= 5
-    )  # sessions whose stamp was too recent to trust are looked at again
+    # sessions whose stamp was too recent to trust are looked at again
+    assert pools[1].served + pools[1].helped == pools[1].taken - 1 >= 5
     assert memory_bytes(pooled) == memory_bytes(serial)
     assert seqs(pooled) == seqs(serial)
 
@@ -162,7 +163,7 @@ def test_a_pool_whose_workers_die_goes_on_serially(twins: tuple[Home, Home], poo
     report = distil(pooled, POOLED, progress=progress)
     assert killed
     [pool] = pools
-    assert pool.broken and pool.local_after_break >= 1 and pool.served < 11
+    assert pool.broken and pool.local_after_break >= 1 and pool.served + pool.helped < 11
     assert any("the extraction workers stopped" in note for note in report.notes), report.notes
     assert memory_bytes(pooled) == memory_bytes(serial)  # every record once, none lost
     assert seqs(pooled) == seqs(serial)
@@ -239,8 +240,8 @@ def test_a_worker_writes_nothing_and_leaves_a_repair_to_the_main_process(
     twin = Home(tmp_path / "twin")
     shutil.copytree(home.path, twin.path)
     before = tree(home.path)
-    monkeypatch.setattr(parallel._Worker, "store", None)
-    monkeypatch.setattr(parallel._Worker, "projects", None)
+    monkeypatch.setattr(parallel._Worker, "home", None)
+    monkeypatch.setattr(parallel._Worker, "rules", None)
     start_worker(str(home.path))  # this process plays the worker
     results = extract_sessions(pending_sessions(home.sessions, DistillState()), NOW)
     assert tree(home.path) == before
