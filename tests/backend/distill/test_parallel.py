@@ -78,8 +78,10 @@ def seqs(home: Home) -> dict[str, int]:
 
 @pytest.fixture
 def pools(monkeypatch: pytest.MonkeyPatch) -> list[ExtractPool]:
-    """Every pool a run starts, to see what the workers did."""
+    """Every pool a run starts, to see what the workers did. The workers start at the first
+    session (these corpora are far smaller than what the main process takes first by default)."""
     made: list[ExtractPool] = []
+    monkeypatch.setattr(parallel, "STARTUP_NODES", 0)
 
     class Recorded(ExtractPool):
         def __init__(self, *args, **kwargs) -> None:
@@ -126,6 +128,18 @@ def test_the_pool_writes_the_memory_a_serial_run_writes(twins: tuple[Home, Home]
     assert pools[1].served + pools[1].helped == pools[1].taken - 1 >= 5
     assert memory_bytes(pooled) == memory_bytes(serial)
     assert seqs(pooled) == seqs(serial)
+
+
+def test_the_main_process_takes_the_first_sessions_while_the_workers_start(
+    twins: tuple[Home, Home], pools: list[ExtractPool], monkeypatch: pytest.MonkeyPatch
+):
+    serial, pooled = twins
+    monkeypatch.setattr(parallel, "STARTUP_NODES", 20)  # 8 nodes a session: the first three
+    distil(serial, SERIAL)
+    distil(pooled, POOLED)
+    [pool] = pools
+    assert pool.helped >= 3 and pool.served >= 4 and pool.served + pool.helped == 11
+    assert memory_bytes(pooled) == memory_bytes(serial)
 
 
 def test_cancel_stops_the_pool_and_keeps_exact_cursors(twins: tuple[Home, Home], pools: list[ExtractPool]):
