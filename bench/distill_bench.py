@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import OUT, fmt, parser, report
 
-from opmem_tui.backend.distill.parallel import pool_size, usable_cpus
+from opmem_tui.backend.distill.parallel import POOL_MIN_NODES, STARTUP_NODES, pool_size, usable_cpus
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.distill.project import project_all
 from opmem_tui.backend.home import Home
@@ -219,6 +219,12 @@ def throughput(sessions: int, turns: int) -> Path:
             unit="nodes/s",
         )
     print(f"  pool vs one process: wall {ours[0] / pool[0]:.2f}x, CPU {ours[1] / pool[1]:.2f}x")
+    if nodes < POOL_MIN_NODES:
+        print(f"  (the pool was forced: a run of fewer than {POOL_MIN_NODES:,} new nodes stays in one process)")
+    if nodes <= STARTUP_NODES:
+        print(
+            f"  (all {nodes:,} nodes fit in what the distilling process takes itself while workers start: none started)"
+        )
     return work
 
 
