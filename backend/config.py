@@ -192,8 +192,8 @@ class DistillSettings:
     workers: int = _key(
         0,
         IntAtLeast("an integer >= 0", 0),
-        "Worker processes that read and extract a large backlog with the rules (~10,000 new nodes\n"
-        "or more) beside the distilling process: 0 one per CPU (up to 4), 1 none, N that many.",
+        "Processes that read and extract a large backlog with the rules (~10,000 new nodes or more),\n"
+        "the distilling one included: 0 one per CPU (up to 4), 1 only the distilling one, N that many.",
     )
 
     @property

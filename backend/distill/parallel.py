@@ -45,9 +45,11 @@ from .model import Extraction, SessionBatch
 # A run is worth the workers' start (a fresh interpreter each, ~0.3 s of imports) from about
 # this many new nodes on: ~0.1 ms of reading and extraction a node, half of it saved on 2 cores.
 POOL_MIN_NODES = 10_000
-# Auto stops here: past ~4 workers the main process (link, reconcile, writes: a fifth of the
-# work, plus taking the results) is the bound, and each worker costs its own start and memory.
-AUTO_MAX_WORKERS = 4
+# Auto: one process per usable CPU, the main one included (it extracts too while it waits:
+# one worker more would only share a core, and each costs its own start and memory), up to
+# this many: past it the main process's link, reconcile and writes (a fifth of the work or
+# more, plus taking the results) are the bound.
+AUTO_MAX_PROCESSES = 4
 TASK_NODES = 1_000  # one task: consecutive sessions up to about this many new nodes...
 TASK_SESSIONS = 32  # ...and at most this many (a task's cost is one round trip)...
 TASKS_PER_WORKER = 8  # ...and few enough that each worker gets about this many (the load evens out)
@@ -82,13 +84,11 @@ def usable_cpus() -> int:
 
 
 def pool_size(setting: int, cpus: int) -> int:
-    """Worker processes for a large run (0: serial). `setting` is `[distill] workers`: 0 is one per
-    usable CPU (up to AUTO_MAX_WORKERS, none on a single CPU), 1 serial, N >= 2 that many."""
-    if setting == 1:
-        return 0
-    if setting >= 2:
-        return setting
-    return min(cpus, AUTO_MAX_WORKERS) if cpus >= 2 else 0
+    """Worker processes for a large run (0: serial). `setting` is `[distill] workers`, the processes
+    that extract, the distilling one included: 0 one per usable CPU (up to AUTO_MAX_PROCESSES),
+    1 only the distilling process, N that many (N - 1 workers)."""
+    processes = setting or min(cpus, AUTO_MAX_PROCESSES)
+    return max(0, processes - 1)
 
 
 def new_nodes(pending: Sequence[Pending], enough: int) -> int:

@@ -57,7 +57,7 @@ class RunOptions:
     lock_timeout: float = 0.0
     flush_records: int = FLUSH_RECORDS
     scan: bool = False  # stat every session even when the store's change token says nothing changed
-    workers: int | None = None  # None: as `[distill] workers` says (parallel.py: 0 auto, 1 serial)
+    workers: int | None = None  # None: as `[distill] workers` says (processes, parallel.py: 0 auto, 1 serial)
     pool_min_nodes: int = POOL_MIN_NODES  # new nodes from which a run reads and extracts on every core
 
 
