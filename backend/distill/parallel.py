@@ -128,20 +128,28 @@ class ReadOnlyStore(SessionStore):
         raise NeedsRepair(repo.id)
 
 
+class WorkerUnavailable(OpmemError):
+    """A worker that could not open the home: the pool stops, the main process reads the rest."""
+
+
 class _Worker:
     home: Home | None = None
     rules: Exclusions | None = None
+    failed = ""
 
 
 def start_worker(home_path: str) -> None:
     """The pool's initializer: the home opened by path, for reading only."""
-    home = Home(Path(home_path), durable=False)
-    settings = home.config.store
-    # Every read of this home (meta.json, the projects' names for the exclusions) goes through it.
-    home.__dict__["sessions"] = ReadOnlyStore(
-        home.sessions_dir, cache_cap=settings.session_cache_cap, durable=False, lock_timeout=settings.lock_timeout_s
-    )
-    _Worker.home, _Worker.rules = home, home.exclusions()
+    try:
+        home = Home(Path(home_path), durable=False)
+        settings = home.config.store
+        # Every read of this home (meta.json, the projects' names for the exclusions) goes through it.
+        home.__dict__["sessions"] = ReadOnlyStore(
+            home.sessions_dir, cache_cap=settings.session_cache_cap, durable=False, lock_timeout=settings.lock_timeout_s
+        )
+        _Worker.home, _Worker.rules = home, home.exclusions()
+    except Exception as exc:  # said by the first task, not logged on the terminal (the app may own it)
+        _Worker.failed = f"{type(exc).__name__}: {exc}"
 
 
 def extract_sessions(items: Sequence[Pending], now: float) -> list[Result]:
@@ -150,7 +158,7 @@ def extract_sessions(items: Sequence[Pending], now: float) -> list[Result]:
     first read would repair it."""
     home, rules = _Worker.home, _Worker.rules
     if home is None or rules is None:
-        raise OpmemError("extract_sessions runs in a worker started by start_worker")
+        raise WorkerUnavailable(_Worker.failed or "extract_sessions runs in a worker started by start_worker")
     out: list[Result] = []
     for item in items:
         meta = read_meta(home, item.session_id)
@@ -329,7 +337,7 @@ class ExtractPool:
             return [None] * len(sent.items)
         try:
             results = sent.future.result()
-        except BrokenProcessPool as exc:
+        except (BrokenProcessPool, WorkerUnavailable) as exc:
             self._stop(exc)
             return [None] * len(sent.items)
         except Exception:  # the main process reads them again: the same error, if any, shows there

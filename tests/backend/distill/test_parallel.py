@@ -274,3 +274,16 @@ def test_a_worker_writes_nothing_and_leaves_a_repair_to_the_main_process(
     assert {
         e.provenance.commit for e in home.memory.timeline(limit=1000).events if e.provenance.session_id == "s01"
     } <= commits
+
+
+def test_a_worker_that_cannot_open_the_home_says_why_to_the_main_process(monkeypatch: pytest.MonkeyPatch):
+    def broken(*args, **kwargs):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(parallel._Worker, "home", None)
+    monkeypatch.setattr(parallel._Worker, "rules", None)
+    monkeypatch.setattr(parallel._Worker, "failed", "")
+    monkeypatch.setattr(parallel, "Home", broken)
+    parallel.start_worker("/nowhere")  # nothing raised in the initializer: a pool would log it on the terminal
+    with pytest.raises(parallel.WorkerUnavailable, match="Permission denied"):
+        extract_sessions([], NOW)
