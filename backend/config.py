@@ -193,7 +193,8 @@ class DistillSettings:
         0,
         IntAtLeast("an integer >= 0", 0),
         "Processes that read and extract a large backlog with the rules (~10,000 new nodes or more),\n"
-        "the distilling one included: 0 one per CPU (up to 4), 1 only the distilling one, N that many.",
+        "the distilling one included: 0 a worker per CPU beside it (up to 4), 1 only the distilling one,\n"
+        "N that many.",
     )
 
     @property

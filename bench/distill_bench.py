@@ -189,7 +189,7 @@ def throughput(sessions: int, turns: int) -> Path:
     home = Home(work)  # durable, as a user's home
     results = []
     ours = timed(lambda: results.append(run(home, RunOptions(project=False, workers=1))))
-    processes = max(2, pool_size(0, usable_cpus()) + 1)  # as auto would, at least one worker
+    processes = max(2, pool_size(0, usable_cpus()) + 1)  # as auto, at least one worker
     pool_options = RunOptions(project=False, workers=processes, pool_min_nodes=0)
     pool = timed_with_children(lambda: results.append(run(Home(pooled), pool_options)))
     serial_result, pool_result = results

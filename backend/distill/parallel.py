@@ -42,14 +42,16 @@ from .collect import Pending, collect_session, newest_seq
 from .extract import extract_rules
 from .model import Extraction, SessionBatch
 
-# A run is worth the workers' start (a fresh interpreter each, ~0.3 s of imports) from about
-# this many new nodes on: ~0.1 ms of reading and extraction a node, half of it saved on 2 cores.
+# A run is worth the workers' start (a fresh interpreter each, ~0.35 s of CPU for its imports)
+# from about this many new nodes on: reading and extracting costs ~0.1 ms a node, so below it
+# the most a second core could save is a fraction of a second.
 POOL_MIN_NODES = 10_000
-# Auto: one process per usable CPU, the main one included (it extracts too while it waits:
-# one worker more would only share a core, and each costs its own start and memory), up to
-# this many: past it the main process's link, reconcile and writes (a fifth of the work or
-# more, plus taking the results) are the bound.
-AUTO_MAX_PROCESSES = 4
+# Auto: a worker per usable CPU beside the main process, which links, reconciles and writes
+# and extracts only while it would wait (on 2 idle cores, 28,394 nodes: 2 workers 2.26 s, 1
+# worker 2.62 s, serial 3.54 s; with the cores busy with other work 1 worker did a little better),
+# up to this many: past it the main process's share (a fifth of the work or more, plus taking the
+# results) is the bound, and each worker costs its own start and memory.
+AUTO_MAX_WORKERS = 4
 TASK_NODES = 1_000  # one task: consecutive sessions up to about this many new nodes...
 TASK_SESSIONS = 32  # ...and at most this many (a task's cost is one round trip)...
 TASKS_PER_WORKER = 8  # ...and few enough that each worker gets about this many (the load evens out)
@@ -85,10 +87,11 @@ def usable_cpus() -> int:
 
 def pool_size(setting: int, cpus: int) -> int:
     """Worker processes for a large run (0: serial). `setting` is `[distill] workers`, the processes
-    that extract, the distilling one included: 0 one per usable CPU (up to AUTO_MAX_PROCESSES),
-    1 only the distilling process, N that many (N - 1 workers)."""
-    processes = setting or min(cpus, AUTO_MAX_PROCESSES)
-    return max(0, processes - 1)
+    that extract, the distilling one included: 0 auto (a worker per usable CPU, up to
+    AUTO_MAX_WORKERS, none on one CPU), 1 only the distilling process, N that many (N - 1 workers)."""
+    if setting:
+        return setting - 1
+    return min(cpus, AUTO_MAX_WORKERS) if cpus >= 2 else 0
 
 
 def new_nodes(pending: Sequence[Pending], enough: int) -> int:

@@ -222,9 +222,9 @@ def test_an_llm_run_stays_serial(home: Home):
 def test_the_auto_rule():
     assert pool_size(1, 8) == 0  # serial
     assert pool_size(0, 1) == 0  # one CPU: no pool
-    assert pool_size(0, 2) == 1  # one worker beside the distilling process, which extracts too
-    assert pool_size(0, 64) == parallel.AUTO_MAX_PROCESSES - 1
-    assert pool_size(3, 1) == 2  # asked for
+    assert pool_size(0, 2) == 2  # a worker per CPU beside the distilling process
+    assert pool_size(0, 64) == parallel.AUTO_MAX_WORKERS
+    assert pool_size(3, 1) == 2  # asked for: three processes, the distilling one included
 
 
 def test_the_estimate_counts_the_new_nodes_from_file_names(home: Home):
