@@ -189,6 +189,13 @@ class DistillSettings:
         "Relations that hold one value at a time: a new value supersedes the old one.",
     )
     titles: bool = _key(True, Boolean("true or false"), "Give untitled sessions a title when they are distilled.")
+    workers: int = _key(
+        0,
+        IntAtLeast("an integer >= 0", 0),
+        "Processes that read and extract a large backlog with the rules (~10,000 new nodes or more),\n"
+        "the distilling one included: 0 a worker per CPU beside it (up to 4), 1 only the distilling one,\n"
+        "N that many.",
+    )
 
     @property
     def sleep_time(self) -> time:

@@ -10,7 +10,7 @@ was never interrupted. Progress goes to a callback; `cancel` is checked at batch
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,6 +26,7 @@ from .extract import extract_commits, extract_rules
 from .link import LINK_TYPES, Linker
 from .memory_port import MemoryPort, log_contradictions
 from .model import Extraction, Progress, RunReport, SessionBatch, Written
+from .parallel import POOL_MIN_NODES, Extracted, ExtractPool, new_nodes, pool_size, usable_cpus
 from .project import project_all
 from .reconcile import reconcile
 from .state import DistillState, ProjectCursor, SessionCursor, load_state, read_inflight, save_state, write_inflight
@@ -56,6 +57,8 @@ class RunOptions:
     lock_timeout: float = 0.0
     flush_records: int = FLUSH_RECORDS
     scan: bool = False  # stat every session even when the store's change token says nothing changed
+    workers: int | None = None  # None: as `[distill] workers` says (processes, parallel.py: 0 auto, 1 serial)
+    pool_min_nodes: int = POOL_MIN_NODES  # new nodes from which a run reads and extracts on every core
 
 
 @contextmanager
@@ -223,23 +226,37 @@ class DistillJob:
             self.dirty = True
         return True
 
-    def session(self, pending: Pending) -> int:
-        """Distil one session's new nodes; returns how many nodes were read."""
+    def extract_here(self, pending: Pending) -> tuple[Extracted, ...] | None:
+        """A pool worker's task for one session, in this process (parallel.py: while it waits)."""
+        meta = read_meta(self.home, pending.session_id)
+        if meta is not None and self.exclusions().reason(meta) is not None:
+            return None
+        batches = collect_session(self.home.sessions, self._projects(), pending)
+        return tuple(Extracted.of(extract_rules(b, ingestion_time=self.now), b) for b in batches)
+
+    def session(self, pending: Pending, ready: Sequence[Extracted] | None = None) -> int:
+        """Distil one session's new nodes; returns how many nodes were read.
+
+        `ready`: its batches as a worker extracted them (parallel.py); None: read them here.
+        """
         nodes = 0
         if self.withheld(pending.session_id):
             return 0
-        batches = collect_session(self.home.sessions, self._projects(), pending)
-        for position, batch in enumerate(batches):
-            self.stage(self.extract(batch), batch.old_nodes)
-            nodes += sum(len(t.nodes) for t in batch.turns)
-            last = position == len(batches) - 1
-            self.staged_sessions[pending.session_id] = SessionCursor(
-                batch.last_seq, stamp_after(pending) if last else 0
-            )
+        if ready is None:
+            batches = collect_session(self.home.sessions, self._projects(), pending)
+            count = len(batches)
+            parts: Iterable[Extracted] = (Extracted.of(self.extract(b), b) for b in batches)  # one at a time
+        else:
+            count, parts = len(ready), ready
+        for position, part in enumerate(parts):
+            self.stage(part.extraction, part.old_nodes)
+            nodes += part.nodes
+            last = position == count - 1
+            self.staged_sessions[pending.session_id] = SessionCursor(part.last_seq, stamp_after(pending) if last else 0)
             self.flush()
             if not last and self.cancelled():
                 break
-        if not batches and pending.session_id not in self.staged_sessions:
+        if not count and pending.session_id not in self.staged_sessions:
             # nothing new after all (a rewrite of an old node file): remember the stamp
             cursor = self.state.cursor(pending.session_id)
             self.state.sessions[pending.session_id] = cursor._replace(stamp=stamp_after(pending))
@@ -294,10 +311,24 @@ class DistillJob:
         return count
 
 
+def _pool(job: DistillJob, pending: Sequence[Pending]) -> ExtractPool | None:
+    """Worker processes for a large rules run (parallel.py); None: this run stays serial."""
+    options, settings = job.options, job.home.config.distill
+    if _uses_llm(job.home, options.llm) or len(pending) < 2:
+        return None
+    workers = pool_size(options.workers if options.workers is not None else settings.workers, usable_cpus())
+    if not workers or new_nodes(pending, options.pool_min_nodes) < options.pool_min_nodes:
+        return None
+    return ExtractPool(job.home.path, pending, workers, job.now, local=job.extract_here)
+
+
+def _uses_llm(home: Home, wanted: bool | None) -> bool:
+    return wanted if wanted is not None else home.config.distill.extractor == "llm"
+
+
 def _client(home: Home, wanted: bool | None) -> ChatClient | None:
     settings = home.config.llm
-    use = wanted if wanted is not None else home.config.distill.extractor == "llm"
-    if not use:
+    if not _uses_llm(home, wanted):
         return None
     if not is_configured(settings):
         raise LLMUnavailable(
@@ -353,18 +384,23 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
         if whole and not options.again:
             pending = pending_sessions(home.sessions, job.state, only=options.sessions)
     job.tell("collect", 0, len(pending), f"{len(pending)} sessions changed")
-    for done, item in enumerate(pending):
-        if job.cancelled():
-            cancelled = True
-            break
-        read = job.session(item)
-        if read:
-            job.distilled.add(item.session_id)
-        trusted = trusted and stamp_after(item) != 0
-        if read:
-            sessions += 1
-            nodes += read
-        job.tell("distil", done + 1, len(pending), item.session_id)
+    pool = _pool(job, pending)
+    try:
+        for done, item in enumerate(pending):
+            if job.cancelled():
+                cancelled = True
+                break
+            read = job.session(item, pool.take(item) if pool is not None else None)
+            if read:
+                job.distilled.add(item.session_id)
+            trusted = trusted and stamp_after(item) != 0
+            if read:
+                sessions += 1
+                nodes += read
+            job.tell("distil", done + 1, len(pending), item.session_id)
+    finally:
+        if pool is not None:
+            job.notes.extend(pool.close())
     if whole and (pending or job.state.token != token):
         job.state.token = token if trusted and not cancelled else ""
         job.dirty = True
