@@ -141,8 +141,24 @@ class _Worker:
     failed = ""
 
 
+def _quiet() -> None:
+    """A worker shares the terminal of the process that started it, which the app may draw on:
+    whatever it would print (a warning, a library's log line) goes nowhere instead."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    for fd in (1, 2):
+        try:
+            os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
+
+
 def start_worker(home_path: str) -> None:
     """The pool's initializer: the home opened by path, for reading only."""
+    _quiet()
     try:
         home = Home(Path(home_path), durable=False)
         settings = home.config.store
