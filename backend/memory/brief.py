@@ -70,9 +70,18 @@ def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
     return max(edges, key=lambda g: (g.edge.event_time, g.edge.id))
 
 
+# the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
+_NOT_BRIEF = (
+    "edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "part-of", "fails-with",
+    "fixed-by", "depends-on", "decided", "listens-on",
+)  # fmt: skip
+
+
 def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[GraphEdge]]:
     subject = entity_id("project", project_id)
-    edges = memory.edges(scope=project_scope(project_id), include_superseded=True, limit=None, relations=None)
+    edges = memory.edges(
+        scope=project_scope(project_id), include_superseded=True, limit=None, exclude_relations=_NOT_BRIEF
+    )
     return subject, [g for g in edges if g.edge.from_id == subject and is_brief_relation(g.relation)]
 
 
