@@ -363,13 +363,16 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
 def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:
     page = memory.timeline(kinds=["decision"], scope=scope, limit=DECISIONS * 3)
     out = []
-    for rank, ev in enumerate(list(page.events)[:DECISIONS]):
-        if ev.scope == GLOBAL:
-            continue
+    said: set[str] = set()
+    events = [ev for ev in page.events if ev.scope != GLOBAL]
+    for rank, ev in enumerate(events[:DECISIONS]):
         summary = ev.summary
         for prefix in ("Decided: ", "Changed: "):
             if summary.startswith(prefix):
                 summary = summary[len(prefix) :]
+        if summary in said:  # planned, then done: "FastAPI replaces Flask" once, its newest
+            continue
+        said.add(summary)
         out.append(
             BriefLine(f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03)
         )

@@ -387,7 +387,7 @@ _CONVENTION = re.compile(
     r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
     r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
     r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
-    r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|"
+    r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
     r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
     r"conventions?\b|style guide|naming|"
     r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
@@ -848,6 +848,24 @@ def exposed_ports(path: str, text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# technologies that are one language's only: naming one names the language (JavaScript and
+# TypeScript share theirs, and Spring serves Java and Kotlin: those say nothing)
+IMPLIED_LANGUAGE = {
+    name: language
+    for language, names in (
+        ("Python", "Django Flask FastAPI Starlette Litestar Sanic Tornado Pyramid Bottle aiohttp Quart SQLAlchemy "
+                   "SQLModel Peewee Alembic pytest Celery Poetry Pipenv PDM uv Ruff mypy Black Pydantic Streamlit"),
+        ("Ruby", "Ruby_on_Rails Sinatra Hanami RSpec Minitest Sidekiq Bundler RuboCop"),
+        ("Elixir", "Phoenix Ecto Oban ExUnit Mix LiveView"),
+        ("Go", "Gin Echo Fiber chi GORM sqlc golangci-lint Go_modules"),
+        ("Rust", "Axum Actix_Web Rocket Diesel SeaORM Cargo nextest"),
+        ("PHP", "Laravel Symfony Composer PHPUnit Pest Eloquent Doctrine"),
+        ("Kotlin", "Ktor"),
+    )
+    for name in (n.replace("_", " ") for n in names.split())
+}  # fmt: skip
+
+
 # -- the records --------------------------------------------------------------------------------
 
 
@@ -882,6 +900,9 @@ class Knowledge:
         self.fact(USES, eid, prov, confidence, subject=subject, scope=scope)
         if slot and tech.slot:
             self.fact(tech.slot, eid, prov, confidence, subject=subject, scope=scope)
+        language = vocabulary.lookup(IMPLIED_LANGUAGE.get(tech.name, ""))
+        if language is not None:  # "a Flask app" is a Python project
+            self.stack(language, prov, min(confidence, 0.7), slot=False, subject=subject, scope=scope)
         return eid
 
     def version(self, tech: vocabulary.Tech, number: str, prov: Provenance, confidence: float) -> None:

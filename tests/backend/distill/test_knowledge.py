@@ -739,3 +739,18 @@ def test_compose_env_names_and_a_test_failure_fixed_in_a_later_session(tmp_path:
     (env,) = [line for line in core.splitlines() if "env: " in line]
     assert "DATABASE_URL" in env and "SECRET_KEY" in env and "postgresql" not in env, core
     assert "fails-with" not in core, core  # the tests pass since: the failure is history
+
+
+def test_a_framework_names_its_language_and_a_decision_planned_then_done_is_told_once(tmp_path: Path):
+    turns = [
+        Turn("this is a Flask app talking to Postgres via SQLAlchemy"),
+        Turn("we're migrating from Flask to FastAPI over the next sprint"),
+        Turn("ok the migration from Flask to FastAPI is done"),
+        Turn("please keep line length at 100"),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-l", turns)]))
+    (stack,) = _lines(core, "· stack: ")
+    assert stack.startswith("· stack: Python, FastAPI (was Flask)"), core
+    assert len([line for line in _lines(core, "· decided ") if "FastAPI replaces Flask" in line]) == 1, core
+    assert any("line length at 100" in line for line in _lines(core, "· convention: ")), core
+    assert kn.IMPLIED_LANGUAGE.get("Express") is None  # JavaScript or TypeScript: not said
