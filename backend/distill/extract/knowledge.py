@@ -641,6 +641,7 @@ _SIMPLE_VERSIONS = {
     "go.mod": ("Go", re.compile(r"^go\s+(\d+\.\d+)", re.MULTILINE)),
     "mix.exs": ("Elixir", re.compile(r"elixir:\s*\"[^\d]*(\d+\.\d+)")),
     "Gemfile": ("Ruby", re.compile(r"^ruby\s+['\"][^\d]*(\d+\.\d+)", re.MULTILINE)),
+    "Cargo.toml": ("Rust", re.compile(r"^rust-version\s*=\s*[\"'](\d+\.\d+)", re.MULTILINE)),
 }
 _COMPOSE = frozenset({"docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"})
 

@@ -754,3 +754,9 @@ def test_a_framework_names_its_language_and_a_decision_planned_then_done_is_told
     assert len([line for line in _lines(core, "· decided ") if "FastAPI replaces Flask" in line]) == 1, core
     assert any("line length at 100" in line for line in _lines(core, "· convention: ")), core
     assert kn.IMPLIED_LANGUAGE.get("Express") is None  # JavaScript or TypeScript: not said
+
+
+def test_a_cargo_manifest_gives_the_rust_version():
+    cargo = '[package]\nname = "svc"\nedition = "2021"\nrust-version = "1.78"\n\n[dependencies]\naxum = "0.7"\n'
+    deps, versions = kn.manifest_facts("/w/Cargo.toml", cargo)
+    assert ("Rust", "1.78") in versions and "axum" in deps
