@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -28,6 +29,7 @@ from ..memory.logs import FileStamp, log_names
 from ..memory.store import MemoryStore
 from ..memory.views import write_views
 from ..model import OpmemError
+from ..store.files import write_atomic
 from .collect import change_token
 
 
@@ -59,6 +61,36 @@ def sessions_token(home: Home) -> str:
     return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
+CORES_STATE = "projects/.cores-state"  # derived: the key the core.md files were last rendered under
+
+
+def _cores_key(home: Home, stamp: str, visibility: str, day: object, names: dict[str, str]) -> str:
+    """A token of everything the core.md files depend on (the memory's logs and the sessions, as
+    `views_stamp`; the visibility token; the consolidation day; the projects' names) and of the
+    files themselves (one edited or removed by hand is rendered again); "" when there is no stamp."""
+    if not stamp:
+        return ""
+    parts = [stamp, visibility, str(day), json.dumps(sorted(names.items()))]
+    for path in [*sorted(home.memory_dir.glob("projects/*/core.md")), home.memory_dir / "core.md"]:
+        found = FileStamp.of(path)
+        parts.append(f"{path.parent.name}:{found.size}:{found.mtime_ns}:{found.ino}" if found else f"{path}:-")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _read_cores_key(home: Home) -> str:
+    try:
+        return (home.memory_dir / CORES_STATE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _write_cores_key(home: Home, key: str) -> None:
+    path = home.memory_dir / CORES_STATE
+    if key:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, key.encode("ascii"), durable=False)  # derived: lost, the next run renders again
+
+
 def meta_key(home: Home) -> Callable[[str], str]:
     """sid -> the stat of its meta.json (where the store keeps it): a session's part of its visibility."""
     sessions = home.sessions
@@ -82,7 +114,13 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
     # whether a session still exists is asked once per session here, not once per query per view
     memory = MemoryStore(home.memory_dir, session_exists=functools.cache(home.visible), durable=home.durable)
     try:
-        cores = write_cores(memory, consolidation_day(time.time()), _project_names(home))
+        day, names = consolidation_day(time.time()), _project_names(home)
+        key = _cores_key(home, stamp, visibility, day, names)
+        if key and key == _read_cores_key(home):  # nothing a block depends on changed: none rendered
+            cores = [*sorted(home.memory_dir.glob("projects/*/core.md")), home.memory_dir / "core.md"]
+        else:
+            cores = write_cores(memory, day, names)
+            _write_cores_key(home, _cores_key(home, stamp, visibility, day, names))
         wanted = None if entity_ids is None else sorted(set(entity_ids))
         views = write_views(memory, wanted, stamp, visibility, meta_key(home))
         problems = memory.problems()  # lines of the logs the memory skipped: named, never fatal

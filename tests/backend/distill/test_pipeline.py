@@ -292,3 +292,25 @@ def test_terminal_escapes_in_a_session_never_reach_the_memory(home: Home):
             assert bad not in text, f"{path.relative_to(home.memory_dir)} holds {bad!r}"
     names = [e.name for e in home.memory.entity_records()]
     assert "worker.py" in " ".join(names) and not any("\x1b" in n or "\x07" in n for n in names)
+
+
+def test_stage_5_with_nothing_new_leaves_the_cores_and_restores_one_edited_by_hand(home: Home):
+    from opmem_tui.backend.distill.project import CORES_STATE, project_all
+
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.commit()
+    run(home)
+    core = core_path(home.memory_dir, folder_project("/work/proj")[0])
+    written = core.read_bytes()
+    assert (home.memory_dir / CORES_STATE).is_file()
+    project_all(Home(home.path), None)  # nothing changed: skipped, the file as it was
+    assert core.read_bytes() == written
+    core.write_text("hand-written\n", encoding="utf-8")  # a file edited by hand is rendered again
+    project_all(Home(home.path), None)
+    assert core.read_bytes() == written
+    (home.memory_dir / CORES_STATE).write_text("garbage", encoding="ascii")
+    core.unlink()
+    project_all(Home(home.path), None)
+    assert core.read_bytes() == written
