@@ -16,7 +16,7 @@ from typing import Any
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
-from ..projects.folders import folder_project
+from ..projects.folders import folder_project, stands_for_a_project
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.provenance import iter_nodes_since
@@ -149,7 +149,7 @@ def session_info(
         scope = project_scope(meta.project_id)
     elif meta.agent_id:
         scope = f"agent:{meta.agent_id}"
-    elif coding and root.startswith("/"):  # a project folder the session is not bound to: its memory is still its own
+    elif coding and stands_for_a_project(root):  # a project folder the session is not bound to: its memory is its own
         bound = _bound_project(projects, root)
         if bound is not None:  # imported before its folder was bound
             project_id, project_name, root = bound.id, bound.name, bound.workdir

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config, MemorySettings
 from ..model import OpmemError, SessionMeta
-from ..projects.folders import folder_project
+from ..projects.folders import folder_project, stands_for_a_project
 from ..store.files import read_json_object
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class Exclusions:
                 return found
         if meta.project_id:
             return self.project_reason(meta.project_id)
-        if isinstance(cwd, str) and cwd.startswith("/"):  # no binding: the folder's project, by its id or name
+        if isinstance(cwd, str) and stands_for_a_project(cwd):  # no binding: the folder's project, by its id or name
             return self.project_reason(*folder_project(cwd))
         return None
 

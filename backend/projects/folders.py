@@ -11,12 +11,21 @@ import hashlib
 import posixpath
 import re
 
-__all__ = ["folder_project", "project_slug"]
+__all__ = ["folder_project", "project_slug", "stands_for_a_project"]
 
 
 def project_slug(name: str) -> str:
     slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._")
     return slug[:40].rstrip("-._") or "project"
+
+
+# a home folder, the root, /tmp: where sessions start that belong to no project (quick questions)
+_NOT_A_PROJECT = re.compile(r"^/(?:(?:home|Users)/[^/]+|root|tmp|var/tmp)?/?$")
+
+
+def stands_for_a_project(path: str) -> bool:
+    """Whether a session folder no binding names is taken as a project of its own."""
+    return path.startswith("/") and not _NOT_A_PROJECT.match(posixpath.normpath(path))
 
 
 def folder_project(path: str) -> tuple[str, str]:

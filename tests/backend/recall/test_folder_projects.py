@@ -65,3 +65,11 @@ def test_excluding_a_folder_project_by_name_keeps_its_sessions_out(tmp_path: Pat
     report = run(home, RunOptions())
     assert report.sessions == 0
     assert not [p for p in home.memory_dir.rglob("*") if p.is_file() and b"Phoenix" in p.read_bytes()]
+
+
+def test_a_session_started_in_a_home_folder_belongs_to_no_project(tmp_path: Path):
+    home = Home(tmp_path / "home")
+    _session(home, "s-h", "/home/someone", "We're on Phoenix with Ecto.", "mix test", "5 tests, 0 failures")
+    run(home, RunOptions())
+    assert not list(home.memory_dir.glob("projects/*/core.md"))  # quick questions from ~ are nobody's project
+    assert project_of_folder(home, "/home/someone/code/other") == ""
