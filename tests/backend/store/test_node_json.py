@@ -20,7 +20,9 @@ from opmem_tui.backend.model import Node
 from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
 from opmem_tui.backend.store.sessions import SessionStore
 
-FIXTURES = Path(__file__).resolve().parents[4] / ".." / "shared" / "fixtures" / "transcripts" / "claude-code"
+from ...conftest import FIXTURES as SHARED_FIXTURES
+
+FIXTURES = SHARED_FIXTURES / "transcripts" / "claude-code"  # ../shared beside the checkout
 
 
 class Plain(enum.Enum):
