@@ -198,26 +198,24 @@ def throughput(sessions: int, turns: int) -> Path:
         assert result.nodes == nodes, result.line()
         assert not result.notes, result.notes  # a pool that broke says so: not a figure of the pool
     print(f"  {serial_result.line()}")
-    for label, k in (("wall", 0), ("CPU", 1)):
-        report(
-            f"rules distillation ({label})",
-            nodes / ours[k],
-            nodes / reading[k],
-            "reading the nodes",
-            ">= 0.3 x",
-            nodes / ours[k] >= 0.3 * nodes / reading[k],
-            unit="nodes/s",
-        )
-    for label, k in (("wall", 0), ("CPU, this process + its workers", 1)):
-        report(
-            f"rules distillation, {processes} processes ({processes - 1} workers) ({label})",
-            nodes / pool[k],
-            nodes / reading[k],
-            "reading the nodes",
-            ">= 0.3 x",
-            nodes / pool[k] >= 0.3 * nodes / reading[k],
-            unit="nodes/s",
-        )
+    for name, times, cpu in (
+        ("rules distillation", ours, "CPU"),
+        (
+            f"rules distillation, {processes} processes ({processes - 1} workers)",
+            pool,
+            "CPU, this process + its workers",
+        ),
+    ):
+        for label, k in (("wall", 0), (cpu, 1)):
+            report(
+                f"{name} ({label})",
+                nodes / times[k],
+                nodes / reading[k],
+                "reading the nodes",
+                ">= 0.3 x",
+                nodes / times[k] >= 0.3 * nodes / reading[k],
+                unit="nodes/s",
+            )
     print(f"  pool vs one process: wall {ours[0] / pool[0]:.2f}x, CPU {ours[1] / pool[1]:.2f}x")
     if nodes < POOL_MIN_NODES:
         print(f"  (the pool was forced: a run of fewer than {POOL_MIN_NODES:,} new nodes stays in one process)")

@@ -246,10 +246,11 @@ class MemoryData:
             names = {p.id: p.name for p in self.home.projects.list_projects()}
         except OpmemError:
             names = {}
-        if any(folder.parent.name not in names for folder in (self.home.memory_dir / "projects").glob("*/core.md")):
+        written = [folder.parent.name for folder in (self.home.memory_dir / "projects").glob("*/core.md")]
+        if any(pid not in names for pid in written):  # a folder no project is bound to: named by the memory
             names.update({p.id: p.name for p in folder_projects(self.home) if p.id not in names})
-        for folder in (self.home.memory_dir / "projects").glob("*/core.md"):
-            names.setdefault(folder.parent.name, folder.parent.name)
+        for pid in written:
+            names.setdefault(pid, pid)
         return core_files(self.home.memory_dir, names)
 
     def core(self, file: CoreFile) -> CoreText:

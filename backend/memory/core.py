@@ -245,7 +245,8 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
     """The core block for one project (global + its records) or, with no project, the global one."""
     scope = project_scope(project_id) if project_id else GLOBAL
     if project_id and not project_name:  # a folder no project is bound to: named by its project entity
-        ref = memory.entity_refs([entity_id("project", project_id)]).get(entity_id("project", project_id))
+        subject = entity_id("project", project_id)
+        ref = memory.entity_refs([subject]).get(subject)
         project_name = ref.name if ref is not None else ""
     if project_id:
         safe_id = project_id if SESSION_ID_RE.fullmatch(project_id) else "<project>"

@@ -901,7 +901,8 @@ class Knowledge:
         self.fact(USES, eid, prov, confidence, subject=subject, scope=scope)
         if slot and tech.slot:
             self.fact(tech.slot, eid, prov, confidence, subject=subject, scope=scope)
-        language = vocabulary.lookup(IMPLIED_LANGUAGE.get(tech.name, ""))
+        implied = IMPLIED_LANGUAGE.get(tech.name)
+        language = vocabulary.lookup(implied) if implied else None
         if language is not None:  # "a Flask app" is a Python project
             self.stack(language, prov, min(confidence, 0.7), slot=False, subject=subject, scope=scope)
         return eid

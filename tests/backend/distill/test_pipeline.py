@@ -187,6 +187,15 @@ def test_the_stores_change_token_spares_the_scan_until_the_store_writes(home: Ho
     assert run(home, QUIET).sessions == 1
 
 
+def said_once(home: Home) -> Chat:
+    """Session s1 in /work/proj (bound to no project), one turn that states a port."""
+    chat = Chat(home, "s1")
+    chat.user("the worker should listen on port 18109 from now on")
+    chat.reply("Done.")
+    chat.commit()
+    return chat
+
+
 def test_stage_5_writes_core_md_the_views_and_indexes_the_records(home: Home):
     chat = Chat(home, "s1")
     chat.user("the worker should listen on port 18109 from now on")
@@ -236,10 +245,7 @@ def test_a_broken_search_index_does_not_fail_the_run_or_the_sleep(home: Home):
     sleep still finishes (packs, records its time) rather than stopping at the index."""
     from opmem_tui.backend.distill.sleep import sleep
 
-    chat = Chat(home, "s1")
-    chat.user("the worker should listen on port 18109 from now on")
-    chat.reply("Done.")
-    chat.commit()
+    said_once(home)
     index = home.memory_dir / "index.sqlite"
     index.parent.mkdir(parents=True, exist_ok=True)
     index.write_bytes(b"this is not a database\n" * 10)
@@ -257,10 +263,7 @@ def test_a_broken_search_index_does_not_fail_the_run_or_the_sleep(home: Home):
 
 def test_a_damaged_line_of_a_memory_log_is_named_in_the_report(home: Home):
     """README: a broken line is skipped and reported with its file and line. The run goes on."""
-    chat = Chat(home, "s1")
-    chat.user("the worker should listen on port 18109 from now on")
-    chat.reply("Done.")
-    chat.commit()
+    chat = said_once(home)
     run(home)
     edges = home.memory_dir / "graph" / "edges.jsonl"
     with edges.open("a", encoding="utf-8") as f:
@@ -297,10 +300,7 @@ def test_terminal_escapes_in_a_session_never_reach_the_memory(home: Home):
 def test_stage_5_with_nothing_new_leaves_the_cores_and_restores_one_edited_by_hand(home: Home):
     from opmem_tui.backend.distill.project import CORES_STATE, project_all
 
-    chat = Chat(home, "s1")
-    chat.user("the worker should listen on port 18109 from now on")
-    chat.reply("Done.")
-    chat.commit()
+    said_once(home)
     run(home)
     core = core_path(home.memory_dir, folder_project("/work/proj")[0])
     written = core.read_bytes()
