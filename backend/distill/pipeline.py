@@ -105,7 +105,7 @@ class DistillJob:
 
     def memory(self) -> MemoryPort:
         if self.port is None:
-            self.port = MemoryPort(self.home.memory, read_inflight(self.home.memory_dir))
+            self.port = MemoryPort(self.home.memory, read_inflight(self.home.memory_dir, self.state))
         return self.port
 
     def link_stage(self) -> Linker:
@@ -191,8 +191,11 @@ class DistillJob:
             return
         durable = self.home.durable
         staged = port.staged_ids()
+        number = self.state.flushes + 1
         if staged:
-            write_inflight(self.home.memory_dir, staged | port.exclude, durable=durable)
+            write_inflight(
+                self.home.memory_dir, staged | port.exclude, flush=number, after=port.exclude - staged, durable=durable
+            )
         if port.staged_records and not self.state.unprojected:
             self.state.unprojected = True  # saved before the write: stage 5 owes a projection
             self.dirty = True
@@ -202,6 +205,9 @@ class DistillJob:
             self.state.sessions.update(self.staged_sessions)
             self.state.projects.update(self.staged_projects)
             self.staged_sessions, self.staged_projects = {}, {}
+            self.dirty = True
+        if staged:  # saved with the cursors: the note above now reads as done
+            self.state.flushes = number
             self.dirty = True
         self.save(force=True)
         if staged:
@@ -410,6 +416,11 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
         cancelled = bool(job.report.get("cancelled"))
     job.flush(force=True)
     job.save(force=True)
+    if whole and not cancelled and job.port is not None and job.port.exclude:
+        # every batch a killed run left in flight was staged again above; ids still noted are
+        # stale (a note from before the flush numbers): read as not stored, they would hide facts
+        job.port.exclude = set()
+        write_inflight(home.memory_dir, set(), durable=home.durable)
     if options.project and not cancelled and (job.written.total or job.state.unprojected):
         job.tell("project", 0, 1, "core.md, views, index")
         if leftover:  # an earlier run wrote records and died before projecting them

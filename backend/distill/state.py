@@ -54,6 +54,9 @@ class DistillState:
     # change makes the run withdraw what newly excluded sessions gave and readmit the others.
     exclusions: str = ""
     withheld: dict[str, str] = field(default_factory=dict)  # session id -> why the runs skip it
+    # How many flushes have moved the cursors: the in-flight note names the flush it was written
+    # for, so a note left by a run killed after that flush's cursors were saved reads as done.
+    flushes: int = 0
 
     def cursor(self, session_id: str) -> SessionCursor:
         return self.sessions.get(session_id, SessionCursor())
@@ -68,6 +71,7 @@ class DistillState:
             "unprojected": self.unprojected,
             "exclusions": self.exclusions,
             "withheld": dict(sorted(self.withheld.items())),
+            "flushes": self.flushes,
         }
 
     @classmethod
@@ -102,6 +106,8 @@ class DistillState:
         withheld = data.get("withheld") or {}
         if isinstance(withheld, Mapping):
             state.withheld = {str(k): str(v) for k, v in withheld.items() if isinstance(v, str)}
+        flushes = data.get("flushes")
+        state.flushes = flushes if _is_int(flushes) and flushes >= 0 else 0
         sleep = data.get("sleep") or {}
         if isinstance(sleep, Mapping) and isinstance(sleep.get("last"), (int, float)):
             state.last_sleep = float(sleep["last"])
@@ -139,21 +145,43 @@ def trusted_stamp(mtime_ns: int, now: float | None = None) -> int:
 INFLIGHT_NAME = ".distill-inflight.json"
 
 
-def read_inflight(memory_dir: Path) -> set[str]:
-    """Ids a killed run was writing when it died (see pipeline.py): not yet part of the memory's past."""
+def read_inflight(memory_dir: Path, state: DistillState | None = None) -> set[str]:
+    """Ids a killed run was writing when it died (see pipeline.py): not yet part of the memory's past.
+
+    A note written for flush N holds the ids of that flush (`ids`) and those still in flight once
+    it is done (`after`): when the state says flush N moved its cursors, `after` is what holds.
+    """
     path = Path(memory_dir) / INFLIGHT_NAME
     if not path.exists():
         return set()
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("ids"), list):
         raise CorruptFile(path, 'expected {"ids": [...]}')
+    flush, after = data.get("flush"), data.get("after")
+    if _is_int(flush) and isinstance(after, list):
+        done = (state if state is not None else load_state(memory_dir)).flushes >= flush
+        if done:
+            return {str(i) for i in after}
     return {str(i) for i in data["ids"]}
 
 
-def write_inflight(memory_dir: Path, ids: set[str], *, durable: bool = True) -> None:
+def write_inflight(
+    memory_dir: Path,
+    ids: set[str],
+    *,
+    flush: int | None = None,
+    after: set[str] | None = None,
+    durable: bool = True,
+) -> None:
+    """Note `ids` as being written; with `flush`, `after` is what stays in flight once that
+    flush's cursors are saved (a kill between that save and the next note must not leave
+    `ids` excluded for good)."""
     path = Path(memory_dir) / INFLIGHT_NAME
     if not ids:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, dump_compact_json({"ids": sorted(ids)}), durable=durable)
+    data: dict[str, object] = {"ids": sorted(ids)}
+    if flush is not None:
+        data.update(flush=flush, after=sorted(after or ()))
+    write_atomic(path, dump_compact_json(data), durable=durable)

@@ -30,7 +30,8 @@ from .conftest import Chat
 # The child pauses (so the parent can kill it at a known point) by wrapping a function of the
 # real code: after the cursor of batch N moved; after its records, merges and patches were
 # written but before its cursor moved; after its records were appended but before its alias
-# merges and supersede patches were.
+# merges and supersede patches were; after its cursor moved but before the in-flight note was
+# cleared (the note must then be read as done: the batch is not staged again).
 CHILD = textwrap.dedent(
     """
     import sys, time
@@ -56,6 +57,8 @@ CHILD = textwrap.dedent(
         pause_on(pipeline, "save_state")
     elif mode == "before-patches":
         pause_on(store.MemoryWriter, "supersede_many")  # a flush's patches, written together
+    elif mode == "before-inflight-cleared":
+        pause_on(pipeline, "write_inflight")  # even calls: a flush's cursors moved, its ids not yet let go
 
     def progress(step):
         if step.stage == "distil":
@@ -155,7 +158,14 @@ def assert_same(killed: Home, clean: Home) -> None:
 
 @pytest.mark.parametrize(
     "mode, after",
-    [("after-cursor", 1), ("after-cursor", 4), ("before-cursor", 3), ("before-patches", 2)],
+    [
+        ("after-cursor", 1),
+        ("after-cursor", 4),
+        ("before-cursor", 3),
+        ("before-patches", 2),
+        ("before-inflight-cleared", 2),
+        ("before-inflight-cleared", 6),
+    ],
 )
 def test_killed_at_a_known_point(twins: tuple[Home, Home], mode: str, after: int):
     killed, clean = twins
@@ -163,7 +173,7 @@ def test_killed_at_a_known_point(twins: tuple[Home, Home], mode: str, after: int
     wait_for(child, "paused")
     kill(child)
     assert killed.memory.stats().events > 0  # it did write before it died
-    if mode != "after-cursor":
+    if mode not in ("after-cursor", "before-inflight-cleared"):
         assert read_inflight(killed.memory_dir)  # it died between its memory write and its cursor
     assert_same(killed, clean)
 
@@ -174,3 +184,19 @@ def test_killed_anywhere(twins: tuple[Home, Home]):
     wait_for(child, "batch 2")  # somewhere in batch 3: collecting, extracting or appending
     kill(child)
     assert_same(killed, clean)
+
+
+def test_a_stale_note_is_let_go_by_a_whole_run(twins: tuple[Home, Home]):
+    """A note without a flush number (as runs wrote it before) whose batches all moved their
+    cursors: a partial run keeps it, a whole run lets it go (every batch in flight was staged again)."""
+    home, _ = twins
+    run(home, RunOptions(project=False, flush_records=1))
+    stored = {g.edge.id for g in home.memory.edges(limit=None)}
+    (home.memory_dir / ".distill-inflight.json").write_text(json.dumps({"ids": sorted(stored)}))
+    assert read_inflight(home.memory_dir) == stored
+    Chat(home, "s0", start=1_800_000_000.0).user("the worker listens on port 4100 now")
+    run(home, RunOptions(project=False, flush_records=1, sessions=("s0",)))
+    assert read_inflight(home.memory_dir) == stored
+    Chat(home, "s1", start=1_800_000_100.0).user("the worker listens on port 4200 now")
+    run(home, RunOptions(project=False, flush_records=1))
+    assert read_inflight(home.memory_dir) == set()
