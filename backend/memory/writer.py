@@ -6,13 +6,13 @@ lock and make the appends durable; store.py documents what each call does.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..model import OpmemError
+from ..store.files import dump_json_line
 from . import graph
 from .aliases import AliasIndex
 from .cache import MemoryRecord
@@ -45,16 +45,9 @@ def _validate(record: MemoryRecord) -> None:
             raise InvalidRecord(f"{record.id}: event_time and ingestion_time must be finite numbers")
 
 
-# json.dumps with options builds an encoder per call: one kept for the (many) lines of a batch
-_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
 def _line(record: MemoryRecord) -> bytes:
-    data = record.to_json()
-    try:
-        return _LINE_JSON.encode(data).encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: \u escapes read back to the same text
-        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    """One log line: compact JSON, UTF-8 (orjson where it writes what json would; lone surrogates escaped)."""
+    return dump_json_line(record.to_json())
 
 
 def _log_for(record: MemoryRecord) -> str:

@@ -25,7 +25,7 @@ from .cues import find_cues, preference
 from .knowledge import Knowledge, record_turn
 from .personal_records import user_facts
 from .summary import work_importance, work_summary
-from .tools import ToolAction, absolute_path, normalize_path, read_tool, tool_key
+from .tools import ToolAction, absolute_path, normalize_path, read_tool, rejected, tool_key
 
 SCAN_CHARS = 20_000  # of a tool result: its head and its tail are where errors and counts are
 RUN_KINDS = frozenset({"run", "test", "install", "git"})
@@ -80,7 +80,7 @@ def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
 def turn_actions(turn: CollectedTurn) -> list[ToolAction]:
     actions: list[ToolAction] = []
     for node in turn.nodes:
-        if node.is_tool:
+        if node.is_tool and not rejected(node):
             actions.extend(read_tool(node))
     return actions
 

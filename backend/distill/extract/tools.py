@@ -95,6 +95,32 @@ def failed(node: Node) -> bool:
 
 _EXIT_CODE = re.compile(r"Exit code [1-9]\d*\b")
 
+# A call the user turned down never ran: Claude Code's "The user doesn't want to proceed with
+# this tool use", Codex's "exec command rejected by user", OpenCode's "The user rejected
+# permission to use this specific tool call", Cline's "The user denied this operation", a
+# Gemini-style "cancelled by user"; and statuses that say the same.
+_REJECTED = re.compile(
+    r"\b(?:the user (?:doesn't|does not|didn't|did not) (?:want to proceed|allow|approve)"
+    r"|(?:the )?user (?:has )?(?:rejected|denied|declined|refused|cancel+ed)\b"
+    r"|(?:rejected|denied|declined|cancel+ed|aborted) by (?:the )?user\b)",
+    re.IGNORECASE,
+)
+_REJECTED_STATUS = frozenset({"rejected", "denied", "declined", "cancelled", "canceled", "user-rejected"})
+
+
+def rejected(node: Node) -> bool:
+    """A tool call the user turned down (or cancelled) before it ran: no action of the session."""
+    meta = node.metadata
+    for key in ("status", "tool_use_result", "toolDenialKind", "tool_denial_kind"):
+        value = meta.get(key)
+        if isinstance(value, str) and (value.lower() in _REJECTED_STATUS or _REJECTED.search(value[:200])):
+            return True
+    text = (node.content or "").strip()
+    found = _REJECTED.search(text[:200])
+    # in the text: what a failed call said, a result that opens with it or is no more than it
+    # (a file read that merely mentions a rejection is not one)
+    return found is not None and (found.start() <= 4 or (len(text) <= 160 and "\n" not in text) or failed(node))
+
 
 def _workdir(args: Any) -> str:
     if isinstance(args, Mapping):

@@ -48,6 +48,9 @@ def test_spotter_short_records_the_problem_and_no_command_that_was_rejected(home
     import_into(home, "claude", fixture(SPOTTER_SHORT))
     [extraction] = extract_all(home).values()
     assert knowledge(extraction) == {("spotter", "has-problem", "mix phx.server doesnt seem to start")}
+    # nor does the timeline say it ran or searched: the turn did nothing (the problem is its fact)
+    assert [e.summary for e in extraction.events if e.kind == "work"] == []
+    assert [f.commands for f in extraction.facts] == [()]
 
 
 def test_chatbot_ui_stack_and_scripts_from_the_package_json_the_agent_read(home: Home):
