@@ -33,7 +33,14 @@ from .model import (
 )
 from .state import DistillState, SessionCursor, trusted_stamp
 
-CODING_SOURCES = frozenset({"claude-code", "codex", "gemini", "aider", "openprogram", "opmem"})
+# Every agent opmem imports is a coding agent: a session of one without tool calls (a question
+# asked in Cursor's chat) is still not a personal conversation (only "jsonl" may be one).
+CODING_SOURCES = frozenset(
+    {
+        "claude-code", "codex", "gemini", "aider", "openprogram", "opmem", "opencode", "cursor", "cline",
+        "roo-code", "copilot", "crush", "goose", "qwen", "kimi", "droid", "continue", "amp",
+    }
+)  # fmt: skip
 # A session with more new nodes than this is distilled in several batches (cut at seq bounds).
 BATCH_NODES = 2000
 # The first run over a project takes at most this many of its commits (newest first).

@@ -171,10 +171,11 @@ def _day_end(day: date) -> float:
 
 
 def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[CoreLine]:
-    """The EVENT_CANDIDATES best events by importance x recency, best first."""
+    """The EVENT_CANDIDATES best events by importance x recency, best first: a project's own (what
+    a session of no project did, or a conversation's news, is no part of its story)."""
     lines = []
     for ev in memory.ranked_events(
-        _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES
+        _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES, own_only=True
     ):
         when = datetime.fromtimestamp(ev.event_time, UTC).date()
         lines.append(
@@ -195,7 +196,7 @@ def fact_lines(memory: MemoryStore, scope: str) -> list[CoreLine]:
     else:
         kw = {"exclude_relations": ACTIVITY_RELATIONS | BRIEF_RELATIONS}
         briefed = lambda g: is_brief_relation(g.relation)  # noqa: E731  (a `*-version` edge)
-    for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, **kw):
+    for g in memory.edges(scope=scope, min_confidence=MIN_CONFIDENCE, limit=FACT_CANDIDATES, own_only=True, **kw):
         if not briefed(g):  # else the brief says it
             ranked.append((-g.confidence, -g.edge.event_time, g.edge.id, g))
     if any(g.relation == "fails-with" for *_, g in ranked):  # an error since fixed is history, not a fact
@@ -242,7 +243,8 @@ def _summary(line: CoreLine) -> str:
 
 
 def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
-    """The core block for one project (global + its records) or, with no project, the global one."""
+    """The core block for one project (its own records, and the user's global preferences in its
+    brief) or, with no project, the global one."""
     scope = project_scope(project_id) if project_id else GLOBAL
     if project_id and not project_name:  # a folder no project is bound to: named by its project entity
         subject = entity_id("project", project_id)

@@ -272,10 +272,17 @@ class MemoryStore:
             )
 
     def ranked_events(
-        self, until: float, scope: str | Iterable[str] | None = None, *, half_life: float, limit: int = 40
+        self,
+        until: float,
+        scope: str | Iterable[str] | None = None,
+        *,
+        half_life: float,
+        limit: int = 40,
+        own_only: bool = False,
     ) -> tuple[Event, ...]:
-        """The `limit` current events up to `until` ranked by importance x recency (see timeline.py)."""
-        view = View(None, None, visible_scopes(scope), False)
+        """The `limit` current events up to `until` ranked by importance x recency (see timeline.py);
+        `own_only`: those of `scope` itself, not the global ones a caller in it also sees."""
+        view = View(None, None, _scopes(scope, own_only), False)
         with self._reading() as cache:
             return _ranked_events(
                 cache.db, view, SessionFilter(self._session_exists), until=until, half_life=half_life, limit=limit
@@ -322,8 +329,10 @@ class MemoryStore:
         as_of: float | None = None,
         known_at: float | None = None,
         include_superseded: bool = False,
+        own_only: bool = False,
     ) -> tuple[GraphEdge, ...]:
-        view = View(as_of, known_at, visible_scopes(scope), include_superseded)
+        """Edges seen from `scope` (global too, unless `own_only`), best first."""
+        view = View(as_of, known_at, _scopes(scope, own_only), include_superseded)
         with self._reading() as cache:
             return graph.list_edges(
                 cache.db,
@@ -608,3 +617,10 @@ def _patch_problems(cache: MemoryCache) -> list[MemoryProblem]:
                 message = f"supersede patch: {new} is older than {old} it would retire; ignored"
             problems.append(MemoryProblem(path, line, message))
     return problems
+
+
+def _scopes(scope: str | Iterable[str] | None, own_only: bool) -> frozenset[str] | None:
+    """What a caller in `scope` sees; with `own_only`, that scope alone (a project's core.md)."""
+    if own_only and isinstance(scope, str):
+        return frozenset({scope})
+    return visible_scopes(scope)

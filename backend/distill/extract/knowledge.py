@@ -984,6 +984,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "user" and node.content and not node.is_tool:
+            if _WRITE_INSTRUCTIONS.search(node.content[:1000]):
+                continue  # a request to write an instruction file (see above)
             _text_facts(k, node.content, prov(node), from_user=True)
             _layout_facts(k, node.content, prov(node), from_user=True)
         elif node.role == "assistant" and node.content and not node.is_tool:
@@ -996,9 +998,19 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
 # the files a project keeps its instructions for agents in: what they state is the user's word
 # (an agent's `/init` writes one from the code; the user edits it)
 INSTRUCTION_FILES = frozenset(
-    {"CLAUDE.md", "AGENTS.md", "GEMINI.md", "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules",
+    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
+     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
      "copilot-instructions.md", "CLAUDE.local.md"}
 )  # fmt: skip
+# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
+# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
+# says what the file should cover, not how the project works; what is written is read from the file
+_WRITE_INSTRUCTIONS = re.compile(
+    r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+    + "|".join(re.escape(name) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
+    + r")(?![\w.-])",
+    re.IGNORECASE,
+)
 # what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
 _OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
 
@@ -1221,7 +1233,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
 # (chi, goose, rich, express) is the technology right after a verb of choice, in a noun's place
 _DIRECT = re.compile(
     r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
-    r"\s+([a-z][\w.+-]*?)(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*[,.;:+]|\s*$)",
+    # the name ends the clause: not "use got := ..." or "use got.Get(...)" (code: a variable, a call)
+    r"\s+([a-z][\w.+-]*?)(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
     re.I,
 )
 

@@ -760,3 +760,38 @@ def test_a_cargo_manifest_gives_the_rust_version():
     cargo = '[package]\nname = "svc"\nedition = "2021"\nrust-version = "1.78"\n\n[dependencies]\naxum = "0.7"\n'
     deps, versions = kn.manifest_facts("/w/Cargo.toml", cargo)
     assert ("Rust", "1.78") in versions and "axum" in deps
+
+
+def test_a_common_word_used_as_code_is_no_choice(tmp_path: Path):
+    # "use got := ..." is a Go variable in a test, not the got HTTP client; "use ky." is a choice
+    history = [
+        Session(
+            "s-g",
+            [
+                Turn("some of the tests use got := the expression instead of got := the function it must test"),
+                Turn("For the frontend calls, use ky."),
+            ],
+        )
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    stack = " ".join(_lines(core, "· stack: "))
+    assert "ky" in stack and "got" not in stack, core
+
+
+def test_a_request_to_write_an_instruction_file_states_no_convention(tmp_path: Path):
+    # an /init prompt (this one OpenCode's, read in the crush fixture) lists what the file should
+    # cover; the conventions are what the agent then writes into it
+    init = (
+        "Please analyze this codebase and create a OpenCode.md file containing:\n"
+        "1. Build/lint/test commands - especially for running a single test\n"
+        "2. Code style guidelines including imports, formatting, types, naming conventions, error handling, etc.\n\n"
+        "If there are Cursor rules (in .cursor/rules/ or .cursorrules) or Copilot rules (in "
+        ".github/copilot-instructions.md), make sure to include them."
+    )
+    written = Call("write", path="OpenCode.md", content="# Style\n\n- Always wrap errors with fmt.Errorf and %w.\n")
+    history = [Session("s-i", [Turn(init, [written]), Turn("Always run gofmt before committing.")])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    conventions = _lines(core, "· convention: ")
+    assert any("fmt.Errorf" in line for line in conventions), core
+    assert any("gofmt" in line for line in conventions), core
+    assert not any("Cursor rules" in line or "Code style guidelines" in line for line in conventions), core

@@ -146,6 +146,7 @@ def build(store: MemoryStore) -> dict[str, object]:
             event("Chose SQLite for the cache", T0 - 200 * DAY, importance=1.0, scope="project:p"),
             event("Fixed the q build", T0 + 30 * DAY, importance=0.9, scope="project:q"),
             event("Ann moved to Lisbon", T0 + 25 * DAY, importance=0.8),
+            event("Learnt that uvicorn needs --reload off in tests", T0 + 24 * DAY, kind="learning", importance=0.7),
             event("Deleted-session news", T0 + 30 * DAY, importance=1.0, session="deleted"),
         ]
     )
@@ -161,17 +162,21 @@ def test_choice_of_lines_for_a_project_and_the_global_core(tmp_path: Path):
     assert "opmem memory · project: Proj P, last consolidated 2026-06-30" in text
     joined = "\n".join(content)
     assert "· 2026-06-17 Moved the worker to :9090  ↪ session:s1" in joined
-    assert "Ann moved to Lisbon" in joined  # global records show in a project core
+    # a project's block tells its own story: global records (what a session of no project did or
+    # learnt, a person's news) are the global block's; the user's global preferences reach it
+    # through its brief
+    assert "Ann moved to Lisbon" not in joined and "prefers" not in joined and "uvicorn" not in joined
+    assert "Learnt that uvicorn needs --reload off in tests" in render_core(home.memory, CONSOLIDATED)
     assert "q build" not in joined and "lib.py" not in joined  # another project's do not
     assert "Deleted-session" not in joined and "vim" not in joined  # a deleted session's are skipped
     assert "· worker ──listens-on──► :9090" in joined and ":8080" not in joined  # current facts only
     assert "depends-on" not in joined  # below the confidence floor
     facts = [c for c in content if "──" in c]
-    assert any("prefers" in c for c in facts)
     assert not any("──edited──►" in c or "──part-of──►" in c for c in facts)  # activity: the timeline's, not facts
     glob = render_core(home.memory, CONSOLIDATED)
     check_block(glob, "[Graph · global]")
     assert "Ann moved to Lisbon" in glob and "worker" not in glob and "project: (global)" in glob
+    assert "ann ──prefers──► tabs" in glob
 
 
 def test_recency_times_importance_picks_the_events(tmp_path: Path):

@@ -30,7 +30,7 @@ def test_rendered_now_when_never_consolidated(recall: Recall, built: Built) -> N
     assert "[Graph · current project]" in block
     lines = content_lines(block)
     assert any("Decided the worker listens on :18109" in line for line in lines)
-    assert any("uvicorn needs --reload off" in line for line in lines)  # global records are seen
+    assert not any("uvicorn needs --reload off" in line for line in lines)  # the global block's (below)
     assert not any("Another project's event" in line for line in lines)
     assert all(line.endswith(f"↪ session:{built.session_id}") for line in lines)
     assert f"memory_git_log({built.project_id})" in block
