@@ -115,7 +115,10 @@ api: GraphQL=graphql ; REST ; gRPC=grpcio ; OpenAPI=swagger ; WebSocket=websocke
 ai: OpenAI API=openai ; Anthropic API=anthropic ; LangChain ; LlamaIndex=llama-index ; Hugging Face Transformers=transformers ;
   PyTorch=torch ; TensorFlow ; JAX ; Keras ; scikit-learn=sklearn ; XGBoost ; LightGBM ; spaCy ; NLTK ; Ollama ; vLLM ;
   llama.cpp ; sentence-transformers ; ONNX Runtime=onnxruntime ; MLflow ; Weights & Biases=wandb ; pandas ; NumPy=numpy ;
-  Polars ; SciPy ; Matplotlib ; Jupyter ; Dask ; Ray ; PySpark=spark ; dbt
+  Polars ; SciPy ; Matplotlib ; Jupyter ; Dask ; Ray ; PySpark=spark ; dbt ; LM Studio=lmstudio,lm-studio ;
+  LocalAI ; OpenRouter ; LiteLLM=litellm ; Groq=groq,groq-sdk ; Mistral API=mistralai ;
+  Gemini API=google-generativeai,google-genai,@google/generative-ai,@google/genai ; Cohere API=cohere ;
+  Hugging Face Hub=huggingface_hub,huggingface-hub ; Vercel AI SDK=@ai-sdk/openai,@ai-sdk/anthropic,@ai-sdk/react
 """
 
 
@@ -144,7 +147,7 @@ def _curated() -> list[tuple[str, str, str, str]]:
 def _categories(text: str):
     import re
 
-    parts = re.split(r"\s([a-z][a-z-]+):\s", " " + text)
+    parts = re.split(r"\s([a-z][a-z0-9-]+):\s", " " + text)
     for i in range(1, len(parts) - 1, 2):
         yield parts[i], parts[i + 1]
 

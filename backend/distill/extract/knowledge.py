@@ -349,8 +349,13 @@ _REPLACE = [
     re.compile(rf"\b{_NAME}(?:\s+please)?,?\s+(?:not|never)\s+{_NAME}\b", re.I),  # Y, not X; "pnpm please, never npm"
     re.compile(rf"\bprefer\s+{_NAME}\s+(?:over|to)\s+{_NAME}", re.I),
     re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
+    # "use lmstudio instead of their initial implementation of ollama": Y instead of (a part) of X
+    re.compile(
+        rf"\b{_NAME}\s+instead\s+of\s+(?:(?:the|their|our|its|my|your|an?)\s+)?(?:[a-z]+\s+){{1,2}}?(?:of|with|on)\s+{_NAME}",
+        re.I,
+    ),
 ]
-_REPLACE_ORDER = ("old-new", "old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old")
+_REPLACE_ORDER = ("old-new", "old-new", "old-new", "new-old", "old-new", "new-old", "new-old", "new-old", "new-old")
 # what may follow a dropped name: the sentence goes on ("drop Redux for Zustand", "we dropped Redux
 # last month"), not the name's part ("remove the React import", "removed the Django admin")
 _DROP_END = (
@@ -545,7 +550,7 @@ def replacements(sentence: str) -> list[tuple[str, str]]:
         return out
     for rx, order in zip(_REPLACE, _REPLACE_ORDER, strict=True):
         for m in rx.finditer(sentence):
-            a, b = m.group(1), m.group(2)
+            a, b = _widened(sentence, m, 1), _widened(sentence, m, 2)
             old, new = (a, b) if order == "old-new" else (b, a)
             old_t, new_t = _tech_name(old, curated=False), _tech_name(new, curated=False)
             if old_t is None and new_t is None:
@@ -560,6 +565,16 @@ def replacements(sentence: str) -> list[tuple[str, str]]:
                 continue
             out.append((old.strip("`'\".,"), new.strip("`'\".,")))
     return out
+
+
+def _widened(sentence: str, m: re.Match[str], group: int) -> str:
+    """A name with the word before it when the two are one technology ("LM Studio", "Spring Boot")."""
+    name = m.group(group)
+    before = sentence[: m.start(group)].rstrip()
+    word = re.search(r"[A-Za-z][\w.+-]*$", before)
+    if word is not None and before.endswith(word.group()) and _tech_name(f"{word.group()} {name}", curated=True):
+        return f"{word.group()} {name}"
+    return name
 
 
 def _marked(name: str, sentence: str) -> bool:

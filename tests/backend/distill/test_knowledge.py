@@ -795,3 +795,19 @@ def test_a_request_to_write_an_instruction_file_states_no_convention(tmp_path: P
     assert any("fmt.Errorf" in line for line in conventions), core
     assert any("gofmt" in line for line in conventions), core
     assert not any("Cursor rules" in line or "Code style guidelines" in line for line in conventions), core
+
+
+def test_a_replacement_of_a_part_made_with_one_technology(tmp_path: Path):
+    # "Y instead of <their implementation> of X": X is replaced, as in "Y instead of X"
+    assert kn.replacements("rig up the UI to use lmstudio instead of their initial implementation of ollama.") == [
+        ("ollama", "lmstudio")
+    ]
+    assert kn.replacements("Use Vitest instead of the old setup with Jest.") == [("Jest", "Vitest")]
+    assert kn.replacements("we call the API instead of the version of the app") == []
+    history = [
+        Session("s-o", [Turn("The chat backend runs on Ollama for now.")]),
+        Session("s-l", [Turn("Make the chat use LM Studio instead of the current integration with Ollama.")]),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    stack = " ".join(_lines(core, "· stack: "))
+    assert "LM Studio (was Ollama)" in stack or ("LM Studio" in stack and "Ollama" not in stack), core
