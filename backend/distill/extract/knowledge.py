@@ -478,14 +478,22 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
             word = words[i].rstrip(".")
             # single plain words: curated names, and not a lower-case English word that is also a name
             hit = _tech_name(word, curated=True)
-            if hit is not None and word.islower() and word in _COMMON_WORDS:
-                hit = None
+            if hit is not None and word.lower() in _COMMON_WORDS:
+                # a lower-case English word; or one that qualifies the next ("Hex color 014073")
+                if word.islower() or (i + 1 < len(words) and _QUALIFIED.match(words[i + 1])):
+                    hit = None
             i += 1
         if hit is not None:
             found.append(hit)
     return list({t.name: t for t in found}.values())
 
 
+# what follows a word used as an adjective, not a name: "Hex color", "Hex E2F0FF", "Stack trace"
+_QUALIFIED = re.compile(
+    r"(?:colou?rs?|codes?|values?|strings?|digits?|numbers?|literals?|traces?|overflows?|frames?|"
+    r"#?(?=[A-Fa-f]*[0-9])[0-9A-Fa-f]{3,8}|[0-9][\w-]*)$",  # a hex literal has a digit ("Go add" is no colour)
+    re.I,
+)
 # lower-case words that are technology names too but mostly mean something else in a sentence
 _COMMON_WORDS = frozenset(
     _words(
