@@ -478,10 +478,10 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
             word = words[i].rstrip(".")
             # single plain words: curated names, and not a lower-case English word that is also a name
             hit = _tech_name(word, curated=True)
-            if hit is not None and word.lower() in _COMMON_WORDS:
-                # a lower-case English word; or one that qualifies the next ("Hex color 014073")
-                if word.islower() or (i + 1 < len(words) and _QUALIFIED.match(words[i + 1])):
-                    hit = None
+            # a lower-case English word; or one that qualifies the next ("Hex color 014073")
+            common = hit is not None and word.lower() in _COMMON_WORDS
+            if common and (word.islower() or (i + 1 < len(words) and _QUALIFIED.match(words[i + 1]))):
+                hit = None
             i += 1
         if hit is not None:
             found.append(hit)
