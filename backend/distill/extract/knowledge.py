@@ -478,9 +478,12 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
             word = words[i].rstrip(".")
             # single plain words: curated names, and not a lower-case English word that is also a name
             hit = _tech_name(word, curated=True)
-            # a lower-case English word; or one that qualifies the next ("Hex color 014073")
+            # a lower-case English word; one that qualifies the next ("Hex color 014073"); a verb
+            # opening the sentence ("Make it shorter", "Go ahead", "Just run it")
             common = hit is not None and word.lower() in _COMMON_WORDS
-            if common and (word.islower() or (i + 1 < len(words) and _QUALIFIED.match(words[i + 1]))):
+            after = words[i + 1] if i + 1 < len(words) else ""
+            opening = i == 0 and (after.lower() in _AFTER_VERB or (word == "Just" and after.islower()))
+            if common and (word.islower() or _QUALIFIED.match(after) or opening):
                 hit = None
             i += 1
         if hit is not None:
@@ -488,6 +491,12 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
     return list({t.name: t for t in found}.values())
 
 
+_AFTER_VERB = frozenset(
+    _words(
+        "it sure the a an this that these those them me us him her ahead back to up down on out over through away "
+        "into some any all your my our their its"
+    )
+)
 # what follows a word used as an adjective, not a name: "Hex color", "Hex E2F0FF", "Stack trace"
 _QUALIFIED = re.compile(
     r"(?:colou?rs?|codes?|values?|strings?|digits?|numbers?|literals?|traces?|overflows?|frames?|"
@@ -517,7 +526,9 @@ _COMMON_WORDS = frozenset(
         "minitest exunit junit phpunit ginkgo testify nextest python ruby elixir erlang java kotlin scala swift php perl "
         "lua julia haskell ocaml clojure zig gleam elm bash zsh sql html css typescript javascript node deno pandas numpy "
         "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
-        "marshmallow zod yup joi graphql grpc protobuf websocket websockets"
+        "marshmallow zod yup joi graphql grpc protobuf websocket websockets three exposed shell compose nest spark "
+        "motor slim brew bull drone tilt vapor varnish apt hatch lambda iced leaflet pika ninja alpine apache gem "
+        "hugo elk otp"
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology

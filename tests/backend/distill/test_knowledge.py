@@ -825,3 +825,19 @@ def test_a_replacement_of_a_part_made_with_one_technology(tmp_path: Path):
 )
 def test_a_common_word_that_qualifies_the_next_is_no_name(sentence, expected):
     assert [t.name for t in kn.mentioned_techs(sentence)] == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("There are three icons on the top left of the screen.", []),  # read in a Cursor chat: not Three.js
+        ("Make it about 20 lines long.", []),  # an /init prompt: not Make
+        ("Go ahead and commit it.", []),
+        ("Just run the tests again.", []),
+        ("run it in the shell", []),
+        ("Go is the language and Make builds it.", ["Go", "Make"]),
+        ("The scene is drawn with Three.js.", ["Three.js"]),
+    ],
+)
+def test_english_words_that_are_also_names(sentence, expected):
+    assert [t.name for t in kn.mentioned_techs(sentence)] == expected
