@@ -1226,6 +1226,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
     if not from_user and not _may_swap(text[:20_000]):
         return  # an assistant's text gives only replacements it reports, and names none here
     b = k.b
+    pasted = from_user and _pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -1248,7 +1249,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
         for tech, number in versions(sentence):
             if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
-        if is_convention(sentence) and (not replaced or is_global(sentence)):
+        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             name = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
             entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
             if is_global(sentence):
@@ -1261,6 +1262,21 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
         _said_endpoints(k, sentence, prov)
+
+
+# a line of a stack trace or a log: "at foo (app.js:12:3)", "loadIcon @ main.js:23", 'File "x.py",
+# line 3', "Traceback (most recent call last):", "    at com.x.Y.z(Y.java:42)"
+_TRACE_LINE = re.compile(
+    r"^\s*(?:at\s+\S.*[:(]\d+|\S.*\s@\s\S+:\d+|File \".+\", line \d+|Traceback \(most recent call last\)"
+    r"|\(anonymous\)|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|(?:ERROR|WARN(?:ING)?|INFO|DEBUG)\b)"
+)
+
+
+def _pasted_output(text: str) -> bool:
+    """A message that is mostly a pasted trace or log (three lines of one at least)."""
+    if text.count("\n") < 3:
+        return False
+    return sum(1 for line in text.splitlines()[:400] if _TRACE_LINE.match(line)) >= 3
 
 
 # "uses chi for routing", "switch the migrations to goose": a lower-case name that is also a word

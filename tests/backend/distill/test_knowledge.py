@@ -841,3 +841,17 @@ def test_a_common_word_that_qualifies_the_next_is_no_name(sentence, expected):
 )
 def test_english_words_that_are_also_names(sentence, expected):
     assert [t.name for t in kn.mentioned_techs(sentence)] == expected
+
+
+def test_a_pasted_trace_states_no_convention(tmp_path: Path):
+    # read in a Cursor chat: an Angular console error pasted whole, its advice is the tool's
+    pasted = (
+        "NG0303: Can't bind to 'ngIf' since it isn't a known property of 'div'. Use Angular's built-in control "
+        "flow @if or make sure that either the `NgIf` directive or the `CommonModule` is included.\n"
+        "(anonymous) @ main.js:23\nloadIcon @ main.js:23\nwaitUntilVisible @ main.js:23\nconnectedCallback @ main.js:23"
+    )
+    history = [Session("s-p", [Turn(pasted), Turn("Always use standalone components.")])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    conventions = _lines(core, "· convention: ")
+    assert any("standalone components" in line for line in conventions), core
+    assert not any("NgIf" in line for line in conventions), core
