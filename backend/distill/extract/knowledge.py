@@ -1250,7 +1250,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
-            name = sentence if len(sentence) <= 160 else sentence[:159].rstrip() + "…"
+            said = _EMPHASIS.sub("", sentence).strip()  # "**Error Handling**: Always ..." (markdown bold)
+            name = said if len(said) <= 160 else said[:159].rstrip() + "…"
             entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
             if is_global(sentence):
                 k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
@@ -1270,6 +1271,9 @@ _TRACE_LINE = re.compile(
     r"^\s*(?:at\s+\S.*[:(]\d+|\S.*\s@\s\S+:\d+|File \".+\", line \d+|Traceback \(most recent call last\)"
     r"|\(anonymous\)|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|(?:ERROR|WARN(?:ING)?|INFO|DEBUG)\b)"
 )
+
+
+_EMPHASIS = re.compile(r"\*\*|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
 
 
 def _pasted_output(text: str) -> bool:

@@ -855,3 +855,13 @@ def test_a_pasted_trace_states_no_convention(tmp_path: Path):
     conventions = _lines(core, "· convention: ")
     assert any("standalone components" in line for line in conventions), core
     assert not any("NgIf" in line for line in conventions), core
+
+
+def test_a_convention_in_markdown_is_kept_without_its_emphasis(tmp_path: Path):
+    # read in the crush fixture: the OpenCode.md the agent wrote, "- **Error Handling**: Always check ..."
+    guide = "# Guide\n\n- **Error Handling**: Always check for errors right after the call.\n- Keep `__init__.py` files empty.\n"
+    history = [Session("s-m", [Turn("write the guide", [Call("write", path="OpenCode.md", content=guide)])])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    conventions = _lines(core, "· convention: ")
+    assert any("Error Handling: Always check for errors right after the call." in line for line in conventions), core
+    assert not any("**" in line for line in conventions), core
