@@ -40,7 +40,7 @@ SWITCH_SLOTS = frozenset({"database", "cache", "queue"})  # filled only by a swi
 COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
 STATUS_KINDS = ("test", "build", "typecheck", "lint")
 BRIEF_RELATIONS = frozenset(
-    {"uses", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
+    {"uses", "chose", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
     | {f"{k}-command" for k in COMMAND_KINDS}
     | {f"{k}-script" for k in COMMAND_KINDS}
     | {"has-problem", "architecture", "component", "task-done", "task-pending"}
@@ -220,10 +220,11 @@ def _stack(
         if holder is not None and g.target != holder.target and g.target in refs:
             was.setdefault(holder.target, refs[g.target].name)
     stack: dict[str, tuple[int, float, str, GraphEdge]] = {}
+    chosen = {g.target for g in by_rel.get("chose", [])}  # libraries the user picked; others are dependencies
     for g in by_rel.get("uses", []) + [g for rel in SLOTS for g in by_rel.get(rel, [])]:
         ref = refs.get(g.target)
         category = _category(memory, g.target) if ref is not None and ref.type == "tech" else ""
-        if not category or category == "library":
+        if not category or (category == "library" and g.target not in chosen):
             continue
         holder = slot_value.get(category)
         if holder is not None and holder.target != g.target and holder.edge.event_time >= g.edge.event_time:

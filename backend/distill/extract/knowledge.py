@@ -50,6 +50,7 @@ from .shell import SUBCOMMANDS, classify, split_commands
 from .tools import ToolAction, arguments
 
 USES = "uses"
+CHOSE = "chose"  # a library the user said to use ("use loguru for logging"): on the stack line
 DROPPED = "dropped"
 CONVENTION = "convention"
 ENV_VAR = "env-var"
@@ -1288,7 +1289,7 @@ def _pasted_output(text: str) -> bool:
 _DIRECT = re.compile(
     r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
     # the name ends the clause: not "use got := ..." or "use got.Get(...)" (code: a variable, a call)
-    r"\s+([a-z][\w.+-]*?)(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
+    r"\s+`?([a-z][\w.+-]*?)`?(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
     re.I,
 )
 
@@ -1309,7 +1310,7 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
             named.setdefault(tech.name, tech)
     for m in _DIRECT.finditer(sentence, start):
         word = m.group(1)
-        tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else None
+        tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else _chosen_library(word, sentence)
         if tech is not None:
             named.setdefault(tech.name, tech)
     for m in _NEGATED.finditer(sentence):
@@ -1317,8 +1318,33 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
             named.pop(tech.name, None)
     slots: set[str] = set()
     for tech in named.values():
-        k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
+        eid = k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
         slots.add(tech.slot)
+        if not tech.curated:  # a library the user picked: the brief's, unlike every dependency a manifest lists
+            k.fact(CHOSE, eid, prov, 0.9)
+
+
+# what "use X for ..." may name that is no package
+_NOT_A_PACKAGE = frozenset(
+    _words(
+        "it this that these those them one ones something anything everything nothing same other another each either "
+        "both all any some more less fewer tabs spaces it's its our my your their his her the a an"
+    )
+)
+
+
+def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
+    """A library "use X for ..." names: a registry package the vocabulary has, or a name the
+    sentence marks as one (backticks, or a package's shape: `pydantic-settings`, `date_fns`, `zod2`)."""
+    tech = _tech_name(word, curated=False)
+    if tech is not None:
+        return tech
+    name = word.strip("`'\".,;:")
+    if name.lower() in _NOT_A_PACKAGE or len(name) < 3 or not name[0].isalpha():
+        return None
+    if _marked(name, sentence) or (name.islower() and re.search(r"[a-z][-_][a-z]|[a-z]\d", name)):
+        return vocabulary.Tech(name, "library")
+    return None
 
 
 # "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology

@@ -865,3 +865,28 @@ def test_a_convention_in_markdown_is_kept_without_its_emphasis(tmp_path: Path):
     conventions = _lines(core, "· convention: ")
     assert any("Error Handling: Always check for errors right after the call." in line for line in conventions), core
     assert not any("**" in line for line in conventions), core
+
+
+@pytest.mark.parametrize(
+    ("said", "stack"),
+    [
+        ("Use loguru for logging.", "loguru"),  # a registry package the vocabulary has
+        ("Let's use `quokka` for parsing the config.", "quokka"),  # marked as a name
+        ("use pydantic-settings for the config", "pydantic-settings"),  # a package's shape
+        ("Use tabs for indentation.", ""),
+        ("use this for the parser", ""),
+    ],
+)
+def test_a_library_the_user_picks_is_on_the_stack_line(tmp_path: Path, said: str, stack: str):
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn(said)])]))
+    lines = _lines(core, "· stack: ")
+    if stack:
+        assert lines and stack in lines[0], core
+    else:
+        assert not lines, core
+
+
+def test_a_dependency_a_manifest_lists_is_not_on_the_stack_line(tmp_path: Path):
+    manifest = Call("write", path="requirements.txt", content="loguru==0.7.2\nrequests==2.32.0\n")
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-d", [Turn("add the deps", [manifest])])]))
+    assert "loguru" not in " ".join(_lines(core, "· stack: ")), core
