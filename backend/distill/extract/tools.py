@@ -115,11 +115,15 @@ def rejected(node: Node) -> bool:
         value = meta.get(key)
         if isinstance(value, str) and (value.lower() in _REJECTED_STATUS or _REJECTED.search(value[:200])):
             return True
-    text = (node.content or "").strip()
-    found = _REJECTED.search(text[:200])
+    content = node.content or ""
+    head = content[:240].strip()  # a tool's output may be megabytes: its opening says it
+    found = _REJECTED.search(head[:200])
+    if found is None:
+        return False
     # in the text: what a failed call said, a result that opens with it or is no more than it
     # (a file read that merely mentions a rejection is not one)
-    return found is not None and (found.start() <= 4 or (len(text) <= 160 and "\n" not in text) or failed(node))
+    short = len(content) <= 240 and len(head) <= 160 and "\n" not in head
+    return found.start() <= 4 or short or failed(node)
 
 
 def _workdir(args: Any) -> str:
