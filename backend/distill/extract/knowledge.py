@@ -50,7 +50,7 @@ from .shell import SUBCOMMANDS, classify, split_commands
 from .tools import ToolAction, arguments
 
 USES = "uses"
-CHOSE = "chose"  # a library the user said to use ("use loguru for logging"): on the stack line
+CHOSE = "chose"  # a library the user said to use ("use Loguru for logging"): on the stack line
 DROPPED = "dropped"
 CONVENTION = "convention"
 ENV_VAR = "env-var"
@@ -1334,17 +1334,20 @@ _NOT_A_PACKAGE = frozenset(
 
 
 def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
-    """A library "use X for ..." names: a registry package the vocabulary has, or a name the
-    sentence marks as one (backticks, or a package's shape: `pydantic-settings`, `date_fns`, `zod2`)."""
-    tech = _tech_name(word, curated=False)
-    if tech is not None:
-        return tech
+    """A library "use X for ..." names, when the sentence marks it as a name: backticks, a
+    capital ("use Loguru for logging"), or a package's shape (`pydantic-settings`, `date_fns`,
+    `zod2`). A plain lower-case word is not enough: registries hold "events", "cookies", "path",
+    "retry" and thousands more English words."""
     name = word.strip("`'\".,;:")
     if name.lower() in _NOT_A_PACKAGE or len(name) < 3 or not name[0].isalpha():
         return None
-    if _marked(name, sentence) or (name.islower() and re.search(r"[a-z][-_][a-z]|[a-z]\d", name)):
-        return vocabulary.Tech(name, "library")
-    return None
+    marked = _marked(name, sentence) or bool(re.search(r"[a-z][-_][a-z]|[a-z]\d", name))
+    if not (marked or name[0].isupper()):
+        return None
+    tech = _tech_name(name, curated=False)
+    if tech is not None:
+        return tech
+    return vocabulary.Tech(name, "library") if marked else None
 
 
 # "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology

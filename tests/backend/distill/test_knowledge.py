@@ -870,11 +870,12 @@ def test_a_convention_in_markdown_is_kept_without_its_emphasis(tmp_path: Path):
 @pytest.mark.parametrize(
     ("said", "stack"),
     [
-        ("Use loguru for logging.", "loguru"),  # a registry package the vocabulary has
+        ("Use Loguru for logging.", "loguru"),  # a registry package the vocabulary has, written as a name
         ("Let's use `quokka` for parsing the config.", "quokka"),  # marked as a name
         ("use pydantic-settings for the config", "pydantic-settings"),  # a package's shape
         ("Use tabs for indentation.", ""),
         ("use this for the parser", ""),
+        ("use cookies for the session and events for the bus", ""),  # registry packages, and English words
     ],
 )
 def test_a_library_the_user_picks_is_on_the_stack_line(tmp_path: Path, said: str, stack: str):
