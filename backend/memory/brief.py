@@ -267,7 +267,8 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
 
 def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0) -> list[BriefLine]:
     """The latest outcome of each checked kind (failing first), and the problems the user
-    reported since the last passing check or the last fix (an error seen, then gone)."""
+    reported since the last passing check or the last fix (an error seen, then gone), less those
+    that name a command which ran successfully since ("mix phx.server doesn't start", then it ran)."""
     out: list[BriefLine] = []
     states = []
     passed_at = fixed_at
@@ -286,8 +287,24 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
         out.append(
             BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.6)
         )
+    ran_since = [  # (when, command) the project ran successfully: "mix phx.server doesn't start", then it did
+        (g.edge.event_time, refs[g.target].name.lower())
+        for rel, gs in by_rel.items()
+        if rel.endswith("-command")
+        for g in gs
+        if g.target in refs
+    ]
+
+    def still_open(g: GraphEdge) -> bool:
+        said = refs[g.target].name.lower()
+        return not any(t > g.edge.event_time and len(cmd) > 3 and cmd in said for t, cmd in ran_since)
+
     problems = sorted(
-        (g for g in by_rel.get("has-problem", []) if g.edge.event_time > passed_at and g.target in refs),
+        (
+            g
+            for g in by_rel.get("has-problem", [])
+            if g.edge.event_time > passed_at and g.target in refs and still_open(g)
+        ),
         key=lambda g: -g.edge.event_time,
     )[:2]
     for rank, g in enumerate(problems):

@@ -891,3 +891,15 @@ def test_a_dependency_a_manifest_lists_is_not_on_the_stack_line(tmp_path: Path):
     manifest = Call("write", path="requirements.txt", content="loguru==0.7.2\nrequests==2.32.0\n")
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-d", [Turn("add the deps", [manifest])])]))
     assert "loguru" not in " ".join(_lines(core, "· stack: ")), core
+
+
+def test_a_problem_with_a_command_is_not_open_once_the_command_runs(tmp_path: Path):
+    # the spotter fixtures: "mix phx.server doesnt seem to start" (its calls were rejected), and
+    # a later session started the server
+    started = Call("bash", command="mix phx.server", output="[info] Running SpotterWeb.Endpoint at 127.0.0.1:4000")
+    reported = Session("s-1", [Turn("mix phx.server doesnt seem to start")])
+    core = brief_of(distil_history(tmp_path / "one", [reported]))
+    assert _lines(core, "· open problem: mix phx.server"), core
+    core = brief_of(distil_history(tmp_path / "two", [reported, Session("s-2", [Turn("start the server", [started])])]))
+    assert not _lines(core, "· open problem: "), core
+    assert "run: mix phx.server" in core, core
