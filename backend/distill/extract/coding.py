@@ -167,7 +167,11 @@ def _outcome(
 def _request(text: str) -> str:
     if _INJECTED.match(text):
         return ""
-    return " ".join(text.split())[:300]
+    return " ".join(_BOX.sub(" ", text).split())[:300]
+
+
+# box-drawing characters: a prompt copied out of a terminal UI's input box ("┃ Add the readme ┃")
+_BOX = re.compile(r"[\u2500-\u257f]+")
 
 
 def extract_turn(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> TurnFacts:
