@@ -32,6 +32,8 @@ RUN_KINDS = frozenset({"run", "test", "install", "git"})
 MANIFESTS = frozenset(
     {"package.json", "requirements.txt", "pyproject.toml", "Cargo.toml", "go.mod", "Gemfile", "mix.exs"}
 )
+# box-drawing characters: a prompt copied out of a terminal UI's input box ("┃ Add the readme ┃")
+_BOX = re.compile(r"[\u2500-\u257f]+")
 _INJECTED = re.compile(r"^\s*<(environment_context|user_instructions|system-reminder|local-command-\w+|command-\w+)>")
 
 
@@ -168,10 +170,6 @@ def _request(text: str) -> str:
     if _INJECTED.match(text):
         return ""
     return " ".join(_BOX.sub(" ", text).split())[:300]
-
-
-# box-drawing characters: a prompt copied out of a terminal UI's input box ("┃ Add the readme ┃")
-_BOX = re.compile(r"[\u2500-\u257f]+")
 
 
 def extract_turn(b: RecordBuilder, turn: CollectedTurn, state: BatchState) -> TurnFacts:

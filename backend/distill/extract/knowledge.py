@@ -592,7 +592,7 @@ def _widened(sentence: str, m: re.Match[str], group: int) -> str:
     name = m.group(group)
     before = sentence[: m.start(group)].rstrip()
     word = re.search(r"[A-Za-z][\w.+-]*$", before)
-    if word is not None and before.endswith(word.group()) and _tech_name(f"{word.group()} {name}", curated=True):
+    if word is not None and _tech_name(f"{word.group()} {name}", curated=True):
         return f"{word.group()} {name}"
     return name
 
@@ -1266,15 +1266,16 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
         _said_endpoints(k, sentence, prov)
 
 
+# markdown emphasis around a convention's words ("**Error Handling**: Always ...")
+_EMPHASIS = re.compile(r"\*\*|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
+
+
 # a line of a stack trace or a log: "at foo (app.js:12:3)", "loadIcon @ main.js:23", 'File "x.py",
 # line 3', "Traceback (most recent call last):", "    at com.x.Y.z(Y.java:42)"
 _TRACE_LINE = re.compile(
     r"^\s*(?:at\s+\S.*[:(]\d+|\S.*\s@\s\S+:\d+|File \".+\", line \d+|Traceback \(most recent call last\)"
     r"|\(anonymous\)|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|(?:ERROR|WARN(?:ING)?|INFO|DEBUG)\b)"
 )
-
-
-_EMPHASIS = re.compile(r"\*\*|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])")
 
 
 def _pasted_output(text: str) -> bool:

@@ -105,13 +105,13 @@ _REJECTED = re.compile(
     r"|(?:rejected|denied|declined|cancel+ed|aborted) by (?:the )?user\b)",
     re.IGNORECASE,
 )
-_REJECTED_STATUS = frozenset({"rejected", "denied", "declined", "cancelled", "canceled", "user-rejected"})
+_REJECTED_STATUS = frozenset({"rejected", "denied", "declined", "cancelled", "canceled"})
 
 
 def rejected(node: Node) -> bool:
     """A tool call the user turned down (or cancelled) before it ran: no action of the session."""
     meta = node.metadata
-    for key in ("status", "tool_use_result", "toolDenialKind", "tool_denial_kind"):
+    for key in ("status", "tool_use_result"):  # a status an importer kept; Claude Code's "User rejected tool use"
         value = meta.get(key)
         if isinstance(value, str) and (value.lower() in _REJECTED_STATUS or _REJECTED.search(value[:200])):
             return True

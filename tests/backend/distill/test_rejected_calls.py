@@ -29,7 +29,6 @@ def tool(content: str, **metadata) -> Node:
         tool("The user denied this operation."),
         tool("[Operation Cancelled] Reason: User did not allow tool call", status="cancelled"),
         tool("", status="rejected"),
-        tool("", toolDenialKind="user-rejected"),
     ],
 )
 def test_turned_down(node: Node):
