@@ -13,7 +13,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,16 +158,23 @@ def arguments(node: Node) -> Any:
     return value
 
 
-def strings(value: Any) -> Iterator[str]:
-    """Every string inside nested lists and mappings (a shell command may be a list)."""
+def strings(value: Any) -> list[str]:
+    """Every string inside nested lists and mappings (a shell command may be a list), in order."""
+    out: list[str] = []
+    _collect_strings(value, out)
+    return out
+
+
+def _collect_strings(value: Any, out: list[str]) -> None:
+    # a list filled by plain calls: a generator per level cost more than the walk (every tool node is walked)
     if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
+        out.append(value)
+    elif value.__class__ is dict or isinstance(value, Mapping):
         for item in value.values():
-            yield from strings(item)
+            _collect_strings(item, out)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from strings(item)
+            _collect_strings(item, out)
 
 
 def is_writer_tool(name: str | None) -> bool:

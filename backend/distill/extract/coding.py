@@ -204,13 +204,14 @@ def _work_nodes(turn: CollectedTurn, actions: list[ToolAction]) -> list[Node]:
     return nodes
 
 
+_FILE_RELATIONS = {"edit": "edited", "create": "created", "delete": "deleted", "read": "read", "move": "moved"}
+
+
 def _action_records(b: RecordBuilder, turn: CollectedTurn, action: ToolAction, state: BatchState) -> list[str]:
     root = turn.session.root
     prov = b.provenance([action.node], turn=turn.number, commit=turn.commit)
     mentioned: list[str] = []
-    relation = {"edit": "edited", "create": "created", "delete": "deleted", "read": "read", "move": "moved"}.get(
-        action.kind
-    )
+    relation = _FILE_RELATIONS.get(action.kind)
     for raw in action.paths if relation else ():
         path = normalize_path(raw, root)
         if not path or path == ".":

@@ -10,29 +10,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .caseless import Caseless
+
 _CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 
-DECISION_STRONG = re.compile(
-    r"\b(?:(?:we|i)(?:'ve| have)? decided|decided (?:to|on|that|against)|decision(?: is|:)|we(?:'re| are) going with|"
-    r"i(?:'m| am) going with|(?:we|i) (?:chose|opted|picked|settled on)|going forward,? (?:we|i)|from now on|"
-    r"(?:we|i)(?:'ll| will) (?:go with|switch to|stick with|standardi[sz]e on))\b",
-    re.IGNORECASE,
+DECISION_STRONG = Caseless(
+    re.compile(
+        r"\b(?:(?:we|i)(?:'ve| have)? decided|decided (?:to|on|that|against)|decision(?: is|:)|we(?:'re| are) going with|"
+        r"i(?:'m| am) going with|(?:we|i) (?:chose|opted|picked|settled on)|going forward,? (?:we|i)|from now on|"
+        r"(?:we|i)(?:'ll| will) (?:go with|switch to|stick with|standardi[sz]e on))\b",
+        re.IGNORECASE,
+    )
 )
-DECISION_USER = re.compile(
-    r"\b(?:let'?s (?:use|go with|switch to|keep|stick with|move to|drop|not|avoid|adopt|migrate to|replace)|"
-    r"we should (?:use|switch|keep|move|drop|avoid|adopt|migrate)|(?:always|never) (?:use|run|commit|push|call)|"
-    r"(?:don'?t|do not) (?:use|add|commit|push|touch|change)|use \S+ instead(?: of)?|instead of \S+,? use|"
-    r"i (?:prefer|want (?:us|you) to use|'d rather)|prefer \S+ over)\b",
-    re.IGNORECASE,
+DECISION_USER = Caseless(
+    re.compile(
+        r"\b(?:let'?s (?:use|go with|switch to|keep|stick with|move to|drop|not|avoid|adopt|migrate to|replace)|"
+        r"we should (?:use|switch|keep|move|drop|avoid|adopt|migrate)|(?:always|never) (?:use|run|commit|push|call)|"
+        r"(?:don'?t|do not) (?:use|add|commit|push|touch|change)|use \S+ instead(?: of)?|instead of \S+,? use|"
+        r"i (?:prefer|want (?:us|you) to use|'d rather)|prefer \S+ over)\b",
+        re.IGNORECASE,
+    )
 )
-LEARNING = re.compile(
-    r"\b(?:turns out|it turned out|(?:the )?root cause(?: is| was|:)|the (?:problem|issue|bug|culprit) (?:is|was)|"
-    r"the fix (?:is|was)|(?:this|that|it) (?:happens|happened|fails|failed|breaks|broke) because|because of this|"
-    r"(?:i|we) (?:learned|learnt|found out|discovered|realized|realised) that|\bTIL\b|gotcha|caveat|workaround|"
-    r"the reason (?:is|was)|(?:does|do)(?:n't| not) support|is(?:n't| not) supported|only works (?:with|when|if)|"
-    r"requires? (?:python|node|a |an |the )|must be (?:run|called|set)|watch out|important:|note:)",
-    re.IGNORECASE,
+LEARNING = Caseless(
+    re.compile(
+        r"\b(?:turns out|it turned out|(?:the )?root cause(?: is| was|:)|the (?:problem|issue|bug|culprit) (?:is|was)|"
+        r"the fix (?:is|was)|(?:this|that|it) (?:happens|happened|fails|failed|breaks|broke) because|because of this|"
+        r"(?:i|we) (?:learned|learnt|found out|discovered|realized|realised) that|\btil\b|gotcha|caveat|workaround|"
+        r"the reason (?:is|was)|(?:does|do)(?:n't| not) support|is(?:n't| not) supported|only works (?:with|when|if)|"
+        r"requires? (?:python|node|a |an |the )|must be (?:run|called|set)|watch out|important:|note:)",
+        re.IGNORECASE,
+    )
 )
 PREFERS = re.compile(r"\bi (?:prefer|like to use|always use|'d rather use)\s+([\w.+#-]+)", re.IGNORECASE)
 
@@ -65,19 +73,22 @@ _TRIGGERS = (
 )  # fmt: skip
 
 
+# one search for them all: an alternation of literals is 2-4x cheaper than a loop of `in`
+_TRIGGER = re.compile("|".join(re.escape(trigger) for trigger in _TRIGGERS))
+
+
 def find_cues(text: str, *, from_user: bool, limit: int = 3) -> list[Cue]:
-    low = text.lower()
-    if not any(trigger in low for trigger in _TRIGGERS):
+    if _TRIGGER.search(text.lower()) is None:
         return []
-    if not (DECISION_STRONG.search(text) or LEARNING.search(text) or (from_user and DECISION_USER.search(text))):
+    if not (DECISION_STRONG.found(text) or LEARNING.found(text) or (from_user and DECISION_USER.found(text))):
         return []  # one pass over the whole text before any sentence split
     found: list[Cue] = []
     for sentence in sentences(text):
         if sentence.endswith("?"):
             continue
-        if DECISION_STRONG.search(sentence) or (from_user and DECISION_USER.search(sentence)):
+        if DECISION_STRONG.found(sentence) or (from_user and DECISION_USER.found(sentence)):
             found.append(Cue("decision", _trim(sentence)))
-        elif LEARNING.search(sentence):
+        elif LEARNING.found(sentence):
             found.append(Cue("learning", _trim(sentence)))
         if len(found) >= limit:
             break

@@ -46,6 +46,7 @@ from ...model import Node, Provenance
 from ..model import CollectedTurn, TurnFacts
 from . import patterns, vocabulary
 from .builder import RecordBuilder
+from .caseless import Caseless
 from .shell import SUBCOMMANDS, classify, split_commands
 from .tools import ToolAction, arguments
 
@@ -309,10 +310,12 @@ _GO_IMPORT = re.compile(
 )
 _RUST_USE = re.compile(r"^[ \t+]*use\s+([a-z_][\w]*)::", re.MULTILINE)
 _EX_USE = re.compile(r"^[ \t+]*(?:use|alias|import)\s+([A-Z]\w+)", re.MULTILINE)
-_VERSIONED = re.compile(
-    r"\b(Python|Node(?:\.js)?|Go|Golang|Ruby|Elixir|Erlang/OTP|OTP|Rust|Java|PHP|TypeScript|Django|Rails|React|Vue|"
-    r"Next\.js|PostgreSQL|Postgres|MySQL|Redis|Kotlin|Swift|Deno|Bun|\.NET|Phoenix|Angular|Svelte|Laravel)\s+v?(\d+(?:\.\d+){0,2})\b",
-    re.IGNORECASE,
+_VERSIONED = Caseless(
+    re.compile(  # (written in lower case, which IGNORECASE makes the same: matched lowercased)
+        r"\b(python|node(?:\.js)?|go|golang|ruby|elixir|erlang/otp|otp|rust|java|php|typescript|django|rails|react|vue|"
+        r"next\.js|postgresql|postgres|mysql|redis|kotlin|swift|deno|bun|\.net|phoenix|angular|svelte|laravel)\s+v?(\d+(?:\.\d+){0,2})\b",
+        re.IGNORECASE,
+    )
 )
 VERSIONED_LANGUAGES = frozenset({"Python", "Node.js", "Go", "Ruby", "Elixir", "Rust", "Java", "PHP", "TypeScript",
                                  "Kotlin", "Swift", "Deno", "Bun", ".NET"})  # fmt: skip
@@ -371,46 +374,57 @@ _DROP = re.compile(
     rf"(?:let'?s|we(?:'ll| will)?|i'?d rather|we'?d rather)\s+not\s+use|(?:we\s+)?no longer use)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
     re.I,
 )
-_CHOOSE = re.compile(
-    r"\b(?:use|using|uses|used|add|adding|install|installing|set(?:ting)? up|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
-    r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
-    r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
-    r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
-    r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
-    r"hosted on|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to|"
-    # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
-    r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
-    r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
-    r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?)(?: (?:is|are|go(?:es)? through|via)|(?=:))|"
-    r"deploy(?:s|ed|ing)? (?:on|to|with)|"
-    # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
-    r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
-    r"site|website|codebase|monorepo|repo|server|cli)\b))\b",
-    re.I,
+_CHOOSE = Caseless(
+    re.compile(
+        r"\b(?:use|using|uses|used|add|adding|install|installing|set(?:ting)? up|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
+        r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
+        r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
+        r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
+        r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
+        r"hosted on|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to|"
+        # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
+        r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
+        r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
+        r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?)(?: (?:is|are|go(?:es)? through|via)|(?=:))|"
+        r"deploy(?:s|ed|ing)? (?:on|to|with)|"
+        # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
+        r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
+        r"site|website|codebase|monorepo|repo|server|cli)\b))\b",
+        re.I,
+    )
 )
-_CONVENTION = re.compile(
-    r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
-    r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
-    r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
-    r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
-    r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
-    r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
-    r"conventions?\b|style guide|naming|"
-    r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
-    r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
-    r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
-    re.I,
+# (one alternative, which needs a capital, is _FOLLOWS_NAME: the rest are matched lowercased)
+_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
+        r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
+        r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
+        r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
+        r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
+        r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
+        r"conventions?\b|style guide|naming|"
+        r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
+        r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
+        r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
+        re.I,
+    )
 )
-_NOT_CONVENTION = re.compile(
-    r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
-    r"do not (?:know|understand)|why does|what does|how do)\b",
-    re.I,
+# "we follow the Google style guide", "follows PEP 8": a named style
+_FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
+_NOT_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
+        r"do not (?:know|understand)|why does|what does|how do)\b",
+        re.I,
+    )
 )
-_GLOBAL = re.compile(
-    r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
-    r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
-    r"all my (?:\w+ )?(?:projects|code|repos))\b",
-    re.I,
+_GLOBAL = Caseless(
+    re.compile(
+        r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
+        r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
+        r"all my (?:\w+ )?(?:projects|code|repos))\b",
+        re.I,
+    )
 )
 _ENV_CODE = re.compile(
     r"""(?:os\.environ(?:\.get)?\s*[\[(]\s*|os\.getenv\(\s*|getenv\(\s*|process\.env\[\s*|env::var\(\s*|"""
@@ -446,6 +460,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=16384)  # the rules look up the same words again and again (every n-gram of a sentence)
 def _tech_name(raw: str, *, curated: bool) -> vocabulary.Tech | None:
     name = raw.strip("`'\".,;:()[]!?")
     if not name or len(name) > 60:
@@ -460,6 +475,11 @@ def _tech_name(raw: str, *, curated: bool) -> vocabulary.Tech | None:
 
 def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
     """The curated technologies a sentence names (backticked names of any kind too)."""
+    return list(_mentioned_techs(sentence))
+
+
+@functools.lru_cache(maxsize=1024)  # several rules ask it of one sentence
+def _mentioned_techs(sentence: str) -> tuple[vocabulary.Tech, ...]:
     found: list[vocabulary.Tech] = []
     for m in _BACKTICK.finditer(sentence):
         tech = _tech_name(m.group(1), curated=False)
@@ -489,7 +509,7 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
             i += 1
         if hit is not None:
             found.append(hit)
-    return list({t.name: t for t in found}.values())
+    return tuple({t.name: t for t in found}.values())
 
 
 _AFTER_VERB = frozenset(
@@ -548,8 +568,10 @@ _COMMON_WORDS = frozenset(
 )
 
 
-_SWAP_WORDS = re.compile(r"\b(?:from|replac\w*|swap\w*|instead|not|never|prefer|supersedes|takes over)\b", re.I)
-_ASSISTANT_SWAP = re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I)
+_SWAP_WORDS = Caseless(
+    re.compile(r"\b(?:from|replac\w*|swap\w*|instead|not|never|prefer|supersedes|takes over)\b", re.I)
+)
+_ASSISTANT_SWAP = Caseless(re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|instead of)\b", re.I))
 _SWAP_LITERALS = ("from ", "replac", "instead of")
 
 
@@ -560,13 +582,13 @@ def _may_swap(text: str) -> bool:
         low = text.lower()
         if not any(literal in low for literal in _SWAP_LITERALS):
             return False
-    return _ASSISTANT_SWAP.search(text) is not None
+    return _ASSISTANT_SWAP.found(text)
 
 
 def replacements(sentence: str) -> list[tuple[str, str]]:
     """(old, new) technology names a sentence replaces, one of them at least known to the vocabulary."""
     out: list[tuple[str, str]] = []
-    if not _SWAP_WORDS.search(sentence):
+    if not _SWAP_WORDS.found(sentence):
         return out
     for rx, order in zip(_REPLACE, _REPLACE_ORDER, strict=True):
         for m in rx.finditer(sentence):
@@ -631,28 +653,30 @@ def dropped(sentence: str) -> list[str]:
     return out
 
 
-_PROBLEM = re.compile(
-    r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
-    r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
-    r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out|dying|leaking|erroring)\b|"
-    r"\b(?:crashes|segfaults|hangs)\b",
-    re.I,
+_PROBLEM = Caseless(
+    re.compile(
+        r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
+        r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
+        r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out|dying|leaking|erroring)\b|"
+        r"\b(?:crashes|segfaults|hangs)\b",
+        re.I,
+    )
 )
-_EVERYWHERE = re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I)
-_WANT = re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I)
+_EVERYWHERE = Caseless(re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I))
+_WANT = Caseless(re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I))
 
 
 def is_convention(sentence: str) -> bool:
-    if sentence.endswith("?") or _NOT_CONVENTION.search(sentence):
+    if sentence.endswith("?") or _NOT_CONVENTION.found(sentence):
         return False
-    if _CONVENTION.search(sentence):
+    if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
         return True
     # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
-    return bool((_GLOBAL.search(sentence) or _EVERYWHERE.search(sentence)) and _WANT.search(sentence))
+    return (_GLOBAL.found(sentence) or _EVERYWHERE.found(sentence)) and _WANT.found(sentence)
 
 
 def is_global(sentence: str) -> bool:
-    return bool(_GLOBAL.search(sentence))
+    return _GLOBAL.found(sentence)
 
 
 def versions(text: str) -> list[tuple[vocabulary.Tech, str]]:
@@ -1259,7 +1283,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             else:
                 k.fact(CONVENTION, entity, prov, 0.85)
             k.decided.add(prov.node_ids[0])
-        if _PROBLEM.search(sentence) and not replaced and len(sentence) <= 200:
+        if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200:
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
@@ -1653,6 +1677,9 @@ _STATES = re.compile(
 _PROGRESS_HINTS = (
     "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
 )  # fmt: skip
+# one search for any of the words (a loop of `in` costs more, on every message)
+_STYLE_HINT = re.compile("|".join(re.escape(w) for w in _STYLE_WORDS))
+_PROGRESS_HINT = re.compile("|".join(re.escape(w) for w in _PROGRESS_HINTS))
 # progress said in a sentence: "Done with the refactor of the handlers; next up is the auth middleware"
 _SAID_DONE = re.compile(
     r"(?:^|[.;!]\s+)(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:done|finished)\s+with\s+(?P<item>[^;.!?]{3,})", re.I
@@ -1686,7 +1713,7 @@ def layout_facts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     parts: list[tuple[str, str]] = []
     low = text[:20_000].lower()
     placed = "/" in low and (" in " in low or " under " in low)
-    if not placed and not any(word in low for word in _STYLE_WORDS):
+    if not placed and _STYLE_HINT.search(low) is None:
         return styles, parts  # most messages: no path and no architecture word, no regex run
     body = _CODE_BLOCK.sub(" ", text[:20_000])
     low = body.lower()
@@ -1733,7 +1760,7 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
     if from_user and len(text) > USER_PROGRESS_CHARS:
         return []
     low = text[:20_000].lower()
-    if not any(hint in low for hint in _PROGRESS_HINTS):
+    if _PROGRESS_HINT.search(low) is None:
         return []
     out: list[tuple[bool, str]] = []
     under: bool | None = None  # the status of a heading whose list follows

@@ -141,6 +141,7 @@ _MODEL_WORDS = (
     "o3",
     "o4",
 )
+_MODEL_HINT = re.compile("|".join(re.escape(w) for w in _MODEL_WORDS))  # one search, not a loop of `in`
 _PORT_HINT = re.compile(r":\d{2,5}\b|\bport\b", re.IGNORECASE)
 
 
@@ -178,8 +179,7 @@ def git_commits_in_output(text: str) -> list[tuple[str, str]]:
 
 
 def models(text: str) -> list[str]:
-    low = text.lower()
-    if not any(w in low for w in _MODEL_WORDS):
+    if _MODEL_HINT.search(text.lower()) is None:
         return []
     return list(dict.fromkeys(m.group(1).lower().replace(" ", "-") for m in MODEL.finditer(text)))
 
@@ -236,13 +236,20 @@ def _errors(text: str, limit: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# each summary line's pattern with a literal it cannot match without (most outputs have none:
+# a plain `in` skips the pattern's pass over up to 20,000 characters)
+_SUMMARY_LINES = ((_PYTEST_LINE, " in "), (_JEST_LINE, "Tests:"), (_CARGO_LINE, "test result: "), (_MIX_LINE, " failure"))
+_GO_OK = re.compile(r"^ok\s+\S+\s+[\d.]+s", re.MULTILINE)
+_GO_FAIL = re.compile(r"^FAIL\s+\S+", re.MULTILINE)
+
+
 def test_summary(text: str) -> str:
     """`12 passed, 1 failed` from pytest, jest, cargo, go or mix output; "" when there is none."""
-    for rx in (_PYTEST_LINE, _JEST_LINE, _CARGO_LINE, _MIX_LINE):
-        lines = rx.findall(text)
+    for rx, literal in _SUMMARY_LINES:
+        lines = rx.findall(text) if literal in text else ()
         if lines:
             return _counts(lines[-1] if isinstance(lines[-1], str) else lines[-1][0])
-    if re.search(r"^ok\s+\S+\s+[\d.]+s", text, re.MULTILINE) or re.search(r"^FAIL\s+\S+", text, re.MULTILINE):
+    if ("ok" in text and _GO_OK.search(text)) or ("FAIL" in text and _GO_FAIL.search(text)):
         passed = len(re.findall(r"^ok\s+\S+", text, re.MULTILINE))
         failed = len(re.findall(r"^FAIL\s+\S+\s", text, re.MULTILINE))
         return _join({"passed": passed, "failed": failed}, unit=" packages")

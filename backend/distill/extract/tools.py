@@ -108,16 +108,25 @@ _REJECTED = re.compile(
 _REJECTED_STATUS = frozenset({"rejected", "denied", "declined", "cancelled", "canceled"})
 
 
+def _says_rejected(text: str) -> re.Match[str] | None:
+    """_REJECTED.search(text), skipped where it cannot match: every form names the user, and a
+    case-blind "user" is "user" once lowercased, or has U+017F (long s, which lower() keeps) for its s."""
+    low = text.lower()
+    if "user" not in low and "u\u017fer" not in low:
+        return None
+    return _REJECTED.search(text)
+
+
 def rejected(node: Node) -> bool:
     """A tool call the user turned down (or cancelled) before it ran: no action of the session."""
     meta = node.metadata
     for key in ("status", "tool_use_result"):  # a status an importer kept; Claude Code's "User rejected tool use"
         value = meta.get(key)
-        if isinstance(value, str) and (value.lower() in _REJECTED_STATUS or _REJECTED.search(value[:200])):
+        if isinstance(value, str) and (value.lower() in _REJECTED_STATUS or _says_rejected(value[:200])):
             return True
     content = node.content or ""
     head = content[:240].strip()  # a tool's output may be megabytes: its opening says it
-    found = _REJECTED.search(head[:200])
+    found = _says_rejected(head[:200])
     if found is None:
         return False
     # in the text: what a failed call said, a result that opens with it or is no more than it
@@ -300,6 +309,7 @@ def _simple_action(
 
 
 @lru_cache(maxsize=8192)  # a session names the same files over and over, and this runs per mention
+@lru_cache(maxsize=8192)  # a session names its files again and again: two normpaths each time
 def normalize_path(path: str, root: str) -> str:
     """A path as the memory names it: relative to the session root when under it, `./` dropped."""
     text = path.strip()

@@ -1,0 +1,144 @@
+"""Shortcuts of the rules that must find exactly what the plain patterns find.
+
+Each is checked against the pattern it stands for on text built from the words the patterns
+look for, in upper and lower case, with the characters IGNORECASE folds to ASCII letters
+(U+017F long s, U+212A Kelvin, dotless i) that str.lower() keeps as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from opmem_tui.backend.distill.extract import caseless, cues, patterns, tools
+from opmem_tui.backend.distill.extract import knowledge as kn
+from opmem_tui.backend.distill.extract.caseless import Caseless
+
+WORDS = [
+    "use", "USE", "Using", "with", "We", "decided", "DECIDED", "to", "let's", "switch", "turns out", "TIL", "til",
+    "the", "fix", "was", "always", "Never", "follow", "follows", "Google", "in", "every", "project", "everywhere",
+    "want", "doesn't", "start", "crashes", "from", "replace", "instead", "of", "Python", "python", "3.11", "Node.js",
+    "v20", ".NET", "8", "go", "1.22", "stack:", "a", "Django", "app", "user", "USER", "rejected", "by", "The",
+    "doesn't want to proceed", "cancelled", "the u\u017fer denied", " ", ",", ".", "\n", "\u017f", "u\u017fe", "\u212a", "\u0131", "é",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join)
+
+CASELESS = {
+    "_CHOOSE": kn._CHOOSE,
+    "_CONVENTION": kn._CONVENTION,
+    "_NOT_CONVENTION": kn._NOT_CONVENTION,
+    "_GLOBAL": kn._GLOBAL,
+    "_EVERYWHERE": kn._EVERYWHERE,
+    "_WANT": kn._WANT,
+    "_PROBLEM": kn._PROBLEM,
+    "_SWAP_WORDS": kn._SWAP_WORDS,
+    "_ASSISTANT_SWAP": kn._ASSISTANT_SWAP,
+    "_VERSIONED": kn._VERSIONED,
+    "DECISION_STRONG": cues.DECISION_STRONG,
+    "DECISION_USER": cues.DECISION_USER,
+    "LEARNING": cues.LEARNING,
+}
+
+
+def _same(a: re.Match[str] | None, b: re.Match[str] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.span() == b.span() and a.groups() == b.groups() and a.re is b.re
+
+
+@pytest.mark.parametrize("name", sorted(CASELESS))
+def test_a_caseless_pattern_finds_what_the_case_blind_pattern_finds(name):
+    fast = CASELESS[name]
+    plain = fast.pattern
+
+    @given(texts, st.integers(min_value=0, max_value=8))
+    def check(text: str, pos: int) -> None:
+        assert _same(fast.search(text), plain.search(text)), text
+        assert fast.found(text) == (plain.search(text) is not None), text
+        pos = min(pos, len(text))
+        assert _same(fast.search(text, pos), plain.search(text, pos)), (text, pos)
+        mine, theirs = list(fast.finditer(text, pos)), list(plain.finditer(text, pos))
+        assert len(mine) == len(theirs) and all(_same(a, b) for a, b in zip(mine, theirs, strict=True)), text
+
+    check()
+
+
+def test_the_folding_characters_go_to_the_case_blind_pattern():
+    rx = Caseless(re.compile(r"\bus(?:e|ing)\b", re.I))
+    assert rx.search("we u\u017fe it").group() == "u\u017fe"  # IGNORECASE: long s is an s
+    assert rx.found("USING it") and not rx.found("abuse")
+    assert [m.group() for m in rx.finditer("Use it, using it")] == ["Use", "using"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        re.compile(r"\bTIL\b", re.I),  # a capital: matches nothing in lower-case text
+        re.compile(r"[A-Z]\w+", re.I),
+        re.compile(r"follows (?-i:[A-Z])", re.I),  # inline flags
+        re.compile(r"\x41", re.I),  # a code point that may be a capital
+        re.compile(r"(a)\1", re.I),  # a group reference
+        re.compile("\u017fome", re.I),  # long s: matches "some" when case-blind
+        re.compile(r"\buse\b"),  # not case-blind at all
+    ],
+)
+def test_a_pattern_that_cannot_be_matched_lowercased_is_refused(pattern):
+    with pytest.raises(ValueError):
+        Caseless(pattern)
+
+
+def test_a_named_group_may_have_capitals():
+    assert caseless._lowercase_only(r"(?P<Item>done|todo) (?P=Item)") is None
+
+
+@given(texts)
+def test_the_rejection_pre_check_never_skips_a_text_the_pattern_matches(text):
+    assert (tools._says_rejected(text) is None) == (tools._REJECTED.search(text) is None), text
+
+
+OUTPUTS = [
+    "===== 3 passed, 1 failed in 0.52s =====", "Tests:       2 failed, 10 passed, 12 total",
+    "test result: FAILED. 4 passed; 1 failed; 0 ignored", "5 tests, 1 failure", "3 doctests, 2 tests, 0 failures",
+    "ok  \texample.com/pkg\t0.012s", "FAIL\texample.com/pkg [build failed]", "FAIL example.com/other 0.1s",
+    "--- FAIL: TestX (0.00s)", "ok", "FAIL", " in ", "passed", "=", "\n", "random output line", "tests",
+]  # fmt: skip
+
+
+def _summary_without_pre_checks(text: str) -> str:
+    """test_summary as it was before its literal pre-checks (the oracle)."""
+    for rx in (patterns._PYTEST_LINE, patterns._JEST_LINE, patterns._CARGO_LINE, patterns._MIX_LINE):
+        lines = rx.findall(text)
+        if lines:
+            return patterns._counts(lines[-1] if isinstance(lines[-1], str) else lines[-1][0])
+    if re.search(r"^ok\s+\S+\s+[\d.]+s", text, re.MULTILINE) or re.search(r"^FAIL\s+\S+", text, re.MULTILINE):
+        passed = len(re.findall(r"^ok\s+\S+", text, re.MULTILINE))
+        failed = len(re.findall(r"^FAIL\s+\S+\s", text, re.MULTILINE))
+        return patterns._join({"passed": passed, "failed": failed}, unit=" packages")
+    return ""
+
+
+@given(st.lists(st.sampled_from(OUTPUTS), max_size=8).map("\n".join))
+def test_the_test_summary_pre_checks_change_nothing(text):
+    assert patterns.test_summary(text) == _summary_without_pre_checks(text), text
+
+
+def test_the_convention_split_keeps_the_named_style_alternative():
+    assert kn.is_convention("We follow the Google style guide for Python.")
+    assert kn.is_convention("The code follows PEP 8.")
+    assert not kn.is_convention("It follows the rules of the game.")  # no name after it
+
+
+@given(texts)
+def test_the_convention_pattern_split_in_two_finds_what_the_whole_found(text):
+    whole = re.compile(
+        kn._CONVENTION.pattern.pattern.replace(
+            r"(?:we|i)\s+follow|", r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|", 1
+        ),
+        re.I,
+    )
+    assert whole.pattern != kn._CONVENTION.pattern.pattern
+    split = kn._CONVENTION.found(text) or ("ollow" in text.lower() and kn._FOLLOWS_NAME.search(text) is not None)
+    assert split == (whole.search(text) is not None), text
