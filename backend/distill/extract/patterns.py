@@ -238,7 +238,12 @@ def _errors(text: str, limit: int) -> tuple[str, ...]:
 
 # each summary line's pattern with a literal it cannot match without (most outputs have none:
 # a plain `in` skips the pattern's pass over up to 20,000 characters)
-_SUMMARY_LINES = ((_PYTEST_LINE, " in "), (_JEST_LINE, "Tests:"), (_CARGO_LINE, "test result: "), (_MIX_LINE, " failure"))
+_SUMMARY_LINES = (
+    (_PYTEST_LINE, " in "),
+    (_JEST_LINE, "Tests:"),
+    (_CARGO_LINE, "test result: "),
+    (_MIX_LINE, " failure"),
+)
 _GO_OK = re.compile(r"^ok\s+\S+\s+[\d.]+s", re.MULTILINE)
 _GO_FAIL = re.compile(r"^FAIL\s+\S+", re.MULTILINE)
 
