@@ -643,10 +643,18 @@ _DROP_AFTER_LITERALS = (
 )
 
 
+# every form of _DROP holds one of these (case-blind): most sentences hold none
+_DROP_HINT = re.compile(
+    "drop|remov|rid of|stop|no more|ditch|rip|deprecat|mov|migrat|phas|off|abandon|retir|done with|swap|not|no longer"
+)
+
+
 def dropped(sentence: str) -> list[str]:
     out = []
     after = _DROP_AFTER.finditer(sentence) if _may_hold(sentence, _DROP_AFTER_LITERALS) else ()
-    for m in (*_DROP.finditer(sentence), *after):
+    low = sentence.lower()
+    drops = _DROP.finditer(sentence) if not sentence.isascii() or _DROP_HINT.search(low) else ()
+    for m in (*drops, *after):
         tech = _tech_name(m.group(1), curated=not _marked(m.group(1), sentence))
         if tech is not None:
             out.append(m.group(1).strip("`'\".,"))

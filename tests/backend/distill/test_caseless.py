@@ -21,6 +21,7 @@ WORDS = [
     "use", "USE", "Using", "with", "We", "decided", "DECIDED", "to", "let's", "switch", "turns out", "TIL", "til",
     "the", "fix", "was", "always", "Never", "follow", "follows", "Google", "in", "every", "project", "everywhere",
     "want", "doesn't", "start", "crashes", "from", "replace", "instead", "of", "Python", "python", "3.11", "Node.js",
+    "dropping", "Redux", "got rid of", "REMOVED", "jest", "no longer use", "phased out", "ditch", "we'd rather not use",
     "v20", ".NET", "8", "go", "1.22", "stack:", "a", "Django", "app", "user", "USER", "rejected", "by", "The",
     "doesn't want to proceed", "cancelled", "the u\u017fer denied", " ", ",", ".", "\n", "\u017f", "u\u017fe", "\u212a", "\u0131", "é",
 ]  # fmt: skip
@@ -142,3 +143,9 @@ def test_the_convention_pattern_split_in_two_finds_what_the_whole_found(text):
     assert whole.pattern != kn._CONVENTION.pattern.pattern
     split = kn._CONVENTION.found(text) or ("ollow" in text.lower() and kn._FOLLOWS_NAME.search(text) is not None)
     assert split == (whole.search(text) is not None), text
+
+
+@given(texts)
+def test_the_drop_pre_check_never_skips_a_sentence_the_pattern_matches(text):
+    if text.isascii() and kn._DROP.search(text):
+        assert kn._DROP_HINT.search(text.lower()), text
