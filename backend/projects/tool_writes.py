@@ -379,8 +379,13 @@ def _writes(node: Node, effects: bool) -> list[FileWrite]:
         return []
     args = arguments(node)
     base = None
-    if isinstance(args, Mapping):
-        base = next((args[k] for k in WORKDIR_KEYS if isinstance(args.get(k), str) and args[k]), None)
+    mapping = args.__class__ is dict or isinstance(args, Mapping)  # (the ABC check is slow; most are dicts)
+    if mapping:
+        for key in WORKDIR_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                base = value
+                break
     # apply_patch text can sit anywhere: a freeform custom tool input, {"input": ...}, or a shell
     # command `apply_patch <<'PATCH' ...`. The envelope markers make it unambiguous.
     patches = [text for text in strings(args) if is_patch_text(text)]
@@ -389,7 +394,7 @@ def _writes(node: Node, effects: bool) -> list[FileWrite]:
             return [FileWrite(_join(base, path), _UNREAD) for text in patches for path in patch_paths(text)]
         return [FileWrite(_join(base, path), effect) for text in patches for path, effect in patch_writes(text)]
     name = node.name or ""
-    if not is_writer_tool(name) or not isinstance(args, Mapping):
+    if not is_writer_tool(name) or not mapping:
         return []
     return _call_writes(name, args, base, effects)
 

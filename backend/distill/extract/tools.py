@@ -90,7 +90,8 @@ def failed(node: Node) -> bool:
         return True
     if str(meta.get("status", "")).lower() in ("error", "failed", "failure"):
         return True
-    return bool(_EXIT_CODE.match((node.content or "")[:40]))
+    content = node.content or ""
+    return content.startswith("Exit code ") and bool(_EXIT_CODE.match(content[:40]))
 
 
 _EXIT_CODE = re.compile(r"Exit code [1-9]\d*\b")
@@ -201,6 +202,12 @@ def _action_kind(key: str, args: Any) -> str:
         return "read" if command in (None, "view") else ""
     if "editor" in key and isinstance(args, Mapping) and args.get("command") == "view":
         return "read"
+    return _KIND_OF_TOOL.get(key, "")
+
+
+def _tool_kinds() -> dict[str, str]:
+    """A tool's kind by its key (a name in two sets takes the first set's kind, as a walk of them did)."""
+    kinds: dict[str, str] = {}
     for kind, names in (
         ("search", SEARCH_TOOLS),
         ("list", LIST_TOOLS),
@@ -209,9 +216,12 @@ def _action_kind(key: str, args: Any) -> str:
         ("plan", PLAN_TOOLS),
         ("task", TASK_TOOLS),
     ):
-        if key in names:
-            return kind
-    return ""
+        for name in names:
+            kinds.setdefault(name, kind)
+    return kinds
+
+
+_KIND_OF_TOOL = _tool_kinds()
 
 
 def _edit_actions(
