@@ -80,3 +80,25 @@ def test_bad_lines_name_where_they_are(line, problem):
 def test_visible_scopes():
     assert visible_scopes("project:p") == {"global", "project:p"}
     assert visible_scopes(None) is None
+
+
+def test_an_edge_id_is_record_id_of_its_parts():
+    """Edge.make_id writes record_id's JSON itself (the hot path of extraction): the very same id."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from opmem_tui.backend.memory.records import Edge, record_id
+    from opmem_tui.backend.model import Provenance
+
+    text = st.text(alphabet=st.characters(blacklist_categories=()), max_size=12) | st.sampled_from(
+        ['a"b', "back\\slash", "\ud800", "\u2028", "日本", ""]
+    )
+
+    @given(text, text, text, text, st.lists(text, max_size=4))
+    def check(from_id: str, relation: str, to_id: str, session: str, nodes: list[str]) -> None:
+        prov = Provenance("p", session, tuple(nodes), None, 1.0, 2.0)
+        assert Edge.make_id(from_id, relation, to_id, prov) == record_id(
+            "ed", from_id, relation, to_id, session, list(nodes)
+        )
+
+    check()
