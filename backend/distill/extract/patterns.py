@@ -88,7 +88,12 @@ def urls(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_TWO_DIGITS = re.compile(r"\d\d")  # what each port pattern needs (\d{2,5}): most commands have none
+
+
 def ports(text: str) -> list[str]:
+    if _TWO_DIGITS.search(text) is None:
+        return []
     found = [m.group(1) for rx in (PORT_HOST, PORT_WORD, PORT_FLAG) for m in rx.finditer(text)]
     return [f":{p}" for p in dict.fromkeys(found) if 1 <= int(p) <= 65535]
 
