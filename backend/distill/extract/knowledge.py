@@ -433,7 +433,7 @@ _ENV_CODE = re.compile(
     r"""import\.meta\.env\.([A-Z][A-Z0-9_]{2,60})|\$\{?([A-Z][A-Z0-9]*_[A-Z0-9_]{2,60})\}?"""
 )
 _ENV_FILE = re.compile(r"^[ \t+]*(?:-[ \t]+)?[\"']?(?:export\s+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s*[=:]", re.MULTILINE)
-_ENV_WORD = re.compile(r"\b(?:env(?:ironment)?(?: var(?:iable)?s?)?|\.env|export|set)\b", re.I)
+_ENV_WORD = Caseless(re.compile(r"\b(?:env(?:ironment)?(?: var(?:iable)?s?)?|\.env|export|set)\b", re.I))
 _ENV_NAME = re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]{2,60})\b")
 _NOT_ENV = frozenset({"TODO_LIST", "README_MD", "UTF_8", "HTTP_200", "HTTP_404", "ISO_8601", "MAX_INT"})
 _ROUTE = re.compile(
@@ -1051,7 +1051,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "user" and node.content and not node.is_tool:
-            if _WRITE_INSTRUCTIONS.search(node.content[:1000]):
+            if _WRITE_INSTRUCTIONS.found(node.content[:1000]):
                 continue  # a request to write an instruction file (see above)
             _text_facts(k, node.content, prov(node), from_user=True)
             _layout_facts(k, node.content, prov(node), from_user=True)
@@ -1072,11 +1072,13 @@ INSTRUCTION_FILES = frozenset(
 # "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
 # commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
 # says what the file should cover, not how the project works; what is written is read from the file
-_WRITE_INSTRUCTIONS = re.compile(
-    r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
-    + "|".join(re.escape(name) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
-    + r")(?![\w.-])",
-    re.IGNORECASE,
+_WRITE_INSTRUCTIONS = Caseless(
+    re.compile(
+        r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
+        + r")(?![\w.-])",
+        re.IGNORECASE,
+    )
 )
 # what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
 _OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
@@ -1319,17 +1321,21 @@ def _pasted_output(text: str) -> bool:
 
 # "uses chi for routing", "switch the migrations to goose": a lower-case name that is also a word
 # (chi, goose, rich, express) is the technology right after a verb of choice, in a noun's place
-_DIRECT = re.compile(
-    r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
-    # the name ends the clause: not "use got := ..." or "use got.Get(...)" (code: a variable, a call)
-    r"\s+`?([a-z][\w.+-]*?)`?(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
-    re.I,
+_DIRECT = Caseless(
+    re.compile(
+        r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
+        # the name ends the clause: not "use got := ..." or "use got.Get(...)" (code: a variable, a call)
+        r"\s+`?([a-z][\w.+-]*?)`?(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
+        re.I,
+    )
 )
 
 
-_NEGATED = re.compile(
-    r"\b(?:no|not|never|without|avoid|instead of|rather than|(?:don'?t|do not|never) use|no more)\s+((?:\S+\s+){0,1}\S+)",
-    re.I,
+_NEGATED = Caseless(
+    re.compile(
+        r"\b(?:no|not|never|without|avoid|instead of|rather than|(?:don'?t|do not|never) use|no more)\s+((?:\S+\s+){0,1}\S+)",
+        re.I,
+    )
 )
 
 
@@ -1384,12 +1390,14 @@ def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
 
 
 # "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology
-_OWNED = re.compile(
-    r"\b(?:the|our|my|this|your)\s+((?:[A-Za-z@][\w.+#/@-]*\s+){1,3}?)(?:app|application|project|service|api|"
-    r"backend|frontend|server|workers?|cluster|database|db|instance|container|codebase|repo|site|components?|models?|"
-    r"schema|migrations?|config|setup|pipeline|tests?|test suite|suite|queue|cache|broker|templates?|views?|routes?|"
-    r"handlers?|client|connection|pool|store|stores|hooks?|modules?|plugin|middleware|controllers?|jobs?|tasks?)\b",
-    re.I,
+_OWNED = Caseless(
+    re.compile(
+        r"\b(?:the|our|my|this|your)\s+((?:[a-z@][\w.+#/@-]*\s+){1,3}?)(?:app|application|project|service|api|"
+        r"backend|frontend|server|workers?|cluster|database|db|instance|container|codebase|repo|site|components?|models?|"
+        r"schema|migrations?|config|setup|pipeline|tests?|test suite|suite|queue|cache|broker|templates?|views?|routes?|"
+        r"handlers?|client|connection|pool|store|stores|hooks?|modules?|plugin|middleware|controllers?|jobs?|tasks?)\b",
+        re.I,
+    )
 )
 
 
@@ -1401,8 +1409,8 @@ def _owned(k: Knowledge, sentence: str, prov: Provenance) -> None:
             k.stack(tech, prov, 0.8, slot=False)  # a mention: it fills no slot another holds
 
 
-_NOT_A_LIST = re.compile(
-    r"\b(?:or|vs\.?|versus|compare\w*|comparison|difference|alternatives?|between|which|whether)\b", re.I
+_NOT_A_LIST = Caseless(
+    re.compile(r"\b(?:or|vs\.?|versus|compare\w*|comparison|difference|alternatives?|between|which|whether)\b", re.I)
 )
 _LIST_WORD = re.compile(r"[A-Za-z@][\w.+#/@-]*")
 
@@ -1410,7 +1418,7 @@ _LIST_WORD = re.compile(r"[A-Za-z@][\w.+#/@-]*")
 def _listed(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """A sentence that is mostly a list of names ("Quick context: Rails 7 monolith, Ruby 3.2,
     Postgres, Sidekiq for jobs") describes the stack, cue or none; one weighing options does not."""
-    if sentence.count(",") < 2 or _NOT_A_LIST.search(sentence):
+    if sentence.count(",") < 2 or _NOT_A_LIST.found(sentence):
         return False
     techs = mentioned_techs(sentence)
     if len(techs) < 3 or len(techs) * 4 < len(_LIST_WORD.findall(sentence)):
@@ -1431,7 +1439,7 @@ _SAID_KINDS = (
     ("run", re.compile(r"\b(?:start|serve|dev server|locally)\b", re.I)),
 )
 _COMMANDISH = re.compile(r"^(?:\./)?[a-z][\w.+/-]*(?: |$)")
-_NOT_THE_WAY = re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I)
+_NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
 
 
 def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
@@ -1445,7 +1453,7 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
     for m in _BACKTICK.finditer(sentence):
         before, last = sentence[last : m.start()], m.end()
         snippet = m.group(1).strip()
-        if not _COMMANDISH.match(snippet) or _NOT_THE_WAY.search(before):
+        if not _COMMANDISH.match(snippet) or _NOT_THE_WAY.found(before):
             continue
         for argv in split_commands(snippet):
             simple = classify(argv)
@@ -1467,8 +1475,10 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
 _TOOL_CATEGORIES = ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
 # "we format with black", "lint using ruff", "tests run with jest": a common word (black, standard,
 # jest) is the tool when the sentence says it is what that kind of check is done with
-_TOOL_FOR = re.compile(
-    r"\b(format|lint|type[- ]?check|test)\w*\s+(?:\w+\s+){0,2}?(?:with|using|via|through|by)\s+`?([\w.+-]+)", re.I
+_TOOL_FOR = Caseless(
+    re.compile(
+        r"\b(format|lint|type[- ]?check|test)\w*\s+(?:\w+\s+){0,2}?(?:with|using|via|through|by)\s+`?([\w.+-]+)", re.I
+    )
 )
 _TOOL_FOR_KIND = {"format": "formatter", "lint": "linter", "test": "test-framework"}
 
@@ -1484,7 +1494,9 @@ def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
             k.stack(tech, prov, 0.85)
 
 
-_ENDPOINT_WORD = re.compile(r"\b(?:endpoints?|routes?|exposes?|serves?|api|GET|POST|PUT|PATCH|DELETE)\b", re.I)
+_ENDPOINT_WORD = Caseless(
+    re.compile(r"\b(?:endpoints?|routes?|exposes?|serves?|api|get|post|put|patch|delete)\b", re.I)
+)
 _SAID_ROUTE = re.compile(
     r"(?:\b(GET|POST|PUT|PATCH|DELETE)\s+)?`?(?<![\w/.~@-])(/[a-z][\w{}:-]*(?:/[\w{}:-]+)*)/?`?(?![\w/.])"
 )
@@ -1493,7 +1505,7 @@ _SAID_ROUTE = re.compile(
 def _said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
     """Endpoints the user names ("it exposes /healthz and GET /api/v1/orders"); a file path (one
     with a dot in it, or the session's own root) is not one."""
-    if "/" not in sentence or not _ENDPOINT_WORD.search(sentence):
+    if "/" not in sentence or not _ENDPOINT_WORD.found(sentence):
         return
     for m in _SAID_ROUTE.finditer(sentence):
         path = m.group(2)
@@ -1508,7 +1520,7 @@ _NOT_ROUTE_ROOTS = frozenset({"home", "users", "usr", "etc", "tmp", "var", "opt"
 
 def _said_env(k: Knowledge, sentence: str, prov: Provenance) -> None:
     """Environment variable names the user names (`set DATABASE_URL in .env`), never a value."""
-    if not _ENV_WORD.search(sentence):
+    if not _ENV_WORD.found(sentence):
         return
     for name in _ENV_NAME.findall(sentence):
         if name not in _NOT_ENV and (f"`{name}`" in sentence or "env" in sentence.lower()):
@@ -1536,10 +1548,12 @@ def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool
     )
 
 
-_SWITCH_TO = re.compile(
-    r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)|port(?:ing|ed)?)\s+(?:the |our |it |everything )?"
-    r"(?:(\w+) )?(?:over )?to\s+`?([\w.+#/@-]+?)`?(?=[\s,.;:!]|$)",
-    re.I,
+_SWITCH_TO = Caseless(
+    re.compile(
+        r"\b(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)|port(?:ing|ed)?)\s+(?:the |our |it |everything )?"
+        r"(?:(\w+) )?(?:over )?to\s+`?([\w.+#/@-]+?)`?(?=[\s,.;:!]|$)",
+        re.I,
+    )
 )
 # what a switch of a kind a project may hold several of must be about to make it the one:
 # "migrate the database to X", "move our jobs over to Y", "switch to Z"; not "move the analytics to X"
@@ -1649,38 +1663,46 @@ _COMPONENT_WORDS = (
     r"admin(?: panel)?|dashboard|bot|daemon|proxy|crawler|pipeline|fixtures|templates|views|hooks|utils|helpers"
 )
 _PATH = r"`?(?P<path>\.{0,2}/?[\w.@-]+(?:/[\w.@-]+)*/?)`?"
-_COMPONENT = re.compile(
-    rf"\b(?:the\s+|our\s+)?(?P<what>(?:[A-Za-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+(?:code\s+)?(?:now\s+)?"
-    rf"(?:is|are|lives?|sits?|resides?|go|goes|belongs?|is located|are located|is kept|are kept)\s+(?:now\s+)?(?:in|under)\s+{_PATH}",
-    re.I,
+_COMPONENT = Caseless(
+    re.compile(
+        rf"\b(?:the\s+|our\s+)?(?P<what>(?:[a-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+(?:code\s+)?(?:now\s+)?"
+        rf"(?:is|are|lives?|sits?|resides?|go|goes|belongs?|is located|are located|is kept|are kept)\s+(?:now\s+)?(?:in|under)\s+{_PATH}",
+        re.I,
+    )
 )
 _MORE_COMPONENT = re.compile(  # ", the worker in services/worker" after a first one
     rf"\s*(?:,|;|\band\b)\s*(?:and\s+)?(?:the\s+|our\s+)?(?P<what>(?:[A-Za-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+"
     rf"(?:code\s+)?(?:(?:is|are|lives?|sits?)\s+)?(?:in|under)\s+{_PATH}",
     re.I,
 )
-_NOT_LAYOUT = re.compile(
-    r"\b(?:error|errors|bug|bugs|fail\w*|crash\w*|issue|problem|exception|traceback|broken|fix|fixed|fixes|fixing|typo|"
-    r"warning|"
-    r"mistake|not|no longer|never|instead of|rather than|away from|should|could|would|might|maybe|if)\b|n't\b",
-    re.I,
+_NOT_LAYOUT = Caseless(
+    re.compile(
+        r"\b(?:error|errors|bug|bugs|fail\w*|crash\w*|issue|problem|exception|traceback|broken|fix|fixed|fixes|fixing|typo|"
+        r"warning|"
+        r"mistake|not|no longer|never|instead of|rather than|away from|should|could|would|might|maybe|if)\b|n't\b",
+        re.I,
+    )
 )
 _PREFIX_STOP = frozenset(
     {"and", "so", "then", "that", "which", "now", "also", "its", "this", "all", "each", "my", "your"}
 )
-_STYLE = re.compile(
-    r"\b(?P<style>(?:hexagonal|layered|clean|onion|event[- ]driven|plugin|mvc|mvvm|modular|n-tier|three-tier)"
-    r"\s+(?:architecture|layout|structure|design)|ports[- ](?:and|&)[- ]adapters|microservices?|modular monolith|"
-    r"monorepo|monolith)\b",
-    re.I,
+_STYLE = Caseless(
+    re.compile(
+        r"\b(?P<style>(?:hexagonal|layered|clean|onion|event[- ]driven|plugin|mvc|mvvm|modular|n-tier|three-tier)"
+        r"\s+(?:architecture|layout|structure|design)|ports[- ](?:and|&)[- ]adapters|microservices?|modular monolith|"
+        r"monorepo|monolith)\b",
+        re.I,
+    )
 )
 _STYLE_WORDS = ("hexagonal", "layered", "clean", "onion", "event", "plugin", "mvc", "mvvm", "modular", "tier",
                 "ports", "microservice", "monorepo", "monolith")  # fmt: skip
-_STATES = re.compile(
-    r"\b(?:we(?:'re| are)?\s+(?:use|using|follow|following|have|chose|picked|went with|built|keep|going with)|"
-    r"(?:it|this|(?:the|this|our) (?:project|repo|repository|app|codebase|code|service))(?:'s|\s+is|\s+uses|\s+follows|\s+has)|"
-    r"(?:is|as|uses|follows)\s+an?)\b",
-    re.I,
+_STATES = Caseless(
+    re.compile(
+        r"\b(?:we(?:'re| are)?\s+(?:use|using|follow|following|have|chose|picked|went with|built|keep|going with)|"
+        r"(?:it|this|(?:the|this|our) (?:project|repo|repository|app|codebase|code|service))(?:'s|\s+is|\s+uses|\s+follows|\s+has)|"
+        r"(?:is|as|uses|follows)\s+an?)\b",
+        re.I,
+    )
 )
 _PROGRESS_HINTS = (
     "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
@@ -1727,7 +1749,7 @@ def layout_facts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     low = body.lower()
     if placed and "/" in body:
         for sentence in sentences(body):
-            if sentence.endswith("?") or _NOT_LAYOUT.search(sentence):
+            if sentence.endswith("?") or _NOT_LAYOUT.found(sentence):
                 continue
             for match in _COMPONENT.finditer(sentence):
                 found = [match]
@@ -1740,12 +1762,12 @@ def layout_facts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
                     path = m.group("path").strip("`").rstrip(".,;:")
                     if what and "/" in path and "://" not in path and len(path) <= 80:
                         parts.append((what, path))
-    if _STYLE.search(low):
+    if _STYLE.found(low):
         for sentence in sentences(body):
-            if sentence.endswith("?") or _NOT_LAYOUT.search(sentence):
+            if sentence.endswith("?") or _NOT_LAYOUT.found(sentence):
                 continue
             style = _STYLE.search(sentence)
-            if style is not None and _STATES.search(sentence[: style.start()]):
+            if style is not None and _STATES.found(sentence[: style.start()]):
                 styles.append(" ".join(style.group("style").lower().replace("&", "and").split()))
     return list(dict.fromkeys(styles)), list(dict.fromkeys(parts))
 

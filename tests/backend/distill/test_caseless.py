@@ -23,6 +23,9 @@ WORDS = [
     "want", "doesn't", "start", "crashes", "from", "replace", "instead", "of", "Python", "python", "3.11", "Node.js",
     "dropping", "Redux", "got rid of", "REMOVED", "jest", "no longer use", "phased out", "ditch", "we'd rather not use",
     "v20", ".NET", "8", "go", "1.22", "stack:", "a", "Django", "app", "user", "USER", "rejected", "by", "The",
+    "CLAUDE.md", "create a", "Write the", "AGENTS.md", "GET", "/api/v1", "exposes", "env", "export", "backend",
+    "lives", "under", "src/app", "The worker", "Hexagonal architecture", "we use", "our Celery workers", "format",
+    "Lint", "black", "switching", "the migrations", "To", "goose", "or", "vs", "don't", "stop", "no", "without",
     "doesn't want to proceed", "cancelled", "the u\u017fer denied", " ", ",", ".", "\n", "\u017f", "u\u017fe", "\u212a", "\u0131", "é",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join)
@@ -41,6 +44,31 @@ CASELESS = {
     "DECISION_STRONG": cues.DECISION_STRONG,
     "DECISION_USER": cues.DECISION_USER,
     "LEARNING": cues.LEARNING,
+    "_ENV_WORD": kn._ENV_WORD,
+    "_WRITE_INSTRUCTIONS": kn._WRITE_INSTRUCTIONS,
+    "_DIRECT": kn._DIRECT,
+    "_NEGATED": kn._NEGATED,
+    "_OWNED": kn._OWNED,
+    "_NOT_A_LIST": kn._NOT_A_LIST,
+    "_NOT_THE_WAY": kn._NOT_THE_WAY,
+    "_TOOL_FOR": kn._TOOL_FOR,
+    "_ENDPOINT_WORD": kn._ENDPOINT_WORD,
+    "_SWITCH_TO": kn._SWITCH_TO,
+    "_NOT_LAYOUT": kn._NOT_LAYOUT,
+    "_COMPONENT": kn._COMPONENT,
+    "_STYLE": kn._STYLE,
+    "_STATES": kn._STATES,
+}
+
+# patterns written in lower case to be matched lowercased, beside the text they had (the same
+# under IGNORECASE: the property test below holds them to it)
+AS_WRITTEN = {
+    "_VERSIONED": lambda p: p.replace("python|node", "Python|Node").replace("|go|golang|", "|Go|Golang|"),
+    "LEARNING": lambda p: p.replace(r"\btil\b", r"\bTIL\b"),
+    "_ENDPOINT_WORD": lambda p: p.replace("get|post|put|patch|delete", "GET|POST|PUT|PATCH|DELETE"),
+    "_OWNED": lambda p: p.replace("[a-z@]", "[A-Za-z@]", 1),
+    "_COMPONENT": lambda p: p.replace("(?:[a-z]", "(?:[A-Za-z]", 1),
+    "_WRITE_INSTRUCTIONS": lambda p: p.replace("claude\\.md", "CLAUDE\\.md").replace("agents\\.md", "AGENTS\\.md"),
 }
 
 
@@ -149,3 +177,18 @@ def test_the_convention_pattern_split_in_two_finds_what_the_whole_found(text):
 def test_the_drop_pre_check_never_skips_a_sentence_the_pattern_matches(text):
     if text.isascii() and kn._DROP.search(text):
         assert kn._DROP_HINT.search(text.lower()), text
+
+
+@pytest.mark.parametrize("name", sorted(AS_WRITTEN))
+def test_a_pattern_lowercased_finds_what_it_found_as_it_was_written(name):
+    fast = CASELESS[name]
+    written = AS_WRITTEN[name](fast.pattern.pattern)
+    assert written != fast.pattern.pattern, "the test must put the capitals back"
+    before = re.compile(written, fast.pattern.flags)
+
+    @given(texts)
+    def check(text: str) -> None:
+        mine, theirs = list(fast.finditer(text)), list(before.finditer(text))
+        assert [(m.span(), m.groups()) for m in mine] == [(m.span(), m.groups()) for m in theirs], text
+
+    check()
