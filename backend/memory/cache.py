@@ -382,6 +382,19 @@ class MemoryCache:
                 found.update((kind, r[0]) for r in self.db.execute(sql, (json.dumps(chunk),)))
         return found
 
+    def held_patches(self, pairs: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """Those of the (kind, old, new) `pairs` held as patches: has_patch() for many."""
+        pairs = set(pairs)
+        by_kind: dict[str, list[str]] = {}
+        for kind, old in sorted({(kind, old) for kind, old, _ in pairs}):
+            by_kind.setdefault(kind, []).append(old)
+        found: set[tuple[str, str, str]] = set()
+        for kind, ids in by_kind.items():
+            for chunk in _chunks(ids, 500):
+                sql = f"SELECT id, by FROM patches WHERE kind=? AND id IN ({','.join('?' * len(chunk))})"
+                found.update((kind, old, new) for old, new in self.db.execute(sql, (kind, *chunk)))
+        return found & pairs
+
     def has_patch(self, kind: str, old: str, new: str) -> bool:
         row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))
         return row.fetchone() is not None

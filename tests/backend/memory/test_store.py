@@ -10,6 +10,7 @@ import pytest
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.cache import CACHE_NAME
+from opmem_tui.backend.memory.logs import LogAppender
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
 from opmem_tui.backend.memory.sqlite_files import remove_database
@@ -65,6 +66,78 @@ def test_supersede_folds_without_editing_and_orders_by_event_time(store: MemoryS
     assert store.edge(new.id).superseded_by is None
     page = store.neighbors("worker")
     assert [g.edge.id for g in page.edges] == [new.id] and page.hidden_superseded == 2
+
+
+P7070 = entity("port", ":7070")
+LATE = edge(WORKER, "listens-on", P7070, T0 + 5 * DAY)  # in a torn tail only
+
+
+def _patched_history(root: Path, tail: bytes = b"") -> tuple[MemoryStore, list[tuple[str, str, str, float]]]:
+    """Edges and events in two months, one pair already patched, and patches to write: swapped,
+    repeated, already held, a record missing, an edge with an event, one retiring `LATE`."""
+    store = MemoryStore(root)
+    e = [edge(WORKER, "listens-on", p, T0 + k * DAY, session=f"s{k}") for k, p in enumerate((P8080, P9090) * 2)]
+    a, b, c = event("Tests fail", T0), event("Tests fail (again)", T0 + 40 * DAY), event("CI red", T0 + 41 * DAY)
+    store.append([WORKER, P8080, P9090, P7070, *e, a, b, c])
+    store.supersede(e[2].id, e[3].id, "held before", at=T0 + 50 * DAY)
+    if tail:
+        with (root / "graph" / "edges.jsonl").open("ab") as fh:
+            fh.write(tail)  # a write cut before its "\n"
+    at = T0 + 60 * DAY
+    patches = [
+        (e[1].id, e[0].id, "swapped", at),
+        (a.id, b.id, "duplicate", at + 1),
+        (c.id, a.id, "to the newer month", at + 2),
+        (e[0].id, "ed-missing", "missing", at + 3),
+        (e[1].id, b.id, "an edge with an event", at + 4),
+        (e[0].id, e[1].id, "repeated", at + 5),
+        (e[2].id, e[3].id, "held", at + 6),
+        (e[0].id, LATE.id, "retired by the torn tail's record", at + 7),
+        (e[1].id, e[2].id, "last", at + 8),
+    ]
+    return store, patches
+
+
+def _logs(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"",
+        json.dumps(LATE.to_json(), separators=(",", ":")).encode(),  # a whole record, sealed into a good line
+        b'{"op":"supersede","id":"ed-x","by"',
+    ],
+    ids=["clean", "torn-record", "torn-bytes"],
+)
+def test_supersede_many_lands_as_one_by_one(tmp_path: Path, tail: bytes, monkeypatch: pytest.MonkeyPatch):
+    one, patches = _patched_history(tmp_path / "one" / "memory", tail)
+    expected: list = []
+    for old, new, reason, at in patches:
+        try:
+            expected.append(one.supersede(old, new, reason, at=at))
+        except RecordNotFound:
+            expected.append(None)
+    many, _ = _patched_history(tmp_path / "many" / "memory", tail)
+    appends: list[str] = []
+    write = LogAppender.write
+    monkeypatch.setattr(
+        LogAppender, "write", lambda self, name, lines: appends.append(name) or write(self, name, lines)
+    )
+    with many.batch() as writer:
+        got = writer.supersede_many(patches)
+    assert got == expected and expected.count(None) == (4 if tail[-1:] == b"}" else 5)
+    assert _logs(many.root) == _logs(one.root)
+    if not tail:  # one append per log, not one per patch
+        assert sorted(appends) == ["graph/edges.jsonl", "timeline/2026-07.jsonl"]
+    for s in (many, MemoryStore(many.root)):
+        for view in (
+            lambda m: [(g.edge.id, g.edge.superseded_by) for g in m.edges(include_superseded=True, limit=None)],
+            lambda m: [(e.id, e.superseded_by) for e in m.timeline(include_superseded=True).events],
+        ):
+            assert view(s) == view(one)
+        assert [p.message for p in s.problems()] == [p.message for p in one.problems()]
 
 
 def test_supersede_errors_are_typed(store: MemoryStore):
