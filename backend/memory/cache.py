@@ -96,6 +96,7 @@ _ADJ_FILL = (
     f" UNION ALL SELECT dst, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
 )
 _ADJ_SUP = "UPDATE adj SET sup_t = ?, sup_by = ?, sup_reason = ? WHERE node = ? AND t = ? AND seq = ?"
+_MAX_SEQ = 2**63 - 1  # SQLite's largest rowid: at it, new rowids are picked at random
 _DATA_TABLES = ("problems", "events", "mentions", "edges", "adj", "entities", "names", "patches", "aliases", "unmerges")
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
@@ -438,6 +439,7 @@ class MemoryCache:
         table = _TABLE_OF[kind]
         before = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}").fetchone()[0]
         rows = [_ROW_OF[kind](record) for record, _, _ in items]
+        changes = db.total_changes
         db.execute("SAVEPOINT insert_many")
         try:
             db.executemany(_ROW_SQL[kind], rows)
@@ -448,10 +450,14 @@ class MemoryCache:
                 self.insert(record, name, line)
             return
         db.execute("RELEASE insert_many")
-        seqs = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
-        if not seqs:
-            return
-        fresh = [(record, seqs.pop(record.id)) for record, _, _ in items if record.id in seqs]
+        if db.total_changes - changes == len(rows) and before + len(rows) < _MAX_SEQ:
+            # every row went in, each with seq one above the table's largest (SQLite's rowid rule below its maximum)
+            fresh = [(record, before + k) for k, (record, _, _) in enumerate(items, start=1)]
+        else:
+            seqs = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
+            if not seqs:
+                return
+            fresh = [(record, seqs.pop(record.id)) for record, _, _ in items if record.id in seqs]
         touched = self._touched
         if kind is Event:
             db.executemany(

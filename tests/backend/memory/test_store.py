@@ -482,3 +482,41 @@ def test_a_batch_with_a_lone_surrogate_is_stored_as_one_record_at_a_time_would_b
     assert batched.entity_ids() == single.entity_ids()
     batched.close()
     single.close()
+
+
+def _rows(store: MemoryStore) -> dict[str, list[tuple]]:
+    db = store.cache.db
+    return {
+        table: sorted(db.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+        for table in ("events", "mentions", "edges", "adj", "entities", "names")
+    }
+
+
+def test_insert_appended_folds_as_insert_one_by_one(tmp_path: Path):
+    """Runs all new, with one already held, with one given twice: what goes in, at which seq, is insert()'s."""
+    held = event("held", T0, entities=(WORKER,))
+    e1, e2 = edge(WORKER, "listens-on", P8080, T0), edge(WORKER, "listens-on", P9090, T0 + DAY)
+    records = [
+        event("a", T0 + 1, entities=(WORKER, P8080, WORKER)),
+        event("b", T0 + 2),
+        WORKER,
+        P8080,
+        WORKER,
+        held,
+        event("c", T0 + 3, entities=(P8080,)),
+        e1,
+        e2,
+        P9090,
+        e2,
+        edge(P8080, "near", P9090, T0 + DAY),
+    ]
+    stores = [MemoryStore(tmp_path / name / "memory") for name in ("one", "many")]
+    for store in stores:
+        store.append([held])
+    with stores[0].cache.writing() as touched_one:
+        for line, record in enumerate(records, start=2):
+            stores[0].cache.insert(record, "graph/x.jsonl", line)
+    with stores[1].cache.writing() as touched_many:
+        stores[1].cache.insert_appended((r, "graph/x.jsonl", line) for line, r in enumerate(records, start=2))
+    assert _rows(stores[1]) == _rows(stores[0]) and len(_rows(stores[0])["events"]) == 4
+    assert touched_many.added == touched_one.added
