@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.cache import CACHE_NAME
-from opmem_tui.backend.memory.logs import LogAppender
+from opmem_tui.backend.memory.logs import LogAppender, month_log
 from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
 from opmem_tui.backend.memory.sqlite_files import remove_database
@@ -520,3 +522,23 @@ def test_insert_appended_folds_as_insert_one_by_one(tmp_path: Path):
         stores[1].cache.insert_appended((r, "graph/x.jsonl", line) for line, r in enumerate(records, start=2))
     assert _rows(stores[1]) == _rows(stores[0]) and len(_rows(stores[0])["events"]) == 4
     assert touched_many.added == touched_one.added
+
+
+def test_month_log_names_the_month_fromtimestamp_gives_whatever_came_before():
+    def expected(t: float) -> str:
+        try:
+            moment = datetime.fromtimestamp(t, UTC)
+        except (OverflowError, OSError, ValueError):
+            moment = datetime.fromtimestamp(0, UTC)
+        return f"timeline/{moment:%Y-%m}.jsonl"
+
+    bounds = [
+        datetime(y, m, 1, tzinfo=UTC).timestamp() for y, m in ((2026, 6), (2027, 1), (2024, 3), (1970, 1), (1969, 12))
+    ]
+    end = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+    offsets = (-1.5, -1.0, -0.5, -1e-6, -6e-7, -5e-7, -4e-7, 0.0, 4e-7, 5e-7, 1.0, 1.5, 86_400.0, -86_400.0)
+    times = [b + o for b in bounds for o in offsets] + [end, end + 0.9999, end + 1, math.nan, math.inf, -math.inf, 1e20]
+    for order in (times, times[::-1], sorted(times, key=lambda t: (t % 7, t))):
+        for primer in (bounds[0] + 1000, bounds[1] - 1000, end - 10):
+            month_log(primer)  # whichever month was named last
+            assert [month_log(t) for t in order] == [expected(t) for t in order]
