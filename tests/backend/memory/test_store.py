@@ -17,6 +17,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
 from opmem_tui.backend.memory.sqlite_files import remove_database
 from opmem_tui.backend.memory.store import InvalidRecord, MemoryStore
+from opmem_tui.backend.memory.temporal import pack_ids, unpack_ids
 from opmem_tui.backend.memory.timeline import InvalidQuery
 
 from .sample import DAY, T0, edge, entity, event
@@ -542,3 +543,25 @@ def test_month_log_names_the_month_fromtimestamp_gives_whatever_came_before():
         for primer in (bounds[0] + 1000, bounds[1] - 1000, end - 10):
             month_log(primer)  # whichever month was named last
             assert [month_log(t) for t in order] == [expected(t) for t in order]
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        (),
+        ("n1",),
+        ("n1", "n2", "n3"),
+        ("",),
+        ("", ""),
+        ("a\x1fb",),
+        ("n1", "a\x1f"),
+        ("\x1f", "n2"),
+        ("[x",),
+        ("n", "[x"),
+    ],
+)
+def test_pack_ids_joins_plain_ids_and_writes_json_for_the_others(ids: tuple[str, ...]):
+    packed = pack_ids(ids)
+    plain = not any("\x1f" in i for i in ids) and not (ids and ids[0].startswith("["))
+    assert packed == ("\x1f".join(ids) if plain else json.dumps(list(ids), ensure_ascii=False))
+    assert unpack_ids(packed) == (ids if ids != ("",) else ())
