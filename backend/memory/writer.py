@@ -11,7 +11,7 @@ import time
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from ..model import OpmemError
+from ..model import OpmemError, Provenance
 from ..store.files import dump_json_line
 from . import graph
 from .aliases import AliasIndex
@@ -47,7 +47,66 @@ def _validate(record: MemoryRecord) -> None:
 
 def _line(record: MemoryRecord) -> bytes:
     """One log line: compact JSON, UTF-8 (orjson where it writes what json would; lone surrogates escaped)."""
-    return dump_json_line(record.to_json())
+    return dump_json_line(record.to_json(), plain=_plain(record))
+
+
+_TEXT = {str}
+
+
+def _plain(record: MemoryRecord) -> bool:
+    """Whether record.to_json() holds nothing but exact str, int, bool and None, finite floats,
+    lists and dicts (what dump_json_line may then skip reading back): checked on the fields
+    to_json writes, of an Edge, an Event or a Patch; False for the others, which are few."""
+    cls = record.__class__
+    if cls is Edge:
+        return (
+            record.id.__class__ is str
+            and record.from_id.__class__ is str
+            and record.to_id.__class__ is str
+            and record.relation.__class__ is str
+            and record.scope.__class__ is str
+            and _number(record.confidence)
+            and _plain_provenance(record.provenance)
+        )
+    if cls is Event:
+        return (
+            record.id.__class__ is str
+            and record.summary.__class__ is str
+            and record.kind.__class__ is str
+            and record.scope.__class__ is str
+            and (not record.key or record.key.__class__ is str)  # written when truthy
+            and _number(record.importance)
+            and set(map(type, record.entities)) <= _TEXT
+            and _plain_provenance(record.provenance)
+        )
+    if cls is Patch:
+        return (
+            record.op.__class__ is str
+            and record.id.__class__ is str
+            and record.by.__class__ is str
+            and record.reason.__class__ is str
+            and _number(record.at)
+        )
+    return False
+
+
+def _plain_provenance(p: Provenance) -> bool:
+    return (
+        p.__class__ is Provenance
+        and p.project_id.__class__ is str
+        and p.session_id.__class__ is str
+        and set(map(type, p.node_ids)) <= _TEXT
+        and (p.turn is None or p.turn.__class__ is int)
+        and (p.commit is None or p.commit.__class__ is str)
+        and _number(p.event_time)
+        and _number(p.ingestion_time)
+    )
+
+
+def _number(value: object) -> bool:
+    """An exact int, or an exact float that is finite (orjson writes NaN and infinities as null)."""
+    cls = value.__class__
+    return cls is int or (cls is float and value - value == 0.0)  # type: ignore[operator]
 
 
 def _log_for(record: MemoryRecord) -> str:

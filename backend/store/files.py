@@ -91,7 +91,7 @@ def _refuse(value: Any) -> Any:
     raise TypeError  # not a plain JSON value: json writes it (default=str, a subclass as json sees it)
 
 
-def dump_json_line(data: Any) -> bytes:
+def dump_json_line(data: Any, *, plain: bool = False) -> bytes:
     """dump_compact_json(data), byte for byte, mostly by orjson (node files; checks included, ~1.8x faster).
 
     orjson writes what json writes for plain values (str, int, float, bool, None, list, tuple,
@@ -100,7 +100,8 @@ def dump_json_line(data: Any) -> bytes:
     them). A subclass, a datetime or a dataclass is refused here too (json may write it
     otherwise). What orjson writes is kept only when it holds no such float and reads back as
     equal to `data` (NaN is not equal to the null it became, an enum not to its value); else
-    json writes it.
+    json writes it. `plain`: the caller knows `data` holds only dicts, lists, str, int, bool
+    and None of exactly those types and finite floats, which read back equal: not read back.
     """
     if orjson is not None:
         try:
@@ -108,20 +109,24 @@ def dump_json_line(data: Any) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
         else:
-            if b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data:
+            if b"0.0000" not in out and not _short_exponent(out) and (plain or orjson.loads(out) == data):
                 return out
     return dump_compact_json(data)
 
 
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
 def _short_exponent(out: bytes) -> bool:
     """Whether `out` may hold a float orjson writes as `1e-7` (json: `1e-07`): a digit, `e-`, one digit."""
-    at, size = out.find(b"e-"), len(out)
+    if b"e-" not in out:
+        return False
+    digits = out.translate(_DIGITS_AS_ZERO)  # every digit a "0": the pattern is then one string
+    at = digits.find(b"0e-0")
     while at >= 0:
-        end = at + 3
-        digit_e = at and 48 <= out[at - 1] <= 57 and end <= size and 48 <= out[at + 2] <= 57
-        if digit_e and (end == size or not 48 <= out[end] <= 57):
+        if at + 4 == len(digits) or digits[at + 4] != 48:  # no third digit follows
             return True
-        at = out.find(b"e-", at + 2)
+        at = digits.find(b"0e-0", at + 1)
     return False
 
 

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import math
 import os
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.memory.cache import CACHE_NAME
+from opmem_tui.backend.memory.cache import CACHE_NAME, MemoryRecord
 from opmem_tui.backend.memory.logs import LogAppender, month_log
-from opmem_tui.backend.memory.records import Event
+from opmem_tui.backend.memory.records import Event, Patch
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
 from opmem_tui.backend.memory.sqlite_files import remove_database
 from opmem_tui.backend.memory.store import InvalidRecord, MemoryStore
 from opmem_tui.backend.memory.temporal import pack_ids, unpack_ids
 from opmem_tui.backend.memory.timeline import InvalidQuery
+from opmem_tui.backend.memory.writer import _line, _plain
+from opmem_tui.backend.model import Provenance
+from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
 
 from .sample import DAY, T0, edge, entity, event
 
@@ -565,3 +572,49 @@ def test_pack_ids_joins_plain_ids_and_writes_json_for_the_others(ids: tuple[str,
     plain = not any("\x1f" in i for i in ids) and not (ids and ids[0].startswith("["))
     assert packed == ("\x1f".join(ids) if plain else json.dumps(list(ids), ensure_ascii=False))
     assert unpack_ids(packed) == (ids if ids != ("",) else ())
+
+
+class _Odd(enum.Enum):
+    A = "a"
+
+
+# What orjson writes otherwise than json (or what does not read back equal), in any field
+POISONS = [math.nan, -math.inf, _Odd.A, ("a",), uuid.UUID(int=1), 2**70, 1e-7, True, "text"]
+
+
+def _poisoned(record: MemoryRecord) -> Iterator[MemoryRecord]:
+    """`record` with each field to_json may write (its provenance's too) holding each poison in turn."""
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, Provenance):
+            for g in dataclasses.fields(value):
+                inner = getattr(value, g.name)
+                for poison in POISONS:
+                    swapped = (poison,) if isinstance(inner, tuple) else poison
+                    yield dataclasses.replace(record, **{f.name: dataclasses.replace(value, **{g.name: swapped})})
+            continue
+        for poison in POISONS:
+            yield dataclasses.replace(record, **{f.name: (poison,) if isinstance(value, tuple) else poison})
+
+
+def test_log_lines_skip_the_read_back_only_when_it_would_pass():
+    """_line gives dump_json_line's bytes with every field of an edge, event or patch poisoned in
+    turn (fields added later included), and skips the read-back for what distillation writes."""
+    ev = event("Tests fail", T0, entities=(WORKER, P8080))
+    records = [
+        edge(WORKER, "listens-on", P8080, T0),
+        Event(ev.id, ev.summary, ev.kind, 0.5, ev.provenance, ev.entities, key="work:s1:n1"),
+        Patch("ed-1", "ed-2", T0 + DAY, "single-valued"),
+        WORKER,
+    ]
+    assert [_plain(r) for r in records] == [True, True, True, False]
+    checked = 0
+    for record in records:
+        for odd in _poisoned(record):
+            try:
+                data = odd.to_json()
+            except (TypeError, ValueError):
+                continue  # a poison to_json cannot take (attrs from a number)
+            assert _line(odd) == dump_json_line(data) == dump_compact_json(data), odd
+            checked += 1
+    assert checked > 200

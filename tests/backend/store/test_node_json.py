@@ -8,6 +8,7 @@ import datetime
 import enum
 import json
 import random
+import re
 import struct
 import uuid
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
+from opmem_tui.backend.store.files import _short_exponent, dump_compact_json, dump_json_line
 from opmem_tui.backend.store.sessions import SessionStore
 
 from ...conftest import FIXTURES as SHARED_FIXTURES
@@ -133,3 +134,12 @@ def test_a_node_with_values_orjson_writes_otherwise_is_stored_as_json_writes_it(
     (path,) = (tmp_path / "sessions" / "s1" / "history").glob("*.json")
     assert path.read_bytes() == dump_compact_json(node.to_json())
     assert b'"tiny":1e-07' in path.read_bytes() and b"NaN" in path.read_bytes()
+
+
+def test_short_exponent_finds_a_digit_e_minus_one_digit_and_nothing_else() -> None:
+    rng = random.Random(7)
+    spec = re.compile(rb"[0-9]e-[0-9](?![0-9])")
+    samples = [b"1e-7", b"[1e-7]", b"1.5e-7,", b"1e-07", b"e-7", b"x1e-7", b"1e-77", b'"ae-1"', b"12e-3", b"9e-9e-99"]
+    samples += [bytes(rng.choice(b"09e-.x") for _ in range(rng.randrange(12))) for _ in range(20_000)]
+    for sample in samples:
+        assert _short_exponent(sample) == (spec.search(sample) is not None), sample
