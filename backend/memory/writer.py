@@ -54,9 +54,10 @@ _TEXT = {str}
 
 
 def _plain(record: MemoryRecord) -> bool:
-    """Whether record.to_json() holds nothing but exact str, int, bool and None, finite floats,
-    lists and dicts (what dump_json_line may then skip reading back): checked on the fields
-    to_json writes, of an Edge, an Event or a Patch; False for the others, which are few."""
+    """Whether record.to_json() holds nothing but exact str, int, bool and None, floats that are 0
+    or finite from 1e-4 up, lists and dicts (what dump_json_line may then keep from orjson
+    unchecked): told from the fields to_json writes, of an Edge, an Event or a Patch; False for
+    the others, which are few."""
     cls = record.__class__
     if cls is Edge:
         return (
@@ -104,9 +105,10 @@ def _plain_provenance(p: Provenance) -> bool:
 
 
 def _number(value: object) -> bool:
-    """An exact int, or an exact float that is finite (orjson writes NaN and infinities as null)."""
+    """An exact int, or an exact float orjson writes as json does: 0 or finite from 1e-4 up (not
+    NaN or an infinity, written as null, nor a tiny one, written `1e-7` for json's `1e-07`)."""
     cls = value.__class__
-    return cls is int or (cls is float and value - value == 0.0)  # type: ignore[operator]
+    return cls is int or (cls is float and (value == 0.0 or 1e-4 <= abs(value) < math.inf))  # type: ignore[arg-type]
 
 
 def _log_for(record: MemoryRecord) -> str:

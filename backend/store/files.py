@@ -100,8 +100,10 @@ def dump_json_line(data: Any, *, plain: bool = False) -> bytes:
     them). A subclass, a datetime or a dataclass is refused here too (json may write it
     otherwise). What orjson writes is kept only when it holds no such float and reads back as
     equal to `data` (NaN is not equal to the null it became, an enum not to its value); else
-    json writes it. `plain`: the caller knows `data` holds only dicts, lists, str, int, bool
-    and None of exactly those types and finite floats, which read back equal: not read back.
+    json writes it. `plain`: the caller knows `data` holds only dicts, lists, str, int, bool and
+    None, of exactly those types, and floats that are 0 or finite from 1e-4 up: nothing orjson
+    writes otherwise, so what it writes is kept unchecked (it still refuses big ints and lone
+    surrogates).
     """
     if orjson is not None:
         try:
@@ -109,24 +111,20 @@ def dump_json_line(data: Any, *, plain: bool = False) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
         else:
-            if b"0.0000" not in out and not _short_exponent(out) and (plain or orjson.loads(out) == data):
+            if plain or (b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data):
                 return out
     return dump_compact_json(data)
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-
-
 def _short_exponent(out: bytes) -> bool:
     """Whether `out` may hold a float orjson writes as `1e-7` (json: `1e-07`): a digit, `e-`, one digit."""
-    if b"e-" not in out:
-        return False
-    digits = out.translate(_DIGITS_AS_ZERO)  # every digit a "0": the pattern is then one string
-    at = digits.find(b"0e-0")
+    at, size = out.find(b"e-"), len(out)
     while at >= 0:
-        if at + 4 == len(digits) or digits[at + 4] != 48:  # no third digit follows
+        end = at + 3
+        digit_e = at and 48 <= out[at - 1] <= 57 and end <= size and 48 <= out[at + 2] <= 57
+        if digit_e and (end == size or not 48 <= out[end] <= 57):
             return True
-        at = digits.find(b"0e-0", at + 1)
+        at = out.find(b"e-", at + 2)
     return False
 
 

@@ -579,7 +579,7 @@ class _Odd(enum.Enum):
 
 
 # What orjson writes otherwise than json (or what does not read back equal), in any field
-POISONS = [math.nan, -math.inf, _Odd.A, ("a",), uuid.UUID(int=1), 2**70, 1e-7, True, "text"]
+POISONS = [math.nan, -math.inf, _Odd.A, ("a",), uuid.UUID(int=1), 2**70, 1e-7, 1e-5, -5e-324, True, "\ud800"]
 
 
 def _poisoned(record: MemoryRecord) -> Iterator[MemoryRecord]:

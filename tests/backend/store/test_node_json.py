@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import enum
 import json
+import math
 import random
 import re
 import struct
@@ -101,6 +102,23 @@ def test_floats_of_every_magnitude_and_random_bits() -> None:
     for value in values:
         data = {"x": value, "l": [value, "e-"]}
         assert dump_json_line(data) == dump_compact_json(data), value
+
+
+def test_plain_data_is_kept_as_orjson_writes_it_and_that_is_json() -> None:
+    """`plain`: floats 0 or from 1e-4 up (random bits, every magnitude, the edges), exact
+    containers and scalars; text that looks like a tiny float; refused values still go to json."""
+    rng = random.Random(25)
+    values = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    values += [rng.uniform(-10, 10) * 10.0 ** rng.randint(-4, 20) for _ in range(20_000)]
+    values += [m * 10.0**e for e in range(-4, 309) for m in (1, -1.5, 9.99, 123.456, 0.1000001)]
+    values += [0.0, -0.0, 1e-4, -1e-4, math.nextafter(1e-4, 1), 1e16, math.nextafter(1e16, 0), 1.7976931348623157e308]
+    floats = [v for v in values if v == 0 or 1e-4 <= abs(v) < math.inf]
+    assert len(floats) > 40_000
+    for value in floats:
+        data = {"x": value, "l": [value, "e-", None, True, 3], "p": {"t": -value}}
+        assert dump_json_line(data, plain=True) == dump_compact_json(data), value
+    for data in ({"s": "e-5 0.00001 1e-7 as text", "n": 2**63}, {"big": 2**64}, {"s": "\ud800 lone"}):
+        assert dump_json_line(data, plain=True) == dump_compact_json(data)
 
 
 def test_deep_nesting_past_orjson_limit() -> None:
