@@ -192,7 +192,7 @@ class LogAppender:
         """Append `lines` (each without "\\n") to log `name`; returns the file's new size."""
         fd = self._fd(name)
         try:
-            _write_all(fd, b"".join(line + b"\n" for line in lines))
+            _write_all(fd, b"\n".join(lines) + b"\n" if lines else b"")
             return os.fstat(fd).st_size
         except OSError as exc:
             raise MemoryWriteFailed(f"{self.root / name}: cannot write ({exc.strerror or exc})") from None

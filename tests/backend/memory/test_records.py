@@ -11,6 +11,7 @@ from opmem_tui.backend.memory.records import (
     Entity,
     Event,
     Patch,
+    check_scope,
     entity_id,
     parse_edge_line,
     parse_entity_line,
@@ -80,3 +81,15 @@ def test_bad_lines_name_where_they_are(line, problem):
 def test_visible_scopes():
     assert visible_scopes("project:p") == {"global", "project:p"}
     assert visible_scopes(None) is None
+
+
+def test_check_scope_answers_alike_the_first_time_and_after():
+    class Text(str):
+        pass
+
+    for _ in range(2):  # the second round meets the scopes already checked
+        for scope in ("global", "project:p1", "agent:a-b", Text("project:p2")):
+            assert check_scope(scope) is scope
+        for bad in ("project:", "agent:a b", " global", "Global", Text("nope"), ["global"], None, 3):
+            with pytest.raises(CorruptFile, match="invalid scope"):
+                check_scope(bad, "here")
