@@ -438,11 +438,11 @@ class MemoryCache:
         db = self.db
         table = _TABLE_OF[kind]
         before = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}").fetchone()[0]
-        rows = [_ROW_OF[kind](record) for record, _, _ in items]
+        row_of = _ROW_OF[kind]
         changes = db.total_changes
         db.execute("SAVEPOINT insert_many")
         try:
-            db.executemany(_ROW_SQL[kind], rows)
+            db.executemany(_ROW_SQL[kind], (row_of(record) for record, _, _ in items))  # no list of rows to hold
         except UnicodeEncodeError:  # lone surrogates somewhere: each record on its own (insert() scrubs)
             db.execute("ROLLBACK TO insert_many")
             db.execute("RELEASE insert_many")
@@ -450,27 +450,33 @@ class MemoryCache:
                 self.insert(record, name, line)
             return
         db.execute("RELEASE insert_many")
-        if db.total_changes - changes == len(rows) and before + len(rows) < _MAX_SEQ:
+        fresh: list[MemoryRecord]
+        seqs: Iterable[int]
+        if db.total_changes - changes == len(items) and before + len(items) < _MAX_SEQ:
             # every row went in, each with seq one above the table's largest (SQLite's rowid rule below its maximum)
-            fresh = [(record, before + k) for k, (record, _, _) in enumerate(items, start=1)]
+            fresh, seqs = [record for record, _, _ in items], range(before + 1, before + len(items) + 1)
         else:
-            seqs = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
-            if not seqs:
+            found = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
+            if not found:
                 return
-            fresh = [(record, seqs.pop(record.id)) for record, _, _ in items if record.id in seqs]
+            fresh, seqs = [], []
+            for record, _, _ in items:
+                if record.id in found:  # the first of an id given twice went in
+                    fresh.append(record)
+                    seqs.append(found.pop(record.id))
         touched = self._touched
         if kind is Event:
             db.executemany(
                 "INSERT INTO mentions VALUES (?, ?)",
-                [(e, seq) for record, seq in fresh for e in dict.fromkeys(record.entities)],
+                ((e, seq) for record, seq in zip(fresh, seqs, strict=True) for e in dict.fromkeys(record.entities)),
             )
-            touched.added["event"].update(record.id for record, _ in fresh)
+            touched.added["event"].update(record.id for record in fresh)
         elif kind is Edge:
-            touched.added["edge"].update(record.id for record, _ in fresh)
+            touched.added["edge"].update(record.id for record in fresh)
         else:
             db.executemany(
                 "INSERT OR IGNORE INTO names VALUES (?, ?)",
-                [(k, record.id) for record, _ in fresh for k in _name_keys(record)],
+                [(k, record.id) for record in fresh for k in _name_keys(record)],
             )
         touched.changed = True
 
