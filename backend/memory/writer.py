@@ -57,7 +57,8 @@ def _plain(record: MemoryRecord) -> bool:
     """Whether record.to_json() holds nothing but exact str, int, bool and None, floats that are 0
     or finite from 1e-4 up, lists and dicts (what dump_json_line may then keep from orjson
     unchecked): told from the fields to_json writes, of an Edge, an Event or a Patch; False for
-    the others, which are few."""
+    the others, which are few. The fields are read again here: a sequence must be a tuple (an
+    iterator would be empty by now)."""
     cls = record.__class__
     if cls is Edge:
         return (
@@ -75,9 +76,9 @@ def _plain(record: MemoryRecord) -> bool:
             and record.summary.__class__ is str
             and record.kind.__class__ is str
             and record.scope.__class__ is str
-            and (not record.key or record.key.__class__ is str)  # written when truthy
+            and record.key.__class__ is str
             and _number(record.importance)
-            and set(map(type, record.entities)) <= _TEXT
+            and _texts(record.entities)
             and _plain_provenance(record.provenance)
         )
     if cls is Patch:
@@ -96,7 +97,7 @@ def _plain_provenance(p: Provenance) -> bool:
         p.__class__ is Provenance
         and p.project_id.__class__ is str
         and p.session_id.__class__ is str
-        and set(map(type, p.node_ids)) <= _TEXT
+        and _texts(p.node_ids)
         and (p.turn is None or p.turn.__class__ is int)
         and (p.commit is None or p.commit.__class__ is str)
         and _number(p.event_time)
@@ -104,11 +105,22 @@ def _plain_provenance(p: Provenance) -> bool:
     )
 
 
+def _texts(values: object) -> bool:
+    """A tuple of exact str (one, mostly)."""
+    if values.__class__ is not tuple:
+        return False
+    if len(values) == 1:  # type: ignore[arg-type]
+        return values[0].__class__ is str  # type: ignore[index]
+    return set(map(type, values)) <= _TEXT  # type: ignore[call-overload]
+
+
 def _number(value: object) -> bool:
     """An exact int, or an exact float orjson writes as json does: 0 or finite from 1e-4 up (not
     NaN or an infinity, written as null, nor a tiny one, written `1e-7` for json's `1e-07`)."""
     cls = value.__class__
-    return cls is int or (cls is float and (value == 0.0 or 1e-4 <= abs(value) < math.inf))  # type: ignore[arg-type]
+    if cls is float:
+        return 1e-4 <= value < math.inf or value == 0.0 or -math.inf < value <= -1e-4  # type: ignore[operator]
+    return cls is int
 
 
 def _log_for(record: MemoryRecord) -> str:
