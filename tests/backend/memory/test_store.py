@@ -8,6 +8,7 @@ import functools
 import json
 import math
 import os
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.memory.cache import CACHE_NAME, MemoryRecord
+from opmem_tui.backend.memory.cache import CACHE_NAME, MemoryRecord, _json_texts
 from opmem_tui.backend.memory.logs import LogAppender, month_log
 from opmem_tui.backend.memory.records import Event, Patch
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
@@ -636,3 +637,14 @@ def test_log_lines_skip_the_read_back_only_when_it_would_pass():
             assert _line(make()) == dump_json_line(data) == dump_compact_json(data), make()
             checked += 1
     assert checked > 500
+
+
+def test_json_each_reads_the_texts_of_an_orjson_array_as_of_json_dumps():
+    """Every code point but the surrogates, one text each and all in one, and odd texts."""
+    db = sqlite3.connect(":memory:")
+    db.text_factory = bytes  # what SQLite holds, even where it is not UTF-8
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    odd = ["", "a\x00b", '"\\', "\ud800 lone", "ed-1", "😀 é \u2028 \x7f \x1f", "".join(chars[:5000])]
+    for texts in (chars, odd, ["".join(chars)]):
+        read = "SELECT value FROM json_each(?)"
+        assert db.execute(read, (_json_texts(texts),)).fetchall() == db.execute(read, (json.dumps(texts),)).fetchall()
