@@ -36,25 +36,46 @@ class MemoryPort:
         self._staged_edges: dict[tuple[str, str], list[Edge]] = {}
         self._staged_events: dict[str, list[Event]] = {}
         self.staged_records = 0
+        self._retired: set[str] = set()  # the ids the staged patches retire
         self._relations: dict[str, tuple[Edge, ...]] = {}  # current stored edges of a relation, until a flush
+        self._subjects: dict[str, dict[str, list[Edge]]] = {}  # the same, by their subject
+        self._asked: dict[str, None] = {}  # every relation read, in order: read again together after a flush
         self._categories: dict[str, str] = {}
 
     # -- reads ------------------------------------------------------------------------------------
 
     def current_edges(self, subject: str, relation: str, scope: str) -> Sequence[Edge]:
         """Current edges from `subject` (or its aliases) with `relation`, in any scope (the caller filters)."""
-        stored = [e for e in self.relation_edges(relation) if e.from_id == subject]
-        retired = self._staged_retired()
+        self.relation_edges(relation)
+        stored = self._subjects[relation].get(subject, ())
+        retired = self._retired
         staged = self._staged_edges.get((subject, relation), [])
         return tuple(e for e in (*stored, *staged) if e.id not in retired)
 
     def relation_edges(self, relation: str) -> Sequence[Edge]:
-        """Current stored edges of one relation, by their own ends (aliases not folded), those in flight left out."""
+        """Current stored edges of one relation, by their own ends (aliases not folded), those in flight left out.
+
+        The first one asked after a flush is read with the others asked before, in one query:
+        the store checks each session's visibility once a query, not once a relation.
+        """
         cached = self._relations.get(relation)
         if cached is None:
-            found = self.store.edges(relations=[relation], limit=None)
-            cached = self._relations[relation] = tuple(g.edge for g in found if g.edge.id not in self.exclude)
+            self._asked[relation] = None
+            together = [r for r in self._asked if r not in self._relations and _given_back(r)]
+            self._read_relations(together if relation in together else [relation])
+            cached = self._relations[relation]
         return cached
+
+    def _read_relations(self, relations: list[str]) -> None:
+        found: dict[str, list[Edge]] = {r: [] for r in relations}
+        for g in self.store.edges(relations=relations, limit=None):  # newest first, as for each alone
+            if g.edge.id not in self.exclude:
+                found[g.edge.relation if len(relations) > 1 else relations[0]].append(g.edge)
+        for relation, edges in found.items():
+            self._relations[relation] = tuple(edges)
+            subjects = self._subjects[relation] = {}
+            for edge in edges:
+                subjects.setdefault(edge.from_id, []).append(edge)
 
     def category_of(self, entity_id: str) -> str:
         """A technology's category, stored or staged ("" for another entity, or one not known)."""
@@ -71,7 +92,7 @@ class MemoryPort:
         return found
 
     def current_events(self, key: str) -> Sequence[Event]:
-        retired = self._staged_retired()
+        retired = self._retired
         stored = [e for e in self.store.events_with_key(key) if e.superseded_by is None and e.id not in self.exclude]
         return tuple(e for e in (*stored, *self._staged_events.get(key, ())) if e.id not in retired)
 
@@ -99,14 +120,12 @@ class MemoryPort:
             for r in (*item.extraction.entities, *item.extraction.edges, *item.extraction.events)
         }
 
-    def _staged_retired(self) -> set[str]:
-        return {p.id for r in self._staged for p in (*r.edge_patches, *r.event_patches)}
-
     # -- writes -----------------------------------------------------------------------------------
 
     def stage(self, reconciled: Reconciled) -> None:
         """Hold a batch's records for the next `flush` (reads above already see them)."""
         self._staged.append(reconciled)
+        self._retired.update(p.id for p in (*reconciled.edge_patches, *reconciled.event_patches))
         extraction = reconciled.extraction
         for edge in extraction.edges:
             self._staged_edges.setdefault((edge.from_id, edge.relation), []).append(edge)
@@ -117,8 +136,8 @@ class MemoryPort:
 
     def flush(self) -> Written:
         """Write everything staged in one memory batch: records, then alias merges, then patches."""
-        staged, self._staged = self._staged, []
-        self._relations = {}
+        staged, self._staged, self._retired = self._staged, [], set()
+        self._relations, self._subjects = {}, {}
         self._staged_edges, self._staged_events, self.staged_records = {}, {}, 0
         if not staged:
             return Written()
@@ -143,6 +162,19 @@ class MemoryPort:
     def write(self, reconciled: Reconciled) -> Written:
         self.stage(reconciled)
         return self.flush()
+
+
+def _given_back(relation: str) -> bool:
+    """Whether the store's query (json_each) matches `relation` as it is, so that edges read for
+    several relations can be told apart by theirs: not so with a NUL (it stops there) or a lone
+    surrogate in it."""
+    if not isinstance(relation, str) or "\x00" in relation:
+        return False
+    try:
+        relation.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def log_contradictions(memory_dir: Path, found: Sequence[Contradiction], *, durable: bool = True) -> int:

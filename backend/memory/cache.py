@@ -42,6 +42,11 @@ from .sqlite_files import remove_database
 from .sqlite_tx import immediate_transaction
 from .temporal import pack_ids
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; json writes arrays json_each reads alike
+    orjson = None  # type: ignore[assignment]
+
 SCHEMA_VERSION = "5"
 FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
@@ -96,6 +101,8 @@ _ADJ_FILL = (
     f" UNION ALL SELECT dst, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
 )
 _ADJ_SUP = "UPDATE adj SET sup_t = ?, sup_by = ?, sup_reason = ? WHERE node = ? AND t = ? AND seq = ?"
+_TEXT = {str}
+_MAX_SEQ = 2**63 - 1  # SQLite's largest rowid: at it, new rowids are picked at random
 _DATA_TABLES = ("problems", "events", "mentions", "edges", "adj", "entities", "names", "patches", "aliases", "unmerges")
 _RECORD_TABLE = {"event": "events", "edge": "edges"}
 
@@ -379,8 +386,21 @@ class MemoryCache:
             table = _TABLE_OF[kind]
             for chunk in _chunks(ids, 5000):
                 sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))"
-                found.update((kind, r[0]) for r in self.db.execute(sql, (json.dumps(chunk),)))
+                found.update((kind, r[0]) for r in self.db.execute(sql, (_json_texts(chunk),)))
         return found
+
+    def held_patches(self, pairs: Iterable[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """Those of the (kind, old, new) `pairs` held as patches: has_patch() for many."""
+        pairs = set(pairs)
+        by_kind: dict[str, list[str]] = {}
+        for kind, old in sorted({(kind, old) for kind, old, _ in pairs}):
+            by_kind.setdefault(kind, []).append(old)
+        found: set[tuple[str, str, str]] = set()
+        for kind, ids in by_kind.items():
+            for chunk in _chunks(ids, 500):
+                sql = f"SELECT id, by FROM patches WHERE kind=? AND id IN ({','.join('?' * len(chunk))})"
+                found.update((kind, old, new) for old, new in self.db.execute(sql, (kind, *chunk)))
+        return found & pairs
 
     def has_patch(self, kind: str, old: str, new: str) -> bool:
         row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))
@@ -424,10 +444,11 @@ class MemoryCache:
         db = self.db
         table = _TABLE_OF[kind]
         before = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}").fetchone()[0]
-        rows = [_ROW_OF[kind](record) for record, _, _ in items]
+        row_of = _ROW_OF[kind]
+        changes = db.total_changes
         db.execute("SAVEPOINT insert_many")
         try:
-            db.executemany(_ROW_SQL[kind], rows)
+            db.executemany(_ROW_SQL[kind], (row_of(record) for record, _, _ in items))  # no list of rows to hold
         except UnicodeEncodeError:  # lone surrogates somewhere: each record on its own (insert() scrubs)
             db.execute("ROLLBACK TO insert_many")
             db.execute("RELEASE insert_many")
@@ -435,23 +456,33 @@ class MemoryCache:
                 self.insert(record, name, line)
             return
         db.execute("RELEASE insert_many")
-        seqs = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
-        if not seqs:
-            return
-        fresh = [(record, seqs.pop(record.id)) for record, _, _ in items if record.id in seqs]
+        fresh: list[MemoryRecord]
+        seqs: Iterable[int]
+        if db.total_changes - changes == len(items) and before + len(items) < _MAX_SEQ:
+            # every row went in, each with seq one above the table's largest (SQLite's rowid rule below its maximum)
+            fresh, seqs = [record for record, _, _ in items], range(before + 1, before + len(items) + 1)
+        else:
+            found = dict(db.execute(f"SELECT id, seq FROM {table} WHERE seq > ?", (before,)))
+            if not found:
+                return
+            fresh, seqs = [], []
+            for record, _, _ in items:
+                if record.id in found:  # the first of an id given twice went in
+                    fresh.append(record)
+                    seqs.append(found.pop(record.id))
         touched = self._touched
         if kind is Event:
             db.executemany(
                 "INSERT INTO mentions VALUES (?, ?)",
-                [(e, seq) for record, seq in fresh for e in dict.fromkeys(record.entities)],
+                ((e, seq) for record, seq in zip(fresh, seqs, strict=True) for e in dict.fromkeys(record.entities)),
             )
-            touched.added["event"].update(record.id for record, _ in fresh)
+            touched.added["event"].update(record.id for record in fresh)
         elif kind is Edge:
-            touched.added["edge"].update(record.id for record, _ in fresh)
+            touched.added["edge"].update(record.id for record in fresh)
         else:
             db.executemany(
                 "INSERT OR IGNORE INTO names VALUES (?, ?)",
-                [(k, record.id) for record, _ in fresh for k in _name_keys(record)],
+                [(k, record.id) for record in fresh for k in _name_keys(record)],
             )
         touched.changed = True
 
@@ -530,7 +561,7 @@ class MemoryCache:
                 if "*" in ids
                 else "id IN (SELECT value FROM json_each(?))"
             )
-            arg = kind if "*" in ids else json.dumps(sorted(ids))
+            arg = kind if "*" in ids else _json_texts(sorted(ids))
             self.db.execute(
                 f"UPDATE {table} SET (sup_t, sup_by, sup_reason) = ("
                 f" SELECT b.t, p.by, p.reason FROM patches p JOIN {table} b ON b.id = p.by"
@@ -622,6 +653,17 @@ def scrub(text: str) -> str:
 def _scrubbed(record: MemoryRecord, name: str) -> MemoryRecord:
     line = json.dumps(record.to_json(), ensure_ascii=False)
     return _PARSERS[log_kind(name)](json.loads(scrub(line)), name)
+
+
+def _json_texts(texts: list[str]) -> str:
+    """A JSON array of `texts` for json_each: orjson's, faster than json.dumps(texts) and read as the
+    same texts (it writes UTF-8 where json writes \\u escapes); json's for a lone surrogate."""
+    if orjson is not None and set(map(type, texts)) <= _TEXT:
+        try:
+            return orjson.dumps(texts).decode()
+        except TypeError:  # a lone surrogate: json escapes it
+            pass
+    return json.dumps(texts)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -8,6 +8,7 @@ onto it (it is then reported as a bad line with its file:line, its bytes kept).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -31,13 +32,34 @@ _MONTH_RE = re.compile(r"\d{4}-\d{2}\.jsonl")
 _CHUNK = 1 << 22
 
 
+# The month month_log() named last, as (start, end, name): the times in [start, end) are in it.
+_last_month: tuple[float, float, str] = (math.inf, -math.inf, "")
+
+
 def month_log(event_time: float) -> str:
     """`timeline/YYYY-MM.jsonl` for the month (UTC) of `event_time`, relative to memory/."""
+    global _last_month
+    start, end, name = _last_month
+    if start <= event_time < end:  # a batch's events mostly share a month: no datetime to build
+        return name
     try:
         moment = datetime.fromtimestamp(event_time, UTC)
     except (OverflowError, OSError, ValueError):
         moment = datetime.fromtimestamp(0, UTC)  # a nonsense time still gets a home
-    return f"{TIMELINE_DIR}/{moment:%Y-%m}.jsonl"
+    name = f"{TIMELINE_DIR}/{moment:%Y-%m}.jsonl"
+    _last_month = (*_month_span(moment), name)
+    return name
+
+
+def _month_span(moment: datetime) -> tuple[float, float]:
+    """The times fromtimestamp() puts in `moment`'s month, a second clear of both ends (it
+    rounds to microseconds, so a time just before the next month may land in it)."""
+    first = datetime(moment.year, moment.month, 1, tzinfo=UTC)
+    try:
+        after = datetime(moment.year + moment.month // 12, moment.month % 12 + 1, 1, tzinfo=UTC)
+    except ValueError:  # December 9999: no next month to bound it
+        return math.inf, -math.inf
+    return first.timestamp() + 1, after.timestamp() - 1
 
 
 def log_names(root: Path) -> list[str]:
@@ -170,7 +192,7 @@ class LogAppender:
         """Append `lines` (each without "\\n") to log `name`; returns the file's new size."""
         fd = self._fd(name)
         try:
-            _write_all(fd, b"".join(line + b"\n" for line in lines))
+            _write_all(fd, b"\n".join(lines) + b"\n" if lines else b"")
             return os.fstat(fd).st_size
         except OSError as exc:
             raise MemoryWriteFailed(f"{self.root / name}: cannot write ({exc.strerror or exc})") from None

@@ -28,9 +28,16 @@ GLOBAL = "global"
 _SCOPE_RE = re.compile(r"global|(project|agent):[^\s]+")
 
 
+_VALID_SCOPES: set[str] = set()  # scopes (exact str) that passed: a memory holds few, met on every record
+
+
 def check_scope(scope: object, where: Any = "<scope>") -> str:
+    if scope.__class__ is str and scope in _VALID_SCOPES:
+        return scope  # type: ignore[return-value]
     if not isinstance(scope, str) or not _SCOPE_RE.fullmatch(scope):
         raise CorruptFile(where, f"invalid scope {scope!r}: use global, project:<id> or agent:<id>")
+    if scope.__class__ is str and len(_VALID_SCOPES) < 4096:
+        _VALID_SCOPES.add(scope)
     return scope
 
 

@@ -145,9 +145,13 @@ _SEP = "\x1f"
 
 def pack_ids(ids: tuple[str, ...] | list[str]) -> str:
     """A list of ids as one column: joined by US (cheap to split), JSON when an id could confuse that."""
-    if any(_SEP in i for i in ids) or (ids and ids[0].startswith("[")):
+    if not ids:
+        return ""
+    packed = _SEP.join(ids)
+    # the separator is one character: it occurs more often than between the ids when one holds it
+    if packed.count(_SEP) != len(ids) - 1 or ids[0].startswith("["):
         return json.dumps(list(ids), ensure_ascii=False)
-    return _SEP.join(ids) if ids else ""
+    return packed
 
 
 def unpack_ids(packed: str) -> tuple[str, ...]:

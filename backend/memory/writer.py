@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from ..model import OpmemError
+from ..model import OpmemError, Provenance
 from ..store.files import dump_json_line
 from . import graph
 from .aliases import AliasIndex
@@ -47,7 +47,80 @@ def _validate(record: MemoryRecord) -> None:
 
 def _line(record: MemoryRecord) -> bytes:
     """One log line: compact JSON, UTF-8 (orjson where it writes what json would; lone surrogates escaped)."""
-    return dump_json_line(record.to_json())
+    return dump_json_line(record.to_json(), plain=_plain(record))
+
+
+_TEXT = {str}
+
+
+def _plain(record: MemoryRecord) -> bool:
+    """Whether record.to_json() holds nothing but exact str, int, bool and None, floats that are 0
+    or finite from 1e-4 up, lists and dicts (what dump_json_line may then keep from orjson
+    unchecked): told from the fields to_json writes, of an Edge, an Event or a Patch; False for
+    the others, which are few. The fields are read again here: a sequence must be a tuple (an
+    iterator would be empty by now)."""
+    cls = record.__class__
+    if cls is Edge:
+        return (
+            record.id.__class__ is str
+            and record.from_id.__class__ is str
+            and record.to_id.__class__ is str
+            and record.relation.__class__ is str
+            and record.scope.__class__ is str
+            and _number(record.confidence)
+            and _plain_provenance(record.provenance)
+        )
+    if cls is Event:
+        return (
+            record.id.__class__ is str
+            and record.summary.__class__ is str
+            and record.kind.__class__ is str
+            and record.scope.__class__ is str
+            and record.key.__class__ is str
+            and _number(record.importance)
+            and _texts(record.entities)
+            and _plain_provenance(record.provenance)
+        )
+    if cls is Patch:
+        return (
+            record.op.__class__ is str
+            and record.id.__class__ is str
+            and record.by.__class__ is str
+            and record.reason.__class__ is str
+            and _number(record.at)
+        )
+    return False
+
+
+def _plain_provenance(p: Provenance) -> bool:
+    return (
+        p.__class__ is Provenance
+        and p.project_id.__class__ is str
+        and p.session_id.__class__ is str
+        and _texts(p.node_ids)
+        and (p.turn is None or p.turn.__class__ is int)
+        and (p.commit is None or p.commit.__class__ is str)
+        and _number(p.event_time)
+        and _number(p.ingestion_time)
+    )
+
+
+def _texts(values: object) -> bool:
+    """A tuple of exact str (one, mostly)."""
+    if values.__class__ is not tuple:
+        return False
+    if len(values) == 1:  # type: ignore[arg-type]
+        return values[0].__class__ is str  # type: ignore[index]
+    return set(map(type, values)) <= _TEXT  # type: ignore[call-overload]
+
+
+def _number(value: object) -> bool:
+    """An exact int, or an exact float orjson writes as json does: 0 or finite from 1e-4 up (not
+    NaN or an infinity, written as null, nor a tiny one, written `1e-7` for json's `1e-07`)."""
+    cls = value.__class__
+    if cls is float:
+        return 1e-4 <= value < math.inf or value == 0.0 or -math.inf < value <= -1e-4  # type: ignore[operator]
+    return cls is int
 
 
 def _log_for(record: MemoryRecord) -> str:
@@ -102,14 +175,50 @@ class MemoryWriter:
         for old, new, _, _ in patches:
             if old == new:
                 raise InvalidRecord(f"{old} cannot supersede itself")
-        out: list[Patch | None] = []
         with self._cache.writing():
-            for old, new, reason, at in patches:
-                try:
-                    out.append(self._supersede(old, new, reason, at))
-                except RecordNotFound:
-                    out.append(None)
+            out = self._supersede_together(patches)
+            if out is None:
+                out = []
+                for old, new, reason, at in patches:
+                    try:
+                        out.append(self._supersede(old, new, reason, at))
+                    except RecordNotFound:
+                        out.append(None)
         self._store._changed()
+        return out
+
+    def _supersede_together(self, patches: list[tuple[str, str, str, float | None]]) -> list[Patch | None] | None:
+        """What _supersede() one by one writes, with one append per log; None (nothing written)
+        when a log it goes to has a torn tail: reading that back may add records or patches that
+        the later pairs of a one-by-one run see, so those go one by one."""
+        times = self._times({x for old, new, _, _ in patches for x in (old, new)})
+        planned: list[tuple[str, str, str, str] | None] = []  # (kind, old, new, log) after the swap
+        for old, new, _, _ in patches:
+            try:
+                kind, t_old, t_new = _pair_of(times, old, new)
+            except RecordNotFound:
+                planned.append(None)
+                continue
+            if t_new < t_old:  # as in _supersede
+                old, new, t_new = new, old, t_old
+            planned.append((kind, old, new, month_log(t_new) if kind == "event" else EDGES_LOG))
+        logs = {p[3] for p in planned if p is not None}
+        if not all(self._clean(name) for name in logs):
+            return None
+        held = self._cache.held_patches({p[:3] for p in planned if p is not None})
+        out: list[Patch | None] = []
+        pending: dict[str, list[tuple[MemoryRecord, bytes]]] = {}
+        for plan, (_, _, reason, at) in zip(planned, patches, strict=True):
+            if plan is None or plan[:3] in held:
+                out.append(None)
+                continue
+            held.add(plan[:3])  # a pair given twice is written once, as one by one
+            kind, old, new, name = plan
+            patch = Patch(old, new, time.time() if at is None else at, reason)
+            pending.setdefault(name, []).append((patch, _line(patch)))
+            out.append(patch)
+        for name in sorted(pending):
+            self._write(name, pending[name])
         return out
 
     def _supersede(self, old: str, new: str, reason: str, at: float | None) -> Patch | None:
@@ -160,25 +269,45 @@ class MemoryWriter:
         return record
 
     def _pair(self, old: str, new: str) -> tuple[str, float, float]:
+        return _pair_of(self._times((old, new)), old, new)
+
+    def _times(self, ids: Collection[str]) -> dict[str, dict[str, float]]:
+        """The event_time of each of `ids` held, by kind ("event", "edge")."""
         db = self._cache.db
+        ids = list(ids)
+        out: dict[str, dict[str, float]] = {}
         for kind, table in (("event", "events"), ("edge", "edges")):
-            times = {r[0]: r[1] for r in db.execute(f"SELECT id, t FROM {table} WHERE id IN (?, ?)", (old, new))}
-            if len(times) == 2:
-                return kind, times[old], times[new]
-            if times:
-                missing = new if old in times else old
-                raise RecordNotFound(kind, missing)
-        raise RecordNotFound("event or edge", old)
+            found = out[kind] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                found.update(db.execute(f"SELECT id, t FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def _clean(self, name: str) -> bool:
+        """Whether log `name` ends where the cache stopped reading it (no torn tail to read back)."""
+        stamp = FileStamp.of(self._cache.root / name)
+        return (stamp.size if stamp else 0) == self._cache.file_state(name).offset
 
     def _write(self, name: str, items: list[tuple[MemoryRecord, bytes]]) -> None:
         """Append to log `name` and fold the same records into the cache (inside its transaction)."""
         cache = self._cache
         state = cache.file_state(name)
         before = FileStamp.of(cache.root / name)
-        clean = (before.size if before else 0) == state.offset
+        clean = (before.size if before else 0) == state.offset  # as _clean()
         size = self._appender.write(name, [line for _, line in items])
         if not clean:  # a torn tail was sealed: read it (a bad line) and ours back from the log
             cache.ingest_file(name, state)
             return
         cache.insert_appended((record, name, number) for number, (record, _) in enumerate(items, start=state.lines + 1))
         cache.record_file(name, ReadState(size, state.lines + len(items)))
+
+
+def _pair_of(times: dict[str, dict[str, float]], old: str, new: str) -> tuple[str, float, float]:
+    """(kind, event_time of old, of new), both events or both edges; else RecordNotFound naming one missing."""
+    for kind in ("event", "edge"):
+        found = times[kind]
+        if old in found and new in found:
+            return kind, found[old], found[new]
+        if old in found or new in found:
+            raise RecordNotFound(kind, new if old in found else old)
+    raise RecordNotFound("event or edge", old)

@@ -91,7 +91,7 @@ def _refuse(value: Any) -> Any:
     raise TypeError  # not a plain JSON value: json writes it (default=str, a subclass as json sees it)
 
 
-def dump_json_line(data: Any) -> bytes:
+def dump_json_line(data: Any, *, plain: bool = False) -> bytes:
     """dump_compact_json(data), byte for byte, mostly by orjson (node files; checks included, ~1.8x faster).
 
     orjson writes what json writes for plain values (str, int, float, bool, None, list, tuple,
@@ -100,7 +100,10 @@ def dump_json_line(data: Any) -> bytes:
     them). A subclass, a datetime or a dataclass is refused here too (json may write it
     otherwise). What orjson writes is kept only when it holds no such float and reads back as
     equal to `data` (NaN is not equal to the null it became, an enum not to its value); else
-    json writes it.
+    json writes it. `plain`: the caller knows `data` holds only dicts, lists, str, int, bool and
+    None, of exactly those types, and floats that are 0 or finite from 1e-4 up: nothing orjson
+    writes otherwise, so what it writes is kept unchecked (it still refuses big ints and lone
+    surrogates).
     """
     if orjson is not None:
         try:
@@ -108,7 +111,7 @@ def dump_json_line(data: Any) -> bytes:
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
         else:
-            if b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data:
+            if plain or (b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data):
                 return out
     return dump_compact_json(data)
 

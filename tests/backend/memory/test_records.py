@@ -11,6 +11,7 @@ from opmem_tui.backend.memory.records import (
     Entity,
     Event,
     Patch,
+    check_scope,
     entity_id,
     parse_edge_line,
     parse_entity_line,
@@ -102,3 +103,15 @@ def test_an_edge_id_is_record_id_of_its_parts():
         )
 
     check()
+
+
+def test_check_scope_answers_alike_the_first_time_and_after():
+    class Text(str):
+        pass
+
+    for _ in range(2):  # the second round meets the scopes already checked
+        for scope in ("global", "project:p1", "agent:a-b", Text("project:p2")):
+            assert check_scope(scope) is scope
+        for bad in ("project:", "agent:a b", " global", "Global", Text("nope"), ["global"], None, 3):
+            with pytest.raises(CorruptFile, match="invalid scope"):
+                check_scope(bad, "here")

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import json
+import math
 import os
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.memory.cache import CACHE_NAME
-from opmem_tui.backend.memory.records import Event
+from opmem_tui.backend.memory.cache import CACHE_NAME, MemoryRecord, _json_texts
+from opmem_tui.backend.memory.logs import LogAppender, month_log
+from opmem_tui.backend.memory.records import Event, Patch
 from opmem_tui.backend.memory.results import AmbiguousEntity, EntityNotFound, RecordNotFound
 from opmem_tui.backend.memory.sqlite_files import remove_database
 from opmem_tui.backend.memory.store import InvalidRecord, MemoryStore
+from opmem_tui.backend.memory.temporal import pack_ids, unpack_ids
 from opmem_tui.backend.memory.timeline import InvalidQuery
+from opmem_tui.backend.memory.writer import _line, _plain
+from opmem_tui.backend.model import Provenance
+from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
 
 from .sample import DAY, T0, edge, entity, event
 
@@ -65,6 +78,78 @@ def test_supersede_folds_without_editing_and_orders_by_event_time(store: MemoryS
     assert store.edge(new.id).superseded_by is None
     page = store.neighbors("worker")
     assert [g.edge.id for g in page.edges] == [new.id] and page.hidden_superseded == 2
+
+
+P7070 = entity("port", ":7070")
+LATE = edge(WORKER, "listens-on", P7070, T0 + 5 * DAY)  # in a torn tail only
+
+
+def _patched_history(root: Path, tail: bytes = b"") -> tuple[MemoryStore, list[tuple[str, str, str, float]]]:
+    """Edges and events in two months, one pair already patched, and patches to write: swapped,
+    repeated, already held, a record missing, an edge with an event, one retiring `LATE`."""
+    store = MemoryStore(root)
+    e = [edge(WORKER, "listens-on", p, T0 + k * DAY, session=f"s{k}") for k, p in enumerate((P8080, P9090) * 2)]
+    a, b, c = event("Tests fail", T0), event("Tests fail (again)", T0 + 40 * DAY), event("CI red", T0 + 41 * DAY)
+    store.append([WORKER, P8080, P9090, P7070, *e, a, b, c])
+    store.supersede(e[2].id, e[3].id, "held before", at=T0 + 50 * DAY)
+    if tail:
+        with (root / "graph" / "edges.jsonl").open("ab") as fh:
+            fh.write(tail)  # a write cut before its "\n"
+    at = T0 + 60 * DAY
+    patches = [
+        (e[1].id, e[0].id, "swapped", at),
+        (a.id, b.id, "duplicate", at + 1),
+        (c.id, a.id, "to the newer month", at + 2),
+        (e[0].id, "ed-missing", "missing", at + 3),
+        (e[1].id, b.id, "an edge with an event", at + 4),
+        (e[0].id, e[1].id, "repeated", at + 5),
+        (e[2].id, e[3].id, "held", at + 6),
+        (e[0].id, LATE.id, "retired by the torn tail's record", at + 7),
+        (e[1].id, e[2].id, "last", at + 8),
+    ]
+    return store, patches
+
+
+def _logs(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"",
+        json.dumps(LATE.to_json(), separators=(",", ":")).encode(),  # a whole record, sealed into a good line
+        b'{"op":"supersede","id":"ed-x","by"',
+    ],
+    ids=["clean", "torn-record", "torn-bytes"],
+)
+def test_supersede_many_lands_as_one_by_one(tmp_path: Path, tail: bytes, monkeypatch: pytest.MonkeyPatch):
+    one, patches = _patched_history(tmp_path / "one" / "memory", tail)
+    expected: list = []
+    for old, new, reason, at in patches:
+        try:
+            expected.append(one.supersede(old, new, reason, at=at))
+        except RecordNotFound:
+            expected.append(None)
+    many, _ = _patched_history(tmp_path / "many" / "memory", tail)
+    appends: list[str] = []
+    write = LogAppender.write
+    monkeypatch.setattr(
+        LogAppender, "write", lambda self, name, lines: appends.append(name) or write(self, name, lines)
+    )
+    with many.batch() as writer:
+        got = writer.supersede_many(patches)
+    assert got == expected and expected.count(None) == (4 if tail[-1:] == b"}" else 5)
+    assert _logs(many.root) == _logs(one.root)
+    if not tail:  # one append per log, not one per patch
+        assert sorted(appends) == ["graph/edges.jsonl", "timeline/2026-07.jsonl"]
+    for s in (many, MemoryStore(many.root)):
+        for view in (
+            lambda m: [(g.edge.id, g.edge.superseded_by) for g in m.edges(include_superseded=True, limit=None)],
+            lambda m: [(e.id, e.superseded_by) for e in m.timeline(include_superseded=True).events],
+        ):
+            assert view(s) == view(one)
+        assert [p.message for p in s.problems()] == [p.message for p in one.problems()]
 
 
 def test_supersede_errors_are_typed(store: MemoryStore):
@@ -409,3 +494,157 @@ def test_a_batch_with_a_lone_surrogate_is_stored_as_one_record_at_a_time_would_b
     assert batched.entity_ids() == single.entity_ids()
     batched.close()
     single.close()
+
+
+def _rows(store: MemoryStore) -> dict[str, list[tuple]]:
+    db = store.cache.db
+    return {
+        table: sorted(db.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+        for table in ("events", "mentions", "edges", "adj", "entities", "names")
+    }
+
+
+def test_insert_appended_folds_as_insert_one_by_one(tmp_path: Path):
+    """Runs all new, with one already held, with one given twice: what goes in, at which seq, is insert()'s."""
+    held = event("held", T0, entities=(WORKER,))
+    e1, e2 = edge(WORKER, "listens-on", P8080, T0), edge(WORKER, "listens-on", P9090, T0 + DAY)
+    records = [
+        event("a", T0 + 1, entities=(WORKER, P8080, WORKER)),
+        event("b", T0 + 2),
+        WORKER,
+        P8080,
+        WORKER,
+        held,
+        event("c", T0 + 3, entities=(P8080,)),
+        e1,
+        e2,
+        P9090,
+        e2,
+        edge(P8080, "near", P9090, T0 + DAY),
+    ]
+    stores = [MemoryStore(tmp_path / name / "memory") for name in ("one", "many")]
+    for store in stores:
+        store.append([held])
+    with stores[0].cache.writing() as touched_one:
+        for line, record in enumerate(records, start=2):
+            stores[0].cache.insert(record, "graph/x.jsonl", line)
+    with stores[1].cache.writing() as touched_many:
+        stores[1].cache.insert_appended((r, "graph/x.jsonl", line) for line, r in enumerate(records, start=2))
+    assert _rows(stores[1]) == _rows(stores[0]) and len(_rows(stores[0])["events"]) == 4
+    assert touched_many.added == touched_one.added
+
+
+def test_month_log_names_the_month_fromtimestamp_gives_whatever_came_before():
+    def expected(t: float) -> str:
+        try:
+            moment = datetime.fromtimestamp(t, UTC)
+        except (OverflowError, OSError, ValueError):
+            moment = datetime.fromtimestamp(0, UTC)
+        return f"timeline/{moment:%Y-%m}.jsonl"
+
+    bounds = [
+        datetime(y, m, 1, tzinfo=UTC).timestamp() for y, m in ((2026, 6), (2027, 1), (2024, 3), (1970, 1), (1969, 12))
+    ]
+    end = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+    offsets = (-1.5, -1.0, -0.5, -1e-6, -6e-7, -5e-7, -4e-7, 0.0, 4e-7, 5e-7, 1.0, 1.5, 86_400.0, -86_400.0)
+    times = [b + o for b in bounds for o in offsets] + [end, end + 0.9999, end + 1, math.nan, math.inf, -math.inf, 1e20]
+    for order in (times, times[::-1], sorted(times, key=lambda t: (t % 7, t))):
+        for primer in (bounds[0] + 1000, bounds[1] - 1000, end - 10):
+            month_log(primer)  # whichever month was named last
+            assert [month_log(t) for t in order] == [expected(t) for t in order]
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        (),
+        ("n1",),
+        ("n1", "n2", "n3"),
+        ("",),
+        ("", ""),
+        ("a\x1fb",),
+        ("n1", "a\x1f"),
+        ("\x1f", "n2"),
+        ("[x",),
+        ("n", "[x"),
+    ],
+)
+def test_pack_ids_joins_plain_ids_and_writes_json_for_the_others(ids: tuple[str, ...]):
+    packed = pack_ids(ids)
+    plain = not any("\x1f" in i for i in ids) and not (ids and ids[0].startswith("["))
+    assert packed == ("\x1f".join(ids) if plain else json.dumps(list(ids), ensure_ascii=False))
+    assert unpack_ids(packed) == (ids if ids != ("",) else ())
+
+
+class _Odd(enum.Enum):
+    A = "a"
+
+
+# What orjson writes otherwise than json (or what does not read back equal), in any field
+POISONS = [math.nan, -math.inf, _Odd.A, ("a",), uuid.UUID(int=1), 2**70, 1e-7, 1e-5, -5e-324, True, "\ud800"]
+
+
+def _poisoned(record: MemoryRecord) -> Iterator[Callable[[], MemoryRecord]]:
+    """Makers of `record` with each field to_json may write (its provenance's too) holding each
+    poison in turn; a sequence field gets it in a tuple, a list and an iterator (made anew)."""
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        paths = [(f.name, g.name) for g in dataclasses.fields(value)] if isinstance(value, Provenance) else [(f.name,)]
+        for path in paths:
+            for poison in POISONS:
+                for make in _holding(_field(record, path), poison):
+                    yield functools.partial(_replaced, record, path, make)
+
+
+def _field(record: MemoryRecord, path: tuple[str, ...]) -> object:
+    value: object = record
+    for name in path:
+        value = getattr(value, name)
+    return value
+
+
+def _holding(value: object, poison: object) -> list[Callable[[], object]]:
+    if isinstance(value, tuple):
+        return [lambda: (poison,), lambda: [poison], lambda: iter((poison,)), lambda: iter(value)]
+    return [lambda: poison]
+
+
+def _replaced(record: MemoryRecord, path: tuple[str, ...], make: Callable[[], object]) -> MemoryRecord:
+    if len(path) == 2:
+        inner = getattr(record, path[0])
+        return dataclasses.replace(record, **{path[0]: dataclasses.replace(inner, **{path[1]: make()})})
+    return dataclasses.replace(record, **{path[0]: make()})
+
+
+def test_log_lines_skip_the_read_back_only_when_it_would_pass():
+    """_line gives dump_json_line's bytes with every field of an edge, event or patch poisoned in
+    turn (fields added later included), and skips the read-back for what distillation writes."""
+    ev = event("Tests fail", T0, entities=(WORKER, P8080))
+    records = [
+        edge(WORKER, "listens-on", P8080, T0),
+        Event(ev.id, ev.summary, ev.kind, 0.5, ev.provenance, ev.entities, key="work:s1:n1"),
+        Patch("ed-1", "ed-2", T0 + DAY, "single-valued"),
+        WORKER,
+    ]
+    assert [_plain(r) for r in records] == [True, True, True, False]
+    checked = 0
+    for record in records:
+        for make in _poisoned(record):
+            try:
+                data = make().to_json()
+            except (TypeError, ValueError):
+                continue  # a poison to_json cannot take (attrs from a number)
+            assert _line(make()) == dump_json_line(data) == dump_compact_json(data), make()
+            checked += 1
+    assert checked > 500
+
+
+def test_json_each_reads_the_texts_of_an_orjson_array_as_of_json_dumps():
+    """Every code point but the surrogates, one text each and all in one, and odd texts."""
+    db = sqlite3.connect(":memory:")
+    db.text_factory = bytes  # what SQLite holds, even where it is not UTF-8
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    odd = ["", "a\x00b", '"\\', "\ud800 lone", "ed-1", "😀 é \u2028 \x7f \x1f", "".join(chars[:5000])]
+    for texts in (chars, odd, ["".join(chars)]):
+        read = "SELECT value FROM json_each(?)"
+        assert db.execute(read, (_json_texts(texts),)).fetchall() == db.execute(read, (json.dumps(texts),)).fetchall()

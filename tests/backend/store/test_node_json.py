@@ -7,7 +7,9 @@ import dataclasses
 import datetime
 import enum
 import json
+import math
 import random
+import re
 import struct
 import uuid
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.files import dump_compact_json, dump_json_line
+from opmem_tui.backend.store.files import _short_exponent, dump_compact_json, dump_json_line
 from opmem_tui.backend.store.sessions import SessionStore
 
 from ...conftest import FIXTURES as SHARED_FIXTURES
@@ -102,6 +104,23 @@ def test_floats_of_every_magnitude_and_random_bits() -> None:
         assert dump_json_line(data) == dump_compact_json(data), value
 
 
+def test_plain_data_is_kept_as_orjson_writes_it_and_that_is_json() -> None:
+    """`plain`: floats 0 or from 1e-4 up (random bits, every magnitude, the edges), exact
+    containers and scalars; text that looks like a tiny float; refused values still go to json."""
+    rng = random.Random(25)
+    values = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    values += [rng.uniform(-10, 10) * 10.0 ** rng.randint(-4, 20) for _ in range(20_000)]
+    values += [m * 10.0**e for e in range(-4, 309) for m in (1, -1.5, 9.99, 123.456, 0.1000001)]
+    values += [0.0, -0.0, 1e-4, -1e-4, math.nextafter(1e-4, 1), 1e16, math.nextafter(1e16, 0), 1.7976931348623157e308]
+    floats = [v for v in values if v == 0 or 1e-4 <= abs(v) < math.inf]
+    assert len(floats) > 40_000
+    for value in floats:
+        data = {"x": value, "l": [value, "e-", None, True, 3], "p": {"t": -value}}
+        assert dump_json_line(data, plain=True) == dump_compact_json(data), value
+    for data in ({"s": "e-5 0.00001 1e-7 as text", "n": 2**63}, {"big": 2**64}, {"s": "\ud800 lone"}):
+        assert dump_json_line(data, plain=True) == dump_compact_json(data)
+
+
 def test_deep_nesting_past_orjson_limit() -> None:
     data: Any = 1
     for _ in range(400):
@@ -133,3 +152,12 @@ def test_a_node_with_values_orjson_writes_otherwise_is_stored_as_json_writes_it(
     (path,) = (tmp_path / "sessions" / "s1" / "history").glob("*.json")
     assert path.read_bytes() == dump_compact_json(node.to_json())
     assert b'"tiny":1e-07' in path.read_bytes() and b"NaN" in path.read_bytes()
+
+
+def test_short_exponent_finds_a_digit_e_minus_one_digit_and_nothing_else() -> None:
+    rng = random.Random(7)
+    spec = re.compile(rb"[0-9]e-[0-9](?![0-9])")
+    samples = [b"1e-7", b"[1e-7]", b"1.5e-7,", b"1e-07", b"e-7", b"x1e-7", b"1e-77", b'"ae-1"', b"12e-3", b"9e-9e-99"]
+    samples += [bytes(rng.choice(b"09e-.x") for _ in range(rng.randrange(12))) for _ in range(20_000)]
+    for sample in samples:
+        assert _short_exponent(sample) == (spec.search(sample) is not None), sample
