@@ -37,15 +37,24 @@ class MemoryPort:
         self._staged_events: dict[str, list[Event]] = {}
         self.staged_records = 0
         self._relations: dict[str, tuple[Edge, ...]] = {}  # current stored edges of a relation, until a flush
+        self._subjects: dict[str, dict[str, list[Edge]]] = {}  # the same by subject: relation -> from_id -> edges
+        self._retired: set[str] | None = None  # ids the staged patches retire, until the next stage or flush
         self._categories: dict[str, str] = {}
 
     # -- reads ------------------------------------------------------------------------------------
 
     def current_edges(self, subject: str, relation: str, scope: str) -> Sequence[Edge]:
         """Current edges from `subject` (or its aliases) with `relation`, in any scope (the caller filters)."""
-        stored = [e for e in self.relation_edges(relation) if e.from_id == subject]
+        by_subject = self._subjects.get(relation)
+        if by_subject is None:  # asked for one subject at a time, each time for a relation's every edge
+            by_subject = self._subjects[relation] = {}
+            for edge in self.relation_edges(relation):
+                by_subject.setdefault(edge.from_id, []).append(edge)
+        stored = by_subject.get(subject, ())
         retired = self._staged_retired()
-        staged = self._staged_edges.get((subject, relation), [])
+        staged = self._staged_edges.get((subject, relation), ())
+        if not retired:
+            return (*stored, *staged)
         return tuple(e for e in (*stored, *staged) if e.id not in retired)
 
     def relation_edges(self, relation: str) -> Sequence[Edge]:
@@ -100,13 +109,17 @@ class MemoryPort:
         }
 
     def _staged_retired(self) -> set[str]:
-        return {p.id for r in self._staged for p in (*r.edge_patches, *r.event_patches)}
+        if self._retired is None:
+            self._retired = {p.id for r in self._staged for p in (*r.edge_patches, *r.event_patches)}
+        return self._retired
 
     # -- writes -----------------------------------------------------------------------------------
 
     def stage(self, reconciled: Reconciled) -> None:
         """Hold a batch's records for the next `flush` (reads above already see them)."""
         self._staged.append(reconciled)
+        if reconciled.edge_patches or reconciled.event_patches:
+            self._retired = None
         extraction = reconciled.extraction
         for edge in extraction.edges:
             self._staged_edges.setdefault((edge.from_id, edge.relation), []).append(edge)
@@ -118,7 +131,7 @@ class MemoryPort:
     def flush(self) -> Written:
         """Write everything staged in one memory batch: records, then alias merges, then patches."""
         staged, self._staged = self._staged, []
-        self._relations = {}
+        self._relations, self._subjects, self._retired = {}, {}, None
         self._staged_edges, self._staged_events, self.staged_records = {}, {}, 0
         if not staged:
             return Written()
