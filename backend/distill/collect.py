@@ -195,17 +195,50 @@ def as_shown(node: Node) -> Node:
     replaced by its marker (backend/privacy). The memory (and the core.md handed to agents, and
     every LLM request the extractor makes) holds what a reader sees; coloured tool output and OSC
     titles are common in sessions, and so are tokens in env dumps and curl headers."""
-    content = redact_text(plain(node.content))
-    name = redact_text(plain(node.name)) if node.name else node.name
-    tool_input = map_strings(node.input, _shown, keys=redact_text)  # keys: the importers' own names
-    metadata = map_strings(node.metadata, _shown, keys=redact_text)
-    reads = redact_value(node.reads)
+    content = _shown(node.content)
+    name = _shown(node.name) if node.name else node.name
+    # keys: the importers' own names; an empty input, metadata or reads (None, {}, ()) holds no
+    # string, so map_strings would return it as it is
+    tool_input = map_strings(node.input, _shown, keys=redact_text) if node.input else node.input
+    metadata = map_strings(node.metadata, _shown, keys=redact_text) if node.metadata else node.metadata
+    reads = redact_value(node.reads) if node.reads else node.reads
     return with_fields(node, content, name, tool_input, metadata, reads)
 
 
+class _Unchanged:
+    """Strings that plain() and redact_text() both leave as they are, up to `strings` of them and
+    `chars` characters in all. Metadata keys and values, tool names and short prompts repeat from
+    node to node, and so do long texts: a file read again, a tool's output a node holds as its
+    content and again in its metadata, the context an agent puts before every session. Only an
+    unchanged string is kept, so one that holds a secret is scanned every time it is shown."""
+
+    def __init__(self, strings: int, chars: int) -> None:
+        self.seen: set[str] = set()
+        self.size = 0
+        self.max_strings = strings
+        self.max_chars = chars
+
+    def add(self, text: str) -> None:
+        if len(text) > self.max_chars // 16:
+            return  # one huge text would push out everything else
+        if len(self.seen) >= self.max_strings or self.size + len(text) > self.max_chars:
+            self.seen.clear()
+            self.size = 0
+        self.seen.add(text)
+        self.size += len(text)
+
+
+_unchanged = _Unchanged(strings=50_000, chars=4_000_000)
+
+
 def _shown(text: str) -> str:
-    """A string value as the screen shows it: plain, then its secrets masked (one walk, not two)."""
-    return redact_text(plain(text))
+    """A string as the screen shows it: plain, then its secrets masked (one walk, not two)."""
+    if text in _unchanged.seen:
+        return text
+    out = redact_text(plain(text))
+    if out is text:
+        _unchanged.add(text)
+    return out
 
 
 def anchors(nodes: Sequence[Node]) -> dict[str, str]:
