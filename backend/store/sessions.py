@@ -599,6 +599,11 @@ class SessionStore:
         with self._reading(session_id) as repo:
             return repo.turns(head_id)
 
+    def turn_starts(self, session_id: str, head_id: str | None = None) -> dict[str, tuple[int, str | None]]:
+        """Each turn's user node id -> (turn number, turn commit), as get_turns would give them."""
+        with self._reading(session_id) as repo:
+            return repo.turn_starts(head_id)
+
     def head(self, session_id: str) -> str | None:
         with self._reading(session_id) as repo:
             return repo.head
