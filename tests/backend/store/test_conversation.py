@@ -106,3 +106,12 @@ def test_store_turn_starts_are_those_of_get_turns(tmp_path) -> None:
     starts = store.turn_starts("s1")
     assert starts == {t.user.id: (t.number, t.commit) for t in turns if t.user is not None}
     assert len(starts) == 2 and all(commit for _number, commit in starts.values())
+
+
+def test_a_snapshot_is_what_get_meta_get_nodes_and_turn_starts_read(tmp_path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    add_turn(store, "s1", "one", "1", tools=2)
+    add_turn(store, "s1", "two", "2", tools=1)
+    snap = store.snapshot("s1")
+    assert snap.meta == store.get_meta("s1") and list(snap.nodes) == store.get_nodes("s1")
+    assert snap.turn_starts == store.turn_starts("s1") and len(snap.turn_starts) == 2
