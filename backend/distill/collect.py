@@ -196,8 +196,8 @@ def as_shown(node: Node) -> Node:
     titles are common in sessions, and so are tokens in env dumps and curl headers."""
     content = _shown(node.content)
     name = _shown(node.name) if node.name else node.name
-    # keys: the importers' own names; an empty input, metadata or reads (None, {}, ()) holds no
-    # string, so map_strings would return it as it is
+    # keys are the importers' own names (redacted, not made plain); an empty input, metadata or
+    # reads (None, {}, ()) holds no string, and map_strings would return it as it is
     tool_input = map_strings(node.input, _shown, keys=redact_text) if node.input else node.input
     metadata = map_strings(node.metadata, _shown, keys=redact_text) if node.metadata else node.metadata
     reads = redact_value(node.reads) if node.reads else node.reads
