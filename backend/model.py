@@ -286,6 +286,17 @@ class LastTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSnapshot:
+    """A session as one read found it (the distillation's collect): meta.json, every node in seq
+    order, and each turn of the head's line as its user node id -> (turn number, turn commit), as
+    get_turns gives them; None when that line cannot be grouped into turns (a parent cycle)."""
+
+    meta: SessionMeta
+    nodes: tuple[Node, ...]
+    turn_starts: Mapping[str, tuple[int, str | None]] | None
+
+
+@dataclass(frozen=True, slots=True)
 class TurnCommit:
     """One commit of a session repo as `git log` shows it."""
 

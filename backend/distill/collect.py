@@ -9,7 +9,7 @@ since the last run is collected whole, so its work event is rewritten and supers
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,6 @@ from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.folders import folder_project, stands_for_a_project
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
-from ..store.provenance import iter_nodes_since
 from ..store.sessions import SessionStore
 from .model import (
     CODING,
@@ -195,17 +194,50 @@ def as_shown(node: Node) -> Node:
     replaced by its marker (backend/privacy). The memory (and the core.md handed to agents, and
     every LLM request the extractor makes) holds what a reader sees; coloured tool output and OSC
     titles are common in sessions, and so are tokens in env dumps and curl headers."""
-    content = redact_text(plain(node.content))
-    name = redact_text(plain(node.name)) if node.name else node.name
-    tool_input = map_strings(node.input, _shown, keys=redact_text)  # keys: the importers' own names
-    metadata = map_strings(node.metadata, _shown, keys=redact_text)
-    reads = redact_value(node.reads)
+    content = _shown(node.content)
+    name = _shown(node.name) if node.name else node.name
+    # keys are the importers' own names (redacted, not made plain); an empty input, metadata or
+    # reads (None, {}, ()) holds no string, and map_strings would return it as it is
+    tool_input = map_strings(node.input, _shown, keys=redact_text) if node.input else node.input
+    metadata = map_strings(node.metadata, _shown, keys=redact_text) if node.metadata else node.metadata
+    reads = redact_value(node.reads) if node.reads else node.reads
     return with_fields(node, content, name, tool_input, metadata, reads)
 
 
+class _Unchanged:
+    """Strings that plain() and redact_text() both leave as they are, up to `strings` of them and
+    `chars` characters in all. Metadata keys and values, tool names and short prompts repeat from
+    node to node, and so do long texts: a file read again, a tool's output a node holds as its
+    content and again in its metadata, the context an agent puts before every session. Only an
+    unchanged string is kept, so one that holds a secret is scanned every time it is shown."""
+
+    def __init__(self, strings: int, chars: int) -> None:
+        self.seen: set[str] = set()
+        self.size = 0
+        self.max_strings = strings
+        self.max_chars = chars
+
+    def add(self, text: str) -> None:
+        if len(text) > self.max_chars // 16:
+            return  # one huge text would push out everything else
+        if len(self.seen) >= self.max_strings or self.size + len(text) > self.max_chars:
+            self.seen.clear()
+            self.size = 0
+        self.seen.add(text)
+        self.size += len(text)
+
+
+_unchanged = _Unchanged(strings=50_000, chars=4_000_000)
+
+
 def _shown(text: str) -> str:
-    """A string value as the screen shows it: plain, then its secrets masked (one walk, not two)."""
-    return redact_text(plain(text))
+    """A string as the screen shows it: plain, then its secrets masked (one walk, not two)."""
+    if text in _unchanged.seen:
+        return text
+    out = redact_text(plain(text))
+    if out is text:
+        _unchanged.add(text)
+    return out
 
 
 def anchors(nodes: Sequence[Node]) -> dict[str, str]:
@@ -235,21 +267,21 @@ def anchors(nodes: Sequence[Node]) -> dict[str, str]:
     return found
 
 
-def _turn_index(store: SessionStore, session_id: str, wanted: set[str]) -> dict[str, tuple[int, str | None]]:
-    """anchor id -> (turn number, turn commit), the head's branch first, then other leaves if needed."""
-    index: dict[str, tuple[int, str | None]] = {}
+def _turn_index(
+    store: SessionStore, session_id: str, wanted: set[str], head: Mapping[str, tuple[int, str | None]] | None
+) -> dict[str, tuple[int, str | None]]:
+    """anchor id -> (turn number, turn commit): the head's line first (`head`, read with the nodes),
+    then other leaves if needed."""
+    index: dict[str, tuple[int, str | None]] = dict(head or {})
 
-    def add(head: str | None) -> None:
+    def add(leaf: str) -> None:
         try:
-            turns = store.get_turns(session_id, head_id=head)
+            starts = store.turn_starts(session_id, head_id=leaf)
         except (SessionNotFound, OpmemError):
             return
-        for turn in turns:
-            user = turn.user
-            if user is not None and user.id not in index:
-                index[user.id] = (turn.number, turn.commit)
+        for user, found in starts.items():
+            index.setdefault(user, found)  # a turn shared by several lines: as the first line numbers it
 
-    add(None)
     if wanted <= index.keys():
         return index
     try:
@@ -279,10 +311,12 @@ def collect_session(
     if pending.folder and pending.cursor.seq >= 0 and newest_seq(pending.folder) <= pending.cursor.seq:
         return []  # the folder changed but holds no newer node (a left-over temp file, a copied home)
     try:
-        meta = store.get_meta(sid)
+        snapshot = store.snapshot(sid)
     except SessionNotFound:
         return []
-    nodes = [as_shown(n) for n in iter_nodes_since(store, sid)]  # every node: a grown turn is distilled whole
+    meta = snapshot.meta
+    # every node (seq > -1, as iter_nodes_since gives them): a grown turn is distilled whole
+    nodes = [as_shown(n) for n in snapshot.nodes if n.seq > -1]
     new = [n for n in nodes if n.seq > pending.cursor.seq]
     if not new:
         return []
@@ -291,7 +325,7 @@ def collect_session(
     first_anchor = next((n.id for n in nodes if n.role == "user" and not n.is_tool), "")
     if first_anchor:  # what precedes the first prompt (injected context) belongs to turn 1
         anchor_of = {nid: (a or first_anchor) for nid, a in anchor_of.items()}
-    index = _turn_index(store, sid, set(anchor_of.values()) - {""})
+    index = _turn_index(store, sid, set(anchor_of.values()) - {""}, snapshot.turn_starts)
     batches: list[SessionBatch] = []
     for chunk in _chunks(new, batch_nodes):
         end = chunk[-1].seq

@@ -177,9 +177,9 @@ class Linker:
         index = self.index
         merges: dict[tuple[str, str], AliasMerge] = {}
         for entity in extraction.entities:
+            if entity.id in index.ids:
+                continue  # most of a batch's entities: known from the memory or an earlier batch
             item = Known.of(entity)
-            if item.id in index.ids:
-                continue
             candidate = _match(index, item)
             index.add(item)
             if candidate is None:

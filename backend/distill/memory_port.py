@@ -49,7 +49,9 @@ class MemoryPort:
         self.relation_edges(relation)
         stored = self._subjects[relation].get(subject, ())
         retired = self._retired
-        staged = self._staged_edges.get((subject, relation), [])
+        staged = self._staged_edges.get((subject, relation), ())
+        if not retired:
+            return (*stored, *staged)
         return tuple(e for e in (*stored, *staged) if e.id not in retired)
 
     def relation_edges(self, relation: str) -> Sequence[Edge]:

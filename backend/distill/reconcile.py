@@ -50,8 +50,11 @@ def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], lis
     """Walk one subject's values of one relation in world order; each change of value retires the old ones."""
     patches: list[Patch] = []
     contradictions: list[Contradiction] = []
+    unique = {e.id: e for e in edges}
+    if len({e.to_id for e in unique.values()}) < 2:
+        return patches, contradictions  # one value, however often restated (the usual chain): nothing changes
     group: list[Edge] = []  # the current value's edges (a value may be stated several times)
-    for edge in sorted({e.id: e for e in edges}.values(), key=_order):
+    for edge in sorted(unique.values(), key=_order):
         if group and edge.to_id != group[-1].to_id:
             for old in group:
                 reason = f"{edge.relation} is single-valued: {edge.to_id} (newer) replaces {old.to_id}"

@@ -8,6 +8,7 @@ turns and the read-only view of a commit both come from it, and widgets render w
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 
 from ..model import Node, OpmemError, Turn
 
@@ -80,9 +81,32 @@ def number_turns(
     ]
 
 
+def turn_starts(
+    groups: Sequence[Sequence[Node]], commits: Mapping[str, str] | None = None
+) -> dict[str, tuple[int, str | None]]:
+    """Of the turns number_turns makes of `groups`: each one's user node id -> (its number, its
+    commit), as Turn.user, Turn.number and Turn.commit give them, without building the turns."""
+    commits = commits or {}
+    if not groups:
+        return {}
+    if not any(n.role == "user" and n.called_by is None for n in groups[0]):
+        groups, first = groups[:1], 0
+    else:
+        first = 1
+    out: dict[str, tuple[int, str | None]] = {}
+    for number, group in enumerate(groups, start=first):
+        user = next((n for n in group if n.role == "user"), None)
+        if user is not None:
+            out[user.id] = (number, commits.get(_last_message(group).id))
+    return out
+
+
 def turns_from_nodes(nodes: Iterable[Node]) -> list[Turn]:
     """Turns of a flat list of nodes, e.g. the conversation as it stood at a commit."""
     return number_turns(group_turns(nodes))
+
+
+_seq = attrgetter("seq")
 
 
 def _last_message(group: Sequence[Node]) -> Node:
@@ -165,10 +189,12 @@ class Conversation:
         if head is None:
             return []
         out: list[Node] = []
+        nodes, tools = self.nodes, self.tools
         for cid in self.path_ids(head):
-            out.append(self.nodes[cid])
-            out.extend(self.tool_tree(cid))
-        out.sort(key=lambda n: n.seq)
+            out.append(nodes[cid])
+            if cid in tools:  # most messages call no tool (every prompt)
+                out.extend(self.tool_tree(cid))
+        out.sort(key=_seq)
         return out
 
     def tool_tree(self, caller: str) -> list[Node]:
@@ -211,6 +237,12 @@ class Conversation:
                         heads.extend(self.leaves_under(child))
             forks.append(heads)
         return number_turns(groups, commits, forks)
+
+    def turn_starts(
+        self, head_id: str | None = None, commits: Mapping[str, str] | None = None
+    ) -> dict[str, tuple[int, str | None]]:
+        """What `turns` tells of each turn's user node (its number and commit), without the turns or their forks."""
+        return turn_starts(group_turns(self.branch(head_id)), commits)
 
     def user_count(self, head: str | None) -> int:
         """Turns on the line to `head`: its user messages."""

@@ -148,6 +148,9 @@ class SessionRepo:
     def turns(self, head_id: str | None = None) -> list[Turn]:
         return self.graph.turns(head_id, self.mirror.turn_commits())
 
+    def turn_starts(self, head_id: str | None = None) -> dict[str, tuple[int, str | None]]:
+        return self.graph.turn_starts(head_id, self.mirror.turn_commits())
+
     def branches(self) -> list[Branch]:
         return git_views.branches(self.mirror)
 

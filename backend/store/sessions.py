@@ -26,6 +26,7 @@ from ..model import (
     SessionListing,
     SessionMeta,
     SessionNotFound,
+    SessionSnapshot,
     Turn,
     TurnCommit,
     VerifyReport,
@@ -598,6 +599,21 @@ class SessionStore:
     def get_turns(self, session_id: str, head_id: str | None = None) -> list[Turn]:
         with self._reading(session_id) as repo:
             return repo.turns(head_id)
+
+    def snapshot(self, session_id: str) -> SessionSnapshot:
+        """get_meta, get_nodes and the head line's turn_starts from one read: every read first checks
+        that the session is up to date (the change token and a dozen stats), here once, not three times."""
+        with self._reading(session_id) as repo:
+            try:
+                starts: dict[str, tuple[int, str | None]] | None = repo.turn_starts()
+            except OpmemError:  # what get_turns would raise (a parent cycle): the caller may try other lines
+                starts = None
+            return SessionSnapshot(repo.meta(), tuple(repo.nodes()), starts)
+
+    def turn_starts(self, session_id: str, head_id: str | None = None) -> dict[str, tuple[int, str | None]]:
+        """Each turn's user node id -> (turn number, turn commit), as get_turns would give them."""
+        with self._reading(session_id) as repo:
+            return repo.turn_starts(head_id)
 
     def head(self, session_id: str) -> str | None:
         with self._reading(session_id) as repo:

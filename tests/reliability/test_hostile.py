@@ -59,6 +59,8 @@ def test_session_ids_that_leave_their_folder_are_refused(tmp_path: Path, outside
             (store.rename_session, (sid, "t")),
             (store.delete_session, (sid,)),
             (store.get_nodes, (sid,)),
+            (store.snapshot, (sid,)),
+            (store.turn_starts, (sid,)),
         ):
             with pytest.raises(OpmemError):
                 action(*args)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from opmem_tui.backend.distill.link import Known, acronym, compact, link, relink
-from opmem_tui.backend.distill.model import Extraction, Linked
+from opmem_tui.backend.distill.memory_port import MemoryPort
+from opmem_tui.backend.distill.model import Extraction, Linked, Reconciled
 from opmem_tui.backend.distill.reconcile import reconcile, resolve_chain
-from opmem_tui.backend.memory.records import Edge, Entity, Event, entity_id
+from opmem_tui.backend.memory.records import Edge, Entity, Event, Patch, entity_id
+from opmem_tui.backend.memory.store import MemoryStore
 from opmem_tui.backend.model import Provenance
 
 
@@ -101,6 +103,34 @@ def test_a_newer_value_retires_the_old_and_a_late_older_one_never_retires_the_cu
     )
     assert [(p.id, p.by) for p in result.edge_patches] == [(late.id, new.id)]
     assert len(result.contradictions) == 1
+
+
+def test_a_restated_value_retires_nothing_and_a_change_retires_each_statement():
+    first = edge("worker", "listens-on", ":4000", 10.0, "a")
+    again = edge("worker", "listens-on", ":4000", 15.0, "b")
+    assert resolve_chain([again, first, first], at=99.0) == ([], [])
+    new = edge("worker", "listens-on", ":4001", 20.0, "c")
+    patches, found = resolve_chain([new, again, first], at=99.0)
+    assert [(p.id, p.by) for p in patches] == [(first.id, new.id), (again.id, new.id)]
+    assert [(c.retired, c.kept) for c in found] == [(first.id, new.id), (again.id, new.id)]
+
+
+def test_the_port_reads_one_subject_stored_and_staged_without_what_a_staged_patch_retires(tmp_path):
+    memory = MemoryStore(tmp_path)
+    old = edge("worker", "listens-on", ":4000", 10.0, "a")
+    other = edge("api", "listens-on", ":5000", 11.0, "b")
+    with memory.batch() as writer:
+        writer.append([old, other])
+    port = MemoryPort(memory)
+    assert [e.id for e in port.current_edges("worker", "listens-on", "global")] == [old.id]
+    new = edge("worker", "listens-on", ":4001", 20.0, "c")
+    port.stage(Reconciled(Linked(Extraction(edges=(new,))), edge_patches=(Patch(old.id, new.id, 30.0, "newer"),)))
+    assert [e.id for e in port.current_edges("worker", "listens-on", "global")] == [new.id]
+    assert [e.id for e in port.current_edges("api", "listens-on", "global")] == [other.id]
+    assert port.current_edges("nobody", "listens-on", "global") == ()
+    port.flush()
+    memory.refresh()
+    assert [e.id for e in port.current_edges("worker", "listens-on", "global")] == [new.id]  # read again from the store
 
 
 def test_only_single_valued_relations_in_one_scope_contradict():

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from opmem_tui.backend.model import Node, turn_count
-from opmem_tui.backend.store.conversation import display_order, group_turns, turns_from_nodes
+from opmem_tui.backend.store.conversation import Conversation, display_order, group_turns, turns_from_nodes
 from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import add_turn
@@ -62,3 +65,53 @@ def test_store_turns_and_commit_view_agree(tmp_path) -> None:
     assert [[n.id for n in t.nodes] for t in at_tip] == [[n.id for n in t.nodes] for t in live]
     first = store.turns_at("s1", live[0].commit)
     assert len(first) == 1 and [n.content for n in first[0].nodes][:2] == ["one", "1"]
+
+
+@st.composite
+def _conversations(draw: st.DrawFn) -> tuple[Conversation, dict[str, str]]:
+    """Random graphs: branches, tool nodes (nested, late, some with the user role), system prefaces,
+    duplicate seqs, parents outside the session; and commits for some of the nodes. No parent cycle:
+    recover_head (is_ancestor) does not end on one."""
+    graph = Conversation("session test")
+    ids = [f"n{i}" for i in range(draw(st.integers(0, 14)))]
+    for i, nid in enumerate(ids):
+        role = draw(st.sampled_from(["user", "assistant", "tool", "system"]))
+        caller = draw(st.sampled_from(ids[:i])) if i and draw(st.booleans()) else None  # never a calling cycle
+        parent = draw(st.sampled_from([*ids[:i], "gone"])) if i and draw(st.integers(0, 9)) else None
+        seq = draw(st.integers(0, 20)) if draw(st.integers(0, 9)) == 0 else i
+        graph.add(Node(nid, seq, role, parent_id=parent, called_by=caller))
+    graph.recover_head(draw(st.none() | st.sampled_from(ids)) if ids else None, -1)
+    commits = {nid: f"c-{nid}" for nid in ids if draw(st.booleans())}
+    return graph, commits
+
+
+@settings(max_examples=400, deadline=None)
+@given(_conversations())
+def test_turn_starts_are_what_the_turns_say_of_their_user_nodes(case: tuple[Conversation, dict[str, str]]) -> None:
+    graph, commits = case
+    for head in [None, *graph.leaves()]:
+        turns = graph.turns(head, commits)
+        expected: dict[str, tuple[int, str | None]] = {}
+        for turn in turns:
+            if turn.user is not None:
+                expected.setdefault(turn.user.id, (turn.number, turn.commit))
+        assert graph.turn_starts(head, commits) == expected
+
+
+def test_store_turn_starts_are_those_of_get_turns(tmp_path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    add_turn(store, "s1", "one", "1", tools=2)
+    add_turn(store, "s1", "two", "2", tools=1)
+    turns = store.get_turns("s1")
+    starts = store.turn_starts("s1")
+    assert starts == {t.user.id: (t.number, t.commit) for t in turns if t.user is not None}
+    assert len(starts) == 2 and all(commit for _number, commit in starts.values())
+
+
+def test_a_snapshot_is_what_get_meta_get_nodes_and_turn_starts_read(tmp_path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    add_turn(store, "s1", "one", "1", tools=2)
+    add_turn(store, "s1", "two", "2", tools=1)
+    snap = store.snapshot("s1")
+    assert snap.meta == store.get_meta("s1") and list(snap.nodes) == store.get_nodes("s1")
+    assert snap.turn_starts == store.turn_starts("s1") and len(snap.turn_starts) == 2
