@@ -217,15 +217,11 @@ def throughput(sessions: int, turns: int, rounds: int = 3) -> Path:
     assert serial_result is not None
     print(f"  {serial_result.line()}")
     print(f"  ({rounds} rounds, each on fresh copies; the figures are their totals)")
-    for name, times, cpu in (
-        ("rules distillation", ours, "CPU"),
-        (
-            f"rules distillation, {processes} processes ({processes - 1} workers)",
-            pool,
-            "CPU, this process + its workers",
-        ),
+    for name, times, labels in (
+        ("rules distillation", ours, (("wall", 0), ("CPU", 1))),
+        (f"rules distillation, {processes} processes ({processes - 1} workers)", pool, (("wall", 0),)),
     ):
-        for label, k in (("wall", 0), (cpu, 1)):
+        for label, k in labels:
             report(
                 f"{name} ({label})",
                 rounds * nodes / times[k],
@@ -235,6 +231,12 @@ def throughput(sessions: int, turns: int, rounds: int = 3) -> Path:
                 times[k] <= reading[k] / 0.3,
                 unit="nodes/s",
             )
+    # The pool's CPU is its price, not its speed: the workers each start, import and send their
+    # extractions back. Printed, not held to the throughput target (one process's CPU line is).
+    print(
+        f"  the pool's CPU (this process + its workers): {rounds * nodes / pool[1]:,.0f} nodes per CPU second, "
+        f"ratio {reading[1] / pool[1]:.2f} to reading, {ours[1] / pool[1]:.2f}x one process's"
+    )
     print("  one process, each round's ratio (wall, CPU): " + ", ".join(f"{w:.2f} {c:.2f}" for w, c in per_round))
     print(f"  pool vs one process: wall {ours[0] / pool[0]:.2f}x, CPU {ours[1] / pool[1]:.2f}x")
     if nodes < POOL_MIN_NODES:
