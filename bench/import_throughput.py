@@ -10,12 +10,12 @@ file-history snapshots and turn_duration records. Figures:
 1. parse only: ClaudeParser over every line (JSON decoding, grouping, pairing, fork rules),
    beside json.loads of the same lines.
 2. the floor the one-file-per-node contract sets: json.loads of every line plus creating the
-   node files (temp file + rename, no JSON, no git, no fsync).
+   node files (temp file + rename, no JSON, no git, no fsync; removing them after is not timed).
 3. full import: run_import into a fresh home (node files written and fsynced, one git commit
    per turn), with durable writes (the default) and with durable=False, beside the floor.
 3b. backlog import (issue 24): run_import(defer_mirror=True) with the search-index hook, i.e.
    the time until every session is browsable and searchable, beside the floor timed just before
-   and just after it (their mean; nothing else runs in between); then the git
+   and just after it (their mean; nothing else runs in between), in three rounds pooled; then the git
    mirror written after it (MirrorWriter, what `opmem import` finishes before it exits and the
    app and `opmem watch` run in the background), its finish time printed beside.
 4. where the time goes: the work no import to this format can skip (parsing, encoding the node
@@ -389,16 +389,21 @@ def count_git_bytes(sessions: Path, into: dict[str, int]) -> None:
             into[name] = into.get(name, 0) + len(data)
 
 
-def create_files(count: int) -> None:
-    """Create `count` 600-byte files the way the store does (temp file, rename)."""
+def create_files(count: int) -> Times:
+    """Create `count` 600-byte files the way the store does (temp file, rename); the time of that
+    alone (their removal after it is not timed: no import removes what it wrote)."""
     folder = Path(tempfile.mkdtemp(prefix="opmem-files-"))
-    try:
+
+    def create() -> None:
         for i in range(count):
             tmp = folder / f".{i:06d}-a-node{i}.json.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.write(fd, b"x" * 600)
             os.close(fd)
             os.replace(tmp, folder / f"{i:06d}-a-node{i}.json")
+
+    try:
+        return timed(create)[0]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -428,14 +433,15 @@ def parts_of_work(files: list[Path]) -> dict[str, Times]:
     parts = {"json.loads": timed(lambda: json_loads_rate(files))[0], "parse": timed(parse)[0]}
     parts["encode"] = timed(lambda: blobs.extend(dump_json_line(node.to_json()) for node in nodes))[0]
     parts["git blobs"] = timed(git_blobs)[0]
-    parts["create files"] = timed(lambda: create_files(len(nodes)))[0]
+    parts["create files"] = create_files(len(nodes))
     return parts
 
 
 def floor_only(files: list[Path], nodes: int) -> Times:
     """The floor alone (json.loads of every line, then creating the node files), timed as one."""
-    times, _ = timed(lambda: (json_loads_rate(files), create_files(nodes)))
-    return times
+    loads, _ = timed(lambda: json_loads_rate(files))
+    created = create_files(nodes)
+    return loads[0] + created[0], loads[1] + created[1]
 
 
 def best(runs: list[Times]) -> Times:
@@ -454,6 +460,7 @@ def main() -> None:
     args = parser(__doc__.splitlines()[0]).parse_args()
     mb = 5 if args.quick else 50
     rounds = 3 if args.quick else 2
+    pairs = 3  # backlog imports between two floors: the full imports run in the first `rounds` only
     t0 = time.perf_counter()
     root = corpus(mb)
     files = files_of(root)
@@ -478,12 +485,14 @@ def main() -> None:
     inline_indexed: list[Times] = []
     mirror = MirrorReport()
     floor_after: list[Times] = []  # the floor timed right after each round's backlog import
-    for round_no in range(rounds):
+    for round_no in range(max(rounds, pairs)):
         rounds_parts.append(parts_of_work(files))
         # the backlog import between two floors, nothing else in between (see "paired" below)
         browsable, mirrored, backlog_result, mirror = backlog_import(root, index_times)
         backlog.append((browsable, mirrored))
         floor_after.append(floor_only(files, nodes))
+        if round_no >= rounds:
+            continue
         for label, durable in (("fsync", True), ("no fsync", False)):
             times, result = full_import(root, durable, git_bytes if round_no == 0 and durable else None)
             imports[label].append(times)
@@ -492,7 +501,7 @@ def main() -> None:
     rounds_parts.append(parts_of_work(files))
     print(
         f"full import: {result.sessions} sessions, {result.turns:,} turn commits, {result.nodes:,} nodes, "
-        f"{len(result.warnings)} warnings ({rounds} rounds, {2 * rounds + 1} floors; best of each)"
+        f"{len(result.warnings)} warnings ({rounds} rounds, {len(rounds_parts) + len(floor_after)} floors; best of each)"
     )
     floor_wall, floor_cpu = best([total(parts, FLOOR) for parts in rounds_parts] + floor_after)
     print(
