@@ -402,6 +402,16 @@ class MemoryCache:
                 found.update((kind, old, new) for old, new in self.db.execute(sql, (kind, *chunk)))
         return found & pairs
 
+    def times_of(self, kind: str, ids: Iterable[str]) -> dict[str, float]:
+        """The event_time of each of `ids` held as a record of `kind` ("event", "edge")."""
+        table = _RECORD_TABLE[kind]
+        found: dict[str, float] = {}
+        for chunk in _chunks(list(ids), 500):
+            found.update(
+                self.db.execute(f"SELECT id, t FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            )
+        return found
+
     def has_patch(self, kind: str, old: str, new: str) -> bool:
         row = self.db.execute("SELECT 1 FROM patches WHERE kind=? AND id=? AND by=?", (kind, old, new))
         return row.fetchone() is not None

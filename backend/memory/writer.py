@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Collection, Iterable
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..model import OpmemError, Provenance
@@ -61,42 +62,34 @@ def _plain(record: MemoryRecord) -> bool:
     iterator would be empty by now)."""
     cls = record.__class__
     if cls is Edge:
-        return (
-            record.id.__class__ is str
-            and record.from_id.__class__ is str
-            and record.to_id.__class__ is str
-            and record.relation.__class__ is str
-            and record.scope.__class__ is str
-            and _number(record.confidence)
-            and _plain_provenance(record.provenance)
-        )
+        return _strs(_EDGE_TEXTS(record)) and _number(record.confidence) and _plain_provenance(record.provenance)
     if cls is Event:
         return (
-            record.id.__class__ is str
-            and record.summary.__class__ is str
-            and record.kind.__class__ is str
-            and record.scope.__class__ is str
-            and record.key.__class__ is str
+            _strs(_EVENT_TEXTS(record))
             and _number(record.importance)
             and _texts(record.entities)
             and _plain_provenance(record.provenance)
         )
     if cls is Patch:
-        return (
-            record.op.__class__ is str
-            and record.id.__class__ is str
-            and record.by.__class__ is str
-            and record.reason.__class__ is str
-            and _number(record.at)
-        )
+        return _strs(_PATCH_TEXTS(record)) and _number(record.at)
     return False
+
+
+_EDGE_TEXTS = attrgetter("id", "from_id", "to_id", "relation", "scope")
+_EVENT_TEXTS = attrgetter("id", "summary", "kind", "scope", "key")
+_PATCH_TEXTS = attrgetter("op", "id", "by", "reason")
+_PROVENANCE_TEXTS = attrgetter("project_id", "session_id")
+
+
+def _strs(values: tuple[object, ...]) -> bool:
+    """Every one an exact str."""
+    return all(value.__class__ is str for value in values)
 
 
 def _plain_provenance(p: Provenance) -> bool:
     return (
         p.__class__ is Provenance
-        and p.project_id.__class__ is str
-        and p.session_id.__class__ is str
+        and _strs(_PROVENANCE_TEXTS(p))
         and _texts(p.node_ids)
         and (p.turn is None or p.turn.__class__ is int)
         and (p.commit is None or p.commit.__class__ is str)
@@ -273,27 +266,20 @@ class MemoryWriter:
 
     def _times(self, ids: Collection[str]) -> dict[str, dict[str, float]]:
         """The event_time of each of `ids` held, by kind ("event", "edge")."""
-        db = self._cache.db
-        ids = list(ids)
-        out: dict[str, dict[str, float]] = {}
-        for kind, table in (("event", "events"), ("edge", "edges")):
-            found = out[kind] = {}
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                found.update(db.execute(f"SELECT id, t FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk))
-        return out
+        return {kind: self._cache.times_of(kind, ids) for kind in ("event", "edge")}
 
-    def _clean(self, name: str) -> bool:
-        """Whether log `name` ends where the cache stopped reading it (no torn tail to read back)."""
+    def _clean(self, name: str, state: ReadState | None = None) -> bool:
+        """Whether log `name` ends where the cache stopped reading it (`state`, its read state,
+        when the caller has it): no torn tail to read back."""
         stamp = FileStamp.of(self._cache.root / name)
-        return (stamp.size if stamp else 0) == self._cache.file_state(name).offset
+        offset = (state or self._cache.file_state(name)).offset
+        return (stamp.size if stamp else 0) == offset
 
     def _write(self, name: str, items: list[tuple[MemoryRecord, bytes]]) -> None:
         """Append to log `name` and fold the same records into the cache (inside its transaction)."""
         cache = self._cache
         state = cache.file_state(name)
-        before = FileStamp.of(cache.root / name)
-        clean = (before.size if before else 0) == state.offset  # as _clean()
+        clean = self._clean(name, state)
         size = self._appender.write(name, [line for _, line in items])
         if not clean:  # a torn tail was sealed: read it (a bad line) and ours back from the log
             cache.ingest_file(name, state)

@@ -68,7 +68,7 @@ def number_turns(
     commits = commits or {}
     if not groups:
         return []
-    if not any(n.role == "user" and n.called_by is None for n in groups[0]):
+    if not _opens_with_user(groups):
         return [Turn(number=0, nodes=tuple(groups[0]), commit=commits.get(_last_message(groups[0]).id))]
     return [
         Turn(
@@ -89,7 +89,7 @@ def turn_starts(
     commits = commits or {}
     if not groups:
         return {}
-    if not any(n.role == "user" and n.called_by is None for n in groups[0]):
+    if not _opens_with_user(groups):
         groups, first = groups[:1], 0
     else:
         first = 1
@@ -107,6 +107,11 @@ def turns_from_nodes(nodes: Iterable[Node]) -> list[Turn]:
 
 
 _seq = attrgetter("seq")
+
+
+def _opens_with_user(groups: Sequence[Sequence[Node]]) -> bool:
+    """Whether the branch's first group holds a user message (else the branch is one turn, numbered 0)."""
+    return any(n.role == "user" and n.called_by is None for n in groups[0])
 
 
 def _last_message(group: Sequence[Node]) -> Node:
