@@ -65,7 +65,26 @@ def ingest(
     sync_later: the batch end's sync runs there (see SessionStore.batch); the caller waits for it.
 
     redact: the nodes and meta.json fields (title included) are stored with their secrets
-    replaced by markers (`[privacy] redact_on_import`); nodes stored before stay as they are."""
+    replaced by markers (`[privacy] redact_on_import`); nodes stored before stay as they are.
+
+    A change hint the store could not write (store.take_hint_failures) is a warning of the report."""
+    try:
+        return _ingest(store, imported, report, session_id, on_project, redact, defer_mirror, sync_later)
+    finally:
+        for path, problem in store.take_hint_failures():
+            report.warn(path, None, problem)
+
+
+def _ingest(
+    store: SessionStore,
+    imported: ImportedSession,
+    report: ImportReport,
+    session_id: str | None,
+    on_project: ProjectHook | None,
+    redact: bool,
+    defer_mirror: bool,
+    sync_later: Callable[[Callable[[], None]], None] | None,
+) -> str:
     sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
     report.sessions += 1

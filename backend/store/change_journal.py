@@ -48,12 +48,13 @@ class ChangeJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def append(self, session_ids: Iterable[str]) -> None:
+    def append(self, session_ids: Iterable[str]) -> OSError | None:
         """One write of every id's line (O_APPEND: lines of concurrent writers never interleave).
-        A write that fails removes the journal, so that no reader trusts one that misses a change."""
+        A write that fails removes the journal, so that no reader trusts one that misses a change;
+        the error is returned for the writer to say."""
         data = b"".join(_line(sid) for sid in session_ids)
         if not data:
-            return
+            return None
         try:
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
@@ -64,11 +65,13 @@ class ChangeJournal:
                 os.write(fd, data)
             finally:
                 os.close(fd)
-        except OSError:
+        except OSError as exc:
             try:
                 os.unlink(self.path)
             except OSError:
                 pass
+            return exc
+        return None
 
     def _create(self) -> None:
         """The file with its header, made whole before it appears (a link fails if another made it first)."""

@@ -183,6 +183,7 @@ class MirrorWriter:
                     done, last_told = [], time.monotonic()
         finally:
             self._tell(done, report)
+            report.problems.extend(f"{path}: {problem}" for path, problem in self.store.take_hint_failures())
             report.left = self.pending
             report.seconds = time.perf_counter() - started
             self.report = report

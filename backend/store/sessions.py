@@ -85,6 +85,8 @@ class SessionStore:
         self._locations = Locations(self.root / "locations.json")
         self._listing = Listing(self.root, self._locations, self.changed_path)
         self._reads = SessionReads(min(self.cache_cap, READ_CACHE_CAP))
+        self._hint_failures: list[tuple[Path, str]] = []  # not yet taken by take_hint_failures
+        self._hints_said: set[tuple[Path, int | None]] = set()  # each (file, errno) said once a process
         # When the store is dropped, or at exit: the index of every open session follows its HEAD.
         weakref.finalize(self, _flush_at_close, self._cache, self.locks_dir)
 
@@ -173,9 +175,42 @@ class SessionStore:
     def _mark_changed(self, *session_ids: str) -> None:
         """Tell other processes: the journal names the sessions written, then the token moves."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self.journal.append(session_ids)
-        _write_token(self.changed_path, uuid.uuid4().hex)
+        self._hint_failed(self.journal.path, self.journal.append(session_ids))
+        self._hint_failed(self.changed_path, _write_token(self.changed_path, uuid.uuid4().hex))
         self._listing.forget()
+
+    def _write_session_token(self, session_id: str) -> None:
+        token = uuid.uuid4().hex
+        failed = _write_token(self._token_path(session_id), token)
+        if failed is None:
+            self._tokens[session_id] = token
+        self._hint_failed(self._token_path(session_id), failed)
+
+    def _hint_failed(self, path: Path, error: OSError | None) -> None:
+        """Keep a change hint that could not be written, to be said by whoever runs the write.
+
+        The data written is whole either way; a reader that misses the hint rescans later."""
+        if error is None:
+            return
+        key = (path, error.errno)
+        with self._store_lock:
+            if key in self._hints_said:
+                return
+            self._hints_said.add(key)
+            self._hint_failures.append(
+                (
+                    path,
+                    f"cannot write: {error.strerror or error}; the sessions written are whole, but other "
+                    "opmem processes (the app, a watch, a sync) may not see the change until they rescan",
+                )
+            )
+
+    def take_hint_failures(self) -> list[tuple[Path, str]]:
+        """The change hints (the journal, the change tokens) that could not be written since the
+        last call, each (file, problem), each file and error once a process: a write's caller says them."""
+        with self._store_lock:
+            taken, self._hint_failures = self._hint_failures, []
+        return taken
 
     # ------------------------------------------------------------------ locking and cache
 
@@ -219,7 +254,7 @@ class SessionStore:
         self._ensure_locks_dir()
         with self._held(session_id, wait):
             # named before the writes too: a writer killed before its end's line is still seen
-            self.journal.append([session_id])
+            self._hint_failed(self.journal.path, self.journal.append([session_id]))
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:
@@ -240,9 +275,7 @@ class SessionStore:
                     self._in_flight(session_id).set(repo.writer, since)
                     repo.marked_since = since
                 if repo.mutations != mutations_before:
-                    token = uuid.uuid4().hex
-                    if _write_token(self._token_path(session_id), token):
-                        self._tokens[session_id] = token
+                    self._write_session_token(session_id)
                     self._mark_changed(session_id)
 
     def _open(self, session_id: str, *, create: bool, location: Path | None) -> SessionRepo:
@@ -508,9 +541,7 @@ class SessionStore:
                 with self._store_lock:
                     self._cache.pop(session_id, None)
                 self._reads.forget(session_id)
-                token = uuid.uuid4().hex
-                if _write_token(self._token_path(session_id), token):
-                    self._tokens[session_id] = token
+                self._write_session_token(session_id)
                 self._mark_changed(session_id)
 
     def pack(self, session_id: str) -> int:
@@ -748,16 +779,17 @@ def _flush_at_close(cache: Mapping[str, SessionRepo], locks_dir: Path) -> None:
             lock.release()
 
 
-def _write_token(path: Path, token: str) -> bool:
-    """Overwrite a fixed-length change token in place: a hint for other processes, no new inode."""
+def _write_token(path: Path, token: str) -> OSError | None:
+    """Overwrite a fixed-length change token in place: a hint for other processes, no new inode.
+    Returns the error that kept it from being written, if any."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    except OSError:
-        return False
+    except OSError as exc:
+        return exc
     try:
         os.pwrite(fd, token.encode(), 0)
-        return True
-    except OSError:
-        return False
+        return None
+    except OSError as exc:
+        return exc
     finally:
         os.close(fd)
