@@ -2,7 +2,8 @@
 
 A node file is written once and never rewritten: a temp file renamed into place, so a reader
 sees all of it or nothing (ARCHITECTURE §3). Its fsync is grouped: the files written since the
-last sync are made durable together (one syncfs) when the turn is committed, when a batch ends,
+last sync are made durable together (sync_files; a large backlog batch: one syncfs, on the
+sync thread) when the turn is committed, when a batch ends,
 when the session is closed, and otherwise once they are a second old or 64 files many (the
 store checks after each call). One sync per turn instead of one per node is what keeps a turn
 commit within a third of `git add && git commit` where fsync is slow; a crash of the process
@@ -13,6 +14,7 @@ uncommitted part of a turn, which the commit would not have held either.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import time
@@ -115,11 +117,12 @@ class NodeLog:
             self._unsynced = []  # only once synced: a failed sync is tried again
 
     def take_sync(self) -> Callable[[], None] | None:
-        """The sync of the files written so far, to run elsewhere (this log forgets them)."""
+        """The sync of the files written so far, to run elsewhere (this log forgets them): a
+        backlog batch's, so a large one is synced as a whole filesystem (sync_backlog_files)."""
         if not self._unsynced:
             return None
         paths, self._unsynced = self._unsynced, []
-        return partial(sync_files, paths, self.dir)
+        return partial(sync_backlog_files, paths, self.dir)
 
     def sync_due(self) -> bool:
         """Written files waited long enough (1 s) or are many enough (64) to be synced now."""
@@ -156,14 +159,35 @@ def sync_files(paths: list[str] | list[Path], folder: Path) -> None:
         os.close(fd)
 
 
+SYNCFS_FROM = 64  # files: a backlog batch this large is synced with one syncfs
+
+
+def sync_backlog_files(paths: list[str] | list[Path], folder: Path) -> None:
+    """A backlog batch's new files made durable (on the sync thread): from SYNCFS_FROM files on,
+    one syncfs(2) of their filesystem, which writes back and waits for every dirty file of it and
+    commits its journal; fewer, or where syncfs is missing, sync_files. Four calls a file (open,
+    two sync_file_range, close) each wait for the interpreter lock behind the parsing thread: on
+    a journaled ext4, a 13,000-file backlog import took 3.5 s with them and 3.1 s with syncfs
+    (3.0 s with no sync at all). The cost: a backlog import also waits for other programs'
+    unwritten data on that filesystem, which a live turn's sync (sync_files) never does."""
+    if len(paths) < SYNCFS_FROM or _syncfs is None:
+        sync_files(paths, folder)
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        if _syncfs(fd) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), str(folder))
+    finally:
+        os.close(fd)
+
+
 _WRITE_OUT = 2  # SYNC_FILE_RANGE_WRITE
 _WRITE_OUT_AND_WAIT = 1 | 2 | 4  # SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER
 
 
 def _load_sync_file_range() -> Any:
     try:
-        import ctypes
-
         fn = ctypes.CDLL(None, use_errno=True).sync_file_range
         fn.argtypes = [ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_uint]
         fn.restype = ctypes.c_int
@@ -173,6 +197,19 @@ def _load_sync_file_range() -> Any:
 
 
 _sync_file_range = _load_sync_file_range()
+
+
+def _load_syncfs() -> Any:
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+        fn.argtypes = [ctypes.c_int]
+        fn.restype = ctypes.c_int
+        return fn
+    except (OSError, AttributeError):
+        return None
+
+
+_syncfs = _load_syncfs()
 
 
 class SyncWorker:

@@ -195,3 +195,63 @@ def test_every_sync_ends_before_run_import_returns_and_a_failed_one_leaves_its_f
     monkeypatch.setattr(node_log, "sync_files", real)
     second = run_import(home, "claude", [projects], defer_mirror=True)
     assert (second.skipped, second.warnings) == (2, [])
+
+
+@pytest.mark.skipif(not hasattr(os, "sync") or os.name != "posix", reason="syncfs is Linux's")
+def test_a_large_backlog_batch_is_synced_with_one_syncfs_and_its_failure_is_the_files_warning(
+    home, tmp_path: Path, monkeypatch
+) -> None:
+    """From SYNCFS_FROM node files on, a backlog batch's sync is one syncfs of the history folder's
+    filesystem (not four calls a file); a syncfs that fails is that file's warning, named."""
+    import ctypes
+    import errno
+    import threading
+
+    from opmem_tui.backend.store import node_log
+
+    if node_log._syncfs is None:
+        pytest.skip("no syncfs in this libc")
+    real = node_log._syncfs
+    synced: list[str] = []
+    fail = threading.Event()
+
+    def syncfs(fd: int) -> int:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}") if os.path.exists("/proc/self/fd") else str(fd))
+        if fail.is_set():
+            ctypes.set_errno(errno.EIO)
+            return -1
+        return real(fd)
+
+    monkeypatch.setattr(node_log, "_syncfs", syncfs)
+    projects = tmp_path / "projects"
+    folder = projects / "-tmp-project"
+    large = Transcript(session="00000000-0000-4000-8000-000000000010")
+    for k in range(2 * node_log.SYNCFS_FROM):
+        large.prompt(f"question {k}")
+        large.assistant(f"msg_{k}", text(f"answer {k}"))
+    lines = large.lines()
+    large_file = folder / f"{large.session}.jsonl"
+    folder.mkdir(parents=True)
+    large_file.write_text("".join(lines[: len(lines) // 2]))
+    small = Transcript(session="00000000-0000-4000-8000-000000000011")
+    small.prompt("one question")
+    small.assistant("msg_small", text("one answer"))
+    small.write(folder / f"{small.session}.jsonl")
+    first = run_import(home, "claude", [projects], defer_mirror=True)
+    assert (
+        first.warnings == [] and first.nodes > node_log.SYNCFS_FROM + 2
+    )  # the large batch's last reply waits for more
+    assert len(synced) == 1 and synced[0].endswith("/history")  # the small batch: sync_files
+    recorded = json.loads((home.path / "import-state.json").read_text())["files"]
+    with large_file.open("a") as fh:  # the session grows by as many nodes again
+        fh.write("".join(lines[len(lines) // 2 :]))
+    fail.set()
+    second = run_import(home, "claude", [projects], defer_mirror=True)
+    assert len(second.warnings) == 1 and "Input/output error" in second.warnings[0], second.warnings
+    assert str(large_file) in second.warnings[0]
+    state = json.loads((home.path / "import-state.json").read_text())
+    assert state["files"] == recorded  # the grown file is not recorded as imported: read again next time
+    fail.clear()
+    third = run_import(home, "claude", [projects], defer_mirror=True)
+    assert third.warnings == [] and third.skipped == 1
+    assert home.sessions.get_meta("cc-00000000-0000-4000-8000-000000000010").turn_count == 2 * node_log.SYNCFS_FROM
