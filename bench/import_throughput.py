@@ -25,7 +25,12 @@ file-history snapshots and turn_duration records. Figures:
    flat history/ tree, so tree bytes grow with the square of a session's length.
 
 Floor, imports and parts run in interleaved rounds and the best of each is kept: this machine's
-load moves every figure, and each gets the same chances.
+load moves every figure, and each gets the same chances. Nothing the bench writes is removed
+before its end: on an ext4 without a journal (this VM's disk) a new inode is placed after a scan
+past every inode deleted in the last minutes, so a removal of 13,000 files made each later
+timed file creation (floor and import alike) up to 5x slower, and which part came after which
+removal decided the ratio. Each part that writes starts with nothing dirty on the disk (an
+untimed sync before it). The files go under TMPDIR (or --dir).
 
 Target (issue 8): a full import at >= 0.5 x the floor's records/s (wall time). Target (issue
 24): the backlog import browsable and searchable at >= 0.5 x the floor's records/s. The same ratio
@@ -329,49 +334,58 @@ def timed(fn: Callable[[], object]) -> tuple[Times, object]:
     return (time.perf_counter() - wall, time.process_time() - cpu), result
 
 
+SCRATCH: list[Path] = []  # where the bench writes; removed at its end only (see the module doc)
+
+
+def settled() -> None:
+    """Before a timed part that writes: nothing left dirty by the part before it (a sync by the
+    import, a syncfs above all, would otherwise write out the floor's files too), not timed."""
+    os.sync()
+
+
+def scratch(prefix: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    SCRATCH.append(folder)
+    return folder
+
+
 def full_import(
     root: Path, durable: bool, git_bytes: dict[str, int] | None = None, *, index: bool = False
 ) -> tuple[Times, ImportReport]:
     """run_import committing every turn inline (index: with the search-index hook, as `opmem import` ran it)."""
-    work = Path(tempfile.mkdtemp(prefix="opmem-bench-"))
-    try:
-        home = Home(work / "home", durable=durable)
-        hooks = home.ingest_hooks() if index else None
-        times, result = timed(lambda: run_import(home, "claude", [root / "projects"], hooks=hooks))
-        assert isinstance(result, ImportReport)
-        if git_bytes is not None:
-            count_git_bytes(home.sessions_dir, git_bytes)
-        return times, result
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    home = Home(scratch("opmem-bench-") / "home", durable=durable)
+    hooks = home.ingest_hooks() if index else None
+    settled()
+    times, result = timed(lambda: run_import(home, "claude", [root / "projects"], hooks=hooks))
+    assert isinstance(result, ImportReport)
+    if git_bytes is not None:
+        count_git_bytes(home.sessions_dir, git_bytes)
+    return times, result
 
 
 def backlog_import(root: Path, index_times: list[Times]) -> tuple[Times, Times, ImportReport, MirrorReport]:
     """(until browsable and searchable, until the git mirror is written too), from the start;
     the search-index hook's own time is appended to `index_times`."""
-    work = Path(tempfile.mkdtemp(prefix="opmem-bench-"))
-    try:
-        home = Home(work / "home")
-        spent = [0.0, 0.0]
+    home = Home(scratch("opmem-bench-") / "home")
+    spent = [0.0, 0.0]
 
-        def indexed(sessions: frozenset[str]) -> None:
-            (w, c), _ = timed(lambda: home.search_index.after_ingest(sessions))
-            spent[0] += w
-            spent[1] += c
+    def indexed(sessions: frozenset[str]) -> None:
+        (w, c), _ = timed(lambda: home.search_index.after_ingest(sessions))
+        spent[0] += w
+        spent[1] += c
 
-        hooks = IngestHooks(after_ingest=(indexed,))
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
-        index_times.append((spent[0], spent[1]))
-        browsable = (time.perf_counter() - wall, time.process_time() - cpu)
-        writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
-        writer.add(sorted(result.mirror_pending))
-        mirror = writer.run()
-        mirrored = (time.perf_counter() - wall, time.process_time() - cpu)
-        assert not home.sessions.pending_mirrors() and not mirror.problems, mirror.problems
-        return browsable, mirrored, result, mirror
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    hooks = IngestHooks(after_ingest=(indexed,))
+    settled()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
+    index_times.append((spent[0], spent[1]))
+    browsable = (time.perf_counter() - wall, time.process_time() - cpu)
+    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer.add(sorted(result.mirror_pending))
+    mirror = writer.run()
+    mirrored = (time.perf_counter() - wall, time.process_time() - cpu)
+    assert not home.sessions.pending_mirrors() and not mirror.problems, mirror.problems
+    return browsable, mirrored, result, mirror
 
 
 GIT_KINDS = {1: "commit", 2: "tree", 3: "blob"}
@@ -391,8 +405,8 @@ def count_git_bytes(sessions: Path, into: dict[str, int]) -> None:
 
 def create_files(count: int) -> Times:
     """Create `count` 600-byte files the way the store does (temp file, rename); the time of that
-    alone (their removal after it is not timed: no import removes what it wrote)."""
-    folder = Path(tempfile.mkdtemp(prefix="opmem-files-"))
+    alone (they are removed at the bench's end: no import removes what it wrote)."""
+    folder = scratch("opmem-files-")
 
     def create() -> None:
         for i in range(count):
@@ -402,10 +416,8 @@ def create_files(count: int) -> Times:
             os.close(fd)
             os.replace(tmp, folder / f"{i:06d}-a-node{i}.json")
 
-    try:
-        return timed(create)[0]
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    settled()
+    return timed(create)[0]
 
 
 def parts_of_work(files: list[Path]) -> dict[str, Times]:
@@ -457,9 +469,22 @@ MUST_DO = ("parse", "encode", "git blobs", "create files")
 
 
 def main() -> None:
-    args = parser(__doc__.splitlines()[0]).parse_args()
-    mb = 5 if args.quick else 50
-    rounds = 3 if args.quick else 2
+    cli = parser(__doc__.splitlines()[0])
+    cli.add_argument("--dir", type=Path, help="where the floors and imports write (default: TMPDIR)")
+    args = cli.parse_args()
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        tempfile.tempdir = str(args.dir)
+    try:
+        measure(args.quick)
+    finally:
+        for folder in SCRATCH:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure(quick: bool) -> None:
+    mb = 5 if quick else 50
+    rounds = 3 if quick else 2
     pairs = 3  # backlog imports between two floors: the full imports run in the first `rounds` only
     t0 = time.perf_counter()
     root = corpus(mb)
@@ -468,6 +493,7 @@ def main() -> None:
     print(
         f"corpus: {len(files)} files, {size / 1e6:.1f} MB (generated/cached in {time.perf_counter() - t0:.1f} s) at {root}"
     )
+    print(f"writing under {tempfile.gettempdir()} (removed at the end)")
     baseline = max(json_loads_rate(files)[0] for _ in range(3))
     _, records = json_loads_rate(files)
     elapsed, nodes = min((parse_rate(files) for _ in range(3)), key=lambda r: r[0])
@@ -517,11 +543,11 @@ def main() -> None:
         )
         print(f"  in CPU time: {records / cpu:,.0f} records/s, ratio {floor_cpu / cpu:.2f}")
     # Issue 24: the backlog import, browsable and searchable first, its git mirror written after.
-    # This machine's file creation slows down as its caches fill (2-5x over a run, for the floor
-    # and the imports alike, and back after `echo 2 > /proc/sys/vm/drop_caches`): the best floor
-    # and the best import would come from different moments. So each backlog import runs between
-    # two floors with nothing else in between, and is measured against their mean; the figure
-    # pools the rounds (their backlog imports' time against their floors' time: no round picked).
+    # File creation costs move on this machine (its load; and see the module doc on removals), for
+    # the floor and the imports alike: the best floor and the best import could come from
+    # different moments. So each backlog import runs between two floors with nothing else in
+    # between, and is measured against their mean; the figure pools the rounds (their backlog
+    # imports' time against their floors' time: no round picked).
     browsable_wall, browsable_cpu = best([b for b, _ in backlog])
     mirrored_wall, _ = best([m for _, m in backlog])
     paired: list[tuple[float, float]] = []
