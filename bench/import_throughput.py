@@ -14,7 +14,8 @@ file-history snapshots and turn_duration records. Figures:
 3. full import: run_import into a fresh home (node files written and fsynced, one git commit
    per turn), with durable writes (the default) and with durable=False, beside the floor.
 3b. backlog import (issue 24): run_import(defer_mirror=True) with the search-index hook, i.e.
-   the time until every session is browsable and searchable, beside the floor timed just before
+   the time until every session is browsable and searchable (the next files parsed by a worker
+   process meanwhile, importers/parse_ahead.py), beside the floor timed just before
    and just after it (their mean; nothing else runs in between), in three rounds pooled; then the git
    mirror written after it (MirrorWriter, what `opmem import` finishes before it exits and the
    app and `opmem watch` run in the background), its finish time printed beside.
@@ -581,7 +582,8 @@ def measure(quick: bool) -> None:
         f"{floor_wall / browsable_wall:.2f} wall, {floor_cpu / browsable_cpu:.2f} CPU"
     )
     print(
-        f"  in CPU time: {records / browsable_cpu:,.0f} records/s, ratio {floor_cpu / browsable_cpu:.2f}; "
+        f"  in this process's CPU time (its parse worker's not counted): {records / browsable_cpu:,.0f} records/s, "
+        f"ratio {floor_cpu / browsable_cpu:.2f}; "
         f"browsable after {browsable_wall:.2f} s, the background git mirror finished after {mirrored_wall:.2f} s "
         f"({mirror.commits:,} turn commits of {mirror.sessions} sessions, {mirror.seconds:.2f} s of it; "
         f"full import (fsync, no index) {best(imports['fsync'])[0]:.2f} s)"

@@ -38,6 +38,7 @@ from ..store.git_mirror import GIT_ERRORS
 from ..store.mirror_backlog import HERE, LIVE
 from ..store.session_repo import SessionRepo
 from ..store.sessions import SessionStore
+from ..worker_process import quiet_worker
 from .collect import Pending, collect_session, newest_seq
 from .extract import extract_rules
 from .model import Extraction, SessionBatch
@@ -141,24 +142,9 @@ class _Worker:
     failed = ""
 
 
-def _quiet() -> None:
-    """A worker shares the terminal of the process that started it, which the app may draw on:
-    whatever it would print (a warning, a library's log line) goes nowhere instead."""
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-    except OSError:
-        return
-    for fd in (1, 2):
-        try:
-            os.dup2(null, fd)
-        except OSError:
-            pass
-    os.close(null)
-
-
 def start_worker(home_path: str) -> None:
     """The pool's initializer: the home opened by path, for reading only."""
-    _quiet()
+    quiet_worker()
     try:
         home = Home(Path(home_path), durable=False)
         settings = home.config.store

@@ -16,6 +16,7 @@ from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.node_log import SyncWorker
 from ..store.sessions import SessionStore
+from . import parse_ahead
 from .aider import AiderImporter
 from .amp import AmpImporter
 from .base import Importer, ImportReport
@@ -35,6 +36,7 @@ from .jsonl import JsonlImporter
 from .kimi import KimiImporter
 from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
+from .parse_ahead import ParseAhead, ParseFailed, ParserBug
 from .qwen import QwenImporter
 from .state import STATE_FILE, FileState, ImportState
 
@@ -131,12 +133,15 @@ def run_import(
             report.warn(where, None, f"not found: nothing to import (looked for {importer.looks_for})")
     total = len(files)
     syncs = SyncWorker()
+    ahead = ParseAhead(importer) if defer_mirror and parse_ahead.usable(importer, total) else None
     try:
         for done, path in enumerate(files):
             if cancel is not None and cancel():
                 break
             if progress is not None:
                 progress(done, total, str(path))
+            if ahead is not None:
+                _send_ahead(ahead, importer, files[done : done + 1 + parse_ahead.AHEAD], state, force)
             before = set(report.touched)
             import_file(
                 store,
@@ -150,6 +155,7 @@ def run_import(
                 redact=home.config.privacy.redact_on_import,
                 defer_mirror=defer_mirror,
                 syncs=syncs,
+                ahead=ahead,
             )
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
             if hooks is not None:
@@ -159,10 +165,26 @@ def run_import(
                 progress(total, total, "")
     finally:
         try:
+            if ahead is not None:
+                ahead.close()
             syncs.close()  # every file's state recorded once its nodes are durable
         finally:
             state.save()
     return report
+
+
+def _send_ahead(ahead: ParseAhead, importer: Importer, paths: list[Path], state: ImportState, force: bool) -> None:
+    """Hand the worker the files about to be imported that will be parsed (their stat taken now,
+    before it reads them; an unchanged or unreadable file is left to import_file)."""
+    for path in map(Path, paths):
+        if ahead.sent(path):
+            continue
+        try:
+            stat = importer.file_stat(path)
+        except OSError:
+            continue
+        if force or not state.unchanged(path, stat, importer.name):
+            ahead.send(path, stat, importer.is_complete(path))
 
 
 def import_file(
@@ -178,24 +200,39 @@ def import_file(
     redact: bool = False,
     defer_mirror: bool = False,
     syncs: SyncWorker | None = None,
+    ahead: ParseAhead | None = None,
 ) -> None:
     """Parse one file whole and ingest what it holds; problems become warnings (redact: see ingest).
 
     on_session(session_id) is called for each session this file wrote nodes to. syncs: the
     batch ends' syncs run there and the file's state is recorded when they are done
-    (`syncs.settle()`); a sync that fails is this file's warning.
+    (`syncs.settle()`); a sync that fails is this file's warning. ahead: the file may have been
+    parsed by its worker (parse_ahead.py), under the stat recorded for it.
     """
     try:
-        stat = importer.file_stat(path)
-    except OSError as exc:
-        report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+        parsed = ahead.take(path, report) if ahead is not None else None
+    except ParseFailed as exc:
+        report.warn(path, None, str(exc))
+        _not_recorded(syncs, path, report)
         return
-    if not force and state.unchanged(path, stat, importer.name):
-        report.skipped += 1
+    except ParserBug as exc:
+        report.warn(path, None, f"internal error while importing: {exc}")
+        _not_recorded(syncs, path, report)
         return
-    complete = importer.is_complete(path)
+    if parsed is None:
+        try:
+            stat = importer.file_stat(path)
+        except OSError as exc:
+            report.warn(path, None, f"cannot read: {exc.strerror or exc}")
+            return
+        if not force and state.unchanged(path, stat, importer.name):
+            report.skipped += 1
+            return
+        complete = importer.is_complete(path)
+    else:
+        stat, complete = parsed.stat, parsed.final
     try:
-        sessions = importer.parse_file(path, report, final=complete)
+        sessions = importer.parse_file(path, report, final=complete) if parsed is None else parsed.sessions
         for imported in sessions:
             before = report.nodes
             sid = ingest(

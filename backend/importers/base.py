@@ -98,6 +98,7 @@ class Importer(ABC):
     name: ClassVar[str]  # the registry name: "claude"
     source: ClassVar[str]  # stored in meta.json: "claude-code"
     looks_for: ClassVar[str]  # what discover() finds, said when it finds nothing
+    parses_apart: ClassVar[bool] = False  # parse_file reads nothing but files: a backlog's can run in a worker
 
     @abstractmethod
     def default_paths(self) -> list[Path]:

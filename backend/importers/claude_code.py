@@ -24,6 +24,7 @@ class ClaudeImporter(LineImporter):
     source = "claude-code"
     looks_for = "*.jsonl transcripts"
     feeds_text = False  # bytes: orjson reads them as they are (record_values.loads_exact)
+    parses_apart = True  # its ResumeIndex reads sibling files: a worker's own index reads the same
 
     def __init__(self) -> None:
         self.resumes = ResumeIndex()  # first record uuids of the files seen, kept between files

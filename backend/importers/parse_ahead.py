@@ -1,0 +1,190 @@
+"""A backlog import's next files, parsed in a second process while this one writes the current one.
+
+Parsing is a third of a backlog import's CPU time, and a Claude transcript's parse depends on
+nothing but files on disk. So a worker process (spawned: nothing of this process's threads, locks
+or databases is copied) parses the next files, in order, and hands their sessions back pickled;
+this process unpickles them (a fifth of a parse's time) and writes them. Until the worker has
+started, the files are parsed here. A pool that breaks (a killed worker) leaves every later file
+to this process, so an import never depends on it.
+
+The stat of a file is taken before the worker reads it, and that stat is what import-state.json
+records: a file that grew meanwhile is read again by the next import, as with a parse here.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import io
+import multiprocessing
+import os
+import pickle
+import signal
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..model import OpmemError
+from ..worker_process import quiet_worker
+from .base import ImportedSession, Importer, ImportReport
+
+AHEAD = 2  # files handed to the worker beyond the one being written
+SMALLEST = 2  # files to parse: fewer are parsed here (a worker takes a third of a second to start)
+
+
+class ParseFailed(OpmemError):
+    """The worker's parse of a file failed as a parse here would have: the file's warning."""
+
+
+class ParserBug(Exception):
+    """The worker's parser raised what a parse here would report as an internal error."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A file the worker parsed: the stat and `final` it was parsed under, and what it held."""
+
+    stat: os.stat_result
+    final: bool
+    sessions: list[ImportedSession]
+
+
+def usable(importer: Importer, files: int) -> bool:
+    """Whether a backlog of `files` files of `importer` is worth a worker: one more CPU, and
+    a parse that reads nothing but its files."""
+    return importer.parses_apart and files >= SMALLEST and (os.cpu_count() or 1) > 1
+
+
+class ParseAhead:
+    """Hands the next files to one worker process and takes their parses back in order."""
+
+    def __init__(self, importer: Importer) -> None:
+        self.importer = importer
+        self.broken = ""  # why the worker is no longer used, when it is not
+        self.taken = 0  # files whose parse came from the worker
+        self._sent: dict[Path, tuple[os.stat_result, bool, Future[bytes]]] = {}
+        self._executor: ProcessPoolExecutor | None = None
+        try:
+            self._executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker
+            )
+            self._ready: Future[bool] | None = self._executor.submit(ready)
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._stop(exc)
+            self._ready = None
+
+    def send(self, path: Path, stat: os.stat_result, final: bool) -> None:
+        """Have the worker parse `path` as it is now (`stat`, taken before it reads it)."""
+        if self._executor is None or path in self._sent:
+            return
+        try:
+            future = self._executor.submit(parse_in_worker, self.importer.name, os.fspath(path), final)
+        except (BrokenProcessPool, OSError, RuntimeError) as exc:
+            self._stop(exc)
+            return
+        self._sent[path] = (stat, final, future)
+
+    def started(self, timeout: float = 0) -> bool:
+        """Whether the worker runs (waiting up to `timeout` seconds for it)."""
+        if self._ready is None:
+            return False
+        try:
+            return self._ready.result(timeout) is True
+        except TimeoutError:
+            return False
+        except (BrokenProcessPool, CancelledError, OSError, RuntimeError) as exc:
+            self._stop(exc)
+            return False
+
+    def sent(self, path: Path) -> bool:
+        return path in self._sent
+
+    def take(self, path: Path, report: ImportReport) -> Parsed | None:
+        """The worker's parse of `path` (waited for once the worker runs), or None: parse it here.
+        What the parse said goes into `report`; a parse that failed raises as it would here
+        (ParseFailed: the file's warning; ParserBug: its internal error)."""
+        entry = self._sent.pop(path, None)
+        if entry is None:
+            return None
+        stat, final, future = entry
+        if not self.started():
+            future.cancel()  # still starting: quicker here (a parse already under way is dropped)
+            return None
+        try:
+            kind, value, said = pickle.loads(future.result())
+        except (BrokenProcessPool, CancelledError, OSError, RuntimeError, pickle.UnpicklingError, EOFError) as exc:
+            self._stop(exc)
+            return None
+        report.warnings.extend(said.warnings)
+        for record, count in said.unknown_records.items():
+            report.unknown_records[record] = report.unknown_records.get(record, 0) + count
+        if kind == "failed":
+            raise ParseFailed(value)
+        if kind == "bug":
+            raise ParserBug(value)
+        self.taken += 1
+        return Parsed(stat, final, value)
+
+    def close(self) -> None:
+        """Drop what is still queued; the worker exits once it is done with its file."""
+        for _stat, _final, future in self._sent.values():
+            future.cancel()
+        self._sent.clear()
+        self._ready = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def _stop(self, exc: BaseException) -> None:
+        self.broken = self.broken or f"{type(exc).__name__}: {exc}"
+        self.close()
+
+
+# ------------------------------------------------------------------ in the worker
+
+
+def start_worker() -> None:
+    """The worker's initializer: nothing printed on the terminal; Ctrl-C is the import's to handle
+    (it stops between files), not a traceback of the worker's."""
+    quiet_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def ready() -> bool:
+    return True
+
+
+def parse_in_worker(source: str, path: str, final: bool) -> bytes:
+    """One file parsed as run_import would parse it here: ("ok", sessions, report), or ("failed",
+    message, report) for what import_file makes a warning, ("bug", message, report) for the rest."""
+    from . import get_importer  # the registry imports this module
+
+    report = ImportReport()
+    try:
+        sessions = get_importer(source).parse_file(Path(path), report, final=final)
+    except (OpmemError, OSError, UnicodeError) as exc:
+        return _dumps(("failed", str(exc), report))
+    except Exception as exc:  # a parser bug: the file's internal-error warning, as here
+        return _dumps(("bug", f"{type(exc).__name__}: {exc}", report))
+    return _dumps(("ok", sessions, report))
+
+
+def _proxy(value: dict[str, Any]) -> MappingProxyType[str, Any]:
+    return MappingProxyType(value)
+
+
+def _reduce_proxy(value: MappingProxyType[str, Any]) -> tuple[Any, tuple[dict[str, Any]]]:
+    return _proxy, (dict(value),)
+
+
+_DISPATCH = {**copyreg.dispatch_table, MappingProxyType: _reduce_proxy}  # nodes' metadata is read-only
+
+
+def _dumps(value: Any) -> bytes:
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _DISPATCH
+    pickler.dump(value)
+    return out.getvalue()
