@@ -91,7 +91,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
             self.notify(problem, title="config.toml", severity="warning", markup=False, timeout=30)
         self._load_keymap()
         self._theme_ready = True
-        self.data.start_mirrors()  # git mirrors an interrupted import left: written in the background
+        self.data.start_mirrors(self._mirror_problems)  # what an interrupted import left: in the background
         try:
             name = self.home.config.ui.theme
         except OpmemError as exc:
@@ -103,6 +103,20 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
                 severity="warning",
                 markup=False,
             )
+
+    def _mirror_problems(self, problems: list[str]) -> None:
+        """From the git-mirror thread: what it could not do (the node files stay whole; the next
+        start writes a mirror that failed), said once a run."""
+        try:
+            self.call_from_thread(self._say_mirror_problems, problems)
+        except RuntimeError:  # the app has stopped meanwhile
+            pass
+
+    def _say_mirror_problems(self, problems: list[str]) -> None:
+        shown = [self.in_store(problem) for problem in problems[:3]]
+        if len(problems) > 3:
+            shown.append(f"… and {len(problems) - 3} more")
+        self.notify("\n".join(shown), title="git mirror", severity="warning", markup=False, timeout=15)
 
     def on_unmount(self) -> None:
         self.data.stop_mirrors()  # after the session under way; the rest is written at the next start

@@ -343,8 +343,10 @@ class StoreData:
             self._mirrors = MirrorWriter(self.home.sessions, on_written=self.home.search_index.after_ingest)
         return self._mirrors
 
-    def start_mirrors(self) -> None:
-        """At start: write the git mirrors an earlier run left unfinished, in the background."""
+    def start_mirrors(self, on_problems: Callable[[list[str]], object] | None = None) -> None:
+        """At start: write the git mirrors an earlier run left unfinished, in the background;
+        `on_problems` is told (on the writer's thread) what a background run could not do."""
+        self.mirrors.on_problems = on_problems
         self.mirrors.start(adopt=True)
 
     def stop_mirrors(self) -> None:

@@ -106,6 +106,7 @@ class MirrorReport:
 
 
 Written = Callable[[frozenset[str]], object]  # told the sessions whose mirror was just written
+Problems = Callable[[list[str]], object]  # told what went wrong in a run (on the writer's thread)
 Progress = Callable[[int, int, str], object]
 
 
@@ -120,6 +121,7 @@ class MirrorWriter:
     def __init__(self, store: SessionStore, on_written: Written | None = None) -> None:
         self.store = store
         self.on_written = on_written
+        self.on_problems: Problems | None = None  # the app says a background run's problems
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
         self._lock = threading.Lock()
@@ -187,6 +189,8 @@ class MirrorWriter:
             report.left = self.pending
             report.seconds = time.perf_counter() - started
             self.report = report
+        if report.problems and self.on_problems is not None:
+            self.on_problems(list(report.problems))
         return report
 
     def _tell(self, done: list[str], report: MirrorReport) -> None:
