@@ -46,7 +46,7 @@ class ParserBug(Exception):
 class Parsed:
     """A file the worker parsed: the stat and `final` it was parsed under, and what it held."""
 
-    stat: os.stat_result
+    stat: Any  # Importer.file_stat's: an os.stat_result, or a database's stamp
     final: bool
     sessions: list[ImportedSession]
 
@@ -64,7 +64,7 @@ class ParseAhead:
         self.importer = importer
         self.broken = ""  # why the worker is no longer used, when it is not
         self.taken = 0  # files whose parse came from the worker
-        self._sent: dict[Path, tuple[os.stat_result, bool, Future[bytes]]] = {}
+        self._sent: dict[Path, tuple[Any, bool, Future[bytes]]] = {}
         self._executor: ProcessPoolExecutor | None = None
         try:
             self._executor = ProcessPoolExecutor(
@@ -75,7 +75,7 @@ class ParseAhead:
             self._stop(exc)
             self._ready = None
 
-    def send(self, path: Path, stat: os.stat_result, final: bool) -> None:
+    def send(self, path: Path, stat: Any, final: bool) -> None:
         """Have the worker parse `path` as it is now (`stat`, taken before it reads it)."""
         if self._executor is None or path in self._sent:
             return
