@@ -36,7 +36,7 @@ from .jsonl import JsonlImporter
 from .kimi import KimiImporter
 from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
-from .parse_ahead import ParseAhead, ParseFailed, ParserBug
+from .parse_ahead import ParseAhead, ParserBug
 from .qwen import QwenImporter
 from .state import STATE_FILE, FileState, ImportState
 
@@ -209,16 +209,7 @@ def import_file(
     (`syncs.settle()`); a sync that fails is this file's warning. ahead: the file may have been
     parsed by its worker (parse_ahead.py), under the stat recorded for it.
     """
-    try:
-        parsed = ahead.take(path, report) if ahead is not None else None
-    except ParseFailed as exc:
-        report.warn(path, None, str(exc))
-        _not_recorded(syncs, path, report)
-        return
-    except ParserBug as exc:
-        report.warn(path, None, f"internal error while importing: {exc}")
-        _not_recorded(syncs, path, report)
-        return
+    parsed = ahead.take(path) if ahead is not None else None
     if parsed is None:
         try:
             stat = importer.file_stat(path)
@@ -232,7 +223,7 @@ def import_file(
     else:
         stat, complete = parsed.stat, parsed.final
     try:
-        sessions = importer.parse_file(path, report, final=complete) if parsed is None else parsed.sessions
+        sessions = importer.parse_file(path, report, final=complete) if parsed is None else parsed.into(report)
         for imported in sessions:
             before = report.nodes
             sid = ingest(
@@ -251,7 +242,8 @@ def import_file(
         _not_recorded(syncs, path, report)
         return
     except Exception as exc:  # a parser bug must not stop the other files
-        report.warn(path, None, f"internal error while importing: {type(exc).__name__}: {exc}")
+        bug = str(exc) if isinstance(exc, ParserBug) else f"{type(exc).__name__}: {exc}"  # the worker's names it
+        report.warn(path, None, f"internal error while importing: {bug}")
         _not_recorded(syncs, path, report)
         return
     entry = FileState(

@@ -39,16 +39,35 @@ class ParseFailed(OpmemError):
 
 
 class ParserBug(Exception):
-    """The worker's parser raised what a parse here would report as an internal error."""
+    """The worker's parser raised what a parse here reports as an internal error (str: "KeyError: ...")."""
 
 
 @dataclass(frozen=True)
 class Parsed:
-    """A file the worker parsed: the stat and `final` it was parsed under, and what it held."""
+    """A file the worker parsed: the stat and `final` it was parsed under, and how it went."""
 
     stat: Any  # Importer.file_stat's: an os.stat_result, or a database's stamp
     final: bool
-    sessions: list[ImportedSession]
+    kind: str  # "ok", "failed" or "bug" (parse_in_worker)
+    value: Any  # the sessions, or what went wrong
+    said: ImportReport  # the parse's warnings and unknown records
+
+    @classmethod
+    def unpack(cls, stat: Any, final: bool, blob: bytes) -> Parsed:
+        kind, value, said = pickle.loads(blob)
+        return cls(stat, final, kind, value, said)
+
+    def into(self, report: ImportReport) -> list[ImportedSession]:
+        """The sessions, with what the parse said added to `report`; a parse that failed raises
+        as it would have here (ParseFailed, ParserBug)."""
+        report.warnings.extend(self.said.warnings)
+        for record, count in self.said.unknown_records.items():
+            report.unknown_records[record] = report.unknown_records.get(record, 0) + count
+        if self.kind == "failed":
+            raise ParseFailed(self.value)
+        if self.kind == "bug":
+            raise ParserBug(self.value)
+        return self.value
 
 
 def usable(importer: Importer, files: int) -> bool:
@@ -64,27 +83,39 @@ class ParseAhead:
         self.importer = importer
         self.broken = ""  # why the worker is no longer used, when it is not
         self.taken = 0  # files whose parse came from the worker
+        self.spawned = False  # whether a worker was started
         self._sent: dict[Path, tuple[Any, bool, Future[bytes]]] = {}
         self._executor: ProcessPoolExecutor | None = None
-        try:
-            self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker
-            )
-            self._ready: Future[bool] | None = self._executor.submit(ready)
-        except (OSError, ValueError, RuntimeError) as exc:
-            self._stop(exc)
-            self._ready = None
+        self._ready: Future[bool] | None = None
 
     def send(self, path: Path, stat: Any, final: bool) -> None:
-        """Have the worker parse `path` as it is now (`stat`, taken before it reads it)."""
-        if self._executor is None or path in self._sent:
+        """Have the worker parse `path` as it is now (`stat`, taken before it reads it); the first
+        file sent starts the worker (an import with nothing new to parse starts none)."""
+        if path in self._sent or not self.start():
             return
+        assert self._executor is not None
         try:
             future = self._executor.submit(parse_in_worker, self.importer.name, os.fspath(path), final)
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
             self._stop(exc)
             return
         self._sent[path] = (stat, final, future)
+
+    def start(self) -> bool:
+        """Start the worker, unless it runs or broke (send does, for the first file it is given)."""
+        if self.broken:
+            return False
+        if self._executor is None:
+            try:
+                self._executor = ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker
+                )
+                self._ready = self._executor.submit(ready)
+            except (BrokenProcessPool, OSError, ValueError, RuntimeError) as exc:
+                self._stop(exc)
+                return False
+            self.spawned = True
+        return True
 
     def started(self, timeout: float = 0) -> bool:
         """Whether the worker runs (waiting up to `timeout` seconds for it)."""
@@ -101,10 +132,8 @@ class ParseAhead:
     def sent(self, path: Path) -> bool:
         return path in self._sent
 
-    def take(self, path: Path, report: ImportReport) -> Parsed | None:
-        """The worker's parse of `path` (waited for once the worker runs), or None: parse it here.
-        What the parse said goes into `report`; a parse that failed raises as it would here
-        (ParseFailed: the file's warning; ParserBug: its internal error)."""
+    def take(self, path: Path) -> Parsed | None:
+        """The worker's parse of `path` (waited for once the worker runs), or None: parse it here."""
         entry = self._sent.pop(path, None)
         if entry is None:
             return None
@@ -113,19 +142,12 @@ class ParseAhead:
             future.cancel()  # still starting: quicker here (a parse already under way is dropped)
             return None
         try:
-            kind, value, said = pickle.loads(future.result())
+            parsed = Parsed.unpack(stat, final, future.result())
         except (BrokenProcessPool, CancelledError, OSError, RuntimeError, pickle.UnpicklingError, EOFError) as exc:
             self._stop(exc)
             return None
-        report.warnings.extend(said.warnings)
-        for record, count in said.unknown_records.items():
-            report.unknown_records[record] = report.unknown_records.get(record, 0) + count
-        if kind == "failed":
-            raise ParseFailed(value)
-        if kind == "bug":
-            raise ParserBug(value)
         self.taken += 1
-        return Parsed(stat, final, value)
+        return parsed
 
     def close(self) -> None:
         """Drop what is still queued; the worker exits once it is done with its file."""

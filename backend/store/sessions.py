@@ -175,7 +175,8 @@ class SessionStore:
     def _mark_changed(self, *session_ids: str) -> None:
         """Tell other processes: the journal names the sessions written, then the token moves."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self._hint_failed(self.journal.path, self.journal.append(session_ids))
+        journal = self.journal
+        self._hint_failed(journal.path, journal.append(session_ids))
         self._hint_failed(self.changed_path, _write_token(self.changed_path, uuid.uuid4().hex))
         self._listing.forget()
 
@@ -254,7 +255,8 @@ class SessionStore:
         self._ensure_locks_dir()
         with self._held(session_id, wait):
             # named before the writes too: a writer killed before its end's line is still seen
-            self._hint_failed(self.journal.path, self.journal.append([session_id]))
+            journal = self.journal
+            self._hint_failed(journal.path, journal.append([session_id]))
             repo = self._open(session_id, create=create, location=location)
             token_before = self._tokens.get(session_id)
             try:

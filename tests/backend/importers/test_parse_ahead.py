@@ -14,7 +14,7 @@ import pytest
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import get_importer, parse_ahead, run_import
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.parse_ahead import ParseAhead, ParseFailed, ParserBug, parse_in_worker
+from opmem_tui.backend.importers.parse_ahead import ParseAhead, Parsed, ParseFailed, ParserBug, parse_in_worker
 
 from .conftest import Transcript, text
 
@@ -35,7 +35,7 @@ def _transcripts(root: Path, count: int, turns: int = 4) -> list[Path]:
 @pytest.fixture
 def ahead():
     worker = ParseAhead(get_importer("claude"))
-    if not worker.started(START):
+    if not worker.start() or not worker.started(START):
         worker.close()
         pytest.skip(f"no worker process here: {worker.broken or 'did not start'}")
     yield worker
@@ -47,12 +47,13 @@ def test_the_worker_parses_what_a_parse_here_gives(ahead: ParseAhead, tmp_path: 
     for path in _transcripts(tmp_path, 2):
         ahead.send(path, os.stat(path), True)
         report = ImportReport()
-        parsed = ahead.take(path, report)
+        parsed = ahead.take(path)
         assert parsed is not None and parsed.final is True
         assert parsed.stat.st_size == path.stat().st_size
+        sessions = parsed.into(report)
         here = importer.parse_file(path, ImportReport(), final=True)
-        assert parsed.sessions == here
-        assert [dict(n.metadata) for s in parsed.sessions for n in s.nodes] == [
+        assert sessions == here and report.warnings == []
+        assert [dict(n.metadata) for s in sessions for n in s.nodes] == [
             dict(n.metadata) for s in here for n in s.nodes
         ]
     assert ahead.taken == 2
@@ -63,15 +64,17 @@ def test_what_the_parse_says_comes_back_as_the_files_warnings(ahead: ParseAhead,
     path.write_text('{"type": "user", "message": \n{not json}\n')
     ahead.send(path, os.stat(path), True)
     report = ImportReport()
-    ahead.take(path, report)
+    parsed = ahead.take(path)
+    assert parsed is not None
+    parsed.into(report)
     here = ImportReport()
     get_importer("claude").parse_file(path, here, final=True)
     assert report.warnings == here.warnings and here.warnings
 
 
-def test_a_parse_that_fails_or_breaks_is_classified_as_a_parse_here_would_be(tmp_path: Path, monkeypatch) -> None:
-    import pickle
-
+def test_a_parse_that_fails_or_breaks_raises_here_as_a_parse_here_would(tmp_path: Path, monkeypatch) -> None:
+    """What the worker sends back for a failed parse (parse_in_worker, run in this process with a
+    parser made to fail) raises as the parse would have here, after what it said."""
     importer = get_importer("claude")
 
     def fails(path, report, *, final=None):
@@ -79,16 +82,19 @@ def test_a_parse_that_fails_or_breaks_is_classified_as_a_parse_here_would_be(tmp
         raise OSError(5, "Input/output error", str(path))
 
     monkeypatch.setattr(importer, "parse_file", fails)
-    kind, message, said = pickle.loads(parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
-    assert kind == "failed" and "Input/output error" in message and said.warnings
+    parsed = Parsed.unpack(None, True, parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
+    report = ImportReport()
+    with pytest.raises(ParseFailed, match="Input/output error"):
+        parsed.into(report)
+    assert report.warnings == [f"{tmp_path / 'a.jsonl'}: said before failing"]
 
     def breaks(path, report, *, final=None):
         raise KeyError("uuid")
 
     monkeypatch.setattr(importer, "parse_file", breaks)
-    kind, message, _said = pickle.loads(parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
-    assert (kind, message) == ("bug", "KeyError: 'uuid'")
-    assert issubclass(ParseFailed, Exception) and not issubclass(ParserBug, ParseFailed)
+    parsed = Parsed.unpack(None, True, parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
+    with pytest.raises(ParserBug, match=r"^KeyError: 'uuid'$"):
+        parsed.into(ImportReport())
 
 
 def test_a_worker_killed_midway_leaves_the_files_to_this_process(ahead: ParseAhead, tmp_path: Path) -> None:
@@ -96,11 +102,10 @@ def test_a_worker_killed_midway_leaves_the_files_to_this_process(ahead: ParseAhe
     for pid in list(ahead._executor._processes):  # the one worker
         os.kill(pid, signal.SIGKILL)
     ahead.send(first, os.stat(first), True)
-    report = ImportReport()
-    assert ahead.take(first, report) is None  # parse it here
+    assert ahead.take(first) is None  # parse it here
     assert ahead.broken
     ahead.send(second, os.stat(second), True)  # not sent any more
-    assert not ahead.sent(second) and ahead.take(second, report) is None
+    assert not ahead.sent(second) and ahead.take(second) is None
 
 
 def test_a_backlog_import_with_the_worker_stores_what_one_without_it_stores(tmp_path: Path, monkeypatch) -> None:
@@ -113,6 +118,7 @@ def test_a_backlog_import_with_the_worker_stores_what_one_without_it_stores(tmp_
         def __init__(self, importer) -> None:
             super().__init__(importer)
             made.append(self)
+            self.start()
             self.started(START)
 
     monkeypatch.setattr("opmem_tui.backend.importers.ParseAhead", Waiting)
@@ -140,8 +146,18 @@ def test_a_backlog_import_with_the_worker_stores_what_one_without_it_stores(tmp_
             assert a == (without.sessions.path_for(sid) / "history" / name).read_bytes()
     state = json.loads((with_worker.path / "import-state.json").read_text())["files"]
     assert sorted(state) == sorted(str(p) for p in paths)
+
+    class Kept(real):  # as run_import makes it, kept to look at
+        def __init__(self, importer) -> None:
+            super().__init__(importer)
+            made.append(self)
+
+    monkeypatch.setattr(parse_ahead, "usable", lambda importer, files: True)
+    monkeypatch.setattr("opmem_tui.backend.importers.ParseAhead", Kept)
+    made.clear()
     again = run_import(with_worker, "claude", [projects], defer_mirror=True, bind=False)
     assert (again.skipped, again.nodes) == (5, 0)
+    assert len(made) == 1 and not made[0].spawned  # nothing new to parse: no worker started
 
 
 def test_the_stat_recorded_is_the_one_taken_before_the_worker_read_the_file(ahead: ParseAhead, tmp_path: Path) -> None:
@@ -151,5 +167,5 @@ def test_the_stat_recorded_is_the_one_taken_before_the_worker_read_the_file(ahea
     ahead.send(path, before, True)
     with path.open("a") as fh:
         fh.write(json.dumps({"type": "summary", "summary": "later", "leafUuid": "x"}) + "\n")
-    parsed = ahead.take(path, ImportReport())
+    parsed = ahead.take(path)
     assert parsed is not None and parsed.stat.st_size == before.st_size < path.stat().st_size

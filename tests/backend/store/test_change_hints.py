@@ -3,6 +3,7 @@ itself stands, and the failure is said once, naming the file, by whoever ran the
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -41,7 +42,7 @@ def test_a_change_token_that_cannot_be_written_is_said_once_and_the_turn_is_kept
     add_turn(store, "s1", "second", "two")
     failures = store.take_hint_failures()
     assert [path for path, _problem in failures] == [store.changed_path]
-    assert os.strerror(21) in failures[0][1]  # EISDIR, as the OS words it
+    assert os.strerror(errno.EISDIR) in failures[0][1]
     assert "other opmem processes" in failures[0][1]
     add_turn(store, "s1", "third", "three")
     assert store.take_hint_failures() == []  # said once a process, not at every write
