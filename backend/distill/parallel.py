@@ -38,7 +38,7 @@ from ..store.git_mirror import GIT_ERRORS
 from ..store.mirror_backlog import HERE, LIVE
 from ..store.session_repo import SessionRepo
 from ..store.sessions import SessionStore
-from ..worker_process import quiet_worker
+from ..worker_process import start_worker_process
 from .collect import Pending, collect_session, newest_seq
 from .extract import extract_rules
 from .model import Extraction, SessionBatch
@@ -144,7 +144,7 @@ class _Worker:
 
 def start_worker(home_path: str) -> None:
     """The pool's initializer: the home opened by path, for reading only."""
-    quiet_worker()
+    start_worker_process()
     try:
         home = Home(Path(home_path), durable=False)
         settings = home.config.store

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..model import OpmemError
-from ..worker_process import quiet_worker
+from ..worker_process import start_worker_process
 from .base import ImportedSession, Importer, ImportReport
 
 AHEAD = 2  # files handed to the worker beyond the one being written
@@ -170,7 +170,7 @@ class ParseAhead:
 def start_worker() -> None:
     """The worker's initializer: nothing printed on the terminal; Ctrl-C is the import's to handle
     (it stops between files), not a traceback of the worker's."""
-    quiet_worker()
+    start_worker_process()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

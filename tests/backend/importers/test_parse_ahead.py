@@ -169,3 +169,44 @@ def test_the_stat_recorded_is_the_one_taken_before_the_worker_read_the_file(ahea
         fh.write(json.dumps({"type": "summary", "summary": "later", "leafUuid": "x"}) + "\n")
     parsed = ahead.take(path)
     assert parsed is not None and parsed.stat.st_size == before.st_size < path.stat().st_size
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_a_worker_whose_import_was_killed_exits_too(tmp_path: Path) -> None:
+    """An import killed with SIGKILL reaches no shutdown: its worker must not wait forever."""
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, sys, time\n"
+        "from opmem_tui.backend.importers import get_importer\n"
+        "from opmem_tui.backend.importers.parse_ahead import ParseAhead\n"
+        "ahead = ParseAhead(get_importer('claude'))\n"
+        "ahead.start()\n"
+        f"assert ahead.started({START})\n"
+        "print(*ahead._executor._processes, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    importer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        line = importer.stdout.readline()
+        if not line.strip():
+            pytest.skip("no worker process here")
+        (worker,) = map(int, line.split())
+        assert _alive(worker)
+    finally:
+        importer.kill()
+        importer.wait()
+    deadline = time.monotonic() + START  # a hang guard, not a timing: it watches its parent each second
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker)
