@@ -8,15 +8,16 @@ import threading
 import time
 
 
-def start_worker_process() -> None:
+def start_worker_process(parent: int) -> None:
+    """`parent`: the pid of the process that started this worker (passed to it, since by the time
+    the worker runs its parent may already be gone and the worker reparented)."""
     quiet_worker()
-    exit_with_parent()
+    exit_with_parent(parent)
 
 
-def exit_with_parent(interval: float = 1.0) -> None:
+def exit_with_parent(parent: int, interval: float = 1.0) -> None:
     """A worker whose parent was killed (no shutdown reached it) exits instead of waiting forever
     on its task queue, whose writing end it holds itself (multiprocessing hands it both ends)."""
-    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:

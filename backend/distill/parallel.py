@@ -142,9 +142,9 @@ class _Worker:
     failed = ""
 
 
-def start_worker(home_path: str) -> None:
-    """The pool's initializer: the home opened by path, for reading only."""
-    start_worker_process()
+def start_worker(home_path: str, parent: int) -> None:
+    """The pool's initializer: the home opened by path, for reading only (`parent`: the pool's pid)."""
+    start_worker_process(parent)
     try:
         home = Home(Path(home_path), durable=False)
         settings = home.config.store
@@ -241,7 +241,7 @@ class ExtractPool:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=start_worker,
-                initargs=(str(home_path),),
+                initargs=(str(home_path), os.getpid()),
             )
         except (OSError, ValueError, RuntimeError) as exc:
             self._stop(exc)

@@ -108,7 +108,10 @@ class ParseAhead:
         if self._executor is None:
             try:
                 self._executor = ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker
+                    max_workers=1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=start_worker,
+                    initargs=(os.getpid(),),
                 )
                 self._ready = self._executor.submit(ready)
             except (BrokenProcessPool, OSError, ValueError, RuntimeError) as exc:
@@ -167,10 +170,10 @@ class ParseAhead:
 # ------------------------------------------------------------------ in the worker
 
 
-def start_worker() -> None:
-    """The worker's initializer: nothing printed on the terminal; Ctrl-C is the import's to handle
-    (it stops between files), not a traceback of the worker's."""
-    start_worker_process()
+def start_worker(parent: int) -> None:
+    """The worker's initializer: nothing printed on the terminal, gone with `parent` (the import's
+    pid); Ctrl-C is the import's to handle (it stops between files), not a traceback of the worker's."""
+    start_worker_process(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

@@ -210,3 +210,24 @@ def test_a_worker_whose_import_was_killed_exits_too(tmp_path: Path) -> None:
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(worker)
+
+
+def test_a_worker_started_after_its_import_died_exits_too() -> None:
+    """The parent's pid is handed to the worker: one whose import was killed before the worker ran
+    (so it was reparented at once) still knows it is an orphan."""
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that is not this process's parent
+    script = (
+        "import time\n"
+        "from opmem_tui.backend.worker_process import exit_with_parent\n"
+        f"exit_with_parent({gone.pid}, interval=0.05)\n"
+        "time.sleep(600)\n"
+    )
+    orphan = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        assert orphan.wait(timeout=START) == 0  # a hang guard: it exits at its first look
+    finally:
+        orphan.kill()
