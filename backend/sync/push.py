@@ -16,7 +16,8 @@ import pygit2
 from ..memory.logs import log_names
 from ..model import OpmemError, SessionMeta
 from ..privacy import redact_value
-from ..privacy.purge import Values, _HistoryRewriter
+from ..privacy.history_rewrite import HistoryRewriter
+from ..privacy.scrub import Values
 from ..store.change_journal import ROTATE_AFTER, JournalRead
 from ..store.files import dump_json, write_atomic
 from ..store.git_mirror import open_session_git
@@ -285,7 +286,7 @@ class Pusher(Outbox):
             return {}
         made: dict[bytes, tuple[int, bytes]] = {}
         if self.settings.redact:
-            rewriter = _HistoryRewriter(repo, Values(), {})
+            rewriter = HistoryRewriter(repo, Values(), {})
             mapping = rewriter.rewrite(set(tips.values()))
             made = {object_id(k, d): (k, d) for k, d in rewriter.new_objects}
             tips = {b: mapping.get(o, o) for b, o in tips.items()}
