@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..home import Home
 from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.node_log import SyncWorker
@@ -39,6 +38,9 @@ from .openprogram import OpenProgramImporter
 from .parse_ahead import ParseAhead, ParserBug
 from .qwen import QwenImporter
 from .state import STATE_FILE, FileState, ImportState
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 SOURCES: dict[str, Importer] = {
     importer.name: importer

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.privacy.exclusions import set_private
+from opmem_tui.backend.orchestration import set_private
 from opmem_tui.backend.privacy.purge import plan_purge, purge
 from opmem_tui.backend.store.change_journal import ChangeJournal
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
