@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..distill.hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups are the hooks' ones
-from ..distill.hooks import read_only, write_with_backup
 from ..file_lock import file_lock
 from ..memory.core import core_path
 from ..memory.slugs import safe_name
@@ -39,6 +37,8 @@ from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
 from .base import AgentSpec, Context
+from .claude_hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups are the hooks' ones
+from .claude_hooks import read_only, write_with_backup
 from .executable import opmem_executable
 from .parts import ConfigError, Part, TextBlock, merge_meta
 from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
