@@ -14,17 +14,9 @@ from typing import TYPE_CHECKING
 from .distill.pipeline import DistillBusy, run_lock
 from .distill.project import project_all
 from .distill.state import load_state, save_state
-from .privacy.exclusions import (
-    PRIVATE_KEY,
-    exclusions,
-    forget_in_index,
-    is_private,
-    readmit_to_index,
-    reset_cursors,
-    session_reason,
-    touched_entities,
-)
-from .privacy.upgrade import UpgradeReport, needs_upgrade, redact_earlier_memory, stamped
+from .distill.withheld import forget_in_index, readmit_to_index, reset_cursors, touched_entities
+from .memory.redaction_upgrade import UpgradeReport, needs_upgrade, redact_earlier_memory, stamped
+from .privacy.exclusions import PRIVATE_KEY, exclusions, is_private, session_reason
 
 if TYPE_CHECKING:
     from .home import Home
@@ -98,7 +90,7 @@ def readmit(home: Home, session_ids: Iterable[str]) -> list[str]:
 
 def ensure_redacted(home: Home, *, lock_timeout: float = 0.0) -> UpgradeReport | None:
     """Re-redact a memory written by an earlier opmem (None: nothing to do, or another process
-    holds the distillation lock and will do it; a run that holds it calls privacy.upgrade's
+    holds the distillation lock and will do it; a run that holds it calls memory/redaction_upgrade.py's
     redact_earlier_memory itself)."""
     if stamped(home.memory_dir):
         return None

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 
 from ..llm import ChatClient, TokenBudget, is_configured
+from ..memory.redaction_upgrade import redact_earlier_memory
 from ..model import OpmemError
-from ..privacy.exclusions import Exclusions, read_meta, sync_exclusions
-from ..privacy.upgrade import redact_earlier_memory
+from ..privacy.exclusions import Exclusions, read_meta
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
 from .link import LINK_TYPES, Linker
@@ -30,6 +30,7 @@ from .parallel import POOL_MIN_NODES, Extracted, ExtractPool, new_nodes, pool_si
 from .project import project_all
 from .reconcile import reconcile
 from .state import DistillState, ProjectCursor, SessionCursor, load_state, read_inflight, save_state, write_inflight
+from .withheld import sync_exclusions
 
 if TYPE_CHECKING:
     from ..home import Home

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..privacy.upgrade import redact_earlier_memory
+from ..memory.redaction_upgrade import redact_earlier_memory
 from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions

@@ -12,7 +12,7 @@ tools alike: `is_excluded(meta, config) -> reason | None`. A session is excluded
 Such a session is kept and browsable (list, replay), but never distilled, never indexed for
 search (the app's search-everywhere included), never returned by the recall tools or MCP.
 Turning it private (`set_private`, backend/orchestration.py) or adding an exclusion (the next distillation run notices the
-change: `sync_exclusions`) also withdraws what it already gave: its search index rows and records
+change: `sync_exclusions`, distill/withheld.py) also withdraws what it already gave: its search index rows and records
 are dropped and core.md and the entity views re-projected without it. The memory logs keep their
 lines (append-only: nothing is deleted) while every memory query skips them: `Visibility` is the
 MemoryStore's session filter, as for a deleted session. `set_private(..., False)` resets the
@@ -277,74 +277,6 @@ def hidden_sessions(
         if why:
             out[meta.id] = why
     return out
-
-
-def touched_entities(home: Home, session_ids: list[str]) -> set[str]:
-    """The entities whose views show something of these sessions (the views to render again)."""
-    return set(home.memory.session_entities(session_ids))
-
-
-def sync_exclusions(home: Home, state: Any, rules: Exclusions, touched: set[str] | None = None) -> list[str]:
-    """After `[memory]` exclusions changed (the caller holds the distillation lock and saves
-    `state`): newly excluded sessions and projects leave the index, sessions no longer excluded
-    get their cursors reset and their records back. core.md and the views are the caller's:
-    `touched` gets the entities whose views show something of those sessions."""
-    from ..memory.records import project_scope
-
-    hidden = hidden_sessions(home, rules=rules)
-    newly = sorted(sid for sid in hidden if sid not in state.withheld)
-    back = sorted(sid for sid in state.withheld if sid not in hidden)
-    projects = _projects(home)
-    excluded_scopes = [
-        project_scope(pid) for pid, name, workdir in projects if rules.project_reason(pid, name, workdir)
-    ]
-    other_scopes = [
-        project_scope(pid) for pid, name, workdir in projects if not rules.project_reason(pid, name, workdir)
-    ]
-    notes = forget_in_index(home, newly, excluded_scopes) if newly or excluded_scopes else []
-    notes.extend(reset_cursors(state, back))
-    state.withheld = dict(hidden)
-    if back:
-        notes.extend(readmit_to_index(home, back, other_scopes))
-    if touched is not None and (newly or back):
-        touched.update(touched_entities(home, newly + back))
-    return notes
-
-
-def _projects(home: Home) -> list[tuple[str, str, str]]:
-    try:
-        return [(p.id, p.name, p.workdir) for p in home.projects.list_projects()]
-    except OpmemError:
-        return []
-
-
-def forget_in_index(home: Home, ids: list[str], scopes: Iterable[str] = ()) -> list[str]:
-    from ..memory.index import SearchIndexError
-
-    try:
-        dropped = home.search_index.forget_sessions(ids, scopes)
-    except SearchIndexError as exc:
-        return [f"search index not updated: {exc}"]
-    return [f"{dropped} search index rows withdrawn"] if dropped else []
-
-
-def readmit_to_index(home: Home, ids: list[str], scopes: Iterable[str] = ()) -> list[str]:
-    from ..memory.index import SearchIndexError
-
-    try:
-        report = home.search_index.readmit_sessions(ids, scopes)
-    except SearchIndexError as exc:
-        return [f"search index not updated: {exc}"]
-    return list(report.problems[:5])
-
-
-def reset_cursors(state: Any, ids: list[str]) -> list[str]:
-    reset = [sid for sid in ids if state.sessions.pop(sid, None) is not None]
-    for sid in ids:
-        state.withheld.pop(sid, None)
-    if ids:
-        state.token = ""  # a whole run scans again instead of trusting the store's change token
-    return [f"{len(reset)} distillation cursor{'s' if len(reset) != 1 else ''} reset"] if reset else []
 
 
 def describe(meta: SessionMeta, rules: Exclusions) -> Mapping[str, Any]:

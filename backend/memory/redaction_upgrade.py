@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..memory.cache import CACHE_NAME
-from ..memory.index import INDEX_FILE, SCHEMA_VERSION
-from ..memory.logs import log_names
-from ..memory.sqlite_files import remove_database
-from ..memory.views import VIEWS_DIR
-from .redact import redact_text, redact_value
+from ..privacy import redact_text, redact_value
+from .cache import CACHE_NAME
+from .index import INDEX_FILE, SCHEMA_VERSION
+from .logs import log_names
+from .sqlite_files import remove_database
+from .views import VIEWS_DIR
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -69,7 +69,7 @@ def needs_upgrade(memory_dir: Path) -> bool:
 def redact_earlier_memory(home: Home, project: Callable[[Home], object]) -> UpgradeReport | None:
     """Re-redact a memory written by an earlier opmem (None: nothing to do). The caller holds the
     distillation lock; `project` rebuilds core.md, the views and the index from the redacted logs
-    (distill/project.py's project_all: privacy imports nothing of distill)."""
+    (distill/project.py's project_all: the memory imports nothing of distill)."""
     memory_dir = home.memory_dir
     if stamped(memory_dir):
         return None
