@@ -45,6 +45,7 @@ _SHELL_RUN = re.compile(
     re.S,
 )
 _DETAILS = re.compile(r"<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>.*?)</details>", re.S)
+_TOOL_LINE = re.compile(r"^Tool use: \*\*(?P<name>[^*\n]+)\*\*[ \t]*$", re.M)  # a call shown without its body
 _FENCE = re.compile(r"```[\w+-]*\n(?P<body>.*?)\n?```", re.S)
 _TICKED = re.compile(r"^\s*`(?P<text>[^`\n]+)`\s*$", re.M)
 _MODEL = re.compile(r"(?:^|\bmodel\s+)(?P<model>[A-Za-z][\w./:-]*)")
@@ -198,25 +199,39 @@ class _Reader:
         return self.builder.chain(f"L{line}", "assistant", text, name=self.model or None, created_at=self.tick())
 
     def _text(self, line: int, text: str, owner: str) -> str:
-        """An assistant node for a run of text (with the commands an older export shows run in it
-        as its tool calls); the current owner when there is no text."""
-        runs = list(_SHELL_RUN.finditer(text))
-        details = list(_DETAILS.finditer(text))
-        plain = _strip(_DETAILS.sub("", _SHELL_RUN.sub("", text)))
-        if not plain and not runs and not details:
+        """An assistant node for a run of text, with the calls an older export shows in it (a
+        command run, a <details> block, a "Tool use: **name**" line naming the block below it or
+        standing alone); the current owner when there is no text."""
+        blocks = sorted([*_SHELL_RUN.finditer(text), *_DETAILS.finditer(text)], key=lambda m: m.start())
+        inside = [(b.start(), b.end()) for b in blocks]
+        lines = [m for m in _TOOL_LINE.finditer(text) if not any(a <= m.start() < b for a, b in inside)]
+        heads: dict[int, str] = {}  # block start -> the name its heading line gives
+        alone = []
+        for head in lines:
+            below = next((b for b in blocks if b.start() >= head.end()), None)
+            if below is not None and not text[head.end() : below.start()].strip():
+                heads[below.start()] = head.group("name").strip()
+            else:
+                alone.append(head)
+        plain = _strip(_TOOL_LINE.sub("", _DETAILS.sub("", _SHELL_RUN.sub("", text))))
+        plain = re.sub(r"(?:\n\s*---\s*)+(?=\n|$)", "\n", plain).strip()  # the separators the calls left
+        if not plain and not blocks and not alone:
             return owner
         node = self._assistant(line, plain) if plain or not owner else owner
-        for match in sorted([*runs, *details], key=lambda m: m.start()):
-            at = line + text.count("\n", 0, match.start())
-            if "cmd" in match.groupdict():
+        for match in sorted([*blocks, *alone], key=lambda m: m.start()):
+            at = f"L{line + text.count(chr(10), 0, match.start())}"
+            named = heads.get(match.start(), "")
+            if "name" in match.groupdict():
+                self.builder.tool(at, node, match.group("name").strip(), {}, "", created_at=self.tick())
+            elif "cmd" in match.groupdict():
                 args: dict[str, Any] = {"command": match.group("cmd").strip()}
-                self.builder.tool(f"L{at}", node, "Bash", args, match.group("out"), created_at=self.tick())
+                out = match.group("out")
+                self.builder.tool(at, node, named or "Bash", args, out, created_at=self.tick())
             else:
                 summary = re.sub(r"<[^>]+>|\*\*", "", match.group("summary")).strip()
-                self.builder.tool(
-                    f"L{at}", node, summary.split(" ")[0] or "tool", {"summary": summary}, _strip(match.group("body")),
-                    created_at=self.tick(),
-                )  # fmt: skip
+                name = named or summary.split(" ")[0] or "tool"
+                body = _strip(match.group("body"))
+                self.builder.tool(at, node, name, {"summary": summary}, body, created_at=self.tick())
         return node
 
 

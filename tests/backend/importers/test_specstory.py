@@ -32,6 +32,8 @@ _**Assistant**_
 
 I'll set it up. First the project:
 
+Tool use: **run_terminal_cmd**
+
 ```bash
 bun init -y
 ```
@@ -42,6 +44,8 @@ kite$ bun init -y
 ```
 
 ---
+
+Tool use: **list_dir**
 
 <details>
             <summary>Listed current directory • **2** results</summary>
@@ -55,6 +59,10 @@ kite$ bun init -y
 ---
 
 Done: `bun test` runs the tests.
+
+---
+
+Tool use: **todo_write**
 
 ---
 
@@ -169,9 +177,13 @@ def test_older_cursor_export_with_commands_run_inline(tmp_path: Path) -> None:
     assert chain[0].created_at == parse_time("2025-04-26 16:30:55")
     reply = chain[1]
     assert "bun init -y" not in reply.content and "Done: `bun test` runs the tests." in reply.content
+    assert "Tool use" not in reply.content and "---" not in reply.content
     tools = [n for n in s.nodes if n.called_by == reply.id]
-    assert [t.name for t in tools] == ["Bash", "Listed"]
+    assert [t.name for t in tools] == ["run_terminal_cmd", "list_dir", "todo_write"]  # named by their heading
     assert tools[0].input == {"command": "bun init -y"} and "+ index.ts" in tools[0].content
+    assert tools[1].input == {"summary": "Listed current directory • 2 results"} and "index.ts" in tools[1].content
+    no_heading = read_export(write(tmp_path / "kite2", "a.md", OLD_CURSOR.replace("Tool use: **list_dir**\n\n", "")))
+    assert [t.name for t in no_heading.nodes if t.role == "tool"][1] == "Listed"  # else from its summary
     assert [n.created_at for n in s.nodes] == sorted(n.created_at for n in s.nodes)
 
 
