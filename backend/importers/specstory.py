@@ -84,30 +84,46 @@ def _strip(text: str) -> str:
     return "\n".join(lines).strip()
 
 
+_PATHISH = re.compile(r"`(?P<path>[^`\n]*[/.][^`\n]*)`")
+_UPDATED = re.compile(r"The file (?P<path>\S+) has been (?:updated|created)")
+_SHELL_NAMES = frozenset({"bash", "shell", "run_terminal_cmd", "run_shell_command", "shell_command"})
+
+
+def _path_of(body: str) -> str:
+    """The file a read or write call names: in its summary, a `Path:` or `**Add: ..**` line, or
+    the tool's own "The file X has been updated" output."""
+    head = body.split("```", 1)[0]
+    found = _PATHISH.search(head) or _UPDATED.search(body)
+    return found.group("path").strip() if found else ""
+
+
 def _tool_input(kind: str, name: str, body: str) -> tuple[dict[str, Any], str]:
     """(the call's arguments, its output) from a <tool-use> block's body."""
-    summary = re.sub(r"<summary>.*?</summary>", "", body, flags=re.S)
-    summary = re.sub(r"</?details>", "", summary).strip()
-    fences = list(_FENCE.finditer(summary))
-    ticked = _TICKED.search(summary)
-    if kind == "bash" or name.lower() in ("bash", "shell", "run_terminal_cmd"):
-        bash = next((f for f in fences if f.group(0).startswith(("```bash", "```sh"))), None)
+    summary = re.sub(r"</?details>", "", body).strip()
+    text = re.sub(r"<summary>.*?</summary>", "", summary, flags=re.S).strip()
+    fences = list(_FENCE.finditer(text))
+    ticked = _TICKED.search(text)
+    bash = next((f for f in fences if f.group(0).startswith(("```bash", "```sh"))), None)
+    if kind == "bash" or name.lower() in _SHELL_NAMES or (kind == "shell" and bash is not None):
         if bash is not None:
             command = bash.group("body").strip()
             out = next((f.group("body") for f in fences if f.start() > bash.end()), "")
         else:
             command = ticked.group("text").strip() if ticked else ""
             out = fences[0].group("body") if fences else ""
-        head = summary[: bash.start() if bash is not None else (ticked.start() if ticked else len(summary))]
-        args = {"command": command}
-        if head.strip():
+        head = text[: bash.start() if bash is not None else (ticked.start() if ticked else len(text))]
+        args: dict[str, Any] = {"command": command} if command else {}
+        if head.strip() and command:
             args["description"] = head.strip().splitlines()[0].strip()
         return args, out
-    if ticked and kind in ("read", "write"):
-        rest = summary[ticked.end() :]
-        return {"file_path": ticked.group("text").strip()}, _strip(rest)
-    first = next((ln.strip() for ln in summary.splitlines() if ln.strip() and not ln.startswith("```")), name)
-    return {"summary": first}, summary
+    if kind in ("read", "write") and (path := _path_of(summary)):
+        body_text = fences[0].group("body") if fences else ""
+        if kind == "read":
+            return {"file_path": path}, body_text or _strip(text)
+        created = name.lower() in ("write", "write_file") or "**Add:" in text
+        return {"file_path": path, ("content" if created else "new_string"): body_text}, ""
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("```")), name)
+    return {"summary": first}, text
 
 
 class _Reader:
@@ -171,8 +187,11 @@ class _Reader:
 
     def agent_turn(self, line: int, detail: str, body: str) -> None:
         model = _MODEL.search(detail)
-        if model and not parse_time(detail):
+        if model:
             self.model = model.group("model")
+        when = parse_time(detail)
+        if when > self.clock:  # the block's own time (newer exports): its first node gets it
+            self.clock = when - 1.0
         body = _THINK.sub("", body)
         owner = self.owner
         offset = line
