@@ -20,6 +20,8 @@ one holding ``.specstory`` (else the file's folder).
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -97,11 +99,41 @@ def _path_of(body: str) -> str:
     return found.group("path").strip() if found else ""
 
 
-def _tool_input(kind: str, name: str, body: str) -> tuple[dict[str, Any], str]:
-    """(the call's arguments, its output) from a <tool-use> block's body."""
+def _parameters(fences: list[re.Match[str]]) -> dict[str, Any]:
+    """The JSON "Parameters:" a VS Code (Copilot) export gives a call, else {}."""
+    for fence in fences:
+        if fence.group(0).startswith("```json"):
+            try:
+                value = json.loads(fence.group("body"))
+            except ValueError:
+                continue
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _copilot_call(params: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """A Copilot terminal call (commandLine, its exit code and output) or file call (file_path)."""
+    line = params.get("commandLine")
+    if isinstance(line, dict) and isinstance(line.get("original"), str):
+        state = params.get("terminalCommandState")
+        output = params.get("terminalCommandOutput")
+        code = state.get("exitCode") if isinstance(state, dict) else None
+        out = output.get("text") if isinstance(output, dict) else ""
+        meta = {"exit_code": code} if isinstance(code, int) else {}
+        return {"command": html.unescape(line["original"])}, out if isinstance(out, str) else "", meta
+    path = params.get("file_path")
+    if isinstance(path, str) and path:
+        return {"file_path": path if path.startswith(("/", ".")) or ":" in path else "/" + path}, "", {}
+    return None
+
+
+def _tool_input(kind: str, name: str, body: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """(the call's arguments, its output, its metadata) from a <tool-use> block's body."""
     summary = re.sub(r"</?details>", "", body).strip()
     text = re.sub(r"<summary>.*?</summary>", "", summary, flags=re.S).strip()
     fences = list(_FENCE.finditer(text))
+    if (copilot := _copilot_call(_parameters(fences))) is not None:
+        return copilot
     ticked = _TICKED.search(text)
     bash = next((f for f in fences if f.group(0).startswith(("```bash", "```sh"))), None)
     if kind == "bash" or name.lower() in _SHELL_NAMES or (kind == "shell" and bash is not None):
@@ -115,15 +147,15 @@ def _tool_input(kind: str, name: str, body: str) -> tuple[dict[str, Any], str]:
         args: dict[str, Any] = {"command": command} if command else {}
         if head.strip() and command:
             args["description"] = head.strip().splitlines()[0].strip()
-        return args, out
+        return args, out, {}
     if kind in ("read", "write") and (path := _path_of(summary)):
         body_text = fences[0].group("body") if fences else ""
         if kind == "read":
-            return {"file_path": path}, body_text or _strip(text)
+            return {"file_path": path}, body_text or _strip(text), {}
         created = name.lower() in ("write", "write_file") or "**Add:" in text
-        return {"file_path": path, ("content" if created else "new_string"): body_text}, ""
+        return {"file_path": path, ("content" if created else "new_string"): body_text}, "", {}
     first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("```")), name)
-    return {"summary": first}, text
+    return {"summary": first}, text, {}
 
 
 class _Reader:
@@ -208,9 +240,11 @@ class _Reader:
             close = next((j for j in range(i, len(lines)) if "</tool-use>" in lines[j]), len(lines) - 1)
             block = "\n".join(lines[i : close + 1])
             inner = block[opened.end() :].rsplit("</tool-use>", 1)[0]
-            args, out = _tool_input(opened.group("type"), opened.group("name"), inner)
+            args, out, meta = _tool_input(opened.group("type"), opened.group("name"), inner)
             owner = owner or self._assistant(line + i, "")
-            self.builder.tool(f"L{line + i}", owner, opened.group("name"), args, out, created_at=self.tick())
+            self.builder.tool(
+                f"L{line + i}", owner, opened.group("name"), args, out, created_at=self.tick(), metadata=meta
+            )
             pending, offset, i = [], line + close + 1, close + 1
         self.owner = self._text(offset, "\n".join(pending), owner)
 
