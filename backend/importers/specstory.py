@@ -50,7 +50,7 @@ _DETAILS = re.compile(r"<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>
 _TOOL_LINE = re.compile(r"^Tool use: \*\*(?P<name>[^*\n]+)\*\*[ \t]*$", re.M)  # a call shown without its body
 _FENCE = re.compile(r"```[\w+-]*\n(?P<body>.*?)\n?```", re.S)
 _TICKED = re.compile(r"^\s*`(?P<text>[^`\n]+)`\s*$", re.M)
-_MODEL = re.compile(r"(?:^|\bmodel\s+)(?P<model>[A-Za-z][\w./:-]*)")
+_MODEL = re.compile(r"\bmodel\s+(?P<model>[A-Za-z][\w./:-]*)|^(?P<bare>[A-Za-z][\w./:-]*)")
 _FILE_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})(?:-(\d{2}))?Z?")
 _TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[ _T](\d{2})[:-](\d{2})(?:[:-](\d{2}))?")
 
@@ -220,7 +220,7 @@ class _Reader:
     def agent_turn(self, line: int, detail: str, body: str) -> None:
         model = _MODEL.search(detail)
         if model:
-            self.model = model.group("model")
+            self.model = model.group("model") or model.group("bare")
         when = parse_time(detail)
         if when > self.clock:  # the block's own time (newer exports): its first node gets it
             self.clock = when - 1.0

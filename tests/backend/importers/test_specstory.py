@@ -385,6 +385,7 @@ Parameters:
 
 def test_copilot_terminal_call_from_its_json_parameters(tmp_path: Path) -> None:
     s = read_export(write(tmp_path / "ts", "2025-12-15_23-48Z-init.md", COPILOT_TERMINAL))
+    assert s.model == "copilot/gemini-3-pro-preview"  # "model X": X, not the word
     run, listing = [n for n in s.nodes if n.role == "tool"]
     assert run.input == {"command": "cargo build && cargo test"}  # HTML entities undone
     assert run.metadata["exit_code"] == 101 and "E0425" in run.content
