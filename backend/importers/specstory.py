@@ -91,11 +91,20 @@ _UPDATED = re.compile(r"The file (?P<path>\S+) has been (?:updated|created)")
 _SHELL_NAMES = frozenset({"bash", "shell", "run_terminal_cmd", "run_shell_command", "shell_command"})
 
 
+_NAMED_FILE = re.compile(
+    r"(?:Read|Edit|Write) file: (?P<path>[^\s<`•]+)|\*\*\* (?:Add|Update|Delete) File: (?P<patch>\S+)"
+)
+
+
 def _path_of(body: str) -> str:
-    """The file a read or write call names: in its summary, a `Path:` or `**Add: ..**` line, or
-    the tool's own "The file X has been updated" output."""
+    """The file a read or write call names: in its summary ("Read file: X"), a `Path:` or
+    `**Add: ..**` line, an apply_patch header, or the tool's own "The file X has been updated"."""
     head = body.split("```", 1)[0]
-    found = _PATHISH.search(head) or _UPDATED.search(body)
+    if (ticked := _PATHISH.search(head)) is not None:
+        return ticked.group("path").strip()
+    if (named := _NAMED_FILE.search(body)) is not None:
+        return named.group("path") or named.group("patch")
+    found = _UPDATED.search(body)
     return found.group("path").strip() if found else ""
 
 
@@ -149,10 +158,10 @@ def _tool_input(kind: str, name: str, body: str) -> tuple[dict[str, Any], str, d
             args["description"] = head.strip().splitlines()[0].strip()
         return args, out, {}
     if kind in ("read", "write") and (path := _path_of(summary)):
-        body_text = fences[0].group("body") if fences else ""
+        body_text = html.unescape(fences[0].group("body")) if fences else ""
         if kind == "read":
             return {"file_path": path}, body_text or _strip(text), {}
-        created = name.lower() in ("write", "write_file") or "**Add:" in text
+        created = name.lower() in ("write", "write_file") or "**Add:" in text or "*** Add File:" in text
         return {"file_path": path, ("content" if created else "new_string"): body_text}, "", {}
     first = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("```")), name)
     return {"summary": first}, text, {}
