@@ -1,22 +1,13 @@
-"""The token count of a handoff, without a tokenizer, and fitting lines into a budget.
-
-Estimate: one token per 3 bytes of UTF-8, rounded up. BPE tokenizers of current models give
-about 4 characters a token for English prose and 3 for code; a non-Latin character is 2-3 bytes
-and about one token. Counting bytes / 3 therefore errs on the side of more tokens, so a brief
-that fits by this count fits the model's. (The same estimate is used by the LLM runners'
-limits, backend/llm_cli.)
-"""
+"""Fitting a brief's lines into a token budget (tokens as backend/token_estimate counts them)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-BYTES_PER_TOKEN = 3
+from ..token_estimate import estimate_tokens
 
-
-def estimate_tokens(text: str) -> int:
-    return -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN)
+__all__ = ["Line", "estimate_tokens", "fit"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,136 @@
+"""The LLM extractor through an agent CLI (stand-in executables first on PATH) and Ollama's local
+API (a real HTTP server on 127.0.0.1): what it adds, what it sends, and the rules' result kept
+whole when the CLI is missing, signed out, over its limit or out of calls."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from opmem_tui.backend.distill.pipeline import RunOptions, run
+from opmem_tui.backend.home import Home
+
+from .stand_ins import StandIn, ollama_server
+
+SECRET = "ghp_" + "Q1w2E3r4T5y6U7i8O9p0" * 2
+CLIS = ("claude", "codex", "gemini")
+ADDED = "The team agreed to ship on Friday via the stand-in"
+
+
+def make_home(path: Path, via: str, **llm: object) -> Home:
+    path.mkdir(parents=True)
+    keys = "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"via": via, "batch_size": 1, **llm}.items())
+    (path / "config.toml").write_text(f'[distill]\nextractor = "llm"\n[llm]\n{keys}')
+    home = Home(path, durable=False)
+    store = home.sessions
+    parent = None
+    for k, text in enumerate(
+        (
+            "We decided to use PostgreSQL 16 for the orders service",
+            f"Deploy with GITHUB_TOKEN={SECRET} to staging",
+            "Run the tests with pytest -q before shipping",
+        )
+    ):
+        user = store.append_message("s1", "user", text, parent_id=parent, created_at=1_700_000_000.0 + 60 * k)
+        reply = store.append_message(
+            "s1", "assistant", "Done, noted.", parent_id=user.id, created_at=1_700_000_001.0 + 60 * k
+        )
+        parent = reply.id
+        store.commit_turn("s1")
+    return home
+
+
+def summaries(home: Home) -> set[tuple[str, str]]:
+    page = home.memory.timeline(limit=None)
+    return {(e.summary, e.kind) for e in page.events}
+
+
+@pytest.fixture
+def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, StandIn]:
+    bin_dir = tmp_path / "bin"
+    found = {agent: StandIn(bin_dir, agent) for agent in CLIS}
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    return found
+
+
+def rules_result(tmp_path: Path) -> set[tuple[str, str]]:
+    home = make_home(tmp_path / "rules", "")
+    run(home, RunOptions(llm=False))
+    return summaries(home)
+
+
+@pytest.mark.parametrize("agent", CLIS)
+def test_the_cli_adds_to_the_rules(tmp_path: Path, on_path: dict[str, StandIn], agent: str) -> None:
+    home = make_home(tmp_path / "home", agent)
+    report = run(home, RunOptions())
+    got = summaries(home)
+    assert (ADDED, "decision") in got and rules_result(tmp_path) <= got
+    calls = on_path[agent].calls
+    assert len(calls) == 3 == report.llm_batches and report.llm_failed == 0
+    assert all(SECRET not in c["prompt"] and "[secret:" in "".join(x["prompt"] for x in calls) for c in calls)
+    version = {"claude": "2.0.14", "codex": "0.58.0", "gemini": "0.40.1"}[agent]
+    assert version in report.extra["llm"] and report.extra["llm_calls"] == 3
+    if agent != "codex":  # codex exec's events name no model
+        assert "model " in report.extra["llm"] and f"via {agent}" in report.line()
+    assert report.tokens > 0
+
+
+@pytest.mark.parametrize("agent", CLIS)
+@pytest.mark.parametrize("mode", ["signed-out", "rate-limit"])
+def test_a_refusing_cli_leaves_the_rules_result(
+    tmp_path: Path, on_path: dict[str, StandIn], agent: str, mode: str
+) -> None:
+    on_path[agent].mode = mode
+    home = make_home(tmp_path / "home", agent)
+    report = run(home, RunOptions())
+    assert summaries(home) == rules_result(tmp_path)
+    assert len(on_path[agent].calls) == 1  # stopped at the first refusal, not asked again
+    said = [n for n in report.notes if agent in n]
+    why = "not signed in" if mode == "signed-out" else "over its limit"
+    assert len(said) == 1 and why in said[0], report.notes
+
+
+def test_a_missing_cli_is_one_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    home = make_home(tmp_path / "home", "claude")
+    report = run(home, RunOptions())
+    assert summaries(home) == rules_result(tmp_path)
+    assert [n for n in report.notes if "claude" in n] == [
+        "LLM extractor: claude is not installed (not on PATH); distilled with the rules"
+    ]
+
+
+def test_calls_per_run_are_capped(tmp_path: Path, on_path: dict[str, StandIn]) -> None:
+    home = make_home(tmp_path / "home", "codex", max_calls=1)
+    report = run(home, RunOptions())
+    assert len(on_path["codex"].calls) == 1 and report.extra["llm_calls"] == 1
+    assert any("call limit" in n for n in report.notes) and rules_result(tmp_path) <= summaries(home)
+
+
+def test_tokens_per_run_are_capped(tmp_path: Path, on_path: dict[str, StandIn]) -> None:
+    home = make_home(tmp_path / "home", "gemini", token_budget=10)
+    report = run(home, RunOptions())
+    assert on_path["gemini"].calls == [] and any("token budget" in n for n in report.notes)
+    assert summaries(home) == rules_result(tmp_path)
+
+
+def test_ollama_through_its_local_api(tmp_path: Path) -> None:
+    with ollama_server() as (url, bodies):
+        home = make_home(tmp_path / "home", "ollama", ollama_url=url, model="llama3.2")
+        report = run(home, RunOptions())
+    assert ("Ollama says ship on Friday", "decision") in summaries(home)
+    assert len(bodies) == 3 and all(b["stream"] is False and b["format"] == "json" for b in bodies)
+    assert SECRET not in json.dumps(bodies) and "0.12.3" in report.extra["llm"]
+
+
+def test_ollama_rate_limited(tmp_path: Path) -> None:
+    with ollama_server("rate-limit") as (url, bodies):
+        home = make_home(tmp_path / "home", "ollama", ollama_url=url)
+        report = run(home, RunOptions())
+    assert len(bodies) == 1 and any("over its limit" in n for n in report.notes)
+    assert summaries(home) == rules_result(tmp_path)
