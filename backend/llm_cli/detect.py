@@ -60,7 +60,7 @@ def agent_clis(env: Mapping[str, str] | None = None, settings: LlmSettings | Non
             found.append(Found(via, program, signed, how))
     from .runner import _ollama_version
 
-    version = _ollama_version(settings or LlmSettings())
+    version = _ollama_version(settings or LlmSettings(), timeout=1.0)
     if version:
         found.append(
             Found(

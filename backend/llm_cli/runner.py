@@ -205,11 +205,11 @@ class AgentChat:
         return CLIS[self.via].parse(done.stdout, done.stderr, done.returncode)
 
 
-def _ollama_version(settings: LlmSettings) -> str:
+def _ollama_version(settings: LlmSettings, timeout: float = 5.0) -> str:
     import httpx
 
     try:
-        reply = httpx.get(settings.ollama_url.rstrip("/") + "/api/version", timeout=5.0)
+        reply = httpx.get(settings.ollama_url.rstrip("/") + "/api/version", timeout=timeout)
         return str(reply.json().get("version") or "") if reply.status_code == 200 else ""
     except (httpx.HTTPError, ValueError, AttributeError):
         return ""

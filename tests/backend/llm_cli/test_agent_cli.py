@@ -134,3 +134,35 @@ def test_ollama_rate_limited(tmp_path: Path) -> None:
         report = run(home, RunOptions())
     assert len(bodies) == 1 and any("over its limit" in n for n in report.notes)
     assert summaries(home) == rules_result(tmp_path)
+
+
+def test_dry_run_sends_and_writes_nothing(tmp_path: Path, on_path: dict[str, StandIn]) -> None:
+    from click.testing import CliRunner
+
+    from opmem_tui.cli import main
+
+    home = make_home(tmp_path / "home", "claude")
+    out = CliRunner().invoke(main, ["--home", str(home.path), "distill", "--dry-run-llm"])
+    assert out.exit_code == 0, out.output
+    requests = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(requests) == 3 and requests[0]["argv"][1:4] == ["-p", "--output-format", "json"]
+    assert SECRET not in out.output and "[secret:" in out.stdout and "nothing sent" in out.stderr
+    assert on_path["claude"].calls == [] and summaries(home) == set()
+    # the real run that follows sends what the dry run showed
+    run(home, RunOptions())
+    assert [c["prompt"] for c in on_path["claude"].calls] == [r["prompt"] for r in requests]
+
+
+def test_signed_in_clis_are_found_without_a_call(tmp_path: Path, on_path: dict[str, StandIn]) -> None:
+    from opmem_tui.backend.llm_cli.detect import agent_clis
+
+    (tmp_path / "codex-home").mkdir()
+    (tmp_path / "codex-home" / "auth.json").write_text("{}")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "user"), "CODEX_HOME": str(tmp_path / "codex-home")}
+    found = {f.via: f for f in agent_clis(env)}
+    assert set(found) >= {"claude", "codex", "gemini"}
+    assert found["codex"].signed_in is True and found["gemini"].signed_in is False
+    assert found["claude"].signed_in is None  # no file: the keychain may hold it; cannot tell without asking
+    assert all(s.calls == [] for s in on_path.values())  # detection ran no CLI
+    env["GEMINI_API_KEY"] = "set"
+    assert {f.via: f for f in agent_clis(env)}["gemini"].signed_in is True
