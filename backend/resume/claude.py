@@ -81,7 +81,7 @@ def records(conv: Conversation, session_id: str, cwd: str) -> Iterator[dict[str,
             "id": _id("msg", f"{session_id}:{m.node_id}"),
             "type": "message",
             "role": "assistant",
-            "model": m.model or "<synthetic>",
+            "model": m.model or conv.model or "unknown",  # "<synthetic>" marks Claude Code's own notices
             "content": content,
             "stop_reason": "tool_use" if calls else "end_turn",
             "stop_sequence": None,

@@ -101,3 +101,22 @@ def test_unknown_agent_and_bad_turn(tmp_path: Path) -> None:
         resume(home.sessions, sid, "vim", env=agent_env(tmp_path))
     with pytest.raises(ResumeError, match="--turn 0"):
         resume(home.sessions, sid, "claude", turn=0, env=agent_env(tmp_path))
+
+
+@pytest.mark.parametrize("target", ["claude", "codex"])
+def test_resume_along_another_branch(tmp_path: Path, target: str) -> None:
+    home = Home(tmp_path / "home", durable=False)
+    store = home.sessions
+    sid = worked_session(store)
+    second = next(n for n in store.get_nodes(sid) if n.role == "user" and n.content.startswith("Push it"))
+    store.append_message(
+        sid, "assistant", "A different take: push later.", parent_id=second.id, created_at=second.created_at + 5
+    )
+    store.commit_turn(sid)
+    retry = next(b.name for b in store.branches(sid) if b.name.startswith("retry-"))
+    main_head = next(b for b in store.branches(sid) if b.name == "main").head_id
+    store.switch_head(sid, main_head)
+    written = resume(store, sid, target, branch=retry, raw=True, cwd="/work/app", env=agent_env(tmp_path))
+    back, new = read_back(tmp_path, target, written)
+    texts = [text for _, text, _ in shape(back.sessions, new)]
+    assert texts[-1] == "A different take: push later." and "Left as is; the push is still open." not in texts
