@@ -6,16 +6,12 @@ from typing import Any
 
 from ..handoff import DEFAULT_BUDGET, handoff
 from .context import Recall
-from .errors import BAD_ARGUMENT, RecallError
-from .session_access import POINTER_PREFIX
 
 
 def memory_handoff(recall: Recall, session_id: str, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
-    sid = session_id.removeprefix(POINTER_PREFIX)
-    if not recall.home.sessions.exists(sid):
-        raise RecallError(BAD_ARGUMENT, f"no session {sid!r}")
-    if recall.withheld_session(sid):
-        raise RecallError(BAD_ARGUMENT, f"session {sid!r} is private or excluded from the memory")
+    # the same lookup as memory_open_session: the pointer form, unknown ids with did_you_mean,
+    # private or excluded sessions refused
+    sid = recall.sessions.open(recall.home, session_id).id
     brief = handoff(recall.home, sid, budget)
     return {
         "session_id": sid,

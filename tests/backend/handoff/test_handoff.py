@@ -123,3 +123,18 @@ def test_agent_commands_take_the_brief_as_one_argument() -> None:
     assert agent_command("claude", "a\nb")[-1] == "a\nb"
     with pytest.raises(HandoffError, match="unknown agent"):
         agent_command("vim", "x")
+
+
+def test_the_mcp_tool_answers_like_the_others(tmp_path: Path) -> None:
+    from opmem_tui.backend.recall.context import recall_for
+    from opmem_tui.backend.recall.registry import call
+
+    home = Home(tmp_path / "home", durable=False)
+    sid = worked_session(home.sessions)
+    recall = recall_for(home, cwd=tmp_path)
+    reply = call(recall, "memory_handoff", {"session_id": f"session:{sid}", "budget": 300})
+    assert reply["session_id"] == sid and reply["tokens"] <= 300 and SECRET not in reply["brief"]
+    assert call(recall, "memory_handoff", {"session_id": "workd"})["error"]["did_you_mean"] == [sid]
+    assert call(recall, "memory_handoff", {"session_id": sid, "budget": 5})["error"]["code"] == "bad_argument"
+    set_private(home, sid, True)
+    assert call(recall, "memory_handoff", {"session_id": sid})["error"]["code"] == "private"
