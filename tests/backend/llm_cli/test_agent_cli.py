@@ -166,3 +166,16 @@ def test_signed_in_clis_are_found_without_a_call(tmp_path: Path, on_path: dict[s
     assert all(s.calls == [] for s in on_path.values())  # detection ran no CLI
     env["GEMINI_API_KEY"] = "set"
     assert {f.via: f for f in agent_clis(env)}["gemini"].signed_in is True
+
+
+def test_via_openai_is_the_http_endpoint_as_before(tmp_path: Path, on_path: dict[str, StandIn]) -> None:
+    from ..distill.llm_server import ChatServer, Reply
+
+    with ChatServer() as server:
+        server.default = Reply(json.dumps({"turns": []}))
+        home = make_home(tmp_path / "home", "openai", base_url=server.base_url, model="m", max_retries=0)
+        report = run(home, RunOptions())
+        bodies = [json.dumps(r) for r in server.requests]
+    assert len(bodies) == 3 and report.llm_failed == 0 and "llm" not in report.extra
+    assert all(SECRET not in b for b in bodies) and any("[secret:" in b for b in bodies)
+    assert all(s.calls == [] for s in on_path.values())
