@@ -68,15 +68,20 @@ def test_handoff_prints_the_brief_within_budget(home: Home) -> None:
     assert SECRET not in out.stdout and "of 300 tokens" in out.stderr
 
 
-def test_handoff_to_an_agent_runs_it_with_the_brief(home: Home, tmp_path: Path) -> None:
+FIRST_PROMPT = {"claude": [], "codex": [], "gemini": ["--prompt-interactive"], "opencode": ["--prompt"]}
+
+
+@pytest.mark.parametrize("agent", sorted(FIRST_PROMPT))
+def test_handoff_to_an_agent_runs_it_with_the_brief(home: Home, tmp_path: Path, agent: str) -> None:
     bin_dir, log = tmp_path / "bin", tmp_path / "calls.jsonl"
-    stand_in(bin_dir, "gemini", log, code=3)
+    stand_in(bin_dir, agent, log, code=3)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    out = run(home, "handoff", "worked", "--to", "gemini", env=env)
+    out = run(home, "handoff", "worked", "--to", agent, env=env)
     assert out.exit_code == 3  # the agent's own exit status
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
-    assert call["argv"][0] == "--prompt-interactive" and len(call["argv"]) == 2
-    assert call["argv"][1].startswith("# Handoff:") and SECRET not in call["argv"][1]
+    flags = FIRST_PROMPT[agent]
+    assert call["argv"][: len(flags)] == flags and len(call["argv"]) == len(flags) + 1
+    assert call["argv"][-1].startswith("# Handoff:") and SECRET not in call["argv"][-1]
 
 
 def test_handoff_dry_run_and_a_missing_agent(home: Home, tmp_path: Path) -> None:
