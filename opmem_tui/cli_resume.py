@@ -18,6 +18,7 @@ import click
 from .backend.handoff import AGENT_COMMANDS, DEFAULT_BUDGET, agent_command, handoff
 from .backend.home import Home
 from .backend.model import OpmemError
+from .backend.recall.handoff_tool import core_for
 from .backend.resume import TARGETS, resume
 from .backend.safe_text import plain
 from .cli_sessions import resolve_session
@@ -79,7 +80,7 @@ def handoff_cmd(ctx: click.Context, session_id: str, budget: int, agent: str | N
     try:
         home = _home(ctx)
         session_id = resolve_session(home, session_id)
-        brief = handoff(home, session_id, budget)
+        brief = handoff(home, session_id, budget, core_for(home, session_id))
         command = agent_command(agent, brief.text) if agent else None
     except OpmemError as exc:
         raise _fail(exc) from None

@@ -4,7 +4,7 @@
     budget.py  the tokenizer-free token estimate and fitting lines into the budget
 
 The brief is made from the session as the export selects it, redacted, plus the project's core
-block (backend/recall/core_block); every line under a heading ends with `↪ session:<id>#turn N`
+block the caller passes (backend/recall/handoff_tool.core_for); every line under a heading ends with `↪ session:<id>#turn N`
 (the core block's lines with their own `↪ session:<id>`). `agent_command` is how each agent takes
 it as its first prompt (docs/resume.md).
 """
@@ -71,21 +71,14 @@ def _decisions(home: Home, sid: str) -> list[tuple[str, int]]:
     return out
 
 
-def _core_lines(home: Home, project_id: str) -> list[Line]:
-    from ..recall.context import recall_for
-    from ..recall.core_block import core_block
-
-    try:
-        recall = recall_for(home, project=project_id or None, cwd=home.path)
-        block = core_block(recall, project_id or None)
-    except (OpmemError, OSError):
-        return []
+def _core_lines(block: str) -> list[Line]:
     pointed = [line for line in block.splitlines() if "↪ session:" in line]
     return [Line("Project memory", "- " + line.lstrip("· ").strip(), 4, i) for i, line in enumerate(pointed)]
 
 
-def handoff(home: Home, session_id: str, budget: int = DEFAULT_BUDGET) -> Handoff:
-    """The brief of `session_id` within `budget` tokens (estimate_tokens), redacted."""
+def handoff(home: Home, session_id: str, budget: int = DEFAULT_BUDGET, core: str = "") -> Handoff:
+    """The brief of `session_id` within `budget` tokens (estimate_tokens), redacted. `core`: the
+    project's core block (backend/recall/handoff_tool.core_for gives it), whose pointed lines join."""
     if budget < MIN_BUDGET:
         raise HandoffError(f"--budget {budget}: a brief needs at least {MIN_BUDGET} tokens")
     if not home.visible(session_id):
@@ -94,7 +87,7 @@ def handoff(home: Home, session_id: str, budget: int = DEFAULT_BUDGET) -> Handof
     turns = [t for t in chosen.turns if t.nodes]
     meta = chosen.meta
     facts = gather(session_id, turns, _decisions(home, session_id))
-    lines = [*facts.goal, *facts.lines, *_core_lines(home, meta.project_id)]
+    lines = [*facts.goal, *facts.lines, *_core_lines(core)]
     lines = [Line(x.section, redact_text(plain(x.text)), x.rank, x.order) for x in lines]
     cwd = meta.extra.get("cwd") if isinstance(meta.extra.get("cwd"), str) else ""
     where = f", in {cwd}" if cwd else ""

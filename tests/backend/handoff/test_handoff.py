@@ -138,3 +138,15 @@ def test_the_mcp_tool_answers_like_the_others(tmp_path: Path) -> None:
     assert call(recall, "memory_handoff", {"session_id": sid, "budget": 5})["error"]["code"] == "bad_argument"
     set_private(home, sid, True)
     assert call(recall, "memory_handoff", {"session_id": sid})["error"]["code"] == "private"
+
+
+def test_the_core_blocks_pointed_lines_join(tmp_path: Path) -> None:
+    home = Home(tmp_path / "home", durable=False)
+    sid = worked_session(home.sessions)
+    core = (
+        "═══\nopmem memory · project: app\n═══\n[Project · app]\n· stack: python 3.12, fastapi  ↪ session:other\n═══\n"
+    )
+    text = handoff(home, sid, 2000, core).text
+    section = text.split("## Project memory\n")[1]
+    assert section.splitlines() == ["- stack: python 3.12, fastapi  ↪ session:other"]
+    assert "opmem memory" not in text  # the block's own header and rules stay out
