@@ -1,4 +1,4 @@
-"""The memory read without writing anything: `MemoryStore.open_readonly(root)`, `Home.memory_readonly()`.
+"""The memory read without writing anything: `ReadOnlyMemoryStore(root)`, `Home.memory_readonly()`.
 
 A read-only store answers every query a MemoryStore answers and creates or changes nothing on
 disk: no memory/ folder, no .lock, no cache, no -journal, -wal or -shm file. Writes raise

@@ -26,7 +26,7 @@ A record whose id is already held appends nothing (re-running a stage is harmles
         other writers). Not a transaction: records written before an error stay, each whole.
     `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
 
-Reading only. MemoryStore.open_readonly(root, session_exists=None) (Home.memory_readonly()) gives
+Reading only. ReadOnlyMemoryStore(root, session_exists=None) (readonly.py; Home.memory_readonly()) gives
 a store with the same queries that creates or changes nothing on disk; writes raise
 MemoryReadOnly (readonly.py says how it stays correct beside a running writer).
 
@@ -129,18 +129,6 @@ class MemoryStore(ReachQueries):
         # one lock object: re-entrant within a thread (a batch may call append), other threads and
         # processes wait (each thread holds its own descriptor, and flock excludes between them)
         self._lock = FileLock(str(self.root / LOCK_NAME), timeout=lock_timeout)
-
-    @staticmethod
-    def open_readonly(root: Path | str, *, session_exists: SessionExists | None = None) -> MemoryStore:
-        """A store over the same memory that reads only and creates or changes nothing on disk.
-
-        Same queries; writes raise MemoryReadOnly. A concurrent writer is handled by SQLite's
-        locks on the cache file, and a cache behind the logs by a private copy in RAM
-        (backend/memory/readonly.py says how).
-        """
-        from .readonly import ReadOnlyMemoryStore  # it subclasses this class
-
-        return ReadOnlyMemoryStore(root, session_exists=session_exists)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
