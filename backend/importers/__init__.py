@@ -37,6 +37,7 @@ from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
 from .parse_ahead import ParseAhead, ParserBug
 from .qwen import QwenImporter
+from .specstory import SpecStoryImporter
 from .state import STATE_FILE, FileState, ImportState
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ SOURCES: dict[str, Importer] = {
         KimiImporter(),
         ContinueImporter(),
         AmpImporter(),
+        SpecStoryImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
