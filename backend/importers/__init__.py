@@ -1,7 +1,8 @@
 """Importers of other agents' sessions, and `run_import`, used by the CLI and the TUI palette.
 
-SOURCES maps each source name to its Importer (base.py): where the agent keeps its sessions,
-which files hold them, and how to read one whole or follow it line by line (`opmem watch`).
+SOURCES (registry.py, derived from the Importer subclasses) maps each source name to its
+Importer (base.py): what the agent is, where it keeps its sessions, what a session looks like,
+and how to read one whole or follow it line by line (`opmem watch`).
 """
 
 from __future__ import annotations
@@ -17,53 +18,12 @@ from ..projects.binding import ProjectBinder
 from ..store.node_log import SyncWorker
 from ..store.sessions import SessionStore
 from . import parse_ahead
-from .aider import AiderImporter
-from .amp import AmpImporter
 from .base import Importer, ImportReport
-from .claude_code import ClaudeImporter
-from .cline import ClineImporter, RooImporter
-from .codex import CodexImporter
-from .continue_dev import ContinueImporter
-from .copilot import CopilotImporter
-from .crush import CrushImporter
-from .cursor import CursorImporter
-from .droid import DroidImporter
-from .gemini import GeminiImporter
-from .goose import GooseImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
-from .jsonl import JsonlImporter
-from .kimi import KimiImporter
-from .opencode import OpenCodeImporter
-from .openprogram import OpenProgramImporter
 from .parse_ahead import ParseAhead, ParserBug
-from .qwen import QwenImporter
+from .registry import ALIASES, SOURCES
 from .state import STATE_FILE, FileState, ImportState
-
-SOURCES: dict[str, Importer] = {
-    importer.name: importer
-    for importer in (
-        ClaudeImporter(),
-        CodexImporter(),
-        GeminiImporter(),
-        AiderImporter(),
-        OpenProgramImporter(),
-        JsonlImporter(),
-        OpenCodeImporter(),
-        CursorImporter(),
-        ClineImporter(),
-        RooImporter(),
-        CopilotImporter(),
-        CrushImporter(),
-        GooseImporter(),
-        QwenImporter(),
-        DroidImporter(),
-        KimiImporter(),
-        ContinueImporter(),
-        AmpImporter(),
-    )
-}
-ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]

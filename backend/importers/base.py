@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
 from ..model import Node, OpmemError
+from .shape import Probe, Shape, find_units
 
 SessionKind = Literal["trunk", "subagent", "compaction", "fork"]
 UNSTORED = -1  # the seq of a node no store has written yet
@@ -95,8 +96,18 @@ class SessionParser(Protocol):
 class Importer(ABC):
     """One agent's sessions: where they are, which files hold them, how to read one."""
 
+    # What it is, declared once: the registry (registry.py) and every label table derive from these.
     name: ClassVar[str]  # the registry name: "claude"
     source: ClassVar[str]  # stored in meta.json: "claude-code"
+    label: ClassVar[str]  # what users call the agent: "Claude Code"
+    coding: ClassVar[bool] = True  # a coding agent (a session without tool calls is still no conversation)
+    id_prefix: ClassVar[str] = ""  # of its session ids ("cc-<native id>"); "" : the source name
+    aliases: ClassVar[tuple[str, ...]] = ()  # other names `opmem import` accepts
+    discoverable: ClassVar[bool] = True  # it has default locations `opmem import` looks in
+    rank: ClassVar[int] = 1  # lists show lower ranks first, then by label
+    locations: ClassVar[tuple[str, ...]] = ()  # its default locations, as the docs show them
+    shape: ClassVar[Shape]  # what one of its sessions looks like on disk (shape.py)
+    reads: ClassVar[str] = ""  # what is read of a session, for docs/import-formats.md
     looks_for: ClassVar[str]  # what discover() finds, said when it finds nothing
     parses_apart: ClassVar[bool] = False  # parse_file reads nothing but files: a backlog's can run in a worker
 
@@ -111,6 +122,21 @@ class Importer(ABC):
     @abstractmethod
     def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
         """One file (or session folder) whole. final=None: final when it has been quiet for LIVE_SECONDS."""
+
+    def claims(self, probe: Probe) -> Path | None:
+        """The session `probe`'s file marks (itself, or its folder) when it has this agent's shape, else None."""
+        return self.shape.unit(probe.path) if self.shape.fits(probe) else None
+
+    def find(self, paths: Iterable[Path | str]) -> list[Path]:
+        """The sessions under `paths`: where the agent's own layout puts them (discover), and any
+        file or folder of its shape at any depth, whatever the folders are called."""
+        found = dict.fromkeys(self.discover(paths))
+        found.update(dict.fromkeys(find_units(paths, [self])))
+        return self.ordered(list(found))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
+        """`files` in import order (an importer whose subagents name their parent puts parents first)."""
+        return files
 
     def follows_lines(self, path: Path) -> bool:
         """Whether appended lines of `path` can be read on their own (else it is re-read whole)."""

@@ -17,11 +17,28 @@ from .base import ImportReport, LineImporter, discover_files
 from .claude_parser import ClaudeParser
 from .claude_records import is_agent_file
 from .claude_resume import ResumeIndex
+from .shape import Shape
 
 
 class ClaudeImporter(LineImporter):
     name = "claude"
     source = "claude-code"
+    label = "Claude Code"
+    id_prefix = "cc"
+    aliases = ("claude-code", "claude_code", "cc")
+    rank = 0
+    locations = ("$CLAUDE_CONFIG_DIR/projects", "~/.claude/projects")
+    shape = Shape(
+        ("*.jsonl",),
+        records=(
+            ("sessionId", "isSidechain"),
+            ("type=file-history-snapshot", "snapshot"),
+            ("type=summary", "leafUuid"),
+            ("sessionId", "type=permission-mode"),
+        ),
+        also=("<id>.meta.json", "<id>/subagents/agent-*.jsonl"),
+    )
+    reads = "user, assistant (text, thinking, tool_use), tool_result, system, summary, compaction and subagent records"
     looks_for = "*.jsonl transcripts"
     feeds_text = False  # bytes: orjson reads them as they are (record_values.loads_exact)
     parses_apart = True  # its ResumeIndex reads sibling files: a worker's own index reads the same

@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "kimi"
@@ -272,6 +273,10 @@ def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[Imported
 class KimiImporter(WholeImporter):
     name = "kimi"
     source = SOURCE
+    label = "Kimi"
+    locations = ("$KIMI_CODE_HOME/sessions", "~/.kimi-code/sessions", "$KIMI_SHARE_DIR/sessions", "~/.kimi/sessions")
+    shape = Shape(("*.jsonl",), records=(("type=metadata", "protocol_version"),), also=("state.json",))
+    reads = "turn prompts, content parts (text, think), tool calls and results, usage records"
     looks_for = "sessions/<workdir>/<session>/.../wire.jsonl"
 
     def default_paths(self) -> list[Path]:
