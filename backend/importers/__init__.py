@@ -54,8 +54,13 @@ def run_import(
     bind: bool = True,
     hooks: IngestHooks | None = None,
     defer_mirror: bool = False,
+    exact: bool = False,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
+
+    Under given paths its sessions are found where the agent's layout puts them and by their
+    shape at any depth (`Importer.find`); exact=True: `paths` are the sessions themselves
+    (`detect_sources` found them).
 
     Files unchanged since their last complete import are skipped (counted in report.skipped);
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
@@ -84,7 +89,10 @@ def run_import(
     roots = given if given else importer.default_paths()
     if not roots:
         raise OpmemError(f"{name} sessions have no default folder: give a file or folder to import")
-    files = importer.discover(roots)
+    if exact:
+        files = importer.ordered([Path(p) for p in given])
+    else:
+        files = importer.find(given) if given else importer.discover(roots)
     if not files:
         where = ", ".join(str(p) for p in roots)
         if any(Path(p).expanduser().exists() for p in roots):

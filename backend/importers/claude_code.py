@@ -54,7 +54,9 @@ class ClaudeImporter(LineImporter):
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         """Every transcript under `paths`: trunk files first, so parents exist before subagents."""
-        files = discover_files(paths, "*.jsonl")
+        return self.ordered(discover_files(paths, "*.jsonl"))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
         return [p for p in files if not is_agent_file(p)] + [p for p in files if is_agent_file(p)]
 
     def open_parser(self, path: Path, report: ImportReport) -> ClaudeParser:

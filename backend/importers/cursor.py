@@ -493,8 +493,10 @@ class CursorImporter(WholeImporter):
                 for item in sorted(path.rglob("*.jsonl")):
                     if "agent-transcripts" in item.parts[len(path.parts) - 1 :]:
                         found[item] = None
-        # parents before their subagents
-        return sorted(found, key=lambda p: p.parent.name == "subagents")
+        return self.ordered(list(found))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
+        return sorted(files, key=lambda p: p.parent.name == "subagents")  # parents before their subagents
 
     def __init__(self) -> None:
         self._folders: dict[Path, tuple[Any, dict[str, str]]] = {}  # workspace db -> (its stamp, its composers)

@@ -297,5 +297,8 @@ class KimiImporter(WholeImporter):
                 )
         return list(found)
 
+    def ordered(self, files: list[Path]) -> list[Path]:
+        return sorted(files, key=lambda p: p.parent.name != "main" and "agents" in p.parts)  # main agents first
+
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_wire(path, report, final=final)

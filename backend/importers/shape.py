@@ -13,6 +13,7 @@ A key condition is ``key`` (present), ``!key`` (absent), ``key=value`` (equal, a
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -71,13 +72,13 @@ class Shape:
         """The file has this shape (its name, then its content)."""
         if not self.named(probe.path):
             return False
-        if self.tables:
+        if probe.is_sqlite:
             return any(all(probe.has_table(t) for t in cond) for cond in self.tables)
         if self.starts:
             return probe.head.startswith(self.starts.encode())
         if self.records:
             return any(_holds(record, cond) for record in probe.records() for cond in self.records)
-        return True
+        return not self.tables  # a store of tables only: no other file is one
 
     def unit(self, path: Path) -> Path:
         return path.parent if self.folder else path
@@ -140,7 +141,7 @@ class Probe:
             try:
                 value = orjson.loads(line)
             except orjson.JSONDecodeError:
-                continue
+                value = _first_value(line)  # records glued on one line: the first of them
             if isinstance(value, dict):
                 out.append(value)
         return out
@@ -152,6 +153,10 @@ class Probe:
             return orjson.loads(self.path.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             return None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.head.startswith(SQLITE_MAGIC)
 
     def has_table(self, term: str) -> bool:
         table, _, column = term.partition(".")
@@ -167,6 +172,13 @@ class Probe:
                 return tables(conn)
         except (sqlite3.Error, OpmemError, OSError):
             return {}
+
+
+def _first_value(line: bytes) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(line.decode("utf-8", "replace").strip())[0]
+    except (ValueError, RecursionError):
+        return None
 
 
 def walk_files(paths: Iterable[Path | str]) -> list[Path]:
