@@ -15,7 +15,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
@@ -71,6 +71,24 @@ class ImportReport:
 
     def unknown(self, record_type: str) -> None:
         self.unknown_records[record_type] = self.unknown_records.get(record_type, 0) + 1
+
+
+def dated(imported: ImportedSession) -> ImportedSession:
+    """`imported` with each undated node given the time of the dated node before it (the first
+    dated one for those before it): a session's times come from its own messages, never from the
+    moment of its import. A session with no time at all is left as it is."""
+    times = [n.created_at for n in imported.nodes]
+    if all(times) or not any(times):
+        return imported
+    last = next(t for t in times if t)
+    nodes = []
+    for node in imported.nodes:
+        if node.created_at:
+            last = node.created_at
+            nodes.append(node)
+        else:
+            nodes.append(replace(node, created_at=last))
+    return replace(imported, nodes=tuple(nodes))
 
 
 class SessionParser(Protocol):
