@@ -35,7 +35,7 @@ from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter
 from .drafts import Draft, DraftGraph
 from .shape import Probe, Shape
 
-RUN_MARK = b"# aider chat started at"
+RUN_MARK = b"# aider chat started at"  # within its first lines (a run starts with a blank line)
 
 SOURCE = "aider"
 HISTORY_NAME = ".aider.chat.history.md"
@@ -435,7 +435,7 @@ class AiderImporter(LineImporter):
     source = "aider"
     label = "aider"
     locations = ("./.aider.chat.history.md (the current folder and its git root)",)
-    shape = Shape(("*.md",), also=(".aider.input.history",))
+    shape = Shape(("*.md",), starts="# aider chat started at", also=(".aider.input.history",))
 
     def claims(self, probe: Probe) -> Path | None:
         """A markdown file whose first lines start an aider run."""
