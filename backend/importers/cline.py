@@ -234,8 +234,8 @@ def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -
     ui = _optional(folder / UI_MESSAGES, report)
     ui = [m for m in ui if isinstance(m, dict)] if isinstance(ui, list) else []
     history = _optional(history_path, report)  # a problem names the file, not only its folder
-    if history is None and not ui:
-        return []
+    if history is None and (history_path.exists() or not ui):
+        return []  # an unreadable history is a warning, not a cue to read the panel instead
     if history is not None and not isinstance(history, list):
         report.warn(history_path, None, "not a conversation history: expected a JSON list of messages")
         return []
