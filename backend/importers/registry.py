@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     crush,
     cursor,
     droid,
+    exports,
     gemini,
     goose,
     jsonl,
@@ -28,6 +29,7 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     opencode,
     openprogram,
     qwen,
+    vscode_chat,
 )
 from .base import Importer
 
