@@ -27,13 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .agent_db import DbStamp
 from .base import ImportedSession, ImportReport
 from .cline_ui import read_ui, request_times
 from .cursor import vscode_user_dirs
 from .record_values import as_text, parse_time
 from .shape import Probe, Shape
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, load_json, session, split_injected
 
 HISTORY = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
@@ -308,17 +307,7 @@ class _TaskFolders(WholeImporter):
         return list(found)
 
     def file_stat(self, path: Path) -> Any:
-        """A task folder's files are rewritten in place: its newest file and their sizes."""
-        size, mtime = 0, os.stat(path).st_mtime_ns
-        for item in path.iterdir():
-            try:
-                stat = item.stat()
-            except OSError:
-                continue
-            if item.is_file():
-                size += stat.st_size
-                mtime = max(mtime, stat.st_mtime_ns)
-        return DbStamp(size, mtime)
+        return folder_stamp(path)
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_task(path, self.source, report, final=final)

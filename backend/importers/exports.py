@@ -120,8 +120,15 @@ def _chatgpt(conv: dict[str, Any]) -> tuple[str, SessionBuilder] | None:
         model = as_str(as_dict(message.get("metadata")).get("model_slug")) or None
         kind = "assistant" if role in ("assistant", "tool") else "user" if role == "user" else "system"
         meta = {"content_type": as_str(as_dict(message.get("content")).get("content_type"))}
-        sid = b.chain(node_id, kind, text, name=model if kind == "assistant" else None, created_at=when,
-                      metadata=meta, parent=parent or False)  # fmt: skip
+        sid = b.chain(
+            node_id,
+            kind,
+            text,
+            name=model if kind == "assistant" else None,
+            created_at=when,
+            metadata=meta,
+            parent=parent or False,
+        )
         kept[node_id] = sid
         owner[node_id] = sid if kind == "assistant" else ""
     current = kept.get(as_str(conv.get("current_node")))
@@ -211,6 +218,13 @@ def _claude_ai(conv: dict[str, Any]) -> SessionBuilder:
         owner = b.chain(sid, role, text, created_at=when, metadata={"thinking": "\n".join(thinking)})
         for n, call in enumerate(calls):
             call_id = as_str(call.get("id"))
-            b.tool(f"{sid}:tool{n}", owner, as_str(call.get("name")) or "tool", call.get("input"),
-                   results.get(call_id, ""), created_at=when, metadata={"call_id": call_id})  # fmt: skip
+            b.tool(
+                f"{sid}:tool{n}",
+                owner,
+                as_str(call.get("name")) or "tool",
+                call.get("input"),
+                results.get(call_id, ""),
+                created_at=when,
+                metadata={"call_id": call_id},
+            )
     return b

@@ -24,11 +24,14 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     exports,
     gemini,
     goose,
+    gptme,
     jsonl,
     kimi,
     opencode,
     openprogram,
+    pi,
     qwen,
+    vibe,
     vscode_chat,
 )
 from .base import Importer

@@ -123,8 +123,15 @@ def read_chat(path: Path, report: ImportReport, source: str) -> list[ImportedSes
         for n, call in enumerate(calls):
             shown = _value(call.get("pastTenseMessage")) or _value(call.get("invocationMessage"))
             given = call.get("toolSpecificData") or _value(call.get("invocationMessage")) or None
-            b.tool(f"{rid}:tool{n}", owner, as_str(call.get("toolId")) or "tool", given, shown, created_at=when,
-                   metadata={"call_id": as_str(call.get("toolCallId"))})  # fmt: skip
+            b.tool(
+                f"{rid}:tool{n}",
+                owner,
+                as_str(call.get("toolId")) or "tool",
+                given,
+                shown,
+                created_at=when,
+                metadata={"call_id": as_str(call.get("toolCallId"))},
+            )
     if not b.nodes:
         return []
     native = as_str(data.get("sessionId")) or path.stem
@@ -168,8 +175,12 @@ class CopilotChatImporter(WholeImporter):
             if path.is_file() and path.suffix in (".json", ".jsonl"):
                 found[path] = None
             elif path.is_dir():
-                for pattern in ("chatSessions/*.json*", "*/chatSessions/*.json*", "workspaceStorage/*/chatSessions/*.json*",
-                                "globalStorage/emptyWindowChatSessions/*.json*"):  # fmt: skip
+                for pattern in (
+                    "chatSessions/*.json*",
+                    "*/chatSessions/*.json*",
+                    "workspaceStorage/*/chatSessions/*.json*",
+                    "globalStorage/emptyWindowChatSessions/*.json*",
+                ):
                     found.update(
                         dict.fromkeys(sorted(p for p in path.glob(pattern) if p.suffix in (".json", ".jsonl")))
                     )
