@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from .base import ImportReport, LineImporter, discover_files
+from .base import ImportedSession, ImportReport, LineImporter, discover_files
 from .claude_parser import ClaudeParser
 from .claude_records import is_agent_file
 from .claude_resume import ResumeIndex
@@ -61,3 +62,28 @@ class ClaudeImporter(LineImporter):
 
     def open_parser(self, path: Path, report: ImportReport) -> ClaudeParser:
         return ClaudeParser(path, report, self.resumes)
+
+
+class IflowImporter(ClaudeImporter):
+    """iFlow CLI (a Gemini CLI fork) writes Claude Code's transcript format under ``~/.iflow/projects``
+    (checked against kenn-io/agentsview internal/parser/iflow.go, 5386007): read by Claude's parser."""
+
+    name = "iflow"
+    source = "iflow"
+    label = "iFlow CLI"
+    id_prefix = ""
+    aliases = ()
+    rank = 1
+    locations = ("$IFLOW_HOME/projects", "~/.iflow/projects")
+    shape = replace(ClaudeImporter.shape, within=(".iflow",))
+    parses_apart = False
+
+    def default_paths(self) -> list[Path]:
+        root = os.environ.get("IFLOW_HOME")
+        return [(Path(root).expanduser() if root else Path.home() / ".iflow") / "projects"]
+
+    def follows_lines(self, path: Path) -> bool:
+        return False  # read whole, so each session is named as iFlow's
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        return [replace(s, source=self.source) for s in super().parse_file(path, report, final=final)]

@@ -285,12 +285,12 @@ class _TaskFolders(WholeImporter):
     looks_for = "tasks/<id>/api_conversation_history.json or ui_messages.json"
     shape = Shape((HISTORY, UI_MESSAGES), folder=True, also=("task_metadata.json", "history_item.json"))
     reads = "api_conversation_history (text, thinking, tool_use, tool_result), ui_messages (times; all when alone)"
-    other_marker: ClassVar[str]  # a file only the other extension writes: a task holding it is not ours
+    other_marker: ClassVar[str] = ""  # a file only another extension writes: a task holding it is not ours
 
     def claims(self, probe: Probe) -> Path | None:
         """A task folder; one holding neither extension's own file fits Cline and Roo (named as both)."""
         unit = super().claims(probe)
-        return None if unit is None or (unit / self.other_marker).exists() else unit
+        return None if unit is None or (self.other_marker and (unit / self.other_marker).exists()) else unit
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         found: dict[Path, None] = {}
@@ -334,6 +334,21 @@ class RooImporter(_TaskFolders):
     locations = ("<VS Code user dir>/globalStorage/rooveterinaryinc.roo-cline/tasks",)
     extension = "rooveterinaryinc.roo-cline"
     other_marker = "task_metadata.json"
+
+    def default_paths(self) -> list[Path]:
+        return extension_dirs(self.extension)
+
+
+class KiloLegacyImporter(_TaskFolders):
+    """Kilo Code's VS Code extension before it moved onto OpenCode's core (2026-03): Cline's task
+    folders (checked against kenn-io/agentsview internal/parser/kilo_legacy.go, 5386007)."""
+
+    name = "kilo-legacy"
+    source = "kilo-code"
+    label = "Kilo Code (extension, before 2026-03)"
+    extension = "kilocode.kilo-code"
+    locations = ("<VS Code user dir>/globalStorage/kilocode.kilo-code/tasks",)
+    shape = replace(_TaskFolders.shape, within=("kilocode.kilo-code",))
 
     def default_paths(self) -> list[Path]:
         return extension_dirs(self.extension)

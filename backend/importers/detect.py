@@ -1,8 +1,9 @@
 """`opmem import PATH...` with no agent named: which importer reads each session under PATH.
 
 Every file under the paths is matched against each importer's shape (shape.py); a session that
-exactly one importer claims is that importer's, one that several claim is named with its
-candidates and left alone (nothing is guessed), and a file given by name that none claims is said.
+exactly one importer claims is that importer's (or, when it lies in the folder a fork of another
+agent names, that fork's), one that several claim is named with its candidates and left alone
+(nothing is guessed), and a file given by name that none claims is said.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def detect_sources(paths: Iterable[Path | str], sources: Mapping[str, Importer])
     units = find_units(given, sources.values())
     found = Detected()
     for unit, importers in units.items():
+        specific = [i for i in importers if i.shape.within]  # a fork's folder names it
+        importers = specific if len(specific) == 1 else importers
         if len(importers) == 1:
             found.sessions.setdefault(importers[0].name, []).append(unit)
         else:

@@ -26,6 +26,7 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     goose,
     gptme,
     jsonl,
+    kilo,
     kimi,
     opencode,
     openprogram,

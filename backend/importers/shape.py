@@ -48,6 +48,9 @@ class Shape:
     tables: tuple[Condition, ...] = ()  # any one holds in a SQLite database
     starts: str = ""  # a text file: its first bytes
     folder: bool = False  # the session is the folder holding the marking file
+    # a fork writing another agent's format: a folder of the path is named so (its sessions
+    # differ in nothing else); such a session is this importer's, not the other's
+    within: tuple[str, ...] = ()
     also: tuple[str, ...] = ()  # other files of a session, read when present (for the docs)
 
     def describe(self) -> str:
@@ -63,6 +66,8 @@ class Shape:
             parts.append("(the folder holding it is the session)")
         if self.also:
             parts.append("beside it " + ", ".join(f"`{n}`" for n in self.also))
+        if self.within:
+            parts.append("in a folder named " + " or ".join(f"`{n}`" for n in self.within))
         return " ".join(parts)
 
     def named(self, path: Path) -> bool:
@@ -71,6 +76,8 @@ class Shape:
     def fits(self, probe: Probe) -> bool:
         """The file has this shape (its name, then its content)."""
         if not self.named(probe.path):
+            return False
+        if self.within and not any(fnmatch.fnmatchcase(p, w) for p in probe.path.parts[:-1] for w in self.within):
             return False
         if probe.is_sqlite:
             return any(all(probe.has_table(t) for t in cond) for cond in self.tables)

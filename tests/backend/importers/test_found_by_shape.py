@@ -4,6 +4,7 @@ files gives what it gives from its usual place; `opmem import DIR` names the rig
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -43,12 +44,14 @@ def sample(tmp_path: Path, name: str) -> Path:
 
 
 def elsewhere(tmp_path: Path, name: str) -> Path:
-    """The same store with its folders renamed, two levels deeper, beside unrelated files."""
+    """The same store with its folders renamed, two levels deeper, beside unrelated files (a
+    fork's own folder keeps its name: it is what tells its sessions from its parent format's)."""
     root = tmp_path / "elsewhere"
     deep = root / "one" / "two"
     deep.mkdir(parents=True)
     for child in (SAMPLES / name / "store").iterdir():
-        target = deep / (f"renamed-{child.name}" if child.is_dir() else child.name)
+        kept = not child.is_dir() or any(fnmatch.fnmatchcase(child.name, w) for w in SOURCES[name].shape.within)
+        target = deep / (child.name if kept else f"renamed-{child.name}")
         (shutil.copytree if child.is_dir() else shutil.copy2)(child, target)
     (root / "notes.txt").write_text("not a session\n")
     (root / "one" / "data.json").write_text(json.dumps({"id": 1, "items": [1, 2]}))
