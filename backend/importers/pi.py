@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +126,6 @@ def _assistant(
 
 
 def _fill(b: SessionBuilder, calls: dict[str, str], results: dict[str, tuple[str, bool]]) -> None:
-    from dataclasses import replace
-
     by_node = {tid: results[cid] for cid, tid in calls.items() if cid in results}
     b.nodes = [
         replace(
@@ -170,3 +169,18 @@ class PiImporter(WholeImporter):
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_pi(path, report, self.source)
+
+
+class OhMyPiImporter(PiImporter):
+    """Oh My Pi (a fork of Pi) keeps Pi's session files under ``~/.omp/agent/sessions`` (subagents in
+    a folder named after their parent's file; checked against kenn-io/agentsview pi.go, 5386007)."""
+
+    name = "omp"
+    source = "oh-my-pi"
+    label = "Oh My Pi"
+    locations = ("$OMP_DIR", "~/.omp/agent/sessions")
+    shape = replace(PiImporter.shape, within=(".omp",))
+
+    def default_paths(self) -> list[Path]:
+        env = os.environ.get("OMP_DIR")
+        return [Path(env).expanduser() if env else Path.home() / ".omp" / "agent" / "sessions"]
