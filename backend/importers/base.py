@@ -122,6 +122,7 @@ class Importer(ABC):
     id_prefix: ClassVar[str] = ""  # of its session ids ("cc-<native id>"); "" : the source name
     aliases: ClassVar[tuple[str, ...]] = ()  # other names `opmem import` accepts
     discoverable: ClassVar[bool] = True  # it has default locations `opmem import` looks in
+    live: ClassVar[bool] = True  # the agent keeps writing its sessions: `opmem watch` follows them
     rank: ClassVar[int] = 1  # lists show lower ranks first, then by label
     locations: ClassVar[tuple[str, ...]] = ()  # its default locations, as the docs show them
     shape: ClassVar[Shape]  # what one of its sessions looks like on disk (shape.py)

@@ -67,6 +67,7 @@ class ChatGptImporter(WholeImporter):
     source = "chatgpt"
     label = "ChatGPT export"
     coding = False
+    live = False
     locations = DOWNLOADS
     shape = Shape(("*.json",), records=(("mapping", "current_node", "create_time"),))
     reads = "every conversation's message tree (branches kept): user, assistant, system and tool messages, thoughts"
@@ -171,6 +172,7 @@ class ClaudeAiImporter(WholeImporter):
     source = "claude-ai"
     label = "Claude.ai export"
     coding = False
+    live = False
     locations = DOWNLOADS
     shape = Shape(("*.json",), records=(("uuid", "chat_messages"),))
     reads = "every conversation's messages: human and assistant text, thinking, tool use and results, attachments"

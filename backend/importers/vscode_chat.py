@@ -166,7 +166,8 @@ class CopilotChatImporter(WholeImporter):
     looks_for = "chatSessions/<id>.json or .jsonl"
 
     def default_paths(self) -> list[Path]:
-        return [user for app in VSCODE_APPS for user in vscode_user_dirs(app)]
+        users = [user for app in VSCODE_APPS for user in vscode_user_dirs(app)]
+        return [p for u in users for p in (u / "workspaceStorage", u / "globalStorage" / "emptyWindowChatSessions")]
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         found: dict[Path, None] = {}
@@ -175,7 +176,9 @@ class CopilotChatImporter(WholeImporter):
             if path.is_file() and path.suffix in (".json", ".jsonl"):
                 found[path] = None
             elif path.is_dir():
+                own = ("*.json*",) if path.name in ("emptyWindowChatSessions", "chatSessions") else ()
                 for pattern in (
+                    *own,
                     "chatSessions/*.json*",
                     "*/chatSessions/*.json*",
                     "workspaceStorage/*/chatSessions/*.json*",

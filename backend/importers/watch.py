@@ -54,10 +54,12 @@ def autocommit_enabled(home: Home) -> bool:
 
 
 def default_sources() -> list[str]:
-    """Sources whose own session folder exists (not ones that read the current folder)."""
+    """Sources whose own session folder exists (not ones that read the current folder, nor exports)."""
     here = Path.cwd().resolve()
     names: list[str] = []
     for name in SOURCES:
+        if not SOURCES[name].live:  # a data export is read once, not followed
+            continue
         roots = [Path(p) for p in SOURCES[name].default_paths()]
         if any(r.exists() for r in roots) and all(r.resolve() != here for r in roots):
             names.append(name)

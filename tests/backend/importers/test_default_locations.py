@@ -81,3 +81,11 @@ def test_opmem_import_list_names_them(machine: Path) -> None:
     said = next(line for line in out.output.splitlines() if line.startswith("Found: "))
     for name in PLACES:
         assert f"{SOURCES[name].label} " in said, name
+
+
+def test_opmem_watch_follows_the_agents_not_the_exports(machine: Path) -> None:
+    from opmem_tui.backend.importers.watch import default_sources
+
+    followed = set(default_sources())
+    assert {"claude", "cline", "copilot-chat", "pi", "grok", "openhands", "kilo"} <= followed
+    assert not followed & {"chatgpt", "claude-ai"}  # read once from ~/Downloads, never followed
