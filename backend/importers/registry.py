@@ -34,6 +34,7 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     openprogram,
     pi,
     qwen,
+    specstory,
     vibe,
     vscode_chat,
 )

@@ -48,7 +48,7 @@ PLACES = {
     "roo": ".config/Code/User",
     "copilot-chat": ".config",
 }
-NOT_HERE = {"aider", "crush"}  # they look in the working folder: test_discovery.py places them
+NOT_HERE = {"aider", "crush", "specstory"}  # they look in the working folder: test_discovery.py places them
 
 
 @pytest.fixture
