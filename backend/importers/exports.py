@@ -9,7 +9,7 @@ they are found where a downloaded export is unpacked (``~/Downloads``) or given.
   text | multimodal_text | code | execution_output | thoughts | ..., parts, text}, recipient,
   metadata {model_slug}}}}]``. The mapping is a tree: edited prompts and regenerated replies are
   branches, kept as such; the head is ``current_node``. Checked against kenn-io/agentsview
-  internal/parser/chatgpt.go (5386007) and its test data.
+  internal/parser/chatgpt.go (5386007).
 - Claude.ai (Settings > Privacy > Export data): ``[{uuid, name, created_at, updated_at,
   chat_messages: [{uuid, sender: human | assistant, text, created_at, content: [{type: text |
   thinking | tool_use | tool_result, ...}], attachments [{file_name, extracted_content}]}]}]``.

@@ -158,3 +158,19 @@ def test_imported_session_repos_pass_git_fsck(tmp_path: Path) -> None:
     for repo in repos:
         done = subprocess.run(["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True)
         assert done.returncode == 0, (repo, done.stderr)
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_a_cut_or_damaged_sample_is_a_warning_never_a_crash(tmp_path: Path, name: str) -> None:
+    tree = sample(tmp_path, name)
+    home = Home(tmp_path / "h")
+    run_import(home, name, [tree], bind=False)
+    kept = what_it_holds(home)
+    for file in (f for f in tree.rglob("*") if f.is_file()):
+        data = file.read_bytes()
+        file.write_bytes(data[: len(data) // 2] + b"\x00\xff{not json" if data else b"")
+    age(tree, when=1_700_000_000)
+    again = run_import(home, name, [tree], bind=False)
+    assert not [w for w in again.warnings if "internal error" in w], again.warnings
+    assert all(str(tree) in w for w in again.warnings), again.warnings  # each names its file
+    assert what_it_holds(home) == kept  # nothing stored is lost, nothing made up
