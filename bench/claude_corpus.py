@@ -244,5 +244,27 @@ def corpus(total_mb: int) -> Path:
     return root
 
 
+def many_corpus(sessions: int, per_session: int = 227_000) -> Path:
+    """bench/out/claude-many-<N>/projects/<project>/*.jsonl: N sessions of ~227 KB each (about 20
+    turns with realistic tool output, as a long-used ~/.claude/projects holds), cached."""
+    root = OUT / f"claude-many-{sessions}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    gen = Corpus(seed=sessions)
+    for n in range(sessions):
+        folder = root / "projects" / f"-home-dev-projects-app{n % 40:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = gen.session(per_session)
+        (folder / f"{json.loads(lines[1])['sessionId']}.jsonl").write_text("".join(lines), encoding="utf-8")
+    old = 1_600_000_000
+    for f in root.rglob("*.jsonl"):
+        os.utime(f, (old, old))
+    done.write_text("ok")
+    return root
+
+
 def files_of(root: Path) -> list[Path]:
     return sorted((root / "projects").rglob("*.jsonl"))
