@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..home import Home
-from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
+from ..memory import relations
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
 from .model import Extraction, Linked, Reconciled, RunReport, Written
@@ -22,11 +22,7 @@ from .reconcile import resolve_chain
 from .state import load_state
 
 # the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
-KNOWLEDGE_SLOTS = (
-    *sorted(SLOT_RELATIONS),
-    *(f"{kind}-command" for kind in COMMAND_KINDS),
-    *(f"{kind}-status" for kind in STATUS_KINDS),
-)
+KNOWLEDGE_SLOTS = tuple(sorted(relations.names(single=True)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,30 +22,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from . import relations
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
 from .store import MemoryStore
 
-CATEGORY_ORDER = (
-    "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
-    "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client",
-    "auth", "ai", "test-framework", "e2e-framework", "test-tool", "package-manager", "bundler", "linter", "formatter", "import-sorter", "type-checker", "infra",
-)  # fmt: skip
-SLOTS = frozenset(
-    {"test-framework", "e2e-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
-     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client",
-     "database", "cache", "queue"}
-)  # fmt: skip
-SWITCH_SLOTS = frozenset({"database", "cache", "queue"})  # filled only by a switch the user states
-COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
-STATUS_KINDS = ("test", "build", "typecheck", "lint")
-BRIEF_RELATIONS = frozenset(
-    {"uses", "chose", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
-    | {f"{k}-command" for k in COMMAND_KINDS}
-    | {f"{k}-script" for k in COMMAND_KINDS}
-    | {"has-problem", "architecture", "component", "task-done", "task-pending"}
-    | {f"{k}-status" for k in STATUS_KINDS}
-)
+CATEGORY_ORDER = relations.CATEGORY_ORDER
+SLOTS = relations.SLOT_RELATIONS
+SWITCH_SLOTS = relations.SWITCH_RELATIONS  # filled only by a switch the user states
+COMMAND_KINDS = relations.COMMAND_KINDS
+STATUS_KINDS = relations.STATUS_KINDS
+BRIEF_RELATIONS = relations.BRIEF_RELATIONS
 STACK_ITEMS = 14
 CONVENTIONS = 6
 DECISIONS = 4
@@ -62,8 +49,7 @@ def _day(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
-def is_brief_relation(relation: str) -> bool:
-    return relation in BRIEF_RELATIONS or relation.endswith("-version")
+is_brief_relation = relations.in_brief
 
 
 def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
@@ -71,10 +57,7 @@ def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
 
 
 # the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
-_NOT_BRIEF = (
-    "edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "part-of", "fails-with",
-    "fixed-by", "depends-on", "decided", "listens-on",
-)  # fmt: skip
+_NOT_BRIEF = tuple(sorted(relations.names(brief=False)))
 
 
 def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[GraphEdge]]:
@@ -96,7 +79,7 @@ def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     return sorted(lines, key=lambda line: -line.importance)
 
 
-PREFERENCE_RELATIONS = frozenset({"convention", *SLOTS})  # the user's, in the global scope: preference lines
+PREFERENCE_RELATIONS = relations.PREFERENCE_RELATIONS  # the user's, in the global scope: preference lines
 
 
 def global_brief(memory: MemoryStore) -> list[BriefLine]:

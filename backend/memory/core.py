@@ -36,6 +36,7 @@ from pathlib import Path
 from ..model import SESSION_ID_RE
 from ..safe_text import plain
 from ..store.files import write_atomic
+from . import relations
 from .brief import BRIEF_RELATIONS, PREFERENCE_RELATIONS, global_brief, is_brief_relation, project_brief
 from .records import GLOBAL, entity_id, project_scope
 from .slugs import safe_name
@@ -54,10 +55,7 @@ NAME_CHARS = 40
 LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
 # What a session did (the timeline tells it) rather than what is known: after every fact in
 # core.md, folded one row per kind in the graph explorer.
-ACTIVITY_RELATIONS = frozenset(
-    {"edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "viewed", "opened", "wrote",
-     "mentioned", "part-of"}
-)  # fmt: skip
+ACTIVITY_RELATIONS = relations.ACTIVITY_RELATIONS
 _SPACE = re.compile(r"\s+")
 _DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _DAY = 86_400.0

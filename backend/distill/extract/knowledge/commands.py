@@ -1,0 +1,288 @@
+"""Commands: how the project is run, tested, built, linted (from runs, and from commands given)."""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Sequence
+
+from ....memory import relations
+from ....model import Provenance
+from ...model import TurnFacts
+from .. import patterns, vocabulary
+from ..caseless import Caseless
+from ..shell import SUBCOMMANDS, classify, split_commands
+from ..tools import ToolAction
+from .evidence import _BACKTICK
+from .facts import Knowledge
+from .manifests import BUILD_TOOLS, INSTALLERS, PROGRAM_TECH, PROJECT_INSTALLERS
+from .stack import _named
+
+_KIND_WORDS = (
+    ("typecheck", re.compile(r"^(?:mypy|pyright|basedpyright|pyre|pytype|ty check|tsc --noemit|vue-tsc|flow)\b")),
+    (
+        "format",
+        re.compile(
+            r"^(?:ruff format|black|isort|autopep8|yapf|prettier|gofmt|goimports|gofumpt|cargo fmt|rustfmt|"
+            r"mix format|biome format|clang-format|shfmt|npm run format|pnpm (?:run )?format|yarn (?:run )?format|"
+            r"make fmt|make format)\b"
+        ),
+    ),
+    (
+        "lint",
+        re.compile(
+            r"^(?:ruff(?: check)?|flake8|pylint|eslint|biome (?:lint|check)|oxlint|golangci-lint|staticcheck|"
+            r"go vet|cargo clippy|mix credo|rubocop|stylelint|shellcheck|hadolint|pre-commit run|npm run lint|"
+            r"pnpm (?:run )?lint|yarn (?:run )?lint|bun (?:run )?lint|make lint)\b"
+        ),
+    ),
+    (
+        "migrate",
+        re.compile(
+            r"^(?:alembic (?:upgrade|revision|downgrade)|python3? manage\.py (?:migrate|makemigrations)|"
+            r"manage\.py (?:migrate|makemigrations)|mix ecto\.(?:migrate|rollback|gen\.migration)|"
+            r"(?:bin/)?rails db:migrate|rake db:migrate|prisma migrate|goose|migrate |dbmate|flyway|"
+            r"liquibase|knex migrate|diesel migration|sqlx migrate|atlas (?:migrate|schema)|"
+            r"npm run migrate|pnpm (?:run )?migrate|yarn (?:run )?migrate|make migrate)"
+        ),
+    ),
+    (
+        "deploy",
+        re.compile(
+            r"^(?:fly(?:ctl)? deploy|vercel|netlify deploy|kubectl apply|helm (?:upgrade|install)|"
+            r"terraform apply|pulumi up|gcloud (?:app|run) deploy|heroku |serverless deploy|sls deploy|"
+            r"wrangler (?:deploy|publish)|cdk deploy|railway up|npm run deploy|pnpm (?:run )?deploy|"
+            r"yarn (?:run )?deploy|make deploy|kamal deploy|cap \w+ deploy)"
+        ),
+    ),
+    (
+        "build",
+        re.compile(
+            r"^(?:npm run build|pnpm (?:run )?build|yarn (?:run )?build|bun (?:run )?build|cargo build|"
+            r"go build|mix compile|make(?: build| all)?$|python3? -m build|uv build|poetry build|docker build|"
+            r"docker compose build|vite build|next build|tsc(?! --noemit)\b|gradle(?:w)? build|\./gradlew build|"
+            r"mvn (?:package|install|compile)|dotnet build|swift build|zig build|cmake --build|ninja|"
+            r"hatch build|nuxt build|astro build)"
+        ),
+    ),
+    (
+        "run",
+        re.compile(
+            r"^(?:npm (?:run )?(?:dev|start|serve)|pnpm (?:run )?(?:dev|start)|yarn (?:run )?(?:dev|start)|"
+            r"bun (?:run )?(?:dev|start)|cargo run|go run|mix phx\.server|iex -s mix|mix run|"
+            r"python3? manage\.py runserver|manage\.py runserver|uvicorn|gunicorn|hypercorn|flask run|"
+            r"fastapi (?:dev|run)|(?:bin/)?rails (?:server|s)\b|bundle exec rails s|docker compose up|"
+            r"docker-compose up|make (?:dev|run|serve|start)|deno run|bun run|node |streamlit run|"
+            r"python3? -m http\.server|dotnet run|swift run|air$|vite$|next dev|nuxt dev|astro dev)"
+        ),
+    ),
+)
+
+
+_DROP_ARG = re.compile(r"^(?:\d+>&?\d*|/dev/null)$")
+
+
+_CODE_FILE = re.compile(
+    r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|ex|exs|java|kt|php|cs|swift|c|cc|cpp|h|feature|txt|log|json)$"
+)
+
+
+def _selects_files(arg: str) -> bool:
+    """A file (or a test id) given to a command: what one run picked, not how the project runs."""
+    if arg.startswith("-") or arg in ("./...", "..."):
+        return False
+    return "::" in arg or bool(_CODE_FILE.search(arg.split("::", 1)[0])) or arg.startswith("/")
+
+
+_TEST_LINE = re.compile(
+    r"^(?:(?:npm|pnpm|yarn|bun) (?:run )?test|make (?:test|check)|ginkgo|gotestsum|go test|cargo (?:nextest|test)|"
+    r"nosetests|nose2|unittest|(?:bundle exec )?rspec|(?:bin/)?rails test|mix test|vitest|jest|mocha|playwright test|"
+    r"cypress run|phpunit|pest|tox|nox|dotnet test|deno test|swift test|ctest|(?:npx|pnpm exec|bunx) "
+    r"(?:vitest|jest|mocha|playwright|cypress|ava))"
+)
+
+
+_RUNNER = re.compile(
+    r"^(?:npx|pnpx|bunx|uvx|pnpm exec|pnpm dlx|yarn dlx|bundle exec|poetry run|uv run|pdm run|pipenv run|hatch run)\s+"
+)
+
+
+def command_kind(line: str, shell_kind: str) -> str:
+    """test | build | run | lint | format | typecheck | migrate | deploy | "" for a normalized command."""
+    low = _RUNNER.sub("", line.lower())
+    if shell_kind == "test" or _TEST_LINE.match(low):
+        return "test"
+    for kind, rx in _KIND_WORDS:
+        if rx.match(low):
+            return kind
+    return ""
+
+
+def normalize_command(argv: Sequence[str]) -> str:
+    """A command as the brief names it: wrappers and env assignments off, file operands and
+    `-k` selections dropped (`pytest -q tests/test_x.py -k foo` -> `pytest -q`)."""
+    return _normalized(tuple(argv))
+
+
+@functools.lru_cache(maxsize=4096)  # sessions run the same commands again and again
+def _normalized(argv: tuple[str, ...]) -> str:
+    args = [a for a in argv if a != "<<"]
+    while args and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", args[0]):
+        args = args[1:]
+    while args and args[0] in ("sudo", "time", "nohup", "exec", "command"):
+        args = args[1:]
+    if len(args) >= 3 and posixpath.basename(args[0]).startswith("python") and args[1] == "-m":
+        args = args[2:]
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in (">", ">>", "2>", "&>", "<", "|"):
+            break
+        if arg in ("-k", "-m", "--run", "-run", "-t", "--testNamePattern", "--filter", "-p") and out:
+            if arg in ("-m", "-p") and out[0] not in ("pytest",):
+                out.append(arg)
+                continue
+            skip = True
+            continue
+        if _DROP_ARG.match(arg):
+            continue
+        if out and "::" in arg:
+            continue
+        interpreter = len(out) == 1 and (
+            out[0] in SUBCOMMANDS or re.match(r"^(?:python[\d.]*|node|ruby|deno|php|perl|bash|sh)$", out[0])
+        )  # `python manage.py`, `mix phx.server`: the script or subcommand is the command
+        if out and not interpreter and _selects_files(arg):
+            continue
+        out.append(arg)
+    if out:
+        out[0] = posixpath.basename(out[0]) if out[0].startswith("/") else out[0]
+    return " ".join(out)[:80]
+
+
+def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: TurnFacts) -> None:
+    for argv in split_commands(action.command):
+        line = normalize_command(argv)
+        if not line or line.split(" ", 1)[0] in ("cd", "echo", "cat", "ls", "git", "grep", "rg", "sed", "tail", "head"):
+            continue
+        program = line.split(" ", 1)[0]
+        if action.program and action.program.split(" ", 1)[0] not in line.split():
+            continue  # the action is another simple command of the same line
+        tech_name = PROGRAM_TECH.get(program) or program
+        script = _SCRIPT_TECH.get(_script_of(line), "")
+        if script and not action.failed:  # `mix phx.server` is Phoenix as well as Elixir
+            _named(k, script, prov, 0.8, slot=False)
+        tech = vocabulary.lookup(tech_name)
+        failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
+        if program in BUILD_TOOLS and not failed:
+            _named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
+        if tech is not None and tech.curated and not failed:
+            fills = tech.category in ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
+            k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
+        if action.kind == "install":
+            if not failed:
+                _installed(k, program, action.packages, prov)
+            continue
+        kind = command_kind(line, action.kind)
+        if kind:
+            _checked(k, kind, line, action, prov, facts, failed)
+        break
+
+
+# what a script or task names (`python manage.py migrate`, `mix phx.server`, `php artisan migrate`)
+_SCRIPT_TECH = {"manage.py": "Django", "phx": "Phoenix", "artisan": "Laravel", "ecto": "Ecto"}
+
+
+_SCRIPT = re.compile(r"\b(manage\.py|artisan)\b|\bmix (phx|ecto)\.")
+
+
+def _script_of(line: str) -> str:
+    found = _SCRIPT.search(line)
+    return (found.group(1) or found.group(2)) if found else ""
+
+
+def _installed(k: Knowledge, program: str, packages: Sequence[str], prov: Provenance) -> None:
+    manager = vocabulary.lookup(INSTALLERS.get(program, ""))
+    if manager is not None:
+        k.stack(manager, prov, 0.85, slot=program in PROJECT_INSTALLERS)
+    for package in packages:
+        tech = vocabulary.lookup(package)
+        if tech is not None and tech.curated:
+            k.stack(tech, prov, 0.85)
+
+
+def _checked(
+    k: Knowledge, kind: str, line: str, action: ToolAction, prov: Provenance, facts: TurnFacts, failed: bool
+) -> None:
+    """A command of a kind that ran: the way to do it (when it worked, or the tests ran), and its outcome."""
+    b = k.b
+    if not failed:
+        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.9)
+    elif kind == "test" and facts.tests:  # the tests ran (some failed): still the way to test
+        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.8)
+    if kind not in relations.STATUS_KINDS:
+        return
+    out = action.output or ""
+    what = "tests" if kind == "test" else kind
+    # coarse on purpose: one state per outcome (and error), so a run that changes nothing
+    # restates the current value instead of superseding it; the counts are in the timeline
+    if failed:
+        error = next(iter(patterns.errors(out[-8000:], limit=1)), "") if out else ""  # the first is the same
+        status = f"{what} failing" + (f": {error[:80]}" if error else "")
+    else:
+        status = f"{what} passing"
+    k.fact(f"{kind}-status", b.entity("status", status[:120], prov, key=f"status:{status[:120]}"), prov, 0.9)
+
+
+_SAID_KINDS = (
+    ("typecheck", re.compile(r"\btype[- ]?check", re.I)),
+    ("lint", re.compile(r"\blint", re.I)),
+    ("format", re.compile(r"\bformat(?:ter|ting)?\b", re.I)),
+    ("migrate", re.compile(r"\bmigrat", re.I)),
+    ("deploy", re.compile(r"\b(?:deploy|ship)", re.I)),
+    ("build", re.compile(r"\b(?:build|compile)", re.I)),
+    ("test", re.compile(r"\b(?:tests?|testing|specs?)\b", re.I)),
+    ("run", re.compile(r"\b(?:start|serve|dev server|locally)\b", re.I)),
+)
+
+
+_COMMANDISH = re.compile(r"^(?:\./)?[a-z][\w.+/-]*(?: |$)")
+
+
+_NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
+
+
+def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """Commands the user gives as the way ("run the tests with `make test`", "we deploy with
+    `fly deploy`"): the kind the command is, or else the one kind the sentence names. A command
+    the sentence says not to use is not the way."""
+    if "`" not in sentence:
+        return
+    cues = [kind for kind, rx in _SAID_KINDS if rx.search(_BACKTICK.sub(" ", sentence))]
+    last = 0
+    for m in _BACKTICK.finditer(sentence):
+        before, last = sentence[last : m.start()], m.end()
+        snippet = m.group(1).strip()
+        if not _COMMANDISH.match(snippet) or _NOT_THE_WAY.found(before):
+            continue
+        for argv in split_commands(snippet):
+            simple = classify(argv)
+            if simple is None or simple.kind not in ("run", "test"):
+                break
+            line = normalize_command(argv)
+            kind = command_kind(line, simple.kind)
+            if not kind and len(cues) == 1 and (" " in line or "/" in line):
+                kind = cues[0]  # `make ci` "to run the tests"; a lone word (`httpx`) is a name, not a command
+            if kind:
+                k.fact(f"{kind}-command", k.b.entity("command", line, prov), prov, 0.85)
+                program = line.split(" ", 1)[0]
+                tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
+                if tech is not None and tech.curated:
+                    k.stack(tech, prov, 0.8, slot=tech.category in _TOOL_CATEGORIES and program not in PROGRAM_TECH)
+            break
+
+
+_TOOL_CATEGORIES = ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")

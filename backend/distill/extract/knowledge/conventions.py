@@ -1,0 +1,92 @@
+"""Conventions: the rules and preferences a user states, and their scope (this project or every one)."""
+
+from __future__ import annotations
+
+import re
+
+from ..caseless import Caseless
+
+# (one alternative, which needs a capital, is _FOLLOWS_NAME: the rest are matched lowercased)
+_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
+        r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
+        r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
+        r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
+        r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
+        r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
+        r"conventions?\b|style guide|naming|"
+        r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
+        r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
+        r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
+        re.I,
+    )
+)
+
+
+# "we follow the Google style guide", "follows PEP 8": a named style
+_FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
+
+
+_NOT_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
+        r"do not (?:know|understand)|why does|what does|how do)\b",
+        re.I,
+    )
+)
+
+
+_GLOBAL = Caseless(
+    re.compile(
+        r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
+        r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
+        r"all my (?:\w+ )?(?:projects|code|repos))\b",
+        re.I,
+    )
+)
+
+
+_EVERYWHERE = Caseless(re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I))
+
+
+_WANT = Caseless(re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I))
+
+
+def is_convention(sentence: str) -> bool:
+    if sentence.endswith("?") or _NOT_CONVENTION.found(sentence):
+        return False
+    if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
+        return True
+    # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
+    return (_GLOBAL.found(sentence) or _EVERYWHERE.found(sentence)) and _WANT.found(sentence)
+
+
+def is_global(sentence: str) -> bool:
+    return _GLOBAL.found(sentence)
+
+
+# the files a project keeps its instructions for agents in: what they state is the user's word
+# (an agent's `/init` writes one from the code; the user edits it)
+INSTRUCTION_FILES = frozenset(
+    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
+     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
+     "copilot-instructions.md", "CLAUDE.local.md"}
+)  # fmt: skip
+
+
+# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
+# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
+# says what the file should cover, not how the project works; what is written is read from the file
+_WRITE_INSTRUCTIONS = Caseless(
+    re.compile(
+        r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
+        + r")(?![\w.-])",
+        re.IGNORECASE,
+    )
+)
+
+
+# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
+_OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)

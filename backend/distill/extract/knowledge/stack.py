@@ -1,0 +1,215 @@
+"""Stack: the technologies a project uses, from manifests, code, and what is said to be used or chosen."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ....model import Provenance
+from .. import vocabulary
+from ..caseless import Caseless
+from .environment import env_names, exposed_ports
+from .evidence import _marked, _may_hold, _words
+from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
+from .manifests import EXTENSION_LANGUAGES, LOCKFILES, manifest_facts, script_commands
+from .techs import _COMMON_WORDS, _tech_name, mentioned_techs
+
+_CHOOSE = Caseless(
+    re.compile(
+        r"\b(?:use|using|uses|used|add|adding|install|installing|set(?:ting)? up|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
+        r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
+        r"(?:we|i)(?:'re| are) on|runs? on|prefer|standardi[sz]e on|rely on|powered by|written in|stack is|stack:|"
+        r"(?:i|we) (?:want|need)|(?:project|app|backend|frontend|service|api|site|repo) (?:is|uses)|with|"
+        r"running on|run(?:s|ning)? (?:it |this |everything )?(?:on|in|with|under)|on top of|backed by|talk(?:s|ing)? to|"
+        r"hosted on|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)|migrat(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to|"
+        # "Specs are RSpec", "Package manager is pnpm", "Deployments go through Vercel"
+        r"(?:tests?|specs?|database|db|orm|styling|styles|css|ui|frontend|front-end|front|backend|back-end|"
+        r"package manager|queue|jobs|cache|broker|auth|hosting|deploy(?:ment)?s?|ci|infra(?:structure)?|language|"
+        r"framework|runtime|bundler|linter|formatter|type ?checker|migrations?)(?: (?:is|are|go(?:es)? through|via)|(?=:))|"
+        r"deploy(?:s|ed|ing)? (?:on|to|with)|"
+        # "a Node project", "an Elixir/Phoenix app": a name the sentence says the thing is
+        r"(?:a|an|our|my)(?=(?:\s+[\w./+#-]+){1,3}?\s+(?:project|app|application|service|api|backend|frontend|"
+        r"site|website|codebase|monorepo|repo|server|cli)\b))\b",
+        re.I,
+    )
+)
+
+
+def _named(k: Knowledge, name: str, prov: Provenance, confidence: float, *, slot: bool = True) -> str:
+    tech = vocabulary.lookup(name)
+    if tech is None:
+        return ""
+    return k.stack(tech, prov, confidence, slot=slot)
+
+
+def _language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen: set[str]) -> None:
+    ext = posixpath.splitext(path)[1].lower()
+    language = EXTENSION_LANGUAGES.get(ext)
+    if language and language not in seen:
+        seen.add(language)
+        _named(k, language, prov, confidence)
+
+
+def _manifest(k: Knowledge, path: str, text: str, prov: Provenance, confidence: float) -> None:
+    deps, found_versions = manifest_facts(path, text)
+    base = posixpath.basename(path)
+    if base in LOCKFILES:
+        _named(k, LOCKFILES[base], prov, confidence - 0.05, slot=base not in ("package.json", "requirements.txt"))
+    slots: dict[str, list[vocabulary.Tech]] = {}
+    for dep in deps[:120]:
+        tech = vocabulary.lookup(dep)
+        if tech is None or not tech.curated:
+            continue
+        if tech.slot:
+            slots.setdefault(tech.slot, []).append(tech)
+        k.stack(tech, prov, confidence, slot=False)
+    for techs in slots.values():  # a slot is filled from a manifest only when it names one candidate
+        unique = {t.name: t for t in techs}
+        if len(unique) == 1:
+            k.stack(next(iter(unique.values())), prov, confidence)
+    for name, number in found_versions:
+        tech = vocabulary.lookup(name)
+        if tech is not None:
+            k.version(tech, number, prov, confidence)
+    for port in exposed_ports(path, text):
+        k.fact(EXPOSES, k.b.entity("port", port, prov), prov, confidence)
+    if base == "package.json":
+        for kind, command in script_commands(text):  # the way, not a run: below what ran
+            k.fact(f"{kind}-script", k.b.entity("command", command, prov), prov, 0.75)
+    if base.startswith((".env", "docker-compose", "compose")):
+        for name in env_names(text, env_file=True)[:30]:
+            k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.85)
+
+
+# "uses chi for routing", "switch the migrations to goose": a lower-case name that is also a word
+# (chi, goose, rich, express) is the technology right after a verb of choice, in a noun's place
+_DIRECT = Caseless(
+    re.compile(
+        r"\b(?:use|uses|using|used|chose|choose|picked|adopt|adopted|(?:switch(?:ing|ed)?|mov(?:e|ing|ed)) (?:the |our )?(?:\w+ )?to)"
+        # the name ends the clause: not "use got := ..." or "use got.Get(...)" (code: a variable, a call)
+        r"\s+`?([a-z][\w.+-]*?)`?(?=\s+(?:for|to|as|in|and|instead|here|now|everywhere)\b|\s*(?:[,;]|\.(?!\w)|:(?!=)|\+(?![=+]))|\s*$)",
+        re.I,
+    )
+)
+
+
+_NEGATED = Caseless(
+    re.compile(
+        r"\b(?:no|not|never|without|avoid|instead of|rather than|(?:don'?t|do not|never) use|no more)\s+((?:\S+\s+){0,1}\S+)",
+        re.I,
+    )
+)
+
+
+def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
+    """The technologies a sentence says are used: up to four after each cue (a list after
+    "with" runs on into unrelated words), less those it says are not ("use pytest fixtures, no
+    unittest classes"); of two for one slot the first named takes it."""
+    named: dict[str, vocabulary.Tech] = {}
+    for cue in _CHOOSE.finditer(sentence, start):
+        for tech in mentioned_techs(sentence[cue.start() :])[:4]:
+            named.setdefault(tech.name, tech)
+    for m in _DIRECT.finditer(sentence, start):
+        word = m.group(1)
+        tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else _chosen_library(word, sentence)
+        if tech is not None:
+            named.setdefault(tech.name, tech)
+    for m in _NEGATED.finditer(sentence):
+        for tech in mentioned_techs(m.group(1)):
+            named.pop(tech.name, None)
+    slots: set[str] = set()
+    for tech in named.values():
+        eid = k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
+        slots.add(tech.slot)
+        if not tech.curated:  # a library the user picked: the brief's, unlike every dependency a manifest lists
+            k.fact(CHOSE, eid, prov, 0.9)
+
+
+# what "use X for ..." may name that is no package
+_NOT_A_PACKAGE = frozenset(
+    _words(
+        "it this that these those them one ones something anything everything nothing same other another each either "
+        "both all any some more less fewer tabs spaces it's its our my your their his her the a an"
+    )
+)
+
+
+def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
+    """A library "use X for ..." names, when the sentence marks it as a name: backticks, a
+    capital ("use Loguru for logging"), or a package's shape (`pydantic-settings`, `date_fns`,
+    `zod2`). A plain lower-case word is not enough: registries hold "events", "cookies", "path",
+    "retry" and thousands more English words."""
+    name = word.strip("`'\".,;:")
+    if name.lower() in _NOT_A_PACKAGE or len(name) < 3 or not name[0].isalpha():
+        return None
+    marked = _marked(name, sentence) or bool(re.search(r"[a-z][-_][a-z]|[a-z]\d", name))
+    if not (marked or name[0].isupper()):
+        return None
+    tech = _tech_name(name, curated=False)
+    if tech is not None:
+        return tech
+    return vocabulary.Tech(name, "library") if marked else None
+
+
+# "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology
+_OWNED = Caseless(
+    re.compile(
+        r"\b(?:the|our|my|this|your)\s+((?:[a-z@][\w.+#/@-]*\s+){1,3}?)(?:app|application|project|service|api|"
+        r"backend|frontend|server|workers?|cluster|database|db|instance|container|codebase|repo|site|components?|models?|"
+        r"schema|migrations?|config|setup|pipeline|tests?|test suite|suite|queue|cache|broker|templates?|views?|routes?|"
+        r"handlers?|client|connection|pool|store|stores|hooks?|modules?|plugin|middleware|controllers?|jobs?|tasks?)\b",
+        re.I,
+    )
+)
+
+
+def _owned(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not _may_hold(sentence, ("the ", "our ", "my ", "this ", "your ")):
+        return
+    for m in _OWNED.finditer(sentence):
+        for tech in mentioned_techs(m.group(1))[:1]:
+            k.stack(tech, prov, 0.8, slot=False)  # a mention: it fills no slot another holds
+
+
+_NOT_A_LIST = Caseless(
+    re.compile(r"\b(?:or|vs\.?|versus|compare\w*|comparison|difference|alternatives?|between|which|whether)\b", re.I)
+)
+
+
+_LIST_WORD = re.compile(r"[A-Za-z@][\w.+#/@-]*")
+
+
+def _listed(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+    """A sentence that is mostly a list of names ("Quick context: Rails 7 monolith, Ruby 3.2,
+    Postgres, Sidekiq for jobs") describes the stack, cue or none; one weighing options does not."""
+    if sentence.count(",") < 2 or _NOT_A_LIST.found(sentence):
+        return False
+    techs = mentioned_techs(sentence)
+    if len(techs) < 3 or len(techs) * 4 < len(_LIST_WORD.findall(sentence)):
+        return False
+    for tech in techs[:8]:
+        k.stack(tech, prov, 0.85)
+    return True
+
+
+# "we format with black", "lint using ruff", "tests run with jest": a common word (black, standard,
+# jest) is the tool when the sentence says it is what that kind of check is done with
+_TOOL_FOR = Caseless(
+    re.compile(
+        r"\b(format|lint|type[- ]?check|test)\w*\s+(?:\w+\s+){0,2}?(?:with|using|via|through|by)\s+`?([\w.+-]+)", re.I
+    )
+)
+
+
+_TOOL_FOR_KIND = {"format": "formatter", "lint": "linter", "test": "test-framework"}
+
+
+def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not _may_hold(sentence, ("format", "lint", "check", "test")):
+        return
+    for m in _TOOL_FOR.finditer(sentence):
+        kind = m.group(1).lower()
+        category = _TOOL_FOR_KIND.get(kind, "type-checker")
+        tech = _tech_name(m.group(2), curated=False)
+        if tech is not None and (tech.category == category or (kind == "test" and tech.category == "e2e-framework")):
+            k.stack(tech, prov, 0.85)

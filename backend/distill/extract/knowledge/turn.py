@@ -1,0 +1,182 @@
+"""One turn read as a teammate would: its tool calls, then its messages, handed to each fact kind."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from ....memory.records import GLOBAL
+from ....model import Node, Provenance
+from ...model import CollectedTurn, TurnFacts
+from .. import vocabulary
+from ..tools import ToolAction, arguments
+from .commands import _command_facts, _said_commands
+from .conventions import _OPMEM_BLOCK, _WRITE_INSTRUCTIONS, INSTRUCTION_FILES, is_convention, is_global
+from .decisions import _drops, _may_swap, _replace, _switches, replacements
+from .environment import _said_endpoints, _said_env, env_names, exposed_ports, routes
+from .evidence import _EMPHASIS, _pasted_output, sentences
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .manifests import LOCKFILES, _body, imports, is_manifest
+from .stack import _CHOOSE, _chosen, _language, _listed, _manifest, _named, _owned, _tool_for
+from .state import _PROBLEM, _layout_facts
+from .techs import VERSIONED_LANGUAGES, versions
+
+
+def _written_text(action: ToolAction) -> str:
+    """What an edit or a create wrote (the new text, not the old)."""
+    args = arguments(action.node)
+    if isinstance(args, dict):
+        parts = []
+        for key in ("content", "new_string", "new_str", "file_text", "contents", "text", "code", "patch", "input"):
+            value = args.get(key)
+            if isinstance(value, str):
+                parts.append(value)
+        for edit in args.get("edits") or () if isinstance(args.get("edits"), list) else ():
+            if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
+                parts.append(edit["new_string"])
+        if parts:
+            return "\n".join(parts)
+        command = args.get("command") or args.get("cmd")
+        if isinstance(command, (str, list)):
+            text = command if isinstance(command, str) else "\n".join(str(c) for c in command)
+            return "\n".join(
+                line for line in text.splitlines() if line.startswith("+") or not line.startswith(("-", "@@"))
+            )
+    return action.node.input if isinstance(action.node.input, str) else ""
+
+
+def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction], facts: TurnFacts) -> set[str]:
+    """Knowledge from one turn's tool calls and messages; returns the ids of the nodes whose text
+    gave a decision (their cue events are left to these records)."""
+    b = k.b
+    prov_of = {}
+
+    def prov(node: Node) -> Provenance:
+        found = prov_of.get(node.id)
+        if found is None:
+            found = prov_of[node.id] = b.provenance([node], turn=turn.number, commit=turn.commit)
+        return found
+
+    languages_seen: set[str] = set()
+    for action in actions:
+        p = prov(action.node)
+        if action.kind in ("edit", "create", "patch"):
+            text = _written_text(action)
+            for path in action.paths:
+                _code_facts(k, path, text, p, languages_seen)
+                if posixpath.basename(path) in INSTRUCTION_FILES:
+                    _instructions(k, text, p)
+        elif action.kind == "read" and not action.failed:
+            _read_facts(k, action, p, languages_seen)
+        if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
+            _command_facts(k, action, p, facts)
+    before = len(k.pending)
+    for node in turn.nodes:
+        if node.role == "user" and node.content and not node.is_tool:
+            if _WRITE_INSTRUCTIONS.found(node.content[:1000]):
+                continue  # a request to write an instruction file (see above)
+            _text_facts(k, node.content, prov(node), from_user=True)
+            _layout_facts(k, node.content, prov(node), from_user=True)
+        elif node.role == "assistant" and node.content and not node.is_tool:
+            _text_facts(k, node.content, prov(node), from_user=False)
+            _layout_facts(k, node.content, prov(node), from_user=False)
+    k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
+    return k.decided
+
+
+def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An instruction file's stack, commands, conventions and layout, as if the user said them."""
+    text = _OPMEM_BLOCK.sub("\n", text[:40_000])
+    if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
+        text = text.split("opmem memory · project:", 1)[0]
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    body = "\n".join(lines)
+    if body.strip():
+        _text_facts(k, body, prov, from_user=True)
+        _layout_facts(k, body, prov, from_user=False)
+
+
+def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
+    """What a file the agent read says: a manifest's stack, a lockfile's manager, an instruction file's rules."""
+    for path in action.paths:
+        base = posixpath.basename(path)
+        if base in INSTRUCTION_FILES:
+            _instructions(k, _body(action.node.content or ""), prov)
+        if is_manifest(path):
+            _manifest(k, path, action.node.content or "", prov, 0.85)
+        elif base in LOCKFILES:
+            _named(k, LOCKFILES[base], prov, 0.8)
+        _language(k, path, prov, 0.75, languages_seen)
+
+
+def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[str]) -> None:
+    base = posixpath.basename(path)
+    _language(k, path, prov, 0.85, seen)
+    if is_manifest(path):
+        _manifest(k, path, text, prov, 0.9)
+    elif base in LOCKFILES:
+        _named(k, LOCKFILES[base], prov, 0.85)
+    if not text:
+        return
+    for name in imports(path, text)[:40]:
+        tech = vocabulary.lookup(name)
+        if tech is not None and tech.curated:
+            k.stack(
+                tech,
+                prov,
+                0.85,
+                slot=tech.category in ("orm", "http-client", "web-framework", "test-framework", "e2e-framework"),
+            )
+    env_file = base.startswith(".env") or base.endswith(".env")
+    for name in env_names(text, env_file=env_file)[:30]:
+        k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.85)
+    for route in routes(text)[:30]:
+        k.fact(ENDPOINT, k.b.entity("endpoint", route, prov), prov, 0.85)
+    if not is_manifest(path):
+        for port in exposed_ports(path, text)[:5]:
+            k.fact(EXPOSES, k.b.entity("port", port, prov), prov, 0.75)
+
+
+def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    if from_user and text.lstrip().startswith("<"):
+        return  # injected context (<environment_context>, <system-reminder>, ...)
+    if not from_user and not _may_swap(text[:20_000]):
+        return  # an assistant's text gives only replacements it reports, and names none here
+    b = k.b
+    pasted = from_user and _pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
+    for sentence in sentences(text[:20_000]):
+        question = sentence.endswith("?")
+        swaps = [] if question else replacements(sentence)
+        for old, new in swaps:
+            _replace(k, old, new, prov, from_user)
+        if from_user:
+            _owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        if not from_user or question:
+            continue
+        replaced = bool(swaps) or _switches(k, sentence, prov) or _drops(k, sentence, prov)  # a decision
+        chosen = _CHOOSE.search(sentence)
+        stated = chosen is not None  # the sentence says what is used: its versions are the stack's
+        if chosen and not replaced:
+            _chosen(k, sentence, chosen.start(), prov)
+        elif not replaced:
+            stated = _listed(k, sentence, prov)
+        _said_commands(k, sentence, prov)
+        if not replaced:
+            _tool_for(k, sentence, prov)
+        for tech, number in versions(sentence):
+            if tech.name in VERSIONED_LANGUAGES or stated:
+                k.version(tech, number, prov, 0.9)
+        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
+            said = _EMPHASIS.sub("", sentence).strip()  # "**Error Handling**: Always ..." (markdown bold)
+            name = said if len(said) <= 160 else said[:159].rstrip() + "…"
+            entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
+            if is_global(sentence):
+                k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
+            else:
+                k.fact(CONVENTION, entity, prov, 0.85)
+            k.decided.add(prov.node_ids[0])
+        if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200:
+            name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
+            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        _said_env(k, sentence, prov)
+        _said_endpoints(k, sentence, prov)
