@@ -178,7 +178,9 @@ def test_the_convention_pattern_split_in_two_finds_what_the_whole_found(text):
         re.I,
     )
     assert whole.pattern != conventions._CONVENTION.pattern.pattern
-    split = conventions._CONVENTION.found(text) or ("ollow" in text.lower() and conventions._FOLLOWS_NAME.search(text) is not None)
+    split = conventions._CONVENTION.found(text) or (
+        "ollow" in text.lower() and conventions._FOLLOWS_NAME.search(text) is not None
+    )
     assert split == (whole.search(text) is not None), text
 
 
