@@ -33,9 +33,15 @@ SWITCH_SLOTS = relations.SWITCH_RELATIONS  # filled only by a switch the user st
 COMMAND_KINDS = relations.COMMAND_KINDS
 STATUS_KINDS = relations.STATUS_KINDS
 BRIEF_RELATIONS = relations.BRIEF_RELATIONS
-STACK_ITEMS = 14
-CONVENTIONS = 6
+STACK_ITEMS = 18
+TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
+CONVENTIONS = 10
+GROUP_CHARS = 170  # a line of clauses ("· conventions: a; b; c") takes them while they fit
 DECISIONS = 4
+
+
+# the parts of a brief, in the order it states them
+PARTS = ("stack", "command", "convention", "preference", "decision", "state", "environment", "layout", "progress")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,13 @@ class BriefLine:
     text: str
     session_id: str
     importance: float  # the layout takes lines in this order, highest first
+    part: str = "state"  # where the line is shown (PARTS order), whatever its importance
+
+    @property
+    def order(self) -> float:
+        """Display order, highest first: by part, then importance."""
+        rank = PARTS.index(self.part) if self.part in PARTS else len(PARTS)
+        return (len(PARTS) - rank) * 10 + self.importance
 
 
 def _day(t: float) -> str:
@@ -95,14 +108,36 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
     ]
     edges.sort(key=lambda g: -g.edge.event_time)
     names = memory.entity_refs({g.target for g in edges})
-    out = []
-    for rank, g in enumerate(edges[:limit]):
+    items = []
+    for g in edges[:limit]:
         ref = names.get(g.target)
-        if ref is None:
+        if ref is not None:
+            row = relations.relation(g.relation)
+            what = ref.name if g.relation == "convention" else f"{row.label if row else g.relation}: {ref.name}"
+            items.append((what, g))
+    return grouped("preferences", items, importance, "preference")
+
+
+def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, part: str) -> list[BriefLine]:
+    """Short items as few lines as fit (`· conventions: a; b; c`), newest first; each line points
+    at the session of its newest item."""
+    out: list[BriefLine] = []
+    chunk: list[tuple[str, GraphEdge]] = []
+    for name, g in items:
+        if any(name == n for n, _ in chunk):
             continue
-        label = "preference" if g.relation == "convention" else g.relation
-        out.append(BriefLine(f"· {label}: {ref.name}", g.edge.provenance.session_id, importance - rank * 0.01))
+        if chunk and len("; ".join(n for n, _ in [*chunk, (name, g)])) > GROUP_CHARS:
+            out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
+            chunk = []
+        chunk.append((name, g))
+    if chunk:
+        out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
     return out
+
+
+def _group_line(label: str, chunk: list[tuple[str, GraphEdge]], importance: float, part: str) -> BriefLine:
+    text = f"· {label}: " + "; ".join(n for n, _ in chunk)
+    return BriefLine(text, _newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
 
 
 def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float = 0.0) -> list[BriefLine]:
@@ -114,20 +149,18 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
         by_rel.setdefault(g.relation, []).append(g)
     out: list[BriefLine] = []
     stack = _stack(memory, by_rel, retired, refs)
-    if stack is not None:
-        out.append(stack)
+    out += stack
     out += _commands(by_rel, refs)
     out += _state(by_rel, refs, fixed_at)
-    conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
-    for rank, g in enumerate(conventions):
-        if g.target in refs:
-            text = f"· convention: {refs[g.target].name}"
-            out.append(BriefLine(text, g.edge.provenance.session_id, 0.85 - rank * 0.02))
-    shown = stack.text if stack is not None else ""
+    conventions = [
+        g for g in sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time) if g.target in refs
+    ]
+    out += grouped("conventions", [(refs[g.target].name, g) for g in conventions[:CONVENTIONS]], 0.85, "convention")
+    shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
         names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
-        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5))
+        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5, "decision"))
     where = _where(by_rel, refs)
     if where is not None:
         out.append(where)
@@ -161,7 +194,7 @@ def _layout(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
     if not used:
         return None
     names = _take(list(dict.fromkeys(refs[g.target].name for g in used)), " · ")
-    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7)
+    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7, "layout")
 
 
 def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
@@ -180,13 +213,16 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         gs = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time)[:6]
         names = _take([refs[g.target].name for g in gs], "; ")
         if names:
-            out.append(BriefLine(f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance))
+            line = BriefLine(
+                f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
+            )
+            out.append(line)
     return out
 
 
 def _stack(
     memory: MemoryStore, by_rel: dict[str, list[GraphEdge]], retired: list[GraphEdge], refs: dict
-) -> BriefLine | None:
+) -> list[BriefLine]:
     """Current technologies by category (a slot's holder beside what it replaced), versions beside
     their language; a technology another value replaced in its slot since is left out."""
     slot_value = {rel: _newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
@@ -217,14 +253,21 @@ def _stack(
         if old is None or g.edge.event_time > old[3].edge.event_time:
             stack[g.target] = (rank, -g.confidence, ref.name, g)
     items = sorted(stack.values(), key=lambda item: (item[0], item[1], item[2]))[:STACK_ITEMS]
-    if not items:
-        return None
-    parts = []
-    for _, _, name, g in items:
-        text = versions.get(_slug(name)) or name
-        parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
-    newest = _newest(g for *_, g in items)
-    return BriefLine("· stack: " + ", ".join(parts), newest.edge.provenance.session_id, 1.0)
+    out = []
+    tools_from = CATEGORY_ORDER.index(TOOLS_FROM)
+    libraries = CATEGORY_ORDER.index("library")
+    app = [item for item in items if item[0] < tools_from or item[0] >= libraries]
+    tools = [item for item in items if tools_from <= item[0] < libraries]
+    for label, group, importance in (("stack", app, 1.0), ("tools", tools, 0.97)):
+        if not group:
+            continue
+        parts = []
+        for _, _, name, g in group:
+            text = versions.get(_slug(name)) or name
+            parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
+        newest = _newest(g for *_, g in group)
+        out.append(BriefLine(f"· {label}: " + ", ".join(parts), newest.edge.provenance.session_id, importance, "stack"))
+    return out
 
 
 def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
@@ -308,7 +351,7 @@ def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
             where += gs
     if not pieces:
         return None
-    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65)
+    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65, "environment")
 
 
 def _slug(name: str) -> str:
@@ -316,7 +359,7 @@ def _slug(name: str) -> str:
 
 
 def _joined(chunk: list[str], edges: list[GraphEdge], importance: float) -> BriefLine:
-    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance)
+    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance, "command")
 
 
 def _category(memory: MemoryStore, eid: str) -> str:
@@ -357,7 +400,7 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
         newest = _newest(gs)
         how = f"by {fixes[:80]}" if fixes else f"{passes[:80]} passes since"
         text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} ({how})"
-        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02))
+        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02, "state"))
     return out
 
 
@@ -375,6 +418,8 @@ def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:
             continue
         said.add(summary)
         out.append(
-            BriefLine(f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03)
+            BriefLine(
+                f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03, "decision"
+            )
         )
     return out

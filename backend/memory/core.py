@@ -56,6 +56,8 @@ LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
 # What a session did (the timeline tells it) rather than what is known: after every fact in
 # core.md, folded one row per kind in the graph explorer.
 ACTIVITY_RELATIONS = relations.ACTIVITY_RELATIONS
+# events that quote what was said rather than tell what was done
+QUOTED = ("Discussed: ", "Asked: ", "Answered: ")
 _SPACE = re.compile(r"\s+")
 _DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _DAY = 86_400.0
@@ -100,7 +102,8 @@ def compose_core(
     brief: Sequence[CoreLine] = (),
     brief_label: str = "",
 ) -> str:
-    """Lay out the block within `budget` bytes; candidates come in rank order, best first.
+    """Lay out the block within `budget` bytes; candidates come in rank order, best first (a
+    brief line's `order` places it: stack, commands, conventions, decisions, state, ...).
 
     `brief` (the project's stack, commands, conventions, state, decisions; best first) leads,
     under `brief_label`, and gets up to BRIEF_SHARE of the room before the timeline and the graph
@@ -175,6 +178,8 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
     for ev in memory.ranked_events(
         _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES, own_only=True
     ):
+        if ev.summary.startswith(QUOTED):
+            continue  # a prompt or a reply quoted, not work done: the session has it
         when = datetime.fromtimestamp(ev.event_time, UTC).date()
         lines.append(
             CoreLine(f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time)
@@ -269,7 +274,7 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         fact_lines(memory, scope),
         graph_label=label,
         hint=hint,
-        brief=[CoreLine(line.text, line.session_id, line.importance) for line in brief],
+        brief=[CoreLine(line.text, line.session_id, line.order) for line in brief],
         brief_label=brief_label,
     )
 

@@ -14,13 +14,18 @@ from .. import patterns, vocabulary
 from ..caseless import Caseless
 from ..shell import SUBCOMMANDS, classify, split_commands
 from ..tools import ToolAction
-from .evidence import _BACKTICK
-from .facts import Knowledge
+from .evidence import _BACKTICK, Bullet, Fenced
+from .facts import CHOSE, Knowledge
 from .manifests import BUILD_TOOLS, INSTALLERS, PROGRAM_TECH, PROJECT_INSTALLERS
 from .stack import _named
 
 _KIND_WORDS = (
-    ("typecheck", re.compile(r"^(?:mypy|pyright|basedpyright|pyre|pytype|ty check|tsc --noemit|vue-tsc|flow)\b")),
+    (
+        "typecheck",
+        re.compile(
+            r"^(?:mypy|pyright|mix dialyzer|dialyzer|srb tc|basedpyright|pyre|pytype|ty check|tsc --noemit|vue-tsc|flow)\b"
+        ),
+    ),
     (
         "format",
         re.compile(
@@ -81,6 +86,9 @@ _KIND_WORDS = (
 
 
 _DROP_ARG = re.compile(r"^(?:\d+>&?\d*|/dev/null)$")
+# where the command ends and its plumbing starts: a redirection (`2>&1`, `> out.log`, split by the
+# shell reader into `2`, `>&`, `1`) or a pipe (`| tail -20`): the brief gives the command as typed
+_PLUMBING = re.compile(r"^(?:\d*(?:>>?|<)&?|&>>?|>&|\||\|&|<<<?)(?:\S*)$")
 
 
 _CODE_FILE = re.compile(
@@ -136,12 +144,12 @@ def _normalized(argv: tuple[str, ...]) -> str:
         args = args[2:]
     out: list[str] = []
     skip = False
-    for arg in args:
+    for index, arg in enumerate(args):
+        if _PLUMBING.match(arg) or (arg.isdigit() and index + 1 < len(args) and _PLUMBING.match(args[index + 1])):
+            break
         if skip:
             skip = False
             continue
-        if arg in (">", ">>", "2>", "&>", "<", "|"):
-            break
         if arg in ("-k", "-m", "--run", "-run", "-t", "--testNamePattern", "--filter", "-p") and out:
             if arg in ("-m", "-p") and out[0] not in ("pytest",):
                 out.append(arg)
@@ -193,25 +201,35 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
 
 
 # what a script or task names (`python manage.py migrate`, `mix phx.server`, `php artisan migrate`)
-_SCRIPT_TECH = {"manage.py": "Django", "phx": "Phoenix", "artisan": "Laravel", "ecto": "Ecto"}
+_SCRIPT_TECH = {
+    "manage.py": "Django", "phx": "Phoenix", "artisan": "Laravel", "ecto": "Ecto", "credo": "Credo",
+    "dialyzer": "Dialyzer", "test": "ExUnit", "sobelow": "Sobelow",
+}  # fmt: skip
 
 
-_SCRIPT = re.compile(r"\b(manage\.py|artisan)\b|\bmix (phx|ecto)\.")
+_SCRIPT = re.compile(r"\b(manage\.py|artisan)\b|\bmix (phx|ecto)\.|^mix (credo|dialyzer|test|sobelow)\b")
 
 
 def _script_of(line: str) -> str:
     found = _SCRIPT.search(line)
-    return (found.group(1) or found.group(2)) if found else ""
+    return next((g for g in found.groups() if g), "") if found else ""
 
 
-def _installed(k: Knowledge, program: str, packages: Sequence[str], prov: Provenance) -> None:
+CHOSEN_INSTALLS = 4  # an install of a few packages picks them; a long list restores a project's
+
+
+def _installed(
+    k: Knowledge, program: str, packages: Sequence[str], prov: Provenance, *, confidence: float = 0.85
+) -> None:
     manager = vocabulary.lookup(INSTALLERS.get(program, ""))
     if manager is not None:
-        k.stack(manager, prov, 0.85, slot=program in PROJECT_INSTALLERS)
+        k.stack(manager, prov, confidence, slot=program in PROJECT_INSTALLERS)
     for package in packages:
         tech = vocabulary.lookup(package)
         if tech is not None and tech.curated:
-            k.stack(tech, prov, 0.85)
+            k.stack(tech, prov, confidence)
+        elif tech is not None and len(packages) <= CHOSEN_INSTALLS and program in INSTALLERS:
+            k.fact(CHOSE, k.stack(tech, prov, confidence), prov, confidence)  # `pip install tenacity`: picked
 
 
 def _checked(
@@ -255,8 +273,8 @@ _COMMANDISH = re.compile(r"^(?:\./)?[a-z][\w.+/-]*(?: |$)")
 _NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
 
 
-def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
-    """Commands the user gives as the way ("run the tests with `make test`", "we deploy with
+def _said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: bool = True) -> None:
+    """Commands the user (or an answer, as `<kind>-script`: the way given, below what ran) gives as the way ("run the tests with `make test`", "we deploy with
     `fly deploy`"): the kind the command is, or else the one kind the sentence names. A command
     the sentence says not to use is not the way."""
     if "`" not in sentence:
@@ -277,7 +295,8 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
             if not kind and len(cues) == 1 and (" " in line or "/" in line):
                 kind = cues[0]  # `make ci` "to run the tests"; a lone word (`httpx`) is a name, not a command
             if kind:
-                k.fact(f"{kind}-command", k.b.entity("command", line, prov), prov, 0.85)
+                relation = f"{kind}-command" if from_user else f"{kind}-script"
+                k.fact(relation, k.b.entity("command", line, prov), prov, 0.85 if from_user else 0.75)
                 program = line.split(" ", 1)[0]
                 tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
                 if tech is not None and tech.curated:
@@ -286,3 +305,77 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance) -> None:
 
 
 _TOOL_CATEGORIES = ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
+
+
+# -- commands given in fenced blocks and lists ----------------------------------------------------
+
+_SHELL_LANGS = frozenset(
+    {"", "bash", "sh", "shell", "console", "zsh", "fish", "terminal", "shell-session", "sh-session", "cmd", "bat",
+     "powershell", "ps1", "pwsh", "text", "txt"}
+)  # fmt: skip
+_PROMPT = re.compile(r"^(?:\$|>|%|❯|PS [^>]*>)\s+")
+FENCED_LINES = 12  # a longer block is a script or output, not commands given to type
+_COMMAND_HEADING = re.compile(
+    r"\b(?:commands?|scripts?|usage|how to (?:run|test|build|lint)|running|run|test(?:s|ing)?|build(?:ing)?|lint(?:ing)?|"
+    r"develop(?:ment)?|getting started|quick ?start|setup|check(?:s)?|ci)\b",
+    re.I,
+)
+
+
+def _label_kinds(label: str) -> list[str]:
+    return [kind for kind, rx in _SAID_KINDS if rx.search(label)]
+
+
+def fenced_commands(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, from_user: bool) -> None:
+    """Shell blocks ("**Start the worker:**" over a ```bash block): each line a command as typed;
+    its kind from the command itself, else from the label when the block is one command. A
+    console block's prompt lines are the commands, the rest their output. An install names the
+    packages the project uses."""
+    for block in blocks:
+        if block.lang not in _SHELL_LANGS or _NOT_THE_WAY.found(block.label):
+            continue
+        lines = [line.strip() for line in block.code.splitlines() if line.strip()]
+        prompted = [_PROMPT.sub("", line) for line in lines if _PROMPT.match(line)]
+        commands = prompted or [line for line in lines if not line.startswith(("#", "//", "REM "))]
+        if not commands or len(commands) > FENCED_LINES:
+            continue
+        label_kinds = _label_kinds(block.label)
+        for text in commands:
+            _given(k, text, label_kinds if len(commands) == 1 else [], prov, from_user=from_user)
+
+
+def listed_commands(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, from_user: bool) -> None:
+    """List items under a heading about commands ("Commands:", "## Running it"): the backticked
+    command of each, of the kind the item's words or the command say."""
+    for item in items:
+        if "`" not in item.text or not _COMMAND_HEADING.search(item.heading):
+            continue
+        m = _BACKTICK.search(item.text)
+        if m is not None and _COMMANDISH.match(m.group(1).strip()):
+            words = _BACKTICK.sub(" ", item.text)
+            _given(k, m.group(1).strip(), _label_kinds(words) or _label_kinds(item.heading), prov, from_user=from_user)
+
+
+def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *, from_user: bool) -> None:
+    for argv in split_commands(text):
+        simple = classify(argv)
+        if simple is None or simple.kind in ("cd", "read", "list", "search", "git", "delete", "move"):
+            continue
+        if simple.kind == "install":
+            _installed(k, simple.program.split(" ", 1)[0], simple.packages, prov, confidence=0.8 if from_user else 0.7)
+            continue
+        line = normalize_command(argv)
+        kind = command_kind(line, simple.kind if simple.kind == "test" else "")
+        if not kind and len(label_kinds) == 1 and " " in line:
+            kind = label_kinds[0]  # "**Run the checks:** `make ci`"
+        if not kind:
+            continue
+        relation = f"{kind}-command" if from_user else f"{kind}-script"
+        k.fact(relation, k.b.entity("command", line, prov), prov, 0.85 if from_user else 0.75)
+        program = line.split(" ", 1)[0]
+        script = _SCRIPT_TECH.get(_script_of(line), "")
+        if script:
+            _named(k, script, prov, 0.75, slot=False)
+        tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
+        if tech is not None and tech.curated:
+            k.stack(tech, prov, 0.75, slot=tech.category in _TOOL_CATEGORIES and program not in PROGRAM_TECH)

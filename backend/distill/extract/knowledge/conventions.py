@@ -90,3 +90,82 @@ _WRITE_INSTRUCTIONS = Caseless(
 
 # what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
 _OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
+
+
+# -- scope and wording ----------------------------------------------------------------------------
+
+# a rule about how answers are written holds wherever the user works ("keep answers short", "no emojis")
+_ABOUT_ANSWERS = Caseless(
+    re.compile(
+        r"\b(?:your |the )?(?:answers?|responses?|replies|explanations?)\b|\b(?:reply|respond|answer|explain)\s+(?:in|with|briefly|"
+        r"concisely|only|without|like)\b|\bemojis?\b|\bbe (?:brief|concise|terse|short|direct)\b",
+        re.I,
+    )
+)
+# "I always/never/prefer ...": the user's own habit, unless it names this project
+_PERSONAL = Caseless(re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b", re.I))
+_HERE = Caseless(re.compile(r"\b(?:this|the) (?:project|repo|repository|codebase|app|service)\b|\bhere\b", re.I))
+# "in all my Python projects", "every JS repo", "for TypeScript code": a language's projects
+_LANGUAGE_WIDE = re.compile(
+    r"\b(?:in|for|across)?\s*(?:every|all|any)(?: of)?(?: my| our)? ([A-Za-z][\w.+#]*) (?:projects?|repos?|code ?bases?|code)\b",
+    re.I,
+)
+_SHORT_LANGUAGES = {"js": "JavaScript", "ts": "TypeScript", "py": "Python", "node": "Node.js", "golang": "Go"}
+
+
+def scope_of(sentence: str) -> tuple[bool, str]:
+    """(whether a rule holds in every project, the language whose projects it is about, or "")."""
+    m = _LANGUAGE_WIDE.search(sentence)
+    language = ""
+    if m is not None:
+        word = m.group(1)
+        language = _SHORT_LANGUAGES.get(word.lower(), "")
+        if not language:
+            from .. import vocabulary  # (a language named by its projects)
+
+            tech = vocabulary.lookup(word)
+            language = tech.name if tech is not None and tech.category in ("language", "runtime") else ""
+    personal = _PERSONAL.found(sentence) and not _HERE.found(sentence)
+    every = bool(language) or is_global(sentence) or _ABOUT_ANSWERS.found(sentence) or personal
+    return every, language
+
+
+_LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
+_PREAMBLE = re.compile(
+    r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
+    r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|across (?:all )?my projects|"
+    r"in general|generally|as a rule)\b[,:;!]?\s*)+",
+    re.I,
+)
+_ASKING = re.compile(
+    r"^(?:i(?:'d| would)? (?:want|like|need) (?:you )?to|you should|you must|can you|could you|make sure (?:to|that you|you)|"
+    r"remember to|be sure to|try to|please)\s+",
+    re.I,
+)
+_REASON = re.compile(
+    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes))\b.*$|\s*(?:;|—|–|\s-\s).*$", re.I
+)
+_TRAILER = re.compile(
+    r"[,;]?\s*(?:please|thanks?(?: you)?|thx|from now on|going forward|in this (?:project|repo)|"
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?))\s*[.!]*$",
+    re.I,
+)
+CLAUSE_CHARS = 90
+
+
+def clause(sentence: str) -> str:
+    """A rule as a short clause: `Please always use f-strings, not format(), because ...` ->
+    `always use f-strings, not format()`; no politeness, no preamble, no reason, no scope words."""
+    text = " ".join(re.sub(r"\*\*|__|`", "", sentence).split())
+    text = _LABELLED.sub("", text) if len(text) > 40 else text
+    for _ in range(3):
+        text = _ASKING.sub("", _PREAMBLE.sub("", text))
+    short = _REASON.sub("", text)
+    text = short if len(short) >= 12 else text
+    text = _TRAILER.sub("", text).rstrip(" .!,;:")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    if len(text) > CLAUSE_CHARS:
+        text = text[: CLAUSE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return text

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 
 from ....model import Provenance
 from ..caseless import Caseless
+from .evidence import Bullet, Fenced
 from .facts import ENDPOINT, ENV_VAR, Knowledge
 
 _ENV_CODE = re.compile(
@@ -109,10 +111,34 @@ def _said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
 _NOT_ROUTE_ROOTS = frozenset({"home", "users", "usr", "etc", "tmp", "var", "opt", "bin", "dev", "proc", "mnt", "srv"})
 
 
-def _said_env(k: Knowledge, sentence: str, prov: Provenance) -> None:
+def _said_env(k: Knowledge, sentence: str, prov: Provenance, *, confidence: float = 0.8) -> None:
     """Environment variable names the user names (`set DATABASE_URL in .env`), never a value."""
     if not _ENV_WORD.found(sentence):
         return
     for name in _ENV_NAME.findall(sentence):
         if name not in _NOT_ENV and (f"`{name}`" in sentence or "env" in sentence.lower()):
-            k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.8)
+            k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, confidence)
+
+
+_ENV_LANGS = frozenset({"env", "dotenv", "bash", "sh", "shell", "zsh", "", "ini", "properties", "conf", "text", "txt"})
+_ENV_LABEL = re.compile(r"\b(?:env(?:ironment)?|\.env|variables?|secrets?|config(?:uration)?)\b", re.I)
+ENV_PER_BLOCK = 30
+
+
+def fenced_env(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, confidence: float) -> None:
+    """Variable names a block sets (`DATABASE_URL=...`, `export X_Y=...`, a `.env` listing, a
+    compose `environment:` list) or code in it reads (`os.environ["X"]`); never their values."""
+    for block in blocks:
+        env_file = block.lang in _ENV_LANGS or bool(_ENV_LABEL.search(block.label))
+        for name in env_names(block.code, env_file=env_file)[:ENV_PER_BLOCK]:
+            k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, confidence)
+
+
+def listed_env(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
+    """Names listed under a heading about the environment ("Environment variables:", "## Config")."""
+    for item in items:
+        if not _ENV_LABEL.search(item.heading):
+            continue
+        m = _ENV_NAME.match(item.text.strip("`*_ "))
+        if m is not None and m.group(1) not in _NOT_ENV:
+            k.fact(ENV_VAR, k.b.entity("env-var", m.group(1), prov), prov, confidence)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 def _words(text: str) -> list[str]:
@@ -61,3 +62,81 @@ def _may_hold(text: str, literals: Sequence[str]) -> bool:
         return True
     low = text.lower()
     return any(literal in low for literal in literals)
+
+
+# -- Markdown structure --------------------------------------------------------------------------
+# An answer is read as a teammate skims it: fenced blocks with the line that introduces them
+# ("**Start the worker:**", "Run the tests with:"), and bullet lists under the heading or label
+# they belong to ("## Stack", "Libraries:").
+
+
+@dataclass(frozen=True, slots=True)
+class Fenced:
+    """A fenced code block: its info string (`bash`, `python`, `env`, ...), its code, and the
+    line before it with the Markdown marks off (a bold label, a heading, a sentence ending ':')."""
+
+    lang: str
+    code: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bullet:
+    """One item of a list, with the heading or label line the list sits under ("" when none)."""
+
+    text: str
+    heading: str
+
+
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w.+#-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE)
+_MARKS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|^#{1,6}\s+|^>\s*")
+_LIST_ITEM = re.compile(r"^[ \t]{0,6}(?:[-*+•]|\d{1,2}[.)])\s+(.+)$")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+FENCE_CHARS = 4000  # a block longer than this is a file's content, not a command or a list
+
+
+def unmarked(line: str) -> str:
+    """A line without its Markdown marks: `**Start the worker:**` -> `Start the worker:`."""
+    return " ".join(_MARKS.sub("", line.strip()).split())
+
+
+def fenced(text: str) -> list[Fenced]:
+    """The fenced blocks of a message, each with the non-blank line before it."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    out = []
+    for m in _FENCE.finditer(text):
+        before = text[: m.start()].rstrip().rsplit("\n", 1)[-1]
+        code = m.group(3)
+        if len(code) <= FENCE_CHARS:
+            out.append(Fenced(m.group(2).lower(), code, unmarked(before)))
+    return out
+
+
+def bullets(text: str) -> list[Bullet]:
+    """List items outside code, each under its heading: a Markdown heading, or a short line
+    ending with ':' (`Libraries:`, `**Stack:**`) right above the list, or a bold lead-in."""
+    out: list[Bullet] = []
+    heading = ""
+    under = ""
+    for raw in _FENCE.sub("\n", text).splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        head = _HEADING.match(line.strip())
+        item = _LIST_ITEM.match(line)
+        if head is not None:
+            heading, under = unmarked(head.group(1)).rstrip(":"), ""
+        elif item is not None:
+            out.append(Bullet(item.group(1).strip(), under or heading))
+        else:
+            plain = unmarked(line)
+            under = plain.rstrip(":") if plain.endswith(":") and len(plain) <= 80 else ""
+    return out
+
+
+def opening(text: str) -> str:
+    """The first sentence of an answer (what a recommendation opens with)."""
+    for sentence in sentences(text[:2000]):
+        return sentence
+    return ""

@@ -25,6 +25,9 @@ TASK_DONE = "task-done"  # what a session says is done / still to do ("done: X",
 TASK_PENDING = "task-pending"
 
 
+AGREEING = 0.05
+
+
 @dataclass(slots=True)
 class Knowledge:
     """One batch's knowledge, gathered turn by turn, recorded at the end (latest sighting wins)."""
@@ -35,6 +38,9 @@ class Knowledge:
     user: str = ""
     decided: set[str] = field(default_factory=set)  # nodes whose text gave a replacement or a drop
     told: bool = False  # the current turn's messages gave a fact (its work event need not retell them)
+    recommended: list[tuple[vocabulary.Tech, Provenance]] = field(default_factory=list)  # awaiting the user's word
+    sources: dict[tuple[str, str, str, str], set[str]] = field(default_factory=dict)  # the kinds of evidence seen
+    source: str = ""  # the kind of evidence being read (a tool call, a manifest, a sentence, a list, a block)
 
     # entity helpers
     def tech(self, tech: vocabulary.Tech, prov: Provenance) -> str:
@@ -47,6 +53,11 @@ class Knowledge:
         if relations.relation(relation) is None:
             raise ValueError(f"{relation!r} is not in the relation table (memory/relations.py)")
         key = (subject or self.subject, relation, target, scope or self.b.scope)
+        seen = self.sources.setdefault(key, set())
+        seen.add(self.source)
+        # each other kind of evidence that agrees (a run and a manifest, an answer's list and an
+        # install) makes the fact surer
+        confidence = min(0.99, confidence + AGREEING * (len(seen) - 1))
         old = self.pending.get(key)
         if old is None or (prov.event_time, confidence) >= (old[0].event_time, old[1]):
             self.pending[key] = (prov, max(confidence, old[1]) if old else confidence)
@@ -87,3 +98,4 @@ class Knowledge:
         ):
             self.b.edge(subject, relation, target, prov, confidence, scope=scope)
         self.pending.clear()
+        self.sources.clear()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 
 from ....model import Provenance
 from .. import vocabulary
 from ..caseless import Caseless
 from .environment import env_names, exposed_ports
-from .evidence import _marked, _may_hold, _words
+from .evidence import Bullet, Fenced, _marked, _may_hold, _words
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
-from .manifests import EXTENSION_LANGUAGES, LOCKFILES, manifest_facts, script_commands
+from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
 from .techs import _COMMON_WORDS, _tech_name, mentioned_techs
 
 _CHOOSE = Caseless(
@@ -101,7 +102,7 @@ _NEGATED = Caseless(
 )
 
 
-def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
+def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance, confidence: float = 0.9) -> None:
     """The technologies a sentence says are used: up to four after each cue (a list after
     "with" runs on into unrelated words), less those it says are not ("use pytest fixtures, no
     unittest classes"); of two for one slot the first named takes it."""
@@ -119,10 +120,10 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance) -> None:
             named.pop(tech.name, None)
     slots: set[str] = set()
     for tech in named.values():
-        eid = k.stack(tech, prov, 0.9, slot=tech.slot not in slots)
+        eid = k.stack(tech, prov, confidence, slot=tech.slot not in slots)
         slots.add(tech.slot)
         if not tech.curated:  # a library the user picked: the brief's, unlike every dependency a manifest lists
-            k.fact(CHOSE, eid, prov, 0.9)
+            k.fact(CHOSE, eid, prov, confidence)
 
 
 # what "use X for ..." may name that is no package
@@ -213,3 +214,134 @@ def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
         tech = _tech_name(m.group(2), curated=False)
         if tech is not None and (tech.category == category or (kind == "test" and tech.category == "e2e-framework")):
             k.stack(tech, prov, 0.85)
+
+
+# -- stack from an answer's structure ------------------------------------------------------------
+
+# a heading a list of technologies sits under: "## Stack", "Libraries:", "**Dependencies:**"
+_STACK_HEADING = re.compile(
+    r"\b(?:(?:tech(?:nology)?\s+)?stack|librar(?:y|ies)|dependenc(?:y|ies)|packages?|frameworks?|tools?|tooling|"
+    r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using)\b",
+    re.I,
+)
+_ITEM_NAME = re.compile(r"^(?:\*\*|__)?`?([A-Za-z@][\w.+#/@-]*(?: [A-Z][\w.+#-]*)?)`?(?:\*\*|__)?")
+_CODE_EXT = {
+    "python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "jsx": ".jsx", "typescript": ".ts", "ts": ".ts",
+    "tsx": ".tsx", "go": ".go", "golang": ".go", "rust": ".rs", "rs": ".rs", "elixir": ".ex", "ex": ".ex",
+    "exs": ".exs", "vue": ".vue", "svelte": ".svelte",
+}  # fmt: skip
+# a manifest a block shows, by the name its label gives, else by its shape
+_MANIFEST_NAMES = re.compile(
+    r"(?<![\w.-])(package\.json|pyproject\.toml|requirements[\w.-]*\.txt|Cargo\.toml|go\.mod|mix\.exs|Gemfile|"
+    r"docker-compose\.ya?ml|compose\.ya?ml|Dockerfile|\.python-version|\.nvmrc|\.tool-versions)(?![\w.-])"
+)
+_MANIFEST_SHAPES = (
+    (re.compile(r'^\s*"(?:dev)?[dD]ependencies"\s*:', re.M), "package.json"),
+    (re.compile(r"^\[(?:project|tool\.poetry)", re.M), "pyproject.toml"),
+    (re.compile(r"^\s*defp? deps\b", re.M), "mix.exs"),
+    (re.compile(r"^module \S+\s*$.*^go \d", re.M | re.S), "go.mod"),
+    (re.compile(r"^\[dependencies\]", re.M), "Cargo.toml"),
+    (re.compile(r"^FROM \S+", re.M), "Dockerfile"),
+    (re.compile(r"^services:\s*$", re.M), "docker-compose.yml"),
+)
+
+
+def fenced_stack(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, confidence: float) -> None:
+    """Manifests a block shows (named by its label or known by its shape) and the third-party
+    imports of code in it: a library only when the block is the user's or a manifest's."""
+    for block in blocks:
+        named = _MANIFEST_NAMES.search(block.label)
+        path = named.group(1) if named else next((p for rx, p in _MANIFEST_SHAPES if rx.search(block.code)), "")
+        if block.lang in ("txt", "text", "") and named is None and "requirements" in block.label.lower():
+            path = "requirements.txt"
+        if path:
+            _manifest(k, path, block.code, prov, confidence)
+            continue
+        ext = _CODE_EXT.get(block.lang)
+        if ext is None:
+            continue
+        for name in imports(f"block{ext}", block.code)[:20]:
+            tech = vocabulary.lookup(name)
+            if tech is not None and tech.curated:
+                k.stack(tech, prov, confidence, slot=False)
+
+
+def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
+    """The technology each item of a list under a stack heading opens with ("- **Phoenix** 1.7",
+    "- `Oban` for jobs"); a library counts when the item marks it (backticks, bold, a capital)."""
+    for item in items:
+        if not _STACK_HEADING.search(item.heading) or _NEGATED.search(item.text[:40]):
+            continue
+        m = _ITEM_NAME.match(item.text)
+        if m is None:
+            continue
+        name = m.group(1).rstrip(".:,")
+        tech = _tech_name(name, curated=False) or _tech_name(name.split(" ", 1)[0], curated=False)
+        if tech is None:
+            continue
+        marked = item.text.startswith(("`", "**", "__")) or name[0].isupper()
+        if not tech.curated and not marked:
+            continue
+        eid = k.stack(tech, prov, confidence, slot=False)
+        if not tech.curated:
+            k.fact(CHOSE, eid, prov, confidence)
+
+
+# an answer that opens by recommending: "Use `tenacity` here: ...", "I'd go with Chart.js", "I recommend httpx"
+_RECOMMENDS = Caseless(
+    re.compile(
+        r"^(?:(?:i'?d|i would|we'?d|you (?:can|could|should|might)|let'?s)\s+)?(?:(?:strongly\s+)?recommend(?:ed)?(?: using)?|"
+        r"use|try|go with|switch to|consider(?: using)?|pick|reach for|stick with)\b",
+        re.I,
+    )
+)
+# a choice an answer states in passing: "going with Chart.js for the graphs", "I'll use Oban for this"
+_ANSWER_CHOICE = Caseless(
+    re.compile(
+        r"\b(?:(?:i'?m|we'?re|i am|we are) (?:going|gonna go) with|going with|went with|i'?ll (?:use|go with)|"
+        r"we'?ll (?:use|go with)|opted for|settled on|i(?:'ve| have) (?:chosen|picked|gone with)|i chose|i picked)\b",
+        re.I,
+    )
+)
+# what a user says when not taking a recommendation
+_DECLINES = Caseless(
+    re.compile(
+        r"^\W*(?:no\b|nope|nah|don'?t|do not|not\b|instead|rather|actually,? (?:no|let'?s|use)|i'?d rather|let'?s not)",
+        re.I,
+    )
+)
+
+
+def recommended(k: Knowledge, opening: str, prov: Provenance) -> None:
+    """An answer's opening recommendation, kept until the user's next message: taken when the user
+    goes on with it, dropped when the user declines."""
+    m = _RECOMMENDS.search(opening)
+    if m is None or opening.endswith("?"):
+        return
+    rest = opening[m.end() :]
+    techs = list(mentioned_techs(rest))[:2]
+    first = re.match(r"\s+`?([A-Za-z@][\w.+-]*)`?", rest)
+    if first is not None and not techs:
+        tech = _chosen_library(first.group(1), rest)
+        if tech is not None:
+            techs = [tech]
+    k.recommended.extend((tech, prov) for tech in techs)
+
+
+def answered(k: Knowledge, user_text: str) -> None:
+    """The user's next message after recommendations: declining drops them; going on takes them."""
+    waiting, k.recommended = k.recommended, []
+    if not waiting or _DECLINES.search(user_text[:200]):
+        return
+    for tech, prov in waiting:
+        eid = k.stack(tech, prov, 0.75, slot=False)
+        if not tech.curated:
+            k.fact(CHOSE, eid, prov, 0.75)
+
+
+def answer_choices(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """A choice an answer states ("going with Chart.js for the graphs"): its technologies, lower
+    than the user's word."""
+    m = _ANSWER_CHOICE.search(sentence)
+    if m is not None and not sentence.endswith("?"):
+        _chosen(k, sentence, m.start(), prov, 0.75)

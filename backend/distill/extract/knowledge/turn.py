@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 
 from ....memory.records import GLOBAL
@@ -10,14 +11,36 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import _command_facts, _said_commands
-from .conventions import _OPMEM_BLOCK, _WRITE_INSTRUCTIONS, INSTRUCTION_FILES, is_convention, is_global
+from .commands import _command_facts, _said_commands, fenced_commands, listed_commands
+from .conventions import (
+    _OPMEM_BLOCK,
+    _WRITE_INSTRUCTIONS,
+    INSTRUCTION_FILES,
+    clause,
+    is_convention,
+    is_global,
+    scope_of,
+)
 from .decisions import _drops, _may_swap, _replace, _switches, replacements
-from .environment import _said_endpoints, _said_env, env_names, exposed_ports, routes
-from .evidence import _EMPHASIS, _pasted_output, sentences
+from .environment import _said_endpoints, _said_env, env_names, exposed_ports, fenced_env, listed_env, routes
+from .evidence import _may_hold, _pasted_output, bullets, fenced, opening, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
 from .manifests import LOCKFILES, _body, imports, is_manifest
-from .stack import _CHOOSE, _chosen, _language, _listed, _manifest, _named, _owned, _tool_for
+from .stack import (
+    _CHOOSE,
+    _chosen,
+    _language,
+    _listed,
+    _manifest,
+    _named,
+    _owned,
+    _tool_for,
+    answer_choices,
+    answered,
+    fenced_stack,
+    listed_stack,
+    recommended,
+)
 from .state import _PROBLEM, _layout_facts
 from .techs import VERSIONED_LANGUAGES, versions
 
@@ -60,6 +83,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     languages_seen: set[str] = set()
     for action in actions:
         p = prov(action.node)
+        k.source = action.kind
         if action.kind in ("edit", "create", "patch"):
             text = _written_text(action)
             for path in action.paths:
@@ -73,6 +97,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "user" and node.content and not node.is_tool:
+            answered(k, node.content)
             if _WRITE_INSTRUCTIONS.found(node.content[:1000]):
                 continue  # a request to write an instruction file (see above)
             _text_facts(k, node.content, prov(node), from_user=True)
@@ -140,8 +165,11 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
 def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
     if from_user and text.lstrip().startswith("<"):
         return  # injected context (<environment_context>, <system-reminder>, ...)
-    if not from_user and not _may_swap(text[:20_000]):
-        return  # an assistant's text gives only replacements it reports, and names none here
+    _structure(k, text[:20_000], prov, from_user=from_user)
+    k.source = "sentence"
+    if not from_user:
+        _answer_facts(k, text[:20_000], prov)
+        return
     b = k.b
     pasted = from_user and _pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     for sentence in sentences(text[:20_000]):
@@ -167,16 +195,78 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -
             if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
-            said = _EMPHASIS.sub("", sentence).strip()  # "**Error Handling**: Always ..." (markdown bold)
-            name = said if len(said) <= 160 else said[:159].rstrip() + "…"
-            entity = b.entity("convention", name, prov, key=f"convention:{name.lower()}")
-            if is_global(sentence):
-                k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
-            else:
-                k.fact(CONVENTION, entity, prov, 0.85)
-            k.decided.add(prov.node_ids[0])
+            _convention(k, sentence, prov)
         if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200:
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
         _said_endpoints(k, sentence, prov)
+
+
+def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """A rule the user states, as a short clause; in the global scope when it holds in every
+    project (or every project of a language, which the clause then names)."""
+    name = clause(sentence)
+    if len(name) < 6 or " " not in name:
+        return  # a heading ("Conventions"), not a rule
+    every, language = scope_of(sentence)
+    if language:
+        name = f"{language}: {name}"
+    entity = k.b.entity("convention", name, prov, key=f"convention:{name.lower()}")
+    if every:
+        k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
+    else:
+        k.fact(CONVENTION, entity, prov, 0.85)
+    k.decided.add(prov.node_ids[0])
+
+
+# a message with a list in it: a line opening with a bullet or a number
+_HAS_LIST = re.compile(r"^[ \t]{0,6}(?:[-*+•]|\d{1,2}[.)])\s", re.MULTILINE)
+
+
+def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    """What a message's Markdown shows: commands, environment names and manifests in fenced
+    blocks (with the line that labels each), and technologies, commands and names listed under
+    a heading. The user's word counts above an answer's."""
+    confidence = 0.85 if from_user else 0.75
+    blocks = fenced(text)
+    if blocks:
+        k.source = "block"
+        fenced_commands(k, blocks, prov, from_user=from_user)
+        fenced_env(k, blocks, prov, confidence=confidence)
+        fenced_stack(k, blocks, prov, confidence=confidence)
+    if _HAS_LIST.search(text) is not None:
+        items = bullets(text)
+        k.source = "list"
+        listed_stack(k, items, prov, confidence=confidence)
+        listed_env(k, items, prov, confidence=confidence)
+        listed_commands(k, items, prov, from_user=from_user)
+
+
+# literals one of which every form of _ANSWER_CHOICE holds (most sentences hold none)
+_CHOICE_WORDS = ("going with", "went with", "'ll use", "'ll go with", "will use", "opted", "settled", "chose", "picked",
+                 "gone with", "gonna go")  # fmt: skip
+
+
+def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An answer: the recommendation it opens with (taken if the user goes on with it), the
+    replacements and choices it reports, commands it gives in backticks, variables it names."""
+    recommended(k, opening(text), prov)
+    swap = _may_swap(text)
+    choice = _may_hold(text, _CHOICE_WORDS)
+    ticks = "`" in text
+    env = "_" in text and _may_hold(text, ("env", "export", "set"))
+    if not (swap or choice or ticks or env):
+        return
+    for sentence in sentences(text):
+        if sentence.endswith("?"):
+            continue
+        if swap:
+            for old, new in replacements(sentence):
+                _replace(k, old, new, prov, False)
+        if choice:
+            answer_choices(k, sentence, prov)
+        if ticks and "`" in sentence:
+            _said_commands(k, sentence, prov, from_user=False)
+        if env:
+            _said_env(k, sentence, prov, confidence=0.7)
