@@ -2,7 +2,7 @@
 
 - An edge on a single-valued relation (config `[distill] single_valued`: listens-on, lives-in,
   ...) with the same subject and scope as a current edge but another value retires it, if it is
-  newer in the world (event_time); an older fact ingested late is itself retired by the current
+  newer in the world (event_time; values stated at the same moment stay current together); an older fact ingested late is itself retired by the current
   one, never the other way round. Edges restating the current value stay, side by side.
 - Knowledge slots (the relation table, memory/relations.py: a project's test framework, ORM, package
   manager, its `*-command`, `*-version` and `*-status` relations) are single-valued whatever the config says.
@@ -55,7 +55,8 @@ def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], lis
         return patches, contradictions  # one value, however often restated (the usual chain): nothing changes
     group: list[Edge] = []  # the current value's edges (a value may be stated several times)
     for edge in sorted(unique.values(), key=_order):
-        if group and edge.to_id != group[-1].to_id:
+        # values stated at one moment ("my eslint config, my oxlint config") are current together
+        if group and edge.to_id not in {e.to_id for e in group} and edge.event_time > group[-1].event_time:
             for old in group:
                 reason = f"{edge.relation} is single-valued: {edge.to_id} (newer) replaces {old.to_id}"
                 patches.append(Patch(old.id, edge.id, at, reason))

@@ -35,8 +35,8 @@ STATUS_KINDS = relations.STATUS_KINDS
 BRIEF_RELATIONS = relations.BRIEF_RELATIONS
 STACK_ITEMS = 18
 TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
-CONVENTIONS = 10
-GROUP_CHARS = 170  # a line of clauses ("· conventions: a; b; c") takes them while they fit
+CONVENTIONS = 12
+GROUP_CHARS = 180  # a line of clauses ("· conventions: a; b; c") takes them while they fit
 DECISIONS = 4
 
 
@@ -152,10 +152,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += stack
     out += _commands(by_rel, refs)
     out += _state(by_rel, refs, fixed_at)
-    conventions = [
-        g for g in sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time) if g.target in refs
-    ]
-    out += grouped("conventions", [(refs[g.target].name, g) for g in conventions[:CONVENTIONS]], 0.85, "convention")
+    out += grouped("conventions", _ranked_rules(by_rel.get("convention", []), refs), 0.85, "convention")
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
@@ -220,6 +217,20 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     return out
 
 
+def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
+    """Conventions, most often stated first (each session that states one again adds an edge),
+    then newest, then shorter (more fit): a file's long list of rules cannot all be shown."""
+    by_target: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        if g.target in refs:
+            by_target.setdefault(g.target, []).append(g)
+    ranked = sorted(
+        by_target.items(),
+        key=lambda item: (-len(item[1]), -round(_newest(item[1]).edge.event_time / 3600), len(refs[item[0]].name)),
+    )
+    return [(refs[target].name, _newest(gs)) for target, gs in ranked[:CONVENTIONS]]
+
+
 def _stack(
     memory: MemoryStore, by_rel: dict[str, list[GraphEdge]], retired: list[GraphEdge], refs: dict
 ) -> list[BriefLine]:
@@ -246,8 +257,8 @@ def _stack(
         if not category or (category == "library" and g.target not in chosen):
             continue
         holder = slot_value.get(category)
-        if holder is not None and holder.target != g.target and holder.edge.event_time >= g.edge.event_time:
-            continue  # another value holds the slot since
+        if holder is not None and holder.target != g.target and holder.edge.event_time > g.edge.event_time:
+            continue  # another value holds the slot since (one named at the same moment holds it too)
         rank = CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
         old = stack.get(g.target)
         if old is None or g.edge.event_time > old[3].edge.event_time:

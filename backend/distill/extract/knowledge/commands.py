@@ -122,8 +122,9 @@ def command_kind(line: str, shell_kind: str) -> str:
     if shell_kind == "test" or _TEST_LINE.match(low):
         return "test"
     for kind, rx in _KIND_WORDS:
-        if rx.match(low):
-            return kind
+        m = rx.match(low)
+        if m and (m.end() == len(low) or low[m.end() - 1] == " " or low[m.end()] in " ;&|"):
+            return kind  # the whole program's name: `eslint-plugin-jsdoc` is a package, not eslint
     return ""
 
 
@@ -267,7 +268,14 @@ _SAID_KINDS = (
 )
 
 
-_COMMANDISH = re.compile(r"^(?:\./)?[a-z][\w.+/-]*(?: |$)")
+# a program's name: a word (`pytest`, `mix`), a script run from here (`./run.sh`, `bin/rails`);
+# not a path (`packages/x/y.test.ts`), a lint rule (`eslint/func-names`) or a file
+_COMMANDISH = re.compile(r"^(?:(?:\./|bin/)[\w.+/-]+|[a-z][\w.+-]*)(?: |$)")
+
+
+def _is_program(snippet: str) -> bool:
+    first = snippet.split(" ", 1)[0]
+    return bool(_COMMANDISH.match(snippet)) and (first.startswith(("./", "bin/")) or not _CODE_FILE.search(first))
 
 
 _NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
@@ -284,7 +292,7 @@ def _said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: 
     for m in _BACKTICK.finditer(sentence):
         before, last = sentence[last : m.start()], m.end()
         snippet = m.group(1).strip()
-        if not _COMMANDISH.match(snippet) or _NOT_THE_WAY.found(before):
+        if not _is_program(snippet) or _NOT_THE_WAY.found(before):
             continue
         for argv in split_commands(snippet):
             simple = classify(argv)
@@ -351,12 +359,26 @@ def listed_commands(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, 
         if "`" not in item.text or not _COMMAND_HEADING.search(item.heading):
             continue
         m = _BACKTICK.search(item.text)
-        if m is not None and _COMMANDISH.match(m.group(1).strip()):
+        if m is not None and _is_program(m.group(1).strip()):
             words = _BACKTICK.sub(" ", item.text)
             _given(k, m.group(1).strip(), _label_kinds(words) or _label_kinds(item.heading), prov, from_user=from_user)
 
 
+def _known_program(line: str) -> bool:
+    """A program the vocabulary or the shell reader knows (`make`, `mix`, `./run.sh`): not a word of prose."""
+    program = line.split(" ", 1)[0]
+    return (
+        program.startswith(("./", "bin/"))
+        or program in PROGRAM_TECH
+        or program in INSTALLERS
+        or program in SUBCOMMANDS
+        or vocabulary.known(program, curated=True)
+    )
+
+
 def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *, from_user: bool) -> None:
+    if not _is_program(text):
+        return
     for argv in split_commands(text):
         simple = classify(argv)
         if simple is None or simple.kind in ("cd", "read", "list", "search", "git", "delete", "move"):
@@ -367,7 +389,7 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
         line = normalize_command(argv)
         kind = command_kind(line, simple.kind if simple.kind == "test" else "")
         if not kind and len(label_kinds) == 1 and " " in line:
-            kind = label_kinds[0]  # "**Run the checks:** `make ci`"
+            kind = label_kinds[0] if _known_program(line) else ""  # "**Run the checks:** `make ci`"
         if not kind:
             continue
         relation = f"{kind}-command" if from_user else f"{kind}-script"

@@ -15,7 +15,7 @@ _CONVENTION = Caseless(
         r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
         r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
         r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
-        r"conventions?\b|style guide|naming|"
+        r"conventions?\b(?![.\w])|style guide|naming|"
         r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
         r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
         r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
@@ -31,6 +31,8 @@ _FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
 _NOT_CONVENTION = Caseless(
     re.compile(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
+        # a one-off about what is being edited ("DO NOT CHANGE the contents"), not a rule
+        r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b|"
         r"do not (?:know|understand)|why does|what does|how do)\b",
         re.I,
     )
@@ -144,14 +146,19 @@ _ASKING = re.compile(
     re.I,
 )
 _REASON = re.compile(
-    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes))\b.*$|\s*(?:;|—|–|\s-\s).*$", re.I
+    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes)|to (?:encourage|ensure|avoid|prevent|make|"
+    r"keep|improve|simplify|aid|help|reduce|enhance|minimi[sz]e|allow|enable|maintain|guarantee)|for (?:readability|"
+    r"hoistability|clarity|consistency|safety|better))\b.*$|,?\s+(?:such as|e\.g\.)\s.*$|,\s+like\s.*$|\s*(?:;|—|–|\s-\s|\.\s).*$",
+    re.I,
 )
 _TRAILER = re.compile(
     r"[,;]?\s*(?:please|thanks?(?: you)?|thx|from now on|going forward|in this (?:project|repo)|"
     r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?))\s*[.!]*$",
     re.I,
 )
-CLAUSE_CHARS = 90
+CLAUSE_CHARS = 72
+# an aside in parentheses (its code may hold parentheses of its own: `function foo() {}`)
+_ASIDE = re.compile(r"\s*\((?!not\b|never\b|no\b|only\b)(?:[^()]|\([^()]*\))+\)")
 
 
 def clause(sentence: str) -> str:
@@ -161,7 +168,7 @@ def clause(sentence: str) -> str:
     text = _LABELLED.sub("", text) if len(text) > 40 else text
     for _ in range(3):
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
-    short = _REASON.sub("", text)
+    short = " ".join(_ASIDE.sub("", _REASON.sub("", text)).split())
     text = short if len(short) >= 12 else text
     text = _TRAILER.sub("", text).rstrip(" .!,;:")
     if len(text) > 1 and text[0].isupper() and text[1].islower():
@@ -169,3 +176,79 @@ def clause(sentence: str) -> str:
     if len(text) > CLAUSE_CHARS:
         text = text[: CLAUSE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
+
+
+# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
+IMPERATIVES = frozenset(
+    [
+        "use",
+        "write",
+        "add",
+        "avoid",
+        "prefer",
+        "provide",
+        "declare",
+        "keep",
+        "follow",
+        "organize",
+        "organise",
+        "put",
+        "name",
+        "place",
+        "return",
+        "throw",
+        "raise",
+        "handle",
+        "log",
+        "test",
+        "document",
+        "include",
+        "import",
+        "export",
+        "run",
+        "check",
+        "make",
+        "ensure",
+        "limit",
+        "wrap",
+        "split",
+        "extract",
+        "define",
+        "mark",
+        "leave",
+        "remove",
+        "separate",
+        "sort",
+        "group",
+        "start",
+        "end",
+        "validate",
+        "type",
+        "annotate",
+        "comment",
+        "format",
+        "lint",
+        "commit",
+        "store",
+        "favor",
+        "favour",
+        "adhere",
+        "stick",
+        "apply",
+        "treat",
+        "reuse",
+        "create",
+        "do",
+        "don't",
+        "dont",
+        "never",
+        "always",
+        "only",
+    ]
+)
+
+
+def is_rule_item(text: str) -> bool:
+    """A list item of an instruction file that states a rule: it opens with an imperative."""
+    first = re.sub(r"[*_`]", "", text).split(" ", 1)[0].lower().rstrip(":,")
+    return first in IMPERATIVES and len(text.split()) >= 3 and not text.endswith("?")

@@ -18,7 +18,8 @@ _SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w/]))+[.!?]*")  # `mix phx.server`, `
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 
 
-_BACKTICK = re.compile(r"`([^`\n]{1,60})`")
+# code in backticks: no space just inside them (with an odd count, the text between two spans is not one)
+_BACKTICK = re.compile(r"`([^`\s](?:[^`\n]{0,58}[^`\s])?)`")
 
 
 def sentences(text: str) -> list[str]:
@@ -140,3 +141,27 @@ def opening(text: str) -> str:
     for sentence in sentences(text[:2000]):
         return sentence
     return ""
+
+
+# an edit an answer proposes as a search/replace block (aider's format): the path on the line
+# above, the new text between the divider and the replace marker
+_EDIT_BLOCK = re.compile(
+    r"^[ \t]*([^\s`<>=|]+\.?[\w-]*)[ \t]*\n(?:```+[\w-]*\n)?<{5,9} SEARCH[^\n]*\n.*?^={5,9}[ \t]*\n(.*?)^>{5,9} REPLACE",
+    re.DOTALL | re.MULTILINE,
+)
+EDIT_CHARS = 40_000
+
+
+def edit_blocks(text: str) -> list[tuple[str, str]]:
+    """(path, new text) of each search/replace edit a message proposes."""
+    if "<<<<<<< SEARCH" not in text:
+        return []
+    return [(m.group(1), m.group(2)) for m in _EDIT_BLOCK.finditer(text[:EDIT_CHARS])]
+
+
+# files a user adds to the conversation (`/add src/app.py tests/test_app.py`, `/read CONVENTIONS.md`)
+_ADDED = re.compile(r"^/(?:add|read|read-only)\s+(.+)$", re.MULTILINE)
+
+
+def added_files(text: str) -> list[str]:
+    return [p for m in _ADDED.finditer(text[:4000]) for p in m.group(1).split() if "*" not in p]

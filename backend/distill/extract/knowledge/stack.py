@@ -109,10 +109,14 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance, confidenc
     named: dict[str, vocabulary.Tech] = {}
     for cue in _CHOOSE.finditer(sentence, start):
         for tech in mentioned_techs(sentence[cue.start() :])[:4]:
-            named.setdefault(tech.name, tech)
+            if tech.curated or k.source != "instructions":  # a file's backticks are code (`camelCase`)
+                named.setdefault(tech.name, tech)
     for m in _DIRECT.finditer(sentence, start):
         word = m.group(1)
-        tech = _tech_name(word, curated=True) if word in _COMMON_WORDS else _chosen_library(word, sentence)
+        if word in _COMMON_WORDS or k.source == "instructions":
+            tech = _tech_name(word, curated=True)
+        else:
+            tech = _chosen_library(word, sentence)
         if tech is not None:
             named.setdefault(tech.name, tech)
     for m in _NEGATED.finditer(sentence):

@@ -121,7 +121,7 @@ _COMMON_WORDS = frozenset(
         "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
         "marshmallow zod yup joi graphql grpc protobuf websocket websockets three exposed shell compose nest spark "
         "motor slim brew bull drone tilt vapor varnish apt hatch lambda iced leaflet pika ninja alpine apache gem "
-        "hugo elk otp"
+        "hugo elk otp coverage"
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology

@@ -19,11 +19,12 @@ from .conventions import (
     clause,
     is_convention,
     is_global,
+    is_rule_item,
     scope_of,
 )
 from .decisions import _drops, _may_swap, _replace, _switches, replacements
 from .environment import _said_endpoints, _said_env, env_names, exposed_ports, fenced_env, listed_env, routes
-from .evidence import _may_hold, _pasted_output, bullets, fenced, opening, sentences
+from .evidence import _may_hold, _pasted_output, added_files, bullets, edit_blocks, fenced, opening, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
 from .manifests import LOCKFILES, _body, imports, is_manifest
 from .stack import (
@@ -42,7 +43,7 @@ from .stack import (
     recommended,
 )
 from .state import _PROBLEM, _layout_facts
-from .techs import VERSIONED_LANGUAGES, versions
+from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
 def _written_text(action: ToolAction) -> str:
@@ -96,17 +97,31 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             _command_facts(k, action, p, facts)
     before = len(k.pending)
     for node in turn.nodes:
-        if node.role == "user" and node.content and not node.is_tool:
-            answered(k, node.content)
-            if _WRITE_INSTRUCTIONS.found(node.content[:1000]):
-                continue  # a request to write an instruction file (see above)
-            _text_facts(k, node.content, prov(node), from_user=True)
-            _layout_facts(k, node.content, prov(node), from_user=True)
-        elif node.role == "assistant" and node.content and not node.is_tool:
-            _text_facts(k, node.content, prov(node), from_user=False)
-            _layout_facts(k, node.content, prov(node), from_user=False)
+        if node.content and not node.is_tool and node.role in ("user", "assistant"):
+            _message(k, node, prov(node), languages_seen)
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
     return k.decided
+
+
+def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
+    """A user's message or an answer, read for what it says and shows."""
+    text = node.content
+    if node.role == "user":
+        answered(k, text)
+        for path in added_files(text):  # `/add src/app.py`: the project's files
+            _language(k, path, prov, 0.75, languages_seen)
+        if _WRITE_INSTRUCTIONS.found(text[:1000]):
+            return  # a request to write an instruction file (what is written is read from the file)
+        _text_facts(k, text, prov, from_user=True)
+        _layout_facts(k, text, prov, from_user=True)
+        return
+    for path, new in edit_blocks(text):  # an edit written in the answer (aider's search/replace)
+        k.source = "edit"
+        _code_facts(k, path, new, prov, languages_seen)
+        if posixpath.basename(path) in INSTRUCTION_FILES:
+            _instructions(k, new, prov)
+    _text_facts(k, text, prov, from_user=False)
+    _layout_facts(k, text, prov, from_user=False)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
@@ -117,8 +132,15 @@ def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if body.strip():
-        _text_facts(k, body, prov, from_user=True)
+        _text_facts(k, body, prov, from_user=True, source="instructions")
         _layout_facts(k, body, prov, from_user=False)
+        k.source = "list"
+        for item in bullets(body) if _HAS_LIST.search(body) else ():
+            if is_rule_item(item.text):
+                if not is_convention(item.text):
+                    _convention(k, item.text, prov)  # "- Write a Vitest file for each module": a rule
+                for tech in mentioned_techs(item.text)[:3]:  # the tools a rule names are the project's
+                    k.stack(tech, prov, 0.75, slot=False)
 
 
 def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
@@ -162,11 +184,11 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
             k.fact(EXPOSES, k.b.entity("port", port, prov), prov, 0.75)
 
 
-def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, source: str = "sentence") -> None:
     if from_user and text.lstrip().startswith("<"):
         return  # injected context (<environment_context>, <system-reminder>, ...)
     _structure(k, text[:20_000], prov, from_user=from_user)
-    k.source = "sentence"
+    k.source = source
     if not from_user:
         _answer_facts(k, text[:20_000], prov)
         return
