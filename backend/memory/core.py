@@ -241,8 +241,11 @@ def _tests_passing_since(memory: MemoryStore, scope: str) -> float:
 
 
 def _summary(line: CoreLine) -> str:
-    """An event line's summary: what follows "· YYYY-MM-DD "."""
-    return line.text[len("· 2026-01-01 ") :]
+    """An event line's summary: what follows "· YYYY-MM-DD " (and a decision's "Decided: ")."""
+    text = line.text[len("· 2026-01-01 ") :]
+    for prefix in ("Decided: ", "Changed: "):
+        text = text.removeprefix(prefix)
+    return text
 
 
 def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
