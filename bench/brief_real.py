@@ -39,6 +39,7 @@ from brief_scoring import answer_recall, coverage, load_labels, load_questions, 
 from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
 from opmem_tui.backend.importers import SOURCES, run_import  # noqa: E402
+from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
 from opmem_tui.backend.memory.core import (  # noqa: E402
     CORE_BUDGET,
     compose_core,
@@ -118,8 +119,22 @@ def sources_of(folder: Path) -> list[str]:
     return [name for name, importer in SOURCES.items() if name != "jsonl" and importer.discover([folder])]
 
 
+def prompted_sessions(source: str, folder: Path) -> int:
+    """The sessions of `source` under `folder` with at least one prompt (an aider run that was
+    only opened and closed is not counted)."""
+    importer = SOURCES[source]
+    report = ImportReport()
+    return sum(
+        1
+        for path in importer.discover([folder])
+        for found in importer.parse_file(path, report, final=True)
+        if any(n.role == "user" for n in found.nodes)
+    )
+
+
 def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
-    """The project's sessions imported into a fresh home and distilled by the default rules."""
+    """The project's sessions imported into a fresh home and distilled by the default rules;
+    with the number of sessions holding a prompt."""
     work = tmp / "work" / project.name  # the folder the sessions ran in: the project's name
     shutil.copytree(project / "sessions", work)
     pygit2.init_repository(str(work))  # a folder of its own, not inside the corpus' repository
@@ -127,7 +142,9 @@ def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
     sessions = 0
     for source in sources_of(work):
         report = run_import(home, source, [work], bind=False)
-        sessions += len(report.touched)
+        if report.warnings:
+            raise RuntimeError(f"{project}: importing {source}: {'; '.join(report.warnings[:3])}")
+        sessions += prompted_sessions(source, work)
     run(home, RunOptions(workers=1))
     return home, sessions
 
@@ -234,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
         return 0
     for r in results:
-        print(f"{r.half}/{r.name}: {r.sessions} sessions  coverage {r.brief.coverage:.2f} (without the brief "
+        print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (without the brief "
               f"{r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
               f"block {r.brief.largest} B")  # fmt: skip
         if r.blocks:

@@ -37,7 +37,7 @@ from .state import DistillState, SessionCursor, trusted_stamp
 CODING_SOURCES = frozenset(
     {
         "claude-code", "codex", "gemini", "aider", "openprogram", "opmem", "opencode", "cursor", "cline",
-        "roo-code", "copilot", "crush", "goose", "qwen", "kimi", "droid", "continue", "amp",
+        "roo-code", "copilot", "crush", "goose", "qwen", "kimi", "droid", "continue", "amp", "specstory",
     }
 )  # fmt: skip
 # A session with more new nodes than this is distilled in several batches (cut at seq bounds).

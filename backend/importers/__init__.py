@@ -38,6 +38,7 @@ from .opencode import OpenCodeImporter
 from .openprogram import OpenProgramImporter
 from .parse_ahead import ParseAhead, ParserBug
 from .qwen import QwenImporter
+from .specstory import SpecStoryImporter
 from .state import STATE_FILE, FileState, ImportState
 
 SOURCES: dict[str, Importer] = {
@@ -61,6 +62,7 @@ SOURCES: dict[str, Importer] = {
         KimiImporter(),
         ContinueImporter(),
         AmpImporter(),
+        SpecStoryImporter(),
     )
 }
 ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}

@@ -36,6 +36,7 @@ LABELS = {
     "droid": "Factory droid",
     "continue": "Continue",
     "amp": "Amp",
+    "specstory": "SpecStory",
 }
 NOT_DISCOVERED = frozenset({"jsonl"})  # no home of its own: paths are always given
 
