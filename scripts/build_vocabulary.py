@@ -117,7 +117,7 @@ ai: OpenAI API=openai ; Anthropic API=anthropic ; LangChain ; LlamaIndex=llama-i
   llama.cpp ; sentence-transformers ; ONNX Runtime=onnxruntime ; MLflow ; Weights & Biases=wandb ; pandas ; NumPy=numpy ;
   Polars ; SciPy ; Matplotlib ; Jupyter ; Dask ; Ray ; PySpark=spark ; dbt ; LM Studio=lmstudio,lm-studio ;
   LocalAI ; OpenRouter ; LiteLLM=litellm ; Groq=groq,groq-sdk ; Mistral API=mistralai ;
-  Gemini API=google-generativeai,google-genai,@google/generative-ai,@google/genai ; Cohere API=cohere ;
+  Gemini API=gemini,google-generativeai,google-genai,@google/generative-ai,@google/genai ; Cohere API=cohere ;
   Hugging Face Hub=huggingface_hub,huggingface-hub ; Vercel AI SDK=@ai-sdk/openai,@ai-sdk/anthropic,@ai-sdk/react
 """
 

@@ -51,6 +51,43 @@ def _language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen
         _named(k, language, prov, confidence)
 
 
+# the words of a file's path and name (`src/rag/qdrant_vector_store.py`, `SqliteVectorIndex.cs`)
+_PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_NOT_PROJECT_FILES = ("node_modules/", "site-packages/", "/usr/", ".venv/", "/.cache/", "vendor/")
+
+
+def path_techs(k: Knowledge, path: str, prov: Provenance, confidence: float = 0.7) -> None:
+    """The technologies a project's own file is named after: `qdrant_vector_store.py` is Qdrant's
+    store, `run_streamlit.py` starts Streamlit (curated names that are no English word only)."""
+    if any(part in path for part in _NOT_PROJECT_FILES):
+        return
+    words = _PATH_WORD.findall(posixpath.splitext(path.replace("\\", "/"))[0])
+    for word in dict.fromkeys(w.lower() for w in words if len(w) >= 4):
+        if word in _COMMON_WORDS:
+            continue
+        tech = _tech_name(word, curated=True)
+        if tech is not None and tech.category not in ("language", "package-manager"):
+            k.stack(tech, prov, confidence, slot=False)
+
+
+# "aiogram is installed", "the aiogram import error": a package the text says the project has
+_PACKAGE_STATED = re.compile(
+    r"`?\b([a-z][\w.-]{2,30})`? (?:is|are) (?:already |now )?installed\b|\bthe `?([a-z][\w.-]{2,30})`? import\b"
+)
+
+
+def stated_packages(k: Knowledge, sentence: str, prov: Provenance, confidence: float = 0.7) -> None:
+    if "install" not in sentence and "import" not in sentence:
+        return
+    for m in _PACKAGE_STATED.finditer(sentence):
+        name = m.group(1) or m.group(2)
+        tech = _tech_name(name, curated=False)
+        if tech is not None and name not in _COMMON_WORDS:
+            eid = k.stack(tech, prov, confidence, slot=False)
+            if not tech.curated:
+                k.fact(CHOSE, eid, prov, confidence)
+
+
 def _manifest(k: Knowledge, path: str, text: str, prov: Provenance, confidence: float) -> None:
     deps, found_versions = manifest_facts(path, text)
     base = posixpath.basename(path)
@@ -153,7 +190,9 @@ def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
     tech = _tech_name(name, curated=False)
     if tech is not None:
         return tech
-    return vocabulary.Tech(name, "library") if marked else None
+    # a name no registry lists: a package's shape, not a tool's or a function's (`mcp__x__y`, `get_user_by_id`)
+    plausible = len(name) <= 30 and "__" not in name and name.count("_") <= 1
+    return vocabulary.Tech(name, "library") if marked and plausible else None
 
 
 # "the FastAPI app", "our Celery workers", "the Postgres connection pool": a part of this project named by its technology
@@ -228,6 +267,7 @@ _STACK_HEADING = re.compile(
     r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using)\b",
     re.I,
 )
+_AFTER_NAME = re.compile(r"^(?:\s*$|\s*[:(,]|\s+[-–—]\s|\s+(?:for|as|to|with|via|v?\d)\b)")
 _ITEM_NAME = re.compile(r"^(?:\*\*|__)?`?([A-Za-z@][\w.+#/@-]*(?: [A-Z][\w.+#-]*)?)`?(?:\*\*|__)?")
 _CODE_EXT = {
     "python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "jsx": ".jsx", "typescript": ".ts", "ts": ".ts",
@@ -283,7 +323,11 @@ def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, con
         tech = _tech_name(name, curated=False) or _tech_name(name.split(" ", 1)[0], curated=False)
         if tech is None:
             continue
-        marked = item.text.startswith(("`", "**", "__")) or name[0].isupper()
+        # a name, not the first word of a sentence ("- Ensure all messages ..."): marked, or followed by
+        # what a list of names puts after one ("- Oban for jobs", "- httpx: the client", "- Phoenix 1.7")
+        marked = item.text.startswith(("`", "**", "__"))
+        if not (marked or _AFTER_NAME.match(item.text[m.end() :])):
+            continue
         if not tech.curated and not marked:
             continue
         eid = k.stack(tech, prov, confidence, slot=False)

@@ -40,7 +40,9 @@ from .stack import (
     answered,
     fenced_stack,
     listed_stack,
+    path_techs,
     recommended,
+    stated_packages,
 )
 from .state import _PROBLEM, _layout_facts
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
@@ -154,11 +156,13 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
         elif base in LOCKFILES:
             _named(k, LOCKFILES[base], prov, 0.8)
         _language(k, path, prov, 0.75, languages_seen)
+        path_techs(k, path, prov)
 
 
 def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[str]) -> None:
     base = posixpath.basename(path)
     _language(k, path, prov, 0.85, seen)
+    path_techs(k, path, prov)
     if is_manifest(path):
         _manifest(k, path, text, prov, 0.9)
     elif base in LOCKFILES:
@@ -278,11 +282,16 @@ def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
     choice = _may_hold(text, _CHOICE_WORDS)
     ticks = "`" in text
     env = "_" in text and _may_hold(text, ("env", "export", "set"))
-    if not (swap or choice or ticks or env):
+    packages = "installed" in text or " import" in text
+    if ticks:
+        _backticked_paths(k, text, prov, languages_seen=set())
+    if not (swap or choice or ticks or env or packages):
         return
     for sentence in sentences(text):
         if sentence.endswith("?"):
             continue
+        if packages:
+            stated_packages(k, sentence, prov)
         if swap:
             for old, new in replacements(sentence):
                 _replace(k, old, new, prov, False)
@@ -292,3 +301,19 @@ def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
             _said_commands(k, sentence, prov, from_user=False)
         if env:
             _said_env(k, sentence, prov, confidence=0.7)
+
+
+# a project file named in backticks (`backend/src/App/Settings.cs`): its language and what it is named after
+_TICKED_PATH = re.compile(r"`((?:[\w.@-]+[/\\])*[\w.@-]+\.[A-Za-z]{1,5})`")
+TICKED_PATHS = 12
+
+
+def _backticked_paths(k: Knowledge, text: str, prov: Provenance, *, languages_seen: set[str]) -> None:
+    found = list(dict.fromkeys(m.group(1) for m in _TICKED_PATH.finditer(text[:20_000])))[:TICKED_PATHS]
+    if len(found) < 2:
+        return  # one file named in passing may be anyone's
+    k.source = "path"
+    for path in found:
+        _language(k, path, prov, 0.7, languages_seen)
+        path_techs(k, path, prov)
+    k.source = "sentence"
