@@ -401,3 +401,8 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
         tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
         if tech is not None and tech.curated:
             k.stack(tech, prov, 0.75, slot=tech.category in _TOOL_CATEGORIES and program not in PROGRAM_TECH)
+
+
+def may_give_commands(text: str) -> bool:
+    """Whether a text has a backticked command a known program starts (most answers have none)."""
+    return any(_known_program(m.group(1)) for m in _BACKTICK.finditer(text))

@@ -164,4 +164,6 @@ _ADDED = re.compile(r"^/(?:add|read|read-only)\s+(.+)$", re.MULTILINE)
 
 
 def added_files(text: str) -> list[str]:
+    if "/add" not in text and "/read" not in text:
+        return []
     return [p for m in _ADDED.finditer(text[:4000]) for p in m.group(1).split() if "*" not in p]

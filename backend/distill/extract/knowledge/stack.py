@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Sequence
@@ -59,15 +60,21 @@ _NOT_PROJECT_FILES = ("node_modules/", "site-packages/", "/usr/", ".venv/", "/.c
 def path_techs(k: Knowledge, path: str, prov: Provenance, confidence: float = 0.7) -> None:
     """The technologies a project's own file is named after: `qdrant_vector_store.py` is Qdrant's
     store, `run_streamlit.py` starts Streamlit (curated names that are no English word only)."""
+    for tech in _named_in_path(path):
+        k.stack(tech, prov, confidence, slot=False)
+
+
+@functools.lru_cache(maxsize=4096)  # a session edits the same files again and again
+def _named_in_path(path: str) -> tuple[vocabulary.Tech, ...]:
     if any(part in path for part in _NOT_PROJECT_FILES):
-        return
+        return ()
     words = _PATH_WORD.findall(posixpath.splitext(path.replace("\\", "/"))[0])
+    found = []
     for word in dict.fromkeys(w.lower() for w in words if len(w) >= 4):
-        if word in _COMMON_WORDS:
-            continue
-        tech = _tech_name(word, curated=True)
+        tech = None if word in _COMMON_WORDS else _tech_name(word, curated=True)
         if tech is not None and tech.category not in ("language", "package-manager"):
-            k.stack(tech, prov, confidence, slot=False)
+            found.append(tech)
+    return tuple(found)
 
 
 # "aiogram is installed", "the aiogram import error": a package the text says the project has
@@ -338,7 +345,7 @@ def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, con
 # an answer that opens by recommending: "Use `tenacity` here: ...", "I'd go with Chart.js", "I recommend httpx"
 _RECOMMENDS = Caseless(
     re.compile(
-        r"^(?:(?:i'?d|i would|we'?d|you (?:can|could|should|might)|let'?s)\s+)?(?:(?:strongly\s+)?recommend(?:ed)?(?: using)?|"
+        r"^(?:(?:i'?d|i would|we'?d|i|you (?:can|could|should|might)|let'?s)\s+)?(?:(?:strongly\s+)?recommend(?:ed)?(?: using)?|"
         r"use|try|go with|switch to|consider(?: using)?|pick|reach for|stick with)\b",
         re.I,
     )
@@ -358,6 +365,16 @@ _DECLINES = Caseless(
         re.I,
     )
 )
+
+
+_RECOMMEND_OPENINGS = ("use", "i'd", "i would", "we'd", "you ", "let's", "recommend", "strongly", "try", "go with",
+                       "switch", "consider", "pick", "reach", "stick", "i recommend")  # fmt: skip
+
+
+def may_recommend(text: str) -> bool:
+    """Whether an answer may open with a recommendation (a cheap look at its first words)."""
+    head = text.lstrip(" \n*#>-").lower()
+    return head.startswith(_RECOMMEND_OPENINGS) or not head[:40].isascii()
 
 
 def recommended(k: Knowledge, opening: str, prov: Provenance) -> None:

@@ -11,7 +11,7 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import _command_facts, _said_commands, fenced_commands, listed_commands
+from .commands import _command_facts, _said_commands, fenced_commands, listed_commands, may_give_commands
 from .conventions import (
     _OPMEM_BLOCK,
     _WRITE_INSTRUCTIONS,
@@ -24,7 +24,7 @@ from .conventions import (
 )
 from .decisions import _drops, _may_swap, _replace, _switches, replacements
 from .environment import _said_endpoints, _said_env, env_names, exposed_ports, fenced_env, listed_env, routes
-from .evidence import _may_hold, _pasted_output, added_files, bullets, edit_blocks, fenced, opening, sentences
+from .evidence import _pasted_output, added_files, bullets, edit_blocks, fenced, opening, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
 from .manifests import LOCKFILES, _body, imports, is_manifest
 from .stack import (
@@ -40,6 +40,7 @@ from .stack import (
     answered,
     fenced_stack,
     listed_stack,
+    may_recommend,
     path_techs,
     recommended,
     stated_packages,
@@ -261,7 +262,7 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
         fenced_commands(k, blocks, prov, from_user=from_user)
         fenced_env(k, blocks, prov, confidence=confidence)
         fenced_stack(k, blocks, prov, confidence=confidence)
-    if _HAS_LIST.search(text) is not None:
+    if "\n" in text and _HAS_LIST.search(text) is not None:
         items = bullets(text)
         k.source = "list"
         listed_stack(k, items, prov, confidence=confidence)
@@ -277,15 +278,18 @@ _CHOICE_WORDS = ("going with", "went with", "'ll use", "'ll go with", "will use"
 def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
     """An answer: the recommendation it opens with (taken if the user goes on with it), the
     replacements and choices it reports, commands it gives in backticks, variables it names."""
-    recommended(k, opening(text), prov)
+    if may_recommend(text):
+        recommended(k, opening(text), prov)
+    low = text.lower() if text.isascii() else ""  # (other text: every cue is looked for)
     swap = _may_swap(text)
-    choice = _may_hold(text, _CHOICE_WORDS)
+    choice = not low or any(word in low for word in _CHOICE_WORDS)
     ticks = "`" in text
-    env = "_" in text and _may_hold(text, ("env", "export", "set"))
+    commands = ticks and may_give_commands(text)
+    env = "_" in text and (not low or "env" in low or "export" in low or "set" in low)
     packages = "installed" in text or " import" in text
     if ticks:
         _backticked_paths(k, text, prov, languages_seen=set())
-    if not (swap or choice or ticks or env or packages):
+    if not (swap or choice or commands or env or packages):
         return
     for sentence in sentences(text):
         if sentence.endswith("?"):
@@ -297,7 +301,7 @@ def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
                 _replace(k, old, new, prov, False)
         if choice:
             answer_choices(k, sentence, prov)
-        if ticks and "`" in sentence:
+        if commands and "`" in sentence:
             _said_commands(k, sentence, prov, from_user=False)
         if env:
             _said_env(k, sentence, prov, confidence=0.7)
