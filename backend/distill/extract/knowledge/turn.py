@@ -223,7 +223,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             _convention(k, sentence, prov)
-        if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200:
+        if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200 and not is_convention(sentence):
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         _said_env(k, sentence, prov)
