@@ -88,7 +88,13 @@ def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     lines = _brief_from(memory, edges, fixed_at=max((g.edge.event_time for g in fixes), default=0.0))
     lines += _decisions(memory, scope)
     lines += _fixes(memory, fixes)
-    lines += preference_lines(memory, limit=3, importance=0.55)
+    languages = {
+        g.target
+        for g in edges
+        if g.relation == "uses" and g.edge.superseded_by is None and _category(memory, g.target) == "language"
+    }
+    names = {ref.name for ref in memory.entity_refs(languages).values()}
+    lines += preference_lines(memory, limit=PROJECT_PREFERENCES, importance=0.55, languages=names)
     return sorted(lines, key=lambda line: -line.importance)
 
 
@@ -99,7 +105,14 @@ def global_brief(memory: MemoryStore) -> list[BriefLine]:
     return preference_lines(memory, limit=12, importance=0.9)
 
 
-def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> list[BriefLine]:
+PROJECT_PREFERENCES = 4
+
+
+def preference_lines(
+    memory: MemoryStore, *, limit: int, importance: float, languages: set[str] | None = None
+) -> list[BriefLine]:
+    """The user's preferences for every project; with `languages` (a project's brief), those for
+    one language's projects only when the project uses that language."""
     user = entity_id("person", "user")
     edges = [
         g
@@ -109,13 +122,21 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
     edges.sort(key=lambda g: -g.edge.event_time)
     names = memory.entity_refs({g.target for g in edges})
     items = []
-    for g in edges[:limit]:
+    for g in edges:
         ref = names.get(g.target)
-        if ref is not None:
+        language = _language_of(memory, g.target) if languages is not None else ""
+        if language and language not in languages:
+            continue  # "Python: use f-strings" is not for a Go project
+        if ref is not None and len(items) < limit:
             row = relations.relation(g.relation)
             what = ref.name if g.relation == "convention" else f"{row.label if row else g.relation}: {ref.name}"
             items.append((what, g))
     return grouped("preferences", items, importance, "preference")
+
+
+def _language_of(memory: MemoryStore, eid: str) -> str:
+    entity = memory.entity_by_id(eid)
+    return str(entity.attrs.get("language", "")) if entity is not None else ""
 
 
 def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, part: str) -> list[BriefLine]:

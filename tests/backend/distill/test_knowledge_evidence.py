@@ -161,3 +161,14 @@ def test_an_edit_written_as_search_replace_in_an_answer_is_read_as_the_file(tmp_
     for rule in ("prefer const over let", "write a Vitest file for each module", "avoid explicit new Promise creation"):
         assert rule in conventions, core
     assert "Vitest" in _line(core, "· tools: "), core
+
+
+def test_a_preference_for_one_languages_projects_shows_in_that_languages_projects_only(tmp_path: Path):
+    history = [
+        Session("s-py", [Turn("In all my Python projects, use f-strings, not format().")], project="shop"),
+        Session("s-go", [Turn("We write this service in Go.")], project="api", root="/work/api"),
+        Session("s-py2", [Turn("We use Django for the shop.")], project="shop"),
+    ]
+    memory = distil_history(tmp_path / "memory", history)
+    assert "Python: use f-strings" in brief_of(memory, "shop")
+    assert "f-strings" not in brief_of(memory, "api")

@@ -239,7 +239,8 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
     every, language = scope_of(sentence)
     if language:
         name = f"{language}: {name}"
-    entity = k.b.entity("convention", name, prov, key=f"convention:{name.lower()}")
+    attrs = {"language": language} if language else None
+    entity = k.b.entity("convention", name, prov, key=f"convention:{name.lower()}", attrs=attrs)
     if every:
         k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
     else:
