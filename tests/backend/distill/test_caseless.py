@@ -40,13 +40,13 @@ WORDS = [
 texts = st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join)
 
 CASELESS = {
-    "_CHOOSE": stack._CHOOSE,
+    "CHOOSE": stack.CHOOSE,
     "_CONVENTION": conventions._CONVENTION,
     "_NOT_CONVENTION": conventions._NOT_CONVENTION,
     "_GLOBAL": conventions._GLOBAL,
     "_EVERYWHERE": conventions._EVERYWHERE,
     "_WANT": conventions._WANT,
-    "_PROBLEM": state._PROBLEM,
+    "PROBLEM_SAID": state.PROBLEM_SAID,
     "_SWAP_WORDS": decisions._SWAP_WORDS,
     "_ASSISTANT_SWAP": decisions._ASSISTANT_SWAP,
     "_VERSIONED": techs._VERSIONED,
@@ -54,7 +54,7 @@ CASELESS = {
     "DECISION_USER": cues.DECISION_USER,
     "LEARNING": cues.LEARNING,
     "_ENV_WORD": environment._ENV_WORD,
-    "_WRITE_INSTRUCTIONS": conventions._WRITE_INSTRUCTIONS,
+    "WRITE_INSTRUCTIONS": conventions.WRITE_INSTRUCTIONS,
     "_DIRECT": stack._DIRECT,
     "_NEGATED": stack._NEGATED,
     "_OWNED": stack._OWNED,
@@ -77,7 +77,7 @@ AS_WRITTEN = {
     "_ENDPOINT_WORD": lambda p: p.replace("get|post|put|patch|delete", "GET|POST|PUT|PATCH|DELETE"),
     "_OWNED": lambda p: p.replace("[a-z@]", "[A-Za-z@]", 1),
     "_COMPONENT": lambda p: p.replace("(?:[a-z]", "(?:[A-Za-z]", 1),
-    "_WRITE_INSTRUCTIONS": lambda p: p.replace("claude\\.md", "CLAUDE\\.md").replace("agents\\.md", "AGENTS\\.md"),
+    "WRITE_INSTRUCTIONS": lambda p: p.replace("claude\\.md", "CLAUDE\\.md").replace("agents\\.md", "AGENTS\\.md"),
 }
 
 

@@ -356,7 +356,7 @@ def test_a_check_done_with_a_common_word_tool_names_the_tool(tmp_path: Path):
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn(said)])]))
     (stack,) = _lines(core, "· stack: ")
     assert "Black" in stack and "Ruff" in stack, core
-    assert techs._tech_name("black", curated=True) is not None  # it is the vocabulary's: only the cue decides
+    assert techs.tech_name("black", curated=True) is not None  # it is the vocabulary's: only the cue decides
 
 
 @pytest.mark.parametrize(
@@ -507,7 +507,7 @@ def test_the_pre_checks_never_skip_a_text_the_pattern_matches(pattern, literals)
     @given(st.lists(pieces, max_size=12).map(" ".join))
     def check(text: str) -> None:
         if pattern.search(text):
-            assert evidence._may_hold(text, literals), text
+            assert evidence.may_hold(text, literals), text
 
     check()
 

@@ -14,10 +14,10 @@ from .. import patterns, vocabulary
 from ..caseless import Caseless
 from ..shell import SUBCOMMANDS, classify, split_commands
 from ..tools import ToolAction
-from .evidence import _BACKTICK, Bullet, Fenced
+from .evidence import BACKTICK, Bullet, Fenced
 from .facts import CHOSE, Knowledge
 from .manifests import BUILD_TOOLS, INSTALLERS, PROGRAM_TECH, PROJECT_INSTALLERS
-from .stack import _named
+from .stack import record_named
 
 _KIND_WORDS = (
     (
@@ -172,7 +172,7 @@ def _normalized(argv: tuple[str, ...]) -> str:
     return " ".join(out)[:80]
 
 
-def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: TurnFacts) -> None:
+def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: TurnFacts) -> None:
     for argv in split_commands(action.command):
         line = normalize_command(argv)
         if not line or line.split(" ", 1)[0] in ("cd", "echo", "cat", "ls", "git", "grep", "rg", "sed", "tail", "head"):
@@ -183,11 +183,11 @@ def _command_facts(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         tech_name = PROGRAM_TECH.get(program) or program
         script = _SCRIPT_TECH.get(_script_of(line), "")
         if script and not action.failed:  # `mix phx.server` is Phoenix as well as Elixir
-            _named(k, script, prov, 0.8, slot=False)
+            record_named(k, script, prov, 0.8, slot=False)
         tech = vocabulary.lookup(tech_name)
         failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
         if program in BUILD_TOOLS and not failed:
-            _named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
+            record_named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
         if tech is not None and tech.curated and not failed:
             fills = tech.category in ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
             k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
@@ -281,15 +281,15 @@ def _is_program(snippet: str) -> bool:
 _NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
 
 
-def _said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: bool = True) -> None:
+def said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: bool = True) -> None:
     """Commands the user (or an answer, as `<kind>-script`: the way given, below what ran) gives as the way ("run the tests with `make test`", "we deploy with
     `fly deploy`"): the kind the command is, or else the one kind the sentence names. A command
     the sentence says not to use is not the way."""
     if "`" not in sentence:
         return
-    cues = [kind for kind, rx in _SAID_KINDS if rx.search(_BACKTICK.sub(" ", sentence))]
+    cues = [kind for kind, rx in _SAID_KINDS if rx.search(BACKTICK.sub(" ", sentence))]
     last = 0
-    for m in _BACKTICK.finditer(sentence):
+    for m in BACKTICK.finditer(sentence):
         before, last = sentence[last : m.start()], m.end()
         snippet = m.group(1).strip()
         if not _is_program(snippet) or _NOT_THE_WAY.found(before):
@@ -358,9 +358,9 @@ def listed_commands(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, 
     for item in items:
         if "`" not in item.text or not _COMMAND_HEADING.search(item.heading):
             continue
-        m = _BACKTICK.search(item.text)
+        m = BACKTICK.search(item.text)
         if m is not None and _is_program(m.group(1).strip()):
-            words = _BACKTICK.sub(" ", item.text)
+            words = BACKTICK.sub(" ", item.text)
             _given(k, m.group(1).strip(), _label_kinds(words) or _label_kinds(item.heading), prov, from_user=from_user)
 
 
@@ -397,7 +397,7 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
         program = line.split(" ", 1)[0]
         script = _SCRIPT_TECH.get(_script_of(line), "")
         if script:
-            _named(k, script, prov, 0.75, slot=False)
+            record_named(k, script, prov, 0.75, slot=False)
         tech = vocabulary.lookup(PROGRAM_TECH.get(program) or program)
         if tech is not None and tech.curated:
             k.stack(tech, prov, 0.75, slot=tech.category in _TOOL_CATEGORIES and program not in PROGRAM_TECH)
@@ -405,4 +405,4 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
 
 def may_give_commands(text: str) -> bool:
     """Whether a text has a backticked command a known program starts (most answers have none)."""
-    return any(_known_program(m.group(1)) for m in _BACKTICK.finditer(text))
+    return any(_known_program(m.group(1)) for m in BACKTICK.finditer(text))

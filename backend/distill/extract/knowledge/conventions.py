@@ -80,7 +80,7 @@ INSTRUCTION_FILES = frozenset(
 # "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
 # commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
 # says what the file should cover, not how the project works; what is written is read from the file
-_WRITE_INSTRUCTIONS = Caseless(
+WRITE_INSTRUCTIONS = Caseless(
     re.compile(
         r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
         + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
@@ -91,7 +91,7 @@ _WRITE_INSTRUCTIONS = Caseless(
 
 
 # what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
-_OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
+OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
 
 
 # -- scope and wording ----------------------------------------------------------------------------

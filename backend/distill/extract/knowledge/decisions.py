@@ -7,29 +7,29 @@ import re
 from ....model import Provenance
 from .. import vocabulary
 from ..caseless import Caseless
-from .evidence import _marked, _may_hold
+from .evidence import is_marked, may_hold
 from .facts import Knowledge
-from .techs import _NAME, _tech_name, mentioned_techs
+from .techs import NAME, mentioned_techs, tech_name
 
 _REPLACE = [
     re.compile(
-        rf"\b(?:mov|migrat|switch|port|chang|go|transition|upgrad)(?:e|es|ed|ing)?\b(?:\s+\w+){{0,4}}?\s+from\s+{_NAME}\s+(?:over\s+)?to\s+{_NAME}",
+        rf"\b(?:mov|migrat|switch|port|chang|go|transition|upgrad)(?:e|es|ed|ing)?\b(?:\s+\w+){{0,4}}?\s+from\s+{NAME}\s+(?:over\s+)?to\s+{NAME}",
         re.I,
     ),
-    re.compile(rf"\breplac(?:e|es|ed|ing)\s+{_NAME}\s+(?:with|by)\s+{_NAME}", re.I),
+    re.compile(rf"\breplac(?:e|es|ed|ing)\s+{NAME}\s+(?:with|by)\s+{NAME}", re.I),
     # "swap axios for the native fetch API"
     re.compile(
-        rf"\bswap(?:s|ped|ping)?\s+(?:out\s+)?{_NAME}\s+(?:out\s+)?for\s+(?:the\s+)?(?:native\s+|built-in\s+)?{_NAME}",
+        rf"\bswap(?:s|ped|ping)?\s+(?:out\s+)?{NAME}\s+(?:out\s+)?for\s+(?:the\s+)?(?:native\s+|built-in\s+)?{NAME}",
         re.I,
     ),
-    re.compile(rf"\b{_NAME}\s+instead\s+of\s+{_NAME}", re.I),  # Y instead of X (the new one first)
-    re.compile(rf"\binstead\s+of\s+{_NAME},?\s+(?:let'?s\s+|we(?:'ll| will)?\s+)?use\s+{_NAME}", re.I),
-    re.compile(rf"\b{_NAME}(?:\s+please)?,?\s+(?:not|never)\s+{_NAME}\b", re.I),  # Y, not X; "pnpm please, never npm"
-    re.compile(rf"\bprefer\s+{_NAME}\s+(?:over|to)\s+{_NAME}", re.I),
-    re.compile(rf"\b{_NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{_NAME}", re.I),  # Y replaces X
+    re.compile(rf"\b{NAME}\s+instead\s+of\s+{NAME}", re.I),  # Y instead of X (the new one first)
+    re.compile(rf"\binstead\s+of\s+{NAME},?\s+(?:let'?s\s+|we(?:'ll| will)?\s+)?use\s+{NAME}", re.I),
+    re.compile(rf"\b{NAME}(?:\s+please)?,?\s+(?:not|never)\s+{NAME}\b", re.I),  # Y, not X; "pnpm please, never npm"
+    re.compile(rf"\bprefer\s+{NAME}\s+(?:over|to)\s+{NAME}", re.I),
+    re.compile(rf"\b{NAME}\s+(?:replaces|replaced|supersedes|takes over from)\s+{NAME}", re.I),  # Y replaces X
     # "use lmstudio instead of their initial implementation of ollama": Y instead of (a part) of X
     re.compile(
-        rf"\b{_NAME}\s+instead\s+of\s+(?:(?:the|their|our|its|my|your|an?)\s+)?(?:[a-z]+\s+){{1,2}}?(?:of|with|on)\s+{_NAME}",
+        rf"\b{NAME}\s+instead\s+of\s+(?:(?:the|their|our|its|my|your|an?)\s+)?(?:[a-z]+\s+){{1,2}}?(?:of|with|on)\s+{NAME}",
         re.I,
     ),
 ]
@@ -51,7 +51,7 @@ _DROP = re.compile(
     rf"stop(?:ped)? using|no more|ditch(?:ing|ed)?|rip(?:ping|ped)? out|deprecat(?:e|ed|ing)|"
     rf"mov(?:e|ed|ing) (?:off(?: of)?|away from)|migrat(?:e|ed|ing) (?:off(?: of)?|away from)|phas(?:e|ed|ing) out|"
     rf"get(?:ting)? off|got off|abandon(?:ed|ing)?|retir(?:e|ed|ing)|done with|swap(?:s|ped|ping)?(?: out)?|"
-    rf"(?:let'?s|we(?:'ll| will)?|i'?d rather|we'?d rather)\s+not\s+use|(?:we\s+)?no longer use)\s+(?:the\s+)?{_NAME}(?-i:{_DROP_END})",
+    rf"(?:let'?s|we(?:'ll| will)?|i'?d rather|we'?d rather)\s+not\s+use|(?:we\s+)?no longer use)\s+(?:the\s+)?{NAME}(?-i:{_DROP_END})",
     re.I,
 )
 
@@ -67,7 +67,7 @@ _ASSISTANT_SWAP = Caseless(re.compile(r"\b(?:from \S+ to|replac\w* \S+ with|inst
 _SWAP_LITERALS = ("from ", "replac", "instead of")
 
 
-def _may_swap(text: str) -> bool:
+def may_swap(text: str) -> bool:
     """`_ASSISTANT_SWAP.search(text)`; ASCII text without its literals (lowercased: IGNORECASE folds
     ASCII as lower() does) cannot match, so the pattern runs only on the rest."""
     if text.isascii():
@@ -86,11 +86,11 @@ def replacements(sentence: str) -> list[tuple[str, str]]:
         for m in rx.finditer(sentence):
             a, b = _widened(sentence, m, 1), _widened(sentence, m, 2)
             old, new = (a, b) if order == "old-new" else (b, a)
-            old_t, new_t = _tech_name(old, curated=False), _tech_name(new, curated=False)
+            old_t, new_t = tech_name(old, curated=False), tech_name(new, curated=False)
             if old_t is None and new_t is None:
                 continue
             unknown = new if new_t is None else old
-            marked = _marked(old, sentence) or _marked(new, sentence) or re.match(r"^[A-Z@`]", unknown)
+            marked = is_marked(old, sentence) or is_marked(new, sentence) or re.match(r"^[A-Z@`]", unknown)
             if (old_t is None or new_t is None) and not marked:
                 continue  # one name unknown: taken when the text marks it (backticks, capitals) as a name
             if order == "new-old" and rx is _REPLACE[5] and (old_t is None or new_t is None):
@@ -106,14 +106,14 @@ def _widened(sentence: str, m: re.Match[str], group: int) -> str:
     name = m.group(group)
     before = sentence[: m.start(group)].rstrip()
     word = re.search(r"[A-Za-z][\w.+-]*$", before)
-    if word is not None and _tech_name(f"{word.group()} {name}", curated=True):
+    if word is not None and tech_name(f"{word.group()} {name}", curated=True):
         return f"{word.group()} {name}"
     return name
 
 
 # "webpack is gone", "npm is banned here": the name first
 _DROP_AFTER = re.compile(
-    rf"{_NAME}\s+(?:is|are|was|has been|have been)\s+(?:now\s+)?(?:gone|banned|deprecated|removed|dropped|"
+    rf"{NAME}\s+(?:is|are|was|has been|have been)\s+(?:now\s+)?(?:gone|banned|deprecated|removed|dropped|"
     rf"not allowed|no longer used|history)\b",
     re.I,
 )
@@ -139,20 +139,20 @@ _DROP_HINT = re.compile(
 
 def dropped(sentence: str) -> list[str]:
     out = []
-    after = _DROP_AFTER.finditer(sentence) if _may_hold(sentence, _DROP_AFTER_LITERALS) else ()
+    after = _DROP_AFTER.finditer(sentence) if may_hold(sentence, _DROP_AFTER_LITERALS) else ()
     low = sentence.lower()
     drops = _DROP.finditer(sentence) if not sentence.isascii() or _DROP_HINT.search(low) else ()
     for m in (*drops, *after):
-        tech = _tech_name(m.group(1), curated=not _marked(m.group(1), sentence))
+        tech = tech_name(m.group(1), curated=not is_marked(m.group(1), sentence))
         if tech is not None:
             out.append(m.group(1).strip("`'\".,"))
     return out
 
 
-def _replace(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool) -> None:
+def record_replacement(k: Knowledge, old: str, new: str, prov: Provenance, from_user: bool) -> None:
     """`new` takes `old`'s place: old dropped (reconcile retires its stack edges), new used, a decision."""
-    new_t = _tech_name(new, curated=False) or _unknown(new, _tech_name(old, curated=False))
-    old_t = _tech_name(old, curated=False) or _unknown(old, new_t)
+    new_t = tech_name(new, curated=False) or _unknown(new, tech_name(old, curated=False))
+    old_t = tech_name(old, curated=False) or _unknown(old, new_t)
     if new_t is None or old_t is None or (not from_user and not (old_t.curated and new_t.curated)):
         return
     old_id = k.drop(old_t, prov, 0.9 if from_user else 0.8)
@@ -188,15 +188,15 @@ _SWITCH_OBJECTS = {
 }
 
 
-def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+def record_switch(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """A switch to one of a kind ("switching the migrations to goose, golang-migrate keeps
     breaking"): the one other of its kind the sentence names is what it replaces. A switch to a
     database, cache or queue that names none ("we migrated the database to PostgreSQL") fills that
     kind's slot, so reconcile retires the others of the kind the project used. True when it replaced one."""
-    if not _may_hold(sentence, ("to",)):
+    if not may_hold(sentence, ("to",)):
         return False
     for m in _SWITCH_TO.finditer(sentence):
-        new = _tech_name(m.group(2), curated=False)
+        new = tech_name(m.group(2), curated=False)
         if new is None:
             continue
         switch_slot = vocabulary.SWITCH_SLOTS.get(new.category, "")
@@ -204,7 +204,7 @@ def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
             continue
         others = [t for t in mentioned_techs(sentence) if t.category == new.category and t.name != new.name]
         if len(others) == 1:
-            _replace(k, others[0].name, new.name, prov, True)
+            record_replacement(k, others[0].name, new.name, prov, True)
             return True
         obj = (m.group(1) or "").lower()
         if switch_slot and not others and (not obj or obj in _SWITCH_OBJECTS[new.category]):
@@ -223,18 +223,18 @@ def _switches(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     return False
 
 
-def _drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+def record_drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """Technologies the sentence drops; True when one was replaced by another it names."""
     replaced = False
     names = dropped(sentence)
-    gone = {t.name for t in (_tech_name(n, curated=False) for n in names) if t is not None}
+    gone = {t.name for t in (tech_name(n, curated=False) for n in names) if t is not None}
     others = [t for t in mentioned_techs(sentence) if t.name not in gone] if names else []
     for name in names:
-        tech = _tech_name(name, curated=False)
+        tech = tech_name(name, curated=False)
         taking = [t for t in others if tech is not None and tech.category and t.category == tech.category]
         if tech is not None and len(taking) == 1:
             # "stop using requests, use httpx": the one other of its kind named takes its place
-            _replace(k, name, taking[0].name, prov, True)
+            record_replacement(k, name, taking[0].name, prov, True)
             replaced = True
         elif tech is not None:
             eid = k.drop(tech, prov)

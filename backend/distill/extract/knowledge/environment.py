@@ -95,7 +95,7 @@ _SAID_ROUTE = re.compile(
 )
 
 
-def _said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
+def said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
     """Endpoints the user names ("it exposes /healthz and GET /api/v1/orders"); a file path (one
     with a dot in it, or the session's own root) is not one."""
     if "/" not in sentence or not _ENDPOINT_WORD.found(sentence):
@@ -111,7 +111,7 @@ def _said_endpoints(k: Knowledge, sentence: str, prov: Provenance) -> None:
 _NOT_ROUTE_ROOTS = frozenset({"home", "users", "usr", "etc", "tmp", "var", "opt", "bin", "dev", "proc", "mnt", "srv"})
 
 
-def _said_env(k: Knowledge, sentence: str, prov: Provenance, *, confidence: float = 0.8) -> None:
+def said_env(k: Knowledge, sentence: str, prov: Provenance, *, confidence: float = 0.8) -> None:
     """Environment variable names the user names (`set DATABASE_URL in .env`), never a value."""
     if not _ENV_WORD.found(sentence):
         return

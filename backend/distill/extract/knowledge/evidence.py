@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-def _words(text: str) -> list[str]:
+def word_list(text: str) -> list[str]:
     """A list of names written as one string (long lists read better so)."""
     return text.split()
 
@@ -15,15 +15,15 @@ def _words(text: str) -> list[str]:
 _SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w/]))+[.!?]*")  # `mix phx.server`, `v1.2` stay whole
 
 
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 
 
 # code in backticks: no space just inside them (with an odd count, the text between two spans is not one)
-_BACKTICK = re.compile(r"`([^`\s](?:[^`\n]{0,58}[^`\s])?)`")
+BACKTICK = re.compile(r"`([^`\s](?:[^`\n]{0,58}[^`\s])?)`")
 
 
 def sentences(text: str) -> list[str]:
-    text = _CODE_BLOCK.sub(" ", text)
+    text = CODE_BLOCK.sub(" ", text)
     out = []
     for m in _SENT.finditer(text):
         s = " ".join(m.group(0).split()).strip(" -*#>•")
@@ -32,7 +32,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _marked(name: str, sentence: str) -> bool:
+def is_marked(name: str, sentence: str) -> bool:
     return f"`{name.strip('`')}`" in sentence
 
 
@@ -48,14 +48,14 @@ _TRACE_LINE = re.compile(
 )
 
 
-def _pasted_output(text: str) -> bool:
+def pasted_output(text: str) -> bool:
     """A message that is mostly a pasted trace or log (three lines of one at least)."""
     if text.count("\n") < 3:
         return False
     return sum(1 for line in text.splitlines()[:400] if _TRACE_LINE.match(line)) >= 3
 
 
-def _may_hold(text: str, literals: Sequence[str]) -> bool:
+def may_hold(text: str, literals: Sequence[str]) -> bool:
     """False only when a case-blind pattern needing one of these (lower-case, ASCII) literals
     cannot match: ASCII text lacking all of them. Other text is always searched (IGNORECASE
     folds the long s and the Kelvin sign to s and k, which lower() does not)."""

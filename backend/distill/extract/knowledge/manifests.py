@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 
 from .. import vocabulary
-from .evidence import _words
+from .evidence import word_list
 from .techs import VERSIONED_LANGUAGES
 
 EXTENSION_LANGUAGES = {
@@ -67,7 +67,7 @@ PROGRAM_TECH = {
 
 
 _NODE_BUILTINS = frozenset(
-    _words(
+    word_list(
         "assert buffer child_process cluster crypto dgram dns events fs http http2 https net os path perf_hooks process "
         "querystring readline stream string_decoder timers tls tty url util v8 vm worker_threads zlib module"
     )
@@ -109,7 +109,7 @@ _IMAGE_TECH = {"python": "Python", "node": "Node.js", "golang": "Go", "rust": "R
                "valkey": "Valkey", "nats": "NATS", "localstack": "AWS", "oven/bun": "Bun", "bun": "Bun", "deno": "Deno"}  # fmt: skip
 
 
-def _body(text: str) -> str:
+def file_body(text: str) -> str:
     return re.sub(r"^\s*\d+[→\t|:]\s?", "", text, flags=re.MULTILINE)
 
 
@@ -197,7 +197,7 @@ def manifest_facts(path: str, text: str) -> Found:
     from ..coding import manifest_packages  # the activity rules' parser: one reading of a manifest
 
     base = posixpath.basename(path)
-    body = _body(text)
+    body = file_body(text)
     deps: list[str] = []
     found: list[tuple[str, str]] = []
     if base.startswith("requirements") and base.endswith(".txt"):
@@ -235,7 +235,7 @@ _SCRIPT_KINDS = (
 def script_commands(text: str) -> list[tuple[str, str]]:
     """(kind, command) a package.json's scripts give as the way: `npm test`, `npm run build`."""
     try:
-        data = json.loads(_body(text))
+        data = json.loads(file_body(text))
     except ValueError:
         return []
     scripts = data.get("scripts") if isinstance(data, dict) else None

@@ -11,12 +11,12 @@ from ....model import Provenance
 from .. import vocabulary
 from ..caseless import Caseless
 from .environment import env_names, exposed_ports
-from .evidence import Bullet, Fenced, _marked, _may_hold, _words
+from .evidence import Bullet, Fenced, is_marked, may_hold, word_list
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
 from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
-from .techs import _COMMON_WORDS, _tech_name, mentioned_techs
+from .techs import COMMON_WORDS, mentioned_techs, tech_name
 
-_CHOOSE = Caseless(
+CHOOSE = Caseless(
     re.compile(
         r"\b(?:use|using|uses|used|add|adding|install|installing|set(?:ting)? up|switch(?:ing)? to|go(?:ing)? with|went with|pick(?:ed)?|"
         r"chose|choose|adopt(?:ing)?|migrat(?:e|ing) to|mov(?:e|ing) to|stick with|keep|built (?:with|on)|based on|"
@@ -37,19 +37,19 @@ _CHOOSE = Caseless(
 )
 
 
-def _named(k: Knowledge, name: str, prov: Provenance, confidence: float, *, slot: bool = True) -> str:
+def record_named(k: Knowledge, name: str, prov: Provenance, confidence: float, *, slot: bool = True) -> str:
     tech = vocabulary.lookup(name)
     if tech is None:
         return ""
     return k.stack(tech, prov, confidence, slot=slot)
 
 
-def _language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen: set[str]) -> None:
+def record_language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen: set[str]) -> None:
     ext = posixpath.splitext(path)[1].lower()
     language = EXTENSION_LANGUAGES.get(ext)
     if language and language not in seen:
         seen.add(language)
-        _named(k, language, prov, confidence)
+        record_named(k, language, prov, confidence)
 
 
 # the words of a file's path and name (`src/rag/qdrant_vector_store.py`, `SqliteVectorIndex.cs`)
@@ -71,7 +71,7 @@ def _named_in_path(path: str) -> tuple[vocabulary.Tech, ...]:
     words = _PATH_WORD.findall(posixpath.splitext(path.replace("\\", "/"))[0])
     found = []
     for word in dict.fromkeys(w.lower() for w in words if len(w) >= 4):
-        tech = None if word in _COMMON_WORDS else _tech_name(word, curated=True)
+        tech = None if word in COMMON_WORDS else tech_name(word, curated=True)
         if tech is not None and tech.category not in ("language", "package-manager"):
             found.append(tech)
     return tuple(found)
@@ -88,18 +88,18 @@ def stated_packages(k: Knowledge, sentence: str, prov: Provenance, confidence: f
         return
     for m in _PACKAGE_STATED.finditer(sentence):
         name = m.group(1) or m.group(2)
-        tech = _tech_name(name, curated=False)
-        if tech is not None and name not in _COMMON_WORDS:
+        tech = tech_name(name, curated=False)
+        if tech is not None and name not in COMMON_WORDS:
             eid = k.stack(tech, prov, confidence, slot=False)
             if not tech.curated:
                 k.fact(CHOSE, eid, prov, confidence)
 
 
-def _manifest(k: Knowledge, path: str, text: str, prov: Provenance, confidence: float) -> None:
+def record_manifest(k: Knowledge, path: str, text: str, prov: Provenance, confidence: float) -> None:
     deps, found_versions = manifest_facts(path, text)
     base = posixpath.basename(path)
     if base in LOCKFILES:
-        _named(k, LOCKFILES[base], prov, confidence - 0.05, slot=base not in ("package.json", "requirements.txt"))
+        record_named(k, LOCKFILES[base], prov, confidence - 0.05, slot=base not in ("package.json", "requirements.txt"))
     slots: dict[str, list[vocabulary.Tech]] = {}
     for dep in deps[:120]:
         tech = vocabulary.lookup(dep)
@@ -146,19 +146,19 @@ _NEGATED = Caseless(
 )
 
 
-def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance, confidence: float = 0.9) -> None:
+def record_chosen(k: Knowledge, sentence: str, start: int, prov: Provenance, confidence: float = 0.9) -> None:
     """The technologies a sentence says are used: up to four after each cue (a list after
     "with" runs on into unrelated words), less those it says are not ("use pytest fixtures, no
     unittest classes"); of two for one slot the first named takes it."""
     named: dict[str, vocabulary.Tech] = {}
-    for cue in _CHOOSE.finditer(sentence, start):
+    for cue in CHOOSE.finditer(sentence, start):
         for tech in mentioned_techs(sentence[cue.start() :])[:4]:
             if tech.curated or k.source != "instructions":  # a file's backticks are code (`camelCase`)
                 named.setdefault(tech.name, tech)
     for m in _DIRECT.finditer(sentence, start):
         word = m.group(1)
-        if word in _COMMON_WORDS or k.source == "instructions":
-            tech = _tech_name(word, curated=True)
+        if word in COMMON_WORDS or k.source == "instructions":
+            tech = tech_name(word, curated=True)
         else:
             tech = _chosen_library(word, sentence)
         if tech is not None:
@@ -176,7 +176,7 @@ def _chosen(k: Knowledge, sentence: str, start: int, prov: Provenance, confidenc
 
 # what "use X for ..." may name that is no package
 _NOT_A_PACKAGE = frozenset(
-    _words(
+    word_list(
         "it this that these those them one ones something anything everything nothing same other another each either "
         "both all any some more less fewer tabs spaces it's its our my your their his her the a an"
     )
@@ -191,10 +191,10 @@ def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
     name = word.strip("`'\".,;:")
     if name.lower() in _NOT_A_PACKAGE or len(name) < 3 or not name[0].isalpha():
         return None
-    marked = _marked(name, sentence) or bool(re.search(r"[a-z][-_][a-z]|[a-z]\d", name))
+    marked = is_marked(name, sentence) or bool(re.search(r"[a-z][-_][a-z]|[a-z]\d", name))
     if not (marked or name[0].isupper()):
         return None
-    tech = _tech_name(name, curated=False)
+    tech = tech_name(name, curated=False)
     if tech is not None:
         return tech
     # a name no registry lists: a package's shape, not a tool's or a function's (`mcp__x__y`, `get_user_by_id`)
@@ -214,8 +214,8 @@ _OWNED = Caseless(
 )
 
 
-def _owned(k: Knowledge, sentence: str, prov: Provenance) -> None:
-    if not _may_hold(sentence, ("the ", "our ", "my ", "this ", "your ")):
+def record_owned(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not may_hold(sentence, ("the ", "our ", "my ", "this ", "your ")):
         return
     for m in _OWNED.finditer(sentence):
         for tech in mentioned_techs(m.group(1))[:1]:
@@ -230,7 +230,7 @@ _NOT_A_LIST = Caseless(
 _LIST_WORD = re.compile(r"[A-Za-z@][\w.+#/@-]*")
 
 
-def _listed(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+def record_listed(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """A sentence that is mostly a list of names ("Quick context: Rails 7 monolith, Ruby 3.2,
     Postgres, Sidekiq for jobs") describes the stack, cue or none; one weighing options does not."""
     if sentence.count(",") < 2 or _NOT_A_LIST.found(sentence):
@@ -255,13 +255,13 @@ _TOOL_FOR = Caseless(
 _TOOL_FOR_KIND = {"format": "formatter", "lint": "linter", "test": "test-framework"}
 
 
-def _tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
-    if not _may_hold(sentence, ("format", "lint", "check", "test")):
+def record_tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    if not may_hold(sentence, ("format", "lint", "check", "test")):
         return
     for m in _TOOL_FOR.finditer(sentence):
         kind = m.group(1).lower()
         category = _TOOL_FOR_KIND.get(kind, "type-checker")
-        tech = _tech_name(m.group(2), curated=False)
+        tech = tech_name(m.group(2), curated=False)
         if tech is not None and (tech.category == category or (kind == "test" and tech.category == "e2e-framework")):
             k.stack(tech, prov, 0.85)
 
@@ -306,7 +306,7 @@ def fenced_stack(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, co
         if block.lang in ("txt", "text", "") and named is None and "requirements" in block.label.lower():
             path = "requirements.txt"
         if path:
-            _manifest(k, path, block.code, prov, confidence)
+            record_manifest(k, path, block.code, prov, confidence)
             continue
         ext = _CODE_EXT.get(block.lang)
         if ext is None:
@@ -327,7 +327,7 @@ def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, con
         if m is None:
             continue
         name = m.group(1).rstrip(".:,")
-        tech = _tech_name(name, curated=False) or _tech_name(name.split(" ", 1)[0], curated=False)
+        tech = tech_name(name, curated=False) or tech_name(name.split(" ", 1)[0], curated=False)
         if tech is None:
             continue
         # a name, not the first word of a sentence ("- Ensure all messages ..."): marked, or followed by
@@ -409,4 +409,4 @@ def answer_choices(k: Knowledge, sentence: str, prov: Provenance) -> None:
     than the user's word."""
     m = _ANSWER_CHOICE.search(sentence)
     if m is not None and not sentence.endswith("?"):
-        _chosen(k, sentence, m.start(), prov, 0.75)
+        record_chosen(k, sentence, m.start(), prov, 0.75)

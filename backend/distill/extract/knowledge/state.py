@@ -6,10 +6,10 @@ import re
 
 from ....model import Provenance
 from ..caseless import Caseless
-from .evidence import _CODE_BLOCK, sentences
+from .evidence import CODE_BLOCK, sentences
 from .facts import ARCHITECTURE, COMPONENT, TASK_DONE, TASK_PENDING, Knowledge
 
-_PROBLEM = Caseless(
+PROBLEM_SAID = Caseless(
     re.compile(
         r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
         r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
@@ -155,7 +155,7 @@ def layout_facts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
     placed = "/" in low and (" in " in low or " under " in low)
     if not placed and _STYLE_HINT.search(low) is None:
         return styles, parts  # most messages: no path and no architecture word, no regex run
-    body = _CODE_BLOCK.sub(" ", text[:20_000])
+    body = CODE_BLOCK.sub(" ", text[:20_000])
     low = body.lower()
     if placed and "/" in body:
         for sentence in sentences(body):
@@ -204,7 +204,7 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
         return []
     out: list[tuple[bool, str]] = []
     under: bool | None = None  # the status of a heading whose list follows
-    for raw in _CODE_BLOCK.sub("\n", text[:20_000]).splitlines():
+    for raw in CODE_BLOCK.sub("\n", text[:20_000]).splitlines():
         line = raw.strip()
         if not line:
             under = None
@@ -260,7 +260,7 @@ def _task_list(text: str, *, split: bool = True) -> list[str]:
     return out
 
 
-def _layout_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
     if from_user and text.lstrip().startswith("<"):
         return  # injected context
     b = k.b

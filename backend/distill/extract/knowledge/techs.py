@@ -7,7 +7,7 @@ import re
 
 from .. import vocabulary
 from ..caseless import Caseless
-from .evidence import _BACKTICK, _words
+from .evidence import BACKTICK, word_list
 
 _VERSIONED = Caseless(
     re.compile(  # (written in lower case, which IGNORECASE makes the same: matched lowercased)
@@ -22,14 +22,14 @@ VERSIONED_LANGUAGES = frozenset({"Python", "Node.js", "Go", "Ruby", "Elixir", "R
                                  "Kotlin", "Swift", "Deno", "Bun", ".NET"})  # fmt: skip
 
 
-_NAME = (
+NAME = (
     r"`?([A-Za-z@][\w.+#/@-]*(?: (?:CSS|UI|ORM|DB|Query|Router|Migrate|on Rails|Framework|Compose|Test|Library|"
     r"Actions|CI|React App))?)`?"
 )
 
 
 @functools.lru_cache(maxsize=16384)  # the rules look up the same words again and again (every n-gram of a sentence)
-def _tech_name(raw: str, *, curated: bool) -> vocabulary.Tech | None:
+def tech_name(raw: str, *, curated: bool) -> vocabulary.Tech | None:
     name = raw.strip("`'\".,;:()[]!?")
     if not name or len(name) > 60:
         return None
@@ -49,27 +49,27 @@ def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
 @functools.lru_cache(maxsize=1024)  # several rules ask it of one sentence
 def _mentioned_techs(sentence: str) -> tuple[vocabulary.Tech, ...]:
     found: list[vocabulary.Tech] = []
-    for m in _BACKTICK.finditer(sentence):
-        tech = _tech_name(m.group(1), curated=False)
+    for m in BACKTICK.finditer(sentence):
+        tech = tech_name(m.group(1), curated=False)
         if tech is not None:
             found.append(tech)
-    words = re.findall(r"[A-Za-z@][\w.+#/@-]*", _BACKTICK.sub(" ", sentence))
+    words = re.findall(r"[A-Za-z@][\w.+#/@-]*", BACKTICK.sub(" ", sentence))
     i = 0
     while i < len(words):
         hit = None
         for width in (3, 2):
             if i + width <= len(words):
-                hit = _tech_name(" ".join(words[i : i + width]), curated=True)
+                hit = tech_name(" ".join(words[i : i + width]), curated=True)
                 if hit is not None:
                     i += width
                     break
         if hit is None:
             word = words[i].rstrip(".")
             # single plain words: curated names, and not a lower-case English word that is also a name
-            hit = _tech_name(word, curated=True)
+            hit = tech_name(word, curated=True)
             # a lower-case English word; one that qualifies the next ("Hex color 014073"); a verb
             # opening the sentence ("Make it shorter", "Go ahead", "Just run it")
-            common = hit is not None and word.lower() in _COMMON_WORDS
+            common = hit is not None and word.lower() in COMMON_WORDS
             after = words[i + 1] if i + 1 < len(words) else ""
             opening = i == 0 and (after.lower() in _AFTER_VERB or (word == "Just" and after.islower()))
             if common and (word.islower() or _QUALIFIED.match(after) or opening):
@@ -81,7 +81,7 @@ def _mentioned_techs(sentence: str) -> tuple[vocabulary.Tech, ...]:
 
 
 _AFTER_VERB = frozenset(
-    _words(
+    word_list(
         "it sure the a an this that these those them me us him her ahead back to up down on out over through away "
         "into some any all your my our their its"
     )
@@ -97,8 +97,8 @@ _QUALIFIED = re.compile(
 
 
 # lower-case words that are technology names too but mostly mean something else in a sentence
-_COMMON_WORDS = frozenset(
-    _words(
+COMMON_WORDS = frozenset(
+    word_list(
         "go rust make task just c r dash play echo warp tide express koa next remix turbo lit flow stack dart nim crystal "
         "hex mix pub spring sequel kind flux render railway fly tap chai sinon pest ent sqlx react vue svelte bootstrap "
         "foundation less stylus skeleton emotion relay got ky req tesla hyper rocket atlas bats rich textual ray dagger "
@@ -125,7 +125,7 @@ _COMMON_WORDS = frozenset(
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology
-    _words(
+    word_list(
         "django flask fastapi postgres postgresql mysql sqlite mongodb redis celery kafka rabbitmq pytest vitest jest "
         "mocha cypress playwright selenium puppeteer rspec minitest phpunit pip uv npm pnpm yarn cargo poetry pipenv conda "
         "gradle maven composer vite webpack rollup esbuild parcel babel tailwind sass postcss zustand mobx pinia vuex "

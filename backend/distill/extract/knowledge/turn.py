@@ -11,31 +11,24 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import _command_facts, _said_commands, fenced_commands, listed_commands, may_give_commands
+from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
 from .conventions import (
-    _OPMEM_BLOCK,
-    _WRITE_INSTRUCTIONS,
     INSTRUCTION_FILES,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
     clause,
     is_convention,
     is_global,
     is_rule_item,
     scope_of,
 )
-from .decisions import _drops, _may_swap, _replace, _switches, replacements
-from .environment import _said_endpoints, _said_env, env_names, exposed_ports, fenced_env, listed_env, routes
-from .evidence import _pasted_output, added_files, bullets, edit_blocks, fenced, opening, sentences
+from .decisions import may_swap, record_drops, record_replacement, record_switch, replacements
+from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
+from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
-from .manifests import LOCKFILES, _body, imports, is_manifest
+from .manifests import LOCKFILES, file_body, imports, is_manifest
 from .stack import (
-    _CHOOSE,
-    _chosen,
-    _language,
-    _listed,
-    _manifest,
-    _named,
-    _owned,
-    _tool_for,
+    CHOOSE,
     answer_choices,
     answered,
     fenced_stack,
@@ -43,9 +36,16 @@ from .stack import (
     may_recommend,
     path_techs,
     recommended,
+    record_chosen,
+    record_language,
+    record_listed,
+    record_manifest,
+    record_named,
+    record_owned,
+    record_tool_for,
     stated_packages,
 )
-from .state import _PROBLEM, _layout_facts
+from .state import PROBLEM_SAID, record_layout
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -97,7 +97,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
         elif action.kind == "read" and not action.failed:
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
-            _command_facts(k, action, p, facts)
+            record_command(k, action, p, facts)
     before = len(k.pending)
     for node in turn.nodes:
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
@@ -112,11 +112,11 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     if node.role == "user":
         answered(k, text)
         for path in added_files(text):  # `/add src/app.py`: the project's files
-            _language(k, path, prov, 0.75, languages_seen)
-        if _WRITE_INSTRUCTIONS.found(text[:1000]):
+            record_language(k, path, prov, 0.75, languages_seen)
+        if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
         _text_facts(k, text, prov, from_user=True)
-        _layout_facts(k, text, prov, from_user=True)
+        record_layout(k, text, prov, from_user=True)
         return
     for path, new in edit_blocks(text):  # an edit written in the answer (aider's search/replace)
         k.source = "edit"
@@ -124,19 +124,19 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
     _text_facts(k, text, prov, from_user=False)
-    _layout_facts(k, text, prov, from_user=False)
+    record_layout(k, text, prov, from_user=False)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
     """An instruction file's stack, commands, conventions and layout, as if the user said them."""
-    text = _OPMEM_BLOCK.sub("\n", text[:40_000])
+    text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if body.strip():
         _text_facts(k, body, prov, from_user=True, source="instructions")
-        _layout_facts(k, body, prov, from_user=False)
+        record_layout(k, body, prov, from_user=False)
         k.source = "list"
         for item in bullets(body) if _HAS_LIST.search(body) else ():
             if is_rule_item(item.text):
@@ -151,23 +151,23 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
     for path in action.paths:
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
-            _instructions(k, _body(action.node.content or ""), prov)
+            _instructions(k, file_body(action.node.content or ""), prov)
         if is_manifest(path):
-            _manifest(k, path, action.node.content or "", prov, 0.85)
+            record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
-            _named(k, LOCKFILES[base], prov, 0.8)
-        _language(k, path, prov, 0.75, languages_seen)
+            record_named(k, LOCKFILES[base], prov, 0.8)
+        record_language(k, path, prov, 0.75, languages_seen)
         path_techs(k, path, prov)
 
 
 def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[str]) -> None:
     base = posixpath.basename(path)
-    _language(k, path, prov, 0.85, seen)
+    record_language(k, path, prov, 0.85, seen)
     path_techs(k, path, prov)
     if is_manifest(path):
-        _manifest(k, path, text, prov, 0.9)
+        record_manifest(k, path, text, prov, 0.9)
     elif base in LOCKFILES:
-        _named(k, LOCKFILES[base], prov, 0.85)
+        record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
     for name in imports(path, text)[:40]:
@@ -198,36 +198,36 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         _answer_facts(k, text[:20_000], prov)
         return
     b = k.b
-    pasted = from_user and _pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
+    pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
         for old, new in swaps:
-            _replace(k, old, new, prov, from_user)
+            record_replacement(k, old, new, prov, from_user)
         if from_user:
-            _owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+            record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
         if not from_user or question:
             continue
-        replaced = bool(swaps) or _switches(k, sentence, prov) or _drops(k, sentence, prov)  # a decision
-        chosen = _CHOOSE.search(sentence)
+        replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
+        chosen = CHOOSE.search(sentence)
         stated = chosen is not None  # the sentence says what is used: its versions are the stack's
         if chosen and not replaced:
-            _chosen(k, sentence, chosen.start(), prov)
+            record_chosen(k, sentence, chosen.start(), prov)
         elif not replaced:
-            stated = _listed(k, sentence, prov)
-        _said_commands(k, sentence, prov)
+            stated = record_listed(k, sentence, prov)
+        said_commands(k, sentence, prov)
         if not replaced:
-            _tool_for(k, sentence, prov)
+            record_tool_for(k, sentence, prov)
         for tech, number in versions(sentence):
             if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             _convention(k, sentence, prov)
-        if _PROBLEM.found(sentence) and not replaced and len(sentence) <= 200 and not is_convention(sentence):
+        if PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200 and not is_convention(sentence):
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
-        _said_env(k, sentence, prov)
-        _said_endpoints(k, sentence, prov)
+        said_env(k, sentence, prov)
+        said_endpoints(k, sentence, prov)
 
 
 def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
@@ -282,7 +282,7 @@ def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
     if may_recommend(text):
         recommended(k, opening(text), prov)
     low = text.lower() if text.isascii() else ""  # (other text: every cue is looked for)
-    swap = _may_swap(text)
+    swap = may_swap(text)
     choice = not low or any(word in low for word in _CHOICE_WORDS)
     ticks = "`" in text
     commands = ticks and may_give_commands(text)
@@ -299,13 +299,13 @@ def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
             stated_packages(k, sentence, prov)
         if swap:
             for old, new in replacements(sentence):
-                _replace(k, old, new, prov, False)
+                record_replacement(k, old, new, prov, False)
         if choice:
             answer_choices(k, sentence, prov)
         if commands and "`" in sentence:
-            _said_commands(k, sentence, prov, from_user=False)
+            said_commands(k, sentence, prov, from_user=False)
         if env:
-            _said_env(k, sentence, prov, confidence=0.7)
+            said_env(k, sentence, prov, confidence=0.7)
 
 
 # a project file named in backticks (`backend/src/App/Settings.cs`): its language and what it is named after
@@ -319,6 +319,6 @@ def _backticked_paths(k: Knowledge, text: str, prov: Provenance, *, languages_se
         return  # one file named in passing may be anyone's
     k.source = "path"
     for path in found:
-        _language(k, path, prov, 0.7, languages_seen)
+        record_language(k, path, prov, 0.7, languages_seen)
         path_techs(k, path, prov)
     k.source = "sentence"
