@@ -1,18 +1,22 @@
 """A project's brief: the lines core.md leads with (ARCHITECTURE.md §5, §7).
 
-From the knowledge edges the distiller wrote from the project entity (distill/extract/knowledge.py)
+From the knowledge edges the distiller wrote from the project entity (distill/extract/knowledge/)
 and the user's global ones, current values only (a replaced technology shows as "(was X)" beside
-what replaced it, never as current):
-    · stack: Python 3.11, Django, PostgreSQL, Celery, pytest (was nose), pnpm
-    · test: pytest -q · run: make dev · lint: ruff check
-    · state: tests failing: 3 failed (2026-11-28)
-    · convention: Always write docstrings for public functions
+what replaced it, never as current), in this order (PARTS):
+    · stack: Python 3.11, Django, PostgreSQL, Celery            (language and version, frameworks, data stores)
+    · tools: pytest (was nose), Ruff, Poetry, Docker             (test and lint tools, package manager, infra)
+    · run: make dev · test: pytest -q · lint: ruff check         (commands as typed, no plumbing)
+    · conventions: always write docstrings; no debug prints left in   (short clauses)
+    · preferences: Python: use f-strings, not format()          (the user's, for every project)
     · decided 2026-11-29: Vitest replaces Jest as test framework
+    · state: tests failing: 3 failed (2026-11-28) · open problem: ...
     · env: DATABASE_URL, REDIS_URL · endpoints: GET /api/items · ports: :8000
     · layout: hexagonal layout · API: services/api · worker: services/worker
     · pending: backfill old rows; document the API · done: add the migration
-Each line carries the session of its newest fact. Lines come in importance order; the layout
-(core.py) takes them while they fit. Everything else stays in the graph.
+Each line carries the session of its newest fact. Which lines are taken when 2 KB cannot hold
+them all goes by importance (the layout in core.py); they are shown in part order. The relations
+and their labels, parts and importance: memory/relations.py. Everything else stays in the graph
+(memory_graph_neighbors(project), `opmem graph`).
 """
 
 from __future__ import annotations

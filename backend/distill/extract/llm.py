@@ -49,7 +49,7 @@ ENTITY_TYPES = (
     "concept",
 )
 EVENT_KINDS = ("decision", "learning", "event")
-# what a project's brief is made of (knowledge.py): the same kinds and slots the rules record
+# what a project's brief is made of (knowledge/): the same kinds and slots the rules record
 FACT_KINDS = ("stack", "replacement", "dropped", "command", "convention", "preference", "state", "env-var", "endpoint")
 COMMAND_KINDS = relations.COMMAND_KINDS
 FACT_SLOTS = relations.CATEGORY_ORDER

@@ -1,4 +1,4 @@
-"""The project knowledge the rules find (extract/knowledge.py) and the brief core.md leads with."""
+"""The project knowledge the rules find (extract/knowledge/) and the brief core.md leads with."""
 
 from __future__ import annotations
 
