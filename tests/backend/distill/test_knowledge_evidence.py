@@ -172,3 +172,10 @@ def test_a_preference_for_one_languages_projects_shows_in_that_languages_project
     memory = distil_history(tmp_path / "memory", history)
     assert "Python: use f-strings" in brief_of(memory, "shop")
     assert "f-strings" not in brief_of(memory, "api")
+
+
+def test_a_fix_that_names_a_package_to_install(tmp_path: Path):
+    answer = "The upload fails because form parsing needs an extra package. The fix: `pip install python-multipart`."
+    history = [Session("s-x", [Turn("Uploads return 500 in the FastAPI app.", reply=answer)])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    assert "python-multipart" in _line(core, "· stack: "), core

@@ -296,6 +296,11 @@ def said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: b
             continue
         for argv in split_commands(snippet):
             simple = classify(argv)
+            if simple is not None and simple.kind == "install" and not before.rstrip().endswith("?"):
+                # "the fix: `pip install python-multipart`": the package the project needs
+                confidence = 0.8 if from_user else 0.7
+                _installed(k, simple.program.split(" ", 1)[0], simple.packages, prov, confidence=confidence)
+                break
             if simple is None or simple.kind not in ("run", "test"):
                 break
             line = normalize_command(argv)

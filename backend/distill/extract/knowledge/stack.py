@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import sys
 from collections.abc import Sequence
 
 from ....model import Provenance
@@ -83,13 +84,17 @@ _PACKAGE_STATED = re.compile(
 )
 
 
+# a language's own modules ("the future import" is `from __future__ import ...`)
+_NOT_PACKAGES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"future"}
+
+
 def stated_packages(k: Knowledge, sentence: str, prov: Provenance, confidence: float = 0.7) -> None:
     if "install" not in sentence and "import" not in sentence:
         return
     for m in _PACKAGE_STATED.finditer(sentence):
         name = m.group(1) or m.group(2)
         tech = tech_name(name, curated=False)
-        if tech is not None and name not in COMMON_WORDS:
+        if tech is not None and name not in COMMON_WORDS and name not in _NOT_PACKAGES:
             eid = k.stack(tech, prov, confidence, slot=False)
             if not tech.curated:
                 k.fact(CHOSE, eid, prov, confidence)

@@ -223,7 +223,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
                 k.version(tech, number, prov, 0.9)
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             _convention(k, sentence, prov)
-        if PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200 and not is_convention(sentence):
+        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
+        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
             name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         said_env(k, sentence, prov)
@@ -246,6 +247,9 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
     else:
         k.fact(CONVENTION, entity, prov, 0.85)
     k.decided.add(prov.node_ids[0])
+
+
+PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
 
 
 # a message with a list in it: a line opening with a bullet or a number
