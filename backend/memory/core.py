@@ -178,8 +178,8 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
     for ev in memory.ranked_events(
         _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES, own_only=True
     ):
-        if ev.summary.startswith(QUOTED):
-            continue  # a prompt or a reply quoted, not work done: the session has it
+        if scope != GLOBAL and ev.summary.startswith(QUOTED):
+            continue  # a project's recent work is what was done; a prompt quoted is in the session
         when = datetime.fromtimestamp(ev.event_time, UTC).date()
         lines.append(
             CoreLine(f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time)
