@@ -88,6 +88,7 @@ _STATES = Caseless(
 
 _PROGRESS_HINTS = (
     "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
+    "implemented", "what's next", "whats next", "follow-up", "follow up",
 )  # fmt: skip
 
 
@@ -204,14 +205,20 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
         return []
     out: list[tuple[bool, str]] = []
     under: bool | None = None  # the status of a heading whose list follows
+    listed = False  # an item was read under it (a blank line then ends the list)
     for raw in CODE_BLOCK.sub("\n", text[:20_000]).splitlines():
         line = raw.strip()
         if not line:
-            under = None
+            under = under if not listed else None
+            listed = False
             continue
         heading = _PROGRESS_HEADING.match(line)
         if heading is not None:
-            under = (heading.group("a") or heading.group("b")).lower() in _DONE_LABELS
+            under, listed = (heading.group("a") or heading.group("b")).lower() in _DONE_LABELS, False
+            continue
+        said_heading = _heading_status(line)
+        if said_heading is not None:
+            under, listed = said_heading, False
             continue
         label = _PROGRESS_LINE.match(line)
         if label is not None:
@@ -241,9 +248,36 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
         bullet = _BULLET.match(line) if under is not None else None
         if bullet is not None and under is not None and not bullet.group("item").endswith(":"):  # not a heading
             out += [(under, item) for item in _task_list(bullet.group("item"), split=False)]
+            listed = True
         else:
             under = None
     return list(dict.fromkeys(out))[:TASKS_PER_MESSAGE]
+
+
+# a heading that says what its list is, in an answer's words ("### 🎯 What Was Done", "## ✅ Fixes
+# Implemented", "### ⏭️ What's Next"): emoji and marks aside
+_DONE_HEADING = re.compile(
+    r"^(?:what (?:was|we|i) (?:done|did|implemented|built|changed|fixed|added)|(?:fixes|changes|features?|work) "
+    r"(?:implemented|made|added|done|completed)|(?:implemented|completed|done|finished|accomplished)(?: (?:work|tasks?|items?))?)$",
+    re.I,
+)
+_NEXT_HEADING = re.compile(
+    r"^(?:next steps?|what'?s next|(?:still )?to ?do|todos?|remaining(?: (?:work|tasks?|items?))?|"
+    r"pending(?: (?:work|tasks?|items?))?|follow[- ]ups?)$",
+    re.I,
+)
+_HEADING_LINE = re.compile(r"^(?:#{1,6}\s+(?P<a>.+)|(?:\*\*|__)(?P<b>[^*_]+)(?:\*\*|__)\s*:?)$")
+
+
+def _heading_status(line: str) -> bool | None:
+    """True (done) or False (still to do) for a heading over a list of either; None otherwise."""
+    m = _HEADING_LINE.match(line)
+    if m is None:
+        return None
+    words = " ".join(re.sub(r"[^\w' -]+", " ", m.group("a") or m.group("b")).split())
+    if _DONE_HEADING.match(words):
+        return True
+    return False if _NEXT_HEADING.match(words) else None
 
 
 def _task_list(text: str, *, split: bool = True) -> list[str]:
