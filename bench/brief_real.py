@@ -34,7 +34,7 @@ import pygit2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from brief_scoring import answer_recall, coverage, load_labels, load_questions, stale_mentions  # noqa: E402
+from brief_scoring import KINDS, answer_recall, coverage, load_labels, load_questions, stale_mentions  # noqa: E402
 
 from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
@@ -64,6 +64,7 @@ class Figures:
     largest: int = 0
     recall_sum: float = 0.0
     questions: int = 0
+    by_kind: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})  # [shown, facts]
 
     def add(self, other: Figures) -> None:
         self.facts += other.facts
@@ -72,6 +73,9 @@ class Figures:
         self.largest = max(self.largest, other.largest)
         self.recall_sum += other.recall_sum
         self.questions += other.questions
+        for kind, (shown, facts) in other.by_kind.items():
+            self.by_kind[kind][0] += shown
+            self.by_kind[kind][1] += facts
 
     @property
     def coverage(self) -> float:
@@ -90,6 +94,7 @@ class Figures:
             "largest_block": self.largest,
             "questions": self.questions,
             "answer_recall": round(self.recall, 3),
+            "by_kind": {kind: {"shown": n, "facts": total} for kind, (n, total) in self.by_kind.items()},
         }
 
 
@@ -189,6 +194,9 @@ def measure(half: str, project: Path, show: bool) -> Result:
         shown, missed = coverage(labels, pblock, gblock)
         stale = stale_mentions(labels.stale, pblock) + stale_mentions(labels.stale, gblock)
         figures.facts, figures.shown, figures.stale = len(labels.facts), shown, len(stale)
+        for fact in labels.facts:
+            figures.by_kind[fact.kind][1] += 1
+            figures.by_kind[fact.kind][0] += fact not in missed
         figures.largest = max(len(pblock.encode("utf-8")), len(gblock.encode("utf-8")))
         figures.questions = len(questions)
         figures.recall_sum = sum(answer_recall(q, f"{pblock}\n{s}") for q, s in zip(questions, snippets, strict=True))
@@ -212,6 +220,8 @@ def print_figures(title: str, brief: Figures, before: Figures) -> None:
           f"target 0: {verdict(brief.stale == 0)}")  # fmt: skip
     print(f"  largest block: {brief.largest:,} bytes  vs without the brief: {before.largest:,} bytes  "
           f"target <= {CORE_BUDGET}: {verdict(brief.largest <= CORE_BUDGET)}")  # fmt: skip
+    kinds = "  ".join(f"{k} {n}/{t} (was {before.by_kind[k][0]})" for k, (n, t) in brief.by_kind.items())
+    print(f"  by kind: {kinds}")
     print(f"  answer-term recall: {brief.recall:.3f} ({brief.questions} questions)  vs without the brief: "
           f"{before.recall:.3f}  target >= 0.7: {verdict(brief.recall >= 0.7)}")  # fmt: skip
 
