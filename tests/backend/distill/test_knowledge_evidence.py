@@ -179,3 +179,15 @@ def test_a_fix_that_names_a_package_to_install(tmp_path: Path):
     history = [Session("s-x", [Turn("Uploads return 500 in the FastAPI app.", reply=answer)])]
     core = brief_of(distil_history(tmp_path / "memory", history))
     assert "python-multipart" in _line(core, "· stack: "), core
+
+
+def test_names_filling_a_labelled_role_or_joined_by_plus_signs(tmp_path: Path):
+    answer = (
+        "Here is the design.\n\n- **Network**: OkHttp + Retrofit\n- **Database**: Room + SQLite\n"
+        "- **Note**: keep the public API small\n\nThe app is Kotlin + Coroutines + Room underneath."
+    )
+    history = [Session("s-k", [Turn("Design the download library.", reply=answer)])]
+    core = brief_of(distil_history(tmp_path / "memory", history))
+    stack = _line(core, "· stack: ")
+    for name in ("OkHttp", "Retrofit", "Room", "SQLite", "Kotlin"):
+        assert name in stack, core

@@ -415,3 +415,34 @@ def answer_choices(k: Knowledge, sentence: str, prov: Provenance) -> None:
     m = _ANSWER_CHOICE.search(sentence)
     if m is not None and not sentence.endswith("?"):
         record_chosen(k, sentence, m.start(), prov, 0.75)
+
+
+# "- **Database**: Room + SQLite", "- Backend: FastAPI, Celery": a role, then the names that fill it
+_LABELLED_ITEM = re.compile(r"^(?:[-*+]\s+)*(?:\*\*|__)?[^*_:：]{1,30}?(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?(.+)$")
+_NAME_SEPARATORS = re.compile(r"\s*(?:\+|,|/|&|、|，|\band\b|\bwith\b)\s*")
+# "Kotlin + Coroutines + Flow + Room": names joined by plus signs
+_PLUS_JOINED = re.compile(r"[A-Za-z][\w.#-]*(?:\s*\+\s*[A-Za-z][\w.#-]*){2,}")
+
+
+def _names_only(value: str) -> list[vocabulary.Tech]:
+    """The technologies a value is made of, when it is mostly names ("OkHttp + Retrofit")."""
+    parts = [p.strip("`*_ .") for p in _NAME_SEPARATORS.split(value) if p.strip("`*_ .")]
+    if not parts or any(len(p.split()) > 3 for p in parts):
+        return []
+    techs = [t for t in (tech_name(p, curated=True) for p in parts) if t is not None]
+    return techs if len(techs) * 2 >= len(parts) else []
+
+
+def labelled_names(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
+    for item in items:
+        m = _LABELLED_ITEM.match(item.text)
+        for tech in _names_only(m.group(1)) if m is not None else ():
+            k.stack(tech, prov, confidence, slot=False)
+
+
+def plus_joined(k: Knowledge, text: str, prov: Provenance, *, confidence: float) -> None:
+    for m in _PLUS_JOINED.finditer(text):
+        techs = _names_only(m.group(0))
+        if len(techs) >= 2:
+            for tech in techs:
+                k.stack(tech, prov, confidence, slot=False)

@@ -121,7 +121,7 @@ COMMON_WORDS = frozenset(
         "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
         "marshmallow zod yup joi graphql grpc protobuf websocket websockets three exposed shell compose nest spark "
         "motor slim brew bull drone tilt vapor varnish apt hatch lambda iced leaflet pika ninja alpine apache gem "
-        "hugo elk otp coverage"
+        "hugo elk otp coverage room"
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology

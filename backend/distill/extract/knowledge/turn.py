@@ -32,9 +32,11 @@ from .stack import (
     answer_choices,
     answered,
     fenced_stack,
+    labelled_names,
     listed_stack,
     may_recommend,
     path_techs,
+    plus_joined,
     recommended,
     record_chosen,
     record_language,
@@ -273,6 +275,10 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
         listed_stack(k, items, prov, confidence=confidence)
         listed_env(k, items, prov, confidence=confidence)
         listed_commands(k, items, prov, from_user=from_user)
+        labelled_names(k, items, prov, confidence=confidence)
+    if " + " in text:
+        k.source = "list"
+        plus_joined(k, text, prov, confidence=confidence)
 
 
 # literals one of which every form of _ANSWER_CHOICE holds (most sentences hold none)
