@@ -197,8 +197,8 @@ def _chosen_library(word: str, sentence: str) -> vocabulary.Tech | None:
     if name.lower() in _NOT_A_PACKAGE or len(name) < 3 or not name[0].isalpha():
         return None
     marked = is_marked(name, sentence) or bool(re.search(r"[a-z][-_][a-z]|[a-z]\d", name))
-    if not (marked or name[0].isupper()):
-        return None
+    if not (marked or name[0].isupper()) or (name.isupper() and not marked):
+        return None  # (an all-caps word is an acronym or an HTTP verb: "use PATCH for updates")
     tech = tech_name(name, curated=False)
     if tech is not None:
         return tech
