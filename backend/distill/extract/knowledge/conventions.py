@@ -100,7 +100,7 @@ OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end --
 _ABOUT_ANSWERS = Caseless(
     re.compile(
         r"\b(?:your |the )?(?:answers?|responses?|replies|explanations?)\b|\b(?:reply|respond|answer|explain)\s+(?:in|with|briefly|"
-        r"concisely|only|without|like)\b|\bemojis?\b|\bbe (?:brief|concise|terse|short|direct)\b",
+        r"concisely|only|without|like)\b|\bemojis?\b|(?:^(?:please\s+)?|\byou\s+(?:should\s+|must\s+)?)be (?:brief|concise|terse|short|direct)\b",
         re.I,
     )
 )
@@ -157,6 +157,7 @@ _TRAILER = re.compile(
     re.I,
 )
 CLAUSE_CHARS = 72
+_OPEN_ASIDE = re.compile(r"\s*\([^)]*$")  # an aside the sentence split cut ("prefer type aliases (e.g")
 # an aside in parentheses (its code may hold parentheses of its own: `function foo() {}`)
 _ASIDE = re.compile(r"\s*\((?!not\b|never\b|no\b|only\b)(?:[^()]|\([^()]*\))+\)")
 
@@ -168,7 +169,7 @@ def clause(sentence: str) -> str:
     text = _LABELLED.sub("", text) if len(text) > 40 else text
     for _ in range(3):
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
-    short = " ".join(_ASIDE.sub("", _REASON.sub("", text)).split())
+    short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
     text = short if len(short) >= 12 else text
     text = _TRAILER.sub("", text).rstrip(" .!,;:")
     if len(text) > 1 and text[0].isupper() and text[1].islower():
