@@ -28,11 +28,14 @@ _CONVENTION = Caseless(
 _FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
 
 
+ONE_OFF_PATTERN = r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b"
+# an instruction about the edit at hand, neither a rule nor a decision
+ONE_OFF = Caseless(re.compile(rf"\b{ONE_OFF_PATTERN}", re.I))
 _NOT_CONVENTION = Caseless(
     re.compile(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
         # a one-off about what is being edited ("DO NOT CHANGE the contents"), not a rule
-        r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b|"
+        rf"{ONE_OFF_PATTERN}|"
         r"do not (?:know|understand)|why does|what does|how do)\b",
         re.I,
     )

@@ -14,6 +14,7 @@ from ..tools import ToolAction, arguments
 from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
 from .conventions import (
     INSTRUCTION_FILES,
+    ONE_OFF,
     OPMEM_BLOCK,
     WRITE_INSTRUCTIONS,
     clause,
@@ -223,6 +224,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         for tech, number in versions(sentence):
             if tech.name in VERSIONED_LANGUAGES or stated:
                 k.version(tech, number, prov, 0.9)
+        if ONE_OFF.found(sentence):
+            k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             _convention(k, sentence, prov)
         said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
