@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..memory import relations
 from ..memory.redaction_upgrade import redact_earlier_memory
-from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
 from .model import Extraction, Linked, Reconciled, RunReport, Written
@@ -26,11 +26,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 # the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
-KNOWLEDGE_SLOTS = (
-    *sorted(SLOT_RELATIONS),
-    *(f"{kind}-command" for kind in COMMAND_KINDS),
-    *(f"{kind}-status" for kind in STATUS_KINDS),
-)
+KNOWLEDGE_SLOTS = tuple(sorted(relations.names(single=True)))
 
 
 @dataclass(frozen=True, slots=True)
