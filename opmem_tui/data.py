@@ -20,7 +20,8 @@ from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.discovery import Found
 from opmem_tui.backend.importers.registry import LABELS as SOURCE_LABEL_TABLE
 from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
-from opmem_tui.backend.privacy.exclusions import PrivacyChange, hidden_sessions, set_private
+from opmem_tui.backend.orchestration import PrivacyChange, set_private
+from opmem_tui.backend.privacy.exclusions import hidden_sessions
 from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..home import Home
+from ..memory.redaction_upgrade import redact_earlier_memory
 from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
@@ -20,6 +21,9 @@ from .pipeline import CancelFn, DistillJob, ProgressFn, RunOptions, distil_pendi
 from .project import project_all
 from .reconcile import resolve_chain
 from .state import load_state
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 # the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
 KNOWLEDGE_SLOTS = (
@@ -57,9 +61,7 @@ def sleep(
 ) -> SleepReport:
     started = time.monotonic()
     with run_lock(home, lock_timeout):
-        from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives the pipeline
-
-        ensure_redacted(home, locked=True)
+        redact_earlier_memory(home, project_all)
         job = DistillJob(home, RunOptions(project=False, scan=True), progress, cancel)
         job.state = load_state(home.memory_dir)
         report = distil_pending(job, started)

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..home import Home
 from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.node_log import SyncWorker
@@ -24,6 +23,9 @@ from .ingest import ProjectHook, ingest
 from .parse_ahead import ParseAhead, ParserBug
 from .registry import ALIASES, SOURCES
 from .state import STATE_FILE, FileState, ImportState
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]

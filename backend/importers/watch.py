@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
@@ -35,6 +34,9 @@ from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 Batch = Callable[["Path | None", ImportReport], Any]
 

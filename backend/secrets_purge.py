@@ -29,12 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..memory.sqlite_files import remove_database
-from ..model import OpmemError
-from ..store.files import dump_json, fsync_dir, write_atomic
-from ..store.packwriter import BLOB, object_id
-from ..store.session_repo import GENERATION_FILE
-from .scan import (
+from .memory.sqlite_files import remove_database
+from .model import OpmemError
+from .privacy.history_rewrite import rewrite_git
+from .privacy.scan import (
     MemoryScan,
     SessionScan,
     folder_stamp,
@@ -44,11 +42,13 @@ from .scan import (
     scan_session,
     session_paths,
 )
+from .privacy.scrub import Values, redacted_node_bytes
+from .store.files import dump_json, fsync_dir, write_atomic
+from .store.packwriter import BLOB, object_id
+from .store.session_repo import GENERATION_FILE
 
 if TYPE_CHECKING:
-    from ..home import Home
-from .history_rewrite import rewrite_git
-from .scrub import Values, redacted_node_bytes
+    from .home import Home
 
 MARKER_FILE = "opmem-purge"  # in .git: a purge of this session began and has not finished
 

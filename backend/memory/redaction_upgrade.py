@@ -15,18 +15,20 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..distill.pipeline import DistillBusy, run_lock
-from ..distill.project import project_all
-from ..home import Home
-from ..memory.cache import CACHE_NAME
-from ..memory.index import INDEX_FILE, SCHEMA_VERSION
-from ..memory.logs import log_names
-from ..memory.sqlite_files import remove_database
-from ..memory.views import VIEWS_DIR
-from .redact import redact_text, redact_value
+from ..privacy import redact_text, redact_value
+from .cache import CACHE_NAME
+from .index import INDEX_FILE, SCHEMA_VERSION
+from .logs import log_names
+from .sqlite_files import remove_database
+from .views import VIEWS_DIR
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 STAMP_NAME = "privacy.json"
 REDACTION_VERSION = 1
@@ -64,9 +66,10 @@ def needs_upgrade(memory_dir: Path) -> bool:
     return not stamped(memory_dir) and bool(log_names(memory_dir))
 
 
-def ensure_redacted(home: Home, *, lock_timeout: float = 0.0, locked: bool = False) -> UpgradeReport | None:
-    """Re-redact a memory written by an earlier opmem (None: nothing to do, or another process
-    holds the distillation lock and will do it). `locked`: the caller holds that lock already."""
+def redact_earlier_memory(home: Home, project: Callable[[Home], object]) -> UpgradeReport | None:
+    """Re-redact a memory written by an earlier opmem (None: nothing to do). The caller holds the
+    distillation lock; `project` rebuilds core.md, the views and the index from the redacted logs
+    (distill/project.py's project_all: the memory imports nothing of distill)."""
     memory_dir = home.memory_dir
     if stamped(memory_dir):
         return None
@@ -75,18 +78,10 @@ def ensure_redacted(home: Home, *, lock_timeout: float = 0.0, locked: bool = Fal
             _drop_old_index(memory_dir / INDEX_FILE)
             write_stamp(memory_dir)
         return None
-    if locked:
-        return _upgrade(home)
-    try:
-        with run_lock(home, lock_timeout):
-            if stamped(memory_dir):
-                return None
-            return _upgrade(home)
-    except DistillBusy:
-        return None
+    return _upgrade(home, project)
 
 
-def _upgrade(home: Home) -> UpgradeReport | None:
+def _upgrade(home: Home, project: Callable[[Home], object]) -> UpgradeReport | None:
     root = home.memory_dir
     lines = logs = 0
     for name in log_names(root):
@@ -105,7 +100,7 @@ def _upgrade(home: Home) -> UpgradeReport | None:
     remove_database(root / INDEX_FILE)
     for core in [root / "core.md", *root.glob("projects/*/core.md")]:
         core.unlink(missing_ok=True)
-    project_all(home)
+    project(home)
     write_stamp(root)
     return UpgradeReport(lines, logs)
 

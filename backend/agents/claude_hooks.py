@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agents import jsonc
-from ..agents.executable import opmem_executable
 from ..model import OpmemError
 from ..store.files import write_atomic
+from . import jsonc
+from .executable import opmem_executable
 
 EVENTS = ("PreCompact", "SessionEnd")
 HOOK_TIMEOUT_S = 120

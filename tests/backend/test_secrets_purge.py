@@ -1,4 +1,4 @@
-"""backend/privacy/purge.py: secrets redacted in the node files, meta.json and every branch of git,
+"""backend/secrets_purge.py: secrets redacted in the node files, meta.json and every branch of git,
 no object holding a value left, everything else byte for byte as it was."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from opmem_tui.backend import secrets_purge as purge_mod
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
-from opmem_tui.backend.privacy import purge as purge_mod
-from opmem_tui.backend.privacy.purge import MARKER_FILE, plan_purge, purge
 from opmem_tui.backend.privacy.scan import scan
+from opmem_tui.backend.secrets_purge import MARKER_FILE, plan_purge, purge
 from opmem_tui.backend.store.session_lock import SessionLock
 from opmem_tui.backend.store.sessions import SessionLocked
 
-from .secret_store import AWS, FRAGMENTS, GITHUB, VALUES, build, tree_hashes
+from .privacy.secret_store import AWS, FRAGMENTS, GITHUB, VALUES, build, tree_hashes
 
 
 def git(folder: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:

@@ -13,7 +13,8 @@ from opmem_tui.backend.distill.pipeline import run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.memory import index_update
-from opmem_tui.backend.privacy.upgrade import STAMP_NAME, ensure_redacted, stamped
+from opmem_tui.backend.memory.redaction_upgrade import STAMP_NAME, stamped
+from opmem_tui.backend.orchestration import ensure_redacted
 from opmem_tui.cli import main
 from tests.app.secret_sessions import SESSION_ID, leaks, write_transcript
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.distill.hooks import (
+from opmem_tui.backend.agents.claude_hooks import (
     BACKUP_SUFFIX,
     HooksError,
     flush_command,
