@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..home import Home
 from ..memory import relations
+from ..memory.redaction_upgrade import redact_earlier_memory
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
 from .model import Extraction, Linked, Reconciled, RunReport, Written
@@ -20,6 +21,9 @@ from .pipeline import CancelFn, DistillJob, ProgressFn, RunOptions, distil_pendi
 from .project import project_all
 from .reconcile import resolve_chain
 from .state import load_state
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 # the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
 KNOWLEDGE_SLOTS = tuple(sorted(relations.names(single=True)))
@@ -53,9 +57,7 @@ def sleep(
 ) -> SleepReport:
     started = time.monotonic()
     with run_lock(home, lock_timeout):
-        from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives the pipeline
-
-        ensure_redacted(home, locked=True)
+        redact_earlier_memory(home, project_all)
         job = DistillJob(home, RunOptions(project=False, scan=True), progress, cancel)
         job.state = load_state(home.memory_dir)
         report = distil_pending(job, started)
