@@ -20,6 +20,7 @@ from ..projects.folders import folder_project, stands_for_a_project
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.sessions import SessionStore
+from .injected import mark_injected
 from .model import (
     CODING,
     CONVERSATION,
@@ -326,6 +327,9 @@ def collect_session(
     if first_anchor:  # what precedes the first prompt (injected context) belongs to turn 1
         anchor_of = {nid: (a or first_anchor) for nid, a in anchor_of.items()}
     index = _turn_index(store, sid, set(anchor_of.values()) - {""}, snapshot.turn_starts)
+    # turns are cut by the stored roles; extraction gets injected user text as system text
+    nodes = mark_injected(meta, nodes)
+    new = [n for n in nodes if n.seq > pending.cursor.seq]
     batches: list[SessionBatch] = []
     for chunk in _chunks(new, batch_nodes):
         end = chunk[-1].seq
