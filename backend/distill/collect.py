@@ -17,6 +17,7 @@ from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.folders import folder_project, stands_for_a_project
+from ..projects.identity import recorded_remote
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.sessions import SessionStore
@@ -157,8 +158,8 @@ def session_info(
     elif meta.agent_id:
         scope = f"agent:{meta.agent_id}"
     elif coding and stands_for_a_project(root):  # a project folder the session is not bound to: its memory is its own
-        bound = _bound_project(projects, root)
-        if bound is not None:  # imported before its folder was bound
+        bound = _bound_project(projects, root, recorded_remote(meta.extra))
+        if bound is not None:  # imported before its folder was bound, or a worktree / checkout of a bound one
             project_id, project_name, root = bound.id, bound.name, bound.workdir
             scope = project_scope(bound.id)
         else:
@@ -180,11 +181,12 @@ def session_info(
     )
 
 
-def _bound_project(projects: ProjectRegistry | None, root: str) -> Project | None:
+def _bound_project(projects: ProjectRegistry | None, root: str, remote: str = "") -> Project | None:
     if projects is None:
         return None
     try:
-        return projects.find(root)
+        found = projects.project_for(root, remote=remote)
+        return projects.get(found) if found else None
     except (OpmemError, OSError):
         return None
 

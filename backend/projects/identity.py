@@ -1,0 +1,202 @@
+"""Which project a folder belongs to: the one function every caller asks (ARCHITECTURE.md §4).
+
+A project is its repository, not its folder's name. In order:
+1. the bound project whose folder holds it (the innermost);
+2. a bound project of the same repository: a git worktree of it, or another checkout of the same
+   origin (the git common dir, else the `origin` remote, read through pygit2);
+3. for a folder not on this machine (sessions synced from another one, a folder since removed):
+   the bound project whose repository has the remote the session recorded;
+4. the folder project the memory knows for the folder or one it lies in (folders.folder_project:
+   sessions in a folder no binding names, a plain folder that is no repository).
+The SessionStart hook (agents/session_start.py), `opmem core`, the MCP server, the distiller and
+the search index all ask `project_for_folder`, so they agree. Light on purpose (the hook imports
+it): pygit2 is imported only when a folder is not inside a bound project's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from .folders import folder_project
+
+__all__ = [
+    "Bound",
+    "RepoIdentity",
+    "normalize_remote",
+    "project_for_folder",
+    "recorded_remote",
+    "repository_identity",
+    "same_repository",
+]
+
+
+class Bound(NamedTuple):
+    """A bound project as the registry lists it: what identity needs of it."""
+
+    id: str
+    workdir: str
+
+
+class RepoIdentity(NamedTuple):
+    root: str  # the work tree's root
+    common_dir: str  # the repository's own .git folder, shared by its worktrees
+    remote: str  # the origin's URL, normalized ("" when none)
+    branch: str
+
+
+_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?([\w.-]+):(?!//)(.+)$")
+
+
+def normalize_remote(url: str) -> str:
+    """A remote URL as `host/owner/name`: ssh, scp-like and https forms of one repository agree."""
+    url = (url or "").strip()
+    if not url:
+        return ""
+    match = _SCP_LIKE.match(url)
+    if match and "://" not in url:
+        host, path = match.groups()
+    else:
+        rest = url.split("://", 1)[-1]
+        rest = rest.split("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
+        host, _, path = rest.partition("/")
+        host = host.split(":", 1)[0]  # a port
+    path = path.strip("/")
+    path = path[: -len(".git")] if path.endswith(".git") else path
+    return f"{host.lower()}/{path}" if path else ""
+
+
+def recorded_remote(extra: Mapping[str, Any]) -> str:
+    """The git remote a session's meta.json recorded (the importers keep it in `source_extra`)."""
+    for holder in (extra, extra.get("source_extra")):
+        if isinstance(holder, Mapping):
+            for key in ("git_remote", "repository_url", "remote"):
+                value = holder.get(key)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()
+    return ""
+
+
+def repository_identity(folder: str | os.PathLike[str]) -> RepoIdentity | None:
+    """The repository holding `folder` on this machine (None: no folder, no repository, a bare one)."""
+    path = os.fspath(folder)
+    if not os.path.isdir(path):
+        return None
+    import pygit2  # here, not at the top: the SessionStart hook imports this module
+
+    try:
+        found = pygit2.discover_repository(path)
+        if not found:
+            return None
+        repo = pygit2.Repository(found)
+        if repo.is_bare or not repo.workdir:
+            return None
+        names = list(repo.remotes.names())
+        name = "origin" if "origin" in names else (names[0] if len(names) == 1 else "")
+        remote = (repo.remotes[name].url or "") if name else ""
+        branch = repo.head.shorthand if not repo.head_is_unborn and not repo.head_is_detached else ""
+        root = os.path.realpath(repo.workdir)
+        common = _common_dir(repo.path)
+    except (OSError, ValueError, KeyError, pygit2.GitError):
+        return None
+    if root in (os.path.realpath(os.path.expanduser("~")), "/"):
+        return None  # a dotfiles repository is not the project of every folder under it
+    return RepoIdentity(root, common, normalize_remote(remote), branch)
+
+
+def _common_dir(git_dir: str) -> str:
+    """The .git folder a worktree's own git dir points to (`commondir`), else the git dir itself."""
+    git_dir = os.path.realpath(git_dir)
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            pointed = handle.read().strip()
+    except OSError:
+        return git_dir
+    return os.path.realpath(os.path.join(git_dir, pointed)) if pointed else git_dir
+
+
+def _inside(target: str, root: str) -> bool:
+    root = root.rstrip(os.sep) or os.sep
+    return target == root or target.startswith(root + os.sep) or root == os.sep
+
+
+def _innermost(target: str, bound: Iterable[Bound]) -> str:
+    best_id, best_len = "", -1
+    for project in bound:
+        if project.workdir and _inside(target, project.workdir) and len(project.workdir) > best_len:
+            best_id, best_len = project.id, len(project.workdir)
+    return best_id
+
+
+def same_repository(
+    folder: str,
+    bound: Iterable[Bound | Any],
+    *,
+    remote: str = "",
+    identities: dict[str, RepoIdentity | None] | None = None,
+) -> str:
+    """The id of the bound project whose repository is the one at `folder` (a worktree of it, a
+    checkout of the same origin) or has the `remote` a session recorded; "" when none is."""
+    projects = [Bound(p.id, p.workdir) for p in bound]
+    if not projects:
+        return ""
+    cache: dict[str, RepoIdentity | None] = {} if identities is None else identities
+
+    def identity(workdir: str) -> RepoIdentity | None:
+        if workdir not in cache:
+            cache[workdir] = repository_identity(workdir)
+        return cache[workdir]
+
+    here = identity(folder) if os.path.isdir(folder) else None
+    wanted_remote = (here.remote if here else "") or normalize_remote(remote)
+    if here is None and not wanted_remote:
+        return ""
+    for project in projects:
+        other = identity(project.workdir)
+        if other is None:
+            continue
+        if here is not None and other.common_dir == here.common_dir:
+            return project.id
+        if wanted_remote and other.remote == wanted_remote:
+            return project.id
+    return ""
+
+
+def project_for_folder(
+    folder: str | os.PathLike[str],
+    bound: Iterable[Bound | Any],
+    *,
+    known: Callable[[str], bool] = lambda _pid: False,
+    remote: str = "",
+    identities: dict[str, RepoIdentity | None] | None = None,
+) -> str:
+    """The id of the project `folder` belongs to, or "" (see the module's rules).
+
+    `bound`: the registry's projects (anything with `id` and `workdir`); `known(id)`: whether the
+    memory holds a folder project of that id; `remote`: the remote a session recorded for the
+    folder; `identities`: a cache of workdir -> identity the caller keeps between calls."""
+    projects = [Bound(p.id, p.workdir) for p in bound]
+    raw = os.fspath(folder)
+    if not raw:
+        return ""
+    target = os.path.realpath(raw) if os.path.isabs(raw) else raw
+    found = _innermost(target, projects) or (_innermost(raw, projects) if raw != target else "")
+    if found:
+        return found
+    found = same_repository(target, projects, remote=remote, identities=identities)
+    if found:
+        return found
+    for start in dict.fromkeys((raw, target)):
+        path = posixpath.normpath(start)
+        while path.startswith("/"):
+            pid = folder_project(path)[0]
+            if known(pid):
+                return pid
+            parent = posixpath.dirname(path)
+            if parent == path:
+                break
+            path = parent
+    return ""
