@@ -121,17 +121,14 @@ def _marked(node: Node, reason: str, content: str | None = None) -> Node:
 
 def mark_injected(meta: SessionMeta, nodes: Sequence[Node]) -> list[Node]:
     """The nodes as extraction takes them: injected user text as system nodes marked `injected`,
-    a pasted log cut down to the words around it. A compaction run's reply is a recap of another
-    session, not new knowledge: marked too."""
+    a pasted log cut down to the words around it. A compaction run's reply is the agent's own
+    summary (its pending tasks are worth keeping): not marked."""
     driven = agent_driven(meta)
-    compaction = meta.extra.get("kind") == "compaction"
     out: list[Node] = []
     for node in nodes:
         reason = node_reason(node, driven)
         if reason:
             out.append(_marked(node, reason))
-        elif compaction and node.role == "assistant" and not node.is_tool:
-            out.append(_marked(node, "compaction summary"))
         elif node.role == "user" and not node.is_tool and node.content:
             words, logged = _log_split(node.content)
             out.append(_with_metadata(node, words, logged) if logged else node)
