@@ -36,6 +36,8 @@ def distilled(tmp_path_factory: pytest.TempPathFactory) -> Home:
     run_import(home, "codex", sorted((root / "transcripts" / "codex").glob("*.jsonl")), bind=False)
     run_import(home, "cursor", [cursor], bind=False)
     run_import(home, "kimi", kimi, bind=False)
+    copilot = sorted((root / "agents" / "copilot-cli" / "jazzyalex+agent-sessions" / "stage0").glob("*.jsonl"))
+    run_import(home, "copilot", copilot, bind=False)
     home.sessions.flush()
     run(home, RunOptions())
     home.search_index.rebuild()
@@ -101,3 +103,17 @@ def test_every_project_the_memory_knows_can_be_named(distilled: Home, tmp_path: 
     assert spotter.id in core.output + core.stderr
     named = runner.invoke(main, ["--home", str(distilled.path), "core", "--project", spotter.id])
     assert "project: spotter" in named.output
+
+
+KIMI = "/private/tmp/as-agent-lab/kimi/project"  # where the kimi fixtures ran; copilot's ran `echo` too
+
+
+def test_a_projects_graph_holds_only_what_its_own_sessions_told(distilled: Home) -> None:
+    project = next(u for u in unbound_projects(distilled) if u.workdir == KIMI)
+    recall = dataclasses.replace(recall_for(distilled, project=project.id), max_reply_bytes=1 << 20)
+    mine = {m.id for m in distilled.sessions.list_sessions().sessions if m.extra.get("cwd") == KIMI}
+    reply = ask(recall, "memory_graph_neighbors", entity="echo", hops=1)
+    sources = {e["source"].removeprefix("session:") for e in reply["edges"] if "source" in e}
+    assert sources and sources <= mine
+    everywhere = ask(recall_for(distilled, cwd="/"), "memory_graph_neighbors", entity="echo", hops=1)
+    assert {e["source"].removeprefix("session:") for e in everywhere["edges"]} - mine  # others ran it too
