@@ -158,7 +158,7 @@ def session_info(
     elif meta.agent_id:
         scope = f"agent:{meta.agent_id}"
     elif coding and stands_for_a_project(root):  # a project folder the session is not bound to: its memory is its own
-        bound = _bound_project(projects, root, recorded_remote(meta.extra))
+        bound = _bound_project(projects, root, recorded_remote(meta.extra), _branch(meta))
         if bound is not None:  # imported before its folder was bound, or a worktree / checkout of a bound one
             project_id, project_name, root = bound.id, bound.name, bound.workdir
             scope = project_scope(bound.id)
@@ -181,11 +181,16 @@ def session_info(
     )
 
 
-def _bound_project(projects: ProjectRegistry | None, root: str, remote: str = "") -> Project | None:
+def _branch(meta: SessionMeta) -> str:
+    branch = meta.extra.get("git_branch")
+    return branch if isinstance(branch, str) else ""
+
+
+def _bound_project(projects: ProjectRegistry | None, root: str, remote: str = "", branch: str = "") -> Project | None:
     if projects is None:
         return None
     try:
-        found = projects.project_for(root, remote=remote)
+        found = projects.project_for(root, remote=remote, branch=branch)
         return projects.get(found) if found else None
     except (OpmemError, OSError):
         return None

@@ -5,7 +5,9 @@ A project is its repository, not its folder's name. In order:
 2. a bound project of the same repository: a git worktree of it, or another checkout of the same
    origin (the git common dir, else the `origin` remote, read through pygit2);
 3. for a folder not on this machine (sessions synced from another one, a folder since removed):
-   the bound project whose repository has the remote the session recorded;
+   the bound project whose repository has the remote the session recorded; with no remote
+   recorded, the one bound project of the folder's name (the branch recorded, when it is not a
+   trunk such as main, must exist there);
 4. the folder project the memory knows for the folder or one it lies in (folders.folder_project:
    sessions in a folder no binding names, a plain folder that is no repository).
 The SessionStart hook (agents/session_start.py), `opmem core`, the MCP server, the distiller and
@@ -165,18 +167,42 @@ def same_repository(
     return ""
 
 
+def _by_name(folder: str, projects: list[Bound], branch: str) -> str:
+    """A folder not on this machine, no remote recorded: the one bound project of its folder's
+    name (a branch the session recorded picks among several, and must exist in the one found)."""
+    name = posixpath.basename(posixpath.normpath(folder))
+    named = [p for p in projects if name and posixpath.basename(posixpath.normpath(p.workdir)) == name]
+    if branch:
+        named = [p for p in named if _has_branch(p.workdir, branch)] or (named if branch in _TRUNKS else [])
+    return named[0].id if len(named) == 1 else ""
+
+
+_TRUNKS = frozenset({"main", "master", "trunk", "develop"})  # every repository may have one: says nothing
+
+
+def _has_branch(workdir: str, branch: str) -> bool:
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(workdir)
+        return repo.branches.get(branch) is not None or repo.branches.get(f"origin/{branch}") is not None
+    except (OSError, ValueError, KeyError, pygit2.GitError):
+        return False
+
+
 def project_for_folder(
     folder: str | os.PathLike[str],
     bound: Iterable[Bound | Any],
     *,
     known: Callable[[str], bool] = lambda _pid: False,
     remote: str = "",
+    branch: str = "",
     identities: dict[str, RepoIdentity | None] | None = None,
 ) -> str:
     """The id of the project `folder` belongs to, or "" (see the module's rules).
 
     `bound`: the registry's projects (anything with `id` and `workdir`); `known(id)`: whether the
-    memory holds a folder project of that id; `remote`: the remote a session recorded for the
+    memory holds a folder project of that id; `remote`, `branch`: what a session recorded for the
     folder; `identities`: a cache of workdir -> identity the caller keeps between calls."""
     projects = [Bound(p.id, p.workdir) for p in bound]
     raw = os.fspath(folder)
@@ -189,6 +215,10 @@ def project_for_folder(
     found = same_repository(target, projects, remote=remote, identities=identities)
     if found:
         return found
+    if not remote and not os.path.isdir(target):
+        found = _by_name(raw, projects, branch)
+        if found:
+            return found
     for start in dict.fromkeys((raw, target)):
         path = posixpath.normpath(start)
         while path.startswith("/"):

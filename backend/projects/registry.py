@@ -200,12 +200,17 @@ class ProjectRegistry:
         return best
 
     def project_for(
-        self, folder: str | os.PathLike[str], *, remote: str = "", known: Callable[[str], bool] | None = None
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        remote: str = "",
+        branch: str = "",
+        known: Callable[[str], bool] | None = None,
     ) -> str:
         """The id of the project `folder` belongs to (identity.project_for_folder: its folder, its
         repository, the remote a session recorded, else a folder project `known` names), or ""."""
         kw = {"known": known} if known is not None else {}
-        return project_for_folder(folder, self._read(), remote=remote, identities=self._identities, **kw)
+        return project_for_folder(folder, self._read(), remote=remote, branch=branch, identities=self._identities, **kw)
 
     def resolve_project(self, path: str | os.PathLike[str], name: str | None = None) -> Project:
         """Bind a folder: reuse the git repository it is in, or git init one. Idempotent."""

@@ -95,4 +95,21 @@ def test_a_session_from_a_folder_not_on_this_machine_is_matched_by_its_remote(ho
     info = session_info(home.sessions, home.projects, meta, home.sessions.get_nodes("s-away"))
     assert info.scope == f"project:{bound.id}" and info.project_id == bound.id
     assert project_for_folder("/home/someone/work/app", [bound], remote=ORIGIN) == bound.id
-    assert project_for_folder("/home/someone/work/app", [bound]) == ""  # no remote recorded: not guessed
+    assert project_for_folder("/home/someone/work/web", [bound]) == ""  # no remote, another name: not guessed
+
+
+def test_with_no_remote_recorded_a_folder_not_here_is_matched_by_its_name_and_branch(app: Path, tmp_path: Path) -> None:
+    repo = pygit2.Repository(str(app))
+    repo.branches.local.create("otel-tracing", repo.head.peel(pygit2.Commit))
+    bound = [type("P", (), {"id": "app-1", "workdir": str(app)})()]
+    away = "/home/someone/src/app"
+    assert project_for_folder(away, bound) == "app-1"
+    assert project_for_folder(away, bound, branch="otel-tracing") == "app-1"
+    assert project_for_folder(away, bound, branch="main") == "app-1"  # a trunk name tells nothing
+    assert project_for_folder(away, bound, branch="someone-elses-branch") == ""
+    assert project_for_folder("/home/someone/src/tool", bound) == ""
+    assert project_for_folder(away, bound, remote="git@github.com:other/app.git") == ""  # another repository
+    twin = make_repo(tmp_path / "old" / "app")
+    both = [*bound, type("P", (), {"id": "app-2", "workdir": str(twin)})()]
+    assert project_for_folder(away, both) == ""  # two of that name: not guessed
+    assert project_for_folder(away, both, branch="otel-tracing") == "app-1"  # the branch tells which
