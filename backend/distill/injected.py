@@ -25,7 +25,7 @@ AGENT_DRIVEN_KINDS = frozenset({"subagent", "compaction"})
 
 # metadata the importers set on text that is not a typed prompt
 _FLAGS = ("injected", "is_meta", "is_compact_summary", "compaction_summary", "compaction")
-_KINDS = frozenset({"compact_summary", "meta", "command", "injected", "queued_command"})
+_KINDS = frozenset({"compact_summary", "meta", "command", "injected", "interrupt"})
 
 # `<tag>` ... `</tag>` first: <system-reminder>, <command-name>, <local-command-stdout>,
 # <environment_context>, <user_instructions>, <task-notification>, <git-context>, <session_context>,

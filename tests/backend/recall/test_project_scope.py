@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from opmem_tui.backend.distill.injected import text_reason
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
@@ -117,3 +118,19 @@ def test_a_projects_graph_holds_only_what_its_own_sessions_told(distilled: Home)
     assert sources and sources <= mine
     everywhere = ask(recall_for(distilled, cwd="/"), "memory_graph_neighbors", entity="echo", hops=1)
     assert {e["source"].removeprefix("session:") for e in everywhere["edges"]} - mine  # others ran it too
+
+
+def test_no_block_holds_text_an_agent_or_a_tool_injected(distilled: Home) -> None:
+    blocks = [p.read_text(encoding="utf-8") for p in distilled.memory_dir.rglob("core.md")]
+    assert len(blocks) >= 3
+    for block in blocks:
+        for line in block.splitlines():
+            said = line.lstrip("· ").split("  ↪", 1)[0]
+            for head in (
+                "Do NOT use any tools",
+                "detailed summary of the conversation",
+                "<system-reminder",
+                "<git-context",
+            ):
+                assert head not in said, line
+            assert not text_reason(said.split(": ", 1)[-1]), line
