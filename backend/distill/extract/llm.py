@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from ...llm import BudgetExhausted, ChatClient, LLMError, TokenBudget, parse_json_reply
+from ...llm import ChatClient, LLMError, LLMStopped, TokenBudget, parse_json_reply
 from ...memory.records import GLOBAL
 from ..model import CollectedTurn, Extraction, SessionBatch
 from . import vocabulary
@@ -318,7 +318,7 @@ def extract_llm(
             reply = client.chat(messages, max_tokens=1500, budget=budget, json_mode=False)
             data = parse_json_reply(reply.text)
             _VALIDATOR.validate(data)
-        except BudgetExhausted as exc:
+        except LLMStopped as exc:  # budget, call limit, CLI missing or signed out, rate limit
             failed += 1
             notes.append(f"{batch.session.session_id}: {exc}; the rest keeps the rules' result")
             break
