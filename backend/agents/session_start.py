@@ -20,8 +20,9 @@ it came from; the hook hands that back while the stamp matches, and renders and 
 file itself otherwise (a hand-edited core.md, no cache yet). It never fails the agent's start: any error prints
 an empty additionalContext, one line on stderr, and exits 0.
 
-Imported by opmem_tui/entry.py before anything else, so keep its imports to json, os, sys
-and backend/privacy (measured by bench/session_start_bench.py).
+Imported by opmem_tui/entry.py before anything else, so keep its imports to json, os, sys,
+backend/privacy and backend/projects/identity (which loads pygit2 only for a folder outside every
+bound project's folder; measured by bench/session_start_bench.py).
 """
 
 from __future__ import annotations
@@ -55,23 +56,16 @@ def _projects(home: str) -> list[dict[str, Any]]:
 def project_for(home: str, cwd: str) -> str:
     """The id of the project `cwd` belongs to, as `opmem core` decides (projects/identity.py): a
     bound project by folder or repository, else a folder project whose core.md the memory wrote."""
-    from ..projects.identity import project_for_folder
+    from ..projects.identity import Bound, project_for_folder
 
     memory = os.path.join(home, "memory", "projects")
     projects = [
-        _Bound(p["id"], p["workdir"])
+        Bound(p["id"], p["workdir"])
         for p in _projects(home)
         if isinstance(p.get("id"), str) and p["id"] and isinstance(p.get("workdir"), str) and p["workdir"]
     ]
     known = lambda pid: os.path.exists(os.path.join(memory, _file_name(pid), "core.md"))  # noqa: E731
     return project_for_folder(cwd, projects, known=known)
-
-
-class _Bound:
-    __slots__ = ("id", "workdir")
-
-    def __init__(self, project_id: str, workdir: str) -> None:
-        self.id, self.workdir = project_id, workdir
 
 
 _PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,99}")
