@@ -3,7 +3,7 @@
 A project is its repository, not its folder's name. In order:
 1. the bound project whose folder holds it (the innermost);
 2. a bound project of the same repository: a git worktree of it, or another checkout of the same
-   origin (the git common dir, else the `origin` remote, read through pygit2);
+   origin (the git common dir, else the `origin` remote, read from git's own files);
 3. for a folder not on this machine (sessions synced from another one, a folder since removed):
    the bound project whose repository has the remote the session recorded; with no remote
    recorded, the one bound project of the folder's name (the branch recorded, when it is not a
@@ -12,7 +12,7 @@ A project is its repository, not its folder's name. In order:
    sessions in a folder no binding names, a plain folder that is no repository).
 The SessionStart hook (agents/session_start.py), `opmem core`, the MCP server, the distiller and
 the search index all ask `project_for_folder`, so they agree. Light on purpose (the hook imports
-it): pygit2 is imported only when a folder is not inside a bound project's folder.
+it): no pygit2 but to check a branch of a folder that is not on this machine.
 """
 
 from __future__ import annotations
@@ -83,30 +83,81 @@ def recorded_remote(extra: Mapping[str, Any]) -> str:
 
 
 def repository_identity(folder: str | os.PathLike[str]) -> RepoIdentity | None:
-    """The repository holding `folder` on this machine (None: no folder, no repository, a bare one)."""
+    """The repository holding `folder` on this machine (None: no folder, no repository, a bare one).
+
+    Read from git's own files, as git lays them out (gitrepository-layout(5)): the `.git` folder
+    or `.git` file (`gitdir: ...`) found upwards, a worktree's `commondir`, `HEAD`, and the
+    `[remote "origin"]` url of the common `config`. No pygit2 here: the SessionStart hook asks this
+    before every session, and loading pygit2 alone costs more than the hook's whole budget."""
     path = os.fspath(folder)
     if not os.path.isdir(path):
         return None
-    import pygit2  # here, not at the top: the SessionStart hook imports this module
-
-    try:
-        found = pygit2.discover_repository(path)
-        if not found:
-            return None
-        repo = pygit2.Repository(found)
-        if repo.is_bare or not repo.workdir:
-            return None
-        names = list(repo.remotes.names())
-        name = "origin" if "origin" in names else (names[0] if len(names) == 1 else "")
-        remote = (repo.remotes[name].url or "") if name else ""
-        branch = repo.head.shorthand if not repo.head_is_unborn and not repo.head_is_detached else ""
-        root = os.path.realpath(repo.workdir)
-        common = _common_dir(repo.path)
-    except (OSError, ValueError, KeyError, pygit2.GitError):
+    found = _discover(os.path.realpath(path))
+    if found is None:
         return None
+    root, git_dir = found
     if root in (os.path.realpath(os.path.expanduser("~")), "/"):
         return None  # a dotfiles repository is not the project of every folder under it
-    return RepoIdentity(root, common, normalize_remote(remote), branch)
+    common = _common_dir(git_dir)
+    return RepoIdentity(root, common, normalize_remote(_remote_url(common)), _branch(git_dir))
+
+
+def _discover(start: str) -> tuple[str, str] | None:
+    """(work tree root, its git dir) for the repository holding `start`."""
+    folder = start
+    while True:
+        dotgit = os.path.join(folder, ".git")
+        if os.path.isdir(dotgit):
+            return (folder, dotgit) if os.path.exists(os.path.join(dotgit, "HEAD")) else None
+        if os.path.isfile(dotgit):  # a worktree or a submodule: `gitdir: <path>`
+            try:
+                with open(dotgit, encoding="utf-8") as handle:
+                    line = handle.readline().strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            pointed = os.path.join(folder, line[len("gitdir:") :].strip())
+            return (folder, os.path.realpath(pointed)) if os.path.isdir(pointed) else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+_SECTION = re.compile(r'^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]')
+_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def _remote_url(common_dir: str) -> str:
+    """The `origin` remote's url in the repository's config, else the one remote's; "" when none."""
+    try:
+        with open(os.path.join(common_dir, "config"), encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1 << 20).splitlines()
+    except OSError:
+        return ""
+    urls: dict[str, str] = {}
+    section: str | None = None
+    for line in lines:
+        if line.lstrip().startswith("["):
+            match = _SECTION.match(line)
+            section = match.group(1) if match else None
+        elif section is not None and section not in urls:
+            url = _URL.match(line)
+            if url:
+                urls[section] = url.group(1).strip('"')
+    if "origin" in urls:
+        return urls["origin"]
+    return next(iter(urls.values())) if len(urls) == 1 else ""
+
+
+def _branch(git_dir: str) -> str:
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
 
 
 def _common_dir(git_dir: str) -> str:

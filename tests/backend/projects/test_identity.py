@@ -113,3 +113,19 @@ def test_with_no_remote_recorded_a_folder_not_here_is_matched_by_its_name_and_br
     both = [*bound, type("P", (), {"id": "app-2", "workdir": str(twin)})()]
     assert project_for_folder(away, both) == ""  # two of that name: not guessed
     assert project_for_folder(away, both, branch="otel-tracing") == "app-1"  # the branch tells which
+
+
+def test_the_identity_read_from_gits_files_is_what_pygit2_sees(app: Path, tmp_path: Path) -> None:
+    tree = worktree(app, tmp_path / "worktrees" / "app-feature")
+    other = second_checkout(app, tmp_path / "elsewhere" / "app")
+    (tree / "deep" / "er").mkdir(parents=True)
+    for folder in (app, tree / "deep" / "er", other):
+        repo = pygit2.Repository(pygit2.discover_repository(str(folder)))
+        found = repository_identity(folder)
+        assert found is not None
+        assert found.root == str(Path(repo.workdir).resolve())
+        common = Path(repo.path).resolve()
+        assert Path(found.common_dir) in (common, common.parent.parent)  # a worktree's git dir is under the common one
+        assert found.remote == normalize_remote(repo.remotes["origin"].url)
+        assert found.branch == repo.head.shorthand
+    assert repository_identity(tmp_path) is None
