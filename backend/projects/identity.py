@@ -21,7 +21,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from .folders import folder_project
 
@@ -36,21 +36,42 @@ __all__ = [
 ]
 
 
-class Bound(NamedTuple):
+class Bound:
     """A bound project as the registry lists it: what identity needs of it."""
 
-    id: str
-    workdir: str
+    __slots__ = ("id", "workdir")
+
+    def __init__(self, project_id: str, workdir: str) -> None:
+        self.id, self.workdir = project_id, workdir
 
 
-class RepoIdentity(NamedTuple):
-    root: str  # the work tree's root
-    common_dir: str  # the repository's own .git folder, shared by its worktrees
-    remote: str  # the origin's URL, normalized ("" when none)
-    branch: str
+class RepoIdentity:
+    """A repository on this machine. (Plain slots, not a NamedTuple: making one such class costs
+    milliseconds, and the SessionStart hook imports this module before every session.)"""
+
+    __slots__ = ("branch", "common_dir", "remote", "root")
+
+    def __init__(self, root: str, common_dir: str, remote: str, branch: str) -> None:
+        self.root = root  # the work tree's root
+        self.common_dir = common_dir  # the repository's own .git folder, shared by its worktrees
+        self.remote = remote  # the origin's URL, normalized ("" when none)
+        self.branch = branch
+
+    def _key(self) -> tuple[str, str, str, str]:
+        return (self.root, self.common_dir, self.remote, self.branch)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RepoIdentity) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "RepoIdentity(root={!r}, common_dir={!r}, remote={!r}, branch={!r})".format(*self._key())
 
 
-_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?([\w.-]+):(?!//)(.+)$")
+# patterns, not compiled ones: re compiles (and caches) them on first use, not when the hook imports
+_SCP_LIKE = r"^(?:[\w.+-]+@)?([\w.-]+):(?!//)(.+)$"
 
 
 def normalize_remote(url: str) -> str:
@@ -58,7 +79,7 @@ def normalize_remote(url: str) -> str:
     url = (url or "").strip()
     if not url:
         return ""
-    match = _SCP_LIKE.match(url)
+    match = re.match(_SCP_LIKE, url)
     if match and "://" not in url:
         host, path = match.groups()
     else:
@@ -125,8 +146,8 @@ def _discover(start: str) -> tuple[str, str] | None:
         folder = parent
 
 
-_SECTION = re.compile(r'^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]')
-_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+_SECTION = r'^\s*\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]'
+_URL = r"(?i)^\s*url\s*=\s*(.*?)\s*$"
 
 
 def _remote_url(common_dir: str) -> str:
@@ -140,10 +161,10 @@ def _remote_url(common_dir: str) -> str:
     section: str | None = None
     for line in lines:
         if line.lstrip().startswith("["):
-            match = _SECTION.match(line)
+            match = re.match(_SECTION, line)
             section = match.group(1) if match else None
         elif section is not None and section not in urls:
-            url = _URL.match(line)
+            url = re.match(_URL, line)
             if url:
                 urls[section] = url.group(1).strip('"')
     if "origin" in urls:
