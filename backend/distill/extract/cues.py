@@ -16,7 +16,8 @@ from .caseless import Caseless
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SPAN = re.compile(r"`([^`\n]*)`")
 _HELD = re.compile(r"\x00(\d+)\x00")
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+# a stop ends a sentence only before a blank or the end: "2.0", "main.rs", "e.g." stay whole
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=[^\s.!?])[^.!?\n]*)*(?:[.!?]+|$)")
 
 DECISION_STRONG = Caseless(
     re.compile(

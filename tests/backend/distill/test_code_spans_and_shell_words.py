@@ -55,3 +55,11 @@ def test_a_loop_turn_is_summarised_by_what_it_ran(home: Home) -> None:
     [summary] = [e.summary for e in extract_all(home)["s1"].events if e.kind == "work"]
     assert "make" in summary
     assert not {"for", "do", "done"} & set(summary.replace(",", " ").split())
+
+
+def test_a_version_or_a_file_name_does_not_end_a_sentence() -> None:
+    text = "Note: this package recently hit 2.0 with breaking changes. The fix is in main.rs now."
+    assert sentences(text) == [
+        "Note: this package recently hit 2.0 with breaking changes.",
+        "The fix is in main.rs now.",
+    ]
