@@ -65,7 +65,7 @@ def sentences(text: str) -> list[str]:
     cleaned = _SPAN.sub(hold, _FENCE.sub(" ", text)) if "`" in text else text
     out = []
     for match in _SENTENCE.finditer(cleaned):
-        sentence = " ".join(match.group(0).split())
+        sentence = " ".join(match.group(0).split()).replace("**", "")  # markdown bold, not text
         if spans:
             sentence = _HELD.sub(lambda m: spans[int(m.group(1))] if int(m.group(1)) < len(spans) else "", sentence)
         sentence = sentence.strip(" -*#>•")

@@ -63,3 +63,7 @@ def test_a_version_or_a_file_name_does_not_end_a_sentence() -> None:
         "Note: this package recently hit 2.0 with breaking changes.",
         "The fix is in main.rs now.",
     ]
+
+
+def test_markdown_bold_is_not_text() -> None:
+    assert sentences("**Note:** This package is alive and well.") == ["Note: This package is alive and well."]
