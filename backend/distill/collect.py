@@ -9,6 +9,7 @@ since the last run is collected whole, so its work event is rewritten and supers
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.folders import folder_project, stands_for_a_project
-from ..projects.identity import recorded_remote
+from ..projects.identity import project_folder, recorded_remote
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.sessions import SessionStore
@@ -162,8 +163,11 @@ def session_info(
         if bound is not None:  # imported before its folder was bound, or a worktree / checkout of a bound one
             project_id, project_name, root = bound.id, bound.name, bound.workdir
             scope = project_scope(bound.id)
-        else:
-            scope = project_scope(folder_project(root)[0])
+        else:  # keyed by its repository's main work tree when it is one here (a worktree too)
+            project_key, key_name = folder_project(project_folder(root))
+            scope = project_scope(project_key)
+            if posixpath.normpath(project_folder(root)) != posixpath.normpath(root):
+                project_name = key_name
     else:
         scope = GLOBAL
     return SessionInfo(

@@ -9,7 +9,9 @@ A project is its repository, not its folder's name. In order:
    recorded, the one bound project of the folder's name (the branch recorded, when it is not a
    trunk such as main, must exist there);
 4. the folder project the memory knows for the folder or one it lies in (folders.folder_project:
-   sessions in a folder no binding names, a plain folder that is no repository).
+   sessions in a folder no binding names, a plain folder that is no repository); a folder in a
+   repository here is keyed by that repository's main work tree (`project_folder`), so its
+   worktrees and subfolders are one project even unbound.
 The SessionStart hook (agents/session_start.py), `opmem core`, the MCP server, the distiller and
 the search index all ask `project_for_folder`, so they agree. Light on purpose (the hook imports
 it): no pygit2 but to check a branch of a folder that is not on this machine.
@@ -29,6 +31,7 @@ __all__ = [
     "Bound",
     "RepoIdentity",
     "normalize_remote",
+    "project_folder",
     "project_for_folder",
     "recorded_remote",
     "repository_identity",
@@ -239,6 +242,16 @@ def same_repository(
     return ""
 
 
+def project_folder(folder: str) -> str:
+    """The folder a project no binding names is keyed by: the main work tree of the repository
+    holding `folder` on this machine (a worktree's and a subfolder's too), else `folder` itself."""
+    identity = repository_identity(folder) if folder.startswith("/") else None
+    if identity is None:
+        return folder
+    common = identity.common_dir
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else identity.root
+
+
 def _by_name(folder: str, projects: list[Bound], branch: str) -> str:
     """A folder not on this machine, no remote recorded: the one bound project of its folder's
     name (a branch the session recorded picks among several, and must exist in the one found)."""
@@ -291,6 +304,9 @@ def project_for_folder(
         found = _by_name(raw, projects, branch)
         if found:
             return found
+    keyed = project_folder(target)
+    if keyed != target and known(folder_project(keyed)[0]):  # a worktree of a repository no binding names
+        return folder_project(keyed)[0]
     for start in dict.fromkeys((raw, target)):
         path = posixpath.normpath(start)
         while path.startswith("/"):

@@ -99,3 +99,20 @@ def test_outside_any_project_both_give_the_global_block(store: tuple[Home, Path,
     project_id, block = _core(home, tmp_path)
     assert project_id == "" and "project: (global)" in block
     assert _hook(home, tmp_path) == render_context(block)
+
+
+def test_an_unbound_repository_and_its_worktree_are_one_project(tmp_path: Path) -> None:
+    home = Home(tmp_path / "home", durable=False)
+    repo = make_repo(tmp_path / "src" / "tools")
+    git = pygit2.Repository(str(repo))
+    branch = git.branches.local.create("fast-path", git.head.peel(pygit2.Commit))
+    tree = tmp_path / "worktrees" / "tools-fast-path"
+    tree.parent.mkdir()
+    git.add_worktree("tools-fast-path", str(tree), branch)
+    _session(home, "s-main", repo, "We're on Phoenix with Ecto and Postgres.", "mix test")
+    _session(home, "s-tree", tree, "The planner is written in Rust.", "cargo build")
+    distil(home, RunOptions())
+    assert not home.projects.list_projects()  # nothing bound: the memory's own folder project
+    for cwd in (repo, tree):
+        block = _agree(home, cwd)
+        assert "project: tools" in block and "Phoenix" in block and "Rust" in block
