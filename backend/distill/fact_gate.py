@@ -6,7 +6,8 @@ Two shapes are nonsense and are never stored:
   ──frontend-framework──► Angular" would reach the global block);
 - a fact that points to itself: the same entity at both ends, or two ends with the same name
   ("by default the dark mode… ──convention──► by default the dark mode…").
-Activity edges from a session (read, edited, ran, part-of) are provenance, not facts: they pass.
+Activity edges from a session (read, edited, ran, part-of, the tool or model it used) are
+provenance, not facts: they pass.
 An entity only such a dropped fact named is dropped with it.
 """
 
@@ -21,6 +22,7 @@ from .extract.knowledge import is_knowledge
 from .model import Extraction
 
 SESSION_TYPE = "session"
+ACTIVITY_TARGETS = frozenset({"tool", "model"})
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -55,6 +57,8 @@ def refusal(edge: Edge, by_id: dict[str, Entity]) -> str:
     if source is not None and target is not None and _same_words(source.name, target.name):
         return "points to itself (same name at both ends)"
     if _type_of(edge.from_id, by_id) == SESSION_TYPE and is_knowledge(edge.relation):
+        if edge.relation == "uses" and _type_of(edge.to_id, by_id) in ACTIVITY_TARGETS:
+            return ""  # the tool or the model a session used: what it did, not a fact about it
         return "a session is not the subject of a fact"
     return ""
 

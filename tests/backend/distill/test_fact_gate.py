@@ -75,3 +75,10 @@ def test_the_global_block_of_the_cursor_fixture_holds_no_session_title_facts(tmp
             assert subject.casefold() != target.rstrip("…").casefold(), line
     graph = home.memory_readonly()
     assert not [e for e in graph.current_edges() if e.from_id.startswith("session.") and e.relation == "convention"]
+
+
+def test_the_tool_or_model_a_session_used_is_activity_and_passes() -> None:
+    tool, model = Entity("tool.bash", "tool", "Bash"), Entity("model.sonnet", "model", "claude-sonnet-4")
+    edges = (edge("session.s1", "uses", "tool.bash"), edge("session.s1", "uses", "model.sonnet"))
+    kept, refused = gate(Extraction(entities=(SESSION, tool, model), edges=edges))
+    assert kept.edges == edges and not refused
