@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from ..memory import relations
 from ..memory.records import Edge, Entity
-from .extract.knowledge import is_knowledge
 from .model import Extraction
 
 SESSION_TYPE = "session"
@@ -47,6 +47,13 @@ def _same_words(a: str, b: str) -> bool:
     shorter, longer = sorted((x, y), key=len)
     cut = a.endswith("…") or b.endswith("…")
     return cut and len(shorter) >= 12 and longer.startswith(shorter)
+
+
+def is_knowledge(name: str) -> bool:
+    """What is known about a subject (its stack, commands, conventions, state, layout, progress),
+    as the relation table (memory/relations.py) says; not activity, nor a plain link."""
+    row = relations.relation(name)
+    return row is not None and (row.stack or row.role not in (relations.ACTIVITY, relations.LINK))
 
 
 def refusal(edge: Edge, by_id: dict[str, Entity]) -> str:
