@@ -17,7 +17,8 @@ _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SPAN = re.compile(r"`([^`\n]*)`")
 _HELD = re.compile(r"\x00(\d+)\x00")
 # a stop ends a sentence only before a blank or the end: "2.0", "main.rs", "e.g." stay whole
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=[^\s.!?])[^.!?\n]*)*(?:[.!?]+|$)")
+# (atomic: a line that never ends with a stop is no sentence, rather than one cut at "2." of "2.0")
+_SENTENCE = re.compile(r"[^.!?\n]++(?>(?:[.!?]+(?=[^\s.!?])[^.!?\n]*+)*)(?:[.!?]+|$)")
 
 DECISION_STRONG = Caseless(
     re.compile(

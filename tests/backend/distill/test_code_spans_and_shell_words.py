@@ -67,3 +67,8 @@ def test_a_version_or_a_file_name_does_not_end_a_sentence() -> None:
 
 def test_markdown_bold_is_not_text() -> None:
     assert sentences("**Note:** This package is alive and well.") == ["Note: This package is alive and well."]
+
+
+def test_a_line_with_no_stop_is_not_cut_at_a_version() -> None:
+    text = "- **Note:** Recently hit 2.0, indicating API stability\n\n### 6. The exporter is fine."
+    assert not any(s.endswith("hit 2.") for s in sentences(text))
