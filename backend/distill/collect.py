@@ -19,7 +19,7 @@ from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.folders import folder_project, stands_for_a_project
-from ..projects.identity import project_folder, recorded_remote
+from ..projects.identity import project_folder, recorded_remote, repository_identity
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.sessions import SessionStore
@@ -142,6 +142,8 @@ def session_info(
     cwd = meta.extra.get("cwd")
     if not root and isinstance(cwd, str):
         root = cwd
+    elif root:
+        root = _own_root(root, cwd)
     speakers: dict[str, None] = {}
     has_tools = False
     for node in nodes:
@@ -157,12 +159,13 @@ def session_info(
     elif coding and stands_for_a_project(root):  # a project folder the session is not bound to: its memory is its own
         bound = _bound_project(projects, root, recorded_remote(meta.extra), _branch(meta))
         if bound is not None:  # imported before its folder was bound, or a worktree / checkout of a bound one
-            project_id, project_name, root = bound.id, bound.name, bound.workdir
+            project_id, project_name, root = bound.id, bound.name, _own_root(bound.workdir, root)
             scope = project_scope(bound.id)
         else:  # keyed by its repository's main work tree when it is one here (a worktree too)
-            project_key, key_name = folder_project(project_folder(root))
+            keyed = project_folder(root)
+            project_key, key_name = folder_project(keyed)
             scope = project_scope(project_key)
-            if posixpath.normpath(project_folder(root)) != posixpath.normpath(root):
+            if posixpath.normpath(keyed) != posixpath.normpath(root):
                 project_name = key_name
     else:
         scope = GLOBAL
@@ -179,6 +182,17 @@ def session_info(
         speakers=tuple(speakers),
         created_at=meta.created_at,
     )
+
+
+def _own_root(workdir: str, cwd: object) -> str:
+    """What a session's file paths are relative to: its project's folder, unless it ran in a
+    worktree or another checkout of the project elsewhere (then that work tree's root)."""
+    if not isinstance(cwd, str) or not cwd.startswith("/") or not workdir:
+        return workdir
+    if cwd == workdir or cwd.startswith(workdir.rstrip("/") + "/"):
+        return workdir
+    identity = repository_identity(cwd)
+    return identity.root if identity is not None else workdir
 
 
 def _branch(meta: SessionMeta) -> str:

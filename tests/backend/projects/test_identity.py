@@ -129,3 +129,19 @@ def test_the_identity_read_from_gits_files_is_what_pygit2_sees(app: Path, tmp_pa
         assert found.remote == normalize_remote(repo.remotes["origin"].url)
         assert found.branch == repo.head.shorthand
     assert repository_identity(tmp_path) is None
+
+
+def test_a_worktree_session_keeps_its_paths_relative_to_its_own_work_tree(
+    home: Home, app: Path, tmp_path: Path
+) -> None:
+    tree = worktree(app, tmp_path / "worktrees" / "app-feature")
+    project = home.projects.resolve_project(app)
+    node = home.sessions.append_message("s-tree", "user", "fix it", session_meta={"cwd": str(tree)})
+    home.sessions.append_message("s-tree", "tool", "ok", parent_id=node.id, called_by=node.id, name="Bash", input={})
+    meta = home.sessions.get_meta("s-tree")
+    info = session_info(home.sessions, home.projects, meta, home.sessions.get_nodes("s-tree"))
+    assert info.project_id == project.id and info.root == str(tree.resolve())
+    ProjectBinder.for_home(home)("s-tree", str(tree))  # bound at import: the same
+    meta = home.sessions.get_meta("s-tree")
+    assert meta.project_id == project.id
+    assert session_info(home.sessions, home.projects, meta, ()).root == str(tree.resolve())
