@@ -191,8 +191,14 @@ def _own_root(workdir: str, cwd: object) -> str:
         return workdir
     if cwd == workdir or cwd.startswith(workdir.rstrip("/") + "/"):
         return workdir
-    identity = repository_identity(cwd)
-    return identity.root if identity is not None else workdir
+    here = repository_identity(cwd)
+    if here is None:
+        return workdir
+    theirs = repository_identity(workdir)
+    same = theirs is not None and (
+        here.common_dir == theirs.common_dir or (here.remote and here.remote == theirs.remote)
+    )
+    return here.root if same else workdir
 
 
 def _branch(meta: SessionMeta) -> str:
