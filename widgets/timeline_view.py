@@ -81,7 +81,8 @@ class TimelineLines(ItemLines):
 
 class TimelineView(Vertical):
     BINDINGS = [
-        Binding("f", "focus_filter", "Filter", id="timeline.filter"),
+        Binding("slash,f", "focus_filter", "Filter", id="timeline.filter"),
+        Binding("escape", "leave_filter", "Back to the timeline", show=False, id="timeline.leave_filter"),
     ]
 
     DEFAULT_CSS = """
@@ -140,6 +141,14 @@ class TimelineView(Vertical):
 
     def action_focus_filter(self) -> None:
         self.query_one("#timeline-entity", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_filter":  # else escape goes on to the screen
+            return self.query_one("#timeline-entity", Input).has_focus
+        return True
+
+    def action_leave_filter(self) -> None:
+        self.lines.focus()
 
     @on(Select.Changed, "#timeline-kind")
     def _kind_changed(self, event: Select.Changed) -> None:
