@@ -47,7 +47,6 @@ def test_demo_sessions_go_through_the_ingest_hooks(tmp_path: Path) -> None:
     assert {hit.session_id for hit in home.search("walrus")} == {"claude-quick-question-3"}
 
 
-
 def test_demo_is_distilled_when_built(tmp_path: Path) -> None:
     """The first screen shows the memory: the demo's coding projects have their brief."""
     home = build_demo(tmp_path / "demo", now=1_800_000_000.0)
