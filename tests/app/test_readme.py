@@ -64,3 +64,15 @@ def test_the_agents_table_is_the_importer_registry(tmp_path: Path, monkeypatch: 
         if linux:  # the first folder the importer looks in is the one the table names first
             shown = "~/" + os.path.relpath(linux[0], home)
             assert f"`{shown}`" in rows[name].split(",")[0], (name, shown, rows[name])
+
+
+def test_the_import_page_names_every_source() -> None:
+    page = (ROOT / "docs" / "import.md").read_text()
+    assert [name for name in SOURCES if f"`{name}`" not in page] == []
+
+
+def test_docs_links_resolve() -> None:
+    for page in (ROOT / "docs").glob("*.md"):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if not target.startswith(("http", "mailto:")):
+                assert (page.parent / target).exists(), (page.name, target)
