@@ -116,6 +116,7 @@ class GraphExplorer(Horizontal):
         self.matches_query = ""  # the finder text the shown matches answer
         self.typing = TypingPause(self, FIND_DEBOUNCE, self._find, clock=clock)
         self._focus_tree = False  # an entity was picked from the finder: the tree takes the focus once shown
+        self._pick_first = False  # enter came before the matches of the text typed: pick the first on arrival
 
     def compose(self) -> ComposeResult:
         with Vertical(id="graph-side"):
@@ -155,7 +156,9 @@ class GraphExplorer(Horizontal):
         return self.tree if self.tree.display else self.matches
 
     def action_find(self) -> None:
-        self.finder.focus()
+        # Now, not queued (Widget.focus waits its turn): keys typed right after `/` are already
+        # queued behind it and must land in the box, not act as the graph's keys.
+        self.screen.set_focus(self.finder)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave_finder":  # else escape goes on to the screen
@@ -176,11 +179,13 @@ class GraphExplorer(Horizontal):
     @on(Input.Submitted, "#entity-find")
     def _query_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self._matches:
-            self._focus_tree = True
+        # The keys come back at once: a `+` typed right after enter is More hops, not text.
+        self.screen.set_focus(self.default_focus())
+        self._focus_tree = True
+        if self.matches_query != self.finder.value:
+            self._pick_first = True  # the matches for what was typed are on their way
+        elif self._matches:
             self.choose(self._matches[0].id)
-        else:
-            self.screen.set_focus(self.default_focus())
 
     def on_key(self, event) -> None:  # down from the search box goes to its matches
         if event.key == "down" and self.finder.has_focus and self._matches:
@@ -193,6 +198,10 @@ class GraphExplorer(Horizontal):
             return  # typed on since
         self.matches_query = query
         self._matches = list(matches)
+        if self._pick_first:
+            self._pick_first = False
+            if matches:
+                self.choose(matches[0].id)
         options = []
         for match in matches:
             label = Text(no_wrap=True, overflow="ellipsis")
@@ -252,9 +261,9 @@ class GraphExplorer(Horizontal):
         tree.show_tree(graph_items(center.id, edges, names), center, names)
         self._header(center, len(edges), hidden, truncated)
         self._describe(tree.cursor_item)
-        if self._focus_tree:  # the finder gives the focus back once the entity is on screen
+        if self._focus_tree:  # the match list held the focus until the entity was on screen
             self._focus_tree = False
-            if self.finder.has_focus or self.matches.has_focus:
+            if self.matches.has_focus:
                 self.screen.set_focus(tree)
 
     def _header(self, center: EntityRef, count: int, hidden: int, truncated: bool) -> None:

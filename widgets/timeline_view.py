@@ -140,7 +140,7 @@ class TimelineView(Vertical):
         return self.query_one("#timeline-entity", Input).value.strip()
 
     def action_focus_filter(self) -> None:
-        self.query_one("#timeline-entity", Input).focus()
+        self.screen.set_focus(self.query_one("#timeline-entity", Input))  # now: the keys typed next are text
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave_filter":  # else escape goes on to the screen
