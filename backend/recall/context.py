@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import RecallSettings
-from ..home import Home
 from ..memory.store import MemoryStore
 from ..model import OpmemError
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .search_access import SearchReader
 from .session_access import SessionReader
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
 
@@ -47,7 +50,7 @@ class Recall:
     """What every tool gets first: the store, the caller's scope, the reply budget."""
 
     home: Home
-    memory: MemoryStore  # read-only (MemoryStore.open_readonly): writes nothing on disk
+    memory: MemoryStore  # read-only (ReadOnlyMemoryStore): writes nothing on disk
     search: SearchReader  # read-only; no hits while there is no index
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
