@@ -32,14 +32,14 @@ OVERRIDES = (
 )
 
 
-def agent_rows() -> dict[str, str]:
-    """{import name: the row's text} of the README's table of agents."""
+def agent_rows() -> dict[str, tuple[str, str]]:
+    """{import name: (label, default folders)} of the README's table of agents."""
     section = README.split("\n## Agents", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and re.fullmatch(r"`[a-z]+`", cells[1]):
-            rows[cells[1].strip("`")] = cells[2]
+        if len(cells) == 3 and re.fullmatch(r"`[a-z][a-z-]*`", cells[1]):
+            rows[cells[1].strip("`")] = (cells[0], cells[2])
     return rows
 
 
@@ -58,12 +58,16 @@ def test_the_agents_table_is_the_importer_registry(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("HOME", str(home))
     for name in OVERRIDES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"  # aider, SpecStory: the current project's folder
+    project.mkdir()
+    monkeypatch.chdir(project)
     for name, importer in SOURCES.items():
-        linux = [p for p in importer.default_paths() if "Library" not in p.parts and p != tmp_path]
+        label, where = rows[name]
+        assert label == getattr(importer, "label", label), name
+        linux = [p for p in importer.default_paths() if "Library" not in p.parts and home in p.parents]
         if linux:  # the first folder the importer looks in is the one the table names first
             shown = "~/" + os.path.relpath(linux[0], home)
-            assert f"`{shown}`" in rows[name].split(",")[0], (name, shown, rows[name])
+            assert f"`{shown}`" in where.split(",")[0], (name, shown, where)
 
 
 def test_the_import_page_names_every_source() -> None:

@@ -52,5 +52,5 @@ def test_demo_is_distilled_when_built(tmp_path: Path) -> None:
     home = build_demo(tmp_path / "demo", now=1_800_000_000.0)
     ids = {p.name: p.id for p in home.projects.list_projects()}
     core = {name: (home.memory_dir / "projects" / pid / "core.md").read_text() for name, pid in ids.items()}
-    assert "[Project · weather-cli]" in core["weather-cli"] and "stack: Python, pytest" in core["weather-cli"]
+    assert "[Project · weather-cli]" in core["weather-cli"] and "test: pytest -q" in core["weather-cli"]
     assert "[Project · shop-api]" in core["shop-api"]
