@@ -17,9 +17,10 @@ from jsonschema import Draft202012Validator
 
 from ..memory.records import EVENT_KINDS
 from ..model import OpmemError
+from ..naming import did_you_mean
 from ..privacy import redact_value
 from .context import Recall
-from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError, did_you_mean
+from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError
 from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
 from .handoff_tool import memory_handoff
 from .memory_tools import memory_graph_neighbors, memory_timeline
