@@ -1,0 +1,309 @@
+"""The usage index: one row per reply the agent recorded tokens for, one per user turn, in SQLite.
+
+It lives in its own file, memory/usage.sqlite, not in the search index (memory/index.sqlite):
+the search index is swapped whole by its own rebuilds, purges and dense-vector fills, while this
+one changes on a different clock (a new price table recomputes its costs) and is read by the
+Activity tab while an import writes it; two files keep one's rebuild from blanking the other.
+Derived data: delete it and it is rebuilt from the stored sessions (with progress).
+
+Import, watch and sync keep it current through the same after-ingest hook as the search index
+(Home.ingest_hooks, SyncEngine._reindex). Node files are written once and never change, so a
+session's update reads only the user and assistant node files past its last indexed seq, and
+picks them out by name (history/NNNNNN-<r>-<id>.json): tool nodes are never read.
+
+Privacy: rows hold counts, model names, project ids and session ids, never text. Private and
+excluded sessions are counted here (this machine's totals); the file is not synced (backend/sync
+pushes session refs and memory logs only; tests/backend/usage/test_usage_sync.py holds it to that).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from ..model import CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
+from ..store.files import read_json_object
+from ..store.node_log import NODE_FILE_RE
+from ..store.sessions import SessionStore
+from .prices import PriceTable
+from .tokens import node_counts, node_model, session_counts
+
+USAGE_FILE = "usage.sqlite"
+SCHEMA_VERSION = "1"
+BATCH_SESSIONS = 200  # sessions per write transaction
+SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
+
+Progress = Callable[[int, int], Any]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+    session_id TEXT PRIMARY KEY, last_seq INTEGER NOT NULL, source TEXT NOT NULL,
+    project_id TEXT NOT NULL, model TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS usage(
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, ts REAL NOT NULL, day TEXT NOT NULL,
+    source TEXT NOT NULL, project_id TEXT NOT NULL, model TEXT NOT NULL,
+    input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
+    PRIMARY KEY(session_id, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_day ON usage(day);
+CREATE TABLE IF NOT EXISTS turns(
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, ts REAL NOT NULL, day TEXT NOT NULL,
+    source TEXT NOT NULL, project_id TEXT NOT NULL,
+    PRIMARY KEY(session_id, seq)) WITHOUT ROWID;
+"""
+
+USAGE_COLUMNS = (
+    "session_id, seq, ts, day, source, project_id, model, input, output, cache_write, cache_read, reasoning, cost"
+)
+
+
+class UsageIndexError(OpmemError):
+    pass
+
+
+@dataclass(slots=True)
+class UpdateReport:
+    sessions: int = 0  # sessions looked at
+    replies: int = 0  # reply rows added
+    turns: int = 0  # turn rows added
+    removed: int = 0  # sessions gone from the store, dropped
+    rebuilt: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+def zone_name(zone: tzinfo | None) -> str:
+    """What the stored days were computed in; a change recomputes them."""
+    if zone is not None:
+        return f"tz:{zone!r}"
+    import time
+
+    return f"local:{time.tzname}:{time.timezone}:{time.altzone}"
+
+
+def day_of(ts: float, zone: tzinfo | None) -> str:
+    return datetime.fromtimestamp(ts, zone).date().isoformat()
+
+
+class UsageIndex:
+    """memory/usage.sqlite for one store: `update`, `rebuild`, and `connect()` for the reports."""
+
+    def __init__(
+        self, path: Path, store: SessionStore, *, prices: PriceTable | None = None, zone: tzinfo | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.store = store
+        self.prices = prices or PriceTable()
+        self.zone = zone
+        self._write = threading.Lock()
+
+    # -- connections --------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            raise UsageIndexError(f"{self.path}: cannot open the usage index ({exc})") from None
+        return conn
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection to an index that is current with the store's sessions (built when missing or old)."""
+        self.ensure()
+        conn = self._open()
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise UsageIndexError(f"{self.path}: cannot read the usage index ({exc})") from None
+        finally:
+            conn.close()
+
+    def _meta(self, conn: sqlite3.Connection) -> dict[str, str]:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def stale(self) -> bool:
+        """Missing, or written by another schema, price table or time zone: a rebuild is due."""
+        if not self.path.exists():
+            return True
+        conn = self._open()
+        try:
+            meta = self._meta(conn)
+        finally:
+            conn.close()
+        return meta != self._wanted_meta()
+
+    def _wanted_meta(self) -> dict[str, str]:
+        return {"schema": SCHEMA_VERSION, "prices": self.prices.version, "zone": zone_name(self.zone)}
+
+    def ensure(self, *, progress: Progress | None = None) -> UpdateReport | None:
+        """Rebuild a missing or old index (None when it was current)."""
+        if self.stale():
+            return self.rebuild(progress=progress)
+        return None
+
+    # -- writing ------------------------------------------------------------------------------
+    def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
+        """Every session read again (the old rows go first)."""
+        with self._write:
+            conn = self._open()
+            try:
+                with conn:
+                    for table in ("usage", "turns", "sessions", "meta"):
+                        conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+                report = self._update(conn, None, progress)
+                with conn:
+                    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._wanted_meta().items())
+            finally:
+                conn.close()
+        report.rebuilt = True
+        return report
+
+    def update(self, sessions: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
+        """Index what the sessions gained since their last update (None: every session, and drop the gone)."""
+        if self.stale():
+            return self.rebuild(progress=progress)
+        with self._write:
+            conn = self._open()
+            try:
+                return self._update(conn, sessions, progress)
+            finally:
+                conn.close()
+
+    def after_ingest(self, sessions: frozenset[str]) -> None:
+        """The import/watch hook (Home.ingest_hooks)."""
+        self.update(sessions)
+
+    def _update(
+        self, conn: sqlite3.Connection, sessions: Iterable[str] | None, progress: Progress | None
+    ) -> UpdateReport:
+        report = UpdateReport()
+        metas = self._metas(sessions, report)
+        known = {
+            row[0]: row[1:]
+            for row in conn.execute("SELECT session_id, last_seq, source, project_id, model FROM sessions")
+        }
+        if sessions is None:
+            gone = set(known) - {meta.id for meta in metas}
+            with conn:
+                for sid in gone:
+                    _drop(conn, sid)
+            report.removed = len(gone)
+        total = len(metas)
+        for start in range(0, total, BATCH_SESSIONS):
+            batch = metas[start : start + BATCH_SESSIONS]
+            with conn:
+                for meta in batch:
+                    self._session(conn, meta, known.get(meta.id), report)
+            report.sessions += len(batch)
+            if progress is not None:
+                progress(report.sessions, total)
+        return report
+
+    def _metas(self, sessions: Iterable[str] | None, report: UpdateReport) -> list[SessionMeta]:
+        if sessions is None:
+            listing = self.store.list_sessions()
+            report.problems.extend(listing.problems)
+            return list(listing.sessions)
+        out = []
+        for sid in sessions:
+            try:
+                out.append(self.store.get_meta(sid))
+            except SessionNotFound:
+                continue
+            except OpmemError as exc:
+                report.problems.append(str(exc))
+        return out
+
+    def _session(self, conn: sqlite3.Connection, meta: SessionMeta, known: tuple | None, report: UpdateReport) -> None:
+        last_seq = known[0] if known else -1
+        source, project, model = meta.source or "unknown", meta.project_id, _text(meta.extra.get("model"))
+        if known and tuple(known[1:]) != (source, project, model):
+            for table in ("usage", "turns"):  # the session was bound to a project, or renamed, since
+                conn.execute(
+                    f"UPDATE {table} SET source = ?, project_id = ? WHERE session_id = ?",  # noqa: S608
+                    (source, project, meta.id),
+                )
+        replies, turns, top = [], [], last_seq
+        for node in self._new_nodes(meta.id, last_seq, report):
+            top = max(top, node.seq)
+            if node.created_at <= 0:
+                continue  # a message with no time has no day
+            day = day_of(node.created_at, self.zone)
+            if node.role == "user":
+                if not node.is_tool:
+                    turns.append((meta.id, node.seq, node.created_at, day, source, project))
+                continue
+            counts = node_counts(node)
+            if counts is None:
+                continue
+            answered = node_model(node, model)
+            cost = self.prices.cost(answered, counts, node.created_at)
+            replies.append(
+                (meta.id, node.seq, node.created_at, day, source, project, answered, counts.input, counts.output,
+                 counts.cache_write, counts.cache_read, counts.reasoning, cost)
+            )  # fmt: skip
+        conn.executemany(f"INSERT OR REPLACE INTO usage ({USAGE_COLUMNS}) VALUES ({', '.join('?' * 13)})", replies)
+        conn.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?)", turns)
+        report.replies += len(replies)
+        report.turns += len(turns)
+        self._session_total(conn, meta, source, project, model)
+        conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)", (meta.id, top, source, project, model))
+
+    def _session_total(
+        self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str, model: str
+    ) -> None:
+        """Agents that keep totals per session only (Crush, Factory Droid): one row, replaced each time."""
+        extra = meta.extra.get("source_extra")
+        totals = session_counts(extra) if isinstance(extra, dict) else None
+        conn.execute("DELETE FROM usage WHERE session_id = ? AND seq = ?", (meta.id, SESSION_TOTAL_SEQ))
+        if totals is None or meta.updated_at <= 0:
+            return
+        if conn.execute("SELECT 1 FROM usage WHERE session_id = ? LIMIT 1", (meta.id,)).fetchone():
+            return  # per-reply counts win over a session's total
+        when = meta.updated_at
+        cost = self.prices.cost(model, totals, when)
+        conn.execute(
+            f"INSERT INTO usage ({USAGE_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+            (meta.id, SESSION_TOTAL_SEQ, when, day_of(when, self.zone), source, project, model, totals.input,
+             totals.output, totals.cache_write, totals.cache_read, totals.reasoning, cost),
+        )  # fmt: skip
+
+    def _new_nodes(self, session_id: str, after: int, report: UpdateReport) -> list[Node]:
+        """User and assistant nodes past seq `after`, picked by file name (tool nodes are not read)."""
+        folder = self.store.path_for(session_id) / "history"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return []
+        nodes = []
+        for name in names:
+            match = NODE_FILE_RE.match(name)
+            if match is None or match.group(2) not in "ua" or int(match.group(1)) <= after:
+                continue
+            path = folder / name
+            if path.is_symlink():
+                continue
+            try:
+                nodes.append(Node.from_json(read_json_object(path), path))
+            except CorruptFile as exc:
+                report.problems.append(str(exc))
+        return nodes
+
+
+def _drop(conn: sqlite3.Connection, session_id: str) -> None:
+    for table in ("usage", "turns", "sessions"):
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))  # noqa: S608
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
