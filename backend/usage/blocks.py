@@ -46,9 +46,11 @@ class Block:
     first: float = 0.0  # the first reply's time
 
 
-def blocks(index: UsageIndex, now: float, filters: Filters = Filters(agent=DEFAULT_AGENT)) -> tuple[Block, ...]:
+def blocks(index: UsageIndex, now: float, filters: Filters | None = None) -> tuple[Block, ...]:
+    """The blocks of the replies `filters` select (Claude Code's by default)."""
+    filters = filters if filters is not None else Filters(agent=DEFAULT_AGENT)
     where, args = filters.where()
-    sql = f"SELECT ts, model, input, output, cache_write, cache_read, reasoning, cost FROM usage{where} ORDER BY ts"  # noqa: S608
+    sql = f"SELECT ts, model, input, output, cache_write, cache_read, reasoning, cost FROM usage{where} ORDER BY ts"
     with index.connect() as conn:
         rows = conn.execute(sql, args).fetchall()
     out: list[Block] = []

@@ -159,7 +159,7 @@ class UsageIndex:
             try:
                 with conn:
                     for table in ("usage", "turns", "sessions", "meta"):
-                        conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
+                        conn.execute(f"DELETE FROM {table}")
                 report = self._update(conn, None, progress)
                 with conn:
                     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._wanted_meta().items())
@@ -230,7 +230,7 @@ class UsageIndex:
         if known and tuple(known[1:]) != (source, project, model):
             for table in ("usage", "turns"):  # the session was bound to a project, or renamed, since
                 conn.execute(
-                    f"UPDATE {table} SET source = ?, project_id = ? WHERE session_id = ?",  # noqa: S608
+                    f"UPDATE {table} SET source = ?, project_id = ? WHERE session_id = ?",
                     (source, project, meta.id),
                 )
         replies, turns, top = [], [], last_seq
@@ -302,7 +302,7 @@ class UsageIndex:
 
 def _drop(conn: sqlite3.Connection, session_id: str) -> None:
     for table in ("usage", "turns", "sessions"):
-        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))  # noqa: S608
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
 
 def _text(value: Any) -> str:

@@ -131,7 +131,7 @@ def query(conn: sqlite3.Connection, kind: str, filters: Filters = Filters()) -> 
     """The report `kind` from an open index connection (one GROUP BY over the rows filtered)."""
     column = _GROUP_COLUMN.get(kind, "day")
     where, args = filters.where()
-    sql = f"SELECT {column}, model, {_SUMS} FROM usage{where} GROUP BY {column}, model"  # noqa: S608
+    sql = f"SELECT {column}, model, {_SUMS} FROM usage{where} GROUP BY {column}, model"
     groups: dict[str, dict[str, Usage]] = {}
     last: dict[str, float] = {}
     for row in conn.execute(sql, args):
