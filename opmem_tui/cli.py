@@ -144,6 +144,7 @@ def _register_subcommands() -> None:
     from .cli_secrets import secrets
     from .cli_sessions import sessions
     from .cli_sync import sync
+    from .cli_usage import register as register_usage
 
     main.add_command(sessions)
     main.add_command(demo)
@@ -152,6 +153,7 @@ def _register_subcommands() -> None:
     main.add_command(secrets)
     main.add_command(sync)
     register_import(main)
+    register_usage(main)
     register_recall(main)
     register_distill(main)
     register_connect(main)

@@ -15,7 +15,7 @@ from .index import UsageIndex
 from .reports import Filters, Usage, usage_json
 
 BLOCK_SECONDS = 5 * 3600
-DEFAULT_AGENT = "claude"  # the 5-hour window is Claude's subscription limit
+DEFAULT_AGENT = "claude-code"  # the 5-hour window is Claude's subscription limit
 
 
 @dataclass(frozen=True, slots=True)
