@@ -141,12 +141,12 @@ class StoreData:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.memory = MemoryData(home)  # the memory panes' and the search's reads (memory_data.py)
-        self._activity = ActivityCounter(home.sessions)  # keeps what it read: a recount reads new files only
+        self._activity = ActivityCounter(home.usage)  # the usage index: a recount reads only changed sessions
         self.masks = NodeMasks()  # each message masked once (masking.py)
         self._mirrors: MirrorWriter | None = None
 
     def activity(self, view: ListingView) -> Activity:
-        """Sessions, turns and tokens per day over the listed sessions (backend/activity.py)."""
+        """Sessions, turns, tokens and cost per day over the listed sessions (backend/activity.py)."""
         return self._activity.count(view.listing.sessions, view.project_names)
 
     # -- listing ---------------------------------------------------------------------------

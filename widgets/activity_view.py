@@ -1,4 +1,4 @@
-"""Activity: sessions, turns or tokens per day as a calendar heatmap (weeks across, weekdays
+"""Activity: sessions, turns, tokens or cost per day as a calendar heatmap (weeks across, weekdays
 down) and a sparkline per project and per agent source. The counts come from the backend
 (backend/activity.py) through the app; this widget only draws. Names are untrusted: plain text.
 """
@@ -55,6 +55,11 @@ def short_number(value: int) -> str:
     return str(value)
 
 
+def money(cost: float, complete: bool = True) -> str:
+    """$1.23; "+" when some replies were of a model the price table lacks (their cost is unknown)."""
+    return f"${cost:,.2f}" + ("" if complete else "+")
+
+
 def heatmap(series: ActivitySeries, metric: str, last: date, weeks: int, hot: Style, muted: Style) -> Text:
     """Seven rows (Mon..Sun), one column per week ending with `last`'s week; month names above."""
     end = last + timedelta(days=6 - last.weekday())  # the Sunday of the last week
@@ -94,16 +99,13 @@ def series_rows(title: str, rows: Sequence[ActivitySeries], metric: str, last: d
         text.append(f"{one_line(series.label, LABEL):<{LABEL}} ")
         text.append(sparkline(values), style=hot)
         total = series.total
-        text.append(
-            f"  {plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · "
-            f"{short_number(total.tokens)} tokens",
-            style=muted,
-        )
+        counts = f"{plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · " if total.sessions else ""
+        text.append(f"  {counts}{short_number(total.tokens)} tokens · {money(total.cost)}", style=muted)
     return text
 
 
 class ActivityView(Vertical):
-    BINDINGS = [Binding("m", "cycle_metric", "Sessions/turns/tokens", id="activity.metric")]
+    BINDINGS = [Binding("m", "cycle_metric", "Sessions/turns/tokens/cost", id="activity.metric")]
 
     DEFAULT_CSS = """
     ActivityView { height: 1fr; }
@@ -154,14 +156,22 @@ class ActivityView(Vertical):
         empty.display, heat.display, rows.display = False, True, True
         hot, muted = theme_style(self, "success"), theme_style(self, "text-muted")
         total = activity.total.total
+        usage = activity.usage
         self.query_one("#activity-header", Static).update(
             Content(
                 f"{self.metric} per day · {plural(total.sessions, 'session')}, {plural(total.turns, 'turn')}, "
-                f"{short_number(total.tokens)} tokens · m: sessions / turns / tokens"
+                f"{short_number(total.tokens)} tokens, {money(usage.cost or 0.0, usage.cost_complete)}"
+                f" · {usage.cache_share:.0%} of input from cache · m: sessions / turns / tokens / cost"
             )
         )
         heat.update(heatmap(activity.total, self.metric, today, WEEKS, hot, muted))
         text = series_rows(f"By project · last {SPARK_DAYS} days", activity.by_project, self.metric, today, hot, muted)
         text.append("\n\n")
         text.append(series_rows("By agent", activity.by_source, self.metric, today, hot, muted))
+        text.append("\n\n")
+        model_metric = self.metric if self.metric in ("tokens", "cost") else "cost"  # a model has no sessions
+        text.append(series_rows("By model", activity.by_model, model_metric, today, hot, muted))
+        if activity.unpriced_models:
+            names = ", ".join(one_line(m, LABEL) for m in activity.unpriced_models)
+            text.append(f"\n  +: no price known for {names}; their tokens count, their cost does not", style=muted)
         rows.update(text)

@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -46,7 +46,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
     session_id TEXT PRIMARY KEY, last_seq INTEGER NOT NULL, source TEXT NOT NULL,
-    project_id TEXT NOT NULL, model TEXT NOT NULL);
+    project_id TEXT NOT NULL, model TEXT NOT NULL, updated REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS usage(
     session_id TEXT NOT NULL, seq INTEGER NOT NULL, ts REAL NOT NULL, day TEXT NOT NULL,
     source TEXT NOT NULL, project_id TEXT NOT NULL, model TEXT NOT NULL,
@@ -157,9 +157,10 @@ class UsageIndex:
         with self._write:
             conn = self._open()
             try:
-                with conn:
+                with conn:  # dropped, not emptied: an older schema's tables go too
                     for table in ("usage", "turns", "sessions", "meta"):
-                        conn.execute(f"DELETE FROM {table}")
+                        conn.execute(f"DROP TABLE IF EXISTS {table}")
+                conn.executescript(SCHEMA)
                 report = self._update(conn, None, progress)
                 with conn:
                     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._wanted_meta().items())
@@ -176,6 +177,28 @@ class UsageIndex:
             conn = self._open()
             try:
                 return self._update(conn, sessions, progress)
+            finally:
+                conn.close()
+
+    def refresh(self, metas: Iterable[SessionMeta], *, progress: Progress | None = None) -> UpdateReport:
+        """Catch up with a listing: the sessions whose meta.json changed since (one query, no file
+        read for the others), and drop the ones it no longer has. A stale index is rebuilt."""
+        metas = list(metas)
+        if self.stale():
+            return self.rebuild(progress=progress)
+        with self._write:
+            conn = self._open()
+            try:
+                known = dict(conn.execute("SELECT session_id, updated FROM sessions"))
+                changed = [m.id for m in metas if known.get(m.id) != m.updated_at]
+                gone = set(known) - {m.id for m in metas}
+                if gone:
+                    with conn:
+                        for sid in gone:
+                            _drop(conn, sid)
+                report = self._update(conn, changed, progress) if changed else UpdateReport()
+                report.removed = len(gone)
+                return report
             finally:
                 conn.close()
 
@@ -257,7 +280,10 @@ class UsageIndex:
         report.replies += len(replies)
         report.turns += len(turns)
         self._session_total(conn, meta, source, project, model)
-        conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)", (meta.id, top, source, project, model))
+        conn.execute(
+            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+            (meta.id, top, source, project, model, meta.updated_at),
+        )
 
     def _session_total(
         self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str, model: str
