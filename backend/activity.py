@@ -28,6 +28,7 @@ class DayCount:
     turns: int = 0
     tokens: int = 0
     cost: float = 0.0  # dollars, of the replies whose model the price table knows
+    unpriced: int = 0  # tokens of replies whose model has no known price (not in `cost`)
 
     def get(self, metric: str) -> int:
         if metric == "cost":
@@ -36,7 +37,11 @@ class DayCount:
 
     def __add__(self, other: DayCount) -> DayCount:
         return DayCount(
-            self.sessions + other.sessions, self.turns + other.turns, self.tokens + other.tokens, self.cost + other.cost
+            self.sessions + other.sessions,
+            self.turns + other.turns,
+            self.tokens + other.tokens,
+            self.cost + other.cost,
+            self.unpriced + other.unpriced,
         )
 
 
@@ -110,10 +115,10 @@ class ActivityCounter:
         models: dict[str, dict[date, DayCount]] = {}
         usage, unpriced = Usage(), set()
         with self.index.connect() as conn:
-            per_day: dict[tuple[str, str], list] = {}  # (day, session) -> [turns, tokens, cost]
+            per_day: dict[tuple[str, str], list] = {}  # (day, session) -> [turns, tokens, cost, unpriced]
             for day, sid, turns in conn.execute("SELECT day, session_id, count(*) FROM turns GROUP BY day, session_id"):
                 if sid in metas:
-                    per_day.setdefault((day, sid), [0, 0, 0.0])[0] += turns
+                    per_day.setdefault((day, sid), [0, 0, 0.0, 0])[0] += turns
             sql = (
                 "SELECT day, session_id, model, sum(input), sum(output), sum(cache_write), sum(cache_read),"
                 " sum(reasoning), sum(cost), count(*), count(cost) FROM usage GROUP BY day, session_id, model"
@@ -125,18 +130,20 @@ class ActivityCounter:
                 usage += row
                 if not row.cost_complete:
                     unpriced.add(model or "(unnamed)")
-                cell = per_day.setdefault((day, sid), [0, 0, 0.0])
+                cell = per_day.setdefault((day, sid), [0, 0, 0.0, 0])
+                unpriced_tokens = 0 if row.cost_complete else row.total
                 cell[1] += row.total
                 cell[2] += row.cost or 0.0
+                cell[3] += unpriced_tokens
                 _add(
                     models.setdefault(model or "(unnamed)", {}),
                     date.fromisoformat(day),
-                    DayCount(0, 0, row.total, row.cost or 0.0),
+                    DayCount(0, 0, row.total, row.cost or 0.0, unpriced_tokens),
                 )
-        for (day_text, sid), (turns, tokens, cost) in per_day.items():
+        for (day_text, sid), (turns, tokens, cost, unpriced_tokens) in per_day.items():
             meta = metas[sid]
             day = date.fromisoformat(day_text)
-            count = DayCount(1, turns, tokens, cost)
+            count = DayCount(1, turns, tokens, cost, unpriced_tokens)
             _add(total, day, count)
             if meta.project_id:
                 _add(projects.setdefault(meta.project_id, {}), day, count)

@@ -55,8 +55,10 @@ def short_number(value: int) -> str:
     return str(value)
 
 
-def money(cost: float, complete: bool = True) -> str:
-    """$1.23; "+" when some replies were of a model the price table lacks (their cost is unknown)."""
+def money(cost: float, complete: bool = True, *, unknown: bool = False) -> str:
+    """$1.23; "+" when some replies were of a model the price table lacks; "cost unknown" when all were."""
+    if unknown:
+        return "cost unknown"
     return f"${cost:,.2f}" + ("" if complete else "+")
 
 
@@ -100,7 +102,11 @@ def series_rows(title: str, rows: Sequence[ActivitySeries], metric: str, last: d
         text.append(sparkline(values), style=hot)
         total = series.total
         counts = f"{plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · " if total.sessions else ""
-        text.append(f"  {counts}{short_number(total.tokens)} tokens · {money(total.cost)}", style=muted)
+        text.append(
+            f"  {counts}{short_number(total.tokens)} tokens · "
+            f"{money(total.cost, not total.unpriced, unknown=total.unpriced >= total.tokens > 0)}",
+            style=muted,
+        )
     return text
 
 
