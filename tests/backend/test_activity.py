@@ -7,6 +7,8 @@ import itertools
 from datetime import UTC, date, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.activity import ActivityCounter, DayCount, node_tokens
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import Node
@@ -43,11 +45,17 @@ def _home(tmp_path: Path) -> Home:
 def test_counts_per_day_project_and_source(tmp_path: Path) -> None:
     home = _home(tmp_path)
     store = home.sessions
-    claude = {"usage": {"input_tokens": 10, "cache_read_input_tokens": 100, "output_tokens": 5}}
+    claude = {
+        "model": "claude-sonnet-4-5",
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 100, "output_tokens": 5},
+    }
     _turn(store, "a", T0 + 3600, usage=claude, meta={"source": "claude-code", "project_id": "p1"}, tools=3)
     _turn(store, "a", T0 + 7200, usage=claude)
     _turn(store, "a", T0 + DAY + 60, usage=claude)
-    codex = {"token_usage": {"last_token_usage": {"input_tokens": 40, "output_tokens": 2, "total_tokens": 42}}}
+    codex = {
+        "model": "gpt-5",
+        "token_usage": {"last_token_usage": {"input_tokens": 40, "output_tokens": 2, "total_tokens": 42}},
+    }
     _turn(store, "b", T0 + 2 * DAY, usage=codex, meta={"source": "codex"})
     listing = home.sessions.list_sessions().sessions
 
@@ -55,10 +63,14 @@ def test_counts_per_day_project_and_source(tmp_path: Path) -> None:
 
     d0 = date(2026, 1, 1)
     assert activity.first == d0 and activity.last == d0 + timedelta(days=2)
-    assert activity.total.days[d0] == DayCount(sessions=1, turns=2, tokens=230)
-    assert activity.total.days[d0 + timedelta(days=1)] == DayCount(1, 1, 115)
-    assert activity.total.days[d0 + timedelta(days=2)] == DayCount(1, 1, 42)
-    assert activity.total.total == DayCount(3, 4, 387)
+    # Claude Sonnet 4.5: $3 in, $0.30 cache read, $15 out per MTok; GPT-5: $1.25 in, $10 out (providers' pages)
+    sonnet, gpt5 = (10 * 3 + 100 * 0.30 + 5 * 15) / 1e6, (40 * 1.25 + 2 * 10) / 1e6
+    assert activity.total.days[d0] == DayCount(sessions=1, turns=2, tokens=230, cost=pytest.approx(2 * sonnet))
+    assert activity.total.days[d0 + timedelta(days=1)] == DayCount(1, 1, 115, pytest.approx(sonnet))
+    assert activity.total.days[d0 + timedelta(days=2)] == DayCount(1, 1, 42, pytest.approx(gpt5))
+    assert activity.total.total == DayCount(3, 4, 387, pytest.approx(3 * sonnet + gpt5))
+    assert [s.key for s in activity.by_model] == ["claude-sonnet-4-5", "gpt-5"]
+    assert activity.usage.cache_share == pytest.approx(300 / (30 + 300 + 40))
     assert [(s.key, s.label) for s in activity.by_project] == [("p1", "weather")]
     assert [s.key for s in activity.by_source] == ["claude-code", "codex"]  # most turns first
     assert activity.total.values("turns", d0 - timedelta(days=1), d0 + timedelta(days=3)) == [0, 2, 1, 1, 0]
