@@ -25,6 +25,7 @@ from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.usage.index import Progress
 from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
 from opmem_tui.widgets.safe_text import one_line
@@ -145,9 +146,10 @@ class StoreData:
         self.masks = NodeMasks()  # each message masked once (masking.py)
         self._mirrors: MirrorWriter | None = None
 
-    def activity(self, view: ListingView) -> Activity:
-        """Sessions, turns, tokens and cost per day over the listed sessions (backend/activity.py)."""
-        return self._activity.count(view.listing.sessions, view.project_names)
+    def activity(self, view: ListingView, *, progress: Progress | None = None) -> Activity:
+        """Sessions, turns, tokens and cost per day over the listed sessions (backend/activity.py);
+        `progress(done, total)` while the usage index reads sessions."""
+        return self._activity.count(view.listing.sessions, view.project_names, progress=progress)
 
     # -- listing ---------------------------------------------------------------------------
     def listing(self, *, rescan: bool = False) -> ListingView:

@@ -143,6 +143,13 @@ class ActivityView(Vertical):
         self.activity, self.today = activity, today
         self._draw()
 
+    def progress(self, done: int, total: int) -> None:
+        """The usage index is being built: say how far (the counts follow when it is done)."""
+        if total > 1:
+            self.query_one("#activity-header", Static).update(
+                Content(f"Building the usage index: {done:,} of {total:,} sessions read")
+            )
+
     def action_cycle_metric(self) -> None:
         self.metric = METRICS[(METRICS.index(self.metric) + 1) % len(METRICS)]
         self._draw()
