@@ -128,6 +128,17 @@ class UsageIndex:
         finally:
             conn.close()
 
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection to the index as it is (no rebuild, whatever its age): for readers that write nothing."""
+        conn = self._open()
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise UsageIndexError(f"{self.path}: cannot read the usage index ({exc})") from None
+        finally:
+            conn.close()
+
     def _meta(self, conn: sqlite3.Connection) -> dict[str, str]:
         return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
