@@ -116,12 +116,12 @@ class ActivityCounter:
         usage, unpriced = Usage(), set()
         with self.index.connect() as conn:
             per_day: dict[tuple[str, str], list] = {}  # (day, session) -> [turns, tokens, cost, unpriced]
-            for day, sid, turns in conn.execute("SELECT day, session_id, count(*) FROM turns GROUP BY day, session_id"):
+            for day, sid, turns in conn.execute("SELECT day, session_id, turns FROM turn_days"):
                 if sid in metas:
                     per_day.setdefault((day, sid), [0, 0, 0.0, 0])[0] += turns
             sql = (
-                "SELECT day, session_id, model, sum(input), sum(output), sum(cache_write), sum(cache_read),"
-                " sum(reasoning), sum(cost), count(*), count(cost) FROM usage GROUP BY day, session_id, model"
+                "SELECT day, session_id, model, input, output, cache_write, cache_read, reasoning, cost, replies,"
+                " priced FROM daily"
             )
             for day, sid, model, *sums in conn.execute(sql):
                 if sid not in metas:

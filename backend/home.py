@@ -138,7 +138,9 @@ class Home:
         idle-distillation trigger. One list, so no way of importing leaves the index behind."""
         from .importers.hooks import IngestHooks
 
-        return IngestHooks(after_ingest=(self.search_index.after_ingest, self.usage.after_ingest), on_idle=(self.distiller.tick,))
+        return IngestHooks(
+            after_ingest=(self.search_index.after_ingest, self.usage.after_ingest), on_idle=(self.distiller.tick,)
+        )
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

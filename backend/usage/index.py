@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -53,12 +53,30 @@ CREATE TABLE IF NOT EXISTS usage(
     input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
     cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
     PRIMARY KEY(session_id, seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_day ON usage(day);
 CREATE TABLE IF NOT EXISTS turns(
     session_id TEXT NOT NULL, seq INTEGER NOT NULL, ts REAL NOT NULL, day TEXT NOT NULL,
     source TEXT NOT NULL, project_id TEXT NOT NULL,
     PRIMARY KEY(session_id, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS daily(
+    day TEXT NOT NULL, session_id TEXT NOT NULL, model TEXT NOT NULL, source TEXT NOT NULL,
+    project_id TEXT NOT NULL, replies INTEGER NOT NULL, priced INTEGER NOT NULL,
+    input INTEGER NOT NULL, output INTEGER NOT NULL, cache_write INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL, last_ts REAL NOT NULL,
+    PRIMARY KEY(day, session_id, model)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS daily_session ON daily(session_id);
+CREATE TABLE IF NOT EXISTS turn_days(
+    day TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT NULL,
+    PRIMARY KEY(day, session_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS turn_days_session ON turn_days(session_id);
 """
+# What `daily` and `turn_days` hold: a session's rows summed per day (and model), recomputed from
+# `usage` and `turns` whenever the session changes, so the reports and the Activity tab sum a few
+# rows per session-day instead of every reply.
+_ROLL_DAILY = """INSERT INTO daily SELECT day, session_id, model, source, project_id, count(*), count(cost),
+    sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost), max(ts)
+    FROM usage WHERE session_id = ? GROUP BY day, model"""
+_ROLL_TURNS = "INSERT INTO turn_days SELECT day, session_id, count(*) FROM turns WHERE session_id = ? GROUP BY day"
+TABLES = ("usage", "turns", "daily", "turn_days", "sessions")
 
 USAGE_COLUMNS = (
     "session_id, seq, ts, day, source, project_id, model, input, output, cache_write, cache_read, reasoning, cost"
@@ -169,7 +187,7 @@ class UsageIndex:
             conn = self._open()
             try:
                 with conn:  # dropped, not emptied: an older schema's tables go too
-                    for table in ("usage", "turns", "sessions", "meta"):
+                    for table in (*TABLES, "meta"):
                         conn.execute(f"DROP TABLE IF EXISTS {table}")
                 conn.executescript(SCHEMA)
                 report = self._update(conn, None, progress)
@@ -261,7 +279,8 @@ class UsageIndex:
     def _session(self, conn: sqlite3.Connection, meta: SessionMeta, known: tuple | None, report: UpdateReport) -> None:
         last_seq = known[0] if known else -1
         source, project, model = meta.source or "unknown", meta.project_id, _text(meta.extra.get("model"))
-        if known and tuple(known[1:]) != (source, project, model):
+        changed = known is None or tuple(known[1:]) != (source, project, model)
+        if known and changed:
             for table in ("usage", "turns"):  # the session was bound to a project, or renamed, since
                 conn.execute(
                     f"UPDATE {table} SET source = ?, project_id = ? WHERE session_id = ?",
@@ -290,7 +309,13 @@ class UsageIndex:
         conn.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?)", turns)
         report.replies += len(replies)
         report.turns += len(turns)
-        self._session_total(conn, meta, source, project, model)
+        changed = self._session_total(conn, meta, source, project, model) or changed or bool(replies)
+        if changed:
+            conn.execute("DELETE FROM daily WHERE session_id = ?", (meta.id,))
+            conn.execute(_ROLL_DAILY, (meta.id,))
+        if changed or turns:
+            conn.execute("DELETE FROM turn_days WHERE session_id = ?", (meta.id,))
+            conn.execute(_ROLL_TURNS, (meta.id,))
         conn.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
             (meta.id, top, source, project, model, meta.updated_at),
@@ -298,15 +323,16 @@ class UsageIndex:
 
     def _session_total(
         self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str, model: str
-    ) -> None:
-        """Agents that keep totals per session only (Crush, Factory Droid): one row, replaced each time."""
+    ) -> bool:
+        """Agents that keep totals per session only (Crush, Factory Droid): one row, replaced each
+        time. True when the session has (or had) such a row."""
         extra = meta.extra.get("source_extra")
         totals = session_counts(extra) if isinstance(extra, dict) else None
-        conn.execute("DELETE FROM usage WHERE session_id = ? AND seq = ?", (meta.id, SESSION_TOTAL_SEQ))
+        had = conn.execute("DELETE FROM usage WHERE session_id = ? AND seq = ?", (meta.id, SESSION_TOTAL_SEQ)).rowcount
         if totals is None or meta.updated_at <= 0:
-            return
+            return bool(had)
         if conn.execute("SELECT 1 FROM usage WHERE session_id = ? LIMIT 1", (meta.id,)).fetchone():
-            return  # per-reply counts win over a session's total
+            return bool(had)  # per-reply counts win over a session's total
         when = meta.updated_at
         cost = self.prices.cost(model, totals, when)
         conn.execute(
@@ -314,6 +340,7 @@ class UsageIndex:
             (meta.id, SESSION_TOTAL_SEQ, when, day_of(when, self.zone), source, project, model, totals.input,
              totals.output, totals.cache_write, totals.cache_read, totals.reasoning, cost),
         )  # fmt: skip
+        return True
 
     def _new_nodes(self, session_id: str, after: int, report: UpdateReport) -> list[Node]:
         """User and assistant nodes past seq `after`, picked by file name (tool nodes are not read)."""
@@ -338,7 +365,7 @@ class UsageIndex:
 
 
 def _drop(conn: sqlite3.Connection, session_id: str) -> None:
-    for table in ("usage", "turns", "sessions"):
+    for table in TABLES:
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
 

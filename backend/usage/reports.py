@@ -113,7 +113,10 @@ class UsageReport:
     total: Usage
 
 
-_SUMS = "sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost), count(*), count(cost), max(ts)"
+_SUMS = (
+    "sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost), sum(replies),"
+    " sum(priced), max(last_ts)"
+)
 
 
 def _usage(values: tuple) -> Usage:
@@ -128,10 +131,11 @@ def report(index: UsageIndex, kind: str, filters: Filters = Filters()) -> UsageR
 
 
 def query(conn: sqlite3.Connection, kind: str, filters: Filters = Filters()) -> UsageReport:
-    """The report `kind` from an open index connection (one GROUP BY over the rows filtered)."""
+    """The report `kind` from an open index connection: one GROUP BY over the index's per
+    session-day sums (`daily`), not over every reply."""
     column = _GROUP_COLUMN.get(kind, "day")
     where, args = filters.where()
-    sql = f"SELECT {column}, model, {_SUMS} FROM usage{where} GROUP BY {column}, model"
+    sql = f"SELECT {column}, model, {_SUMS} FROM daily{where} GROUP BY {column}, model"
     groups: dict[str, dict[str, Usage]] = {}
     last: dict[str, float] = {}
     for row in conn.execute(sql, args):

@@ -150,3 +150,22 @@ def test_session_report_hides_a_private_session_title(home: Home) -> None:
     assert names["s1"]["title"] == "open work"
     assert names["s2"]["title"] == "(private session)"
     assert result.total.total == 114_550  # still counted on this machine
+
+
+def test_the_index_follows_new_replies_a_binding_and_a_deleted_session(home: Home) -> None:
+    index = utc_index(home)
+    with index.connect() as conn:
+        assert [r.key for r in query(conn, "project").rows] == [""]
+    add_reply(home, "s1", "2025-10-03 10:00", "claude-sonnet-4-5", claude_usage(7, 7))
+    home.sessions.update_session("s1", project_id="shop")
+    index.update(["s1"])
+    with index.connect() as conn:
+        projects = {r.key: r.usage.total for r in query(conn, "project").rows}
+        days = [r.key for r in query(conn, "daily").rows]
+    assert projects == {"shop": 114_014, "": 550}
+    assert days == ["2025-10-01", "2025-10-02", "2025-10-03"]
+    home.sessions.delete_session("s2")
+    index.update()
+    with index.connect() as conn:
+        assert [r.key for r in query(conn, "agent").rows] == ["claude-code"]
+        assert conn.execute("SELECT count(*) FROM daily WHERE session_id = 's2'").fetchone()[0] == 0
