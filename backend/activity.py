@@ -105,56 +105,33 @@ class ActivityCounter:
         *,
         progress: Progress | None = None,
     ) -> Activity:
-        """Activity of `sessions` (a listing): total, per project, per source, per model."""
+        """Activity of `sessions` (a listing): total, per project, per source, per model. The index
+        is first caught up with the listing (sessions it lacks or whose meta changed are read, the
+        ones the listing no longer has dropped), then summed in SQL, one query per slice."""
         names = project_names or {}
         report = self.index.refresh(sessions, progress=progress)
-        metas = {meta.id: meta for meta in sessions}
-        total: dict[date, DayCount] = {}
-        projects: dict[str, dict[date, DayCount]] = {}
-        sources: dict[str, dict[date, DayCount]] = {}
-        models: dict[str, dict[date, DayCount]] = {}
-        usage, unpriced = Usage(), set()
         with self.index.connect() as conn:
-            per_day: dict[tuple[str, str], list] = {}  # (day, session) -> [turns, tokens, cost, unpriced]
-            for day, sid, turns in conn.execute("SELECT day, session_id, turns FROM turn_days"):
-                if sid in metas:
-                    per_day.setdefault((day, sid), [0, 0, 0.0, 0])[0] += turns
-            sql = (
-                "SELECT day, session_id, model, input, output, cache_write, cache_read, reasoning, cost, replies,"
-                " priced FROM daily"
-            )
-            for day, sid, model, *sums in conn.execute(sql):
-                if sid not in metas:
-                    continue
+            total = _series(conn.execute(_SLICE.format(key="''")))
+            projects = _series(conn.execute(_SLICE.format(key="project_id")))
+            sources = _series(conn.execute(_SLICE.format(key="source")))
+            models: dict[str, dict[date, DayCount]] = {}
+            usage, unpriced = Usage(), set()
+            for model, day, *sums in conn.execute(_MODELS):
                 row = Usage(*(int(v or 0) for v in sums[:5]), sums[5], sums[6], sums[7])
                 usage += row
                 if not row.cost_complete:
                     unpriced.add(model or "(unnamed)")
-                cell = per_day.setdefault((day, sid), [0, 0, 0.0, 0])
-                unpriced_tokens = 0 if row.cost_complete else row.total
-                cell[1] += row.total
-                cell[2] += row.cost or 0.0
-                cell[3] += unpriced_tokens
-                _add(
-                    models.setdefault(model or "(unnamed)", {}),
-                    date.fromisoformat(day),
-                    DayCount(0, 0, row.total, row.cost or 0.0, unpriced_tokens),
-                )
-        for (day_text, sid), (turns, tokens, cost, unpriced_tokens) in per_day.items():
-            meta = metas[sid]
-            day = date.fromisoformat(day_text)
-            count = DayCount(1, turns, tokens, cost, unpriced_tokens)
-            _add(total, day, count)
-            if meta.project_id:
-                _add(projects.setdefault(meta.project_id, {}), day, count)
-            _add(sources.setdefault(meta.source or "unknown", {}), day, count)
-        present = sorted(total)
-        by_model = [ActivitySeries(m, m, MappingProxyType(days)) for m, days in models.items()]
+                count = DayCount(0, 0, row.total, row.cost or 0.0, 0 if row.cost_complete else row.total)
+                _add(models.setdefault(model or "(unnamed)", {}), date.fromisoformat(day), count)
+        days = total.get("", {})
+        present = sorted(days)
+        projects.pop("", None)  # sessions in no project: in the total, not a row of their own
+        by_model = [ActivitySeries(m, m, MappingProxyType(d)) for m, d in models.items()]
         by_model.sort(key=lambda s: (-s.total.cost, -s.total.tokens, s.label))
         return Activity(
-            total=ActivitySeries("", "all sessions", MappingProxyType(total)),
-            by_project=_ranked((pid, names.get(pid) or pid, days) for pid, days in projects.items()),
-            by_source=_ranked((source, source, days) for source, days in sources.items()),
+            total=ActivitySeries("", "all sessions", MappingProxyType(days)),
+            by_project=_ranked((pid, names.get(pid) or pid, d) for pid, d in projects.items()),
+            by_source=_ranked((source or "unknown", source or "unknown", d) for source, d in sources.items()),
             by_model=tuple(by_model),
             first=present[0] if present else None,
             last=present[-1] if present else None,
@@ -162,6 +139,23 @@ class ActivityCounter:
             usage=usage,
             unpriced_models=tuple(sorted(unpriced)),
         )
+
+
+# One slice of the index per day: its sessions, turns, tokens, cost, and the tokens of replies
+# whose model has no price; from the per session-day sums (a session is in one project and agent).
+_SLICE = """SELECT {key}, day, count(*), sum(turns), sum(tokens), sum(cost), sum(unpriced) FROM session_days
+    GROUP BY {key}, day"""
+_MODELS = """SELECT model, day, sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning),
+    sum(cost), sum(replies), sum(priced) FROM daily GROUP BY model, day"""
+
+
+def _series(rows: Iterable[tuple]) -> dict[str, dict[date, DayCount]]:
+    out: dict[str, dict[date, DayCount]] = {}
+    for key, day, sessions, turns, tokens, cost, unpriced in rows:
+        out.setdefault(key, {})[date.fromisoformat(day)] = DayCount(
+            sessions, turns, tokens or 0, cost or 0.0, unpriced or 0
+        )
+    return out
 
 
 def _add(table: dict[date, DayCount], day: date, count: DayCount) -> None:

@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "5"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -64,19 +64,25 @@ CREATE TABLE IF NOT EXISTS daily(
     cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL, last_ts REAL NOT NULL,
     PRIMARY KEY(day, session_id, model)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS daily_session ON daily(session_id);
-CREATE TABLE IF NOT EXISTS turn_days(
-    day TEXT NOT NULL, session_id TEXT NOT NULL, turns INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS session_days(
+    day TEXT NOT NULL, session_id TEXT NOT NULL, source TEXT NOT NULL, project_id TEXT NOT NULL,
+    turns INTEGER NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL, unpriced INTEGER NOT NULL,
     PRIMARY KEY(day, session_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS turn_days_session ON turn_days(session_id);
+CREATE INDEX IF NOT EXISTS session_days_session ON session_days(session_id);
 """
-# What `daily` and `turn_days` hold: a session's rows summed per day (and model), recomputed from
-# `usage` and `turns` whenever the session changes, so the reports and the Activity tab sum a few
-# rows per session-day instead of every reply.
+# What `daily` and `session_days` hold: a session's rows summed per day (and model), recomputed
+# from `usage` and `turns` whenever the session changes, so the reports and the Activity tab sum
+# a few rows per session-day instead of every reply. `unpriced`: tokens of replies with no price.
 _ROLL_DAILY = """INSERT INTO daily SELECT day, session_id, model, source, project_id, count(*), count(cost),
     sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost), max(ts)
     FROM usage WHERE session_id = ? GROUP BY day, model"""
-_ROLL_TURNS = "INSERT INTO turn_days SELECT day, session_id, count(*) FROM turns WHERE session_id = ? GROUP BY day"
-TABLES = ("usage", "turns", "daily", "turn_days", "sessions")
+_ROLL_DAYS = """INSERT INTO session_days SELECT day, ?1, ?2, ?3, sum(turns), sum(tokens), sum(cost), sum(unpriced)
+    FROM (SELECT day, 0 AS turns, input + output + cache_write + cache_read AS tokens, coalesce(cost, 0) AS cost,
+              CASE WHEN cost IS NULL THEN input + output + cache_write + cache_read ELSE 0 END AS unpriced
+          FROM usage WHERE session_id = ?1
+          UNION ALL SELECT day, 1, 0, 0, 0 FROM turns WHERE session_id = ?1)
+    GROUP BY day"""
+TABLES = ("usage", "turns", "daily", "session_days", "sessions")
 
 USAGE_COLUMNS = (
     "session_id, seq, ts, day, source, project_id, model, input, output, cache_write, cache_read, reasoning, cost"
@@ -314,8 +320,8 @@ class UsageIndex:
             conn.execute("DELETE FROM daily WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAILY, (meta.id,))
         if changed or turns:
-            conn.execute("DELETE FROM turn_days WHERE session_id = ?", (meta.id,))
-            conn.execute(_ROLL_TURNS, (meta.id,))
+            conn.execute("DELETE FROM session_days WHERE session_id = ?", (meta.id,))
+            conn.execute(_ROLL_DAYS, (meta.id, source, project))
         conn.execute(
             "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
             (meta.id, top, source, project, model, meta.updated_at),
