@@ -69,8 +69,10 @@ def _claude(u: Mapping[str, Any]) -> TokenCounts:
     return TokenCounts(
         input=count(u.get("input_tokens", u.get("inputTokens"))),
         output=count(u.get("output_tokens", u.get("outputTokens"))),
-        cache_write=count(u.get("cache_creation_input_tokens", u.get("cacheCreationInputTokens"))),
-        cache_read=count(u.get("cache_read_input_tokens", u.get("cacheReadInputTokens"))),
+        cache_write=count(
+            u.get("cache_creation_input_tokens", u.get("cacheCreationInputTokens", u.get("cacheCreationTokens")))
+        ),
+        cache_read=count(u.get("cache_read_input_tokens", u.get("cacheReadInputTokens", u.get("cacheReadTokens")))),
         cache_write_1h=hour,
     )
 
@@ -221,7 +223,7 @@ def node_model(node: Node, session_model: str = "") -> str:
 
 
 # Session-level totals, for agents that record no per-reply counts (Crush's sessions table,
-# Factory Droid's settings file): the importer's extras, under these keys.
+# Factory Droid's settings file, Goose's sessions table): the importer's extras, under these keys.
 SESSION_TOTAL_KEYS = ("token_usage",)
 
 

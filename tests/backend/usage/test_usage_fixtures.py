@@ -178,3 +178,50 @@ def test_crush_keeps_totals_per_session(tmp_path: Path) -> None:
         }
     assert raw
     assert got == {sid: (prompt, completion) for sid, prompt, completion in raw}
+
+
+def test_goose_session_totals(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = fixture("agents/goose/jwp23+dotfiles/.local/share/goose/sessions/sessions.db")
+    copy = tmp_path / "goose" / "sessions.db"
+    copy.parent.mkdir()
+    copy.write_bytes(db.read_bytes())
+    conn = sqlite3.connect(copy)
+    with conn:  # the fixture's session is empty: give it a question, an answer and Goose's counters
+        conn.execute("UPDATE sessions SET accumulated_input_tokens = 12345, accumulated_output_tokens = 678")
+        (sid,) = conn.execute("SELECT id FROM sessions").fetchone()
+        for role, text, at in (("user", "hello", 1_764_694_800), ("assistant", "hi", 1_764_694_805)):
+            conn.execute(
+                "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (?, ?, ?, ?)",
+                (sid, role, json.dumps([{"type": "text", "text": text}]), at),
+            )
+    raw = conn.execute("SELECT id, accumulated_input_tokens, accumulated_output_tokens FROM sessions").fetchall()
+    conn.close()
+    home = Home(tmp_path / "home")
+    run_import(home, "goose", [copy], bind=False)
+    home.usage.update()
+    with home.usage.connect() as c:
+        got = {
+            r[0].removeprefix("goose-"): (r[1], r[2])
+            for r in c.execute("SELECT session_id, input, output FROM usage WHERE seq = -1")
+        }
+    assert got == {sid: (i, o) for sid, i, o in raw}
+
+
+def test_droid_settings_totals(tmp_path: Path) -> None:
+    source = fixture("agents/factory-droid/jazzyalex+agent-sessions/stage0/session_store_small.jsonl")
+    folder = tmp_path / "droid"
+    folder.mkdir()
+    copy = folder / source.name
+    copy.write_bytes(source.read_bytes())
+    usage = {"inputTokens": 5000, "outputTokens": 700, "cacheCreationTokens": 300, "cacheReadTokens": 9000}
+    (folder / (source.stem + ".settings.json")).write_text(
+        json.dumps({"model": "claude-opus-4-1", "tokenUsage": usage})
+    )
+    home = Home(tmp_path / "home")
+    run_import(home, "droid", [copy], bind=False)
+    home.usage.update()
+    with home.usage.connect() as c:
+        rows = c.execute("SELECT model, input, output, cache_write, cache_read FROM usage WHERE seq = -1").fetchall()
+    assert rows == [("claude-opus-4-1", 5000, 700, 300, 9000)]
