@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from .config import Config
+from .memory.readonly import ReadOnlyMemoryStore
 from .memory.store import MemoryStore
 from .model import OpmemError
 from .privacy.exclusions import Exclusions, Visibility, exclusions
@@ -81,7 +82,7 @@ class Home:
 
     def memory_readonly(self) -> MemoryStore:
         """A new reader of memory/ that writes nothing on disk (backend/memory/readonly.py)."""
-        return MemoryStore.open_readonly(self.memory_dir, session_exists=self.visible)
+        return ReadOnlyMemoryStore(self.memory_dir, session_exists=self.visible)
 
     @cached_property
     def visible(self) -> Visibility:

@@ -37,7 +37,7 @@ from opmem_tui.backend.store.files import dump_compact_json, dump_json, write_at
 from opmem_tui.backend.store.git_mirror import init_session_git
 from opmem_tui.backend.store.packwriter import BLOB, COMMIT, TREE, object_id, write_pack
 from opmem_tui.backend.sync import Sync
-from opmem_tui.backend.sync.engine import OUTBOX_PACKS_AT_MOST
+from opmem_tui.backend.sync.outbox import OUTBOX_PACKS_AT_MOST
 
 T0 = 1_780_000_000.0
 SECRET = "ghp_" + "Z8xq4Lm2Np7Rs1Tv9Wy3Ab5Cd6Ef0Gh2Ij4K"

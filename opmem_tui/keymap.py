@@ -35,7 +35,8 @@ def keyed_classes() -> list[tuple[str, type]]:
     from opmem_tui.widgets.item_lines import ItemLines
     from opmem_tui.widgets.project_list import ProjectList
     from opmem_tui.widgets.replay_view import ReplayPane, TurnView
-    from opmem_tui.widgets.session_list import SessionList, SessionTable
+    from opmem_tui.widgets.session_list import SessionList
+    from opmem_tui.widgets.session_table import SessionTable
     from opmem_tui.widgets.timeline_view import TimelineView
 
     from .app import OpmemApp

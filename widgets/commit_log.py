@@ -17,7 +17,7 @@ from opmem_tui.backend.projects.records import CommitInfo
 from .messages import CommitHighlighted, LinkedTurnChosen, MoreCommitsWanted
 from .safe_text import one_line
 from .secret_marks import SECRET_VARIABLE, mark_text
-from .session_list import age_label
+from .session_table import age_label
 from .styling import theme_style
 
 

@@ -3,27 +3,13 @@ are, what opmem adds to each, and the command lines that start opmem from the ag
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .parts import Part
-
-
-def opmem_executable() -> list[str]:
-    """The installed `opmem` by absolute path (beside this Python first, then PATH), so the agent
-    starts it from any shell; `python -m opmem_tui.entry` when no script is installed."""
-    script = Path(sys.executable).parent / "opmem"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script.absolute())]
-    found = shutil.which("opmem")
-    if found:
-        return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable), "-m", "opmem_tui.entry"]
 
 
 @dataclass(frozen=True)

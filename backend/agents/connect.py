@@ -39,7 +39,8 @@ from ..privacy import redact_text
 from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
-from .base import AgentSpec, Context, opmem_executable
+from .base import AgentSpec, Context
+from .executable import opmem_executable
 from .parts import ConfigError, Part, TextBlock, merge_meta
 from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
 

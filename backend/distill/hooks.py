@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import jsonc
+from ..agents.executable import opmem_executable
 from ..model import OpmemError
 from ..store.files import write_atomic
 
@@ -51,7 +52,7 @@ def flush_command(
     home_path: Path | None = None, executable: str | None = None, prefix: Sequence[str] | None = None
 ) -> str:
     """The command line Claude Code runs: opmem reads the hook's JSON on stdin. `prefix`: the
-    argv that starts opmem, else `executable`, else backend/agents/base.opmem_executable (the
+    argv that starts opmem, else `executable`, else backend/agents/executable.opmem_executable (the
     one `opmem connect claude` writes, so the hooks of the two are the same entries). The home
     is absolute: Claude Code runs the hook from the session's folder."""
     if prefix:
@@ -59,8 +60,6 @@ def flush_command(
     elif executable:
         parts = [executable]
     else:
-        from ..agents.base import opmem_executable  # here: agents.base -> agents.parts -> this module
-
         parts = opmem_executable()
     if home_path is not None:
         parts += ["--home", str(Path(home_path).absolute())]

@@ -25,6 +25,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import CorruptFile, OpmemError
+from .cache_tables import (
+    ADJ_FILL,
+    ADJ_SUP,
+    DATA_TABLES,
+    INDEXES,
+    MAX_SEQ,
+    RECORD_TABLE,
+    ROW_OF,
+    ROW_SQL,
+    SCHEMA,
+    SCHEMA_VERSION,
+    TABLE_OF,
+    edge_row,
+    entity_row,
+    event_row,
+    name_keys,
+)
 from .logs import ENTITIES_LOG, TIMELINE_DIR, FileStamp, ReadState, fingerprint, log_names, read_lines
 from .records import (
     AliasMerge,
@@ -33,81 +50,24 @@ from .records import (
     Entity,
     Event,
     Patch,
-    entity_key,
     parse_edge_line,
     parse_entity_line,
     parse_timeline_line,
 )
 from .sqlite_files import remove_database
 from .sqlite_tx import immediate_transaction
-from .temporal import pack_ids
 
 try:
     import orjson
 except ImportError:  # pragma: no cover - a dependency; json writes arrays json_each reads alike
     orjson = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = "5"
 FULL_CHECK_S = 1.0
 CACHE_NAME = ".cache.sqlite"
 
-_SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE files(name TEXT PRIMARY KEY, offset INTEGER, lines INTEGER, size INTEGER,
-                   mtime_ns INTEGER, ino INTEGER, fp TEXT, torn INTEGER);
-CREATE TABLE problems(path TEXT, line INTEGER, message TEXT);
-CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, t REAL, it REAL, kind TEXT,
-                    importance REAL, scope TEXT, summary TEXT, entities TEXT, project TEXT,
-                    session TEXT, nodes TEXT, turn INTEGER, commit_ TEXT,
-                    key TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
-CREATE INDEX events_t ON events(t);
-CREATE INDEX events_scope ON events(scope, t);
-CREATE INDEX events_key ON events(key) WHERE key != '';
-CREATE INDEX events_sup ON events(t) WHERE sup_t IS NOT NULL;
-CREATE TABLE mentions(entity TEXT, seq INTEGER);
-CREATE INDEX mentions_entity ON mentions(entity, seq);
-CREATE TABLE edges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, src TEXT, dst TEXT, relation TEXT,
-                   t REAL, it REAL, confidence REAL, scope TEXT, project TEXT, session TEXT,
-                   nodes TEXT, turn INTEGER, commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT);
-CREATE INDEX edges_src ON edges(src, t);
-CREATE INDEX edges_scope ON edges(scope, t);
-CREATE INDEX edges_relation ON edges(relation, src);
-CREATE TABLE adj(node TEXT, t REAL, seq INTEGER, id TEXT, src TEXT, dst TEXT, relation TEXT, it REAL,
-                 confidence REAL, scope TEXT, project TEXT, session TEXT, nodes TEXT, turn INTEGER,
-                 commit_ TEXT, sup_t REAL, sup_by TEXT, sup_reason TEXT,
-                 PRIMARY KEY(node, t, seq)) WITHOUT ROWID;
-CREATE TABLE entities(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, type TEXT, name TEXT,
-                      scope TEXT, it REAL, data TEXT);
-CREATE TABLE names(key TEXT, entity TEXT, UNIQUE(key, entity));
-CREATE TABLE patches(seq INTEGER PRIMARY KEY, kind TEXT, id TEXT, by TEXT, at REAL, reason TEXT,
-                     path TEXT, line INTEGER, UNIQUE(kind, id, by));
-CREATE INDEX patches_by ON patches(kind, by);
-CREATE TABLE aliases(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, into_ TEXT, merged TEXT,
-                     reason TEXT, score REAL, at REAL, path TEXT, line INTEGER);
-CREATE TABLE unmerges(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, at REAL, reason TEXT,
-                      path TEXT, line INTEGER);
-"""
-_INDEXES = [
-    (statement.split()[2], statement.strip()) for statement in _SCHEMA.split(";") if "CREATE INDEX" in statement
-]
-# The adjacency table holds each edge once per end (`node`), clustered by (node, t, seq) with every
-# column an answer needs: a neighbourhood walks one b-tree range newest first and stops when full.
-_ADJ_COLUMNS = (
-    "t, seq, id, src, dst, relation, it, confidence, scope, project, session, nodes, turn, commit_,"
-    " sup_t, sup_by, sup_reason"
-)
-_ADJ_FILL = (
-    f"INSERT OR IGNORE INTO adj SELECT src, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
-    f" UNION ALL SELECT dst, {_ADJ_COLUMNS} FROM edges WHERE {{where}}"
-)
-_ADJ_SUP = "UPDATE adj SET sup_t = ?, sup_by = ?, sup_reason = ? WHERE node = ? AND t = ? AND seq = ?"
 _TEXT = {str}
-_MAX_SEQ = 2**63 - 1  # SQLite's largest rowid: at it, new rowids are picked at random
-_DATA_TABLES = ("problems", "events", "mentions", "edges", "adj", "entities", "names", "patches", "aliases", "unmerges")
-_RECORD_TABLE = {"event": "events", "edge": "edges"}
 
 MemoryRecord = Event | Entity | Edge | Patch | AliasMerge | AliasUnmerge
-_TABLE_OF = {Event: "events", Edge: "edges", Entity: "entities", AliasMerge: "aliases", AliasUnmerge: "unmerges"}
 
 
 class CacheError(OpmemError):
@@ -172,7 +132,7 @@ class MemoryCache:
                 if not self._schema_ok(db):  # another process may have made it meanwhile
                     for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
                         db.execute(f'DROP TABLE IF EXISTS "{name}"')
-                    for statement in _SCHEMA.split(";"):
+                    for statement in SCHEMA.split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.executemany(
@@ -299,7 +259,7 @@ class MemoryCache:
         return stamps
 
     def _rebuild(self) -> dict[str, FileStamp | None]:
-        for table in (*_DATA_TABLES, "files"):
+        for table in (*DATA_TABLES, "files"):
             self.db.execute(f"DELETE FROM {table}")
         self.generation = uuid.uuid4().hex
         self.db.execute("UPDATE meta SET value=? WHERE key='generation'", (self.generation,))
@@ -307,7 +267,7 @@ class MemoryCache:
         self._touched.changed = True
         self._touched.retire = {"event": {"*"}, "edge": {"*"}}
         stamps = self._stamps()
-        for index_name, _ in _INDEXES:  # bulk load, then build each index once (sorted, not row by row)
+        for index_name, _ in INDEXES:  # bulk load, then build each index once (sorted, not row by row)
             self.db.execute(f"DROP INDEX IF EXISTS {index_name}")
         self._bulk = True
         try:
@@ -316,9 +276,9 @@ class MemoryCache:
                     self.ingest_file(name, ReadState(0, 0), stamp)
         finally:
             self._bulk = False
-            for _, statement in _INDEXES:
+            for _, statement in INDEXES:
                 self.db.execute(statement.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-        fill = _ADJ_FILL.format(where="1").replace("INSERT OR IGNORE INTO adj ", "")
+        fill = ADJ_FILL.format(where="1").replace("INSERT OR IGNORE INTO adj ", "")
         self.db.execute(f"INSERT OR IGNORE INTO adj SELECT * FROM ({fill}) ORDER BY 1, 2, 3")  # in key order
         return stamps
 
@@ -383,7 +343,7 @@ class MemoryCache:
                 by_type.setdefault(type(record), []).append(record.id)
         found: set[tuple[type, str]] = set()
         for kind, ids in by_type.items():
-            table = _TABLE_OF[kind]
+            table = TABLE_OF[kind]
             for chunk in _chunks(ids, 5000):
                 sql = f"SELECT id FROM {table} WHERE id IN (SELECT value FROM json_each(?))"
                 found.update((kind, r[0]) for r in self.db.execute(sql, (_json_texts(chunk),)))
@@ -404,7 +364,7 @@ class MemoryCache:
 
     def times_of(self, kind: str, ids: Iterable[str]) -> dict[str, float]:
         """The event_time of each of `ids` held as a record of `kind` ("event", "edge")."""
-        table = _RECORD_TABLE[kind]
+        table = RECORD_TABLE[kind]
         found: dict[str, float] = {}
         for chunk in _chunks(list(ids), 500):
             found.update(
@@ -438,7 +398,7 @@ class MemoryCache:
                 end = start + 1
                 while end < len(items) and type(items[end][0]) is kind:
                     end += 1
-                if kind in _ROW_SQL and end - start > 1:
+                if kind in ROW_SQL and end - start > 1:
                     self._insert_many(kind, items[start:end])
                 else:
                     for record, name, line in items[start:end]:
@@ -447,18 +407,18 @@ class MemoryCache:
         finally:
             self._bulk = bulk
         if not bulk:  # an edge's seq is above every older one (INTEGER PRIMARY KEY): these are the rows just added
-            self.db.execute(_ADJ_FILL.format(where="seq > ?"), (before, before))
+            self.db.execute(ADJ_FILL.format(where="seq > ?"), (before, before))
 
     def _insert_many(self, kind: type, items: list[tuple[MemoryRecord, str, int]]) -> None:
         """What insert() does for each of these records of one kind, with one executemany a table."""
         db = self.db
-        table = _TABLE_OF[kind]
+        table = TABLE_OF[kind]
         before = db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {table}").fetchone()[0]
-        row_of = _ROW_OF[kind]
+        row_of = ROW_OF[kind]
         changes = db.total_changes
         db.execute("SAVEPOINT insert_many")
         try:
-            db.executemany(_ROW_SQL[kind], (row_of(record) for record, _, _ in items))  # no list of rows to hold
+            db.executemany(ROW_SQL[kind], (row_of(record) for record, _, _ in items))  # no list of rows to hold
         except UnicodeEncodeError:  # lone surrogates somewhere: each record on its own (insert() scrubs)
             db.execute("ROLLBACK TO insert_many")
             db.execute("RELEASE insert_many")
@@ -468,7 +428,7 @@ class MemoryCache:
         db.execute("RELEASE insert_many")
         fresh: list[MemoryRecord]
         seqs: Iterable[int]
-        if db.total_changes - changes == len(items) and before + len(items) < _MAX_SEQ:
+        if db.total_changes - changes == len(items) and before + len(items) < MAX_SEQ:
             # every row went in, each with seq one above the table's largest (SQLite's rowid rule below its maximum)
             fresh, seqs = [record for record, _, _ in items], range(before + 1, before + len(items) + 1)
         else:
@@ -492,7 +452,7 @@ class MemoryCache:
         else:
             db.executemany(
                 "INSERT OR IGNORE INTO names VALUES (?, ?)",
-                [(k, record.id) for record in fresh for k in _name_keys(record)],
+                [(k, record.id) for record in fresh for k in name_keys(record)],
             )
         touched.changed = True
 
@@ -501,24 +461,24 @@ class MemoryCache:
         path = self._paths.get(name) or self._paths.setdefault(name, str(self.root / name))
         touched = self._touched
         if isinstance(record, Event):
-            cur = db.execute(_ROW_SQL[Event], _event_row(record))
+            cur = db.execute(ROW_SQL[Event], event_row(record))
             if cur.rowcount != 1:
                 return False
             seq = cur.lastrowid
             db.executemany("INSERT INTO mentions VALUES (?, ?)", [(e, seq) for e in dict.fromkeys(record.entities)])
             touched.added["event"].add(record.id)
         elif isinstance(record, Edge):
-            cur = db.execute(_ROW_SQL[Edge], _edge_row(record))
+            cur = db.execute(ROW_SQL[Edge], edge_row(record))
             if cur.rowcount != 1:
                 return False
             if not self._bulk:
-                db.execute(_ADJ_FILL.format(where="seq = ?"), (cur.lastrowid, cur.lastrowid))
+                db.execute(ADJ_FILL.format(where="seq = ?"), (cur.lastrowid, cur.lastrowid))
             touched.added["edge"].add(record.id)
         elif isinstance(record, Entity):
-            cur = db.execute(_ROW_SQL[Entity], _entity_row(record))
+            cur = db.execute(ROW_SQL[Entity], entity_row(record))
             if cur.rowcount != 1:
                 return False
-            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", [(k, record.id) for k in _name_keys(record)])
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", [(k, record.id) for k in name_keys(record)])
         elif isinstance(record, Patch):
             kind = "event" if log_kind(name) == "timeline" else "edge"
             cur = db.execute(
@@ -551,7 +511,7 @@ class MemoryCache:
     # -- folding supersede patches ---------------------------------------------------------------
 
     def _fold(self, touched: _Touched) -> None:
-        for kind, table in _RECORD_TABLE.items():
+        for kind, table in RECORD_TABLE.items():
             ids = set(touched.retire[kind])
             added = touched.added[kind]
             if "*" not in ids and added:
@@ -582,65 +542,7 @@ class MemoryCache:
             if table == "edges":
                 sql = f"SELECT sup_t, sup_by, sup_reason, src, dst, t, seq FROM edges WHERE {where}"
                 rows = self.db.execute(sql, (arg,)).fetchall()
-                self.db.executemany(_ADJ_SUP, [(*r[:3], end, *r[5:]) for r in rows for end in {r[3], r[4]}])
-
-
-def _event_row(record: Event) -> tuple:
-    p = record.provenance
-    return (
-        record.id,
-        p.event_time,
-        p.ingestion_time,
-        record.kind,
-        record.importance,
-        record.scope,
-        record.summary,
-        pack_ids(record.entities),
-        p.project_id,
-        p.session_id,
-        pack_ids(p.node_ids),
-        p.turn,
-        p.commit,
-        record.key,
-    )
-
-
-def _edge_row(record: Edge) -> tuple:
-    p = record.provenance
-    return (
-        record.id,
-        record.from_id,
-        record.to_id,
-        record.relation,
-        p.event_time,
-        p.ingestion_time,
-        record.confidence,
-        record.scope,
-        p.project_id,
-        p.session_id,
-        pack_ids(p.node_ids),
-        p.turn,
-        p.commit,
-    )
-
-
-def _entity_row(record: Entity) -> tuple:
-    it = record.provenance.ingestion_time if record.provenance else 0.0
-    return (record.id, record.type, record.name, record.scope, it, json.dumps(record.to_json(), ensure_ascii=False))
-
-
-def _name_keys(record: Entity) -> list[str]:
-    return sorted({entity_key(record.name), *(entity_key(a) for a in record.aliases)} - {""})
-
-
-_ROW_SQL: dict[type, str] = {
-    Event: "INSERT OR IGNORE INTO events(id, t, it, kind, importance, scope, summary, entities, project,"
-    " session, nodes, turn, commit_, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    Edge: "INSERT OR IGNORE INTO edges(id, src, dst, relation, t, it, confidence, scope, project, session,"
-    " nodes, turn, commit_) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    Entity: "INSERT OR IGNORE INTO entities(id, type, name, scope, it, data) VALUES (?,?,?,?,?,?)",
-}
-_ROW_OF = {Event: _event_row, Edge: _edge_row, Entity: _entity_row}
+                self.db.executemany(ADJ_SUP, [(*r[:3], end, *r[5:]) for r in rows for end in {r[3], r[4]}])
 
 
 def _rollback_journal(db: sqlite3.Connection) -> None:

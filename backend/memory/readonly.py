@@ -1,4 +1,4 @@
-"""The memory read without writing anything: `MemoryStore.open_readonly(root)`, `Home.memory_readonly()`.
+"""The memory read without writing anything: `ReadOnlyMemoryStore(root)`, `Home.memory_readonly()`.
 
 A read-only store answers every query a MemoryStore answers and creates or changes nothing on
 disk: no memory/ folder, no .lock, no cache, no -journal, -wal or -shm file. Writes raise
@@ -32,7 +32,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..model import OpmemError
-from .cache import _SCHEMA, FULL_CHECK_S, SCHEMA_VERSION, MemoryCache
+from .cache import FULL_CHECK_S, MemoryCache
+from .cache_tables import SCHEMA, SCHEMA_VERSION
 from .logs import FileStamp
 from .store import MemoryStore, MemoryWriter
 from .temporal import SessionExists
@@ -99,7 +100,7 @@ class ReadOnlyCache(MemoryCache):
             except sqlite3.Error:
                 db.close()
                 db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        for statement in _SCHEMA.split(";"):
+        for statement in SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)
         self.generation = uuid.uuid4().hex

@@ -26,7 +26,7 @@ A record whose id is already held appends nothing (re-running a stage is harmles
         other writers). Not a transaction: records written before an error stay, each whole.
     `at` (ingestion time of a patch) defaults to time.time(); records carry their own times.
 
-Reading only. MemoryStore.open_readonly(root, session_exists=None) (Home.memory_readonly()) gives
+Reading only. ReadOnlyMemoryStore(root, session_exists=None) (readonly.py; Home.memory_readonly()) gives
 a store with the same queries that creates or changes nothing on disk; writes raise
 MemoryReadOnly (readonly.py says how it stays correct beside a running writer).
 
@@ -74,7 +74,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -97,6 +96,7 @@ from .results import (
     Neighborhood,
 )
 from .results import TimelinePage as TimelinePage
+from .store_reach import ReachQueries, entity_hidden_in
 from .temporal import EDGE_COLUMNS, EVENT_COLUMNS, SessionExists, SessionFilter, View, edge_from_row, event_from_row
 from .timeline import ranked_events as _ranked_events
 from .timeline import timeline as _timeline
@@ -107,7 +107,7 @@ LOCK_NAME = ".lock"
 DEFAULT_LOCK_TIMEOUT = 30.0
 
 
-class MemoryStore:
+class MemoryStore(ReachQueries):
     """The memory under one folder (<home>/memory). Thread-safe; several processes may share it."""
 
     def __init__(
@@ -129,18 +129,6 @@ class MemoryStore:
         # one lock object: re-entrant within a thread (a batch may call append), other threads and
         # processes wait (each thread holds its own descriptor, and flock excludes between them)
         self._lock = FileLock(str(self.root / LOCK_NAME), timeout=lock_timeout)
-
-    @staticmethod
-    def open_readonly(root: Path | str, *, session_exists: SessionExists | None = None) -> MemoryStore:
-        """A store over the same memory that reads only and creates or changes nothing on disk.
-
-        Same queries; writes raise MemoryReadOnly. A concurrent writer is handled by SQLite's
-        locks on the cache file, and a cache behind the logs by a private copy in RAM
-        (backend/memory/readonly.py says how).
-        """
-        from .readonly import ReadOnlyMemoryStore  # it subclasses this class
-
-        return ReadOnlyMemoryStore(root, session_exists=session_exists)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -357,113 +345,18 @@ class MemoryStore:
         try:
             found = graph.lookup(cache.db, aliases, query, visible_scopes(scope))
         except EntityNotFound as exc:  # no names learnt only from a private session among the suggestions
-            kept = tuple(s for s in exc.suggestions if not _entity_hidden(cache.db, aliases, s.id, visible))
+            kept = tuple(s for s in exc.suggestions if not entity_hidden_in(cache.db, aliases, s.id, visible))
             raise EntityNotFound(exc.query, kept) from None
         except AmbiguousEntity as exc:
-            kept = tuple(c for c in exc.candidates if not _entity_hidden(cache.db, aliases, c.id, visible))
+            kept = tuple(c for c in exc.candidates if not entity_hidden_in(cache.db, aliases, c.id, visible))
             if len(kept) != 1:
                 if not kept:
                     raise EntityNotFound(query) from None
                 raise AmbiguousEntity(exc.query, kept) from None
             found = graph.lookup(cache.db, aliases, kept[0].id, visible_scopes(scope))
-        if _entity_hidden(cache.db, aliases, found.id, visible):
+        if entity_hidden_in(cache.db, aliases, found.id, visible):
             raise EntityNotFound(query)
         return found
-
-    def entity_hidden(self, entity_id: str) -> bool:
-        """Whether the memory keeps this entity out of sight: it was first seen in a session it may
-        not show (private, excluded, deleted) and no record from a shown session names it."""
-        if self._session_exists is None:
-            return False
-        with self._reading() as cache:
-            return _entity_hidden(cache.db, self._alias_index().view(), entity_id, SessionFilter(self._session_exists))
-
-    def session_entities(self, session_ids: Iterable[str]) -> tuple[str, ...]:
-        """Every entity the records of these sessions name (or that was first seen in them), with
-        the canonical ids of their groups: the entity views a change to these sessions touches."""
-        ids = json.dumps(sorted(set(session_ids)))
-        sql = (
-            "WITH s(id) AS (SELECT value FROM json_each(?))"
-            " SELECT m.entity FROM mentions m JOIN events e ON e.seq = m.seq WHERE e.session IN s"
-            " UNION SELECT src FROM edges WHERE session IN s UNION SELECT dst FROM edges WHERE session IN s"
-            " UNION SELECT id FROM entities WHERE json_extract(data, '$.provenance.session_id') IN s"
-        )
-        with self._reading() as cache:
-            found = {r[0] for r in cache.db.execute(sql, (ids,))}
-            aliases = self._alias_index().view()
-            found |= {aliases.canonical(e) for e in found}
-        return tuple(sorted(found))
-
-    def sessions_named(self) -> set[str]:
-        """Every session id a record's provenance names (the sessions whose visibility views show)."""
-        sql = (
-            "SELECT session FROM events UNION SELECT session FROM edges"
-            " UNION SELECT json_extract(data, '$.provenance.session_id') FROM entities"
-        )
-        with self._reading() as cache:
-            return {r[0] for r in cache.db.execute(sql) if r[0]}
-
-    def record_entities(self, record_ids: Iterable[str]) -> set[str]:
-        """The entity ids (own, unfolded) these events mention and these edges join."""
-        ids = json.dumps(sorted(set(record_ids)))
-        sql = (
-            "WITH s(id) AS (SELECT value FROM json_each(?))"
-            " SELECT m.entity FROM mentions m JOIN events e ON e.seq = m.seq WHERE e.id IN s"
-            " UNION SELECT src FROM edges WHERE id IN s UNION SELECT dst FROM edges WHERE id IN s"
-        )
-        with self._reading() as cache:
-            return {r[0] for r in cache.db.execute(sql, (ids,))}
-
-    def supersede_links(self, record_ids: Iterable[str]) -> set[str]:
-        """The records on the other side of every supersede patch that names one of `record_ids`."""
-        ids = json.dumps(sorted(set(record_ids)))
-        sql = (
-            "WITH s(id) AS (SELECT value FROM json_each(?))"
-            " SELECT by FROM patches WHERE kind = ? AND id IN s UNION SELECT id FROM patches WHERE kind = ? AND by IN s"
-        )
-        with self._reading() as cache:
-            return {r[0] for kind in ("event", "edge") for r in cache.db.execute(sql, (ids, kind, kind))}
-
-    def alias_component(self, entity_ids: Iterable[str]) -> set[str]:
-        """`entity_ids` and every id an alias merge (active or undone) links to them, transitively:
-        every entity whose group or alias history a change among them can move."""
-        with self._reading():
-            rows = self._alias_index().rows
-        found = set(entity_ids)
-        links: dict[str, set[str]] = {}
-        for row in rows:
-            links.setdefault(row.merge.into, set()).add(row.merge.merged)
-            links.setdefault(row.merge.merged, set()).add(row.merge.into)
-        todo = [e for e in found if e in links]
-        while todo:
-            for other in links[todo.pop()]:
-                if other not in found:
-                    found.add(other)
-                    todo.append(other)
-        return found
-
-    def alias_merge(self, alias_id: str) -> AliasMerge | None:
-        """The merge recorded under this id (undone or not), or None."""
-        with self._reading():
-            row = self._alias_index().merge_of(alias_id)
-        return row.merge if row is not None else None
-
-    def edge_ends(self, entity_ids: Iterable[str]) -> set[str]:
-        """Both ends (own ids) of every edge, any state or session, that has an end among `entity_ids`."""
-        ids = json.dumps(sorted(set(entity_ids)))
-        sql = "SELECT src, dst FROM adj WHERE node IN (SELECT value FROM json_each(?))"
-        with self._reading() as cache:
-            return {end for row in cache.db.execute(sql, (ids,)) for end in row}
-
-    def alias_groups(self, entity_ids: Iterable[str]) -> set[str]:
-        """Every member (canonical id first among them) of the groups these ids fold into."""
-        with self._reading():
-            view = self._alias_index().view()
-            return {m for e in set(entity_ids) for m in view.members(view.canonical(e))}
-
-    def session_visible(self, session_id: str) -> bool:
-        """Whether records pointing at this session are shown (it exists and is not excluded)."""
-        return SessionFilter(self._session_exists)(session_id)
 
     def entity(self, query: str, scope: str | Iterable[str] | None = None) -> Entity:
         with self._reading() as cache:
@@ -579,26 +472,6 @@ class MemoryStore:
                 count("aliases"),
                 len(self.problems()),
             )
-
-
-def _entity_hidden(db: Any, aliases: AliasView, entity_id: str, visible: SessionFilter) -> bool:
-    """First seen in a session not shown, and named by no event or edge of a shown one (any alias)."""
-    members = aliases.members(aliases.canonical(entity_id))
-    marks = ",".join("?" * len(members))
-    firsts = [
-        r[0]
-        for r in db.execute(
-            f"SELECT json_extract(data, '$.provenance.session_id') FROM entities WHERE id IN ({marks})", members
-        )
-    ]
-    if not firsts or any(not sid or visible(sid) for sid in firsts):
-        return False
-    sessions = db.execute(
-        f"SELECT DISTINCT e.session FROM mentions m JOIN events e ON e.seq = m.seq WHERE m.entity IN ({marks})"
-        f" UNION SELECT DISTINCT session FROM adj WHERE node IN ({marks})",
-        (*members, *members),
-    )
-    return not any(not sid or visible(sid) for (sid,) in sessions)
 
 
 def _patch_problems(cache: MemoryCache) -> list[MemoryProblem]:

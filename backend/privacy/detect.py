@@ -49,454 +49,39 @@ import math
 import re
 from dataclasses import dataclass
 
+from .secret_rules import (
+    ASSIGN_TAIL,
+    BACKS,
+    CLI_PASSWORDS,
+    EDGE,
+    HEADER_NAMES,
+    HEADER_TAIL,
+    HEX,
+    KEY_QUALIFIERS,
+    KEYWORDS,
+    LOOSE,
+    MARKER,
+    NAME_CHARS,
+    NOT_SECRET_LAST,
+    NOT_SECRET_VALUE,
+    PLACEHOLDER_RX,
+    PLACEHOLDERS,
+    PROVIDER_KINDS,
+    PROVIDER_RULES,
+    SECRET_WORDS,
+    SHORT_WORDS,
+    SPLIT_NAME,
+    URL_PASSWORD,
+    WORD_ENDINGS,
+    provider_passes,
+)
+
 
 @dataclass(frozen=True)
 class Finding:
     kind: str  # e.g. "github-token", "aws-secret-key", "password"
     start: int  # the value's span in the text: only the value is redacted, never its name
     end: int
-
-
-# A marker already in the text (redacted once before) is never a secret again (redact.MARKER is
-# the same pattern; it lives here too so that detect imports nothing of redact).
-_MARKER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]", re.ASCII)
-
-# (kind, pattern, value group, back, edge). Every pattern starts with a literal, so that `re` finds
-# its candidates at string-search speed (a leading look-behind or character class makes it try
-# every position: 30x slower, measured). `back`, when set, is a pattern that must end where the
-# match starts (the part of the token before its literal: the `s` of `sk_live_`, the digits of a
-# Telegram token); `edge` asks for no token character just before the value's start.
-# Findings that overlap become one (see _disjoint).
-_PROVIDER_RULES: tuple[tuple[str, str, int | str, str | None, bool], ...] = (
-    (
-        "private-key",
-        r"BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-        r"(?:(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\+[nrt]){20,20000}?-{4,5} ?END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-        r"|(?:(?:[ \t\r\n]|\\+[nrt])*[A-Za-z0-9+/=]{16,})+)",
-        0,
-        r"-{4,5} ?",
-        False,
-    ),
-    ("private-key", r"PuTTY-User-Key-File-\d+: [\s\S]{0,20000}?Private-MAC: [0-9a-fA-F]+", 0, None, False),
-    ("github-token", r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])", 0, None, True),
-    ("github-token", r"github_pat_[A-Za-z0-9_]{22,255}(?![A-Za-z0-9_])", 0, None, True),
-    (
-        "gitlab-token",
-        r"gl(?:(?:pat|dt|ft|soat|rt)-[A-Za-z0-9_-]{20,64}|cbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_-]{20,50}"
-        r"|imt-[A-Za-z0-9_-]{25}|ptt-[A-Za-z0-9_-]{40}|agent-[A-Za-z0-9_-]{50,1024}|oas-[A-Za-z0-9_-]{64})(?![A-Za-z0-9_-])",
-        0,
-        None,
-        True,
-    ),
-    ("gitlab-token", r"GR1348941[A-Za-z0-9_-]{20,50}(?![A-Za-z0-9_-])", 0, None, True),
-    (
-        "slack-webhook",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]+/[A-Za-z0-9_/]+",
-        0,
-        r"(?:https?://)?",
-        False,
-    ),
-    ("slack-token", r"xox[abposre]-(?:\d+-)*[A-Za-z0-9-]{10,250}(?![A-Za-z0-9_])", 0, None, True),
-    ("slack-token", r"xapp-\d-[A-Z0-9]+-\d+-[A-Za-z0-9]+(?![A-Za-z0-9_])", 0, None, True),
-    (
-        "discord-webhook",
-        r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
-        0,
-        r"(?:https?://(?:ptb\.|canary\.)?)?",
-        False,
-    ),
-    ("stripe-key", r"k_(?:live|test)_[0-9a-zA-Z]{20,247}(?![A-Za-z0-9_])", 0, r"[sr]", True),
-    ("stripe-key", r"whsec_[A-Za-z0-9]{24,}(?![A-Za-z0-9_])", 0, None, True),
-    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])", 0, None, True),
-    ("openai-key", r"sk-(?!ant-)[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])", 0, None, True),
-    ("aws-access-key", r"A(?:3T[A-Z0-9]|KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Za-z0-9_])", 0, None, True),
-    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_])", 0, None, True),
-    ("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_])", 0, None, True),
-    ("google-oauth-token", r"ya29\.[0-9A-Za-z_-]{30,}(?![A-Za-z0-9_])", 0, None, True),
-    ("azure-storage-key", r"AccountKey=(?P<v>[A-Za-z0-9+/]{20,120}={0,2})", "v", None, False),
-    ("azure-storage-key", r"SharedAccessKey=(?P<v>[A-Za-z0-9+/]{20,120}={0,2})", "v", None, False),
-    ("azure-sas", r"sig=(?P<v>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})", "v", r"[?&;]", False),
-    ("twilio-key", r"AC[0-9a-f]{32}(?![A-Za-z0-9_])", 0, None, True),
-    ("twilio-key", r"SK[0-9a-f]{32}(?![A-Za-z0-9_])", 0, None, True),
-    ("sendgrid-key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_])", 0, None, True),
-    ("mailgun-key", r"key-[0-9a-f]{32}(?![A-Za-z0-9_])", 0, None, True),
-    ("mailchimp-key", r"-us[0-9]{1,2}(?![A-Za-z0-9_])", 0, r"[0-9a-f]{32}", True),
-    ("npm-token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", 0, None, True),
-    ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}(?![A-Za-z0-9_])", 0, None, True),
-    ("docker-token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])", 0, None, True),
-    ("heroku-key", r"HRKU-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])", 0, None, True),
-    ("shopify-token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])", 0, None, True),
-    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", 0, None, True),
-    ("huggingface-token", r"api_org_[A-Za-z0-9]{30,}(?![A-Za-z0-9_])", 0, None, True),
-    ("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])", 0, None, True),
-    ("square-token", r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}(?![A-Za-z0-9_])", 0, None, True),
-    ("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9_])", 0, None, True),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?![A-Za-z0-9_])", 0, None, True),
-    (
-        "discord-token",
-        r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])",
-        0,
-        r"(?<![A-Za-z0-9_.+/-])[MNO][A-Za-z0-9_-]{23,27}",
-        False,
-    ),
-    ("telegram-token", r":[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", 0, r"(?:(?<=bot)|(?<![\w:]))\d{8,10}", False),
-)
-_EDGE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/-")
-_BACKS = tuple(re.compile(f"(?:{back})\\Z", re.ASCII) if back else None for _k, _p, _g, back, _e in _PROVIDER_RULES)
-
-
-@functools.cache
-def _grouped() -> tuple[tuple[re.Pattern[str], dict[str, int]], ...]:
-    """The rules as one pattern per first character (two for a lowercase letter; 32 passes over a
-    text instead of 42): the shared characters stand before the alternation, so `re` still searches for it at string speed (an
-    alternation of groups that each start with it is searched position by position: 50x slower).
-    Rule i is the group `r<i>` (after the shared character); its value group `v<i>`. Compiled on
-    the first scan, not at import (a command that redacts nothing does not pay for it)."""
-    by_first: dict[str, list[int]] = {}
-    for i, (_kind, pattern, *_rest) in enumerate(_PROVIDER_RULES):
-        first = pattern[:2] if pattern[0] == "\\" else pattern[0]
-        if first.islower() and pattern[1].isalnum():
-            first = pattern[:2]  # lowercase letters are common in text: share two of them, not one
-        by_first.setdefault(first, []).append(i)
-    out = []
-    for key, members in by_first.items():
-        first = key if len(members) > 1 else ""  # one rule alone keeps its whole literal prefix
-        alts = [f"(?P<r{i}>{_PROVIDER_RULES[i][1][len(first) :].replace('(?P<v>', f'(?P<v{i}>')})" for i in members]
-        out.append((re.compile(first + "(?:" + "|".join(alts) + ")", re.ASCII), {f"r{i}": i for i in members}))
-    return tuple(out)
-
-
-_PROVIDER_KINDS = frozenset(k for k, *_ in _PROVIDER_RULES)
-# Kinds whose shape alone is loose (sk-..., digits:..., M...x.y, AC+hex): their value must also
-# read as generated.
-_LOOSE = frozenset({"openai-key", "telegram-token", "discord-token", "twilio-key"})
-
-# URLs with a password: scheme://user:password@host. The value is the password.
-_URL_PASSWORD = re.compile(r"://(?P<user>[^\s:/@\"'\\<>{}]*):(?P<v>[^\s@/\"'\\<>]{1,256})@(?=[A-Za-z0-9\[_])", re.ASCII)
-
-# Passwords given on a command line or in a .netrc: curl -u user:password, machine h login u password p.
-_CLI_PASSWORDS = (
-    (" -u", re.compile(r"""(?<=\s)-u\s*["']?[^\s:"'$]+:(?P<v>[^\s"']{1,256})""", re.ASCII)),
-    ("--user", re.compile(r"""--user[=\s]\s*["']?[^\s:"'$]+:(?P<v>[^\s"']{1,256})""", re.ASCII)),
-    ("machine", re.compile(r"machine\s+\S+\s+login\s+\S+\s+password\s+(?P<v>\S{1,256})", re.ASCII)),
-    (
-        "--",  # docker login --password X, gh --token X, --client-secret X (the `=` form is an assignment)
-        re.compile(
-            r"""--(?:[a-z]+-)*(?:password|passwd|token|api-key|apikey|secret|auth-token)[ \t]+["']?"""
-            r"""(?P<v>[^\s"'$<{-][^\s"']{3,255})""",
-            re.ASCII,
-        ),
-    ),
-)
-
-# Every assignment, header and secret-named field has one of these words in its name. They are
-# looked for in the lowercased text (str.find; a case-insensitive regex is 20x slower).
-_KEYWORDS = ("token", "secret", "pass", "pwd", "credential", "key", "auth")
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-# After a name: an optional closing quote (JSON-escaped too), the assignment, an optional opening
-# quote; then the value, up to its closing quote or the first blank, comma, bracket or backslash.
-_ASSIGN_TAIL = re.compile(
-    r"""(?:\\?["'`])?[ \t]*(?P<op>:=|=>|==|=|:)[ \t]*(?P<q>\\?["'`])?"""
-    r"""(?P<v>[^\s"'`\\,;(){}\[\]<>]{1,512})""",
-    re.ASCII,
-)
-# A header's tail: name: [scheme] value, as HTTP, curl -H and JSON write it.
-_HEADER_TAIL = re.compile(
-    r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?(?:(?i:bearer|basic|token|digest|apikey|sso-key|key)[ \t]+)?"""
-    r"""(?P<v>[A-Za-z0-9._~+/=:-]{1,2048})""",
-    re.ASCII,
-)
-_HEADER_NAMES = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-apikey",
-        "x-auth-token",
-        "x-access-token",
-        "private-token",
-        "x-goog-api-key",
-        "x-gitlab-token",
-        "x-vault-token",
-        "ocp-apim-subscription-key",
-        "x-figma-token",
-    }
-)
-
-_SPLIT_NAME = re.compile(r"[_.-]+|(?<=[a-z0-9])(?=[A-Z])", re.ASCII)
-# Last words of a name that make it about a secret, not the secret: token_type, key_id, secret_name.
-_NOT_SECRET_LAST = frozenset(
-    [
-        "id",
-        "ids",
-        "count",
-        "counts",
-        "type",
-        "types",
-        "name",
-        "names",
-        "file",
-        "files",
-        "path",
-        "paths",
-        "dir",
-        "url",
-        "uri",
-        "urls",
-        "endpoint",
-        "host",
-        "len",
-        "length",
-        "size",
-        "limit",
-        "limits",
-        "env",
-        "var",
-        "vars",
-        "field",
-        "fields",
-        "header",
-        "headers",
-        "prefix",
-        "kind",
-        "hash",
-        "hashes",
-        "sha",
-        "digest",
-        "expires",
-        "expiry",
-        "expiration",
-        "at",
-        "ttl",
-        "format",
-        "mode",
-        "version",
-        "policy",
-        "usage",
-        "budget",
-        "estimate",
-        "regex",
-        "pattern",
-        "source",
-        "provider",
-        "index",
-        "ref",
-        "label",
-        "helper",
-        "method",
-        "location",
-        "algorithm",
-        "alg",
-        "enabled",
-        "required",
-        "set",
-        "fingerprint",
-        "tokens",
-        "tokenizer",
-        "tokenize",
-        "tokenized",
-        "prompt",
-        "prompts",
-        "input",
-        "output",
-        "cached",
-        "cache",
-        "max",
-        "min",
-        "used",
-        "total",
-        "rate",
-        "placeholder",
-        "hint",
-        "help",
-        "description",
-        "desc",
-        "error",
-        "errors",
-        "message",
-        "status",
-        "valid",
-        "validity",
-        "len",
-        "store",
-        "storage",
-        "manager",
-        "service",
-        "client",
-        "server",
-        "handler",
-        "callback",
-        "func",
-        "function",
-        "class",
-        "module",
-        "lib",
-        "bytes",
-        "bits",
-        "store",
-        "strength",
-        "policy",
-        "rule",
-        "rules",
-        "scope",
-        "scopes",
-        "issuer",
-        "audience",
-        "spec",
-        "schema",
-        "option",
-        "options",
-        "display",
-        "mask",
-        "masked",
-        "redacted",
-        "length",
-        "config",
-        "settings",
-    ]
-)
-_SECRET_WORDS = frozenset({"token", "secret", "password", "passwd", "pwd", "pass", "passphrase", "credential"})
-_SECRET_WORDS |= {"credentials", "apikey", "auth", "pswd", "pw", "secrets", "passcode", "pin"}
-_KEY_QUALIFIERS = frozenset(
-    [
-        "api",
-        "access",
-        "secret",
-        "private",
-        "signing",
-        "encryption",
-        "master",
-        "client",
-        "app",
-        "application",
-        "service",
-        "account",
-        "auth",
-        "session",
-        "ssh",
-        "gpg",
-        "pgp",
-        "license",
-        "webhook",
-        "deploy",
-        "admin",
-        "write",
-        "read",
-        "root",
-        "hmac",
-        "jwt",
-        "cookie",
-        "shared",
-        "storage",
-        "subscription",
-        "consumer",
-        "integration",
-        "bot",
-    ]
-)
-_SHORT_WORDS = frozenset({"pass", "pw", "pwd", "pswd", "auth", "pin"})
-_WORD_ENDINGS = ("password", "passwd", "secret", "token", "apikey")
-
-_PLACEHOLDERS = frozenset(
-    [
-        "changeme",
-        "change_me",
-        "change-me",
-        "changeit",
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "apikey",
-        "api_key",
-        "key",
-        "value",
-        "example",
-        "sample",
-        "dummy",
-        "test",
-        "testing",
-        "fake",
-        "placeholder",
-        "redacted",
-        "hidden",
-        "masked",
-        "none",
-        "null",
-        "nil",
-        "true",
-        "false",
-        "undefined",
-        "empty",
-        "string",
-        "str",
-        "int",
-        "bool",
-        "boolean",
-        "number",
-        "bytes",
-        "optional",
-        "any",
-        "object",
-        "required",
-        "sensitive",
-        "todo",
-        "tbd",
-        "fixme",
-        "xxx",
-        "yyy",
-        "zzz",
-        "foo",
-        "bar",
-        "baz",
-        "foobar",
-        "abc",
-        "abc123",
-        "123456",
-        "12345678",
-        "password123",
-        "letmein",
-        "admin",
-        "root",
-        "user",
-        "username",
-        "default",
-        "secret123",
-        "mysecret",
-        "mypassword",
-        "yourpassword",
-        "your_password",
-        "your-password",
-        "pass",
-        "pwd",
-        "var",
-        "env",
-        "self",
-        "this",
-        "none",
-    ]
-)
-_PLACEHOLDER_RX = re.compile(
-    r"(?i)^(?:[x*.#_-]+|0+|(?:your|my|the|some|insert|enter|replace|put)[_-]?\w*|\w*(?:example|placeholder|dummy|redacted"
-    r"|here|goes|xxxx|\*\*\*)\w*)$",
-    re.ASCII,
-)
-# Values that are references or code, not literals.
-_NOT_SECRET_VALUE = re.compile(
-    r"""(?ix)
-    (?:sha(?:1|224|256|384|512)|md5|blake2b?)[:-][A-Za-z0-9+/=]+   # digests, npm integrity
-    | [0-9a-f]{7,40}                                                # git hashes (an assignment may still take hex)
-    | v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?                               # versions
-    | \d+(?:\.\d+)?[a-z]{0,3}                                       # numbers, sizes, durations
-    | (?:\.{1,2}|~)?/[\w.-]*/[\w./-]*|(?:\.{1,2}|~)?/[a-z0-9_.-]{0,30}|[a-z]:\\.*  # paths
-    | [\w./-]+\.(?:json|ya?ml|toml|pem|key|crt|cer|txt|env|ini|cfg|conf|py|js|ts|sh|p12|pfx|jks|gpg|asc|pub)
-    | https?://\S*                                                  # a URL (its password is another rule's)
-    """,
-    re.ASCII,
-)
-_HEX = re.compile(r"[0-9a-fA-F]+", re.ASCII)
 
 
 def entropy(value: str) -> float:
@@ -512,7 +97,7 @@ def entropy(value: str) -> float:
 
 def _is_placeholder(value: str) -> bool:
     low = value.lower()
-    if low in _PLACEHOLDERS or _PLACEHOLDER_RX.match(value):
+    if low in PLACEHOLDERS or PLACEHOLDER_RX.match(value):
         return True
     if value.startswith(("$", "%", "<", "{", "[", "(", "#{", "@", "&", "*")) or "${" in value or "{{" in value:
         return True  # $TOKEN, ${TOKEN}, %(pw)s, <your-token>, {token}, [secret:...] markers, #{...}, YAML anchors
@@ -524,7 +109,7 @@ def _random_enough(value: str, min_len: int, hex_ok: bool) -> bool:
     n = len(value)
     if n < min_len or _is_placeholder(value):
         return False
-    if _HEX.fullmatch(value):
+    if HEX.fullmatch(value):
         return hex_ok and n >= 16 and entropy(value) >= 3.0
     classes = (
         any(c.islower() for c in value)
@@ -553,10 +138,10 @@ def _password_like(value: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _name_kind(name: str) -> str | None:
     """The finding's kind when `name` names a secret; None when it does not."""
-    words = [w.lower() for w in _SPLIT_NAME.split(name) if w]
-    if not words or words[-1] in _NOT_SECRET_LAST:
+    words = [w.lower() for w in SPLIT_NAME.split(name) if w]
+    if not words or words[-1] in NOT_SECRET_LAST:
         return None
-    if len(words) >= 2 and words[-2] in _NOT_SECRET_LAST and words[-1] in ("key", "keys"):
+    if len(words) >= 2 and words[-2] in NOT_SECRET_LAST and words[-1] in ("key", "keys"):
         return None  # sort_key? no: cache_key, index_key
     # Short words name a secret only as the last word: DB_PASS, X_AUTH, but _PassArg, pass_fds, pin_memory not.
     last = words[-1]
@@ -564,12 +149,12 @@ def _name_kind(name: str) -> str | None:
     passwordish = (
         passwordish or last in ("pwd", "pass", "pswd", "pw") or any(w.endswith(("password", "passwd")) for w in words)
     )
-    secretish = passwordish or last in _SHORT_WORDS
+    secretish = passwordish or last in SHORT_WORDS
     secretish = secretish or any(
-        (w in _SECRET_WORDS and w not in _SHORT_WORDS) or w.endswith(_WORD_ENDINGS) for w in words
+        (w in SECRET_WORDS and w not in SHORT_WORDS) or w.endswith(WORD_ENDINGS) for w in words
     )
     if not secretish and words[-1] in ("key", "keys") and len(words) >= 2:
-        secretish = any(w in _KEY_QUALIFIERS or w.endswith(("api", "secret", "private")) for w in words[:-1])
+        secretish = any(w in KEY_QUALIFIERS or w.endswith(("api", "secret", "private")) for w in words[:-1])
     if not secretish:
         return None
     aws = "aws" in words or words[-3:] == ["secret", "access", "key"]
@@ -602,7 +187,7 @@ def _wordy(value: str) -> bool:
     """Made of words (io.modelcontextprotocol/subscriptionId, v4auth_header, PKCS7PrivateKeyTypes),
     as names and types are; a generated value's letters come in short runs (Xk7mQ2vL9zB4)."""
     letters = sum(c.isalpha() for c in value)
-    if letters == 0 or _HEX.fullmatch(value) or len(_DIGIT_RUN.findall(value)) >= 3:
+    if letters == 0 or HEX.fullmatch(value) or len(_DIGIT_RUN.findall(value)) >= 3:
         return False  # digits strewn through it: generated (names keep digits together: Ed25519Key)
     if not any(c in "_./:-" for c in value) and sum(map(_reads_as_word, _CAMEL_WORD.findall(value))) < 2:
         return False  # names are split into words by separators or capitals; a run-on is not a name
@@ -639,7 +224,7 @@ def _keyword_hits(text: str) -> list[tuple[int, int]]:
     ):
         return []  # most strings: seven `in` (a (?i) regex alternation is 5x slower on short ones)
     hits: list[tuple[int, int]] = []
-    for kw in _KEYWORDS:
+    for kw in KEYWORDS:
         at = low.find(kw)
         while at != -1:
             hits.append((at, at + len(kw)))
@@ -660,7 +245,7 @@ def _scan_names(text: str, found: list[Finding]) -> None:
             continue
         j = end
         hi = j + 80 if j + 80 < n else n
-        while j < hi and text[j] in _NAME_CHARS:
+        while j < hi and text[j] in NAME_CHARS:
             j += 1
         last_end = j
         k = j  # the name must be followed by `=` or `:`, past a closing quote and blanks
@@ -674,14 +259,14 @@ def _scan_names(text: str, found: list[Finding]) -> None:
             continue
         i = start
         lo = i - 80 if i > 80 else 0
-        while i > lo and text[i - 1] in _NAME_CHARS:
+        while i > lo and text[i - 1] in NAME_CHARS:
             i -= 1
         if i > 0 and text[i - 1] == "\\" and text[i] in "ntr":
             i += 1  # a JSON-escaped line break before the name: \nAuthorization
         name = text[i:j].strip(".-")
         if not name:
             continue
-        f = _header_value(text, name, j) if name.lower() in _HEADER_NAMES else _assigned_value(text, name, j)
+        f = _header_value(text, name, j) if name.lower() in HEADER_NAMES else _assigned_value(text, name, j)
         if f is not None:
             found.append(f)
             last_end = f.end
@@ -689,7 +274,7 @@ def _scan_names(text: str, found: list[Finding]) -> None:
 
 def _header_value(text: str, name: str, at: int) -> Finding | None:
     """The credential of a header (`Authorization: Bearer <value>`, `x-api-key: <value>`)."""
-    h = _HEADER_TAIL.match(text, at)
+    h = HEADER_TAIL.match(text, at)
     if h is None or not _random_enough(h.group("v"), 8, hex_ok=True) or _named_in_words(h.group("v")):
         return None
     kind = "auth-header" if "auth" in name.lower() else "api-key-header"
@@ -702,7 +287,7 @@ def _assigned_value(text: str, name: str, at: int) -> Finding | None:
     kind = _name_kind(name)
     if kind is None:
         return None
-    a = _ASSIGN_TAIL.match(text, at)
+    a = ASSIGN_TAIL.match(text, at)
     if a is None or a.group("op") == "==":
         return None  # no assignment, or a comparison
     value = a.group("v")
@@ -712,7 +297,7 @@ def _assigned_value(text: str, name: str, at: int) -> Finding | None:
             return None  # the value goes on past a blank or a comma: prose, not a literal
     elif _is_code_ref(value, text, a.end("v"), kind == "password"):
         return None
-    if _NOT_SECRET_VALUE.fullmatch(value) and not (_HEX.fullmatch(value) and len(value) >= 16):
+    if NOT_SECRET_VALUE.fullmatch(value) and not (HEX.fullmatch(value) and len(value) >= 16):
         return None
     if kind == "password":
         return Finding(kind, a.start("v"), a.end("v")) if _password_like(value) else None
@@ -770,7 +355,7 @@ def _any_provider() -> re.Pattern[str]:
     """Every provider rule in one alternation, groups unnamed: searched position by position, so
     slow on long texts, but one call instead of 32 passes on the short strings that make up most
     of a node's input and metadata (ids, names, paths), and most of them match nothing."""
-    alts = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _kind, pattern, *_rest in _PROVIDER_RULES]
+    alts = [re.sub(r"\(\?P<\w+>", "(?:", pattern) for _kind, pattern, *_rest in PROVIDER_RULES]
     return re.compile("|".join(f"(?:{a})" for a in alts), re.ASCII)
 
 
@@ -782,12 +367,12 @@ def _find(text: str, raw: bytes) -> list[Finding]:
     if raw.translate(_TOKEN_TABLE).find(_TOKEN_RUN) != -1 and (len(text) > _SHORT_TEXT or _any_provider().search(text)):
         _scan_providers(text, found)
     if "://" in text and "@" in text:
-        for m in _URL_PASSWORD.finditer(text):
+        for m in URL_PASSWORD.finditer(text):
             value = m.group("v")
             if _is_placeholder(value) or value.lower() in ("pass", "pw", "password", "x-oauth-basic"):
                 continue
             found.append(Finding("url-password", m.start("v"), m.end("v")))
-    for needle, rx in _CLI_PASSWORDS:
+    for needle, rx in CLI_PASSWORDS:
         if needle in text:
             for m in rx.finditer(text):
                 value = m.group("v")
@@ -804,29 +389,29 @@ def _find(text: str, raw: bytes) -> list[Finding]:
     if not found:
         return []
     if "[secret:" in text:
-        markers = [mk.span() for mk in _MARKER.finditer(text)]
+        markers = [mk.span() for mk in MARKER.finditer(text)]
         if markers:
             found = [f for f in found if not any(s < f.end and f.start < e for s, e in markers)]
     return _disjoint(found)
 
 
 def _scan_providers(text: str, found: list[Finding]) -> None:
-    """The provider rules, one pass per group (see _grouped)."""
-    for rx, members in _grouped():
+    """The provider rules, one pass per group (see provider_passes)."""
+    for rx, members in provider_passes():
         for m in rx.finditer(text):
             name = m.lastgroup
             i = members[name] if name in members else next(members[g] for g in members if m.group(g) is not None)
-            kind, _pattern, group, _back, edge = _PROVIDER_RULES[i]
-            back = _BACKS[i]
+            kind, _pattern, group, _back, edge = PROVIDER_RULES[i]
+            back = BACKS[i]
             s, e = m.span(f"v{i}") if group == "v" else (m.start(), m.end(f"r{i}"))
             if back is not None:
                 b = back.search(text, max(0, s - 48), s)
                 if b is None:
                     continue
                 s = b.start()
-            if edge and s > 0 and text[s - 1] in _EDGE:
+            if edge and s > 0 and text[s - 1] in EDGE:
                 continue  # inside a longer run of token or base64 characters: a hash, a blob
-            if kind in _LOOSE and not _token_shaped(text[s:e]):
+            if kind in LOOSE and not _token_shaped(text[s:e]):
                 continue
             found.append(Finding(kind, s, e))
 
@@ -848,7 +433,7 @@ def _rank(f: Finding) -> int:
     """Which kind names a merged span: a provider's over a header's, URL's or assignment's."""
     if f.kind in _RANK:
         return _RANK[f.kind]
-    if f.kind in _PROVIDER_KINDS:
+    if f.kind in PROVIDER_KINDS:
         return 1
     if f.kind in ("auth-header", "api-key-header", "url-password"):
         return 2

@@ -47,7 +47,7 @@ class Recall:
     """What every tool gets first: the store, the caller's scope, the reply budget."""
 
     home: Home
-    memory: MemoryStore  # read-only (MemoryStore.open_readonly): writes nothing on disk
+    memory: MemoryStore  # read-only (ReadOnlyMemoryStore): writes nothing on disk
     search: SearchReader  # read-only; no hits while there is no index
     scope: Scope = field(default_factory=Scope)
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES

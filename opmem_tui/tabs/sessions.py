@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -21,22 +20,18 @@ from textual.widget import Widget
 from textual.worker import Worker
 from watchfiles import awatch
 
-from opmem_tui.backend.model import OpmemError, SessionMeta
+from opmem_tui.backend.model import SessionMeta
 from opmem_tui.backend.privacy.exclusions import is_private
-from opmem_tui.widgets.messages import BranchPickRequested, HistoryRequested, SessionChosen, SessionHighlighted
+from opmem_tui.widgets.messages import SessionChosen, SessionHighlighted
 from opmem_tui.widgets.replay_view import ReplayPane
 from opmem_tui.widgets.safe_text import one_line
 from opmem_tui.widgets.session_list import EMPTY_STORE_HELP, SessionList
 
-from ..commands import PaletteCommand
-from ..data import BranchChoice, ListingView, ReplayData, StoreData
-from ..screens.ask_text import AskTextScreen
-from ..screens.branch_picker import BranchPick, BranchPickerScreen
-from ..screens.confirm import ConfirmScreen
-from ..screens.history import HistoryScreen
-from ..screens.rename import RenameScreen
+from ..data import ListingView, ReplayData, StoreData
 from ..workers import FOLLOW_GROUP, ReportsWorkerErrors, cancelled, deliver
 from . import Tab
+from .session_branches import BranchesAndHistory
+from .session_edits import SessionEdits
 
 if TYPE_CHECKING:
     from ..app import OpmemApp
@@ -52,7 +47,7 @@ def stamp(meta: SessionMeta) -> Stamp:
     return (meta.updated_at, meta.turn_count, meta.head_id, meta.title, meta.project_id, is_private(meta))
 
 
-class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
+class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Horizontal):
     """Session list on the left, replay on the right."""
 
     class ListingChanged(Message):
@@ -334,90 +329,6 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
             self._select_node = ""
         self.screen.refresh_bindings()
 
-    # -- branches --------------------------------------------------------------------------
-    def on_branch_pick_requested(self, message: BranchPickRequested) -> None:
-        self._load_branches(message.session_id, message.number, message.fork_heads)
-
-    @work(thread=True, exclusive=True, group="branches", exit_on_error=False, description="Reading branches")
-    def _load_branches(self, session_id: str, number: int, fork_heads: tuple[str, ...]) -> None:
-        choices = self.data.branch_choices(session_id, number, fork_heads, self._open_head)
-        deliver(self, self._pick_branch, session_id, number, choices)
-
-    def _pick_branch(self, session_id: str, number: int, choices: list[BranchChoice]) -> None:
-        def chosen(pick: BranchPick | None) -> None:
-            if pick is None or session_id != self._open_id:
-                return
-            name = next((c.name for c in choices if c.head_id == pick.head_id), pick.head_id)
-            if pick.make_current:
-                self._switch_head(session_id, pick.head_id, name, number)
-                return
-            self._open_head = pick.head_id
-            self._open_label = ""
-            self._branch_label = f"on {name}"
-            self._load_replay(session_id, pick.head_id, turn=number, label=self._branch_label)
-
-        self.app.push_screen(BranchPickerScreen(number, choices), chosen)
-
-    @property
-    def can_make_head(self) -> bool:
-        return bool(self._open_id and self._open_head and not self._open_label)
-
-    @property
-    def can_go_live(self) -> bool:
-        return bool(self._open_id and (self._open_label or self._open_head))
-
-    def make_head(self) -> None:
-        """`B`: the branch being viewed becomes the session's current branch."""
-        if self._open_id and self._open_head and not self._open_label:
-            turn = self.replay.turn
-            name = self._branch_label.removeprefix("on ") or self._open_head
-            self._switch_head(self._open_id, self._open_head, name, turn.number if turn else None)
-
-    @work(thread=True, group="edits", exit_on_error=False, description="Switching the branch")
-    def _switch_head(self, session_id: str, head_id: str, name: str, turn: int | None) -> None:
-        self.data.switch_head(session_id, head_id)
-        deliver(self, self._head_switched, session_id, name, turn)
-
-    def _head_switched(self, session_id: str, name: str, turn: int | None) -> None:
-        self.app.notify(
-            f"{name} is now the current branch: new messages continue from it.", title="Branch", markup=False
-        )
-        if session_id == self._open_id:
-            self._open_head = None
-            self._open_label = ""
-            self._branch_label = ""
-            self._load_replay(session_id, None, turn=turn)
-        self.refresh_listing()
-
-    # -- history ---------------------------------------------------------------------------
-    def on_history_requested(self, message: HistoryRequested) -> None:
-        turn = self.replay.turn
-        self._load_history(message.session_id, turn.commit if turn is not None else None)
-
-    @work(thread=True, exclusive=True, group="history", exit_on_error=False, description="Reading the history")
-    def _load_history(self, session_id: str, current: str | None) -> None:
-        history = self.data.history(session_id)
-        screen = HistoryScreen(history.title, history.commits, current)
-        deliver(self, self.app.push_screen, screen, lambda oid: self._show_commit(session_id, oid) if oid else None)
-
-    def _show_commit(self, session_id: str, oid: str) -> None:
-        self._open_label = f"@ {oid[:7]} read-only"
-        self._load_commit(session_id, oid)
-
-    @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="Reading the commit")
-    def _load_commit(self, session_id: str, oid: str) -> None:
-        listing = self.listing_view
-        data = self.data.commit_view(session_id, oid, listing.projects if listing is not None else {})
-        label = f"@ {oid[:7]} (read-only; esc: live)"
-        deliver(self, self._show_replay, data, len(data.turns), False, False, label)
-
-    def live_view(self) -> None:
-        if self._open_id and (self._open_label or self._open_head):
-            self._open_label = ""
-            self._open_head = None
-            turn = self.replay.turn.number if self.replay.turn else None
-            self._load_replay(self._open_id, None, turn=turn)
-
     # -- open a linked turn ----------------------------------------------------------------
     @work(thread=True, exclusive=True, group="linking", exit_on_error=False, description="Finding the turn")
     def open_linked(self, session_id: str, turn: int | None, node_id: str, select: str = "") -> None:
@@ -425,120 +336,3 @@ class SessionsTab(Tab, ReportsWorkerErrors, Horizontal):
         `select`: a message of that turn to put the cursor on."""
         head_id, branch = self.data.branch_for_node(session_id, node_id or select)
         deliver(self, lambda: self.open_session(session_id, head_id=head_id, turn=turn, branch=branch, select=select))
-
-    # -- rename, delete --------------------------------------------------------------------
-    def palette_commands(self) -> list[PaletteCommand]:
-        current = self.session_list.current
-        if current is None:
-            return []
-        title = one_line(current.display_title, 40)
-        if is_private(current):
-            privacy = PaletteCommand(
-                "Make this session public again",
-                f"Let the memory distil and index “{title}” again",
-                lambda: self.set_private_current(False),
-            )
-        else:
-            privacy = PaletteCommand(
-                "Make this session private",
-                f"Keep “{title}” out of the memory, search and recall (it stays here)",
-                lambda: self.set_private_current(True),
-            )
-        return [
-            PaletteCommand("Rename session…", f"Give “{title}” a new title", self.rename_current),
-            privacy,
-            PaletteCommand("Delete session…", f"Delete “{title}” and its git history", self.delete_current),
-            PaletteCommand(
-                "Export this session…", f"“{title}” as one HTML file to share (or .md, .json)", self.export_current
-            ),
-        ]
-
-    def export_current(self) -> None:
-        """Ask where, then write the session there (redacted; HTML unless the name ends .md or .json)."""
-        meta = self.session_list.current
-        if meta is None:
-            return
-
-        def done(raw: str | None) -> None:
-            if raw:
-                self._export(meta.id, Path(raw).expanduser())
-
-        default = str(Path.cwd() / f"{meta.id}.html")
-        self.app.push_screen(
-            AskTextScreen(
-                f"Export “{one_line(meta.display_title, 50)}”",
-                default,
-                hint="enter writes it · .html: an offline replay · .md: a transcript · .json: the nodes · esc cancels",
-            ),
-            done,
-        )
-
-    @work(thread=True, group="edits", exit_on_error=False, description="Exporting the session")
-    def _export(self, session_id: str, path: Path) -> None:
-        try:
-            written = self.data.export_session(session_id, path)
-        except (OpmemError, OSError) as exc:  # OSError: a folder it may not write in, a name too long
-            reason = f"{path}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self.app.notify(f"Export failed: {reason}", severity="error", markup=False)
-            return
-        self.app.notify(f"Exported to {written} (secrets redacted)", markup=False)
-
-    def set_private_current(self, private: bool) -> None:
-        meta = self.session_list.current
-        if meta is not None:
-            self._set_private(meta.id, private)
-
-    @work(thread=True, group="edits", exit_on_error=False, description="Changing the session's privacy")
-    def _set_private(self, session_id: str, private: bool) -> None:
-        change = self.data.set_private(session_id, private)
-        if private:
-            text = "Private: kept out of the memory, search and recall; what it gave is withdrawn."
-        elif change.reason:
-            text = f"Public again, but still kept out: {change.reason}"
-        else:
-            text = "Public again: the next distillation takes it from its first turn."
-        self.app.notify(text, title="Session", markup=False)
-        deliver(self, self.refresh_listing)
-
-    def rename_current(self) -> None:
-        meta = self.session_list.current
-        if meta is None:
-            return
-
-        def done(title: str | None) -> None:
-            if title:
-                self._rename(meta.id, title)
-
-        self.app.push_screen(RenameScreen(meta.display_title), done)
-
-    @work(thread=True, group="edits", exit_on_error=False, description="Renaming the session")
-    def _rename(self, session_id: str, title: str) -> None:
-        self.data.rename(session_id, title)
-        self.app.notify(f"Renamed to “{one_line(title, 60)}”", markup=False)
-        deliver(self, self.refresh_listing)
-
-    def delete_current(self) -> None:
-        meta = self.session_list.current
-        if meta is None:
-            return
-        question = (
-            f"Delete the session “{one_line(meta.display_title, 60)}” ({meta.id})?\n"
-            "Its folder and git history are removed; this cannot be undone."
-        )
-
-        def done(yes: bool | None) -> None:
-            if yes:
-                self._deleting.add(meta.id)
-                self._delete(meta.id)
-
-        self.app.push_screen(ConfirmScreen(question), done)
-
-    @work(thread=True, group="edits", exit_on_error=False, description="Deleting the session")
-    def _delete(self, session_id: str) -> None:
-        try:
-            self.data.delete(session_id)
-        except Exception:
-            self._deleting.discard(session_id)
-            raise
-        self.app.notify(f"Deleted session {session_id}", markup=False)
-        deliver(self, self.refresh_listing)

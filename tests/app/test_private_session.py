@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from opmem_tui.backend.distill.pipeline import run
 from opmem_tui.backend.privacy.exclusions import is_private
-from opmem_tui.widgets.session_list import PRIVATE_MARK, SessionList
+from opmem_tui.widgets.session_list import SessionList
+from opmem_tui.widgets.session_table import PRIVATE_MARK
 
 from .conftest import make_app, notes, settle, wait_until
 from .sample_store import fresh_home

@@ -6,7 +6,9 @@ from textual.app import App, ComposeResult
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
 from opmem_tui.widgets.messages import SessionHighlighted
-from opmem_tui.widgets.session_list import SessionList, age_label, fuzzy_filter
+from opmem_tui.widgets.session_list import SessionList
+from opmem_tui.widgets.session_order import fuzzy_filter
+from opmem_tui.widgets.session_table import age_label
 
 NOW = 1_767_225_600.0
 
@@ -98,7 +100,7 @@ def test_fuzzy_filter_short_words_match_as_typed():
 
 
 def test_columns_keep_the_project_and_drop_the_source_first():
-    from opmem_tui.widgets.session_list import SessionTable
+    from opmem_tui.widgets.session_table import SessionTable
 
     table = SessionTable()
     table.set_column_widths(11, 11)

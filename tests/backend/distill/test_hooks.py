@@ -145,7 +145,7 @@ def test_a_read_only_settings_file_is_named_and_left_alone(tmp_path: Path):
 
 
 def test_the_default_command_is_the_one_connect_writes_with_an_absolute_home(monkeypatch, tmp_path: Path):
-    from opmem_tui.backend.agents.base import opmem_executable
+    from opmem_tui.backend.agents.executable import opmem_executable
 
     monkeypatch.chdir(tmp_path)
     command = flush_command(Path("rel-home"))

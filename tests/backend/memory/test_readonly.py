@@ -1,4 +1,4 @@
-"""MemoryStore.open_readonly answers what MemoryStore answers and writes nothing, whatever the disk holds."""
+"""ReadOnlyMemoryStore answers what MemoryStore answers and writes nothing, whatever the disk holds."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.memory.readonly import MemoryReadOnly
+from opmem_tui.backend.memory.readonly import MemoryReadOnly, ReadOnlyMemoryStore
 from opmem_tui.backend.memory.records import GLOBAL, Entity, Event, entity_id
 from opmem_tui.backend.memory.store import MemoryStore
 from opmem_tui.backend.model import Provenance
@@ -50,7 +50,7 @@ def root(tmp_path: Path) -> Path:
 def test_a_current_disk_cache_is_read_in_place_and_nothing_is_written(root: Path) -> None:
     expected = summaries(MemoryStore(root, durable=False))
     before = snapshot(root)
-    reader = MemoryStore.open_readonly(root)
+    reader = ReadOnlyMemoryStore(root)
     assert len(expected) == 50
     assert summaries(reader) == expected
     assert reader.neighbors(entity_id("file", "f3.py")).center.name == "f3.py"
@@ -60,7 +60,7 @@ def test_a_current_disk_cache_is_read_in_place_and_nothing_is_written(root: Path
 
 
 def test_no_memory_folder_reads_as_empty_and_is_not_created(tmp_path: Path) -> None:
-    reader = MemoryStore.open_readonly(tmp_path / "memory")
+    reader = ReadOnlyMemoryStore(tmp_path / "memory")
     assert summaries(reader) == []
     assert not (tmp_path / "memory").exists()
 
@@ -72,7 +72,7 @@ def test_a_stale_disk_cache_is_caught_up_in_ram_then_left_for_the_disk_again(roo
     store.close()
     (root / ".cache.sqlite").write_bytes(old)  # the cache lags behind the logs
     before = snapshot(root)
-    reader = MemoryStore.open_readonly(root)
+    reader = ReadOnlyMemoryStore(root)
     found = summaries(reader)
     assert len(found) == 60 and "edited f59.py" in found
     assert not reader.cache.on_disk
@@ -86,7 +86,7 @@ def test_a_stale_disk_cache_is_caught_up_in_ram_then_left_for_the_disk_again(roo
 def test_a_writer_in_another_process_is_seen_and_nothing_is_left_behind(root: Path) -> None:
     writer = MemoryStore(root, durable=False)
     writer.append(records(5, start=50))  # the writer stays open while the reader reads
-    reader = MemoryStore.open_readonly(root)
+    reader = ReadOnlyMemoryStore(root)
     try:
         assert len(summaries(reader)) == 55
         script = (
@@ -108,7 +108,7 @@ def test_a_cache_left_in_wal_mode_is_copied_not_opened(root: Path) -> None:
     db.execute("PRAGMA journal_mode=WAL")
     db.close()
     before = snapshot(root)
-    reader = MemoryStore.open_readonly(root)
+    reader = ReadOnlyMemoryStore(root)
     assert len(summaries(reader)) == 50
     assert not reader.cache.on_disk
     assert snapshot(root) == before  # no -wal, no -shm
@@ -119,12 +119,12 @@ def test_an_unreadable_disk_cache_is_folded_again(root: Path, damage) -> None:
     path = root / ".cache.sqlite"
     path.write_bytes(path.read_bytes()[:4096] if damage == "truncate" else damage)
     before = snapshot(root)
-    assert len(summaries(MemoryStore.open_readonly(root))) == 50
+    assert len(summaries(ReadOnlyMemoryStore(root))) == 50
     assert snapshot(root) == before  # left as it was: the memory store mends its own cache
 
 
 def test_writes_are_refused_and_later_appends_are_seen(root: Path) -> None:
-    reader = MemoryStore.open_readonly(root)
+    reader = ReadOnlyMemoryStore(root)
     assert len(summaries(reader)) == 50
     with pytest.raises(MemoryReadOnly, match="read-only"):
         reader.append(records(1, start=99))

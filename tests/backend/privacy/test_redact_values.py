@@ -124,14 +124,14 @@ def test_no_rule_can_match_a_text_of_hex_digits_and_dashes() -> None:
     holds while every rule needs some character outside it; a new rule that does not fails here."""
     from re import _parser
 
-    from opmem_tui.backend.privacy import detect
+    from opmem_tui.backend.privacy import detect, secret_rules
 
     chars = detect._HEX_ID
-    patterns = [rule[1] for rule in detect._PROVIDER_RULES]
-    patterns += [detect._URL_PASSWORD.pattern] + [rx.pattern for _needle, rx in detect._CLI_PASSWORDS]
+    patterns = [rule[1] for rule in secret_rules.PROVIDER_RULES]
+    patterns += [secret_rules.URL_PASSWORD.pattern] + [rx.pattern for _needle, rx in secret_rules.CLI_PASSWORDS]
     for pattern in patterns:
         assert _needs_outside(_parser.parse(pattern), chars), pattern
-    assert all(set(kw) - set(chars) for kw in detect._KEYWORDS)  # and a name needs `=` or `:`
+    assert all(set(kw) - set(chars) for kw in secret_rules.KEYWORDS)  # and a name needs `=` or `:`
     assert not _needs_outside(_parser.parse(r"[0-9a-f]{32}-?"), chars)  # the check itself can say no
     uuid = "4b350919-aaf1-453b-b1b2-3b40bc78e2a9"
     assert find_secrets(uuid) == [] and find_secrets("a" * 40) == []

@@ -1,10 +1,10 @@
-"""purge.Values: a session's values found again in text cut from it (commit subjects, titles,
+"""scrub.Values: a session's values found again in text cut from it (commit subjects, titles,
 memory summaries), and nothing else taken for one."""
 
 from __future__ import annotations
 
 from opmem_tui.backend.privacy import marker_for, redact_text
-from opmem_tui.backend.privacy.purge import Values
+from opmem_tui.backend.privacy.scrub import Values
 
 from .secret_store import GITHUB, PG_PASSWORD, PG_URL
 

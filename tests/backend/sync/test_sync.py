@@ -166,12 +166,13 @@ def test_an_idle_sync_rewrites_only_last_json(pair: tuple[Home, Home, Path]) -> 
 
 def test_a_push_of_many_refs_packs_a_local_remote(pair: tuple[Home, Home, Path], monkeypatch) -> None:
     """Loose refs on the remote are read on every ls-remote and push: a push of many packs them."""
-    from opmem_tui.backend.sync import engine
+    from opmem_tui.backend.sync import pull, push
 
     a, b, remote = pair
     for i in range(3):
         add_turn(a, f"sa{i}", f"task {i}", "done")
-    monkeypatch.setattr(engine, "PACK_AFTER", 3)  # 4 refs: 3 sessions and the meta ref
+    for side in (pull, push):
+        monkeypatch.setattr(side, "PACK_AFTER", 3)  # 4 refs: 3 sessions and the meta ref
     Sync(fresh(a)).run()
     loose = [p for p in (remote / "refs" / "opmem").rglob("*") if p.is_file()]
     assert loose == []
@@ -313,9 +314,9 @@ def test_a_sync_after_a_new_turn_adds_one_pack_to_the_outbox(pair: tuple[Home, H
 def test_the_outbox_packs_are_rolled_up_past_the_limit(pair: tuple[Home, Home, Path], monkeypatch) -> None:
     """One pack per sync must not grow without end: past the limit a sync rolls the small ones
     up, and every object is still there (fsck, and the other machine pulls every turn)."""
-    from opmem_tui.backend.sync import engine
+    from opmem_tui.backend.sync import outbox
 
-    monkeypatch.setattr(engine, "OUTBOX_PACKS_AT_MOST", 3)
+    monkeypatch.setattr(outbox, "OUTBOX_PACKS_AT_MOST", 3)
     a, b, _ = pair
     packs = a.path / "sync" / "outbox.git" / "objects" / "pack"
     counts = []

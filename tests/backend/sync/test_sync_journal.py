@@ -14,7 +14,7 @@ from opmem_tui.backend.privacy.exclusions import set_private
 from opmem_tui.backend.privacy.purge import plan_purge, purge
 from opmem_tui.backend.store.change_journal import ChangeJournal
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
-from opmem_tui.backend.sync import Sync, engine
+from opmem_tui.backend.sync import Sync, push
 
 from .helpers import SECRET, T0, add_turn, bare_remote, git, machine_home, refs_of
 
@@ -40,13 +40,13 @@ def fresh(home: Home) -> Home:
 def stamped(monkeypatch) -> list[str]:
     """The session folders a sync stat-ed."""
     seen: list[str] = []
-    real = engine._stamp
+    real = push._stamp
 
     def spy(where: str) -> list[int] | None:
         seen.append(Path(where).name)
         return real(where)
 
-    monkeypatch.setattr(engine, "_stamp", spy)
+    monkeypatch.setattr(push, "_stamp", spy)
     return seen
 
 
@@ -201,7 +201,7 @@ def test_a_long_unseen_full_scan_is_made(synced: tuple[Home, Path], stamped: lis
     meta.write_text(json.dumps(data))
     Sync(fresh(home)).run()
     assert stamped == [] and remote_meta(remote, "sa2")["title"] != "edited by hand"
-    monkeypatch.setattr(engine, "FULL_SCAN_EVERY", -1.0)
+    monkeypatch.setattr(push, "FULL_SCAN_EVERY", -1.0)
     Sync(fresh(home)).run()
     assert sorted(stamped) == list(SESSIONS)
     assert remote_meta(remote, "sa2")["title"] == "edited by hand"
