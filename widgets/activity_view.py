@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from opmem_tui.backend.activity import METRICS, Activity, ActivitySeries
 
+from .cost_text import money, short_number
 from .safe_text import one_line
 from .styling import theme_style
 
@@ -45,21 +46,6 @@ def sparkline(values: Sequence[int]) -> str:
 
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-def short_number(value: int) -> str:
-    """1234 -> 1.2k, 2500000 -> 2.5M."""
-    for size, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
-        if value >= size:
-            return f"{value / size:.1f}{suffix}".replace(".0", "")
-    return str(value)
-
-
-def money(cost: float, complete: bool = True, *, unknown: bool = False) -> str:
-    """$1.23; "+" when some replies were of a model the price table lacks; "cost unknown" when all were."""
-    if unknown:
-        return "cost unknown"
-    return f"${cost:,.2f}" + ("" if complete else "+")
 
 
 def heatmap(series: ActivitySeries, metric: str, last: date, weeks: int, hot: Style, muted: Style) -> Text:

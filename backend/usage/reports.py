@@ -211,3 +211,18 @@ def report_json(result: UsageReport, labels: Mapping[str, Mapping[str, Any]] | N
     totals.pop("costComplete")
     totals["costComplete"] = result.total.cost_complete
     return {JSON_KEYS[result.kind][0]: [row_json(result.kind, r, labels) for r in result.rows], "totals": totals}
+
+
+def session_costs(index: UsageIndex, session_id: str | None = None) -> dict[str, Usage]:
+    """Each session's summed usage (or one session's), for the session list and a session's
+    header. Read from the index as it is: {} while there is none or it is due a rebuild (the
+    Activity tab or `opmem usage` builds it; a listing never waits for that)."""
+    if index.stale():
+        return {}
+    where, args = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
+    sql = (
+        "SELECT session_id, sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost),"
+        f" sum(replies), sum(priced) FROM daily {where} GROUP BY session_id"
+    )
+    with index.read() as conn:
+        return {row[0]: _usage(row[1:]) for row in conn.execute(sql, args)}
