@@ -88,11 +88,12 @@ def series_rows(title: str, rows: Sequence[ActivitySeries], metric: str, last: d
         text.append(sparkline(values), style=hot)
         total = series.total
         counts = f"{plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · " if total.sessions else ""
-        text.append(
-            f"  {counts}{short_number(total.tokens)} tokens · "
-            f"{money(total.cost, not total.unpriced, unknown=total.unpriced >= total.tokens > 0)}",
-            style=muted,
-        )
+        if total.tokens:
+            cost = money(total.cost, not total.unpriced, unknown=total.unpriced >= total.tokens)
+            spent = f"{short_number(total.tokens)} tokens · {cost}"
+        else:
+            spent = "no tokens recorded"  # the agent writes none: nothing to price (not $0)
+        text.append(f"  {counts}{spent}", style=muted)
     return text
 
 
@@ -156,11 +157,15 @@ class ActivityView(Vertical):
         hot, muted = theme_style(self, "success"), theme_style(self, "text-muted")
         total = activity.total.total
         usage = activity.usage
+        if usage.total:
+            cost = money(usage.cost or 0.0, usage.cost_complete, unknown=usage.cost is None)
+            spent = f"{short_number(total.tokens)} tokens, {cost} · {usage.cache_share:.0%} of input from cache"
+        else:
+            spent = "no tokens recorded"
         self.query_one("#activity-header", Static).update(
             Content(
                 f"{self.metric} per day · {plural(total.sessions, 'session')}, {plural(total.turns, 'turn')}, "
-                f"{short_number(total.tokens)} tokens, {money(usage.cost or 0.0, usage.cost_complete)}"
-                f" · {usage.cache_share:.0%} of input from cache · m: sessions / turns / tokens / cost"
+                f"{spent} · m: sessions / turns / tokens / cost"
             )
         )
         heat.update(heatmap(activity.total, self.metric, today, WEEKS, hot, muted))
