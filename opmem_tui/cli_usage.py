@@ -74,8 +74,9 @@ def money(cost: float | None, complete: bool = True) -> str:
 @click.option("--since", help="First day (YYYY-MM-DD or YYYYMMDD).")
 @click.option("--until", help="Last day (YYYY-MM-DD or YYYYMMDD).")
 @click.option("--project", help="Only this project (name or id).")
-@click.option("--agent", help="Only this agent (claude, codex, gemini, ...).")
+@click.option("--agent", help="Only this agent, as `opmem usage agent` names them (claude-code, codex, ...).")
 @click.option("--json", "as_json", is_flag=True, help="ccusage's JSON shape (docs/usage.md).")
+@click.option("--rebuild", is_flag=True, help="Read every stored session again first (the index is derived).")
 @click.pass_context
 def usage(
     ctx: click.Context,
@@ -85,6 +86,7 @@ def usage(
     project: str | None,
     agent: str | None,
     as_json: bool,
+    rebuild: bool,
 ) -> None:
     """Tokens and cost per day, week, month, session, project, agent or model; `blocks`: Claude's 5-hour blocks.
 
@@ -96,7 +98,10 @@ def usage(
         raise click.ClickException(f"no opmem home at {plain(str(home.path))}")
     filters = Filters(_day(since, "--since"), _day(until, "--until"), _project_id(home, project), agent or "")
     try:
-        home.usage.ensure(progress=_progress)
+        if rebuild:
+            home.usage.rebuild(progress=_progress)
+        else:
+            home.usage.ensure(progress=_progress)
         if kind == "blocks":
             now = time.time()
             if not agent:

@@ -225,3 +225,25 @@ def test_droid_settings_totals(tmp_path: Path) -> None:
     with home.usage.connect() as c:
         rows = c.execute("SELECT model, input, output, cache_write, cache_read FROM usage WHERE seq = -1").fetchall()
     assert rows == [("claude-opus-4-1", 5000, 700, 300, 9000)]
+
+
+def test_qwen_replies(tmp_path: Path) -> None:
+    folder = fixture("agents/qwen-code/jazzyalex+agent-sessions/stage0")
+    expected: Counter = Counter()
+    for file in sorted(folder.glob("*.jsonl")):
+        for obj in lines(file):
+            u = obj.get("usageMetadata")
+            if obj.get("type") != "assistant" or not isinstance(u, dict):
+                continue
+            cached, thoughts = u.get("cachedContentTokenCount", 0), u.get("thoughtsTokenCount", 0)
+            row = (
+                u.get("promptTokenCount", 0) - cached,
+                u.get("candidatesTokenCount", 0) + thoughts,
+                0,
+                cached,
+                thoughts,
+            )
+            if sum(row[:4]):
+                expected[row] += 1
+    assert expected
+    assert indexed(tmp_path, "qwen", folder) == expected

@@ -169,3 +169,17 @@ def test_the_index_follows_new_replies_a_binding_and_a_deleted_session(home: Hom
     with index.connect() as conn:
         assert [r.key for r in query(conn, "agent").rows] == ["claude-code"]
         assert conn.execute("SELECT count(*) FROM daily WHERE session_id = 's2'").fetchone()[0] == 0
+
+
+@pytest.mark.usefixtures("utc_zone")
+def test_cli_builds_a_missing_index_with_progress(home: Home) -> None:
+    from opmem_tui.cli import main
+
+    home.usage.path.unlink(missing_ok=True)
+    out = CliRunner().invoke(main, ["--home", str(home.path), "usage", "agent"])
+    assert out.exit_code == 0, out.output
+    assert "usage index: 2 sessions read" in out.stderr
+    assert home.usage.path.exists() and "claude-code\t" in out.stdout
+    again = CliRunner().invoke(main, ["--home", str(home.path), "usage", "--rebuild", "--json"])
+    assert again.exit_code == 0 and "usage index: 2 sessions read" in again.stderr
+    assert json.loads(again.stdout)["totals"]["totalTokens"] == 114_550
