@@ -100,8 +100,8 @@ def usage(
     try:
         if rebuild:
             home.usage.rebuild(progress=_progress)
-        else:
-            home.usage.ensure(progress=_progress)
+        else:  # catch up with the store: sessions changed or deleted since the last import
+            home.usage.refresh(home.sessions.list_sessions().sessions, progress=_progress)
         if kind == "blocks":
             now = time.time()
             if not agent:

@@ -183,3 +183,14 @@ def test_cli_builds_a_missing_index_with_progress(home: Home) -> None:
     again = CliRunner().invoke(main, ["--home", str(home.path), "usage", "--rebuild", "--json"])
     assert again.exit_code == 0 and "usage index: 2 sessions read" in again.stderr
     assert json.loads(again.stdout)["totals"]["totalTokens"] == 114_550
+
+
+@pytest.mark.usefixtures("utc_zone")
+def test_cli_forgets_a_deleted_session(home: Home) -> None:
+    from opmem_tui.cli import main
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["--home", str(home.path), "usage", "--json"]).exit_code == 0
+    home.sessions.delete_session("s2")
+    out = runner.invoke(main, ["--home", str(home.path), "usage", "agent", "--json"])
+    assert [a["agent"] for a in json.loads(out.stdout)["agents"]] == ["claude-code"]
