@@ -247,3 +247,30 @@ def test_qwen_replies(tmp_path: Path) -> None:
                 expected[row] += 1
     assert expected
     assert indexed(tmp_path, "qwen", folder) == expected
+
+
+def test_an_import_and_a_grown_file_keep_the_index_current(tmp_path: Path) -> None:
+    """The after-ingest hook every import uses (Home.ingest_hooks) writes the index: no update call."""
+    source = fixture(
+        "transcripts/codex/acidicsoil-rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    )
+    raw = source.read_bytes().splitlines(keepends=True)
+    half = len(raw) // 2
+    file = tmp_path / "codex" / source.name
+    file.parent.mkdir()
+    file.write_bytes(b"".join(raw[:half]))
+    home = Home(tmp_path / "home")
+    run_import(home, "codex", [file], bind=False, hooks=home.ingest_hooks())
+    with home.usage.read() as conn:
+        first = conn.execute("SELECT count(*), sum(input + cache_read) FROM usage").fetchone()
+    file.write_bytes(b"".join(raw))  # the session went on
+    run_import(home, "codex", [file], bind=False, hooks=home.ingest_hooks())
+    with home.usage.read() as conn:
+        second = conn.execute("SELECT count(*), sum(input + cache_read) FROM usage").fetchone()
+    final_total = None
+    for obj in lines(source):
+        info = (obj.get("payload") or {}).get("info") if obj.get("type") == "event_msg" else None
+        if isinstance(info, dict) and info.get("total_token_usage"):
+            final_total = info["total_token_usage"]["input_tokens"]
+    assert 0 < first[0] < second[0]
+    assert second[1] == final_total  # every call counted once, none twice
