@@ -127,6 +127,12 @@ class UsageIndex:
         self.prices = prices or PriceTable()
         self.zone = zone
         self._write = threading.Lock()
+        # One writer connection, kept: opening and closing one per import batch cost a WAL
+        # checkpoint each time. `_inode` is the file it (and the last staleness check) saw.
+        self._conn: sqlite3.Connection | None = None
+        self._conn_inode = 0  # the file the writer connection has open
+        self._inode = 0
+        self._current = False  # the file at `_inode` was checked current (or built) here
 
     # -- connections --------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -163,19 +169,43 @@ class UsageIndex:
         finally:
             conn.close()
 
+    def _writer(self) -> sqlite3.Connection:
+        """The kept writer connection (under `_write`), opened again when the file was replaced."""
+        inode = _inode(self.path)
+        if self._conn is not None and inode == self._conn_inode:
+            return self._conn
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = self._open()
+        self._conn_inode = self._inode = _inode(self.path)
+        self._current = False
+        return self._conn
+
+    def close(self) -> None:
+        with self._write:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
     def _meta(self, conn: sqlite3.Connection) -> dict[str, str]:
         return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
     def stale(self) -> bool:
         """Missing, or written by another schema, price table or time zone: a rebuild is due."""
-        if not self.path.exists():
+        inode = _inode(self.path)
+        if not inode:
             return True
+        if self._current and inode == self._inode:
+            return False
         conn = self._open()
         try:
             meta = self._meta(conn)
         finally:
             conn.close()
-        return meta != self._wanted_meta()
+        fresh = meta == self._wanted_meta()
+        if fresh:
+            self._current, self._inode = True, inode
+        return not fresh
 
     def _wanted_meta(self) -> dict[str, str]:
         return {"schema": SCHEMA_VERSION, "prices": self.prices.version, "zone": zone_name(self.zone)}
@@ -190,17 +220,15 @@ class UsageIndex:
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
         """Every session read again (the old rows go first)."""
         with self._write:
-            conn = self._open()
-            try:
-                with conn:  # dropped, not emptied: an older schema's tables go too
-                    for table in (*TABLES, "meta"):
-                        conn.execute(f"DROP TABLE IF EXISTS {table}")
-                conn.executescript(SCHEMA)
-                report = self._update(conn, None, progress)
-                with conn:
-                    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._wanted_meta().items())
-            finally:
-                conn.close()
+            conn = self._writer()
+            with conn:  # dropped, not emptied: an older schema's tables go too
+                for table in (*TABLES, "meta"):
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.executescript(SCHEMA)
+            report = self._update(conn, None, progress)
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", self._wanted_meta().items())
+            self._current = True
         report.rebuilt = True
         return report
 
@@ -209,11 +237,7 @@ class UsageIndex:
         if self.stale():
             return self.rebuild(progress=progress)
         with self._write:
-            conn = self._open()
-            try:
-                return self._update(conn, sessions, progress)
-            finally:
-                conn.close()
+            return self._update(self._writer(), sessions, progress)
 
     def refresh(self, metas: Iterable[SessionMeta], *, progress: Progress | None = None) -> UpdateReport:
         """Catch up with a listing: the sessions whose meta.json changed since (one query, no file
@@ -222,20 +246,17 @@ class UsageIndex:
         if self.stale():
             return self.rebuild(progress=progress)
         with self._write:
-            conn = self._open()
-            try:
-                known = dict(conn.execute("SELECT session_id, updated FROM sessions"))
-                changed = [m.id for m in metas if known.get(m.id) != m.updated_at]
-                gone = set(known) - {m.id for m in metas}
-                if gone:
-                    with conn:
-                        for sid in gone:
-                            _drop(conn, sid)
-                report = self._update(conn, changed, progress) if changed else UpdateReport()
-                report.removed = len(gone)
-                return report
-            finally:
-                conn.close()
+            conn = self._writer()
+            known = dict(conn.execute("SELECT session_id, updated FROM sessions"))
+            changed = [m.id for m in metas if known.get(m.id) != m.updated_at]
+            gone = set(known) - {m.id for m in metas}
+            if gone:
+                with conn:
+                    for sid in gone:
+                        _drop(conn, sid)
+            report = self._update(conn, changed, progress) if changed else UpdateReport()
+            report.removed = len(gone)
+            return report
 
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook (Home.ingest_hooks)."""
@@ -246,10 +267,12 @@ class UsageIndex:
     ) -> UpdateReport:
         report = UpdateReport()
         metas = self._metas(sessions, report)
-        known = {
-            row[0]: row[1:]
-            for row in conn.execute("SELECT session_id, last_seq, source, project_id, model FROM sessions")
-        }
+        sql = "SELECT session_id, last_seq, source, project_id, model, updated FROM sessions"
+        if sessions is None or len(metas) > BATCH_SESSIONS:
+            known = {row[0]: row[1:] for row in conn.execute(sql)}
+        else:  # an import batch: its few sessions, not the whole table
+            rows = (conn.execute(f"{sql} WHERE session_id = ?", (m.id,)).fetchone() for m in metas)
+            known = {row[0]: row[1:] for row in rows if row is not None}
         if sessions is None:
             gone = set(known) - {meta.id for meta in metas}
             with conn:
@@ -285,7 +308,7 @@ class UsageIndex:
     def _session(self, conn: sqlite3.Connection, meta: SessionMeta, known: tuple | None, report: UpdateReport) -> None:
         last_seq = known[0] if known else -1
         source, project, model = meta.source or "unknown", meta.project_id, _text(meta.extra.get("model"))
-        changed = known is None or tuple(known[1:]) != (source, project, model)
+        changed = known is None or tuple(known[1:4]) != (source, project, model)
         if known and changed:
             for table in ("usage", "turns"):  # the session was bound to a project, or renamed, since
                 conn.execute(
@@ -322,10 +345,9 @@ class UsageIndex:
         if changed or turns:
             conn.execute("DELETE FROM session_days WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAYS, (meta.id, source, project))
-        conn.execute(
-            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
-            (meta.id, top, source, project, model, meta.updated_at),
-        )
+        row = (top, source, project, model, meta.updated_at)
+        if known is None or tuple(known) != row:  # nothing new: nothing written
+            conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)", (meta.id, *row))
 
     def _session_total(
         self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str, model: str
@@ -334,7 +356,10 @@ class UsageIndex:
         time. True when the session has (or had) such a row."""
         extra = meta.extra.get("source_extra")
         totals = session_counts(extra) if isinstance(extra, dict) else None
-        had = conn.execute("DELETE FROM usage WHERE session_id = ? AND seq = ?", (meta.id, SESSION_TOTAL_SEQ)).rowcount
+        key = (meta.id, SESSION_TOTAL_SEQ)
+        had = conn.execute("SELECT 1 FROM usage WHERE session_id = ? AND seq = ?", key).fetchone() is not None
+        if had:
+            conn.execute("DELETE FROM usage WHERE session_id = ? AND seq = ?", key)
         if totals is None or meta.updated_at <= 0:
             return bool(had)
         if conn.execute("SELECT 1 FROM usage WHERE session_id = ? LIMIT 1", (meta.id,)).fetchone():
@@ -368,6 +393,14 @@ class UsageIndex:
             except CorruptFile as exc:
                 report.problems.append(str(exc))
         return nodes
+
+
+def _inode(path: Path) -> int:
+    """The file's inode (0: no file): a rebuilt or replaced file is another file."""
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return 0
 
 
 def _drop(conn: sqlite3.Connection, session_id: str) -> None:
