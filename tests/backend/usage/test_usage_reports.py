@@ -194,3 +194,17 @@ def test_cli_forgets_a_deleted_session(home: Home) -> None:
     home.sessions.delete_session("s2")
     out = runner.invoke(main, ["--home", str(home.path), "usage", "agent", "--json"])
     assert [a["agent"] for a in json.loads(out.stdout)["agents"]] == ["claude-code"]
+
+
+def test_a_deleted_index_file_is_rebuilt_by_the_next_update(home: Home) -> None:
+    from opmem_tui.backend.memory.sqlite_files import remove_database
+
+    index = utc_index(home)
+    index.update()
+    with index.read() as conn:
+        before = query(conn, "daily").total
+    remove_database(index.path)  # the user deletes the derived file while the app runs
+    report = index.update(["s1"])
+    assert report.rebuilt
+    with index.read() as conn:
+        assert query(conn, "daily").total == before
