@@ -6,10 +6,10 @@ one changes on a different clock (a new price table recomputes its costs) and is
 Activity tab while an import writes it; two files keep one's rebuild from blanking the other.
 Derived data: delete it and it is rebuilt from the stored sessions (with progress).
 
-Import, watch and sync keep it current through the same after-ingest hook as the search index
-(Home.ingest_hooks, SyncEngine._reindex). Node files are written once and never change, so a
-session's update reads only the user and assistant node files past its last indexed seq, and
-picks them out by name (history/NNNNNN-<r>-<id>.json): tool nodes are never read.
+Import, watch and sync keep it current where they update the search index (the after-ingest
+hook of Home.ingest_hooks; the reindex step of backend/sync/pull.py). Node files are written once
+and never change, so a session's update reads only the user and assistant node files past its
+last indexed seq, picked out by name (history/NNNNNN-<r>-<id>.json): tool nodes are never read.
 
 Privacy: rows hold counts, model names, project ids and session ids, never text. Private and
 excluded sessions are counted here (this machine's totals); the file is not synced (backend/sync
