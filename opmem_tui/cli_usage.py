@@ -22,7 +22,7 @@ from .backend.home import Home
 from .backend.model import OpmemError
 from .backend.safe_text import plain
 from .backend.usage.blocks import DEFAULT_AGENT, Block, block_json, blocks
-from .backend.usage.labels import labels, project_names
+from .backend.usage.labels import agent_source, labels, project_names
 from .backend.usage.reports import JSON_KEYS, REPORTS, Filters, Usage, UsageReport, report, report_json
 
 _DAY = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
@@ -74,7 +74,7 @@ def money(cost: float | None, complete: bool = True) -> str:
 @click.option("--since", help="First day (YYYY-MM-DD or YYYYMMDD).")
 @click.option("--until", help="Last day (YYYY-MM-DD or YYYYMMDD).")
 @click.option("--project", help="Only this project (name or id).")
-@click.option("--agent", help="Only this agent, as `opmem usage agent` names them (claude-code, codex, ...).")
+@click.option("--agent", help="Only this agent (claude-code or claude, codex, gemini, ...).")
 @click.option("--json", "as_json", is_flag=True, help="ccusage's JSON shape (docs/usage.md).")
 @click.option("--rebuild", is_flag=True, help="Read every stored session again first (the index is derived).")
 @click.pass_context
@@ -96,7 +96,9 @@ def usage(
     home = _home(ctx)
     if not home.exists():
         raise click.ClickException(f"no opmem home at {plain(str(home.path))}")
-    filters = Filters(_day(since, "--since"), _day(until, "--until"), _project_id(home, project), agent or "")
+    filters = Filters(
+        _day(since, "--since"), _day(until, "--until"), _project_id(home, project), agent_source(agent or "")
+    )
     try:
         if rebuild:
             home.usage.rebuild(progress=_progress)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..usage.index import UsageIndexError
-from ..usage.labels import PRIVATE_TITLE, labels
+from ..usage.labels import PRIVATE_TITLE, agent_source, labels
 from ..usage.reports import JSON_KEYS, REPORTS, Filters, query, report_json
 from .context import Recall
 from .dates import parse_when
@@ -48,7 +48,7 @@ def memory_usage(
         return {**envelope, JSON_KEYS[report][0]: []}
     try:
         with index.read() as conn:  # no rebuild here: a recall tool writes nothing
-            result = query(conn, report, Filters(first, last, project, agent or ""))
+            result = query(conn, report, Filters(first, last, project, agent_source(agent or "")))
     except (UsageIndexError, OSError) as exc:
         raise RecallError(STORE_ERROR, str(exc)) from None
     data = report_json(result, labels(recall.home, result))

@@ -52,3 +52,17 @@ def labels(home: Home, result: UsageReport) -> dict[str, Mapping[str, Any]]:
             "lastActivity": datetime.fromtimestamp(row.last, UTC).date().isoformat() if row.last else None,
         }
     return out
+
+
+def agent_source(name: str) -> str:
+    """The source name sessions are stored under for an agent given as an importer name or
+    alias ("claude", "cc" -> "claude-code"); anything else as given."""
+    if not name:
+        return ""
+    from ..importers import get_importer
+
+    try:
+        source = getattr(get_importer(name), "source", "")
+    except OpmemError:
+        return name
+    return source if isinstance(source, str) and source else name

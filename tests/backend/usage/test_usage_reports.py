@@ -135,6 +135,8 @@ def test_cli_json_and_piped_lines(home: Home) -> None:
     lines = piped.stdout.splitlines()
     assert lines[0].split("\t")[:2] == ["Model", "Models"]
     assert any(line.startswith("synthetic-glued-model\t") and line.endswith("\tunknown") for line in lines)
+    claude = runner.invoke(main, ["--home", str(home.path), "usage", "agent", "--agent", "claude", "--json"])
+    assert [a["agent"] for a in json.loads(claude.stdout)["agents"]] == ["claude-code"]  # the importer's name works
     bad = runner.invoke(main, ["--home", str(home.path), "usage", "--since", "yesterday"])
     assert bad.exit_code != 0 and "YYYY-MM-DD" in bad.output
 
