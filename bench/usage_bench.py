@@ -122,6 +122,10 @@ def build(root: Path, sessions: int, replies: int) -> Path:
             " CASE WHEN cost IS NULL THEN input + output + cache_write + cache_read ELSE 0 END AS unpriced FROM usage"
             " UNION ALL SELECT day, session_id, source, project_id, 1, 0, 0, 0 FROM turns) GROUP BY day, session_id"
         )
+        conn.execute(
+            "INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write), sum(cache_read),"
+            " sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily GROUP BY session_id"
+        )
         wanted = {"schema": SCHEMA_VERSION, "prices": PriceTable().version, "zone": zone_name(None)}
         conn.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -69,10 +69,15 @@ CREATE TABLE IF NOT EXISTS session_days(
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL, unpriced INTEGER NOT NULL,
     PRIMARY KEY(day, session_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS session_days_session ON session_days(session_id);
+CREATE TABLE IF NOT EXISTS session_totals(
+    session_id TEXT PRIMARY KEY, input INTEGER NOT NULL, output INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
+    replies INTEGER NOT NULL, priced INTEGER NOT NULL) WITHOUT ROWID;
 """
-# What `daily` and `session_days` hold: a session's rows summed per day (and model), recomputed
-# from `usage` and `turns` whenever the session changes, so the reports and the Activity tab sum
-# a few rows per session-day instead of every reply. `unpriced`: tokens of replies with no price.
+# What `daily`, `session_days` and `session_totals` hold: a session's rows summed per day (and
+# model), and in all, recomputed from `usage` and `turns` whenever the session changes, so the
+# reports, the Activity tab and the session list sum a few rows per session-day instead of every
+# reply. `unpriced`: tokens of replies with no price.
 _ROLL_DAILY = """INSERT INTO daily SELECT day, session_id, model, source, project_id, count(*), count(cost),
     sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost), max(ts)
     FROM usage WHERE session_id = ? GROUP BY day, model"""
@@ -82,7 +87,10 @@ _ROLL_DAYS = """INSERT INTO session_days SELECT day, ?1, ?2, ?3, sum(turns), sum
           FROM usage WHERE session_id = ?1
           UNION ALL SELECT day, 1, 0, 0, 0 FROM turns WHERE session_id = ?1)
     GROUP BY day"""
-TABLES = ("usage", "turns", "daily", "session_days", "sessions")
+_ROLL_SESSION = """INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write),
+    sum(cache_read), sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily WHERE session_id = ?
+    GROUP BY session_id"""
+TABLES = ("usage", "turns", "daily", "session_days", "session_totals", "sessions")
 
 USAGE_COLUMNS = (
     "session_id, seq, ts, day, source, project_id, model, input, output, cache_write, cache_read, reasoning, cost"
@@ -342,6 +350,8 @@ class UsageIndex:
         if changed:
             conn.execute("DELETE FROM daily WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAILY, (meta.id,))
+            conn.execute("DELETE FROM session_totals WHERE session_id = ?", (meta.id,))
+            conn.execute(_ROLL_SESSION, (meta.id,))
         if changed or turns:
             conn.execute("DELETE FROM session_days WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAYS, (meta.id, source, project))

@@ -219,10 +219,10 @@ def session_costs(index: UsageIndex, session_id: str | None = None) -> dict[str,
     Activity tab or `opmem usage` builds it; a listing never waits for that)."""
     if index.stale():
         return {}
-    where, args = ("WHERE session_id = ?", [session_id]) if session_id else ("", [])
+    where, args = (" WHERE session_id = ?", [session_id]) if session_id else ("", [])
     sql = (
-        "SELECT session_id, sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning), sum(cost),"
-        f" sum(replies), sum(priced) FROM daily {where} GROUP BY session_id"
+        "SELECT session_id, input, output, cache_write, cache_read, reasoning, cost, replies, priced"
+        f" FROM session_totals{where}"
     )
     with index.read() as conn:
         return {row[0]: _usage(row[1:]) for row in conn.execute(sql, args)}
