@@ -4,7 +4,7 @@ Counted from the usage index (backend/usage/index.py), never from the session fi
 user message, a session counts on every day it has a turn or a reply, tokens and cost are what the
 agents recorded for their replies, priced offline (backend/usage/prices.py). Days are calendar
 days in the index's zone (local time by default). `ActivityCounter.count` first catches the index
-up with the listing (only sessions whose meta.json changed are read), then sums in SQL.
+up with the listing (only sessions whose meta.json changed are read), then reads its per-day sums.
 """
 
 from __future__ import annotations
@@ -107,22 +107,27 @@ class ActivityCounter:
     ) -> Activity:
         """Activity of `sessions` (a listing): total, per project, per source, per model. The index
         is first caught up with the listing (sessions it lacks or whose meta changed are read, the
-        ones the listing no longer has dropped), then summed in SQL, one query per slice."""
+        ones the listing no longer has dropped); then its per-day sums are read as they are."""
         names = project_names or {}
         report = self.index.refresh(sessions, progress=progress)
+        slices: dict[str, dict[str, dict[date, DayCount]]] = {"total": {}, "project": {}, "source": {}}
+        models: dict[str, dict[date, DayCount]] = {}
+        usage, unpriced = Usage(), set()
+        parsed: dict[str, date] = {}
         with self.index.connect() as conn:
-            total = _series(conn.execute(_SLICE.format(key="''")))
-            projects = _series(conn.execute(_SLICE.format(key="project_id")))
-            sources = _series(conn.execute(_SLICE.format(key="source")))
-            models: dict[str, dict[date, DayCount]] = {}
-            usage, unpriced = Usage(), set()
-            for model, day, *sums in conn.execute(_MODELS):
+            for day, kind, key, sessions_, turns, tokens, cost, unpriced_tokens in conn.execute(_SLICES):
+                when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
+                count = DayCount(sessions_, turns, tokens or 0, cost or 0.0, unpriced_tokens or 0)
+                slices.setdefault(kind, {}).setdefault(key, {})[when] = count
+            for day, model, *sums in conn.execute(_MODELS):
                 row = Usage(*(int(v or 0) for v in sums[:5]), sums[5], sums[6], sums[7])
                 usage += row
                 if not row.cost_complete:
                     unpriced.add(model or "(unnamed)")
+                when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
                 count = DayCount(0, 0, row.total, row.cost or 0.0, 0 if row.cost_complete else row.total)
-                _add(models.setdefault(model or "(unnamed)", {}), date.fromisoformat(day), count)
+                models.setdefault(model or "(unnamed)", {})[when] = count
+        total, projects, sources = slices["total"], slices["project"], slices["source"]
         days = total.get("", {})
         present = sorted(days)
         projects.pop("", None)  # sessions in no project: in the total, not a row of their own
@@ -141,25 +146,12 @@ class ActivityCounter:
         )
 
 
-# One slice of the index per day: its sessions, turns, tokens, cost, and the tokens of replies
-# whose model has no price; from the per session-day sums (a session is in one project and agent).
-_SLICE = """SELECT {key}, day, count(*), sum(turns), sum(tokens), sum(cost), sum(unpriced) FROM session_days
-    GROUP BY {key}, day"""
-_MODELS = """SELECT model, day, sum(input), sum(output), sum(cache_write), sum(cache_read), sum(reasoning),
-    sum(cost), sum(replies), sum(priced) FROM daily GROUP BY model, day"""
-
-
-def _series(rows: Iterable[tuple]) -> dict[str, dict[date, DayCount]]:
-    out: dict[str, dict[date, DayCount]] = {}
-    for key, day, sessions, turns, tokens, cost, unpriced in rows:
-        out.setdefault(key, {})[date.fromisoformat(day)] = DayCount(
-            sessions, turns, tokens or 0, cost or 0.0, unpriced or 0
-        )
-    return out
-
-
-def _add(table: dict[date, DayCount], day: date, count: DayCount) -> None:
-    table[day] = table.get(day, _ZERO) + count
+# The index's per-day sums (backend/usage/index.py keeps them): each day's sessions, turns, tokens,
+# cost and the tokens of replies whose model has no price, in total, per project and per agent;
+# and each day's sums per model.
+_SLICES = "SELECT day, kind, key, sessions, turns, tokens, cost, unpriced FROM slices"
+_MODELS = """SELECT day, model, input, output, cache_write, cache_read, reasoning, cost, replies, priced
+    FROM model_days"""
 
 
 def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount]]]) -> tuple[ActivitySeries, ...]:

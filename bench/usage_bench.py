@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import best_of, fmt, parser, report
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.usage.index import SCHEMA, SCHEMA_VERSION, USAGE_COLUMNS, USAGE_FILE, zone_name
+from opmem_tui.backend.usage.index import ROLL_DAY_SUMS, SCHEMA, SCHEMA_VERSION, USAGE_COLUMNS, USAGE_FILE, zone_name
 from opmem_tui.backend.usage.prices import PriceTable
 from opmem_tui.backend.usage.reports import Filters, query
 from opmem_tui.backend.usage.reports import report as usage_report
@@ -126,6 +126,8 @@ def build(root: Path, sessions: int, replies: int) -> Path:
             "INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write), sum(cache_read),"
             " sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily GROUP BY session_id"
         )
+        for statement in ROLL_DAY_SUMS:  # the per-day sums of every day
+            conn.execute(statement.format(days="SELECT DISTINCT day FROM session_days"))
         wanted = {"schema": SCHEMA_VERSION, "prices": PriceTable().version, "zone": zone_name(None)}
         conn.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -194,6 +196,10 @@ def main() -> None:
         with sqlite3.connect(path) as conn:
             bare = conn.execute(BARE_SUM).fetchone()
         assert result.total.total == sum(bare[:4]), "the report and the bare sum disagree"
+        from opmem_tui.backend.activity import ActivityCounter
+
+        listed = Home(big, durable=False).sessions.list_sessions().sessions
+        assert ActivityCounter(index).count(listed).usage.total == result.total.total, "the Activity tab disagrees"
         warm = best_of(lambda: usage_report(index, "daily"), 5)
         warm_bare = best_of(lambda: bare_sum(path), 5)
         report("daily report, warm", warm, warm_bare, "bare SQL sum", "<= 1 s", warm <= 1.0)

@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -69,6 +69,15 @@ CREATE TABLE IF NOT EXISTS session_days(
     turns INTEGER NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL, unpriced INTEGER NOT NULL,
     PRIMARY KEY(day, session_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS session_days_session ON session_days(session_id);
+CREATE TABLE IF NOT EXISTS slices(
+    day TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, sessions INTEGER NOT NULL,
+    turns INTEGER NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL, unpriced INTEGER NOT NULL,
+    PRIMARY KEY(day, kind, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS model_days(
+    day TEXT NOT NULL, model TEXT NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
+    replies INTEGER NOT NULL, priced INTEGER NOT NULL,
+    PRIMARY KEY(day, model)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_totals(
     session_id TEXT PRIMARY KEY, input INTEGER NOT NULL, output INTEGER NOT NULL,
     cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
@@ -90,7 +99,21 @@ _ROLL_DAYS = """INSERT INTO session_days SELECT day, ?1, ?2, ?3, sum(turns), sum
 _ROLL_SESSION = """INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write),
     sum(cache_read), sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily WHERE session_id = ?
     GROUP BY session_id"""
-TABLES = ("usage", "turns", "daily", "session_days", "session_totals", "sessions")
+TABLES = ("usage", "turns", "daily", "session_days", "session_totals", "sessions")  # by session
+# Per day over every session (the Activity tab reads only these): `slices` holds each day's
+# sessions, turns, tokens and cost in total ("total", ""), per project ("project", id) and per
+# agent ("source", name); `model_days` each day's sums per model. Recomputed for the days a
+# batch touched, from `session_days` and `daily`.
+DAY_TABLES = ("slices", "model_days")
+_SLICE_SUMS = "count(*), sum(turns), sum(tokens), sum(cost), sum(unpriced) FROM session_days WHERE day IN ({days})"
+ROLL_DAY_SUMS = (
+    f"INSERT INTO slices SELECT day, 'total', '', {_SLICE_SUMS} GROUP BY day",
+    f"INSERT INTO slices SELECT day, 'project', project_id, {_SLICE_SUMS} GROUP BY day, project_id",
+    f"INSERT INTO slices SELECT day, 'source', source, {_SLICE_SUMS} GROUP BY day, source",
+    """INSERT INTO model_days SELECT day, model, sum(input), sum(output), sum(cache_write), sum(cache_read),
+        sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily WHERE day IN ({days}) GROUP BY day, model""",
+)
+DAYS_PER_STATEMENT = 400  # below SQLite's bound on a statement's variables
 
 USAGE_COLUMNS = (
     "session_id, seq, ts, day, source, project_id, model, input, output, cache_write, cache_read, reasoning, cost"
@@ -141,6 +164,7 @@ class UsageIndex:
         self._conn_inode = 0  # the file the writer connection has open
         self._inode = 0
         self._current = False  # the file at `_inode` was checked current (or built) here
+        self._touched: set[str] = set()  # days whose per-day sums are due (under `_write`)
 
     # -- connections --------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -230,7 +254,7 @@ class UsageIndex:
         with self._write:
             conn = self._writer()
             with conn:  # dropped, not emptied: an older schema's tables go too
-                for table in (*TABLES, "meta"):
+                for table in (*TABLES, *DAY_TABLES, "meta"):
                     conn.execute(f"DROP TABLE IF EXISTS {table}")
             conn.executescript(SCHEMA)
             report = self._update(conn, None, progress)
@@ -261,7 +285,8 @@ class UsageIndex:
             if gone:
                 with conn:
                     for sid in gone:
-                        _drop(conn, sid)
+                        self._drop(conn, sid)
+                    self._roll_days(conn)
             report = self._update(conn, changed, progress) if changed else UpdateReport()
             report.removed = len(gone)
             return report
@@ -285,7 +310,7 @@ class UsageIndex:
             gone = set(known) - {meta.id for meta in metas}
             with conn:
                 for sid in gone:
-                    _drop(conn, sid)
+                    self._drop(conn, sid)
             report.removed = len(gone)
         total = len(metas)
         for start in range(0, total, BATCH_SESSIONS):
@@ -293,10 +318,36 @@ class UsageIndex:
             with conn:
                 for meta in batch:
                     self._session(conn, meta, known.get(meta.id), report)
+                if sessions is not None:  # a whole pass sums the days once, at its end
+                    self._roll_days(conn)
             report.sessions += len(batch)
             if progress is not None:
                 progress(report.sessions, total)
+        with conn:
+            self._roll_days(conn)
         return report
+
+    def _roll_days(self, conn: sqlite3.Connection) -> None:
+        """The per-day sums of the days touched since the last call, recomputed."""
+        days = sorted(self._touched)
+        self._touched.clear()
+        for start in range(0, len(days), DAYS_PER_STATEMENT):
+            chunk = days[start : start + DAYS_PER_STATEMENT]
+            marks = ", ".join("?" * len(chunk))
+            for table in DAY_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE day IN ({marks})", chunk)
+            for statement in ROLL_DAY_SUMS:
+                conn.execute(statement.format(days=marks), chunk)
+
+    def _session_days(self, conn: sqlite3.Connection, session_id: str) -> None:
+        self._touched.update(
+            day for (day,) in conn.execute("SELECT day FROM session_days WHERE session_id = ?", (session_id,))
+        )
+
+    def _drop(self, conn: sqlite3.Connection, session_id: str) -> None:
+        self._session_days(conn, session_id)
+        for table in TABLES:
+            conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
     def _metas(self, sessions: Iterable[str] | None, report: UpdateReport) -> list[SessionMeta]:
         if sessions is None:
@@ -353,8 +404,10 @@ class UsageIndex:
             conn.execute("DELETE FROM session_totals WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_SESSION, (meta.id,))
         if changed or turns:
+            self._session_days(conn, meta.id)  # the days it was in, and below those it is in now
             conn.execute("DELETE FROM session_days WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAYS, (meta.id, source, project))
+            self._session_days(conn, meta.id)
         row = (top, source, project, model, meta.updated_at)
         if known is None or tuple(known) != row:  # nothing new: nothing written
             conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)", (meta.id, *row))
@@ -411,11 +464,6 @@ def _inode(path: Path) -> int:
         return os.stat(path).st_ino
     except OSError:
         return 0
-
-
-def _drop(conn: sqlite3.Connection, session_id: str) -> None:
-    for table in TABLES:
-        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
 
 
 def _text(value: Any) -> str:
