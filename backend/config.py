@@ -224,6 +224,21 @@ class LlmSettings:
         200000, IntAtLeast("an integer >= 0", 0), "Most LLM tokens one distillation run may spend."
     )
     temperature: float = _key(0.0, Number("a number from 0 to 2", low=0.0, high=2.0), "Sampling temperature.")
+    via: str = _key(
+        "",
+        OneOf(
+            'one of "", "openai", "claude", "codex", "gemini", "ollama"',
+            ("", "openai", "claude", "codex", "gemini", "ollama"),
+        ),
+        'How the LLM extractor is reached: "openai" (base_url), or an agent CLI you are signed in to:\n'
+        '"claude", "codex", "gemini" (their headless JSON modes), "ollama" (its local API); "" = base_url.',
+    )
+    max_calls: int = _key(40, IntAtLeast("an integer >= 0", 0), "Most LLM calls one distillation run makes.")
+    ollama_url: str = _key(
+        "http://127.0.0.1:11434",
+        Text("an http:// URL", pattern=r"https?://\S+", allow_empty=False),
+        'Where Ollama\'s local API listens (via = "ollama").',
+    )
 
 
 @dataclass(frozen=True)

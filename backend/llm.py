@@ -31,7 +31,12 @@ class LLMError(OpmemError):
     """A call that failed for good (after its retries); the caller keeps what it had."""
 
 
-class BudgetExhausted(LLMError):
+class LLMStopped(LLMError):
+    """No further call of this run can be answered (its budget or call limit is spent, the CLI is
+    missing or signed out, the provider's rate limit is hit): the run keeps the rules' result."""
+
+
+class BudgetExhausted(LLMStopped):
     """The run's token budget cannot pay for the next call."""
 
 

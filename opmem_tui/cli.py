@@ -82,7 +82,7 @@ _WRITERS = frozenset({None, "import", "watch", "index", "flush"})
 
 def _redact_older_memory(home: Home) -> None:
     """A memory an earlier opmem distilled holds secrets: masked before any command reads it."""
-    from .backend.privacy.upgrade import ensure_redacted
+    from .backend.orchestration import ensure_redacted
 
     try:
         upgraded = ensure_redacted(home)
@@ -141,6 +141,7 @@ def _register_subcommands() -> None:
     from .cli_index import index
     from .cli_projects import projects
     from .cli_recall import register as register_recall
+    from .cli_resume import register as register_resume
     from .cli_secrets import secrets
     from .cli_sessions import sessions
     from .cli_sync import sync
@@ -158,6 +159,7 @@ def _register_subcommands() -> None:
     register_distill(main)
     register_connect(main)
     register_export(main)
+    register_resume(main)
 
 
 _register_subcommands()

@@ -49,6 +49,27 @@ def _print_change(change: Change, verb: str) -> None:
         )
 
 
+def _offer_llm(home: Home) -> None:
+    """A signed-in agent CLI found here (no LLM call made) and no LLM set up: say it can distil."""
+    settings = home.config.llm
+    if settings.via or settings.base_url.strip():
+        return
+    from .backend.llm_cli.detect import agent_clis
+
+    ready = [f for f in agent_clis(settings=settings) if f.signed_in]
+    if not ready:
+        return
+    first = ready[0]
+    others = f" (also: {', '.join(f.via for f in ready[1:])})" if len(ready) > 1 else ""
+    console.print(
+        Text(
+            f"  tip: {first.via} is signed in here ({first.how}){others}; it can distil a better memory: "
+            f'set [llm] via = "{first.via}" and [distill] extractor = "llm" in {home.config.path} (docs/llm.md)'
+        ),
+        highlight=False,
+    )
+
+
 def _print_status(home: Home) -> None:
     for agent in status(home, Path.home()):
         state = "connected" if agent.connected else "not connected"
@@ -107,6 +128,7 @@ def connect_command(ctx: click.Context, agent: str | None, show_status: bool, in
         if show_status or agent is None:
             _print_status(home)
             _print_usage(home)
+            _offer_llm(home)
             return
         found = next(s.found for s in status(home, Path.home()) if s.id == agent)
         change = connect(home, agent, Path.home(), in_repo=in_repo.absolute() if in_repo else None)
@@ -121,6 +143,7 @@ def connect_command(ctx: click.Context, agent: str | None, show_status: bool, in
         )
     if change.changed:
         console.print(Text(f"  undo: opmem disconnect {agent}"), highlight=False)
+    _offer_llm(home)
 
 
 @click.command("disconnect")

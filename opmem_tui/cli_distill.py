@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .backend.distill.hooks import HooksError, flush_command, install, installed_commands, read_hook_input, uninstall
+from .backend.agents.claude_hooks import (
+    HooksError,
+    flush_command,
+    install,
+    installed_commands,
+    read_hook_input,
+    uninstall,
+)
 from .backend.distill.model import Progress, RunReport
 from .backend.distill.pipeline import RunOptions, run
 from .backend.distill.pipeline import flush as flush_sessions
@@ -70,13 +77,27 @@ def _print_report(report: RunReport) -> None:
 @click.option("--again", is_flag=True, help="Re-distil from the first node; newer copies supersede older ones.")
 @click.option("--wait", type=float, default=30.0, show_default=True, help="Seconds to wait for a running distillation.")
 @click.option("--quiet", "-q", is_flag=True, help="Only the summary line.")
+@click.option(
+    "--dry-run-llm",
+    is_flag=True,
+    help="Print what the LLM extractor would send (one JSON request a line, redacted); send and write nothing.",
+)
 @click.pass_context
 @stop_on_terminate
 def distill(
-    ctx: click.Context, sessions: tuple[str, ...], llm: bool | None, again: bool, wait: float, quiet: bool
+    ctx: click.Context,
+    sessions: tuple[str, ...],
+    llm: bool | None,
+    again: bool,
+    wait: float,
+    quiet: bool,
+    dry_run_llm: bool,
 ) -> None:
     """Distil what is new in the sessions (and project commits) into the memory."""
     home = _home(ctx)
+    if dry_run_llm:
+        _dry_run(home, sessions)
+        return
     try:
         _check_sessions(home, sessions)
         options = RunOptions(sessions=sessions or None, llm=llm, again=again, lock_timeout=wait)
@@ -88,6 +109,25 @@ def distill(
         _fail("interrupted; what was written stays, the rest is distilled next time", 130)
         return
     _print_report(report)
+
+
+def _dry_run(home: Home, sessions: tuple[str, ...]) -> None:
+    from .backend.distill.llm_dry_run import dry_run
+    from .backend.llm_cli.runner import dumps_request
+
+    try:
+        _check_sessions(home, sessions)
+        result = dry_run(home, sessions or None)
+    except OpmemError as exc:
+        _fail(str(exc))
+        return
+    for request in result.requests:
+        click.echo(plain(dumps_request(request)))
+    summary = (
+        f"dry run: {len(result.requests)} LLM calls via {result.via} for {result.sessions} sessions, "
+        f"{result.prompt_bytes:,} bytes of prompt, about {result.tokens:,} tokens with the replies' caps; nothing sent"
+    )
+    err_console.print(Text(summary + (f"; a real run would stop: {result.stopped}" if result.stopped else "")))
 
 
 @click.command("sleep")

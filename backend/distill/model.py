@@ -284,6 +284,8 @@ class RunReport:
             text += (
                 f"; LLM: {self.llm_batches} batches, {self.llm_failed} kept the rules result, {self.tokens:,} tokens"
             )
+            if self.extra.get("llm"):
+                text += f" (via {self.extra['llm']})"
         if self.cancelled:
             text += " (cancelled; the rest is distilled next time)"
         return text

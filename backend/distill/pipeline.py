@@ -13,14 +13,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
-from ..home import Home
-from ..llm import ChatClient, TokenBudget, is_configured
+from ..llm import ChatClient, LLMStopped, TokenBudget, is_configured
+from ..memory.redaction_upgrade import redact_earlier_memory
 from ..model import OpmemError
-from ..privacy.exclusions import Exclusions, read_meta, sync_exclusions
+from ..privacy.exclusions import Exclusions, read_meta
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
 from .link import LINK_TYPES, Linker
@@ -30,6 +30,10 @@ from .parallel import POOL_MIN_NODES, Extracted, ExtractPool, new_nodes, pool_si
 from .project import project_all
 from .reconcile import reconcile
 from .state import DistillState, ProjectCursor, SessionCursor, load_state, read_inflight, save_state, write_inflight
+from .withheld import sync_exclusions
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 LOCK_NAME = ".distill.lock"
 SAVE_EVERY_S = 2.0  # cursors are saved at least this often (and at the end): moving them later is safe
@@ -129,15 +133,27 @@ class DistillJob:
     # -- one batch -------------------------------------------------------------------------------
 
     def llm(self) -> ChatClient | None:
-        """The LLM client when this run uses one (decided at the first batch, from the options or config)."""
+        """The LLM client when this run uses one (decided at the first batch, from the options or config).
+        An agent CLI that is missing leaves the run to the rules, with one note saying why."""
         if self.budget is None:
             self.client = _client(self.home, self.options.llm)
+            ready = getattr(self.client, "prepare", None)
+            if ready is not None:
+                try:
+                    ready()
+                except LLMStopped as exc:
+                    self.notes.append(f"LLM extractor: {exc}; distilled with the rules")
+                    self.client = None
+                else:
+                    self.report["llm"] = self.client.describe()
             self.budget = TokenBudget(self.home.config.llm.token_budget if self.client is not None else 0)
         return self.client
 
     def extract(self, batch: SessionBatch) -> Extraction:
         extraction = extract_rules(batch, ingestion_time=self.now)
-        if self.llm() is not None and self.client is not None and self.budget is not None:
+        if self.llm() is None or getattr(self.client, "stopped", None) is not None:
+            return extraction  # no LLM, or it stopped (said once, by the batch that hit it)
+        if self.client is not None and self.budget is not None:
             from .extract.llm import extract_llm  # jsonschema and the prompt load only when an LLM is used
 
             outcome = extract_llm(
@@ -325,7 +341,7 @@ def _pool(job: DistillJob, pending: Sequence[Pending]) -> ExtractPool | None:
     workers = pool_size(options.workers if options.workers is not None else settings.workers, usable_cpus())
     if not workers or new_nodes(pending, options.pool_min_nodes) < options.pool_min_nodes:
         return None
-    return ExtractPool(job.home.path, pending, workers, job.now, local=job.extract_here)
+    return ExtractPool(job.home, pending, workers, job.now, local=job.extract_here)
 
 
 def _uses_llm(home: Home, wanted: bool | None) -> bool:
@@ -336,6 +352,11 @@ def _client(home: Home, wanted: bool | None) -> ChatClient | None:
     settings = home.config.llm
     if not _uses_llm(home, wanted):
         return None
+    from ..llm_cli import agent_chat  # `[llm] via` an agent CLI or Ollama
+
+    chat = agent_chat(settings, home.path)
+    if chat is not None:
+        return chat  # type: ignore[return-value]  # the same chat() as ChatClient
     if not is_configured(settings):
         raise LLMUnavailable(
             f"{home.config.path}: the LLM extractor needs [llm] base_url (and model); the rules work without it"
@@ -357,9 +378,7 @@ def run(
     job = DistillJob(home, options, progress, cancel)
     try:
         with run_lock(home, options.lock_timeout):
-            from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives this module
-
-            upgraded = ensure_redacted(home, locked=True)
+            upgraded = redact_earlier_memory(home, project_all)
             job.state = load_state(home.memory_dir)
             report = distil_pending(job, started)
             return replace(report, notes=(upgraded.message, *report.notes)) if upgraded else report
@@ -443,7 +462,16 @@ def distil_pending(job: DistillJob, started: float) -> RunReport:
         tokens=job.budget.used if job.budget is not None else 0,
         notes=tuple(job.notes),
         seconds=time.monotonic() - started,
+        extra=_llm_used(job),
     )
+
+
+def _llm_used(job: DistillJob) -> dict[str, Any]:
+    """Which agent CLI (its version and the model that answered) the run's LLM calls went through."""
+    describe = getattr(job.client, "describe", None)
+    if describe is None:
+        return {}
+    return {"llm": describe(), "llm_calls": job.client.limits.calls}  # type: ignore[union-attr]
 
 
 def flush(home: Home, session_ids: Sequence[str], *, lock_timeout: float = 30.0, llm: bool | None = None) -> RunReport:

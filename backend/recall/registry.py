@@ -21,6 +21,7 @@ from ..privacy import redact_value
 from .context import Recall
 from .errors import BAD_ARGUMENT, STORE_ERROR, UNKNOWN_TOOL, RecallError, did_you_mean
 from .git_tools import MAX_LIMIT, memory_git_log, memory_git_show
+from .handoff_tool import memory_handoff
 from .memory_tools import memory_graph_neighbors, memory_timeline
 from .open_session import memory_open_session
 from .reply import encode
@@ -240,8 +241,24 @@ USAGE = Tool(
     memory_usage,
 )
 
+HANDOFF = Tool(
+    "memory_handoff",
+    "A brief of a session to carry on its work: the goal, what was done, the files touched, the "
+    "decisions, what failed and what is still open, and the project's core block, within `budget` "
+    "tokens (estimated as UTF-8 bytes / 3). Every line ends with its pointer session:<id>#turn N.",
+    _schema(
+        {
+            "session_id": _SESSION_ID,
+            "budget": {"type": "integer", "minimum": 60, "maximum": 32000, "default": 2000},
+        },
+        ["session_id"],
+        [{"session_id": "cc-5f1c2a"}, {"session_id": "session:cc-5f1c2a", "budget": 800}],
+    ),
+    memory_handoff,
+)
+
 TOOLS: Mapping[str, Tool] = MappingProxyType(
-    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS, SEARCH, USAGE)}
+    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS, SEARCH, HANDOFF, USAGE)}
 )
 
 

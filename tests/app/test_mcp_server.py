@@ -63,6 +63,7 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
             "memory_graph_neighbors": {"entity": "worker", "hops": 1},
             "memory_search": {"query": "pytest"},
             "memory_usage": {"report": "model", "project_id": "all"},
+            "memory_handoff": {"session_id": built.session_id, "budget": 400},
         }
         assert set(calls) == set(TOOLS)
         replies = {}
@@ -81,6 +82,9 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         facts = {e["fact"] for e in replies["memory_graph_neighbors"]["edges"]}
         assert "worker -listens-on-> :18109" in facts
         assert any(h.get("node") == "t2" for h in replies["memory_search"]["hits"])
+        brief = replies["memory_handoff"]
+        assert brief["tokens"] <= 400 and f"↪ session:{built.session_id}#turn 2" in brief["brief"]
+        assert decision["summary"] in brief["brief"]  # the memory's decision, pointed at its turn
 
         missing = await client.call_tool("memory_open_session", {"session_id": "cc-shop-sesion"})
         assert missing.is_error

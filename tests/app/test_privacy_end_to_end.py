@@ -119,6 +119,7 @@ async def test_no_mcp_reply_holds_a_value(store) -> None:
         "memory_timeline": [{}],
         "memory_graph_neighbors": [{"entity": sid, "hops": 2}],
         "memory_search": [{"query": "deploy staging"}, {"query": VALUES[0]}],
+        "memory_handoff": [{"session_id": sid}],
     }
     assert set(calls) == set(TOOLS)
     texts = []
