@@ -11,6 +11,7 @@ import time
 
 import click
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.privacy import redact_text
@@ -99,12 +100,21 @@ def add_cmd(ctx: click.Context, path: str, name: str | None) -> None:
     click.echo(f"{project.id}  {_plain(project.workdir)}")
 
 
+def _project_id(ctx: click.Context, text: str | None) -> str:
+    """The project `text` names (id, name or unique prefix), else the current folder's (backend/naming)."""
+    try:
+        return naming.project(_home(ctx), text).id
+    except OpmemError as exc:
+        raise _fail(exc) from None
+
+
 @projects.command("status")
-@click.argument("project_id")
+@click.argument("project_id", metavar="PROJECT")
 @click.argument("status", type=click.Choice(STATUSES))
 @click.pass_context
 def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
     """Set a project's status (only active projects get agent commits)."""
+    project_id = _project_id(ctx, project_id)
     try:
         project = _registry(ctx).set_status(project_id, status)
     except OpmemError as exc:
@@ -113,10 +123,11 @@ def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
 
 
 @projects.command("unbind")
-@click.argument("project_id")
+@click.argument("project_id", metavar="PROJECT")
 @click.pass_context
 def unbind_cmd(ctx: click.Context, project_id: str) -> None:
     """Forget a project. Its folder and .git are left exactly as they are."""
+    project_id = _project_id(ctx, project_id)
     try:
         project = _home(ctx).unbind_project(project_id)
     except OpmemError as exc:
@@ -125,16 +136,18 @@ def unbind_cmd(ctx: click.Context, project_id: str) -> None:
 
 
 @projects.command("log")
-@click.argument("project_id")
+@click.argument("project_id", metavar="[PROJECT]", required=False)
 @click.option("--agent-only", is_flag=True, help="Only commits made by agents through opmem.")
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--after", default=None, help="Continue after this commit (the last one shown).")
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"commits": [...], "next": <oid for --after>}.')
 @click.pass_context
 def log_cmd(
-    ctx: click.Context, project_id: str, agent_only: bool, limit: int, after: str | None, as_json: bool
+    ctx: click.Context, project_id: str | None, agent_only: bool, limit: int, after: str | None, as_json: bool
 ) -> None:
-    """A project's commits, newest first; agent commits are marked with *."""
+    """A project's commits (by id, name or prefix; default: the current folder's), newest first;
+    agent commits are marked with *."""
+    project_id = _project_id(ctx, project_id)
     registry = _registry(ctx)
     try:
         commits = registry.log(project_id, limit, agent_only, after=after)
@@ -162,11 +175,13 @@ def log_cmd(
 
 
 @projects.command("warnings")
-@click.argument("project_id", required=False)
+@click.argument("project_id", metavar="[PROJECT]", required=False)
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"warnings": [...]}, newest first.')
 @click.pass_context
 def warnings_cmd(ctx: click.Context, project_id: str | None, as_json: bool) -> None:
-    """Turns whose changes were not committed, and why."""
+    """Turns whose changes were not committed, and why (every project's unless one is named)."""
+    if project_id is not None:
+        project_id = _project_id(ctx, project_id)
     try:
         found = _registry(ctx).warnings(project_id)
     except OpmemError as exc:

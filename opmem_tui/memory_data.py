@@ -25,6 +25,7 @@ from opmem_tui.backend.memory.core_files import (
     core_stamp,
     line_pointer,
     line_target,
+    opening_core,
     read_core,
 )
 from opmem_tui.backend.memory.entity_finder import EntityFinder, EntityMatch
@@ -256,6 +257,14 @@ class MemoryData:
         for pid in written:
             names.setdefault(pid, pid)
         return core_files(self.home.memory_dir, names)
+
+    def opening_core(self, files: list[CoreFile]) -> CoreFile | None:
+        """The core.md a first look opens on: the current folder's project's, else a project's brief."""
+        try:
+            here = self.home.projects.find(os.getcwd())
+        except (OpmemError, OSError):
+            here = None
+        return opening_core(files, here.id if here is not None else "")
 
     def core(self, file: CoreFile) -> CoreText:
         core = read_core(file)

@@ -37,9 +37,11 @@ MAX_CONTEXT_CHARS = 8000
 MAX_STDIN_BYTES = 1 << 20
 MAX_CORE_BYTES = 64 * 1024
 GLOBAL_CACHE = "_global"  # safe_name never starts with "_"
+# recall.registry.tools_line(), spelt out: this module imports nothing of opmem (a test keeps them equal).
 TOOLS_LINE = (
-    "opmem memory tools (MCP server `opmem`): memory_search(query), memory_timeline(since), "
-    "memory_open_session(session_id, turn), memory_git_log(project_id), memory_graph_neighbors(entity)."
+    "opmem memory tools (MCP server `opmem`): memory_open_session(session_id), memory_git_log(project_id), "
+    "memory_git_show(commit), memory_timeline(entity), memory_graph_neighbors(entity), memory_search(query), "
+    "memory_handoff(session_id)."
 )
 
 

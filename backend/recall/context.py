@@ -75,22 +75,17 @@ class Recall:
 
 
 def find_project(home: Home, wanted: str) -> Project:
-    """A bound project by id, else by exact name, else a folder project the memory knows (sessions
-    in a folder no project is bound to: registry.folder_project); unknown ones get "did you mean"."""
+    """The project `wanted` names (backend/naming: id, name or a unique prefix, bound or a folder
+    project the memory knows); unknown or ambiguous ones are a structured error with candidates."""
+    from ..naming import AmbiguousName, project
+
     try:
-        return home.projects.get(wanted)
+        return project(home, wanted)
+    except AmbiguousName as exc:
+        raise RecallError(UNKNOWN_PROJECT, str(exc).split(":", 1)[0], exc.candidates) from None
     except ProjectNotFound:
-        pass
-    projects = home.projects.list_projects()
-    named = [p for p in projects if p.name == wanted]
-    if len(named) == 1:
-        return named[0]
-    folders = [p for p in folder_projects(home) if p.id not in {q.id for q in projects}]
-    matches = [p for p in folders if wanted in (p.id, p.name)]
-    if len(matches) == 1:
-        return matches[0]
-    choices = {p.id: f"{p.id} {p.name}" for p in (*projects, *folders)}
-    raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices))
+        choices = {p.id: f"{p.id} {p.name}" for p in (*home.projects.list_projects(), *folder_projects(home))}
+        raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices)) from None
 
 
 def folder_projects(home: Home) -> list[Project]:

@@ -37,8 +37,7 @@ async def open_memory(pilot, view: str = "g") -> None:
     await settle(pilot)
     await press(pilot, "3")
     await settle(pilot)
-    if view != "g":
-        await press(pilot, view)
+    await press(pilot, view)
     await settle(pilot)
 
 
@@ -160,9 +159,15 @@ async def test_an_edge_opens_the_turn_it_came_from(memory_home):
 async def test_core_preview_budget_lines_and_pointer(memory_home):
     app = make_app(memory_home)
     size = core_path(memory_home.memory_dir).stat().st_size
+    webapp = next(p.id for p in memory_home.projects.list_projects() if p.name == "webapp")
     async with app.run_test(size=(140, 36)) as pilot:
         await open_memory(pilot, "c")
         core = app.screen.query_one(CoreView)
+        # a first look opens on a project's brief, the global core.md two files back
+        brief = core_path(memory_home.memory_dir, webapp).stat().st_size
+        assert header(app, "#core-header").startswith(f"webapp · core.md · {brief:,} / 2,048 B")
+        assert "[Project · webapp]" in lines_text(core.lines)
+        await press(pilot, "left_square_bracket", "left_square_bracket")
         assert f"{size:,} / 2,048 B" in header(app, "#core-header")
         text = lines_text(core.lines)
         assert "[Timeline · recent]" in text and "↪ session:docs" in text
@@ -185,6 +190,7 @@ async def test_core_preview_follows_the_file(memory_home):
     path = core_path(memory_home.memory_dir)
     async with app.run_test(size=(140, 36)) as pilot:
         await open_memory(pilot, "c")
+        await press(pilot, "left_square_bracket", "left_square_bracket")  # the global core.md
         core = app.screen.query_one(CoreView)
         await wait_until(pilot, lambda: "↪ session:docs" in lines_text(core.lines), "core.md shown")
         text = path.read_text().replace("Write the README install section.", "Wrote the install docs")
