@@ -55,6 +55,8 @@ def every_call(built: Built) -> list[tuple[str, dict]]:
         ("memory_graph_neighbors", {"entity": "nobody"}),
         ("memory_search", {"query": "which port does the worker listen on"}),
         ("memory_search", {"query": "pytest", "k": 3, "since": "2025-06-01"}),
+        ("memory_handoff", {"session_id": sid}),
+        ("memory_handoff", {"session_id": "no-such-session"}),
     ]
 
 
