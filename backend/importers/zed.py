@@ -16,7 +16,9 @@ tool_results [{tool_use_id, is_error, content}], context}]}``; Zed upgrades them
 does this reader. Messages carry no time: every node is dated the thread's ``updated_at``.
 Checked against the agent's source, zed-industries/zed: crates/agent/src/db.rs at 3991ce8
 (``ThreadsDatabase``, ``DbThread``, ``upgrade_from_agent_1``, ``save_thread_sync``) and the
-``Message`` / ``AgentMessageContent`` enums of crates/agent/src/thread.rs.
+``Message`` / ``AgentMessageContent`` enums of crates/agent/src/thread.rs; the data dir from
+crates/paths/src/paths.rs at 010c9b6 (``$FLATPAK_XDG_DATA_HOME`` or the XDG data dir, + ``zed``;
+``~/Library/Application Support/Zed`` on macOS).
 """
 
 from __future__ import annotations
