@@ -13,12 +13,17 @@ is_error, content, output}}}}`` or ``Resume`` (``{Resume: id}`` in newer files).
 (the first agent, no version) are ``{summary, updated_at, messages: [{id, role, segments
 [{type: text | thinking | redacted_thinking, text}], tool_uses [{id, name, input}],
 tool_results [{tool_use_id, is_error, content}], context}]}``; Zed upgrades them on load, and so
-does this reader. Messages carry no time: every node is dated the thread's ``updated_at``.
+does this reader. Later Zed adds columns: ``parent_id`` (a subagent's thread names its parent's),
+``folder_paths`` (the thread's folders, one a line: the first is the session's folder) and
+``created_at``. Messages carry no time: the first is dated ``created_at`` when the row has one,
+the last ``updated_at``, the rest the time before them.
 Checked against the agent's source, zed-industries/zed: crates/agent/src/db.rs at 3991ce8
 (``ThreadsDatabase``, ``DbThread``, ``upgrade_from_agent_1``, ``save_thread_sync``) and the
 ``Message`` / ``AgentMessageContent`` enums of crates/agent/src/thread.rs; the data dir from
 crates/paths/src/paths.rs at 010c9b6 (``$FLATPAK_XDG_DATA_HOME`` or the XDG data dir, + ``zed``;
-``~/Library/Application Support/Zed`` on macOS).
+``~/Library/Application Support/Zed`` on macOS); the later columns from a newer db.rs
+(``ALTER TABLE threads ADD COLUMN parent_id | folder_paths | created_at``). Also checked against a
+second reader, kenn-io/agentsview internal/parser/zed.go and zed_paths.go at 5386007.
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import zstandard
 
-from .agent_db import open_agent_db, require, snapshot, tables
+from .agent_db import column, open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
 from .shape import Shape
@@ -50,18 +56,23 @@ def zed_data_dirs() -> list[Path]:
 
 def read_threads(path: Path, report: ImportReport, source: str) -> list[ImportedSession]:
     with open_agent_db(path) as conn:
-        require(path, tables(conn), {"threads": ("id", "updated_at", "data_type", "data")}, "Zed")
+        found = tables(conn)
+        require(path, found, {"threads": ("id", "updated_at", "data_type", "data")}, "Zed")
+        extra = ", ".join(column(found, "threads", c) for c in ("created_at", "parent_id", "folder_paths"))
         with snapshot(conn):
-            rows = list(conn.execute("SELECT id, updated_at, data_type, data FROM threads ORDER BY updated_at"))
+            rows = list(
+                conn.execute(f"SELECT id, updated_at, data_type, data, {extra} FROM threads ORDER BY updated_at")
+            )
     out = []
-    for tid, updated, data_type, data in rows:
+    for tid, updated, data_type, data, created, parent, folders in rows:
         try:
             raw = _decompress(data) if data_type == "zstd" else bytes(data)
             thread = as_dict(json.loads(raw))
         except (zstandard.ZstdError, ValueError, TypeError) as exc:
             report.warn(path, None, f"thread {tid}: cannot be read ({exc}); skipped")
             continue
-        made = _thread(str(tid), thread, parse_time(updated), path, report, source)
+        row = _Row(str(tid), parse_time(updated), parse_time(created), as_str(parent), as_str(folders))
+        made = _thread(row, thread, path, report, source)
         if made is not None:
             out.append(made)
     return out
@@ -75,10 +86,20 @@ def _decompress(data: bytes) -> bytes:
     return raw
 
 
-def _thread(
-    tid: str, thread: dict[str, Any], updated: float, path: Path, report: ImportReport, source: str
-) -> ImportedSession | None:
-    when = parse_time(thread.get("updated_at")) or updated
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """A threads row's own columns (parent_id, folder_paths and created_at are later additions)."""
+
+    tid: str
+    updated: float
+    created: float
+    parent: str
+    folders: str
+
+
+def _thread(row: _Row, thread: dict[str, Any], path: Path, report: ImportReport, source: str) -> ImportedSession | None:
+    tid = row.tid
+    when = parse_time(thread.get("updated_at")) or row.updated
     model = as_dict(thread.get("model"))
     name = as_str(model.get("model")) or None
     b = SessionBuilder()
@@ -99,6 +120,7 @@ def _thread(
             report.unknown(f"zed:{next(iter(message), '?') if isinstance(message, dict) else message}")
     if not b.nodes:
         return None
+    _date(b, row.created, when)
     worktrees = as_dict(thread.get("initial_project_snapshot")).get("worktree_snapshots") or []
     first = as_dict(worktrees[0]) if worktrees else {}
     return session(
@@ -108,11 +130,31 @@ def _thread(
         b,
         final=True,
         title=as_str(thread.get("title")) or as_str(thread.get("summary")),
-        cwd=as_str(first.get("worktree_path")),
+        cwd=_first_folder(row.folders) or as_str(first.get("worktree_path")),
         model=name or "",
         git_branch=as_str(as_dict(first.get("git_state")).get("current_branch")),
+        kind="subagent" if row.parent else "trunk",
+        parent_native_id=row.parent or None,
         extra={"layout": "threads.db"},
     )
+
+
+def _date(b: SessionBuilder, created: float, updated: float) -> None:
+    """Messages carry no time: the first is dated the row's created_at (when it has one), the last
+    updated_at, and those between take the time before them."""
+    if not created or created >= updated:
+        return
+    chain = [i for i, n in enumerate(b.nodes) if n.called_by is None]
+    last = chain[-1]
+    b.nodes = [
+        replace(n, created_at=created if i == chain[0] else updated if i >= last else 0.0)
+        for i, n in enumerate(b.nodes)
+    ]
+
+
+def _first_folder(paths: str) -> str:
+    """folder_paths holds the thread's folders one a line."""
+    return paths.replace("\x00", "\n").strip().split("\n", 1)[0].strip() if paths.strip() else ""
 
 
 def _user_text(content: Any) -> str:

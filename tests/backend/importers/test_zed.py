@@ -33,7 +33,8 @@ def test_a_current_thread_and_a_first_agent_thread(tmp_path: Path) -> None:
     )  # fmt: skip
     assert current.nodes[1].metadata["thinking"] == "use ls"
     assert current.nodes[3].parent_id == current.nodes[1].id  # Resume is no node
-    assert {n.created_at for n in current.nodes} == {JAN_5 + 9.0}  # no message has a time: the thread's
+    # no message has a time: the first is the row's created_at, the last its updated_at
+    assert [n.created_at for n in current.nodes] == [JAN_5, 0.0, 0.0, JAN_5 + 9.0]
     assert [(n.role, n.content) for n in legacy.nodes] == [("user", "say hello"), ("assistant", "Hello.")]
     assert legacy.title == "Say hello" and legacy.nodes[0].created_at == JAN_5 + 20
     assert report.warnings == [] and report.unknown_records == {}
@@ -57,3 +58,20 @@ def test_not_zeds_database_is_a_clear_warning(tmp_path: Path) -> None:
     report = ImportReport()
     assert zed.parse_file(db, report, final=True) == []
     assert len(report.warnings) == 1 and "threads" in str(report.warnings[0])
+
+
+def test_a_subagents_thread_names_its_parent(tmp_path: Path) -> None:
+    db = tmp_path / "threads.db"
+    shutil.copy(SAMPLE, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE threads SET parent_id = '0193aaaa-0000-7000-8000-00000000zed1', folder_paths = ? WHERE data_type = 'json'",
+            ("/work/sub\n/work/other",),
+        )
+    conn.close()
+    child = zed.read(db, ImportReport(), final=True)[1]
+    assert (child.kind, child.parent_native_id, child.cwd) == (
+        "subagent",
+        "0193aaaa-0000-7000-8000-00000000zed1",
+        "/work/sub",
+    )
