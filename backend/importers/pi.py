@@ -47,6 +47,7 @@ def read_pi(path: Path, report: ImportReport, source: str) -> list[ImportedSessi
             continue
         if kind == "session" and not header:
             header = entry
+            title = as_str(entry.get("title")) or title  # Oh My Pi writes a generated title here
             continue
         message = as_dict(entry.get("message"))
         role = as_str(message.get("role"))
@@ -211,15 +212,19 @@ class PiImporter(WholeImporter):
 
 
 class OhMyPiImporter(PiImporter):
-    """Oh My Pi (a fork of Pi) keeps Pi's session files under ``~/.omp/agent/sessions`` (subagents in
-    a folder named after their parent's file; checked against kenn-io/agentsview pi.go, 5386007)."""
+    """Oh My Pi (a fork of Pi) keeps Pi's session files under ``<agent dir>/sessions``, the agent dir
+    being ``$OMP_CODING_AGENT_DIR`` or ``~/.omp/agent`` (subagents in a folder named after their
+    parent's file); its header may carry a generated ``title``. Checked against kenn-io/agentsview
+    pi.go (5386007) and the agent's source, can1357/oh-my-pi at adad196:
+    packages/coding-agent/src/config.ts (``ENV_AGENT_DIR``, ``getSessionsDir``) and
+    src/core/session-manager.ts (``SessionHeader``)."""
 
     name = "omp"
     source = "oh-my-pi"
     label = "Oh My Pi"
-    locations = ("$OMP_DIR", "~/.omp/agent/sessions")
+    locations = ("$OMP_CODING_AGENT_DIR/sessions", "~/.omp/agent/sessions")
     shape = replace(PiImporter.shape, within=(".omp",))
 
     def default_paths(self) -> list[Path]:
-        env = os.environ.get("OMP_DIR")
-        return [Path(env).expanduser() if env else Path.home() / ".omp" / "agent" / "sessions"]
+        env = os.environ.get("OMP_CODING_AGENT_DIR")
+        return [(Path(env).expanduser() if env else Path.home() / ".omp" / "agent") / "sessions"]

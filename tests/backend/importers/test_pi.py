@@ -7,6 +7,8 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.importers.base import ImportReport
 from opmem_tui.backend.importers.pi import read_pi
 
@@ -66,3 +68,20 @@ def test_version_3_fork_bash_custom_and_branch_summary_entries(tmp_path: Path) -
     # thinking_level_change is not a node: a6 hangs under the node standing for it (a2)
     assert by_id["a6"].parent_id == "a2" and by_id["a6"].metadata["compaction"] is True
     assert by_id["a6"].created_at > by_id["a1"].created_at
+
+
+def test_oh_my_pi_keeps_its_sessions_in_its_agent_dir_and_titles_them_in_the_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opmem_tui.backend.importers import SOURCES
+
+    monkeypatch.setenv("OMP_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    assert SOURCES["omp"].default_paths() == [tmp_path / "agent" / "sessions"]
+    path = entries(
+        tmp_path,
+        {"type": "session", "version": 3, "id": "t1", "title": "Fix the build", "timestamp": "2026-01-05T08:00:00Z", "cwd": "/w"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-05T08:00:01Z",
+         "message": {"role": "user", "content": "fix it"}},
+    )  # fmt: skip
+    (s,) = read_pi(path, ImportReport(), "oh-my-pi")
+    assert s.title == "Fix the build"
