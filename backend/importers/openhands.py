@@ -15,7 +15,8 @@ is an explicit root; an event without one follows the event before it), and ``ba
 the folder. Checked against the SDK that writes it, OpenHands/software-agent-sdk at 611629e:
 openhands-sdk/openhands/sdk/conversation/persistence_const.py, event_store.py
 (_effective_parent_id), state.py (leaf_event_id), event/base.py, event/llm_convertible/
-observation.py; and kenn-io/agentsview internal/parser/openhands.go and types.go (5386007).
+observation.py; the CLI's folders in OpenHands/OpenHands-CLI at 6b3838c openhands_cli/locations.py;
+and kenn-io/agentsview internal/parser/openhands.go and types.go (5386007).
 """
 
 from __future__ import annotations
@@ -140,15 +141,24 @@ def read_conversation(folder: Path, report: ImportReport, source: str) -> list[I
 
 
 def openhands_conversations() -> Path:
+    """The CLI's locations.py: $OPENHANDS_CONVERSATIONS_DIR, else <persistence dir>/conversations,
+    the persistence dir being $OPENHANDS_PERSISTENCE_DIR or ~/.openhands."""
     env = os.environ.get("OPENHANDS_CONVERSATIONS_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".openhands" / "conversations"
+    if env:
+        return Path(env).expanduser()
+    root = os.environ.get("OPENHANDS_PERSISTENCE_DIR")
+    return (Path(root).expanduser() if root else Path.home() / ".openhands") / "conversations"
 
 
 class OpenHandsImporter(WholeImporter):
     name = "openhands"
     source = "openhands"
     label = "OpenHands CLI"
-    locations = ("$OPENHANDS_CONVERSATIONS_DIR", "~/.openhands/conversations")
+    locations = (
+        "$OPENHANDS_CONVERSATIONS_DIR",
+        "$OPENHANDS_PERSISTENCE_DIR/conversations",
+        "~/.openhands/conversations",
+    )
     shape = Shape(("base_state.json",), folder=True, also=("events/*.json",))
     reads = "message events (user, assistant, reasoning), action events (tool calls) and their observations"
     looks_for = "conversations/<id>/base_state.json with events/"

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.openhands import read_conversation
+from opmem_tui.backend.importers.openhands import openhands_conversations, read_conversation
 
 
 def event(folder: Path, index: int, eid: str, kind: str, second: int, **more: object) -> None:
@@ -40,3 +42,11 @@ def test_a_fork_is_a_branch_the_leaf_is_the_head_and_an_error_ends_its_call(tmp_
     assert tool.content == "no make" and tool.metadata["is_error"] is True
     assert s.head == "0000000b-a2" and s.cwd == "/w"
     assert [n.id for n in s.nodes].index("0000000a-c1") < [n.id for n in s.nodes].index("0000000b-a2")
+
+
+def test_the_clis_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENHANDS_CONVERSATIONS_DIR", raising=False)
+    monkeypatch.setenv("OPENHANDS_PERSISTENCE_DIR", str(tmp_path / "oh"))
+    assert openhands_conversations() == tmp_path / "oh" / "conversations"
+    monkeypatch.setenv("OPENHANDS_CONVERSATIONS_DIR", str(tmp_path / "c"))
+    assert openhands_conversations() == tmp_path / "c"
