@@ -9,14 +9,14 @@ stays the authority on what a project is; this module only finds one by what a u
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rapidfuzz import fuzz, process, utils
-
 from .model import OpmemError, SessionMeta, SessionNotFound, check_session_id
+from .projects.known import folder_projects, project_of_folder
 from .projects.registry import Project, ProjectNotFound
+from .suggestions import did_you_mean
 
 if TYPE_CHECKING:
     from .home import Home
@@ -93,7 +93,7 @@ def session_id(home: Home, text: str, *, hidden: Callable[[SessionMeta], bool] |
 def project(home: Home, text: str | None = None, *, cwd: str | os.PathLike[str] | None = None) -> Project:
     """The project `text` names (id, name, or a unique prefix of either), else the current
     folder's (`cwd`, default the process's). Projects the memory knows by a folder no binding
-    names count too (folder_projects)."""
+    names count too (recall.context.folder_projects)."""
     bound = home.projects.list_projects()
     known = {p.id: p for p in bound}
     for extra in folder_projects(home):
@@ -122,66 +122,3 @@ def project(home: Home, text: str | None = None, *, cwd: str | os.PathLike[str] 
     close = did_you_mean(wanted, {p.id: f"{p.id} {p.name}" for p in known.values()})
     hint = f"; did you mean:{_listing(close)}" if close else ""
     raise ProjectNotFound(f"no project {wanted!r} (by id, name or prefix){hint}")
-
-
-SUGGESTIONS = 5  # close names a miss offers
-_CUTOFF = 60.0
-
-
-def did_you_mean(query: str, choices: Mapping[str, str] | Iterable[str], limit: int = SUGGESTIONS) -> list[str]:
-    """The keys of `choices` closest to `query`: prefixes first, then fuzzy matches (rapidfuzz).
-
-    `choices` is either keys alone or {key: text to match, e.g. "id title"}.
-    """
-    table = dict(choices) if isinstance(choices, Mapping) else {key: key for key in choices}
-    if not query or not table:
-        return []
-    needle = query.casefold()
-    out: list[str] = [key for key in table if key.casefold().startswith(needle)][:limit]
-    if len(out) < limit:
-        found = process.extract(
-            query,
-            table,
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=limit + len(out),
-            score_cutoff=_CUTOFF,
-        )
-        for _text, _score, key in found:
-            if key not in out:
-                out.append(key)
-            if len(out) >= limit:
-                break
-    return out
-
-
-def folder_projects(home: Home) -> list[Project]:
-    """The projects the memory holds records of that no binding names: each folder's project
-    entity (its name and workdir), status "folder"."""
-    try:
-        memory = home.memory_readonly()
-        scopes = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")}
-        entities = memory.entity_records(["project"]) if scopes else ()
-    except OpmemError:
-        return []
-    found: dict[str, Project] = {}
-    for entity in entities:
-        pid = entity.scope.split(":", 1)[1] if entity.scope.startswith("project:") else ""
-        if pid in scopes and pid not in found:
-            workdir = entity.attrs.get("workdir", "")
-            found[pid] = Project(pid, entity.name, workdir if isinstance(workdir, str) else "", status="folder")
-    return sorted(found.values(), key=lambda p: p.id)
-
-
-def project_of_folder(home: Home, folder: str | os.PathLike[str]) -> str:
-    """The id of the project `folder` belongs to (projects/identity.py, as the SessionStart hook
-    decides): a bound project by folder or repository, else a folder project the memory knows, or ""."""
-    folders: set[str] | None = None
-
-    def known(project_id: str) -> bool:
-        nonlocal folders
-        if folders is None:
-            folders = {p.id for p in folder_projects(home)}
-        return project_id in folders
-
-    return home.projects.project_for(folder, known=known)

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from ..config import RecallSettings
 from ..memory.store import MemoryStore
-from ..naming import did_you_mean, folder_projects, project_of_folder
+from ..projects.known import folder_projects, project_of_folder
 from ..projects.registry import Project, ProjectNotFound
-from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError
+from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .search_access import SearchReader
 from .session_access import SessionReader
 
@@ -86,32 +86,6 @@ def find_project(home: Home, wanted: str) -> Project:
     except ProjectNotFound:
         choices = {p.id: f"{p.id} {p.name}" for p in (*home.projects.list_projects(), *folder_projects(home))}
         raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices)) from None
-
-
-NOT_HERE = "not on this machine"
-PLAIN_FOLDER = "plain folder"
-
-
-@dataclass(frozen=True, slots=True)
-class UnboundProject:
-    """A project the memory knows from sessions that no binding names: where its folder is."""
-
-    id: str
-    name: str
-    workdir: str
-    where: str  # NOT_HERE (synced from another machine, or removed) or PLAIN_FOLDER (here, no binding)
-
-
-def unbound_projects(home: Home) -> list[UnboundProject]:
-    """Every project the memory holds records of that no binding names, each with where it is."""
-    bound = {p.id for p in home.projects.list_projects()}
-    out = []
-    for project in folder_projects(home):
-        if project.id in bound:
-            continue
-        here = bool(project.workdir) and os.path.isdir(project.workdir)
-        out.append(UnboundProject(project.id, project.name, project.workdir, PLAIN_FOLDER if here else NOT_HERE))
-    return out
 
 
 def recall_for(

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import OpmemError
+from ..suggestions import SUGGESTIONS, did_you_mean  # noqa: F401  (recall's modules name it from here)
 
 # Codes an agent can branch on; the message says the same thing in words.
 UNKNOWN_SESSION = "unknown_session"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..naming import did_you_mean
 from ..privacy import redact_text
 from ..projects.links import CommitLink
 from ..projects.records import CommitDetail, CommitInfo, FileDiff
@@ -12,7 +11,16 @@ from ..projects.registry import Project, ProjectNotFound
 from ..projects.repository import ProjectGit, ProjectGitError
 from .context import Recall
 from .dates import iso, parse_when
-from .errors import BAD_ARGUMENT, NO_HISTORY, PRIVATE, STORE_ERROR, UNKNOWN_COMMIT, UNKNOWN_PATH, RecallError
+from .errors import (
+    BAD_ARGUMENT,
+    NO_HISTORY,
+    PRIVATE,
+    STORE_ERROR,
+    UNKNOWN_COMMIT,
+    UNKNOWN_PATH,
+    RecallError,
+    did_you_mean,
+)
 from .reply import cut_text, page_of, size, text_chunk
 
 MAX_LIMIT = 200

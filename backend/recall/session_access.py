@@ -10,11 +10,10 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
-from ..naming import did_you_mean
 from ..privacy import RedactedSession, redact_text
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
-from .errors import PRIVATE, UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError
+from .errors import PRIVATE, UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
 
 if TYPE_CHECKING:
     from ..home import Home
