@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 import click
@@ -14,6 +15,7 @@ from opmem_tui.backend import naming
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.privacy import redact_text
+from opmem_tui.backend.projects.known import unbound_projects
 from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
 from opmem_tui.backend.safe_text import plain
 from opmem_tui.cli_sessions import dump_json
@@ -48,22 +50,41 @@ def projects() -> None:
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"projects": [...]}.')
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
-    """List bound projects."""
+    """List bound projects, then those the memory knows only from sessions (a folder no project is
+    bound to: a plain folder here, or one not on this machine)."""
+    home = _home(ctx)
     try:
-        items = _registry(ctx).list_projects()
+        items = home.projects.list_projects()
+        known = unbound_projects(home)
     except OpmemError as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(dump_json({"projects": [p.to_json() for p in items]}))
+        click.echo(
+            dump_json(
+                {
+                    "projects": [p.to_json() for p in items],
+                    "known_from_sessions": [
+                        {"id": k.id, "name": k.name, "workdir": k.workdir, "where": k.where} for k in known
+                    ],
+                }
+            )
+        )
         return
-    if not items:
+    if not items and not known:
         click.echo("no projects bound (opmem projects add PATH)")
         return
-    width = max(len(p.id) for p in items)
+    width = max(len(p.id) for p in (*items, *known))
     for p in items:
+        gone = "" if os.path.isdir(p.workdir) else "  (not on this machine)"
         click.echo(
-            f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}"
+            f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}{gone}"
         )
+    if not items:
+        click.echo("no projects bound (opmem projects add PATH)")
+    if known:
+        click.echo("known from sessions only (opmem core --project ID shows one's memory):")
+        for k in known:
+            click.echo(f"{k.id:<{width}}  {k.where}  {_plain(k.workdir)}  {_plain(k.name)}")
 
 
 @projects.command("add")

@@ -20,7 +20,7 @@ from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
 from .backend.privacy import redact_text
 from .backend.recall.context import Recall, recall_for
-from .backend.recall.core_block import core_block
+from .backend.recall.core_block import blocks_index, core_block, has_content
 from .backend.recall.injection import write_block
 from .backend.recall.registry import call
 from .backend.recall.search_tool import MAX_RESULTS
@@ -144,6 +144,12 @@ def core_command(ctx: click.Context, project: str | None, target: Path | None) -
         _fail(str(exc))
         return
     if target is None:
+        if not (project or recall.scope.project_id):  # outside any project: say which blocks there are
+            index = blocks_index(recall)
+            if not has_content(block):
+                click.echo(index, nl=False)
+                return
+            _err().print(Text(index.rstrip("\n"), style="dim"))
         click.echo(block, nl=not block.endswith("\n"))
         return
     try:

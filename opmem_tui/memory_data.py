@@ -34,7 +34,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
-from opmem_tui.backend.recall.context import folder_projects
+from opmem_tui.backend.projects.known import unbound_projects
 
 from .masking import mask, mask_event, mask_hit
 
@@ -249,7 +249,11 @@ class MemoryData:
             names = {}
         written = [folder.parent.name for folder in (self.home.memory_dir / "projects").glob("*/core.md")]
         if any(pid not in names for pid in written):  # a folder no project is bound to: named by the memory
-            names.update({p.id: p.name for p in folder_projects(self.home) if p.id not in names})
+            try:
+                unbound = unbound_projects(self.home)
+            except OpmemError:
+                unbound = []
+            names.update({p.id: f"{p.name} ({p.where})" for p in unbound if p.id not in names})
         for pid in written:
             names.setdefault(pid, pid)
         return core_files(self.home.memory_dir, names)

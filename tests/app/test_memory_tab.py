@@ -335,3 +335,28 @@ async def test_timeline_kind_filter(memory_home):
         assert all(e.kind == "decision" for e in timeline.events)
         if not timeline.events:
             assert "No events for decision." in lines_text(timeline.lines)
+
+
+async def test_a_project_known_only_from_sessions_is_named_in_the_core_view(sample_home):
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+
+    meta = {"cwd": "/nowhere-on-this-machine/garden"}
+    user = sample_home.sessions.append_message("away", "user", "The planner is in Rust.", session_meta=meta)
+    reply = sample_home.sessions.append_message("away", "assistant", "", parent_id=user.id)
+    sample_home.sessions.append_message(
+        "away", "tool", "ok", parent_id=reply.id, called_by=reply.id, name="Bash", input={"command": "cargo build"}
+    )
+    sample_home.sessions.commit_turn("away")
+    run(sample_home, RunOptions())
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "c")
+        core = app.screen.query_one(CoreView)
+        labels = [core._label(f) for f in core.files]
+        assert "garden (not on this machine) · core.md" in labels
+        for _ in labels:
+            if "garden" in header(app, "#core-header"):
+                break
+            await press(pilot, "right_square_bracket")
+        assert "garden (not on this machine) · core.md" in header(app, "#core-header")
+        assert "Rust" in lines_text(core.lines)
