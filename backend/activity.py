@@ -52,12 +52,16 @@ class ActivitySeries:
     key: str  # "" for the whole store, else the project id, the source name or the model
     label: str
     days: Mapping[date, DayCount] = field(default_factory=lambda: MappingProxyType({}))
+    session_count: int | None = None  # distinct sessions; None: the days' sum
 
     @property
     def total(self) -> DayCount:
+        """The slice's totals: a session active on three days is one session, not three."""
         out = DayCount()
         for count in self.days.values():
             out += count
+        if self.session_count is not None:
+            out = DayCount(self.session_count, out.turns, out.tokens, out.cost, out.unpriced)
         return out
 
     def values(self, metric: str, first: date, last: date) -> list[int]:
@@ -127,6 +131,10 @@ class ActivityCounter:
                 when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
                 count = DayCount(0, 0, row.total, row.cost or 0.0, 0 if row.cost_complete else row.total)
                 models.setdefault(model or "(unnamed)", {})[when] = count
+            distinct: dict[str, int] = {}  # "" all, "p:<id>", "s:<source>" -> sessions in that slice
+            for source, project, count_ in conn.execute(_DISTINCT):  # a session has one of each
+                for key in ("", f"p:{project}", f"s:{source}"):
+                    distinct[key] = distinct.get(key, 0) + count_
         total, projects, sources = slices["total"], slices["project"], slices["source"]
         days = total.get("", {})
         present = sorted(days)
@@ -134,9 +142,14 @@ class ActivityCounter:
         by_model = [ActivitySeries(m, m, MappingProxyType(d)) for m, d in models.items()]
         by_model.sort(key=lambda s: (-s.total.cost, -s.total.tokens, s.label))
         return Activity(
-            total=ActivitySeries("", "all sessions", MappingProxyType(days)),
-            by_project=_ranked((pid, names.get(pid) or pid, d) for pid, d in projects.items()),
-            by_source=_ranked((source or "unknown", source or "unknown", d) for source, d in sources.items()),
+            total=ActivitySeries("", "all sessions", MappingProxyType(days), distinct.get("", 0)),
+            by_project=_ranked(
+                (pid, names.get(pid) or pid, d, distinct.get(f"p:{pid}", 0)) for pid, d in projects.items()
+            ),
+            by_source=_ranked(
+                (source or "unknown", source or "unknown", d, distinct.get(f"s:{source}", 0))
+                for source, d in sources.items()
+            ),
             by_model=tuple(by_model),
             first=present[0] if present else None,
             last=present[-1] if present else None,
@@ -150,11 +163,12 @@ class ActivityCounter:
 # cost and the tokens of replies whose model has no price, in total, per project and per agent;
 # and each day's sums per model.
 _SLICES = "SELECT day, kind, key, sessions, turns, tokens, cost, unpriced FROM slices"
+_DISTINCT = "SELECT source, project_id, count(DISTINCT session_id) FROM session_days GROUP BY source, project_id"
 _MODELS = """SELECT day, model, input, output, cache_write, cache_read, reasoning, cost, replies, priced
     FROM model_days"""
 
 
-def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount]]]) -> tuple[ActivitySeries, ...]:
-    series = [ActivitySeries(key, label, MappingProxyType(days)) for key, label, days in rows]
+def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount], int]]) -> tuple[ActivitySeries, ...]:
+    series = [ActivitySeries(key, label, MappingProxyType(days), sessions) for key, label, days, sessions in rows]
     series.sort(key=lambda s: (-s.total.turns, -s.total.sessions, s.label))
     return tuple(series)
