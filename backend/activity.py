@@ -163,6 +163,7 @@ class ActivityCounter:
 # cost and the tokens of replies whose model has no price, in total, per project and per agent;
 # and each day's sums per model.
 _SLICES = "SELECT day, kind, key, sessions, turns, tokens, cost, unpriced FROM slices"
+# Distinct sessions per slice: one active on several days counts once in a slice's total.
 _DISTINCT = "SELECT source, project_id, count(*) FROM active_sessions GROUP BY source, project_id"
 _MODELS = """SELECT day, model, input, output, cache_write, cache_read, reasoning, cost, replies, priced
     FROM model_days"""

@@ -110,18 +110,18 @@ class Home:
             scope_of=self._session_scope,
         )
 
+    def _session_scope(self, meta: SessionMeta, nodes: Sequence[Node]) -> str:
+        """The scope a session's memory and turns live in: the project it belongs to (collect decides)."""
+        from .distill.collect import session_info
+
+        return session_info(self.sessions, self.projects, meta, nodes).scope
+
     @cached_property
     def usage(self) -> UsageIndex:
         """memory/usage.sqlite: tokens and cost per reply (backend/usage/index.py)."""
         from .usage.index import USAGE_FILE, UsageIndex
 
         return UsageIndex(self.memory_dir / USAGE_FILE, self.sessions)
-
-    def _session_scope(self, meta: SessionMeta, nodes: Sequence[Node]) -> str:
-        """The scope a session's memory and turns live in: the project it belongs to (collect decides)."""
-        from .distill.collect import session_info
-
-        return session_info(self.sessions, self.projects, meta, nodes).scope
 
     def search(
         self,

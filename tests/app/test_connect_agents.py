@@ -284,6 +284,15 @@ def test_the_hook_answers_from_the_precomputed_context_without_loading_the_detec
     assert "test: make check" in context and other not in context and "[secret:" in context
 
 
+def test_an_agent_whose_sessions_import_finds_is_found(home: Home, user_home: Path) -> None:
+    """OpenCode keeps its sessions in ~/.local/share/opencode, apart from its config folder:
+    `opmem import --list` finds them, so `connect --status` does not say "not found"."""
+    data = Path(os.environ.get("XDG_DATA_HOME") or user_home / ".local/share")
+    (data / "opencode/storage/session").mkdir(parents=True)
+    status = cli(user_home, home, "connect", "--status").stdout
+    assert "opencode  OpenCode     found" in status
+
+
 def test_cli_connect_status_shows_this_weeks_usage(home: Home, user_home: Path) -> None:
     import time
 
@@ -301,12 +310,3 @@ def test_cli_connect_status_shows_this_weeks_usage(home: Home, user_home: Path) 
     home.usage.update()
     status = cli(user_home, home, "connect", "--status").stdout
     assert "codex" in status and "1,000,000 tokens  $1.25" in status  # GPT-5: $1.25 / MTok input
-
-
-def test_an_agent_whose_sessions_import_finds_is_found(home: Home, user_home: Path) -> None:
-    """OpenCode keeps its sessions in ~/.local/share/opencode, apart from its config folder:
-    `opmem import --list` finds them, so `connect --status` does not say "not found"."""
-    data = Path(os.environ.get("XDG_DATA_HOME") or user_home / ".local/share")
-    (data / "opencode/storage/session").mkdir(parents=True)
-    status = cli(user_home, home, "connect", "--status").stdout
-    assert "opencode  OpenCode     found" in status

@@ -59,6 +59,7 @@ def every_call(built: Built) -> list[tuple[str, dict]]:
         ("memory_usage", {"report": "session", "project_id": "all", "since": "2025-06-01"}),
         ("memory_usage", {"report": "model", "project_id": "nope"}),
         ("memory_handoff", {"session_id": sid, "budget": 400}),
+        ("memory_handoff", {"session_id": "no-such-session"}),
     ]
 
 
