@@ -1,6 +1,8 @@
 """Claude Code import throughput, in records/s, beside plain json.loads of the same lines.
 
-  python bench/import_throughput.py [--quick]
+  python bench/import_throughput.py [--quick] [--many]
+
+--many: the many-small-sessions corpus of issue 41 instead (bench/import_many.py).
 
 A synthetic corpus (50 MB; 5 MB with --quick) of realistic Claude Code sessions is generated
 once and cached under bench/out/: typed prompts, streaming-split assistant records (thinking,
@@ -108,6 +110,7 @@ class Corpus:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.clock = datetime(2025, 9, 1, tzinfo=UTC)
+        self.calls, self.tools, self.lines = (2, 6), (1, 3), (5, 120)  # per turn, per call, per result
 
     def words(self, lo: int, hi: int) -> str:
         return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(lo, hi)))
@@ -122,7 +125,8 @@ class Corpus:
         self.clock += timedelta(milliseconds=self.rng.randint(5, 4000))
         return self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    def session(self, target_bytes: int) -> list[str]:
+    def session(self, target_bytes: int, turns: int | None = None) -> list[str]:
+        """One session's lines: `turns` prompts when given, else prompts until `target_bytes`."""
         sid = self.uid()
         env = {
             "isSidechain": False,
@@ -148,7 +152,9 @@ class Corpus:
             emit({"parentUuid": parent, **env, "type": kind, **fields, "uuid": uid, "timestamp": self.stamp()})
             return uid
 
-        while size < target_bytes:
+        made = 0
+        while size < target_bytes if turns is None else made < turns:
+            made += 1
             prompt_id = self.uid()
             emit(
                 {
@@ -170,7 +176,7 @@ class Corpus:
                 }
             )
             last = prompt_id
-            for call in range(self.rng.randint(2, 6)):
+            for call in range(self.rng.randint(*self.calls)):
                 msg = f"msg_{self.rng.getrandbits(96):024x}"
                 req = f"req_{self.rng.getrandbits(96):024x}"
                 usage = {
@@ -205,7 +211,7 @@ class Corpus:
                 if final:
                     break
                 calls = []
-                for _ in range(self.rng.randint(1, 3)):
+                for _ in range(self.rng.randint(*self.tools)):
                     tool_id = f"toolu_{self.rng.getrandbits(96):024x}"
                     name = self.rng.choice(TOOLS)
                     args = {"file_path": f"/home/dev/projects/shop/src/{self.rng.choice(WORDS)}.py"}
@@ -243,7 +249,7 @@ class Corpus:
                         parentToolUseID=tool_id,
                     )
                 for tool_id, name, caller in calls:
-                    body = self.code(self.rng.randint(5, 120)) if name in ("Read", "Grep") else self.words(5, 200)
+                    body = self.code(self.rng.randint(*self.lines)) if name in ("Read", "Grep") else self.words(5, 200)
                     meta = (
                         {
                             "type": "text",
@@ -472,10 +478,18 @@ MUST_DO = ("parse", "encode", "git blobs", "create files")
 def main() -> None:
     cli = parser(__doc__.splitlines()[0])
     cli.add_argument("--dir", type=Path, help="where the floors and imports write (default: TMPDIR)")
+    cli.add_argument(
+        "--many", action="store_true", help="3,000 small sessions instead (300 with --quick): import_many.py"
+    )
     args = cli.parse_args()
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         tempfile.tempdir = str(args.dir)
+    if args.many:
+        import import_many
+
+        import_many.measure(args.quick)
+        return
     try:
         measure(args.quick)
     finally:

@@ -1,0 +1,193 @@
+"""A first import of many small Claude Code sessions (issue 41), beside the floor, with peak memory.
+
+  python bench/import_throughput.py --many [--quick]     (or this file directly)
+
+The corpus: 3,000 sessions of 20 turns each (300 with --quick), spread over 20 project folders,
+from import_throughput's Claude Code generator (Read/Bash/Edit results of varying sizes,
+thinking, hook progress records, file-history snapshots), cached under bench/out/.
+
+Each measured run is a fresh process (`--child`), so its peak RSS (ru_maxrss, the parse-ahead
+worker's beside it) is the import's own, not the bench's. Figures, per round, interleaved:
+- floor: json.loads of every line plus creating the node files (as import_throughput's floor);
+- browsable + searchable: run_import(defer_mirror=True) with the search-index hook, until it
+  returns (what the app and `opmem import` show first);
+- whole import: the same plus the git mirror (what `opmem import` waits for before it exits).
+Each is printed in wall and CPU seconds; the ratio is the floor's records/s against ours.
+Targets: browsable + searchable >= 0.3 x the floor's rate; the whole import <= 90 s (3,000
+sessions, 2 cores); peak RSS <= 400 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import OUT, report
+
+FOLDERS = 20
+TURNS = 20
+
+
+def many_corpus(sessions: int) -> Path:
+    """bench/out/claude-many-<N>/projects/-home-dev-p<k>/*.jsonl (cached)."""
+    from import_throughput import Corpus
+
+    root = OUT / f"claude-many-{sessions}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    gen = Corpus(seed=sessions)
+    # the issue's shape: 20 turns, ~160 messages and ~230 KB per session
+    gen.calls, gen.tools, gen.lines = (1, 4), (1, 2), (3, 80)
+    old = 1_600_000_000
+    for number in range(sessions):
+        folder = root / "projects" / f"-home-dev-p{number % FOLDERS}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = gen.session(0, turns=TURNS)
+        name = json.loads(lines[1])["sessionId"]
+        path = folder / f"{name}.jsonl"
+        path.write_text("".join(lines), encoding="utf-8")
+        os.utime(path, (old, old))
+    done.write_text("ok")
+    return root
+
+
+# ------------------------------------------------------------------ one measured run (a child)
+
+
+def child(mode: str, root: Path, where: Path) -> dict[str, float]:
+    """One run in this fresh process: 'floor' or 'import'; its times and peak memory."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out: dict[str, float] = {}
+    if mode == "floor":
+        from import_throughput import create_files, files_of, json_loads_rate
+
+        files = files_of(root)
+        _, records = json_loads_rate(files)
+        nodes = int(os.environ.get("BENCH_NODES", "0"))
+        tempfile.tempdir = str(where)
+        create_files(nodes)
+        out["records"] = records
+    else:
+        from opmem_tui.backend.home import Home
+        from opmem_tui.backend.importers import run_import
+        from opmem_tui.backend.importers.hooks import IngestHooks
+        from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+
+        home = Home(where / "home")
+        hooks = IngestHooks(after_ingest=(home.search_index.after_ingest,))
+        result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
+        out["browsable_wall"] = time.perf_counter() - wall
+        out["browsable_cpu"] = time.process_time() - cpu
+        writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+        writer.add(sorted(result.mirror_pending))
+        mirror = writer.run()
+        assert not mirror.problems and not home.sessions.pending_mirrors(), mirror.problems
+        out.update(
+            sessions=result.sessions, nodes=result.nodes, turns=result.turns, commits=mirror.commits,
+            warnings=len(result.warnings),
+        )  # fmt: skip
+    out["wall"] = time.perf_counter() - wall
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out["cpu"] = time.process_time() - cpu
+    out["cpu_children"] = kids.ru_utime + kids.ru_stime
+    out["rss_mb"] = own.ru_maxrss / 1024
+    out["rss_children_mb"] = kids.ru_maxrss / 1024
+    return out
+
+
+def run_child(mode: str, root: Path, nodes: int = 0) -> dict[str, float]:
+    where = Path(tempfile.mkdtemp(prefix=f"opmem-many-{mode}-"))
+    try:
+        os.sync()  # nothing dirty from the run before (not timed)
+        env = dict(os.environ, BENCH_NODES=str(nodes))
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", mode, str(root), str(where)],
+            env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"{mode} run failed:\n{done.stderr}")
+        return json.loads(done.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ the bench
+
+
+def measure(quick: bool) -> None:
+    sessions = 300 if quick else 3000
+    rounds = 2
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    t0 = time.perf_counter()
+    root = many_corpus(sessions)
+    files = sorted((root / "projects").rglob("*.jsonl"))
+    size = sum(f.stat().st_size for f in files)
+    print(f"corpus: {len(files)} sessions, {size / 1e6:.1f} MB ({time.perf_counter() - t0:.1f} s to generate/find)")
+    floors: list[dict[str, float]] = []
+    imports: list[dict[str, float]] = []
+    nodes = 0
+    for _ in range(rounds):  # interleaved: the load moves both alike
+        first = run_child("import", root)
+        nodes = int(first["nodes"])
+        imports.append(first)
+        floors.append(run_child("floor", root, nodes))
+    records = int(floors[0]["records"])
+    last = imports[-1]
+    print(
+        f"{records:,} records -> {last['sessions']:.0f} sessions, {nodes:,} nodes, {last['turns']:,.0f} turns, "
+        f"{last['commits']:,.0f} turn commits, {last['warnings']:.0f} warnings ({rounds} rounds, best of each)"
+    )
+    floor_wall = min(f["wall"] for f in floors)
+    floor_cpu = min(f["cpu"] for f in floors)
+    b_wall = min(i["browsable_wall"] for i in imports)
+    b_cpu = min(i["browsable_cpu"] for i in imports)
+    print(f"floor (json.loads + creating {nodes:,} node files): {floor_wall:.2f} s wall, {floor_cpu:.2f} s CPU")
+    report(
+        "browsable + searchable (backlog import, index hook)",
+        records / b_wall,
+        records / floor_wall,
+        "floor",
+        ">= 0.3",
+        b_wall * 0.3 <= floor_wall,
+        unit="records/s",
+    )
+    print(f"  {b_wall:.2f} s wall, {b_cpu:.2f} s CPU (+ parse worker); CPU ratio {floor_cpu / b_cpu:.2f}")
+    for number, (imp, flo) in enumerate(zip(imports, floors, strict=True), 1):
+        print(
+            f"  round {number}: import browsable {imp['browsable_wall']:.2f} s, whole {imp['wall']:.2f} s "
+            f"({imp['cpu']:.2f} CPU + {imp['cpu_children']:.2f} worker); floor {flo['wall']:.2f} s "
+            f"({flo['cpu']:.2f} CPU); ratio {flo['wall'] / imp['browsable_wall']:.2f}"
+        )
+    whole = min(i["wall"] for i in imports)
+    limit = 90.0 * sessions / 3000
+    report(
+        f"whole import (git mirror included), {sessions} sessions", whole, limit, "the limit", "<= 1", whole <= limit
+    )
+    peak = max(i["rss_mb"] for i in imports)
+    worker = max(i["rss_children_mb"] for i in imports)
+    report("peak RSS of the import process", peak, 400, "400", "<= 1", peak <= 400, unit="MB")
+    print(f"  parse worker peak RSS {worker:.0f} MB")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        print(json.dumps(child(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))))
+        return
+    measure("--quick" in sys.argv)
+
+
+if __name__ == "__main__":
+    main()
