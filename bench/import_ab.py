@@ -55,7 +55,7 @@ def child(checkout: str, corpus: str, out: str) -> None:
     home = Home(Path(out) / "home")
     hooks = IngestHooks(after_ingest=(home.search_index.after_ingest,))
     report = run_import(home, "claude", [Path(corpus)], hooks=hooks, defer_mirror=True)
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.add(sorted(report.mirror_pending))
     mirror = writer.run()
     home.search_index.close()

@@ -89,7 +89,7 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
         result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
         out["browsable_wall"] = time.perf_counter() - wall
         out["browsable_cpu"] = time.process_time() - cpu
-        writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+        writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
         writer.add(sorted(result.mirror_pending))
         mirror = writer.run()
         assert not mirror.problems and not home.sessions.pending_mirrors(), mirror.problems

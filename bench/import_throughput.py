@@ -387,7 +387,7 @@ def backlog_import(root: Path, index_times: list[Times]) -> tuple[Times, Times, 
     result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
     index_times.append((spent[0], spent[1]))
     browsable = (time.perf_counter() - wall, time.process_time() - cpu)
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.add(sorted(result.mirror_pending))
     mirror = writer.run()
     mirrored = (time.perf_counter() - wall, time.process_time() - cpu)

@@ -107,6 +107,9 @@ class GitMirror:
         self.packs = Packs(self.git_dir, pack_threshold)
         self.mutations = 0  # pack merges and rebuilds: the store publishes a change
         self.grouping = False  # inside a batch: commits wait for flush_pending
+        # When a dict: each node a commit covers first -> (turn number, commit), as written
+        # (the mirror backlog hands it to the search index, which then reads nothing).
+        self.written_turns: dict[str, tuple[int, str]] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -280,6 +283,9 @@ class GitMirror:
             self._pending_head = branch
         commits[end] = oid
         self._turn_no[oid] = turn_no
+        if self.written_turns is not None:
+            for node_id in segment:
+                self.written_turns[node_id] = (turn_no, oid)
         if not self.grouping:
             self.flush_pending()
         return oid

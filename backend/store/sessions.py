@@ -159,8 +159,10 @@ class SessionStore(SessionQueries):
             self._mirror_mark(repo.id).clear()
         return made
 
-    def write_mirror(self, session_id: str) -> int:
-        """Write the git mirror a backlog import left to write (idempotent). Returns commits made."""
+    def write_mirror(self, session_id: str, turns: dict[str, tuple[int, str]] | None = None) -> int:
+        """Write the git mirror a backlog import left to write (idempotent). Returns commits made.
+
+        turns: filled with node id -> (turn number, commit) for the nodes these commits cover."""
         check_session_id(session_id)
         mark = self._mirror_mark(session_id)
         if mark.state() is None:
@@ -169,7 +171,11 @@ class SessionStore(SessionQueries):
             mark.clear()  # deleted meanwhile (or never written): nothing to mirror
             return 0
         with self._session(session_id) as repo:
-            return self._write_backlog(repo)
+            repo.mirror.written_turns = turns
+            try:
+                return self._write_backlog(repo)
+            finally:
+                repo.mirror.written_turns = None
 
     def pending_mirrors(self) -> list[str]:
         """Sessions whose mirror is still to be written, oldest first (mirror_backlog.py)."""

@@ -16,9 +16,13 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+import pygit2
+
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store.node_log import NodeLog
+from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import Transcript, text, tool_use
 
@@ -58,13 +62,41 @@ def test_backlog_is_searchable_before_its_mirror_and_the_mirror_matches_an_inlin
     assert hits and all(hit.commit is None for hit in hits)  # searchable already, from the node files
     assert len(home.sessions.list_sessions().sessions) == 3
 
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.add(report.mirror_pending)
     done = writer.run()
     assert (done.sessions, done.commits, done.left) == (3, 12, 0)
     assert commits(home) == commits(inline)
-    assert all(hit.commit for hit in home.search_index.search("zeppelin"))  # commit ids filled in
+    hits = home.search_index.search("zeppelin", k=50)
+    assert hits and all(hit.commit for hit in hits)  # commit ids filled in: each its turn's commit
+    for hit in hits:
+        message = pygit2.Repository(home.sessions.path_for(hit.session_id))[hit.commit].message
+        assert message.startswith(f"turn {hit.turn}: ")
     assert home.sessions.verify(repair=False).ok
+
+
+def test_the_mirror_hands_the_index_its_commits_and_nothing_is_read_back(tmp_path: Path, monkeypatch) -> None:
+    source = corpus(tmp_path / "claude", 3, 4)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    told: list[dict] = []
+    writer = MirrorWriter(home.sessions, on_commits=lambda turns: told.append(dict(turns)))
+    writer.add(report.mirror_pending)
+    writer.run()
+    assert sorted(sid for batch in told for sid in batch) == sorted(report.mirror_pending)
+    reads: list[str] = []
+    for name in ("get_meta", "get_nodes", "get_turns", "snapshot"):
+        real = getattr(SessionStore, name)
+        monkeypatch.setattr(
+            SessionStore, name, lambda self, *a, _n=name, _r=real, **k: reads.append(_n) or _r(self, *a, **k)
+        )
+    real_scan = NodeLog.scan
+    monkeypatch.setattr(NodeLog, "scan", lambda self, have: reads.append("scan") or real_scan(self, have))
+    for batch in told:
+        home.search_index.after_mirror(batch)
+    home.search_index.update()  # the stamps were refreshed: nothing to read back either
+    assert reads == []
+    assert all(hit.commit for hit in home.search_index.search("zeppelin", k=50))
 
 
 def test_a_reimport_of_unchanged_sessions_promises_no_mirror(tmp_path: Path) -> None:
@@ -82,6 +114,8 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.store import git_mirror
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store.node_log import NodeLog
+from opmem_tui.backend.store.sessions import SessionStore
 
 home = Home(Path(sys.argv[1]))
 report = run_import(home, "claude", [Path(sys.argv[2])], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
