@@ -27,6 +27,7 @@ from ..model import Node, OpmemError
 from .commit_text import commit_message, trailers
 from .conversation import Conversation
 from .git_index import index_bytes, write_index
+from .git_init import init_session_git, open_session_git
 from .node_log import NodeLog, node_id_from_file_name
 from .packs import Packs
 from .packwriter import (
@@ -78,19 +79,6 @@ def branch_name(text: str) -> str:
     while name.endswith(".lock"):
         name = name[: -len(".lock")]
     return name[:100] or "retry"
-
-
-def open_session_git(path: Path | str) -> pygit2.Repository:
-    """The session folder's own repository. Never one found further up: pygit2 and git search
-    upward, and a session without .git inside a home kept in some repository would open that."""
-    return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-
-
-def init_session_git(path: Path) -> pygit2.Repository:
-    repo = pygit2.init_repository(str(path), initial_head="main")
-    repo.config["status.showUntrackedFiles"] = "no"
-    repo.config["gc.auto"] = "0"  # we pack ourselves; the git CLI must not gc behind our lock
-    return repo
 
 
 class GitMirror:
