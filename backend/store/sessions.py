@@ -149,6 +149,7 @@ class SessionStore(SessionQueries):
                 repo.end_group(sync_later if defer_mirror else None)
             if defer_mirror and batch.wrote:  # a backlog is read next (listing, search index): from memory
                 self._reads.seed(repo.path, session_id, repo.read_copy())
+                self._let_go(session_id, repo)
 
     def _write_backlog(self, repo: SessionRepo, own_since: int | None = None) -> int:
         """Commit what git misses (a live writer's turn left alone); the marker goes once git has it all."""
@@ -170,12 +171,15 @@ class SessionStore(SessionQueries):
         if not self.exists(session_id):
             mark.clear()  # deleted meanwhile (or never written): nothing to mirror
             return 0
+        was_open = session_id in self.cached_ids()
         with self._session(session_id) as repo:
             repo.mirror.written_turns = turns
             try:
                 return self._write_backlog(repo)
             finally:
                 repo.mirror.written_turns = None
+                if not was_open:  # opened for this only: a backlog's memory stays that of one session
+                    self._let_go(session_id, repo)
 
     def pending_mirrors(self) -> list[str]:
         """Sessions whose mirror is still to be written, oldest first (mirror_backlog.py)."""

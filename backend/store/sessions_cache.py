@@ -217,6 +217,15 @@ class OpenSessions(ChangeHints):
             self._evict()
             return repo
 
+    def _let_go(self, session_id: str, repo: SessionRepo) -> None:
+        """A backlog batch's session leaves the writers' cache at its end, with the node bytes it
+        kept for commits: a first import's memory stays that of the reads' few warm sessions,
+        whatever the history's size (the mirror opens it again). Lossless: its node files' sync is
+        the batch end's, and it has no commit whose git index could lag."""
+        with self._store_lock:
+            if self._cache.get(session_id) is repo:
+                del self._cache[session_id]
+
     def _evict(self) -> None:
         """Close the least recently used sessions past the cap.
 

@@ -21,6 +21,7 @@ import pygit2
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store import node_log
 from opmem_tui.backend.store.node_log import NodeLog
 from opmem_tui.backend.store.sessions import SessionStore
 
@@ -114,6 +115,7 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.store import git_mirror
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store import node_log
 from opmem_tui.backend.store.node_log import NodeLog
 from opmem_tui.backend.store.sessions import SessionStore
 
@@ -198,3 +200,24 @@ def test_watch_catch_up_defers_its_mirror_and_a_live_turn_commits_the_backlog_fi
     turns = [c.turn for c in home.sessions.session_commits(sid)]
     assert set(turns) == {1, 2, 3, 4} and turns[-3:] == [3, 2, 1]  # (turn 4 twice: its reply came at the idle flush)
     assert home.sessions.pending_mirrors() == [] and writer.run().commits == 0
+
+
+def test_a_backlog_import_indexes_each_session_from_memory_and_keeps_few_open(tmp_path: Path, monkeypatch) -> None:
+    """The index hook reads what the batch just wrote from the store's read cache (seeded by the
+    batch), never from the node files; and the writers' cache keeps no backlog session (bounded
+    memory, whatever the history's size)."""
+    source = corpus(tmp_path / "claude", 4, 3)
+    home = Home(tmp_path / "home")
+    home.search_index.update()  # the index exists: the hook indexes session by session
+    read: list[str] = []
+    real_read = node_log.read_json_object
+    monkeypatch.setattr(node_log, "read_json_object", lambda path: read.append(str(path)) or real_read(path))
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    assert len(report.mirror_pending) == 4 and report.nodes == 4 * 3 * 4
+    assert read == []  # no node file read back
+    assert home.sessions.cached_ids() == []  # none held by the writers' cache
+    assert len(home.search_index.search("zeppelin", k=50)) >= 4
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+    writer.add(report.mirror_pending)
+    assert writer.run().sessions == 4
+    assert home.sessions.cached_ids() == []  # the mirror let each go too
