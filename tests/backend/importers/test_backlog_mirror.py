@@ -20,8 +20,8 @@ import pygit2
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
-from opmem_tui.backend.store.mirror_backlog import MirrorWriter
 from opmem_tui.backend.store import node_log
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
 from opmem_tui.backend.store.node_log import NodeLog
 from opmem_tui.backend.store.sessions import SessionStore
 
