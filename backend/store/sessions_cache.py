@@ -199,9 +199,13 @@ class OpenSessions(ChangeHints):
                     locations[session_id] = str(Path(location).resolve())
                     self._write_locations(locations)
             else:
-                repo.load()
                 mark = self._mirror_mark(session_id)
                 pending = mark.state()
+                repo.log.keep_read = pending is not None  # its commits come next: their blobs are read now
+                try:
+                    repo.load()
+                finally:
+                    repo.log.keep_read = False
                 if (repo.path / "history").is_dir() and pending not in (HERE, LIVE):
                     # Consistency: commit nodes the refs do not cover, but not a turn a live writer is
                     # writing, nor a backlog a live process is writing (mirror_backlog.py).

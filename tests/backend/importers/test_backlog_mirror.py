@@ -210,8 +210,8 @@ def test_a_backlog_import_indexes_each_session_from_memory_and_keeps_few_open(tm
     home = Home(tmp_path / "home")
     home.search_index.update()  # the index exists: the hook indexes session by session
     read: list[str] = []
-    real_read = node_log.read_json_object
-    monkeypatch.setattr(node_log, "read_json_object", lambda path: read.append(str(path)) or real_read(path))
+    real_read = node_log.read_raw
+    monkeypatch.setattr(node_log, "read_raw", lambda path: read.append(str(path)) or real_read(path))
     report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
     assert len(report.mirror_pending) == 4 and report.nodes == 4 * 3 * 4
     assert read == []  # no node file read back
@@ -221,3 +221,18 @@ def test_a_backlog_import_indexes_each_session_from_memory_and_keeps_few_open(tm
     writer.add(report.mirror_pending)
     assert writer.run().sessions == 4
     assert home.sessions.cached_ids() == []  # the mirror let each go too
+
+
+def test_the_mirror_reads_each_node_file_once(tmp_path: Path, monkeypatch) -> None:
+    source = corpus(tmp_path / "claude", 2, 3)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], bind=False, defer_mirror=True)
+    read: list[str] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(str(self)) or real(self))
+    writer = MirrorWriter(home.sessions)
+    writer.add(report.mirror_pending)
+    assert writer.run().commits == report.turns
+    node_reads = [p for p in read if os.sep + "history" + os.sep in p]
+    assert len(node_reads) == len(set(node_reads)) == report.nodes  # once for the graph and the blob alike
+    assert home.sessions.verify(repair=False).ok
