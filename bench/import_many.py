@@ -1,10 +1,11 @@
 """A first import of many small Claude Code sessions (issue 41), beside the floor, with peak memory.
 
-  python bench/import_throughput.py --many [--quick]     (or this file directly)
+  python bench/import_throughput.py --many [N] [--quick]
 
-The corpus: 3,000 sessions of 20 turns each (300 with --quick), spread over 20 project folders,
-from import_throughput's Claude Code generator (Read/Bash/Edit results of varying sizes,
-thinking, hook progress records, file-history snapshots), cached under bench/out/.
+The corpus: 3,000 sessions of ~227 KB, about 20 turns each (300 with --quick; the issue's shape:
+680 MB for 3,000), spread over 40 project folders, from the bench's Claude Code generator
+(claude_corpus.py: Read/Bash/Edit results of varying sizes, thinking, hook progress records,
+file-history snapshots), cached under bench/out/.
 
 Each measured run is a fresh process (`--child`), so its peak RSS (ru_maxrss, the parse-ahead
 worker's beside it) is the import's own, not the bench's. Figures, per round, interleaved:
@@ -30,37 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import OUT, report
-
-FOLDERS = 20
-TURNS = 20
-
-
-def many_corpus(sessions: int) -> Path:
-    """bench/out/claude-many-<N>/projects/-home-dev-p<k>/*.jsonl (cached)."""
-    from import_throughput import Corpus
-
-    root = OUT / f"claude-many-{sessions}"
-    done = root / ".complete"
-    if done.exists():
-        return root
-    if root.exists():
-        shutil.rmtree(root)
-    gen = Corpus(seed=sessions)
-    # the issue's shape: 20 turns, ~160 messages and ~230 KB per session
-    gen.calls, gen.tools, gen.lines = (1, 4), (1, 2), (3, 80)
-    old = 1_600_000_000
-    for number in range(sessions):
-        folder = root / "projects" / f"-home-dev-p{number % FOLDERS}"
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = gen.session(0, turns=TURNS)
-        name = json.loads(lines[1])["sessionId"]
-        path = folder / f"{name}.jsonl"
-        path.write_text("".join(lines), encoding="utf-8")
-        os.utime(path, (old, old))
-    done.write_text("ok")
-    return root
-
+from harness import report
 
 # ------------------------------------------------------------------ one measured run (a child)
 
@@ -70,7 +41,8 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     out: dict[str, float] = {}
     if mode == "floor":
-        from import_throughput import create_files, files_of, json_loads_rate
+        from claude_corpus import files_of
+        from import_throughput import create_files, json_loads_rate
 
         files = files_of(root)
         _, records = json_loads_rate(files)
@@ -126,8 +98,9 @@ def run_child(mode: str, root: Path, nodes: int = 0) -> dict[str, float]:
 # ------------------------------------------------------------------ the bench
 
 
-def measure(quick: bool) -> None:
-    sessions = 300 if quick else 3000
+def measure(sessions: int) -> None:
+    from claude_corpus import many_corpus
+
     rounds = 2
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     t0 = time.perf_counter()
@@ -186,7 +159,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))))
         return
-    measure("--quick" in sys.argv)
+    measure(300 if "--quick" in sys.argv else 3000)
 
 
 if __name__ == "__main__":
