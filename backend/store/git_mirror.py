@@ -271,9 +271,9 @@ class GitMirror:
             self._pending_head = branch
         commits[end] = oid
         self._turn_no[oid] = turn_no
-        if self.written_turns is not None:
-            for node_id in segment:
-                self.written_turns[node_id] = (turn_no, oid)
+        if self.written_turns is not None:  # its line's nodes and their tool results
+            for node in new_nodes:
+                self.written_turns.setdefault(node.id, (turn_no, oid))
         if not self.grouping:
             self.flush_pending()
         return oid

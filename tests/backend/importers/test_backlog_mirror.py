@@ -98,6 +98,8 @@ def test_the_mirror_hands_the_index_its_commits_and_nothing_is_read_back(tmp_pat
     home.search_index.update()  # the stamps were refreshed: nothing to read back either
     assert reads == []
     assert all(hit.commit for hit in home.search_index.search("zeppelin", k=50))
+    index = home.search_index.index
+    assert [index.uncommitted(index.db, sid) for sid in sorted(report.mirror_pending)] == [0, 0, 0]  # tool rows too
 
 
 def test_a_reimport_of_unchanged_sessions_promises_no_mirror(tmp_path: Path) -> None:
