@@ -1,6 +1,6 @@
 """A first import of many small Claude Code sessions (issue 41), beside the floor, with peak memory.
 
-  python bench/import_throughput.py --many [N] [--quick]
+  python bench/import_throughput.py --many [N] [--quick] [--base CHECKOUT]
 
 The corpus: 3,000 sessions of ~227 KB, about 20 turns each (300 with --quick; the issue's shape:
 680 MB for 3,000), spread over 40 project folders, from the bench's Claude Code generator
@@ -33,6 +33,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import report
 
+if os.environ.get("BENCH_CHECKOUT"):  # a run of another checkout (--base): its parse worker too
+    from import_ab import _Checkout
+
+    _Checkout.root = os.environ["BENCH_CHECKOUT"]
+    sys.meta_path.insert(0, _Checkout)
+
 # ------------------------------------------------------------------ one measured run (a child)
 
 
@@ -61,7 +67,11 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
         result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
         out["browsable_wall"] = time.perf_counter() - wall
         out["browsable_cpu"] = time.process_time() - cpu
-        writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+        search = home.search_index
+        if hasattr(search, "after_mirror"):
+            writer = MirrorWriter(home.sessions, on_commits=search.after_mirror)
+        else:  # a checkout from before issue 41
+            writer = MirrorWriter(home.sessions, on_written=search.after_ingest)
         writer.add(sorted(result.mirror_pending))
         mirror = writer.run()
         assert not mirror.problems and not home.sessions.pending_mirrors(), mirror.problems
@@ -79,11 +89,11 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
     return out
 
 
-def run_child(mode: str, root: Path, nodes: int = 0) -> dict[str, float]:
+def run_child(mode: str, root: Path, nodes: int = 0, checkout: str = "") -> dict[str, float]:
     where = Path(tempfile.mkdtemp(prefix=f"opmem-many-{mode}-"))
     try:
         os.sync()  # nothing dirty from the run before (not timed)
-        env = dict(os.environ, BENCH_NODES=str(nodes))
+        env = dict(os.environ, BENCH_NODES=str(nodes), BENCH_CHECKOUT=checkout)
         done = subprocess.run(
             [sys.executable, __file__, "--child", mode, str(root), str(where)],
             env=env, capture_output=True, text=True, check=False,
@@ -98,7 +108,9 @@ def run_child(mode: str, root: Path, nodes: int = 0) -> dict[str, float]:
 # ------------------------------------------------------------------ the bench
 
 
-def measure(sessions: int) -> None:
+def measure(sessions: int, base: str = "") -> None:
+    """`base`: a checkout from before (e.g. `git worktree add --detach /tmp/b <commit>`), imported in
+    the same rounds, its figures printed beside (its own parse worker too)."""
     from claude_corpus import many_corpus
 
     rounds = 2
@@ -111,10 +123,15 @@ def measure(sessions: int) -> None:
     floors: list[dict[str, float]] = []
     imports: list[dict[str, float]] = []
     nodes = 0
-    for _ in range(rounds):  # interleaved: the load moves both alike
+    bases: list[dict[str, float]] = []
+    for number in range(rounds):  # interleaved: the load moves them alike
+        if base and number % 2:
+            bases.append(run_child("import", root, checkout=base))
         first = run_child("import", root)
         nodes = int(first["nodes"])
         imports.append(first)
+        if base and not number % 2:
+            bases.append(run_child("import", root, checkout=base))
         floors.append(run_child("floor", root, nodes))
     records = int(floors[0]["records"])
     last = imports[-1]
@@ -152,6 +169,16 @@ def measure(sessions: int) -> None:
     worker = max(i["rss_children_mb"] for i in imports)
     report("peak RSS of the import process", peak, 400, "400", "<= 1", peak <= 400, unit="MB")
     print(f"  parse worker peak RSS {worker:.0f} MB")
+    if bases:
+        then = {key: min(run[key] for run in bases) for key in ("browsable_wall", "browsable_cpu", "wall", "cpu")}
+        now = {key: min(run[key] for run in imports) for key in then}
+        print(
+            f"before ({base}): browsable {then['browsable_wall']:.2f} s wall ({then['browsable_cpu']:.2f} CPU), "
+            f"whole {then['wall']:.2f} s ({then['cpu']:.2f} CPU), peak RSS {max(r['rss_mb'] for r in bases):.0f} MB; "
+            f"now / before: browsable {now['browsable_wall'] / then['browsable_wall']:.2f} wall, "
+            f"{now['browsable_cpu'] / then['browsable_cpu']:.2f} CPU; whole {now['wall'] / then['wall']:.2f} wall, "
+            f"{now['cpu'] / then['cpu']:.2f} CPU"
+        )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -159,7 +186,8 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))))
         return
-    measure(300 if "--quick" in sys.argv else 3000)
+    base = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else ""
+    measure(300 if "--quick" in sys.argv else 3000, base)
 
 
 if __name__ == "__main__":
