@@ -387,23 +387,27 @@ class IndexUpdater:
                 report.rows += len(work.rows)
                 report.sessions_updated += 1
 
-    def fill_commits(self, commits: Mapping[str, Mapping[str, tuple[int, str]]]) -> None:
+    def fill_commits(self, commits: Mapping[str, Mapping[str, tuple[int, str]]]) -> list[str]:
         """Commit ids for rows indexed before their turn was committed, as the mirror wrote them.
 
         A session whose history/ is as indexed gets its stamp again (the mirror rewrote only
-        meta.json), so the next update does not read it back for nothing."""
+        meta.json), so the next update does not read it back for nothing. Returns the sessions
+        the index is behind on (never indexed, or nodes since: a writer killed before its index
+        update), for an ordinary update."""
+        behind: list[str] = []
         with self.index.write() as db:
             for session_id, turns in commits.items():
                 self.index.fill_commits(db, session_id, dict(turns))
                 current = self.index.cursor(db, session_id)
-                if current is None:
-                    continue
                 try:
                     stamp = _stamp(self.store.path_for(session_id))
                 except OpmemError:
                     continue
-                if stamp.split(":")[0] == current.stamp.split(":")[0]:
+                if current is not None and stamp.split(":")[0] == current.stamp.split(":")[0]:
                     self.index.set_stamp(db, session_id, current.scope, stamp)
+                else:
+                    behind.append(session_id)
+        return behind
 
     def _has_uncommitted(self, session_id: str) -> bool:
         return self.index.uncommitted(self.index.db, session_id) > 0

@@ -115,9 +115,12 @@ class SearchService:
         if not self.index.path.exists():
             return  # the first search builds the index, commits included
         try:
-            self.updater.fill_commits(commits)
+            behind = self.updater.fill_commits(commits)
         except SchemaMismatch:
             self.rebuild()
+            return
+        if behind:
+            self.update(behind)
 
     def forget_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> int:
         """Excluded sessions (private, or in an excluded project): their rows and records out of the index."""

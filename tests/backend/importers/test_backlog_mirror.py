@@ -238,3 +238,18 @@ def test_the_mirror_reads_each_node_file_once(tmp_path: Path, monkeypatch) -> No
     node_reads = [p for p in read if os.sep + "history" + os.sep in p]
     assert len(node_reads) == len(set(node_reads)) == report.nodes  # once for the graph and the blob alike
     assert home.sessions.verify(repair=False).ok
+
+
+def test_a_session_the_index_missed_is_indexed_when_its_mirror_is_written(tmp_path: Path) -> None:
+    """A backlog written without its index update (its writer killed between the two) is indexed
+    by the mirror's hook, as when the hook read every session back."""
+    source = corpus(tmp_path / "claude", 2, 2)
+    home = Home(tmp_path / "home")
+    home.search_index.update()  # an index exists, empty
+    report = run_import(home, "claude", [source], bind=False, defer_mirror=True)  # no index hook
+    assert home.search_index.search("zeppelin") == ()
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+    writer.add(report.mirror_pending)
+    writer.run()
+    hits = home.search_index.search("zeppelin", k=50)
+    assert {hit.session_id for hit in hits} == report.mirror_pending and all(hit.commit for hit in hits)
