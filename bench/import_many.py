@@ -2,7 +2,7 @@
 
   python bench/import_throughput.py --many [N] [--quick] [--base CHECKOUT]
 
-The corpus: 3,000 sessions of ~227 KB, about 20 turns each (300 with --quick; the issue's shape:
+The corpus: 3,000 sessions of 20 turns, ~270 KB and ~150 messages each (300 with --quick; the issue's:
 680 MB for 3,000), spread over 40 project folders, from the bench's Claude Code generator
 (claude_corpus.py: Read/Bash/Edit results of varying sizes, thinking, hook progress records,
 file-history snapshots), cached under bench/out/.
