@@ -238,19 +238,21 @@ class IndexUpdater:
         started = time.perf_counter()
         report = UpdateReport()
         self._rules = self.rules() if self.rules is not None else None
-        known = self.index.cursors()
         if sessions is None:
+            known = self.index.cursors()
             listing = self.store.list_sessions()
             present = [m.id for m in listing.sessions]
-            gone = [sid for sid in known if sid not in set(present)]
+            present_ids = set(present)
+            gone = [sid for sid in known if sid not in present_ids]
             if gone:
                 with self.index.write() as db:
                     for sid in gone:
                         self.index.drop_session(db, sid)
                 report.sessions_dropped = len(gone)
             wanted = present
-        else:
+        else:  # an import batch's few sessions: their cursors only (all of them per batch was quadratic)
             wanted = list(dict.fromkeys(sessions))
+            known = self.index.cursors(wanted)
         batch: list[_SessionWork] = []
         for done, session_id in enumerate(wanted):
             if progress is not None:

@@ -253,3 +253,13 @@ def test_a_session_the_index_missed_is_indexed_when_its_mirror_is_written(tmp_pa
     writer.run()
     hits = home.search_index.search("zeppelin", k=50)
     assert {hit.session_id for hit in hits} == report.mirror_pending and all(hit.commit for hit in hits)
+
+
+def test_the_index_hook_asks_for_the_cursors_of_its_batch_only(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 3, 1)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    one, *_ = sorted(report.mirror_pending)
+    index = home.search_index.index
+    assert set(index.cursors()) == report.mirror_pending
+    assert set(index.cursors([one, "cc-not-indexed"])) == {one}
