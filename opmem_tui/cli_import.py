@@ -288,7 +288,7 @@ def _import_with_progress(
 def mirror_writer(home: Home) -> MirrorWriter:
     """The git mirrors to write: the ones an earlier, interrupted run left (adopted now), and
     (added by write_mirrors) the ones this import defers. The search index fills in commit ids."""
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.adopt()
     return writer
 
