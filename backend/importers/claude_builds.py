@@ -86,7 +86,8 @@ class Build:
         self.usage: dict[tuple[str, str], dict[str, Any]] = {}
         self.links: dict[str, str] = {}  # agentId -> tool node that spawned it
         self.root_parent_uuid: str | None = None
-        self.queued: set[int] = set()
+        self.queue: list[tuple[str, Any, int]] = []  # enqueued prompts not taken yet: text, stamp, line
+        self.taken: tuple[str, Any, int] | None = None  # dequeued; its own user record may follow
         self.meta_dirty = True
         self.nodes_total = 0
         self.first_prompt = ""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .base import ImportFormatError
 from .claude_builds import Build, Group, Tool
+from .claude_queue import delivered, queue_operation, take_queued
 from .claude_records import (
     AGENT_ID_RE,
     METADATA_TYPES,
@@ -55,6 +56,8 @@ Handler = Callable[["ClaudeParser", Build, Rec], None]
 
 def apply(parser: ClaudeParser, build: Build, rec: Rec) -> None:
     handler = RECORDS.get(rec.kind)
+    if build.taken is not None and rec.kind == "assistant":
+        take_queued(parser, build)
     if handler is not None:
         handler(parser, build, rec)
         return
@@ -100,6 +103,7 @@ def _user(parser: ClaudeParser, build: Build, rec: Rec) -> None:
                 build.anchors[uuid] = sid
         return
     text = block_text(content) if content is not None else ""
+    build.taken = None  # a dequeued prompt, if any, is this record
     images = sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
     kind = user_kind(record, text)
     metadata: dict[str, Any] = {"claude_type": "user", "uuid": uuid}
@@ -477,7 +481,7 @@ def _system(parser: ClaudeParser, build: Build, rec: Rec) -> None:
 
 
 def _structural(parser: ClaudeParser, build: Build, rec: Rec) -> None:
-    record, kind, uuid, line_no = rec.data, rec.kind, rec.uuid, rec.line
+    record, kind, uuid = rec.data, rec.kind, rec.uuid
     parent = build.anchor(rec.parent_uuid)
     if uuid is not None:
         build.anchors[uuid] = parent
@@ -496,35 +500,8 @@ def _structural(parser: ClaudeParser, build: Build, rec: Rec) -> None:
     elif kind == "attachment" and sub == "queued_command":
         prompt = data.get("prompt")
         text = block_text(prompt) if prompt is not None else ""
-        if text and hash(text) not in build.queued:
-            _queued_prompt(parser, build, text, record.get("timestamp"), line_no, "attachment")
-
-
-def _queue(parser: ClaudeParser, build: Build, rec: Rec) -> None:
-    record, line_no = rec.data, rec.line
-    operation = record.get("operation")
-    build.count(f"queue:{operation}")
-    content = record.get("content")
-    if operation == "enqueue" and isinstance(content, str) and content.strip():
-        _queued_prompt(parser, build, content, record.get("timestamp"), line_no, "queue-operation")
-
-
-def _queued_prompt(parser: ClaudeParser, build: Build, text: str, stamp: Any, line_no: int, origin: str) -> None:
-    """A prompt typed while the agent worked: a system node placed where it was typed."""
-    build.queued.add(hash(text))
-    tip = build.head
-    sid = parser.chain_node(
-        build,
-        f"queued-{line_no}",
-        "system",
-        text,
-        tip,
-        stamp,
-        {"claude_type": origin, "kind": "queued_prompt"},
-        None,
-    )
-    if tip is not None and sid != tip:
-        build.redirect[tip] = sid  # the conversation goes on after it
+        if text:
+            delivered(parser, build, rec.data, data, text, parent, rec.uuid, rec.line)
 
 
 def _metadata(parser: ClaudeParser, build: Build, rec: Rec) -> None:
@@ -565,6 +542,6 @@ RECORDS: dict[str, Handler] = {
     "assistant": _assistant,
     "system": _system,
     **dict.fromkeys(STRUCTURAL_TYPES, _structural),
-    "queue-operation": _queue,
+    "queue-operation": queue_operation,
     **dict.fromkeys(METADATA_TYPES, _metadata),
 }

@@ -10,7 +10,7 @@ from opmem_tui.backend.importers.base import ImportedSession, ImportReport
 from opmem_tui.backend.importers.claude_parser import ClaudeParser
 from opmem_tui.backend.importers.claude_records import is_agent_file
 
-from .conftest import Transcript, text, thinking, tool_use
+from .conftest import LAST, Transcript, text, thinking, tool_use
 
 claude_code = SOURCES["claude"]
 parse_file = claude_code.parse_file
@@ -191,20 +191,95 @@ def test_replayed_children_with_same_timestamp_are_merged(tmp_path: Path) -> Non
     assert next(n for n in s.nodes if n.id == "msg_B").parent_id == first
 
 
-def test_queued_prompt_is_placed_where_it_was_typed(tmp_path: Path) -> None:
-    t = Transcript()
+def _queued_task(t: Transcript, prompt: str) -> str:
+    """A long task with the prompt typed (enqueued) while its tool runs; returns the tool call's node."""
     t.prompt("long task")
     a = t.assistant("msg_A", tool_use("toolu_1"))
-    t.meta("queue-operation", operation="enqueue", content="also check the tests", timestamp="2025-06-01T12:00:02.500Z")
+    t.meta("queue-operation", operation="enqueue", content=prompt, timestamp="2025-06-01T12:00:02.500Z")
+    return a
+
+
+def test_dequeued_prompt_without_its_own_record_is_a_turn_where_it_was_taken(tmp_path: Path) -> None:
+    t = Transcript()
+    a = _queued_task(t, "also check the tests")
     t.meta("queue-operation", operation="dequeue", timestamp="2025-06-01T12:00:02.600Z")
     r = t.result("toolu_1", "done", parent=a)
-    t.assistant("msg_B", text("finished"), parent=r)
+    t.assistant("msg_B", text("checked the tests too"), parent=r)
     sessions, report = parse(tmp_path, t)
     s = trunk(sessions)
-    queued = [n for n in s.nodes if n.metadata.get("kind") == "queued_prompt"]
-    assert len(queued) == 1 and queued[0].content == "also check the tests" and queued[0].parent_id == "msg_A"
-    assert next(n for n in s.nodes if n.id == "msg_B").parent_id == queued[0].id
+    assert [n.content for n in by_role(s, "user")] == ["long task", "also check the tests"]
+    queued = next(n for n in s.nodes if n.content == "also check the tests")
+    assert queued.metadata["queued"] is True and "kind" not in queued.metadata
+    assert next(n for n in s.nodes if n.id == "msg_B").parent_id == queued.id
     assert s.extra["record_counts"]["queue:dequeue"] == 1 and report.unknown_records == {}
+
+
+def test_dequeued_prompt_written_as_a_user_record_counts_once(tmp_path: Path) -> None:
+    t = Transcript()
+    a = _queued_task(t, "also check the tests")
+    r = t.result("toolu_1", "done", parent=a)
+    t.assistant("msg_B", text("done"), parent=r)
+    t.meta("queue-operation", operation="dequeue", timestamp="2025-06-01T12:00:09.000Z")
+    t.prompt("also check the tests")
+    t.assistant("msg_C", text("checked"))
+    s = trunk(parse(tmp_path, t)[0])
+    assert [n.content for n in by_role(s, "user")] == ["long task", "also check the tests"]
+    assert not any(n.metadata.get("queued") for n in s.nodes)
+
+
+def test_prompt_removed_from_the_queue_is_not_a_turn(tmp_path: Path) -> None:
+    t = Transcript()
+    a = _queued_task(t, "never mind")
+    t.meta("queue-operation", operation="remove", timestamp="2025-06-01T12:00:02.700Z")
+    r = t.result("toolu_1", "done", parent=a)
+    t.assistant("msg_B", text("finished"), parent=r)
+    s = trunk(parse(tmp_path, t)[0])
+    assert [n.content for n in by_role(s, "user")] == ["long task"]
+    assert not any("never mind" in n.content for n in s.nodes)
+    assert s.extra["record_counts"]["queue:remove"] == 1
+
+
+def test_prompt_delivered_mid_turn_as_an_attachment_is_a_turn(tmp_path: Path) -> None:
+    t = Transcript()
+    a = _queued_task(t, "tackle the new beads")
+    t.meta("queue-operation", operation="remove", timestamp="2025-06-01T12:00:02.700Z")
+    r = t.result("toolu_1", "done", parent=a)
+    att = t._record(
+        "attachment",
+        r,
+        attachment={"type": "queued_command", "prompt": "tackle the new beads", "commandMode": "prompt"},
+    )
+    t.assistant("msg_B", text("on it"), parent=att)
+    s = trunk(parse(tmp_path, t)[0])
+    assert [n.content for n in by_role(s, "user")] == ["long task", "tackle the new beads"]
+    queued = next(n for n in by_role(s, "user") if n.content == "tackle the new beads")
+    assert queued.id == att and next(n for n in s.nodes if n.id == "msg_B").parent_id == att
+
+
+def test_queued_task_notifications_are_not_prompts(tmp_path: Path) -> None:
+    note = "<task-notification>\n<task-id>b7636e2</task-id>\n<status>completed</status>\n</task-notification>"
+    t = Transcript()
+    a = _queued_task(t, note)
+    t.meta("queue-operation", operation="dequeue", timestamp="2025-06-01T12:00:02.600Z")
+    r = t.result("toolu_1", "done", parent=a)
+    t.assistant("msg_B", text("the task finished"), parent=r)
+    t._record(
+        "attachment", LAST, attachment={"type": "queued_command", "prompt": note, "commandMode": "task-notification"}
+    )
+    t._record(
+        "attachment",
+        LAST,
+        attachment={
+            "type": "queued_command",
+            "prompt": "sent by a teammate",
+            "origin": {"kind": "task", "from": "lead"},
+        },
+    )
+    t.assistant("msg_C", text("ok"))
+    s = trunk(parse(tmp_path, t)[0])
+    assert [n.content for n in by_role(s, "user")] == ["long task"]
+    kinds = [n.metadata.get("kind") for n in by_role(s, "system") if n.metadata.get("queued")]
+    assert kinds == ["injected", "injected", "queued_prompt"]
 
 
 def test_titles_and_metadata_records(tmp_path: Path) -> None:

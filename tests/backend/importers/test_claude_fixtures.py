@@ -77,9 +77,10 @@ def test_spotter_tool_heavy(store: SessionStore) -> None:
     - 4 assistant nodes: message ids ...K7hVSg (line 5), ...gyo9kz (12-13), ...DSj7e6 (27-30),
       ...5jdsym (34 and 37: the same reply continues after the Read result).
     - 6 tool nodes: Bash, Bash, WebSearch, Glob, Read, WebFetch.
-    - 8 system nodes: the prompt "/mcp" queued at line 9 (queue-operation enqueue), interrupt (18),
+    - 7 system nodes: interrupt (18),
       caveat (20, isMeta), /mcp echo and stdout (21-22), two local_command records (23-24),
-      interrupt (39).
+      interrupt (39). The "/mcp" enqueued at line 9 and removed at 10 is no node: it ran as the
+      command of lines 20-22 (one input, counted once).
     - 1 branch: the file has five raw forks, all recording artifacts: hook progress beside a
       result under 8565db, 0c9d6d, 501990 and 9c0157, and under 479992 the parallel Glob call of
       the same reply beside the WebSearch result.
@@ -88,12 +89,11 @@ def test_spotter_tool_heavy(store: SessionStore) -> None:
     assert len(multi_child_parents(path)) == 5
     sid = imported(store, path)
     nodes = store.get_nodes(sid)
-    assert Counter(n.role for n in nodes) == {"user": 2, "assistant": 4, "tool": 6, "system": 8}
+    assert Counter(n.role for n in nodes) == {"user": 2, "assistant": 4, "tool": 6, "system": 7}
     assert [n.name for n in nodes if n.role == "tool"] == ["Bash", "Bash", "WebSearch", "Glob", "Read", "WebFetch"]
-    queued = [n for n in nodes if n.metadata.get("kind") == "queued_prompt"]
-    assert [q.content for q in queued] == ["/mcp"]
+    assert [n.content for n in nodes if n.content.strip() == "/mcp" or n.metadata.get("queued")] == []
     turns = store.get_turns(sid)
-    assert [len(t.nodes) for t in turns] == [12, 8]
+    assert [len(t.nodes) for t in turns] == [11, 8]
     assert [t.user.content[:20] for t in turns] == ["start phoenix in bac", "scrolling back in xt"]
     assert all(t.commit for t in turns) and all(not t.fork_heads for t in turns)
     assert [b.name for b in store.branches(sid)] == ["main"]
@@ -190,7 +190,7 @@ def test_appended_lines_import_only_the_new_turn(home, store: SessionStore, tmp_
     os.utime(copy, (1_600_000_000, 1_600_000_000))
     first = run_import(home, "claude", [copy])
     sid = "cc-5e55a0e0-0000-4000-8000-000000000001"
-    assert (first.nodes, first.turns) == (12, 1)
+    assert (first.nodes, first.turns) == (11, 1)
     commits = store.session_commits(sid)
     with open(copy, "ab") as handle:
         handle.write(b"".join(lines[25:]))
@@ -200,7 +200,7 @@ def test_appended_lines_import_only_the_new_turn(home, store: SessionStore, tmp_
     after = store.session_commits(sid)
     assert len(after) == 2 and after[1].oid == commits[0].oid  # turn 1's commit untouched
     assert after[0].summary.startswith("turn 2: scrolling back")
-    assert [len(t.nodes) for t in store.get_turns(sid)] == [12, 8]
+    assert [len(t.nodes) for t in store.get_turns(sid)] == [11, 8]
 
 
 def test_fixture_folder_copy_imports_subagents_under_their_trunk(home, store: SessionStore, tmp_path: Path) -> None:
