@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from .base import ImportedSession, ImportReport, LineImporter, discover_files
+from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter, discover_files
 from .claude_parser import ClaudeParser
 from .claude_records import is_agent_file
 from .claude_resume import ResumeIndex
@@ -95,5 +95,16 @@ class IflowImporter(ClaudeImporter):
     def follows_lines(self, path: Path) -> bool:
         return False  # read whole, so each session is named as iFlow's
 
+    def _its_own(self, path: Path) -> bool:
+        """Under an `.iflow` folder, or under $IFLOW_HOME when that is set."""
+        root = os.environ.get("IFLOW_HOME")
+        return self.shape.inside(path) or (bool(root) and path.is_relative_to(Path(root).expanduser().absolute()))
+
     def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        # Its files are Claude Code's to the byte: only where iFlow keeps them are they iFlow's.
+        if not self._its_own(path.expanduser().absolute()):
+            raise ImportFormatError(
+                "skipped: not in an `.iflow` folder, so not an iFlow CLI session (iFlow keeps them in"
+                " ~/.iflow/projects); a Claude Code transcript is imported with `opmem import claude`"
+            )
         return [replace(s, source=self.source) for s in super().parse_file(path, report, final=final)]

@@ -73,11 +73,15 @@ class Shape:
     def named(self, path: Path) -> bool:
         return any(_name_fits(path, pattern) for pattern in self.names)
 
+    def inside(self, path: Path) -> bool:
+        """`path` lies in a folder `within` names (always, when it names none)."""
+        return not self.within or any(fnmatch.fnmatchcase(p, w) for p in path.parts[:-1] for w in self.within)
+
     def fits(self, probe: Probe) -> bool:
         """The file has this shape (its name, then its content)."""
         if not self.named(probe.path):
             return False
-        if self.within and not any(fnmatch.fnmatchcase(p, w) for p in probe.path.parts[:-1] for w in self.within):
+        if not self.inside(probe.path):
             return False
         if probe.is_sqlite:
             return any(all(probe.has_table(t) for t in cond) for cond in self.tables)
