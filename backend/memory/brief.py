@@ -325,7 +325,32 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         chunk_edges.append(g)
     if chunk:
         out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
+    other = _other_commands(by_rel, refs)
+    if other is not None:
+        out.append(other)
     return out
+
+
+OTHER_COMMANDS = 5
+
+
+def _other_commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
+    """Commands of no known kind (the rules take only those run, or given with a verb that says to
+    type them), those that ran first, then by how many sessions used them, then newest."""
+    counted: dict[str, tuple[int, int, float, GraphEdge]] = {}
+    for rel, ran in (("other-command", 1), ("other-script", 0)):
+        for g in by_rel.get(rel, []):
+            if g.target not in refs:
+                continue
+            old = counted.get(g.target)
+            n = (old[1] if old else 0) + 1
+            counted[g.target] = (max(ran, old[0] if old else 0), n, max(g.edge.event_time, old[2] if old else 0.0), g)
+    ranked = sorted(counted.values(), key=lambda item: (-item[0], -item[1], -item[2]))[:OTHER_COMMANDS]
+    names = _take(list(dict.fromkeys(refs[item[3].target].name for item in ranked)), "; ")
+    if not names:
+        return None
+    used = [item[3] for item in ranked]
+    return BriefLine("· other: " + "; ".join(names), _newest(used).edge.provenance.session_id, 0.8, "command")
 
 
 def _most_given(edges: list[GraphEdge], refs: dict) -> GraphEdge:
