@@ -22,7 +22,7 @@ from ..model import CollectedTurn, SessionBatch, TurnFacts
 from . import patterns
 from .builder import RecordBuilder
 from .cues import find_cues, preference
-from .knowledge import Knowledge, record_turn
+from .knowledge import Knowledge, record_named_often, record_turn
 from .personal_records import user_facts
 from .summary import work_importance, work_summary
 from .tools import ToolAction, absolute_path, normalize_path, read_tool, rejected, tool_key
@@ -425,5 +425,6 @@ def extract_coding(b: RecordBuilder, batch: SessionBatch) -> list[TurnFacts]:
     state = begin_batch(b, batch)
     facts = [extract_turn(b, turn, state) for turn in batch.turns]
     if state.knowledge is not None:
+        record_named_often(state.knowledge)
         state.knowledge.flush()
     return facts

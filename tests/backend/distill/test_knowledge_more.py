@@ -41,3 +41,31 @@ def test_commands_of_no_known_kind_that_ran_and_one_only_talked_about(tmp_path: 
     assert "npx task-master list --tag=dev" in other, core
     assert "docker compose logs bot" in other, core  # given with a verb that says to type it
     assert "logs -f" not in other and "restart" not in core and "mkdir" not in other, core
+
+
+def test_a_technology_named_in_several_turns_is_on_the_stack_one_named_once_is_not(tmp_path: Path):
+    turns = [
+        Turn("the search is slow", reply="The Qdrant collection has no payload index; I'll add one."),
+        Turn("and now?", reply="Faster: Qdrant answers in 40 ms. Cassandra could also work, but stay put."),
+        Turn("the page?", reply="The Streamlit page now reads from Qdrant directly."),
+        Turn("thanks", reply='Done. The sample customer is "Jenkins & Co", Jenkins again, and "Jenkins & Co" once more.'),
+        Turn("ok", reply='Jenkins & Co is shown as "Jenkins & Co".'),
+        Turn("next", reply="Next, Flow of data. Make sure the Flow is right."),
+        Turn("go on", reply="Next: Flow again."),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-n", turns)]))
+    stack = _line(core, "· stack: ") + _line(core, "· tools: ")
+    assert "Qdrant" in stack, core  # named in three turns
+    assert "Cassandra" not in stack and "Streamlit" not in stack, core  # named once
+    assert "Next.js" not in stack and "Flow" not in stack, core  # an English word opening a sentence
+    assert "Jenkins" not in stack, core  # a name inside quotes or data
+
+
+def test_a_package_a_log_line_names_is_on_the_stack(tmp_path: Path):
+    output = (
+        "tests/test_e2e.py::test_query PASSED\n"
+        "WARNING  langchain_core.callbacks.manager:manager.py:306 Error in callback\n"
+    )
+    turns = [Turn("run the e2e tests", calls=[Call("bash", command="pytest tests/test_e2e.py", output=output)])]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-l", turns)]))
+    assert "LangChain" in _line(core, "· stack: "), core
