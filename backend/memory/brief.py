@@ -70,7 +70,11 @@ is_brief_relation = relations.in_brief
 
 
 def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
-    return max(edges, key=lambda g: (g.edge.event_time, g.edge.id))
+    # ties broken by what the edge says, not its id (a hash of where the store is): the same
+    # sessions give the same block, byte for byte, wherever they are distilled
+    return max(
+        edges, key=lambda g: (g.edge.event_time, g.edge.provenance.session_id, g.relation, g.edge.provenance.node_ids)
+    )
 
 
 # the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
@@ -251,7 +255,12 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             by_target.setdefault(g.target, []).append(g)
     ranked = sorted(
         by_target.items(),
-        key=lambda item: (-len(item[1]), -round(_newest(item[1]).edge.event_time / 3600), len(refs[item[0]].name)),
+        key=lambda item: (
+            -len(item[1]),
+            -round(_newest(item[1]).edge.event_time / 3600),
+            len(refs[item[0]].name),
+            refs[item[0]].name,
+        ),
     )
     return [(refs[target].name, _newest(gs)) for target, gs in ranked[:CONVENTIONS]]
 
