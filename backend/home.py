@@ -12,16 +12,19 @@ import platformdirs
 from .config import Config
 from .memory.readonly import ReadOnlyMemoryStore
 from .memory.store import MemoryStore
-from .model import OpmemError
+from .model import Node, OpmemError, SessionMeta
 from .privacy.exclusions import Exclusions, Visibility, exclusions
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .distill.triggers import Distiller
     from .importers.hooks import IngestHooks
     from .memory.search import SearchHit
     from .memory.search_service import SearchService
     from .projects.registry import Project, ProjectRegistry
+    from .usage.index import UsageIndex
 
 HOME_ENV = "OPMEM_HOME"
 
@@ -104,7 +107,21 @@ class Home:
             dense=self.config.search.dense,
             rules=self.exclusions,
             withheld=lambda sid: not self.visible(sid) and self.sessions.exists(sid),
+            scope_of=self._session_scope,
         )
+
+    def _session_scope(self, meta: SessionMeta, nodes: Sequence[Node]) -> str:
+        """The scope a session's memory and turns live in: the project it belongs to (collect decides)."""
+        from .distill.collect import session_info
+
+        return session_info(self.sessions, self.projects, meta, nodes).scope
+
+    @cached_property
+    def usage(self) -> UsageIndex:
+        """memory/usage.sqlite: tokens and cost per reply (backend/usage/index.py)."""
+        from .usage.index import USAGE_FILE, UsageIndex
+
+        return UsageIndex(self.memory_dir / USAGE_FILE, self.sessions)
 
     def search(
         self,
@@ -127,11 +144,13 @@ class Home:
 
     def ingest_hooks(self) -> IngestHooks:
         """What runs after each ingest batch of every import (`opmem import`, `opmem watch`, the
-        app's palette, the demo): the search index update; and on a watch's idle tick, the
+        app's palette, the demo): the search and usage index updates; and on a watch's idle tick, the
         idle-distillation trigger. One list, so no way of importing leaves the index behind."""
         from .importers.hooks import IngestHooks
 
-        return IngestHooks(after_ingest=(self.search_index.after_ingest,), on_idle=(self.distiller.tick,))
+        return IngestHooks(
+            after_ingest=(self.search_index.after_ingest, self.usage.after_ingest), on_idle=(self.distiller.tick,)
+        )
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

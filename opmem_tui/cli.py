@@ -95,7 +95,7 @@ def _redact_older_memory(home: Home) -> None:
         err_console.print(Text(upgraded.message, style="dim"))
 
 
-def run_app(home: Home) -> None:
+def run_app(home: Home, *, start_tab: str = "sessions") -> None:
     try:
         from .app import OpmemApp
     except ImportError as exc:  # the TUI layer is optional for scripting installs
@@ -103,7 +103,7 @@ def run_app(home: Home) -> None:
         return
     try:
         home.ensure()
-        OpmemApp(home).run()
+        OpmemApp(home, start_tab=start_tab).run()
     except OpmemError as exc:
         _fail(exc)
 
@@ -145,6 +145,7 @@ def _register_subcommands() -> None:
     from .cli_secrets import secrets
     from .cli_sessions import sessions
     from .cli_sync import sync
+    from .cli_usage import register as register_usage
 
     main.add_command(sessions)
     main.add_command(demo)
@@ -153,6 +154,7 @@ def _register_subcommands() -> None:
     main.add_command(secrets)
     main.add_command(sync)
     register_import(main)
+    register_usage(main)
     register_recall(main)
     register_distill(main)
     register_connect(main)

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .backend.agents.connect import AGENTS, Change, connect, disconnect, status
+from .backend.agents.connect import AGENTS, Change, FileChange, connect, disconnect, status
 from .backend.home import Home
 from .backend.model import OpmemError
 from .backend.safe_text import plain
@@ -31,6 +31,21 @@ def _fail(message: str) -> None:
     sys.exit(1)
 
 
+# What a change did to a file, in words that cannot be misread ("removed ~/.claude.json" read as
+# the file deleted): what opmem's part is, and the file it went into or out of.
+_SAID = {
+    "added": "added {what} to {path}",
+    "updated": "updated {what} in {path}",
+    "removed": "took {what} out of {path} (the rest of the file as it was)",
+    "deleted": "deleted {path}: opmem had created it for {what}, and nothing else was in it",
+    "unchanged": "{path}: {what} already as it should be",
+}
+
+
+def _said(change: FileChange) -> str:
+    return _SAID.get(change.action, change.action + " {path} ({what})").format(what=change.what, path=change.path)
+
+
 def _print_change(change: Change, verb: str) -> None:
     label = AGENTS[change.agent].label
     if not change.changed:
@@ -38,7 +53,7 @@ def _print_change(change: Change, verb: str) -> None:
         return
     console.print(Text(f"{label}: {verb}"), highlight=False)
     for f in change.files:
-        console.print(Text(f"  {f.action:<9} {f.path}  ({f.what})"), highlight=False)
+        console.print(Text(f"  {_said(f)}"), highlight=False)
     backups = [f.backup for f in change.files if f.backup is not None]
     if backups:
         console.print(
@@ -85,6 +100,32 @@ def _print_status(home: Home) -> None:
             console.print(Text(f"    session start: {agent.notes}"), highlight=False)
 
 
+def _print_usage(home: Home) -> None:
+    """What the agents recorded over the last 7 days, by agent: what `memory_usage` answers over MCP."""
+    from datetime import date, timedelta
+
+    from .backend.usage.reports import Filters, query
+
+    console.print(
+        Text("usage     last 7 days, by agent (memory_usage over MCP; opmem usage for more)"), highlight=False
+    )
+    index = home.usage
+    if index.stale():
+        console.print(
+            Text("    no usage index yet: `opmem usage` builds it (imports keep it current)"), highlight=False
+        )
+        return
+    since = (date.today() - timedelta(days=6)).isoformat()
+    with index.read() as conn:
+        result = query(conn, "agent", Filters(since=since))
+    if not result.rows:
+        console.print(Text("    nothing recorded"), highlight=False)
+    for row in result.rows:
+        u = row.usage
+        cost = "cost unknown" if u.cost is None else f"${u.cost:,.2f}" + ("" if u.cost_complete else "+")
+        console.print(Text(f"    {row.key:<14} {u.total:>14,} tokens  {cost}"), highlight=False)
+
+
 @click.command("connect")
 @click.argument("agent", required=False, type=click.Choice(list(AGENTS)))
 @click.option("--status", "show_status", is_flag=True, help="Each agent: found, connected, what is registered where.")
@@ -101,6 +142,7 @@ def connect_command(ctx: click.Context, agent: str | None, show_status: bool, in
     try:
         if show_status or agent is None:
             _print_status(home)
+            _print_usage(home)
             _offer_llm(home)
             return
         found = next(s.found for s in status(home, Path.home()) if s.id == agent)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..config import RecallSettings
 from ..memory.store import MemoryStore
-from ..model import OpmemError
+from ..projects.known import folder_projects, project_of_folder
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .search_access import SearchReader
@@ -75,56 +75,17 @@ class Recall:
 
 
 def find_project(home: Home, wanted: str) -> Project:
-    """A bound project by id, else by exact name, else a folder project the memory knows (sessions
-    in a folder no project is bound to: registry.folder_project); unknown ones get "did you mean"."""
+    """The project `wanted` names (backend/naming: id, name or a unique prefix, bound or a folder
+    project the memory knows); unknown or ambiguous ones are a structured error with candidates."""
+    from ..naming import AmbiguousName, project
+
     try:
-        return home.projects.get(wanted)
+        return project(home, wanted)
+    except AmbiguousName as exc:
+        raise RecallError(UNKNOWN_PROJECT, str(exc).split(":", 1)[0], exc.candidates) from None
     except ProjectNotFound:
-        pass
-    projects = home.projects.list_projects()
-    named = [p for p in projects if p.name == wanted]
-    if len(named) == 1:
-        return named[0]
-    folders = [p for p in folder_projects(home) if p.id not in {q.id for q in projects}]
-    matches = [p for p in folders if wanted in (p.id, p.name)]
-    if len(matches) == 1:
-        return matches[0]
-    choices = {p.id: f"{p.id} {p.name}" for p in (*projects, *folders)}
-    raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices))
-
-
-def folder_projects(home: Home) -> list[Project]:
-    """The projects the memory holds records of that no binding names: each folder's project
-    entity (its name and workdir), status "folder"."""
-    try:
-        memory = home.memory_readonly()
-        scopes = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")}
-        entities = memory.entity_records(["project"]) if scopes else ()
-    except OpmemError:
-        return []
-    found: dict[str, Project] = {}
-    for entity in entities:
-        pid = entity.scope.split(":", 1)[1] if entity.scope.startswith("project:") else ""
-        if pid in scopes and pid not in found:
-            workdir = entity.attrs.get("workdir", "")
-            found[pid] = Project(pid, entity.name, workdir if isinstance(workdir, str) else "", status="folder")
-    return sorted(found.values(), key=lambda p: p.id)
-
-
-def project_of_folder(home: Home, folder: str | os.PathLike[str]) -> str:
-    """The id of the bound project holding `folder`, else of the folder project the memory knows
-    it by (the folder itself or one it is in), or ""."""
-    found = home.projects.find(folder)
-    if found is not None:
-        return found.id
-    target = os.path.realpath(folder)
-    best = ""
-    for project in folder_projects(home):
-        root = project.workdir.rstrip("/")
-        if root and (target == root or target.startswith(root + "/")) and len(root) > len(best):
-            best = root
-            found = project
-    return found.id if found is not None else ""
+        choices = {p.id: f"{p.id} {p.name}" for p in (*home.projects.list_projects(), *folder_projects(home))}
+        raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices)) from None
 
 
 def recall_for(

@@ -101,7 +101,8 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
         return self.session_list.table
 
     def on_mount(self) -> None:
-        self.focus_default()
+        if self.opmem.start_tab == "sessions":  # focus in a hidden tab would show it instead
+            self.focus_default()
         # Paint first, then fill: the listing is read once the first frame is on screen.
         self.call_after_refresh(self._start)
 
@@ -159,7 +160,7 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
 
     def _apply_listing(self, view: ListingView) -> None:
         self.listing_view = view
-        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld)
+        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld, view.costs)
         self.post_message(SessionsTab.ListingChanged(view))
         self._report_new_problems(view)
         self._refresh_open_session(view)
@@ -323,6 +324,7 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
             view_label=label,
             total=data.turn_total,
             originals=data.originals,
+            cost=data.cost,
         )
         if self._select_node:
             self.replay.select_node(self._select_node)
