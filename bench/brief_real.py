@@ -6,8 +6,9 @@ Each project of bench/real_corpus/<half>/<project>/ (real sessions people commit
 repositories, unmodified, with facts.json and questions.json labelled by reading) is imported by
 the real importers into a fresh OPMEM_HOME in a temporary folder, distilled by the default rules
 extractor, and its project core block (and the global block) read. Figures, per half and in total,
-each beside the same figure for the block without its brief (timeline and graph only, as
-bench/brief_bench.py's "before"):
+each beside the same figure with the knowledge rules switched off (RunOptions(knowledge=False):
+the same sessions distilled again, activity only) and beside the block without its brief
+(timeline and graph only, as bench/brief_bench.py's "before"):
   - brief coverage: the share of labelled facts (stack, commands, conventions in their scope,
     decisions, state) with an alternative in the block (target >= 0.85);
   - replaced facts stated as current (target 0);
@@ -104,7 +105,8 @@ class Result:
     half: str
     sessions: int
     brief: Figures
-    before: Figures
+    before: Figures  # the same block without its brief
+    off: Figures  # the block of the same sessions distilled with the knowledge rules off
     blocks: dict[str, str] = field(default_factory=dict)  # dev --show only
     missed: list[str] = field(default_factory=list)
     stale_lines: list[str] = field(default_factory=list)
@@ -137,9 +139,9 @@ def prompted_sessions(source: str, folder: Path) -> int:
     )
 
 
-def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
-    """The project's sessions imported into a fresh home and distilled by the default rules;
-    with the number of sessions holding a prompt."""
+def distil_project(project: Path, tmp: Path, *, knowledge: bool = True) -> tuple[Home, int]:
+    """The project's sessions imported into a fresh home and distilled by the default rules
+    (without the knowledge rules: `knowledge=False`); with the number of sessions holding a prompt."""
     work = tmp / "work" / project.name  # the folder the sessions ran in: the project's name
     shutil.copytree(project / "sessions", work)
     pygit2.init_repository(str(work))  # a folder of its own, not inside the corpus' repository
@@ -150,7 +152,7 @@ def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
         if report.warnings:
             raise RuntimeError(f"{project}: importing {source}: {'; '.join(report.warnings[:3])}")
         sessions += prompted_sessions(source, work)
-    run(home, RunOptions(workers=1))
+    run(home, RunOptions(workers=1, knowledge=knowledge))
     return home, sessions
 
 
@@ -168,29 +170,49 @@ def read_block(home: Home, project_id: str) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+@dataclass
+class Distilled:
+    """One distillation of a project: its blocks, and the snippets search gives each question."""
+
+    block: str
+    global_block: str
+    before: str  # the project block without its brief
+    before_global: str
+    snippets: list[str]
+
+
+def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> tuple[Distilled, int]:
+    home, sessions = distil_project(project, tmp, knowledge=knowledge)
+    scope = project_scope_of(home)
+    project_id = scope.split(":", 1)[1]
+    memory = home.memory_readonly()
+    day = consolidation_day(time.time())
+    before = compose_core(project.name, day, event_lines(memory, scope, day), fact_lines(memory, scope))
+    before_global = compose_core("(global)", day, event_lines(memory, "global", day), fact_lines(memory, "global"))
+    memory.close()
+    recall = recall_for(home, project=project_id)
+    snippets = []
+    for q in questions:
+        hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
+        snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
+    recall.memory.close()
+    return Distilled(read_block(home, project_id), read_block(home, ""), before, before_global, snippets), sessions
+
+
 def measure(half: str, project: Path, show: bool) -> Result:
     labels = load_labels(project / "facts.json")
     questions_file = project / "questions.json"
     questions = load_questions(questions_file) if questions_file.exists() else []
     with tempfile.TemporaryDirectory() as tmp:
-        home, sessions = distil_project(project, Path(tmp))
-        scope = project_scope_of(home)
-        project_id = scope.split(":", 1)[1]
-        block = read_block(home, project_id)
-        global_block = read_block(home, "")
-        memory = home.memory_readonly()
-        day = consolidation_day(time.time())
-        before = compose_core(project.name, day, event_lines(memory, scope, day), fact_lines(memory, scope))
-        before_global = compose_core("(global)", day, event_lines(memory, "global", day), fact_lines(memory, "global"))
-        memory.close()
-        recall = recall_for(home, project=project_id)
-        snippets = []
-        for q in questions:
-            hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
-            snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
-        recall.memory.close()
-    result = Result(project.name, half, sessions, Figures(), Figures())
-    for figures, pblock, gblock in ((result.brief, block, global_block), (result.before, before, before_global)):
+        on, sessions = distilled(project, questions, Path(tmp) / "on", knowledge=True)
+        off, _ = distilled(project, questions, Path(tmp) / "off", knowledge=False)
+    result = Result(project.name, half, sessions, Figures(), Figures(), Figures())
+    runs = (
+        (result.brief, on.block, on.global_block, on.snippets),
+        (result.before, on.before, on.before_global, on.snippets),
+        (result.off, off.block, off.global_block, off.snippets),
+    )
+    for figures, pblock, gblock, snippets in runs:
         shown, missed = coverage(labels, pblock, gblock)
         stale = stale_mentions(labels.stale, pblock) + stale_mentions(labels.stale, gblock)
         figures.facts, figures.shown, figures.stale = len(labels.facts), shown, len(stale)
@@ -201,7 +223,7 @@ def measure(half: str, project: Path, show: bool) -> Result:
         figures.questions = len(questions)
         figures.recall_sum = sum(answer_recall(q, f"{pblock}\n{s}") for q, s in zip(questions, snippets, strict=True))
         if figures is result.brief and show and half == "dev":
-            result.blocks = {"project": block, "global": global_block}
+            result.blocks = {"project": on.block, "global": on.global_block}
             result.missed = [f"{f.kind}{'/' + f.label if f.label else ''} ({f.scope}): {f.any}" for f in missed]
             result.stale_lines = [f"{old}: {line}" for old, line in stale]
     return result
@@ -211,19 +233,23 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
 
 
-def print_figures(title: str, brief: Figures, before: Figures) -> None:
+def print_figures(title: str, brief: Figures, before: Figures, off: Figures) -> None:
     print(f"{title}")
-    ratio = brief.coverage / before.coverage if before.coverage else float("inf")
-    print(f"  brief coverage: {brief.coverage:.3f} ({brief.shown}/{brief.facts} facts)  vs without the brief: "
-          f"{before.coverage:.3f}  ratio {ratio:.2f}  target >= 0.85: {verdict(brief.coverage >= 0.85)}")  # fmt: skip
-    print(f"  replaced facts stated as current: {brief.stale}  vs without the brief: {before.stale}  "
-          f"target 0: {verdict(brief.stale == 0)}")  # fmt: skip
-    print(f"  largest block: {brief.largest:,} bytes  vs without the brief: {before.largest:,} bytes  "
-          f"target <= {CORE_BUDGET}: {verdict(brief.largest <= CORE_BUDGET)}")  # fmt: skip
-    kinds = "  ".join(f"{k} {n}/{t} (was {before.by_kind[k][0]})" for k, (n, t) in brief.by_kind.items())
+    ratio = brief.coverage / off.coverage if off.coverage else float("inf")
+    print(f"  brief coverage: {brief.coverage:.3f} ({brief.shown}/{brief.facts} facts)  vs knowledge rules off: "
+          f"{off.coverage:.3f}  ratio {ratio:.2f}  (without the brief: {before.coverage:.3f})  "
+          f"target >= 0.85: {verdict(brief.coverage >= 0.85)}")  # fmt: skip
+    print(f"  replaced facts stated as current: {brief.stale}  vs knowledge rules off: {off.stale}  "
+          f"(without the brief: {before.stale})  target 0: {verdict(brief.stale == 0)}")  # fmt: skip
+    print(f"  largest block: {brief.largest:,} bytes  vs knowledge rules off: {off.largest:,} bytes  "
+          f"(without the brief: {before.largest:,})  target <= {CORE_BUDGET}: {verdict(brief.largest <= CORE_BUDGET)}")  # fmt: skip
+    kinds = "  ".join(
+        f"{k} {n}/{t} (rules off {off.by_kind[k][0]}, without the brief {before.by_kind[k][0]})"
+        for k, (n, t) in brief.by_kind.items()
+    )
     print(f"  by kind: {kinds}")
-    print(f"  answer-term recall: {brief.recall:.3f} ({brief.questions} questions)  vs without the brief: "
-          f"{before.recall:.3f}  target >= 0.7: {verdict(brief.recall >= 0.7)}")  # fmt: skip
+    print(f"  answer-term recall: {brief.recall:.3f} ({brief.questions} questions)  vs knowledge rules off: "
+          f"{off.recall:.3f}  (without the brief: {before.recall:.3f})  target >= 0.7: {verdict(brief.recall >= 0.7)}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,29 +266,33 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = [measure(half, folder, args.show) for half, folder in chosen]
     seconds = time.perf_counter() - started
-    totals: dict[str, tuple[Figures, Figures]] = {}
+    totals: dict[str, tuple[Figures, Figures, Figures]] = {}
     for key in (*HALVES, "total"):
         members = [r for r in results if key in (r.half, "total")]
         if members:
-            brief, before = Figures(), Figures()
+            brief, before, off = Figures(), Figures(), Figures()
             for r in members:
                 brief.add(r.brief)
                 before.add(r.before)
-            totals[key] = (brief, before)
+                off.add(r.off)
+            totals[key] = (brief, before, off)
     if args.json:
         out = {
             "projects": [
                 {"name": r.name, "half": r.half, "sessions": r.sessions, "brief": r.brief.as_dict(),
-                 "before": r.before.as_dict()}
+                 "before": r.before.as_dict(), "rules_off": r.off.as_dict()}
                 for r in results
             ],
-            "totals": {k: {"brief": b.as_dict(), "before": a.as_dict()} for k, (b, a) in totals.items()},
+            "totals": {
+                k: {"brief": b.as_dict(), "before": a.as_dict(), "rules_off": o.as_dict()}
+                for k, (b, a, o) in totals.items()
+            },
         }  # fmt: skip
         print(json.dumps(out, indent=2))
         return 0
     for r in results:
-        print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (without the brief "
-              f"{r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
+        print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (rules off "
+              f"{r.off.coverage:.2f}, without the brief {r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
               f"block {r.brief.largest} B")  # fmt: skip
         if r.blocks:
             for which, text in r.blocks.items():
@@ -272,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("--- stated as current ---\n" + "\n".join(r.stale_lines))
             print()
     print(f"\n{len(results)} projects distilled and scored in {seconds:.1f} s")
-    for key, (brief, before) in totals.items():
-        print_figures(f"[{key}]", brief, before)
+    for key, (brief, before, off) in totals.items():
+        print_figures(f"[{key}]", brief, before, off)
     return 0
 
 

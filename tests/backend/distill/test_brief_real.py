@@ -19,13 +19,15 @@ PROJECT = BENCH / "real_corpus" / "dev" / "zen-mcp-server"
 def test_one_dev_project_runs_end_to_end() -> None:
     result = brief_real.measure("dev", PROJECT, show=True)
     assert result.sessions >= 1
-    for figures in (result.brief, result.before):
+    for figures in (result.brief, result.before, result.off):
         assert figures.facts > 0 and 0 <= figures.shown <= figures.facts
         assert 0.0 <= figures.coverage <= 1.0
         assert 0.0 <= figures.recall <= 1.0
         assert figures.questions > 0
         assert figures.largest > 0
     assert "opmem memory · project: zen-mcp-server" in result.blocks["project"]
+    # distilled again with the knowledge rules off (RunOptions(knowledge=False)): no brief, so fewer facts
+    assert result.off.shown < result.brief.shown
 
 
 def test_the_test_half_is_never_shown(capsys: pytest.CaptureFixture[str]) -> None:

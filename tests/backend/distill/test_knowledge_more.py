@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from opmem_tui.backend.distill.extract import extract_rules
 from opmem_tui.backend.distill.extract.knowledge.commands import project_command
+from opmem_tui.backend.memory import relations
 
-from .history import Call, Session, Turn, brief_of, distil_history
+from .history import T0, Call, Session, Turn, batch_of, brief_of, distil_history
 
 
 def _line(core: str, prefix: str) -> str:
@@ -48,7 +50,9 @@ def test_a_technology_named_in_several_turns_is_on_the_stack_one_named_once_is_n
         Turn("the search is slow", reply="The Qdrant collection has no payload index; I'll add one."),
         Turn("and now?", reply="Faster: Qdrant answers in 40 ms. Cassandra could also work, but stay put."),
         Turn("the page?", reply="The Streamlit page now reads from Qdrant directly."),
-        Turn("thanks", reply='Done. The sample customer is "Jenkins & Co", Jenkins again, and "Jenkins & Co" once more.'),
+        Turn(
+            "thanks", reply='Done. The sample customer is "Jenkins & Co", Jenkins again, and "Jenkins & Co" once more.'
+        ),
         Turn("ok", reply='Jenkins & Co is shown as "Jenkins & Co".'),
         Turn("next", reply="Next, Flow of data. Make sure the Flow is right."),
         Turn("go on", reply="Next: Flow again."),
@@ -69,3 +73,18 @@ def test_a_package_a_log_line_names_is_on_the_stack(tmp_path: Path):
     turns = [Turn("run the e2e tests", calls=[Call("bash", command="pytest tests/test_e2e.py", output=output)])]
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-l", turns)]))
     assert "LangChain" in _line(core, "· stack: "), core
+
+
+def test_the_knowledge_rules_switched_off_leave_the_activity_only():
+    turns = [
+        Turn("run the tests", calls=[Call("bash", command="pytest -q", output="3 passed")]),
+        Turn("Always write docstrings.", reply="Noted."),
+    ]
+    on = extract_rules(batch_of(Session("s-k", turns)), ingestion_time=T0)
+    off = extract_rules(batch_of(Session("s-k", turns)), ingestion_time=T0, knowledge=False)
+    relations_on = {e.relation for e in on.edges}
+    relations_off = {e.relation for e in off.edges}
+    assert {"test-command", "convention", "uses"} <= relations_on
+    # (`uses` is the activity rules' too: a program a session ran)
+    assert not relations_off & (relations.BRIEF_RELATIONS - {"uses"}), relations_off
+    assert len(off.events) == len(on.events) > 0  # what the session did is still told
