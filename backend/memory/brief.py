@@ -39,8 +39,8 @@ STATUS_KINDS = relations.STATUS_KINDS
 BRIEF_RELATIONS = relations.BRIEF_RELATIONS
 STACK_ITEMS = 18
 TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
-CONVENTIONS = 12
-GROUP_CHARS = 180  # a line of clauses ("· conventions: a; b; c") takes them while they fit
+CONVENTIONS = 30
+GROUP_CHARS = 400  # a line of clauses ("· conventions: a; b; c") takes them while they fit
 DECISIONS = 4
 
 

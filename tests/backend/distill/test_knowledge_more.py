@@ -9,6 +9,7 @@ from pathlib import Path
 from opmem_tui.backend.distill.extract import extract_rules
 from opmem_tui.backend.distill.extract.knowledge.commands import project_command
 from opmem_tui.backend.memory import relations
+from opmem_tui.backend.memory.core import CORE_BUDGET
 
 from .history import T0, Call, Session, Turn, batch_of, brief_of, distil_history
 
@@ -88,3 +89,18 @@ def test_the_knowledge_rules_switched_off_leave_the_activity_only():
     # (`uses` is the activity rules' too: a program a session ran)
     assert not relations_off & (relations.BRIEF_RELATIONS - {"uses"}), relations_off
     assert len(off.events) == len(on.events) > 0  # what the session did is still told
+
+
+def test_many_rules_share_few_lines_and_more_than_twelve_fit(tmp_path: Path):
+    # one pointer per line: the rules of one file go on long lines, not one line per 180 characters
+    verbs = ("Prefer", "Avoid", "Use", "Keep", "Write", "Declare", "Always use", "Never use")
+    things = ("tabs", "semicolons", "enums", "classes", "getters", "mixins", "barrels", "singletons", "globals")
+    rules = [
+        f"- {verb} {thing} in module {i}." for i, (verb, thing) in enumerate(zip(verbs * 3, things * 3, strict=False))
+    ]
+    calls = [Call("write", path="CONVENTIONS.md", content="# Conventions\n" + "\n".join(rules[:20]) + "\n")]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn("write the conventions", calls=calls)])]))
+    lines = [line for line in core.splitlines() if line.startswith("· conventions: ")]
+    clauses = sum(line.split("  ↪")[0].count(";") + 1 for line in lines)
+    assert clauses > 12 and len(lines) <= 2, core
+    assert len(core.encode("utf-8")) <= CORE_BUDGET
