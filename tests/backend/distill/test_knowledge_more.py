@@ -8,6 +8,7 @@ from pathlib import Path
 
 from opmem_tui.backend.distill.extract import extract_rules
 from opmem_tui.backend.distill.extract.knowledge.commands import project_command
+from opmem_tui.backend.distill.extract.knowledge.state import progress_items
 from opmem_tui.backend.memory import relations
 from opmem_tui.backend.memory.core import CORE_BUDGET
 
@@ -104,3 +105,15 @@ def test_many_rules_share_few_lines_and_more_than_twelve_fit(tmp_path: Path):
     clauses = sum(line.split("  ↪")[0].count(";") + 1 for line in lines)
     assert clauses > 12 and len(lines) <= 2, core
     assert len(core.encode("utf-8")) <= CORE_BUDGET
+
+
+def test_a_heading_that_announces_work_finished_names_it_done():
+    answer = (
+        "All tests pass.\n\n## ✅ Poll System Implementation Complete!\n\n### Core Features Implemented:\n"
+        "- create a poll\n\n## Phase 2: Fact Quality Management - Complete!\n\n```bash\n# 2. Initialize git if not "
+        "already done\n```\n\n## ✅ Implementation Complete!\n\n**Refactoring done**\n"
+    )
+    done = [item for is_done, item in progress_items(answer) if is_done]
+    assert "Poll System" in done and "Phase 2: Fact Quality Management" in done, done
+    assert not any(item.lower() in ("core features", "implementation", "refactoring") for item in done), done
+    assert not any("git" in item for item in done), done  # a step of a recipe in a code block
