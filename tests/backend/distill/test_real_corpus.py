@@ -64,3 +64,11 @@ def test_munsellspace_the_task_tool_the_agent_ran_of_no_known_kind(tmp_path: Pat
     # Claude Code: the agent runs `npx task-master list --tag=dev` to check the tasks it added
     block = _block("munsellspace", tmp_path)
     assert "npx task-master list" in _line(block, "· other: "), block
+
+
+def test_agente_bsc_rag_the_stores_and_ui_its_sessions_keep_naming(tmp_path: Path):
+    # Cursor, in Portuguese: no manifest is read, but the Qdrant collection and the Streamlit UI
+    # come up turn after turn
+    block = _block("agente-bsc-rag", tmp_path)
+    stack = _line(block, "· stack: ")
+    assert "Qdrant" in stack and "Streamlit" in stack, block
