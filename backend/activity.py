@@ -123,7 +123,6 @@ class ActivityCounter:
                 when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
                 count = DayCount(sessions_, turns, tokens or 0, cost or 0.0, unpriced_tokens or 0)
                 slices.setdefault(kind, {}).setdefault(key, {})[when] = count
-            distinct = dict(conn.execute(_DISTINCT).fetchall())
             for day, model, *sums in conn.execute(_MODELS):
                 row = Usage(*(int(v or 0) for v in sums[:5]), sums[5], sums[6], sums[7])
                 usage += row
@@ -132,6 +131,10 @@ class ActivityCounter:
                 when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
                 count = DayCount(0, 0, row.total, row.cost or 0.0, 0 if row.cost_complete else row.total)
                 models.setdefault(model or "(unnamed)", {})[when] = count
+            distinct: dict[str, int] = {}  # "" all, "p:<id>", "s:<source>" -> sessions in that slice
+            for source, project, count_ in conn.execute(_DISTINCT):  # a session has one of each
+                for key in ("", f"p:{project}", f"s:{source}"):
+                    distinct[key] = distinct.get(key, 0) + count_
         total, projects, sources = slices["total"], slices["project"], slices["source"]
         days = total.get("", {})
         present = sorted(days)
@@ -161,9 +164,7 @@ class ActivityCounter:
 # and each day's sums per model.
 _SLICES = "SELECT day, kind, key, sessions, turns, tokens, cost, unpriced FROM slices"
 # Distinct sessions per slice: one active on several days counts once in a slice's total.
-_DISTINCT = """SELECT '', count(DISTINCT session_id) FROM session_days
-    UNION ALL SELECT 'p:' || project_id, count(DISTINCT session_id) FROM session_days GROUP BY project_id
-    UNION ALL SELECT 's:' || source, count(DISTINCT session_id) FROM session_days GROUP BY source"""
+_DISTINCT = "SELECT source, project_id, count(*) FROM active_sessions GROUP BY source, project_id"
 _MODELS = """SELECT day, model, input, output, cache_write, cache_read, reasoning, cost, replies, priced
     FROM model_days"""
 

@@ -126,6 +126,7 @@ def build(root: Path, sessions: int, replies: int) -> Path:
             "INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write), sum(cache_read),"
             " sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily GROUP BY session_id"
         )
+        conn.execute("INSERT INTO active_sessions SELECT DISTINCT session_id, source, project_id FROM session_days")
         for statement in ROLL_DAY_SUMS:  # the per-day sums of every day
             conn.execute(statement.format(days="SELECT DISTINCT day FROM session_days"))
         wanted = {"schema": SCHEMA_VERSION, "prices": PriceTable().version, "zone": zone_name(None)}

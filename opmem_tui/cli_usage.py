@@ -23,7 +23,7 @@ from .backend.model import OpmemError
 from .backend.safe_text import plain
 from .backend.usage.blocks import DEFAULT_AGENT, Block, block_json, blocks
 from .backend.usage.labels import agent_source, labels, project_names
-from .backend.usage.reports import JSON_KEYS, REPORTS, Filters, Usage, UsageReport, report, report_json
+from .backend.usage.reports import JSON_KEYS, REPORTS, Filters, Usage, UsageReport, UsageRow, report, report_json
 
 _DAY = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 
@@ -143,8 +143,12 @@ def _cells(u: Usage) -> list[str]:
         f"{u.cache_write:,}",
         f"{u.cache_read:,}",
         f"{u.total:,}",
-        money(u.cost, u.cost_complete),
+        money(u.cost, u.cost_complete) if u.total else "-",
     ]
+
+
+def _models(row: UsageRow, shown: bool) -> list[str]:
+    return [", ".join(plain(m) for m in row.models if m)] if shown else []
 
 
 def _print_report(result: UsageReport, names: dict[str, Any]) -> None:
@@ -158,18 +162,17 @@ def _print_report(result: UsageReport, names: dict[str, Any]) -> None:
         "agent": "Agent",
         "model": "Model",
     }[first]
-    rows = [
-        [_label(result.kind, r.key, names), ", ".join(plain(m) for m in r.models if m), *_cells(r.usage)]
-        for r in result.rows
-    ]
-    total = ["Total", "", *_cells(result.total)]
+    models = result.kind != "model"  # a Models column beside each row, but in the model report
+    heads = [heading, *(["Models"] if models else []), *_HEAD]
+    rows = [[_label(result.kind, r.key, names), *_models(r, models), *_cells(r.usage)] for r in result.rows]
+    total = ["Total", *([""] if models else []), *_cells(result.total)]
     if not sys.stdout.isatty():
-        click.echo("\t".join([heading, "Models", *_HEAD]))
+        click.echo("\t".join(heads))
         for row in [*rows, total]:
             click.echo("\t".join(row))
         return
     table = Table(title=f"opmem usage · {result.kind}", show_footer=False)
-    for name in (heading, "Models", *_HEAD):
+    for name in heads:
         table.add_column(name, justify="right" if name in _HEAD else "left", overflow="fold")
     for row in rows:
         table.add_row(*row)

@@ -368,7 +368,7 @@ class StoreData:
     def mirrors(self) -> MirrorWriter:
         """Writes the git mirror of imported sessions in the background (store/mirror_backlog.py)."""
         if self._mirrors is None:
-            self._mirrors = MirrorWriter(self.home.sessions, on_written=self.home.search_index.after_ingest)
+            self._mirrors = MirrorWriter(self.home.sessions, on_commits=self.home.search_index.after_mirror)
         return self._mirrors
 
     def start_mirrors(self, on_problems: Callable[[list[str]], object] | None = None) -> None:

@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
@@ -78,6 +78,8 @@ CREATE TABLE IF NOT EXISTS model_days(
     cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
     replies INTEGER NOT NULL, priced INTEGER NOT NULL,
     PRIMARY KEY(day, model)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS active_sessions(
+    session_id TEXT PRIMARY KEY, source TEXT NOT NULL, project_id TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_totals(
     session_id TEXT PRIMARY KEY, input INTEGER NOT NULL, output INTEGER NOT NULL,
     cache_write INTEGER NOT NULL, cache_read INTEGER NOT NULL, reasoning INTEGER NOT NULL, cost REAL,
@@ -96,10 +98,14 @@ _ROLL_DAYS = """INSERT INTO session_days SELECT day, ?1, ?2, ?3, sum(turns), sum
           FROM usage WHERE session_id = ?1
           UNION ALL SELECT day, 1, 0, 0, 0 FROM turns WHERE session_id = ?1)
     GROUP BY day"""
+# A session with at least one day, and its slices: what the Activity tab counts distinct sessions by.
+_ROLL_ACTIVE = (
+    "INSERT INTO active_sessions SELECT DISTINCT session_id, source, project_id FROM session_days WHERE session_id = ?"
+)
 _ROLL_SESSION = """INSERT INTO session_totals SELECT session_id, sum(input), sum(output), sum(cache_write),
     sum(cache_read), sum(reasoning), sum(cost), sum(replies), sum(priced) FROM daily WHERE session_id = ?
     GROUP BY session_id"""
-TABLES = ("usage", "turns", "daily", "session_days", "session_totals", "sessions")  # by session
+TABLES = ("usage", "turns", "daily", "session_days", "active_sessions", "session_totals", "sessions")  # by session
 # Per day over every session (the Activity tab reads only these): `slices` holds each day's
 # sessions, turns, tokens and cost in total ("total", ""), per project ("project", id) and per
 # agent ("source", name); `model_days` each day's sums per model. Recomputed for the days a
@@ -408,6 +414,8 @@ class UsageIndex:
             conn.execute("DELETE FROM session_days WHERE session_id = ?", (meta.id,))
             conn.execute(_ROLL_DAYS, (meta.id, source, project))
             self._session_days(conn, meta.id)
+            conn.execute("DELETE FROM active_sessions WHERE session_id = ?", (meta.id,))
+            conn.execute(_ROLL_ACTIVE, (meta.id,))
         row = (top, source, project, model, meta.updated_at)
         if known is None or tuple(known) != row:  # nothing new: nothing written
             conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)", (meta.id, *row))

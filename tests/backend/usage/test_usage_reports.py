@@ -133,7 +133,7 @@ def test_cli_json_and_piped_lines(home: Home) -> None:
     assert [d["date"] for d in data["daily"]] == ["2025-10-01", "2025-10-02"]
     piped = runner.invoke(main, ["--home", str(home.path), "usage", "model"])
     lines = piped.stdout.splitlines()
-    assert lines[0].split("\t")[:2] == ["Model", "Models"]
+    assert lines[0].split("\t")[:2] == ["Model", "Input"]  # no Models column beside a model
     assert any(line.startswith("synthetic-glued-model\t") and line.endswith("\tunknown") for line in lines)
     claude = runner.invoke(main, ["--home", str(home.path), "usage", "agent", "--agent", "claude", "--json"])
     assert [a["agent"] for a in json.loads(claude.stdout)["agents"]] == ["claude-code"]  # the importer's name works
