@@ -157,6 +157,8 @@ def _fill(
         text = clean(candidate.text, width)  # cleaned here too: the layout trusts no caller
         if not text or text in seen or not SESSION_ID_RE.fullmatch(candidate.session_id):
             continue
+        if any(_variant(text, c.text) for c in chosen):
+            continue  # a shorter line of the same items (brief.py offers one for a full block) is taken already
         line = CoreLine(text, candidate.session_id, candidate.order)
         size = _nbytes(line.render())
         if used + size > room:
@@ -168,6 +170,11 @@ def _fill(
 
 
 # -- candidates from the memory ------------------------------------------------------------------
+
+
+def _variant(a: str, b: str) -> bool:
+    """One line is the other cut after an item (`· done: X` and `· done: X; Y`)."""
+    return b.startswith(a + "; ") or a.startswith(b + "; ")
 
 
 def _day_end(day: date) -> float:
