@@ -129,8 +129,13 @@ def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
 
 
 def sources_of(folder: Path) -> list[str]:
-    """The importers whose files a project's sessions/ folder holds."""
-    return [name for name, importer in SOURCES.items() if name != "jsonl" and importer.discover([folder])]
+    """The importers that read sessions with a prompt from a project's sessions/ folder (several
+    importers' discovery accepts any .jsonl or .md file: only the one whose format it is counts)."""
+    return [
+        name
+        for name, importer in SOURCES.items()
+        if name != "jsonl" and importer.discover([folder]) and prompted_sessions(name, folder)
+    ]
 
 
 def prompted_sessions(source: str, folder: Path) -> int:
