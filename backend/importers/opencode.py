@@ -346,7 +346,8 @@ def read_storage(path: Path, report: ImportReport, storage: _Storage, *, final: 
 class OpenCodeImporter(WholeImporter):
     name = "opencode"
     source = SOURCE
-    looks_for = "opencode*.db or storage/session/<project>/<id>.json"
+    # The Go OpenCode (now Crush) kept <project>/.opencode/opencode.db: another importer's format.
+    looks_for = "opencode*.db or storage/session/<project>/<id>.json; a project's .opencode/opencode.db is the Go OpenCode's: `opmem import crush`"
 
     def __init__(self) -> None:
         self.storage = _Storage()
