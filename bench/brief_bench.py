@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import parser  # noqa: E402
 
+from opmem_tui.backend.distill.extract.knowledge.conventions import clause  # noqa: E402
 from opmem_tui.backend.memory.core import CORE_BUDGET, compose_core, event_lines, fact_lines  # noqa: E402
 from opmem_tui.backend.memory.records import project_scope  # noqa: E402
 from tests.backend.distill.history import Call, Session, Turn, brief_of, distil_history, package_json  # noqa: E402
@@ -264,7 +265,7 @@ def score(project: Project, block: str) -> tuple[int, int, int]:
     expected = [*project.current, *project.commands, *project.conventions]
     found = sum(1 for t in project.current if _norm(t) in text)
     found += sum(1 for c in project.commands if _command_in(c, block))
-    found += sum(1 for c in project.conventions if _norm(c) in text)
+    found += sum(1 for c in project.conventions if _norm(clause(c)) in text)  # stated as its clause
     stale = 0
     for line in brief_part(block).splitlines():
         if line.startswith(("· decided", "· dropped")):

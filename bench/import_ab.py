@@ -3,7 +3,7 @@
   python bench/import_ab.py BASE_CHECKOUT [NEW_CHECKOUT] [--quick]
 
 (e.g. `git worktree add --detach /tmp/base-x main` for BASE_CHECKOUT; NEW_CHECKOUT defaults to
-this one). Each checkout imports bench/import_throughput.py's corpus (50 MB; 5 MB with --quick)
+this one). Each checkout imports bench/claude_corpus.py's corpus (50 MB; 5 MB with --quick)
 the way its figure 3b does (run_import(defer_mirror=True) with the search-index hook, then the
 background git mirror), in a process of its own, into a fresh home. Then they must match: every
 file under sessions/ byte for byte (node files, meta.json; the store's random change tokens
@@ -147,7 +147,7 @@ def main() -> int:
     base = str(Path(args[0]).resolve())
     new = str(Path(args[1]).resolve()) if len(args) > 1 else str(HERE.parent)
     sys.path.insert(0, str(HERE))
-    from import_throughput import corpus
+    from claude_corpus import corpus
 
     root = corpus(5 if "--quick" in sys.argv else 50) / "projects"
     with tempfile.TemporaryDirectory(prefix="opmem-ab-") as work:

@@ -44,21 +44,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import shutil
 import sys
 import tempfile
 import time
-import uuid
 import zlib
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import OUT, parser, report
+from claude_corpus import corpus, files_of, many_corpus
+from harness import parser, report
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
@@ -68,238 +66,6 @@ from opmem_tui.backend.importers.hooks import IngestHooks
 from opmem_tui.backend.model import Node
 from opmem_tui.backend.store.files import dump_json_line
 from opmem_tui.backend.store.mirror_backlog import MirrorReport, MirrorWriter
-
-WORDS = [
-    "the",
-    "module",
-    "test",
-    "fix",
-    "function",
-    "returns",
-    "value",
-    "error",
-    "file",
-    "path",
-    "config",
-    "server",
-    "request",
-    "handler",
-    "cache",
-    "index",
-    "query",
-    "user",
-    "session",
-    "branch",
-    "commit",
-    "parse",
-    "record",
-    "line",
-    "token",
-    "model",
-    "tool",
-    "result",
-]
-TOOLS = ("Read", "Bash", "Edit", "Grep", "Glob", "Write", "WebFetch")
-
-
-class Corpus:
-    """Writes sessions the way Claude Code 2.1 does, deterministically from a seed."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.clock = datetime(2025, 9, 1, tzinfo=UTC)
-
-    def words(self, lo: int, hi: int) -> str:
-        return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(lo, hi)))
-
-    def code(self, lines: int) -> str:
-        return "\n".join(f"{i:>6}→    {self.words(3, 12)}" for i in range(1, lines + 1))
-
-    def uid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-
-    def stamp(self) -> str:
-        self.clock += timedelta(milliseconds=self.rng.randint(5, 4000))
-        return self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-    def session(self, target_bytes: int) -> list[str]:
-        sid = self.uid()
-        env = {
-            "isSidechain": False,
-            "userType": "external",
-            "cwd": "/home/dev/projects/shop",
-            "sessionId": sid,
-            "version": "2.1.40",
-            "gitBranch": "main",
-            "slug": "bench-session",
-        }
-        out: list[str] = []
-        size = 0
-        last: str | None = None
-
-        def emit(record: dict) -> None:
-            nonlocal size
-            line = json.dumps(record, ensure_ascii=False) + "\n"
-            out.append(line)
-            size += len(line)
-
-        def rec(kind: str, parent: str | None, **fields) -> str:
-            uid = self.uid()
-            emit({"parentUuid": parent, **env, "type": kind, **fields, "uuid": uid, "timestamp": self.stamp()})
-            return uid
-
-        while size < target_bytes:
-            prompt_id = self.uid()
-            emit(
-                {
-                    "type": "file-history-snapshot",
-                    "messageId": prompt_id,
-                    "snapshot": {"messageId": prompt_id, "trackedFileBackups": {}, "timestamp": self.stamp()},
-                    "isSnapshotUpdate": False,
-                }
-            )
-            emit(
-                {
-                    "parentUuid": last,
-                    **env,
-                    "type": "user",
-                    "message": {"role": "user", "content": self.words(8, 80)},
-                    "uuid": prompt_id,
-                    "timestamp": self.stamp(),
-                    "permissionMode": "default",
-                }
-            )
-            last = prompt_id
-            for call in range(self.rng.randint(2, 6)):
-                msg = f"msg_{self.rng.getrandbits(96):024x}"
-                req = f"req_{self.rng.getrandbits(96):024x}"
-                usage = {
-                    "input_tokens": self.rng.randint(1, 50),
-                    "cache_read_input_tokens": self.rng.randint(1000, 90000),
-                    "cache_creation_input_tokens": self.rng.randint(0, 5000),
-                    "output_tokens": self.rng.randint(1, 900),
-                    "service_tier": "standard",
-                }
-
-                def part(block: dict, parent: str | None, msg: str = msg, req: str = req, usage: dict = usage) -> str:
-                    return rec(
-                        "assistant",
-                        parent,
-                        message={
-                            "model": "claude-opus-4-6",
-                            "id": msg,
-                            "type": "message",
-                            "role": "assistant",
-                            "content": [block],
-                            "stop_reason": None,
-                            "stop_sequence": None,
-                            "usage": usage,
-                        },
-                        requestId=req,
-                    )
-
-                if self.rng.random() < 0.6:
-                    last = part({"type": "thinking", "thinking": self.words(30, 250), "signature": "x" * 200}, last)
-                last = part({"type": "text", "text": self.words(10, 120)}, last)
-                final = call > 0 and self.rng.random() < 0.3
-                if final:
-                    break
-                calls = []
-                for _ in range(self.rng.randint(1, 3)):
-                    tool_id = f"toolu_{self.rng.getrandbits(96):024x}"
-                    name = self.rng.choice(TOOLS)
-                    args = {"file_path": f"/home/dev/projects/shop/src/{self.rng.choice(WORDS)}.py"}
-                    if name in ("Write", "Edit"):
-                        args["content"] = self.code(self.rng.randint(5, 60))
-                    elif name == "Bash":
-                        args = {
-                            "command": f"pytest -q tests/test_{self.rng.choice(WORDS)}.py",
-                            "description": self.words(3, 8),
-                        }
-                    last = part({"type": "tool_use", "id": tool_id, "name": name, "input": args}, last)
-                    calls.append((tool_id, name, last))
-                    hook = rec(
-                        "progress",
-                        last,
-                        data={
-                            "type": "hook_progress",
-                            "hookEvent": "PostToolUse",
-                            "hookName": "PostToolUse:" + name,
-                            "command": "notify.sh",
-                        },
-                        toolUseID=tool_id,
-                        parentToolUseID=tool_id,
-                    )
-                    rec(
-                        "progress",
-                        hook,
-                        data={
-                            "type": "hook_progress",
-                            "hookEvent": "PostToolUse",
-                            "hookName": "PostToolUse:" + name,
-                            "command": "lint.sh",
-                        },
-                        toolUseID=tool_id,
-                        parentToolUseID=tool_id,
-                    )
-                for tool_id, name, caller in calls:
-                    body = self.code(self.rng.randint(5, 120)) if name in ("Read", "Grep") else self.words(5, 200)
-                    meta = (
-                        {
-                            "type": "text",
-                            "file": {
-                                "filePath": "/x.py",
-                                "content": body,
-                                "numLines": body.count("\n") + 1,
-                                "startLine": 1,
-                                "totalLines": 400,
-                            },
-                        }
-                        if name == "Read"
-                        else {"stdout": body[:200], "stderr": "", "interrupted": False, "isImage": False}
-                    )
-                    last = rec(
-                        "user",
-                        caller,
-                        message={
-                            "role": "user",
-                            "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": body}],
-                        },
-                        toolUseResult=meta,
-                        sourceToolAssistantUUID=caller,
-                    )
-            rec("system", last, subtype="turn_duration", durationMs=self.rng.randint(2000, 90000), isMeta=False)
-        return out
-
-
-def corpus(total_mb: int) -> Path:
-    """bench/out/claude-corpus-<N>mb/projects/-home-dev-projects-shop/*.jsonl (cached)."""
-    root = OUT / f"claude-corpus-{total_mb}mb"
-    done = root / ".complete"
-    if done.exists():
-        return root
-    if root.exists():
-        shutil.rmtree(root)
-    folder = root / "projects" / "-home-dev-projects-shop"
-    folder.mkdir(parents=True)
-    gen = Corpus(seed=total_mb)
-    per_file = 2_500_000
-    written = 0
-    while written < total_mb * 1_000_000:
-        lines = gen.session(per_file)
-        name = json.loads(lines[1])["sessionId"]
-        data = "".join(lines)
-        (folder / f"{name}.jsonl").write_text(data, encoding="utf-8")
-        written += len(data.encode())
-    old = 1_600_000_000
-    for f in folder.iterdir():
-        os.utime(f, (old, old))
-    done.write_text("ok")
-    return root
-
-
-def files_of(root: Path) -> list[Path]:
-    return sorted((root / "projects").rglob("*.jsonl"))
 
 
 def json_loads_rate(files: list[Path]) -> tuple[float, int]:
@@ -469,15 +235,59 @@ FLOOR = ("json.loads", "create files")
 MUST_DO = ("parse", "encode", "git blobs", "create files")
 
 
+def measure_many(sessions: int) -> None:
+    """Issue 41: a first import of many sessions, browsable + searchable beside the floor, the whole
+    import (git mirror included) and this process's peak memory."""
+    import resource
+
+    t0 = time.perf_counter()
+    root = many_corpus(sessions)
+    files = files_of(root)
+    size = sum(f.stat().st_size for f in files)
+    _, records = json_loads_rate(files)
+    _, nodes = parse_rate(files)
+    print(
+        f"corpus: {len(files)} sessions, {size / 1e6:.0f} MB, {records:,} records -> {nodes:,} nodes "
+        f"(generated/cached in {time.perf_counter() - t0:.1f} s) at {root}"
+    )
+    floor_before = total(parts_of_work(files), FLOOR)
+    index_times: list[Times] = []
+    browsable, mirrored, result, mirror = backlog_import(root, index_times)
+    floor_after = floor_only(files, nodes)
+    floor_wall = (floor_before[0] + floor_after[0]) / 2
+    report(
+        "many sessions: browsable + searchable (fsync, index hook), beside the floor around it",
+        records / browsable[0],
+        records / floor_wall,
+        "floor",
+        ">= 0.3",
+        floor_wall >= 0.3 * browsable[0],
+        unit="records/s",
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"  {result.sessions} sessions, {result.turns:,} turns; browsable after {browsable[0]:.1f} s wall "
+        f"({browsable[1]:.1f} s CPU; search index {index_times[0][1]:.1f} s CPU), whole import with its git mirror "
+        f"{mirrored[0]:.1f} s wall ({mirrored[1]:.1f} s CPU; mirror {mirror.seconds:.1f} s, {mirror.commits:,} commits); "
+        f"peak memory {peak:.0f} MB (whole bench process: corpus reads included)"
+    )
+
+
 def main() -> None:
     cli = parser(__doc__.splitlines()[0])
     cli.add_argument("--dir", type=Path, help="where the floors and imports write (default: TMPDIR)")
+    cli.add_argument(
+        "--many", type=int, metavar="N", help="instead: a first import of N sessions of ~20 turns (issue 41: 3000)"
+    )
     args = cli.parse_args()
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         tempfile.tempdir = str(args.dir)
     try:
-        measure(args.quick)
+        if args.many:
+            measure_many(args.many)
+        else:
+            measure(args.quick)
     finally:
         for folder in SCRATCH:
             shutil.rmtree(folder, ignore_errors=True)

@@ -30,7 +30,7 @@ from opmem_tui.backend.distill.project import project_all
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.core import render_core
 from opmem_tui.backend.memory.store import MemoryStore
-from opmem_tui.backend.privacy.exclusions import set_private
+from opmem_tui.backend.orchestration import set_private
 
 
 def alternating(baseline, ours, rounds: int = 5) -> tuple[float, float]:

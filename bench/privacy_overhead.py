@@ -7,7 +7,7 @@ without it, in the same run (issue: privacy). Target: each >= 0.9 x its speed wi
    of a generated coding corpus (bench/distill_bench.py's, with env dumps, .env files and curl
    headers holding secrets in a tenth of the tool outputs), beside the same run with the gate
    switched off (every redaction call made the identity).
-2. Import of the synthetic Claude Code corpus (bench/import_throughput.py's) with
+2. Import of the synthetic Claude Code corpus (bench/claude_corpus.py) with
    `[privacy] redact_on_import = true`, beside the default (raw store).
 
 Runs alternate (off, on, off, on, ...) and the median of each is kept, in wall and CPU time:
@@ -28,8 +28,8 @@ from pathlib import Path
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import claude_corpus
 import distill_bench
-import import_throughput
 from harness import OUT, parser, report
 
 from opmem_tui.backend.distill import collect, titles
@@ -163,7 +163,7 @@ def main() -> None:
     nodes = sum(len(Home(corpus).sessions.get_nodes(m.id)) for m in Home(corpus).sessions.list_sessions().sessions)
     print(f"distillation corpus: {sessions} sessions, {nodes:,} nodes")
     compare("distillation with redaction", "nodes/s", lambda on: distil_once(corpus, off=not on), rounds)
-    claude = import_throughput.corpus(mb)
+    claude = claude_corpus.corpus(mb)
     print(f"import corpus: {mb} MB of Claude Code transcripts")
     compare("import with redact_on_import", "nodes/s", lambda on: import_once(claude, redact=on), rounds)
 

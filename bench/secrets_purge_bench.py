@@ -29,8 +29,8 @@ from harness import parser, report
 
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.privacy import find_secrets
-from opmem_tui.backend.privacy.purge import plan_purge, purge
 from opmem_tui.backend.privacy.scan import NODE_FIELDS, scan, strings_of
+from opmem_tui.backend.secrets_purge import plan_purge, purge
 
 TOKEN = "ghp_" + "aB3dE5fG7h" * 3 + "K9mN2p"
 TOOL_OUTPUT = "\n".join(f"tests/test_mod{i}.py::test_case_{i} PASSED  [{i}%]" for i in range(40))

@@ -82,7 +82,7 @@ _WRITERS = frozenset({None, "import", "watch", "index", "flush"})
 
 def _redact_older_memory(home: Home) -> None:
     """A memory an earlier opmem distilled holds secrets: masked before any command reads it."""
-    from .backend.privacy.upgrade import ensure_redacted
+    from .backend.orchestration import ensure_redacted
 
     try:
         upgraded = ensure_redacted(home)

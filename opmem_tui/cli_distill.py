@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .backend.distill.hooks import HooksError, flush_command, install, installed_commands, read_hook_input, uninstall
+from .backend.agents.claude_hooks import (
+    HooksError,
+    flush_command,
+    install,
+    installed_commands,
+    read_hook_input,
+    uninstall,
+)
 from .backend.distill.model import Progress, RunReport
 from .backend.distill.pipeline import RunOptions, run
 from .backend.distill.pipeline import flush as flush_sessions

@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .backend.home import Home
-from .backend.importers import SOURCES, run_import
+from .backend.importers import ALIASES, SOURCES, run_import
 from .backend.importers.base import ImportReport
+from .backend.importers.detect import detect_sources
 from .backend.importers.discovery import find_agents
 from .backend.importers.hooks import IngestHooks
 from .backend.importers.watch import Watcher
@@ -95,6 +96,9 @@ def import_command(
 ) -> None:
     """Import an agent's sessions (SOURCE: one of `opmem import --list`'s names, or jsonl with PATHs).
 
+    `opmem import PATH...` (no SOURCE): every session under the paths, at any depth, is read by
+    the importer whose format it has (said for each); one that fits several is named and skipped.
+
     Without SOURCE every agent found on this machine is imported (their default folders, with the
     agents' own environment overrides, VS Code and its forks included); --list only lists them.
     Without PATHs the agent's own session folder is used. Importing again adds only what is new.
@@ -105,6 +109,9 @@ def import_command(
     run it again to import the rest. A second one stops at once.
     """
     home = _home(ctx)
+    if source is not None and not list_only and names_a_path(source):
+        _import_detected(home, (Path(source), *paths), force, max_warnings, no_bind)
+        return
     if source is None or list_only:
         if source is not None:
             _fail(OpmemError("--list takes no SOURCE"))
@@ -121,6 +128,47 @@ def import_command(
             return
     console.print(summary_table(report, f"import {plain(source)}"))
     print_warnings(report, max_warnings)
+    if stop.is_set():
+        err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
+        sys.exit(130)
+
+
+def names_a_path(source: str) -> bool:
+    """`opmem import X`: X is a file or folder (not a source's name or alias) when it exists or has a slash."""
+    if source in SOURCES or source in ALIASES:
+        return False
+    return "/" in source or Path(source).expanduser().exists()
+
+
+def _import_detected(home: Home, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool) -> None:
+    """`opmem import PATH...`: each session under the paths read by the importer whose shape it has."""
+    missing = [str(p) for p in paths if not p.expanduser().exists()]
+    if missing:
+        _fail(OpmemError(f"no such file or folder: {', '.join(missing)}"))
+    with err_console.status("looking at what the paths hold…"):
+        detected = detect_sources(paths, SOURCES)
+    for line in detected.warnings():
+        err_console.print(Text(f"warning: {plain(line)}", style="yellow"), soft_wrap=True)
+    if not detected.sessions:
+        console.print(Text("Found no agent sessions there (give SOURCE to read them as one agent's)."))
+        return
+    with stop_requested_by_signals() as stop:
+        for name, units in detected.sessions.items():
+            if stop.is_set():
+                break
+            importer = SOURCES[name]
+            unit = "session" if len(units) == 1 else "sessions"
+            console.print(Text(f"{len(units)} {unit} read as {importer.label} (opmem import {name})"))
+            try:
+                home.ensure()
+                mirrors = mirror_writer(home)
+                report = _import_with_progress(home, name, tuple(units), force, no_bind, stop, exact=True)
+                write_mirrors(mirrors, report, stop)
+            except OpmemError as exc:
+                err_console.print(Text(f"opmem import {name}: {plain(str(exc))}", style="red"))
+                continue
+            console.print(summary_table(report, f"import {importer.label}"))
+            print_warnings(report, max_warnings)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
@@ -175,7 +223,14 @@ def _progress_bar() -> Progress:
 
 
 def _import_with_progress(
-    home: Home, source: str, paths: tuple[Path, ...], force: bool, no_bind: bool, stop: StopRequest
+    home: Home,
+    source: str,
+    paths: tuple[Path, ...],
+    force: bool,
+    no_bind: bool,
+    stop: StopRequest,
+    *,
+    exact: bool = False,
 ) -> ImportReport:
     with _progress_bar() as bar:
         task = bar.add_task(f"importing {plain(source)}", total=None)
@@ -193,6 +248,7 @@ def _import_with_progress(
             bind=not no_bind,
             hooks=ingest_hooks(home),
             defer_mirror=True,  # browsable and searchable first; write_mirrors commits the turns
+            exact=exact,
         )
 
 

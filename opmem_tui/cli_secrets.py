@@ -14,9 +14,9 @@ import click
 
 from .backend.home import Home
 from .backend.model import OpmemError
-from .backend.privacy.purge import plan_purge, purge
 from .backend.privacy.scan import SecretFinding, scan
 from .backend.safe_text import plain
+from .backend.secrets_purge import plan_purge, purge
 
 
 def _home(ctx: click.Context) -> Home:

@@ -20,8 +20,9 @@ from rich.cells import cell_len, set_cell_size
 from .backend.home import Home
 from .backend.importers import ALIASES as IMPORT_ALIASES
 from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
+from .backend.orchestration import set_private
 from .backend.privacy import redact_text, redact_value
-from .backend.privacy.exclusions import Exclusions, is_private, set_private
+from .backend.privacy.exclusions import Exclusions, is_private
 from .backend.safe_text import plain
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub

@@ -17,10 +17,11 @@ from pathlib import Path
 from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.discovery import LABELS as DISCOVERY_LABELS
 from opmem_tui.backend.importers.discovery import Found
+from opmem_tui.backend.importers.registry import LABELS as SOURCE_LABEL_TABLE
 from opmem_tui.backend.model import Node, OpmemError, SessionListing, SessionMeta, Turn, TurnCommit, VerifyReport
-from opmem_tui.backend.privacy.exclusions import PrivacyChange, hidden_sessions, set_private
+from opmem_tui.backend.orchestration import PrivacyChange, set_private
+from opmem_tui.backend.privacy.exclusions import hidden_sessions
 from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
@@ -34,17 +35,8 @@ from .memory_data import MemoryData
 
 COMMIT_PAGE = 100  # first page of a project log: enough to fill a screen, cheap to walk
 
-# Importer sources the palette offers, with the label users know them by.
-SOURCE_LABELS = {
-    "claude": "Claude Code",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "gemini": "Gemini CLI",
-    "aider": "Aider",
-    "openprogram": "OpenProgram",
-    "jsonl": "JSONL",
-}
-SOURCE_LABELS.update({k: v for k, v in DISCOVERY_LABELS.items() if k not in SOURCE_LABELS})
+# Importer sources the palette offers, with the label users know them by (each importer's own).
+SOURCE_LABELS = SOURCE_LABEL_TABLE
 
 
 @dataclass(frozen=True)

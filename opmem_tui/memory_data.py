@@ -38,7 +38,7 @@ from opmem_tui.backend.recall.context import folder_projects
 from .masking import mask, mask_event, mask_hit
 
 if TYPE_CHECKING:  # the distiller and the index writer load when first used, not at start
-    from opmem_tui.backend.distill.hooks import HooksChange
+    from opmem_tui.backend.agents.claude_hooks import HooksChange
     from opmem_tui.backend.distill.triggers import Distiller
     from opmem_tui.backend.memory.index_update import UpdateReport
 
@@ -285,7 +285,7 @@ class MemoryData:
 
     def install_hooks(self) -> HooksChange:
         """Claude Code's PreCompact/SessionEnd hooks run `opmem flush` for this store."""
-        from opmem_tui.backend.distill.hooks import flush_command, install
+        from opmem_tui.backend.agents.claude_hooks import flush_command, install
 
         return install(flush_command(self.home.path))
 

@@ -58,7 +58,7 @@ orm: SQLAlchemy ; Django ORM ; Peewee ; Tortoise ORM=tortoise-orm ; Pony ORM ; S
   TypeORM ; Sequelize ; Drizzle=drizzle-orm ; MikroORM ; Objection ; Knex ; Bookshelf ; Mongoose ; Ecto=ecto_sql ;
   ActiveRecord ; Sequel ; Hibernate ; JPA ; MyBatis ; jOOQ ; Exposed ; GORM=gorm.io/gorm ; ent=entgo.io/ent ;
   sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core ; Dapper ; Eloquent ; Doctrine ;
-  Kysely ; Objection.js
+  Kysely ; Objection.js ; Room=androidx.room
 migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.com/pressly/goose ;
   golang-migrate=github.com/golang-migrate/migrate ; Atlas=ariga.io/atlas ; dbmate ; Prisma Migrate ; Knex migrations ;
   node-pg-migrate ; umzug ; db-migrate ; Rails migrations ; Ecto migrations ; sqitch ; yoyo-migrations ; Diesel CLI=diesel_cli ;
@@ -117,7 +117,7 @@ ai: OpenAI API=openai ; Anthropic API=anthropic ; LangChain ; LlamaIndex=llama-i
   llama.cpp ; sentence-transformers ; ONNX Runtime=onnxruntime ; MLflow ; Weights & Biases=wandb ; pandas ; NumPy=numpy ;
   Polars ; SciPy ; Matplotlib ; Jupyter ; Dask ; Ray ; PySpark=spark ; dbt ; LM Studio=lmstudio,lm-studio ;
   LocalAI ; OpenRouter ; LiteLLM=litellm ; Groq=groq,groq-sdk ; Mistral API=mistralai ;
-  Gemini API=google-generativeai,google-genai,@google/generative-ai,@google/genai ; Cohere API=cohere ;
+  Gemini API=gemini,google-generativeai,google-genai,@google/generative-ai,@google/genai ; Cohere API=cohere ;
   Hugging Face Hub=huggingface_hub,huggingface-hub ; Vercel AI SDK=@ai-sdk/openai,@ai-sdk/anthropic,@ai-sdk/react
 """
 

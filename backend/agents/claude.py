@@ -8,15 +8,15 @@ Checked against Claude Code's documentation (code.claude.com/docs/en/mcp, /hooks
     "command", "command", "timeout"}]}]`; SessionStart's stdout JSON
     `hookSpecificOutput.additionalContext` is added to the context (sources startup, resume,
     clear, compact; no matcher: all of them). PreCompact and SessionEnd run `opmem flush`, the
-    hooks `opmem hooks install claude` adds (backend/distill/hooks.py), so the two never differ.
+    hooks `opmem hooks install claude` adds (backend/agents/claude_hooks.py), so the two never differ.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..distill.hooks import flush_command
 from .base import AgentSpec, Context
+from .claude_hooks import flush_command
 from .parts import ClaudeHooks, JsonEntry, Part
 
 

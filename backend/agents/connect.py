@@ -26,12 +26,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..distill.hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups are the hooks' ones
-from ..distill.hooks import read_only, write_with_backup
 from ..file_lock import file_lock
-from ..home import Home
 from ..memory.core import core_path
 from ..memory.slugs import safe_name
 from ..model import OpmemError
@@ -40,9 +37,14 @@ from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
 from .base import AgentSpec, Context
+from .claude_hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups are the hooks' ones
+from .claude_hooks import read_only, write_with_backup
 from .executable import opmem_executable
 from .parts import ConfigError, Part, TextBlock, merge_meta
 from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 AGENTS: dict[str, AgentSpec] = {
     s.id: s for s in (claude.SPEC, codex.SPEC, gemini.SPEC, cursor.SPEC, opencode.SPEC, copilot.SPEC)

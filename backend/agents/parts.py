@@ -6,7 +6,7 @@ separator it put before a block), so the removal gives back the file byte for by
     JsonEntry   an MCP server entry in a JSON/JSONC file (edited as text: backend/agents/jsonc.py)
     TomlTable   an MCP server table in a TOML file (Codex's config.toml; tomlkit checks the result)
     TextBlock   opmem's marked block in a Markdown instruction file (backend/agents/textblock.py)
-    ClaudeHooks Claude Code's SessionStart, PreCompact and SessionEnd hooks (backend/distill/hooks.py)
+    ClaudeHooks Claude Code's SessionStart, PreCompact and SessionEnd hooks (backend/agents/claude_hooks.py)
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from ..distill import hooks as claude_hooks
 from ..model import OpmemError
-from . import jsonc, textblock
+from . import claude_hooks, jsonc, textblock
 
 
 class ConfigError(OpmemError):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..importers.registry import CODING_SOURCES as IMPORTED_CODING_SOURCES
 from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
@@ -32,14 +33,9 @@ from .model import (
 )
 from .state import DistillState, SessionCursor, trusted_stamp
 
-# Every agent opmem imports is a coding agent: a session of one without tool calls (a question
-# asked in Cursor's chat) is still not a personal conversation (only "jsonl" may be one).
-CODING_SOURCES = frozenset(
-    {
-        "claude-code", "codex", "gemini", "aider", "openprogram", "opmem", "opencode", "cursor", "cline",
-        "roo-code", "copilot", "crush", "goose", "qwen", "kimi", "droid", "continue", "amp", "specstory",
-    }
-)  # fmt: skip
+# A session of a coding agent without tool calls (a question asked in Cursor's chat) is still
+# not a personal conversation: each importer says whether its agent is one (`Importer.coding`).
+CODING_SOURCES = IMPORTED_CODING_SOURCES | {"opmem"}
 # A session with more new nodes than this is distilled in several batches (cut at seq bounds).
 BATCH_NODES = 2000
 # The first run over a project takes at most this many of its commits (newest first).

@@ -11,14 +11,17 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..home import Home
 from ..llm import LLMStopped, TokenBudget
 from ..llm_cli import AgentChat, Request, agent_chat
 from ..model import OpmemError
 from ..privacy.exclusions import read_meta
 from .collect import collect_session, pending_sessions
 from .state import load_state
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 
 @dataclass(frozen=True, slots=True)

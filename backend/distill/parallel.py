@@ -30,8 +30,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..home import Home
 from ..model import OpmemError
 from ..privacy.exclusions import Exclusions, read_meta
 from ..store.git_mirror import GIT_ERRORS
@@ -42,6 +42,9 @@ from ..worker_process import start_worker_process
 from .collect import Pending, collect_session, newest_seq
 from .extract import extract_rules
 from .model import Extraction, SessionBatch
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 # A run is worth the workers' start (a fresh interpreter each, ~0.35 s of CPU for its imports)
 # from about this many new nodes on: reading and extracting costs ~0.1 ms a node, so below it
@@ -142,11 +145,12 @@ class _Worker:
     failed = ""
 
 
-def start_worker(home_path: str, parent: int) -> None:
-    """The pool's initializer: the home opened by path, for reading only (`parent`: the pool's pid)."""
+def start_worker(home_type: type[Home], home_path: str, parent: int) -> None:
+    """The pool's initializer: the home opened by path, for reading only (`parent`: the pool's pid).
+    `home_type`: the facade's class, handed down (distill sits below home.py, which imports it)."""
     start_worker_process(parent)
     try:
-        home = Home(Path(home_path), durable=False)
+        home = home_type(Path(home_path), durable=False)
         settings = home.config.store
         # Every read of this home (meta.json, the projects' names for the exclusions) goes through it.
         home.__dict__["sessions"] = ReadOnlyStore(
@@ -209,7 +213,7 @@ class ExtractPool:
 
     def __init__(
         self,
-        home_path: Path,
+        home: Home,
         pending: Sequence[Pending],
         workers: int,
         now: float,
@@ -241,7 +245,7 @@ class ExtractPool:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=start_worker,
-                initargs=(str(home_path), os.getpid()),
+                initargs=(type(home), str(home.path), os.getpid()),
             )
         except (OSError, ValueError, RuntimeError) as exc:
             self._stop(exc)

@@ -13,14 +13,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
-from ..home import Home
 from ..llm import ChatClient, LLMStopped, TokenBudget, is_configured
+from ..memory.redaction_upgrade import redact_earlier_memory
 from ..model import OpmemError
-from ..privacy.exclusions import Exclusions, read_meta, sync_exclusions
+from ..privacy.exclusions import Exclusions, read_meta
 from .collect import Pending, change_token, collect_commits, collect_session, pending_sessions, stamp_after
 from .extract import extract_commits, extract_rules
 from .link import LINK_TYPES, Linker
@@ -30,6 +30,10 @@ from .parallel import POOL_MIN_NODES, Extracted, ExtractPool, new_nodes, pool_si
 from .project import project_all
 from .reconcile import reconcile
 from .state import DistillState, ProjectCursor, SessionCursor, load_state, read_inflight, save_state, write_inflight
+from .withheld import sync_exclusions
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 LOCK_NAME = ".distill.lock"
 SAVE_EVERY_S = 2.0  # cursors are saved at least this often (and at the end): moving them later is safe
@@ -337,7 +341,7 @@ def _pool(job: DistillJob, pending: Sequence[Pending]) -> ExtractPool | None:
     workers = pool_size(options.workers if options.workers is not None else settings.workers, usable_cpus())
     if not workers or new_nodes(pending, options.pool_min_nodes) < options.pool_min_nodes:
         return None
-    return ExtractPool(job.home.path, pending, workers, job.now, local=job.extract_here)
+    return ExtractPool(job.home, pending, workers, job.now, local=job.extract_here)
 
 
 def _uses_llm(home: Home, wanted: bool | None) -> bool:
@@ -374,9 +378,7 @@ def run(
     job = DistillJob(home, options, progress, cancel)
     try:
         with run_lock(home, options.lock_timeout):
-            from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives this module
-
-            upgraded = ensure_redacted(home, locked=True)
+            upgraded = redact_earlier_memory(home, project_all)
             job.state = load_state(home.memory_dir)
             report = distil_pending(job, started)
             return replace(report, notes=(upgraded.message, *report.notes)) if upgraded else report

@@ -21,8 +21,8 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from ..home import Home
 from ..memory.core import consolidation_day, write_cores
 from ..memory.index import SearchIndexError
 from ..memory.logs import FileStamp, log_names
@@ -31,6 +31,9 @@ from ..memory.views import write_views
 from ..model import OpmemError
 from ..store.files import write_atomic
 from .collect import change_token
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 
 def _project_names(home: Home) -> dict[str, str]:

@@ -2,10 +2,10 @@
 
 - An edge on a single-valued relation (config `[distill] single_valued`: listens-on, lives-in,
   ...) with the same subject and scope as a current edge but another value retires it, if it is
-  newer in the world (event_time); an older fact ingested late is itself retired by the current
+  newer in the world (event_time; values stated at the same moment stay current together); an older fact ingested late is itself retired by the current
   one, never the other way round. Edges restating the current value stay, side by side.
-- Knowledge slots (extract/knowledge.py: a project's test framework, ORM, package manager, its
-  `*-command`, `*-version` and `*-status` relations) are single-valued whatever the config says.
+- Knowledge slots (the relation table, memory/relations.py: a project's test framework, ORM, package
+  manager, its `*-command`, `*-version` and `*-status` relations) are single-valued whatever the config says.
   When a slot changes value, or a `dropped` edge names a technology, the subject's older stack
   edges to the old technology (`uses`, `depends-on`, its slot) are retired too: a replaced
   technology stays as history and is never current.
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from ..memory import relations
 from ..memory.records import Edge, Event, Patch
-from .extract.knowledge import DROPPED, STACK_RELATIONS, SWITCH_RELATIONS
-from .extract.knowledge import single_valued as knowledge_single_valued
+from ..memory.relations import STACK_RELATIONS, SWITCH_RELATIONS
 from .model import Contradiction, Linked, Reconciled
 
 DEFAULT_SINGLE_VALUED = (
@@ -55,7 +55,8 @@ def resolve_chain(edges: Iterable[Edge], *, at: float) -> tuple[list[Patch], lis
         return patches, contradictions  # one value, however often restated (the usual chain): nothing changes
     group: list[Edge] = []  # the current value's edges (a value may be stated several times)
     for edge in sorted(unique.values(), key=_order):
-        if group and edge.to_id != group[-1].to_id:
+        # values stated at one moment ("my eslint config, my oxlint config") are current together
+        if group and edge.to_id not in {e.to_id for e in group} and edge.event_time > group[-1].event_time:
             for old in group:
                 reason = f"{edge.relation} is single-valued: {edge.to_id} (newer) replaces {old.to_id}"
                 patches.append(Patch(old.id, edge.id, at, reason))
@@ -88,7 +89,7 @@ def reconcile_edges(
     edges = list(edges)
     groups: dict[tuple[str, str, str], dict[str, Edge]] = {}
     for edge in edges:
-        if edge.relation in single_valued or knowledge_single_valued(edge.relation):
+        if edge.relation in single_valued or relations.single_valued(edge.relation):
             groups.setdefault((edge.from_id, edge.relation, edge.scope), {})[edge.id] = edge
     patches: list[Patch] = []
     contradictions: list[Contradiction] = []
@@ -102,7 +103,7 @@ def reconcile_edges(
         if relation not in ("uses", "depends-on") and relation in STACK_RELATIONS:
             by_id = {e.id: e for e in [*stored, *new.values()]}
             replaced += [(by_id[c.kept], c.retired_value) for c in found if c.kept in by_id]
-    replaced += [(e, e.to_id) for e in edges if e.relation == DROPPED]
+    replaced += [(e, e.to_id) for e in edges if e.relation == "dropped"]
     if category_of is not None:
         replaced += _switched_from(edges, current, category_of)
     patches += _retire_replaced(replaced, edges, current, {p.id for p in patches}, at=at)
@@ -148,7 +149,7 @@ def _retire_replaced(
                 and edge.id != by.id
                 and edge.event_time <= by.event_time
             ):
-                what = "dropped" if by.relation == DROPPED else f"replaced as {by.relation} by {by.to_id}"
+                what = "dropped" if by.relation == "dropped" else f"replaced as {by.relation} by {by.to_id}"
                 patches.append(Patch(edge.id, by.id, at, f"{target} {what}"))
                 done.add(edge.id)
     return patches

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ..home import Home
-from .extract.knowledge import COMMAND_KINDS, SLOT_RELATIONS, STATUS_KINDS
+from ..memory import relations
+from ..memory.redaction_upgrade import redact_earlier_memory
 from .link import LINK_TYPES, relink
 from .memory_port import log_contradictions
 from .model import Extraction, Linked, Reconciled, RunReport, Written
@@ -21,12 +22,11 @@ from .project import project_all
 from .reconcile import resolve_chain
 from .state import load_state
 
+if TYPE_CHECKING:
+    from ..home import Home
+
 # the knowledge slots (a project's test framework, its test command, ...) hold one value at a time too
-KNOWLEDGE_SLOTS = (
-    *sorted(SLOT_RELATIONS),
-    *(f"{kind}-command" for kind in COMMAND_KINDS),
-    *(f"{kind}-status" for kind in STATUS_KINDS),
-)
+KNOWLEDGE_SLOTS = tuple(sorted(relations.names(single=True)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,7 @@ def sleep(
 ) -> SleepReport:
     started = time.monotonic()
     with run_lock(home, lock_timeout):
-        from ..privacy.upgrade import ensure_redacted  # here: privacy.upgrade drives the pipeline
-
-        ensure_redacted(home, locked=True)
+        redact_earlier_memory(home, project_all)
         job = DistillJob(home, RunOptions(project=False, scan=True), progress, cancel)
         job.state = load_state(home.memory_dir)
         report = distil_pending(job, started)

@@ -15,9 +15,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..home import Home
 from ..model import OpmemError
 from .collect import change_token, pending_sessions
 from .model import Progress, RunReport
@@ -26,6 +25,9 @@ from .sleep import SleepReport
 from .sleep import sleep as run_sleep
 from .state import load_state
 from .titles import install_title_hook
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 Clock = Callable[[], float]
 

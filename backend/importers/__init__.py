@@ -1,7 +1,8 @@
 """Importers of other agents' sessions, and `run_import`, used by the CLI and the TUI palette.
 
-SOURCES maps each source name to its Importer (base.py): where the agent keeps its sessions,
-which files hold them, and how to read one whole or follow it line by line (`opmem watch`).
+SOURCES (registry.py, derived from the Importer subclasses) maps each source name to its
+Importer (base.py): what the agent is, where it keeps its sessions, what a session looks like,
+and how to read one whole or follow it line by line (`opmem watch`).
 """
 
 from __future__ import annotations
@@ -9,63 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..home import Home
 from ..model import OpmemError
 from ..projects.binding import ProjectBinder
 from ..store.node_log import SyncWorker
 from ..store.sessions import SessionStore
 from . import parse_ahead
-from .aider import AiderImporter
-from .amp import AmpImporter
 from .base import Importer, ImportReport
-from .claude_code import ClaudeImporter
-from .cline import ClineImporter, RooImporter
-from .codex import CodexImporter
-from .continue_dev import ContinueImporter
-from .copilot import CopilotImporter
-from .crush import CrushImporter
-from .cursor import CursorImporter
-from .droid import DroidImporter
-from .gemini import GeminiImporter
-from .goose import GooseImporter
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
-from .jsonl import JsonlImporter
-from .kimi import KimiImporter
-from .opencode import OpenCodeImporter
-from .openprogram import OpenProgramImporter
 from .parse_ahead import ParseAhead, ParserBug
-from .qwen import QwenImporter
-from .specstory import SpecStoryImporter
+from .registry import ALIASES, SOURCES
 from .state import STATE_FILE, FileState, ImportState
 
-SOURCES: dict[str, Importer] = {
-    importer.name: importer
-    for importer in (
-        ClaudeImporter(),
-        CodexImporter(),
-        GeminiImporter(),
-        AiderImporter(),
-        OpenProgramImporter(),
-        JsonlImporter(),
-        OpenCodeImporter(),
-        CursorImporter(),
-        ClineImporter(),
-        RooImporter(),
-        CopilotImporter(),
-        CrushImporter(),
-        GooseImporter(),
-        QwenImporter(),
-        DroidImporter(),
-        KimiImporter(),
-        ContinueImporter(),
-        AmpImporter(),
-        SpecStoryImporter(),
-    )
-}
-ALIASES = {"claude-code": "claude", "claude_code": "claude", "cc": "claude", "roo-code": "roo"}
+if TYPE_CHECKING:
+    from ..home import Home
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]
@@ -96,8 +56,13 @@ def run_import(
     bind: bool = True,
     hooks: IngestHooks | None = None,
     defer_mirror: bool = False,
+    exact: bool = False,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
+
+    Under given paths its sessions are found where the agent's layout puts them and by their
+    shape at any depth (`Importer.find`); exact=True: `paths` are the sessions themselves
+    (`detect_sources` found them).
 
     Files unchanged since their last complete import are skipped (counted in report.skipped);
     force=True parses them again (still idempotent). A file that fails is a warning, never fatal.
@@ -126,7 +91,10 @@ def run_import(
     roots = given if given else importer.default_paths()
     if not roots:
         raise OpmemError(f"{name} sessions have no default folder: give a file or folder to import")
-    files = importer.discover(roots)
+    if exact:
+        files = importer.ordered([Path(p) for p in given])
+    else:
+        files = importer.find(given) if given else importer.discover(roots)
     if not files:
         where = ", ".join(str(p) for p in roots)
         if any(Path(p).expanduser().exists() for p in roots):

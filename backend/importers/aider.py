@@ -33,6 +33,9 @@ from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter, is_final
 from .drafts import Draft, DraftGraph
+from .shape import Probe, Shape
+
+RUN_MARK = b"# aider chat started at"  # within its first lines (a run starts with a blank line)
 
 SOURCE = "aider"
 HISTORY_NAME = ".aider.chat.history.md"
@@ -430,6 +433,15 @@ class _Once(ImportReport):
 class AiderImporter(LineImporter):
     name = "aider"
     source = "aider"
+    label = "aider"
+    locations = ("./.aider.chat.history.md (the current folder and its git root)",)
+    shape = Shape(("*.md",), starts="# aider chat started at", also=(".aider.input.history",))
+
+    def claims(self, probe: Probe) -> Path | None:
+        """A markdown file whose first lines start an aider run."""
+        return probe.path if self.shape.named(probe.path) and RUN_MARK in probe.head[:512] else None
+
+    reads = "the chat history's runs: user lines (####), assistant replies, tool output (>) and commits"
     looks_for = f"{HISTORY_NAME} (up to {MAX_SEARCH_DEPTH} folders deep)"
 
     def default_paths(self) -> list[Path]:

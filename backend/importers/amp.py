@@ -29,6 +29,7 @@ from .base import ImportedSession, ImportReport
 from .cline import VSCODE_APPS
 from .cursor import vscode_user_dirs
 from .record_values import as_text, dumps, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
 
 SOURCE = "amp"
@@ -237,6 +238,10 @@ def read_thread(path: Path, report: ImportReport, *, final: bool) -> list[Import
 class AmpImporter(WholeImporter):
     name = "amp"
     source = SOURCE
+    label = "Amp"
+    locations = ("$XDG_DATA_HOME/amp/threads", "~/.local/share/amp/threads")
+    shape = Shape(("*.json",), records=(("v", "id", "created", "messages"),))
+    reads = "thread messages: text, thinking, tool_use, tool_result, compaction summaries"
     looks_for = "threads/T-<id>.json"
 
     def default_paths(self) -> list[Path]:

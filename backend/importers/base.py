@@ -15,12 +15,13 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Protocol
 
 from ..model import Node, OpmemError
+from .shape import Probe, Shape, find_units
 
 SessionKind = Literal["trunk", "subagent", "compaction", "fork"]
 UNSTORED = -1  # the seq of a node no store has written yet
@@ -72,6 +73,24 @@ class ImportReport:
         self.unknown_records[record_type] = self.unknown_records.get(record_type, 0) + 1
 
 
+def dated(imported: ImportedSession) -> ImportedSession:
+    """`imported` with each undated node given the time of the dated node before it (the first
+    dated one for those before it): a session's times come from its own messages, never from the
+    moment of its import. A session with no time at all is left as it is."""
+    times = [n.created_at for n in imported.nodes]
+    if all(times) or not any(times):
+        return imported
+    last = next(t for t in times if t)
+    nodes = []
+    for node in imported.nodes:
+        if node.created_at:
+            last = node.created_at
+            nodes.append(node)
+        else:
+            nodes.append(replace(node, created_at=last))
+    return replace(imported, nodes=tuple(nodes))
+
+
 class SessionParser(Protocol):
     """The stateful parser `opmem watch` keeps per file: fed the lines of a file from its start."""
 
@@ -95,8 +114,19 @@ class SessionParser(Protocol):
 class Importer(ABC):
     """One agent's sessions: where they are, which files hold them, how to read one."""
 
+    # What it is, declared once: the registry (registry.py) and every label table derive from these.
     name: ClassVar[str]  # the registry name: "claude"
     source: ClassVar[str]  # stored in meta.json: "claude-code"
+    label: ClassVar[str]  # what users call the agent: "Claude Code"
+    coding: ClassVar[bool] = True  # a coding agent (a session without tool calls is still no conversation)
+    id_prefix: ClassVar[str] = ""  # of its session ids ("cc-<native id>"); "" : the source name
+    aliases: ClassVar[tuple[str, ...]] = ()  # other names `opmem import` accepts
+    discoverable: ClassVar[bool] = True  # it has default locations `opmem import` looks in
+    live: ClassVar[bool] = True  # the agent keeps writing its sessions: `opmem watch` follows them
+    rank: ClassVar[int] = 1  # lists show lower ranks first, then by label
+    locations: ClassVar[tuple[str, ...]] = ()  # its default locations, as the docs show them
+    shape: ClassVar[Shape]  # what one of its sessions looks like on disk (shape.py)
+    reads: ClassVar[str] = ""  # what is read of a session, for docs/import-formats.md
     looks_for: ClassVar[str]  # what discover() finds, said when it finds nothing
     parses_apart: ClassVar[bool] = False  # parse_file reads nothing but files: a backlog's can run in a worker
 
@@ -111,6 +141,21 @@ class Importer(ABC):
     @abstractmethod
     def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
         """One file (or session folder) whole. final=None: final when it has been quiet for LIVE_SECONDS."""
+
+    def claims(self, probe: Probe) -> Path | None:
+        """The session `probe`'s file marks (itself, or its folder) when it has this agent's shape, else None."""
+        return self.shape.unit(probe.path) if self.shape.fits(probe) else None
+
+    def find(self, paths: Iterable[Path | str]) -> list[Path]:
+        """The sessions under `paths`: where the agent's own layout puts them (discover), and any
+        file or folder of its shape at any depth, whatever the folders are called."""
+        found = dict.fromkeys(self.discover(paths))
+        found.update(dict.fromkeys(find_units(paths, [self])))
+        return self.ordered(list(found))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
+        """`files` in import order (an importer whose subagents name their parent puts parents first)."""
+        return files
 
     def follows_lines(self, path: Path) -> bool:
         """Whether appended lines of `path` can be read on their own (else it is re-read whole)."""

@@ -11,17 +11,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from .base import ImportReport, LineImporter, discover_files
+from .base import ImportedSession, ImportReport, LineImporter, discover_files
 from .claude_parser import ClaudeParser
 from .claude_records import is_agent_file
 from .claude_resume import ResumeIndex
+from .shape import Shape
 
 
 class ClaudeImporter(LineImporter):
     name = "claude"
     source = "claude-code"
+    label = "Claude Code"
+    id_prefix = "cc"
+    aliases = ("claude-code", "claude_code", "cc")
+    rank = 0
+    locations = ("$CLAUDE_CONFIG_DIR/projects", "~/.claude/projects")
+    shape = Shape(
+        ("*.jsonl",),
+        records=(
+            ("sessionId", "isSidechain"),
+            ("type=file-history-snapshot", "snapshot"),
+            ("type=summary", "leafUuid"),
+            ("sessionId", "type=permission-mode"),
+        ),
+        also=("<id>.meta.json", "<id>/subagents/agent-*.jsonl"),
+    )
+    reads = "user, assistant (text, thinking, tool_use), tool_result, system, summary, compaction and subagent records"
     looks_for = "*.jsonl transcripts"
     feeds_text = False  # bytes: orjson reads them as they are (record_values.loads_exact)
     parses_apart = True  # its ResumeIndex reads sibling files: a worker's own index reads the same
@@ -37,8 +55,35 @@ class ClaudeImporter(LineImporter):
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         """Every transcript under `paths`: trunk files first, so parents exist before subagents."""
-        files = discover_files(paths, "*.jsonl")
+        return self.ordered(discover_files(paths, "*.jsonl"))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
         return [p for p in files if not is_agent_file(p)] + [p for p in files if is_agent_file(p)]
 
     def open_parser(self, path: Path, report: ImportReport) -> ClaudeParser:
         return ClaudeParser(path, report, self.resumes)
+
+
+class IflowImporter(ClaudeImporter):
+    """iFlow CLI (a Gemini CLI fork) writes Claude Code's transcript format under ``~/.iflow/projects``
+    (checked against kenn-io/agentsview internal/parser/iflow.go, 5386007): read by Claude's parser."""
+
+    name = "iflow"
+    source = "iflow"
+    label = "iFlow CLI"
+    id_prefix = ""
+    aliases = ()
+    rank = 1
+    locations = ("$IFLOW_HOME/projects", "~/.iflow/projects")
+    shape = replace(ClaudeImporter.shape, within=(".iflow",))
+    parses_apart = False
+
+    def default_paths(self) -> list[Path]:
+        root = os.environ.get("IFLOW_HOME")
+        return [(Path(root).expanduser() if root else Path.home() / ".iflow") / "projects"]
+
+    def follows_lines(self, path: Path) -> bool:
+        return False  # read whole, so each session is named as iFlow's
+
+    def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
+        return [replace(s, source=self.source) for s in super().parse_file(path, report, final=final)]

@@ -25,15 +25,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from .agent_db import DbStamp
 from .base import ImportedSession, ImportReport
+from .cline_ui import read_ui, request_times
 from .cursor import vscode_user_dirs
 from .record_values import as_text, parse_time
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session, split_injected
+from .shape import Probe, Shape
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, load_json, session, split_injected
 
 HISTORY = "api_conversation_history.json"
+UI_MESSAGES = "ui_messages.json"
+TASK_ID = re.compile(r"(\d{10,})$")
 VSCODE_APPS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae", "Kiro", "Positron")
 WRAPPERS = re.compile(r"<(task|feedback|user_message)>\s*(.*?)\s*</\1>", re.S)
 # What the extension writes into a user message besides the user's words (reminders, resumption
@@ -107,8 +110,7 @@ class _Task:
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": as_str(content)}]
         blocks = [x for x in blocks if isinstance(x, dict)]
-        sid = sid or f"{self.folder.name}:{index}"
-        when = parse_time(msg.get("ts")) or when
+        sid = sid or f"{task_id(self.folder)}:{index}"
         if role == "user":
             self.user(sid, blocks, when)
         elif role == "assistant":
@@ -200,39 +202,72 @@ class _Task:
         return b
 
 
+def task_id(folder: Path) -> str:
+    """The task's id: its folder's name, or the ms timestamp ending it (``exported_task_<id>``)."""
+    match = TASK_ID.search(folder.name)
+    return match.group(1) if match and match.group(1) != folder.name else folder.name
+
+
+def _times(history: list[Any], ui: list[dict[str, Any]], started: float) -> list[float]:
+    """When each history message was sent: a user message when the request carrying it started, an
+    assistant message when the panel last showed its request (ui ``api_req_started`` in order)."""
+    requests = request_times(ui)
+    out, replies, last = [], 0, started
+    for index, msg in enumerate(history):
+        role = msg.get("role") if isinstance(msg, dict) else None
+        when = parse_time(msg.get("ts")) if isinstance(msg, dict) else 0.0
+        if not when and role == "assistant" and replies < len(requests):
+            when = requests[replies][1]
+        elif not when and index and replies < len(requests):
+            when = requests[replies][0]
+        if role == "assistant":
+            replies += 1
+        when = max(when or last, last)
+        out.append(when)
+        last = when
+    return out
+
+
 def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -> list[ImportedSession]:
     history_path = folder / HISTORY
+    ui = _optional(folder / UI_MESSAGES, report)
+    ui = [m for m in ui if isinstance(m, dict)] if isinstance(ui, list) else []
     history = _optional(history_path, report)  # a problem names the file, not only its folder
-    if history is None:
-        return []
-    if not isinstance(history, list):
+    if history is None and (history_path.exists() or not ui):
+        return []  # an unreadable history is a warning, not a cue to read the panel instead
+    if history is not None and not isinstance(history, list):
         report.warn(history_path, None, "not a conversation history: expected a JSON list of messages")
         return []
-    ui = _optional(folder / "ui_messages.json", report)
-    ui = [m for m in ui if isinstance(m, dict)] if isinstance(ui, list) else []
     meta = as_dict(_optional(folder / "task_metadata.json", report))
     item = as_dict(_optional(folder / "history_item.json", report)) or _task_index(folder, report)
+    native = task_id(folder)
     started = parse_time(ui[0].get("ts")) if ui else 0.0
-    started = started or parse_time(item.get("ts")) or parse_time(int(folder.name) if folder.name.isdigit() else 0)
-    task = _Task(folder, report)
-    for index, msg in enumerate(history):
-        if isinstance(msg, dict):
-            task.message(index, msg, started if index == 0 else 0.0)
-        else:
-            report.warn(history_path, None, f"message {index + 1} is not an object; skipped")
+    started = started or parse_time(item.get("ts")) or parse_time(int(native) if native.isdigit() else 0)
     streaming = bool(ui and ui[-1].get("partial"))
-    b = task.finish(final, streaming)
+    if history is None:  # a partial task: its panel messages hold the conversation and its tool calls
+        b = read_ui(native, ui)
+        if not final and streaming:
+            b.first_open = b.first_open if b.first_open is not None else max(len(b.nodes) - 1, 0)
+    else:
+        task = _Task(folder, report)
+        for index, (msg, when) in enumerate(zip(history, _times(history, ui, started), strict=True)):
+            if isinstance(msg, dict):
+                task.message(index, msg, when)
+            else:
+                report.warn(history_path, None, f"message {index + 1} is not an object; skipped")
+        b = task.finish(final, streaming)
     usage = meta.get("model_usage")
     model = as_str(item.get("modelId") or item.get("apiModelId"))
     if isinstance(usage, list) and usage and isinstance(usage[-1], dict):
         model = model or as_str(usage[-1].get("model_id"))
     cwd = as_str(item.get("cwdOnTaskInitialization") or item.get("workspace"))
     parent = as_str(item.get("parentTaskId")) or None
-    extra = {"layout": "task-folder", "mode": item.get("mode"), "cost": item.get("totalCost")}
+    layout = "task-folder" if history is not None else "ui-messages"
+    extra = {"layout": layout, "mode": item.get("mode"), "cost": item.get("totalCost")}
     return [
         session(
             source,
-            folder.name,
+            native,
             folder,
             b,
             final=final,
@@ -247,7 +282,15 @@ def read_task(folder: Path, source: str, report: ImportReport, *, final: bool) -
 
 class _TaskFolders(WholeImporter):
     extension: str
-    looks_for = "tasks/<id>/api_conversation_history.json"
+    looks_for = "tasks/<id>/api_conversation_history.json or ui_messages.json"
+    shape = Shape((HISTORY, UI_MESSAGES), folder=True, also=("task_metadata.json", "history_item.json"))
+    reads = "api_conversation_history (text, thinking, tool_use, tool_result), ui_messages (times; all when alone)"
+    other_marker: ClassVar[str] = ""  # a file only another extension writes: a task holding it is not ours
+
+    def claims(self, probe: Probe) -> Path | None:
+        """A task folder; one holding neither extension's own file fits Cline and Roo (named as both)."""
+        unit = super().claims(probe)
+        return None if unit is None or (self.other_marker and (unit / self.other_marker).exists()) else unit
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         found: dict[Path, None] = {}
@@ -264,17 +307,7 @@ class _TaskFolders(WholeImporter):
         return list(found)
 
     def file_stat(self, path: Path) -> Any:
-        """A task folder's files are rewritten in place: its newest file and their sizes."""
-        size, mtime = 0, os.stat(path).st_mtime_ns
-        for item in path.iterdir():
-            try:
-                stat = item.stat()
-            except OSError:
-                continue
-            if item.is_file():
-                size += stat.st_size
-                mtime = max(mtime, stat.st_mtime_ns)
-        return DbStamp(size, mtime)
+        return folder_stamp(path)
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_task(path, self.source, report, final=final)
@@ -283,7 +316,10 @@ class _TaskFolders(WholeImporter):
 class ClineImporter(_TaskFolders):
     name = "cline"
     source = "cline"
+    label = "Cline"
+    locations = ("<VS Code user dir>/globalStorage/saoudrizwan.claude-dev/tasks", "$CLINE_DIR", "~/.cline/data")
     extension = "saoudrizwan.claude-dev"
+    other_marker = "history_item.json"
 
     def default_paths(self) -> list[Path]:
         cli = Path(os.environ["CLINE_DIR"]) if os.environ.get("CLINE_DIR") else Path.home() / ".cline" / "data"
@@ -293,7 +329,26 @@ class ClineImporter(_TaskFolders):
 class RooImporter(_TaskFolders):
     name = "roo"
     source = "roo-code"
+    label = "Roo Code"
+    aliases = ("roo-code",)
+    locations = ("<VS Code user dir>/globalStorage/rooveterinaryinc.roo-cline/tasks",)
     extension = "rooveterinaryinc.roo-cline"
+    other_marker = "task_metadata.json"
+
+    def default_paths(self) -> list[Path]:
+        return extension_dirs(self.extension)
+
+
+class KiloLegacyImporter(_TaskFolders):
+    """Kilo Code's VS Code extension before it moved onto OpenCode's core (2026-03): Cline's task
+    folders (checked against kenn-io/agentsview internal/parser/kilo_legacy.go, 5386007)."""
+
+    name = "kilo-legacy"
+    source = "kilo-code"
+    label = "Kilo Code (extension, before 2026-03)"
+    extension = "kilocode.kilo-code"
+    locations = ("<VS Code user dir>/globalStorage/kilocode.kilo-code/tasks",)
+    shape = replace(_TaskFolders.shape, within=("kilocode.kilo-code",))
 
     def default_paths(self) -> list[Path]:
         return extension_dirs(self.extension)

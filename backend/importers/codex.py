@@ -26,6 +26,7 @@ from .base import ImportedSession, ImportReport, LineImporter, discover_files
 from .codex_reader import CodexReader
 from .codex_records import parse_line
 from .drafts import LineParser
+from .shape import Shape
 
 
 class CodexParser(LineParser):
@@ -57,6 +58,19 @@ def codex_home() -> Path:
 class CodexImporter(LineImporter):
     name = "codex"
     source = "codex"
+    label = "Codex"
+    rank = 0
+    locations = ("$CODEX_HOME/sessions", "~/.codex/sessions", "~/.codex/archived_sessions")
+    shape = Shape(
+        ("*.jsonl",),
+        records=(
+            ("type=session_meta", "payload"),
+            ("type=response_item", "payload"),
+            ("type=turn_context", "payload"),
+            ("id", "timestamp", "instructions"),
+        ),
+    )
+    reads = "session_meta, response_item (messages, reasoning, function and custom tool calls), event_msg, turn_context"
     looks_for = "rollout-*.jsonl"
     empty_file = "no Codex records found"
 

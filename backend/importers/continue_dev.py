@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlparse
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, load_json, session
 
 SOURCE = "continue"
@@ -202,6 +203,10 @@ def read_session(path: Path, report: ImportReport, *, final: bool) -> list[Impor
 class ContinueImporter(WholeImporter):
     name = "continue"
     source = SOURCE
+    label = "Continue"
+    locations = ("$CONTINUE_GLOBAL_DIR/sessions", "~/.continue/sessions")
+    shape = Shape(("*.json",), records=(("sessionId", "history", "workspaceDirectory"),), also=("sessions.json",))
+    reads = "history items: messages, tool calls and their states, reasoning, context items"
     looks_for = "sessions/<sessionId>.json"
 
     def default_paths(self) -> list[Path]:

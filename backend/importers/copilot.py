@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, json_value, session
 
 SOURCE = "copilot"
@@ -225,6 +226,10 @@ def read_events(path: Path, report: ImportReport, *, final: bool) -> list[Import
 class CopilotImporter(WholeImporter):
     name = "copilot"
     source = SOURCE
+    label = "Copilot CLI"
+    locations = ("$COPILOT_HOME/session-state", "~/.copilot/session-state", "~/.copilot/history-session-state")
+    shape = Shape(("*.jsonl",), records=(("type*=.", "data", "id", "timestamp"),), also=("workspace.yaml",))
+    reads = "session.start, user.message, assistant.message with tool requests, tool.execution_complete"
     looks_for = "session-state/<id>/events.jsonl or session-state/<id>.jsonl"
 
     def default_paths(self) -> list[Path]:

@@ -24,6 +24,7 @@ from typing import Any
 from .agent_db import is_sqlite, open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, session
 
 SOURCE = "crush"
@@ -182,6 +183,10 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
 class CrushImporter(WholeImporter):
     name = "crush"
     source = SOURCE
+    label = "Crush"
+    locations = ("<project>/.crush/crush.db", "<project>/.opencode/opencode.db")
+    shape = Shape(("crush.db", "opencode.db"), tables=(("sessions", "messages.parts"),))
+    reads = "sessions and messages (text, reasoning, tool_call, tool_result, finish parts)"
     looks_for = ".crush/crush.db or .opencode/opencode.db in a project folder"
 
     def default_paths(self) -> list[Path]:

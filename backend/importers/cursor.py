@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Iterable
 from dataclasses import replace
@@ -27,9 +28,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ..model import OpmemError
 from .agent_db import is_sqlite, open_agent_db, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Probe, Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, injected, json_lines, json_value, session
 
 SOURCE = "cursor"
@@ -418,9 +421,44 @@ def _project_dir(path: Path) -> str:
     return ""
 
 
+CURSOR_KEYS = ("composer.composerData", "workbench.panel.aichat.view.aichat.chatdata")
+
+
+def holds_cursor_keys(path: Path) -> bool:
+    try:
+        with open_agent_db(path) as conn:
+            marks = ", ".join("?" * len(CURSOR_KEYS))
+            return (
+                conn.execute(f"SELECT 1 FROM ItemTable WHERE key IN ({marks}) LIMIT 1", CURSOR_KEYS).fetchone()
+                is not None
+            )
+    except (sqlite3.Error, OpmemError, OSError):
+        return False
+
+
 class CursorImporter(WholeImporter):
     name = "cursor"
     source = SOURCE
+    label = "Cursor"
+    locations = (
+        "<Cursor user dir>/globalStorage/state.vscdb",
+        "<Cursor user dir>/workspaceStorage/*/state.vscdb",
+        "~/.cursor/projects/<path>/agent-transcripts",
+    )
+    shape = Shape(
+        ("state.vscdb", "*.jsonl"),
+        records=(("role", "message", "!type", "!sessionId", "!session"),),
+        tables=(("cursorDiskKV",), ("ItemTable",)),
+    )
+
+    def claims(self, probe: Probe) -> Path | None:
+        """A transcript, or a state.vscdb holding Cursor's conversations (any VS Code's has an ItemTable)."""
+        unit = super().claims(probe)
+        if unit is None or probe.path.suffix != ".vscdb" or probe.has_table("cursorDiskKV"):
+            return unit
+        return unit if holds_cursor_keys(probe.path) else None
+
+    reads = "composers and their bubbles (text, thinking, tool calls), legacy chat tabs, agent transcripts"
     looks_for = "state.vscdb databases or agent-transcripts/*.jsonl"
 
     def default_paths(self) -> list[Path]:
@@ -455,8 +493,10 @@ class CursorImporter(WholeImporter):
                 for item in sorted(path.rglob("*.jsonl")):
                     if "agent-transcripts" in item.parts[len(path.parts) - 1 :]:
                         found[item] = None
-        # parents before their subagents
-        return sorted(found, key=lambda p: p.parent.name == "subagents")
+        return self.ordered(list(found))
+
+    def ordered(self, files: list[Path]) -> list[Path]:
+        return sorted(files, key=lambda p: p.parent.name == "subagents")  # parents before their subagents
 
     def __init__(self) -> None:
         self._folders: dict[Path, tuple[Any, dict[str, str]]] = {}  # workspace db -> (its stamp, its composers)

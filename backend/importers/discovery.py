@@ -18,28 +18,6 @@ from pathlib import Path
 from .base import Importer, ImportReport
 from .whole import WholeImporter
 
-LABELS = {
-    "claude": "Claude Code",
-    "codex": "Codex",
-    "gemini": "Gemini CLI",
-    "aider": "aider",
-    "openprogram": "OpenProgram",
-    "opencode": "OpenCode",
-    "cursor": "Cursor",
-    "cline": "Cline",
-    "roo": "Roo Code",
-    "copilot": "Copilot CLI",
-    "crush": "Crush",
-    "goose": "Goose",
-    "qwen": "Qwen Code",
-    "kimi": "Kimi",
-    "droid": "Factory droid",
-    "continue": "Continue",
-    "amp": "Amp",
-    "specstory": "SpecStory",
-}
-NOT_DISCOVERED = frozenset({"jsonl"})  # no home of its own: paths are always given
-
 
 @dataclass(slots=True)
 class Found:
@@ -73,7 +51,7 @@ def find_agents(
     """Every agent of `sources` whose default locations exist and hold at least one session file."""
     out: list[Found] = []
     for name, importer in sources.items():
-        if name in NOT_DISCOVERED:
+        if not importer.discoverable:  # no home of its own: paths are always given
             continue
         if progress is not None:
             progress(name)
@@ -89,7 +67,7 @@ def find_agents(
         files = importer.discover(existing)
         if not files:
             continue
-        found = Found(name, LABELS.get(name, name), existing, list(files))
+        found = Found(name, importer.label, existing, list(files))
         if count:
             report = ImportReport()
             found.sessions = count_sessions(importer, found.files, report)

@@ -21,6 +21,7 @@ from typing import Any
 from .base import ImportedSession, ImportReport
 from .cline import _Task
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "droid"
@@ -160,6 +161,19 @@ def read_file(path: Path, report: ImportReport, *, final: bool) -> list[Imported
 class DroidImporter(WholeImporter):
     name = "droid"
     source = SOURCE
+    label = "Factory droid"
+    locations = ("~/.factory/sessions/<cwd slug>",)
+    shape = Shape(
+        ("*.jsonl",),
+        records=(
+            ("type=session_start", "owner"),
+            ("type=session_start", "cwd", "version"),
+            ("type=message", "role", "text", "session_id"),
+            ("type=message", "role", "text", "sessionId"),
+        ),
+        also=("<uuid>.settings.json",),
+    )
+    reads = "session_start, messages (text, tool_use, tool_result), todo_state; stream-json output"
     looks_for = "sessions/<cwd slug>/<uuid>.jsonl"
 
     def default_paths(self) -> list[Path]:

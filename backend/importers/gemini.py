@@ -29,6 +29,7 @@ from typing import Any
 from .base import ImportedSession, ImportFormatError, ImportReport, LineImporter, is_final
 from .drafts import Draft, DraftGraph, LineParser
 from .record_values import as_text, count_images, load_object, parse_time
+from .shape import Probe, Shape
 
 SOURCE = "gemini"
 
@@ -372,6 +373,19 @@ class GeminiParser(LineParser):
 class GeminiImporter(LineImporter):
     name = "gemini"
     source = "gemini"
+    label = "Gemini CLI"
+    rank = 0
+    locations = ("$GEMINI_CLI_HOME/.gemini/tmp", "~/.gemini/tmp/<project hash>/chats")
+    shape = Shape(("*.jsonl", "*.json"), records=(("sessionId", "projectHash"),))
+
+    def claims(self, probe: Probe) -> Path | None:
+        """A chat file; a legacy .json chat migrated to a .jsonl beside it is that one's."""
+        path = probe.path
+        if path.suffix == ".json" and path.with_suffix(".jsonl").exists():
+            return None
+        return super().claims(probe)
+
+    reads = "user and gemini messages, thoughts, tool calls with their results, token counts"
     looks_for = "session-*.json or *.jsonl under a chats/ folder"
     empty_file = "no Gemini chat records found"
 

@@ -25,6 +25,7 @@ from typing import Any
 from .agent_db import open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, json_value, session, sqlite_files
 
 SOURCE = "goose"
@@ -193,6 +194,14 @@ def read_jsonl(path: Path, report: ImportReport, *, final: bool) -> list[Importe
 class GooseImporter(WholeImporter):
     name = "goose"
     source = SOURCE
+    label = "Goose"
+    locations = ("$GOOSE_PATH_ROOT/data/sessions", "~/.local/share/goose/sessions", "~/.goose/sessions")
+    shape = Shape(
+        ("sessions.db", "*.jsonl"),
+        records=(("working_dir", "description", "!type"), ("role", "created", "content", "!type")),
+        tables=(("sessions", "messages.content_json"),),
+    )
+    reads = "sessions and messages (text, toolRequest, toolResponse, thinking)"
     looks_for = "sessions.db or *.jsonl session files"
 
     def default_paths(self) -> list[Path]:

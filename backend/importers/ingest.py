@@ -25,7 +25,7 @@ from typing import Any
 from ..model import Node, OpmemError
 from ..privacy import redact_node, redact_value
 from ..store.sessions import SessionBatch, SessionStore
-from .base import ImportedSession, ImportReport
+from .base import ImportedSession, ImportReport, dated
 from .session_ids import node_id_for, resolve_session_id
 
 # Meta keys ingest owns; importer extras never overwrite them.
@@ -85,6 +85,7 @@ def _ingest(
     defer_mirror: bool,
     sync_later: Callable[[Callable[[], None]], None] | None,
 ) -> str:
+    imported = dated(imported)
     sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
     report.sessions += 1

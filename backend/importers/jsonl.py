@@ -25,6 +25,7 @@ from typing import Any
 from ..model import Node
 from .base import UNSTORED, ImportedSession, ImportFormatError, ImportReport, LineImporter, discover_files
 from .record_values import load_object, parse_time
+from .shape import Shape
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -234,6 +235,12 @@ class JsonlParser:
 class JsonlImporter(LineImporter):
     name = "jsonl"
     source = "jsonl"
+    label = "JSONL"
+    coding = False
+    discoverable = False
+    rank = 9
+    shape = Shape(("*.jsonl",), records=(("session", "id", "role", "content"),))
+    reads = "one message a line: session, id, role, content (speaker, timestamp, title, parent, name, input)"
     looks_for = "*.jsonl"
 
     def default_paths(self) -> list[Path]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, load_json, session, split_injected
 
 SOURCE = "kimi"
@@ -272,6 +273,10 @@ def read_wire(path: Path, report: ImportReport, *, final: bool) -> list[Imported
 class KimiImporter(WholeImporter):
     name = "kimi"
     source = SOURCE
+    label = "Kimi"
+    locations = ("$KIMI_CODE_HOME/sessions", "~/.kimi-code/sessions", "$KIMI_SHARE_DIR/sessions", "~/.kimi/sessions")
+    shape = Shape(("*.jsonl",), records=(("type=metadata", "protocol_version"),), also=("state.json",))
+    reads = "turn prompts, content parts (text, think), tool calls and results, usage records"
     looks_for = "sessions/<workdir>/<session>/.../wire.jsonl"
 
     def default_paths(self) -> list[Path]:
@@ -291,6 +296,9 @@ class KimiImporter(WholeImporter):
                     dict.fromkeys(sorted(wires, key=lambda p: p.parent.name not in ("main",) and "agents" in p.parts))
                 )
         return list(found)
+
+    def ordered(self, files: list[Path]) -> list[Path]:
+        return sorted(files, key=lambda p: p.parent.name != "main" and "agents" in p.parts)  # main agents first
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_wire(path, report, final=final)

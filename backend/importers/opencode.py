@@ -30,6 +30,7 @@ from typing import Any
 from .agent_db import open_agent_db, require, snapshot, tables
 from .base import ImportedSession, ImportReport
 from .record_values import dumps, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_value, load_json, session, sqlite_files
 
 SOURCE = "opencode"
@@ -346,6 +347,15 @@ def read_storage(path: Path, report: ImportReport, storage: _Storage, *, final: 
 class OpenCodeImporter(WholeImporter):
     name = "opencode"
     source = SOURCE
+    label = "OpenCode"
+    locations = ("$OPENCODE_DB", "$XDG_DATA_HOME/opencode", "~/.local/share/opencode")
+    shape = Shape(
+        ("opencode*.db", "session/*/*.json"),
+        records=(("id", "directory", "time", "version"),),
+        tables=(("session", "message", "part"),),
+        also=("message/<session id>/*.json", "part/<message id>/*.json"),
+    )
+    reads = "sessions, their messages and parts (text, reasoning, tool with state, step-finish)"
     # The Go OpenCode (now Crush) kept <project>/.opencode/opencode.db: another importer's format.
     looks_for = "opencode*.db or storage/session/<project>/<id>.json; a project's .opencode/opencode.db is the Go OpenCode's: `opmem import crush`"
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from .base import ImportedSession, Importer, ImportFormatError, ImportReport, is_final
 from .drafts import Draft, DraftGraph
+from .shape import Probe, Shape
 
 SOURCE = "openprogram"
 ROOT = "ROOT"
@@ -381,6 +382,18 @@ def _locations(index: Path) -> list[Path]:
 class OpenProgramImporter(Importer):
     name = "openprogram"
     source = SOURCE
+    label = "OpenProgram"
+    id_prefix = "op"
+    locations = ("~/.openprogram/sessions", "~/.openprogram-<profile>/sessions", "./.openprogram/sessions")
+    shape = Shape(("meta.json",), folder=True, also=("history/NNNN-<role>-<id>.json",))
+
+    def claims(self, probe: Probe) -> Path | None:
+        folder = probe.path.parent
+        if probe.path.name != "meta.json" or not is_session_dir(folder) or is_ipc_dir(folder):
+            return None
+        return folder
+
+    reads = "each node file of history/ (calls, their sub-calls and chat edges)"
     looks_for = "session folders holding a history/ folder"
 
     def default_paths(self) -> list[Path]:

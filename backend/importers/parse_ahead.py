@@ -14,6 +14,7 @@ records: a file that grew meanwhile is read again by the next import, as with a 
 from __future__ import annotations
 
 import copyreg
+import functools
 import io
 import multiprocessing
 import os
@@ -95,7 +96,7 @@ class ParseAhead:
             return
         assert self._executor is not None
         try:
-            future = self._executor.submit(parse_in_worker, self.importer.name, os.fspath(path), final)
+            future = self._executor.submit(parse_in_worker, type(self.importer), os.fspath(path), final)
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
             self._stop(exc)
             return
@@ -181,14 +182,17 @@ def ready() -> bool:
     return True
 
 
-def parse_in_worker(source: str, path: str, final: bool) -> bytes:
+@functools.cache
+def _importer(kind: type[Importer]) -> Importer:
+    return kind()  # one a worker, as the registry holds one (the worker is handed the class: no registry import)
+
+
+def parse_in_worker(kind: type[Importer], path: str, final: bool) -> bytes:
     """One file parsed as run_import would parse it here: ("ok", sessions, report), or ("failed",
     message, report) for what import_file makes a warning, ("bug", message, report) for the rest."""
-    from . import get_importer  # the registry imports this module
-
     report = ImportReport()
     try:
-        sessions = get_importer(source).parse_file(Path(path), report, final=final)
+        sessions = _importer(kind).parse_file(Path(path), report, final=final)
     except (OpmemError, OSError, UnicodeError) as exc:
         return _dumps(("failed", str(exc), report))
     except Exception as exc:  # a parser bug: the file's internal-error warning, as here

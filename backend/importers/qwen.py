@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
+from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, session
 
 SOURCE = "qwen"
@@ -247,6 +248,10 @@ def read_chat(path: Path, report: ImportReport, *, final: bool) -> list[Imported
 class QwenImporter(WholeImporter):
     name = "qwen"
     source = SOURCE
+    label = "Qwen Code"
+    locations = ("$QWEN_HOME/projects", "~/.qwen/projects/<project>/chats")
+    shape = Shape(("*.jsonl",), records=(("sessionId", "parentUuid", "type", "!isSidechain"),))
+    reads = "user, assistant (parts: text, thought, functionCall), tool_result and system records"
     looks_for = "projects/<project>/chats/<sessionId>.jsonl"
 
     def default_paths(self) -> list[Path]:

@@ -21,21 +21,15 @@ from ..model import OpmemError
 from ..store.session_repo import NODE_ID_RE
 from ..store.sessions import SessionStore
 
-SESSION_PREFIX = {
-    "claude-code": "cc",
-    "codex": "codex",
-    "gemini": "gemini",
-    "aider": "aider",
-    "openprogram": "op",
-    "jsonl": "jsonl",
-}
 MAX_SESSION_ID = 128
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SAFE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")
 
 
 def _prefix(source: str) -> str:
-    return SESSION_PREFIX.get(source) or _UNSAFE.sub("-", source).strip("-._") or "import"
+    from .registry import ID_PREFIXES  # the importers' own declarations (registry imports them all)
+
+    return ID_PREFIXES.get(source) or _UNSAFE.sub("-", source).strip("-._") or "import"
 
 
 def _digest(source: str, native_id: str) -> str:

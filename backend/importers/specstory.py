@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import ImportedSession, ImportFormatError, ImportReport, discover_files
+from .shape import Probe, Shape
 from .whole import SessionBuilder, WholeImporter, session
 
 SOURCE = "specstory"
@@ -318,7 +319,15 @@ def read_export(path: Path) -> ImportedSession:
 class SpecStoryImporter(WholeImporter):
     name = "specstory"
     source = SOURCE
+    label = "SpecStory"
+    locations = ("./.specstory/history (the current folder: SpecStory writes into the project)",)
+    shape = Shape(("*.md",), starts=MARKER)
+    reads = "the Markdown export's user and assistant turns, tool calls with their commands and output, times"
     looks_for = ".specstory/history/*.md"
+
+    def claims(self, probe: Probe) -> Path | None:
+        return probe.path if self.shape.named(probe.path) and MARKER.encode() in probe.head[:512] else None
+
     parses_apart = True
 
     def default_paths(self) -> list[Path]:

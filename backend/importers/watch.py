@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..home import Home
 from ..model import OpmemError
 from ..projects.autocommit import AutoCommitEvent, LiveTurnCommitter
 from ..projects.binding import ProjectBinder
@@ -35,6 +34,9 @@ from .base import ImportedSession, Importer, ImportReport, SessionParser
 from .hooks import IngestHooks
 from .ingest import ProjectHook, ingest
 from .state import STATE_FILE, FileState, ImportState
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 Batch = Callable[["Path | None", ImportReport], Any]
 
@@ -54,10 +56,12 @@ def autocommit_enabled(home: Home) -> bool:
 
 
 def default_sources() -> list[str]:
-    """Sources whose own session folder exists (not ones that read the current folder)."""
+    """Sources whose own session folder exists (not ones that read the current folder, nor exports)."""
     here = Path.cwd().resolve()
     names: list[str] = []
     for name in SOURCES:
+        if not SOURCES[name].live:  # a data export is read once, not followed
+            continue
         roots = [Path(p) for p in SOURCES[name].default_paths()]
         if any(r.exists() for r in roots) and all(r.resolve() != here for r in roots):
             names.append(name)
@@ -121,6 +125,7 @@ class Watcher:
         chosen = [get_importer(s) for s in sources] if sources else [SOURCES[name] for name in default_sources()]
         self.importers: dict[str, Importer] = {importer.name: importer for importer in chosen}
         given = [Path(p).expanduser() for p in paths] if paths else None
+        self.given = given is not None  # paths given: sessions are also found by their shape (Importer.find)
         self.roots: dict[str, list[Path]] = {
             name: (given if given is not None else [Path(p) for p in imp.default_paths()])
             for name, imp in self.importers.items()
@@ -152,7 +157,7 @@ class Watcher:
             roots = [r for r in self.roots[name] if r.exists()]
             if not roots:
                 continue
-            for path in importer.discover(roots):
+            for path in importer.find(roots) if self.given else importer.discover(roots):
                 self.known.setdefault(Path(path).resolve(), name)
 
     def owner(self, path: Path) -> Path | None:

@@ -13,6 +13,7 @@ them finished.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import time
@@ -24,7 +25,7 @@ from typing import Any
 
 from ..model import Node, OpmemError
 from . import base
-from .agent_db import AgentDbError, db_stamp, is_sqlite
+from .agent_db import AgentDbError, DbStamp, db_stamp, is_sqlite
 from .base import UNSTORED, ImportedSession, Importer, ImportReport, is_final
 from .record_values import as_text
 
@@ -217,6 +218,21 @@ class WholeImporter(Importer):
             store = path.with_name(path.name[: -len("-wal")])
             return store if self.is_db(store) else None
         return None
+
+
+def folder_stamp(path: Path) -> DbStamp:
+    """A session folder whose files are rewritten in place: the sizes of its files and the newest
+    mtime among them and it (import-state.json compares it as a file's stat)."""
+    size, mtime = 0, os.stat(path).st_mtime_ns
+    for item in path.iterdir():
+        try:
+            stat = item.stat()
+        except OSError:
+            continue
+        if item.is_file():
+            size += stat.st_size
+            mtime = max(mtime, stat.st_mtime_ns)
+    return DbStamp(size, mtime)
 
 
 def load_json(path: Path) -> Any:

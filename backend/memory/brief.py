@@ -1,18 +1,22 @@
 """A project's brief: the lines core.md leads with (ARCHITECTURE.md §5, §7).
 
-From the knowledge edges the distiller wrote from the project entity (distill/extract/knowledge.py)
+From the knowledge edges the distiller wrote from the project entity (distill/extract/knowledge/)
 and the user's global ones, current values only (a replaced technology shows as "(was X)" beside
-what replaced it, never as current):
-    · stack: Python 3.11, Django, PostgreSQL, Celery, pytest (was nose), pnpm
-    · test: pytest -q · run: make dev · lint: ruff check
-    · state: tests failing: 3 failed (2026-11-28)
-    · convention: Always write docstrings for public functions
+what replaced it, never as current), in this order (PARTS):
+    · stack: Python 3.11, Django, PostgreSQL, Celery            (language and version, frameworks, data stores)
+    · tools: pytest (was nose), Ruff, Poetry, Docker             (test and lint tools, package manager, infra)
+    · run: make dev · test: pytest -q · lint: ruff check         (commands as typed, no plumbing)
+    · conventions: always write docstrings; no debug prints left in   (short clauses)
+    · preferences: Python: use f-strings, not format()          (the user's, for every project)
     · decided 2026-11-29: Vitest replaces Jest as test framework
+    · state: tests failing: 3 failed (2026-11-28) · open problem: ...
     · env: DATABASE_URL, REDIS_URL · endpoints: GET /api/items · ports: :8000
     · layout: hexagonal layout · API: services/api · worker: services/worker
     · pending: backfill old rows; document the API · done: add the migration
-Each line carries the session of its newest fact. Lines come in importance order; the layout
-(core.py) takes them while they fit. Everything else stays in the graph.
+Each line carries the session of its newest fact. Which lines are taken when 2 KB cannot hold
+them all goes by importance (the layout in core.py); they are shown in part order. The relations
+and their labels, parts and importance: memory/relations.py. Everything else stays in the graph
+(memory_graph_neighbors(project), `opmem graph`).
 """
 
 from __future__ import annotations
@@ -22,33 +26,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from . import relations
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
 from .store import MemoryStore
 
-CATEGORY_ORDER = (
-    "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
-    "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client",
-    "auth", "ai", "test-framework", "e2e-framework", "test-tool", "package-manager", "bundler", "linter", "formatter", "import-sorter", "type-checker", "infra",
-)  # fmt: skip
-SLOTS = frozenset(
-    {"test-framework", "e2e-framework", "orm", "migration-tool", "package-manager", "web-framework", "frontend-framework",
-     "css-framework", "bundler", "linter", "formatter", "type-checker", "state-management", "http-client",
-     "database", "cache", "queue"}
-)  # fmt: skip
-SWITCH_SLOTS = frozenset({"database", "cache", "queue"})  # filled only by a switch the user states
-COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
-STATUS_KINDS = ("test", "build", "typecheck", "lint")
-BRIEF_RELATIONS = frozenset(
-    {"uses", "chose", "dropped", "convention", "env-var", "endpoint", "exposes", *SLOTS}
-    | {f"{k}-command" for k in COMMAND_KINDS}
-    | {f"{k}-script" for k in COMMAND_KINDS}
-    | {"has-problem", "architecture", "component", "task-done", "task-pending"}
-    | {f"{k}-status" for k in STATUS_KINDS}
-)
-STACK_ITEMS = 14
-CONVENTIONS = 6
+CATEGORY_ORDER = relations.CATEGORY_ORDER
+SLOTS = relations.SLOT_RELATIONS
+SWITCH_SLOTS = relations.SWITCH_RELATIONS  # filled only by a switch the user states
+COMMAND_KINDS = relations.COMMAND_KINDS
+STATUS_KINDS = relations.STATUS_KINDS
+BRIEF_RELATIONS = relations.BRIEF_RELATIONS
+STACK_ITEMS = 18
+TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
+CONVENTIONS = 12
+GROUP_CHARS = 180  # a line of clauses ("· conventions: a; b; c") takes them while they fit
 DECISIONS = 4
+
+
+# the parts of a brief, in the order it states them
+PARTS = ("stack", "command", "convention", "preference", "decision", "state", "environment", "layout", "progress")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +53,20 @@ class BriefLine:
     text: str
     session_id: str
     importance: float  # the layout takes lines in this order, highest first
+    part: str = "state"  # where the line is shown (PARTS order), whatever its importance
+
+    @property
+    def order(self) -> float:
+        """Display order, highest first: by part, then importance."""
+        rank = PARTS.index(self.part) if self.part in PARTS else len(PARTS)
+        return (len(PARTS) - rank) * 10 + self.importance
 
 
 def _day(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
-def is_brief_relation(relation: str) -> bool:
-    return relation in BRIEF_RELATIONS or relation.endswith("-version")
+is_brief_relation = relations.in_brief
 
 
 def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
@@ -71,10 +74,7 @@ def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
 
 
 # the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
-_NOT_BRIEF = (
-    "edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "part-of", "fails-with",
-    "fixed-by", "depends-on", "decided", "listens-on",
-)  # fmt: skip
+_NOT_BRIEF = tuple(sorted(relations.names(brief=False)))
 
 
 def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[GraphEdge]]:
@@ -92,18 +92,31 @@ def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     lines = _brief_from(memory, edges, fixed_at=max((g.edge.event_time for g in fixes), default=0.0))
     lines += _decisions(memory, scope)
     lines += _fixes(memory, fixes)
-    lines += preference_lines(memory, limit=3, importance=0.55)
+    languages = {
+        g.target
+        for g in edges
+        if g.relation == "uses" and g.edge.superseded_by is None and _category(memory, g.target) == "language"
+    }
+    names = {ref.name for ref in memory.entity_refs(languages).values()}
+    lines += preference_lines(memory, limit=PROJECT_PREFERENCES, importance=0.55, languages=names)
     return sorted(lines, key=lambda line: -line.importance)
 
 
-PREFERENCE_RELATIONS = frozenset({"convention", *SLOTS})  # the user's, in the global scope: preference lines
+PREFERENCE_RELATIONS = relations.PREFERENCE_RELATIONS  # the user's, in the global scope: preference lines
 
 
 def global_brief(memory: MemoryStore) -> list[BriefLine]:
     return preference_lines(memory, limit=12, importance=0.9)
 
 
-def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> list[BriefLine]:
+PROJECT_PREFERENCES = 4
+
+
+def preference_lines(
+    memory: MemoryStore, *, limit: int, importance: float, languages: set[str] | None = None
+) -> list[BriefLine]:
+    """The user's preferences for every project; with `languages` (a project's brief), those for
+    one language's projects only when the project uses that language."""
     user = entity_id("person", "user")
     edges = [
         g
@@ -112,14 +125,44 @@ def preference_lines(memory: MemoryStore, *, limit: int, importance: float) -> l
     ]
     edges.sort(key=lambda g: -g.edge.event_time)
     names = memory.entity_refs({g.target for g in edges})
-    out = []
-    for rank, g in enumerate(edges[:limit]):
+    items = []
+    for g in edges:
         ref = names.get(g.target)
-        if ref is None:
+        language = _language_of(memory, g.target) if languages is not None else ""
+        if language and language not in languages:
+            continue  # "Python: use f-strings" is not for a Go project
+        if ref is not None and len(items) < limit:
+            row = relations.relation(g.relation)
+            what = ref.name if g.relation == "convention" else f"{row.label if row else g.relation}: {ref.name}"
+            items.append((what, g))
+    return grouped("preferences", items, importance, "preference")
+
+
+def _language_of(memory: MemoryStore, eid: str) -> str:
+    entity = memory.entity_by_id(eid)
+    return str(entity.attrs.get("language", "")) if entity is not None else ""
+
+
+def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, part: str) -> list[BriefLine]:
+    """Short items as few lines as fit (`· conventions: a; b; c`), newest first; each line points
+    at the session of its newest item."""
+    out: list[BriefLine] = []
+    chunk: list[tuple[str, GraphEdge]] = []
+    for name, g in items:
+        if any(name == n for n, _ in chunk):
             continue
-        label = "preference" if g.relation == "convention" else g.relation
-        out.append(BriefLine(f"· {label}: {ref.name}", g.edge.provenance.session_id, importance - rank * 0.01))
+        if chunk and len("; ".join(n for n, _ in [*chunk, (name, g)])) > GROUP_CHARS:
+            out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
+            chunk = []
+        chunk.append((name, g))
+    if chunk:
+        out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
     return out
+
+
+def _group_line(label: str, chunk: list[tuple[str, GraphEdge]], importance: float, part: str) -> BriefLine:
+    text = f"· {label}: " + "; ".join(n for n, _ in chunk)
+    return BriefLine(text, _newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
 
 
 def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float = 0.0) -> list[BriefLine]:
@@ -131,20 +174,15 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
         by_rel.setdefault(g.relation, []).append(g)
     out: list[BriefLine] = []
     stack = _stack(memory, by_rel, retired, refs)
-    if stack is not None:
-        out.append(stack)
+    out += stack
     out += _commands(by_rel, refs)
     out += _state(by_rel, refs, fixed_at)
-    conventions = sorted(by_rel.get("convention", []), key=lambda g: -g.edge.event_time)[:CONVENTIONS]
-    for rank, g in enumerate(conventions):
-        if g.target in refs:
-            text = f"· convention: {refs[g.target].name}"
-            out.append(BriefLine(text, g.edge.provenance.session_id, 0.85 - rank * 0.02))
-    shown = stack.text if stack is not None else ""
+    out += grouped("conventions", _ranked_rules(by_rel.get("convention", []), refs), 0.85, "convention")
+    shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
         names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
-        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5))
+        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5, "decision"))
     where = _where(by_rel, refs)
     if where is not None:
         out.append(where)
@@ -178,7 +216,7 @@ def _layout(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
     if not used:
         return None
     names = _take(list(dict.fromkeys(refs[g.target].name for g in used)), " · ")
-    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7)
+    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7, "layout")
 
 
 def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
@@ -197,13 +235,30 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         gs = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time)[:6]
         names = _take([refs[g.target].name for g in gs], "; ")
         if names:
-            out.append(BriefLine(f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance))
+            line = BriefLine(
+                f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
+            )
+            out.append(line)
     return out
+
+
+def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
+    """Conventions, most often stated first (each session that states one again adds an edge),
+    then newest, then shorter (more fit): a file's long list of rules cannot all be shown."""
+    by_target: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        if g.target in refs:
+            by_target.setdefault(g.target, []).append(g)
+    ranked = sorted(
+        by_target.items(),
+        key=lambda item: (-len(item[1]), -round(_newest(item[1]).edge.event_time / 3600), len(refs[item[0]].name)),
+    )
+    return [(refs[target].name, _newest(gs)) for target, gs in ranked[:CONVENTIONS]]
 
 
 def _stack(
     memory: MemoryStore, by_rel: dict[str, list[GraphEdge]], retired: list[GraphEdge], refs: dict
-) -> BriefLine | None:
+) -> list[BriefLine]:
     """Current technologies by category (a slot's holder beside what it replaced), versions beside
     their language; a technology another value replaced in its slot since is left out."""
     slot_value = {rel: _newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
@@ -227,21 +282,28 @@ def _stack(
         if not category or (category == "library" and g.target not in chosen):
             continue
         holder = slot_value.get(category)
-        if holder is not None and holder.target != g.target and holder.edge.event_time >= g.edge.event_time:
-            continue  # another value holds the slot since
+        if holder is not None and holder.target != g.target and holder.edge.event_time > g.edge.event_time:
+            continue  # another value holds the slot since (one named at the same moment holds it too)
         rank = CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
         old = stack.get(g.target)
         if old is None or g.edge.event_time > old[3].edge.event_time:
             stack[g.target] = (rank, -g.confidence, ref.name, g)
     items = sorted(stack.values(), key=lambda item: (item[0], item[1], item[2]))[:STACK_ITEMS]
-    if not items:
-        return None
-    parts = []
-    for _, _, name, g in items:
-        text = versions.get(_slug(name)) or name
-        parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
-    newest = _newest(g for *_, g in items)
-    return BriefLine("· stack: " + ", ".join(parts), newest.edge.provenance.session_id, 1.0)
+    out = []
+    tools_from = CATEGORY_ORDER.index(TOOLS_FROM)
+    libraries = CATEGORY_ORDER.index("library")
+    app = [item for item in items if item[0] < tools_from or item[0] >= libraries]
+    tools = [item for item in items if tools_from <= item[0] < libraries]
+    for label, group, importance in (("stack", app, 1.0), ("tools", tools, 0.97)):
+        if not group:
+            continue
+        parts = []
+        for _, _, name, g in group:
+            text = versions.get(_slug(name)) or name
+            parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
+        newest = _newest(g for *_, g in group)
+        out.append(BriefLine(f"· {label}: " + ", ".join(parts), newest.edge.provenance.session_id, importance, "stack"))
+    return out
 
 
 def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
@@ -325,7 +387,7 @@ def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
             where += gs
     if not pieces:
         return None
-    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65)
+    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65, "environment")
 
 
 def _slug(name: str) -> str:
@@ -333,7 +395,7 @@ def _slug(name: str) -> str:
 
 
 def _joined(chunk: list[str], edges: list[GraphEdge], importance: float) -> BriefLine:
-    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance)
+    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance, "command")
 
 
 def _category(memory: MemoryStore, eid: str) -> str:
@@ -374,7 +436,7 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
         newest = _newest(gs)
         how = f"by {fixes[:80]}" if fixes else f"{passes[:80]} passes since"
         text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} ({how})"
-        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02))
+        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02, "state"))
     return out
 
 
@@ -392,6 +454,8 @@ def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:
             continue
         said.add(summary)
         out.append(
-            BriefLine(f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03)
+            BriefLine(
+                f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03, "decision"
+            )
         )
     return out

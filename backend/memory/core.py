@@ -36,6 +36,7 @@ from pathlib import Path
 from ..model import SESSION_ID_RE
 from ..safe_text import plain
 from ..store.files import write_atomic
+from . import relations
 from .brief import BRIEF_RELATIONS, PREFERENCE_RELATIONS, global_brief, is_brief_relation, project_brief
 from .records import GLOBAL, entity_id, project_scope
 from .slugs import safe_name
@@ -46,7 +47,7 @@ RULE = "═" * 47
 HALF_LIFE_DAYS = 14.0
 MIN_CONFIDENCE = 0.7
 TIMELINE_SHARE = 0.55
-BRIEF_SHARE = 0.6
+BRIEF_SHARE = 0.75  # the facts first: recent work gets what they leave
 EVENT_CANDIDATES = 40
 FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
@@ -54,10 +55,9 @@ NAME_CHARS = 40
 LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
 # What a session did (the timeline tells it) rather than what is known: after every fact in
 # core.md, folded one row per kind in the graph explorer.
-ACTIVITY_RELATIONS = frozenset(
-    {"edited", "read", "created", "deleted", "moved", "ran", "installed", "searched", "viewed", "opened", "wrote",
-     "mentioned", "part-of"}
-)  # fmt: skip
+ACTIVITY_RELATIONS = relations.ACTIVITY_RELATIONS
+# events that quote what was said rather than tell what was done
+QUOTED = ("Discussed: ", "Asked: ", "Answered: ")
 _SPACE = re.compile(r"\s+")
 _DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 _DAY = 86_400.0
@@ -102,7 +102,8 @@ def compose_core(
     brief: Sequence[CoreLine] = (),
     brief_label: str = "",
 ) -> str:
-    """Lay out the block within `budget` bytes; candidates come in rank order, best first.
+    """Lay out the block within `budget` bytes; candidates come in rank order, best first (a
+    brief line's `order` places it: stack, commands, conventions, decisions, state, ...).
 
     `brief` (the project's stack, commands, conventions, state, decisions; best first) leads,
     under `brief_label`, and gets up to BRIEF_SHARE of the room before the timeline and the graph
@@ -177,6 +178,8 @@ def event_lines(memory: MemoryStore, scope: str, consolidated: date) -> list[Cor
     for ev in memory.ranked_events(
         _day_end(consolidated), scope, half_life=HALF_LIFE_DAYS * _DAY, limit=EVENT_CANDIDATES, own_only=True
     ):
+        if scope != GLOBAL and ev.summary.startswith(QUOTED):
+            continue  # a project's recent work is what was done; a prompt quoted is in the session
         when = datetime.fromtimestamp(ev.event_time, UTC).date()
         lines.append(
             CoreLine(f"· {when:%Y-%m-%d} {clean(ev.summary, SUMMARY_CHARS)}", ev.provenance.session_id, ev.event_time)
@@ -238,8 +241,11 @@ def _tests_passing_since(memory: MemoryStore, scope: str) -> float:
 
 
 def _summary(line: CoreLine) -> str:
-    """An event line's summary: what follows "· YYYY-MM-DD "."""
-    return line.text[len("· 2026-01-01 ") :]
+    """An event line's summary: what follows "· YYYY-MM-DD " (and a decision's "Decided: ")."""
+    text = line.text[len("· 2026-01-01 ") :]
+    for prefix in ("Decided: ", "Changed: "):
+        text = text.removeprefix(prefix)
+    return text
 
 
 def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
@@ -271,7 +277,7 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         fact_lines(memory, scope),
         graph_label=label,
         hint=hint,
-        brief=[CoreLine(line.text, line.session_id, line.importance) for line in brief],
+        brief=[CoreLine(line.text, line.session_id, line.order) for line in brief],
         brief_label=brief_label,
     )
 

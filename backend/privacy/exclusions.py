@@ -11,8 +11,8 @@ tools alike: `is_excluded(meta, config) -> reason | None`. A session is excluded
 
 Such a session is kept and browsable (list, replay), but never distilled, never indexed for
 search (the app's search-everywhere included), never returned by the recall tools or MCP.
-Turning it private (`set_private`) or adding an exclusion (the next distillation run notices the
-change: `sync_exclusions`) also withdraws what it already gave: its search index rows and records
+Turning it private (`set_private`, backend/orchestration.py) or adding an exclusion (the next distillation run notices the
+change: `sync_exclusions`, distill/withheld.py) also withdraws what it already gave: its search index rows and records
 are dropped and core.md and the entity views re-projected without it. The memory logs keep their
 lines (append-only: nothing is deleted) while every memory query skips them: `Visibility` is the
 MemoryStore's session filter, as for a deleted session. `set_private(..., False)` resets the
@@ -277,145 +277,6 @@ def hidden_sessions(
         if why:
             out[meta.id] = why
     return out
-
-
-# -- turning a session private, and public again -----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PrivacyChange:
-    session_id: str
-    private: bool
-    changed: bool  # False: it already was
-    reason: str | None  # why it is excluded now (None: it is eligible for the memory)
-    notes: tuple[str, ...] = ()
-
-
-def set_private(home: Home, session_id: str, private: bool = True) -> PrivacyChange:
-    """Mark a session private (or public again) in its meta.json, then bring the derived layers in
-    line: private withdraws its index rows and re-projects core.md and the views without it;
-    public resets its distillation cursor so the next run distils it from scratch (and its records,
-    kept in the logs, show again at once)."""
-    meta = home.sessions.get_meta(session_id)
-    was = is_private(meta)
-    if was != private:
-        if private:
-            meta = home.sessions.update_session(session_id, **{PRIVATE_KEY: True})
-        else:
-            meta = home.sessions.update_session(session_id, **{PRIVATE_KEY: False})
-    reason = exclusions(home).reason(meta)
-    notes: list[str] = []
-    if reason is not None:
-        notes.extend(withdraw(home, [session_id]))
-    elif was:  # public again (a session that was public already has nothing to readmit)
-        notes.extend(readmit(home, [session_id]))
-    return PrivacyChange(session_id, private, was != private, reason, tuple(notes))
-
-
-def withdraw(home: Home, session_ids: Iterable[str]) -> list[str]:
-    """What these (now excluded) sessions gave the derived layers, taken back: index rows dropped,
-    core.md and entity views re-projected. Holds the distillation lock, so no run interleaves."""
-    from ..distill.pipeline import run_lock
-    from ..distill.project import project_all
-    from ..distill.state import load_state, save_state
-
-    ids = sorted(set(session_ids))
-    with run_lock(home, home.config.store.lock_timeout_s):
-        notes = _forget(home, ids)
-        state = load_state(home.memory_dir)
-        rules = exclusions(home)
-        for sid in ids:
-            why = session_reason(home, sid, rules)
-            if why:
-                state.withheld[sid] = why
-        save_state(home.memory_dir, state, durable=home.durable)
-        notes.extend(project_all(home, _touched(home, ids), ()))
-    return notes
-
-
-def _touched(home: Home, session_ids: list[str]) -> set[str]:
-    """The entities whose views show something of these sessions (the views to render again)."""
-    return set(home.memory.session_entities(session_ids))
-
-
-def readmit(home: Home, session_ids: Iterable[str]) -> list[str]:
-    """These sessions are eligible again: their distillation cursors reset (the next run takes them
-    from the first node), their records indexed again, core.md and the views re-projected."""
-    from ..distill.pipeline import run_lock
-    from ..distill.project import project_all
-    from ..distill.state import load_state, save_state
-
-    ids = sorted(set(session_ids))
-    with run_lock(home, home.config.store.lock_timeout_s):
-        state = load_state(home.memory_dir)
-        notes = _reset(state, ids)
-        save_state(home.memory_dir, state, durable=home.durable)
-        notes.extend(_reindex(home, ids))
-        notes.extend(project_all(home, _touched(home, ids), ()))
-    return notes
-
-
-def sync_exclusions(home: Home, state: Any, rules: Exclusions, touched: set[str] | None = None) -> list[str]:
-    """After `[memory]` exclusions changed (the caller holds the distillation lock and saves
-    `state`): newly excluded sessions and projects leave the index, sessions no longer excluded
-    get their cursors reset and their records back. core.md and the views are the caller's:
-    `touched` gets the entities whose views show something of those sessions."""
-    from ..memory.records import project_scope
-
-    hidden = hidden_sessions(home, rules=rules)
-    newly = sorted(sid for sid in hidden if sid not in state.withheld)
-    back = sorted(sid for sid in state.withheld if sid not in hidden)
-    projects = _projects(home)
-    excluded_scopes = [
-        project_scope(pid) for pid, name, workdir in projects if rules.project_reason(pid, name, workdir)
-    ]
-    other_scopes = [
-        project_scope(pid) for pid, name, workdir in projects if not rules.project_reason(pid, name, workdir)
-    ]
-    notes = _forget(home, newly, excluded_scopes) if newly or excluded_scopes else []
-    notes.extend(_reset(state, back))
-    state.withheld = dict(hidden)
-    if back:
-        notes.extend(_reindex(home, back, other_scopes))
-    if touched is not None and (newly or back):
-        touched.update(_touched(home, newly + back))
-    return notes
-
-
-def _projects(home: Home) -> list[tuple[str, str, str]]:
-    try:
-        return [(p.id, p.name, p.workdir) for p in home.projects.list_projects()]
-    except OpmemError:
-        return []
-
-
-def _forget(home: Home, ids: list[str], scopes: Iterable[str] = ()) -> list[str]:
-    from ..memory.index import SearchIndexError
-
-    try:
-        dropped = home.search_index.forget_sessions(ids, scopes)
-    except SearchIndexError as exc:
-        return [f"search index not updated: {exc}"]
-    return [f"{dropped} search index rows withdrawn"] if dropped else []
-
-
-def _reindex(home: Home, ids: list[str], scopes: Iterable[str] = ()) -> list[str]:
-    from ..memory.index import SearchIndexError
-
-    try:
-        report = home.search_index.readmit_sessions(ids, scopes)
-    except SearchIndexError as exc:
-        return [f"search index not updated: {exc}"]
-    return list(report.problems[:5])
-
-
-def _reset(state: Any, ids: list[str]) -> list[str]:
-    reset = [sid for sid in ids if state.sessions.pop(sid, None) is not None]
-    for sid in ids:
-        state.withheld.pop(sid, None)
-    if ids:
-        state.token = ""  # a whole run scans again instead of trusting the store's change token
-    return [f"{len(reset)} distillation cursor{'s' if len(reset) != 1 else ''} reset"] if reset else []
 
 
 def describe(meta: SessionMeta, rules: Exclusions) -> Mapping[str, Any]:

@@ -1,6 +1,6 @@
 """A session's git mirror rewritten without its secret values: every branch, a commit's tree,
 message and node blobs redacted, refs moved, reflogs emptied, the reachable objects repacked so
-that no object holding a value remains (purge.py step 1; sync pushes redacted copies with it)."""
+that no object holding a value remains (backend/secrets_purge.py step 1; sync pushes redacted copies with it)."""
 
 from __future__ import annotations
 

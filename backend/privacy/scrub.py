@@ -1,5 +1,5 @@
 """A session's secret values found again in text cut from it (commit messages, titles,
-previews, memory records), and a node file redacted: what purge.py and sync's redacted push apply."""
+previews, memory records), and a node file redacted: what backend/secrets_purge.py and sync's redacted push apply."""
 
 from __future__ import annotations
 

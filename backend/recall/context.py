@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import RecallSettings
-from ..home import Home
 from ..memory.store import MemoryStore
 from ..model import OpmemError
 from ..projects.registry import Project, ProjectNotFound
 from .errors import NO_PROJECT, PRIVATE, UNKNOWN_PROJECT, RecallError, did_you_mean
 from .search_access import SearchReader
 from .session_access import SessionReader
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 DEFAULT_MAX_REPLY_BYTES = RecallSettings.max_reply_bytes
 

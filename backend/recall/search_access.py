@@ -13,9 +13,9 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ..home import Home
 from ..memory.dense_rerank import reader as dense_reader
 from ..memory.index import INDEX_FILE, MMAP_BYTES, SCHEMA_VERSION, SearchIndex, SearchIndexError
 from ..memory.search import Searcher
@@ -24,6 +24,9 @@ from ..model import ROLE_LETTER, Node, OpmemError
 from ..store.files import read_json_object
 from .errors import RecallError
 from .session_access import SessionReader
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 
 class _ReadOnlyIndex(SearchIndex):

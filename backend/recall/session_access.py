@@ -7,13 +7,16 @@ through the store's read path (store/reader.py), which takes no lock and writes 
 from __future__ import annotations
 
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
-from ..home import Home
 from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
 from ..privacy import RedactedSession, redact_text
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
 from .errors import PRIVATE, UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 POINTER_PREFIX = "session:"
 

@@ -239,7 +239,7 @@ class SessionStore(SessionQueries):
     @contextmanager
     def rewriting(self, session_id: str) -> Iterator[SessionRepo]:
         """The session's write lock, for rewriting its files in place (the privacy purge,
-        backend/privacy/purge.py): what waits to be committed is written first.
+        backend/secrets_purge.py): what waits to be committed is written first.
 
         Refused while another process has a turn in flight (it would commit what it holds in
         memory). Afterwards the copies of the session this store holds open are dropped (the next

@@ -35,7 +35,7 @@ from . import gitcli
 from .gitcli import SyncError
 from .outbox import SEEN, SyncReport, machine, machine_names, origins
 from .pull import Puller, SyncRefused
-from .push import Pusher, _shared
+from .push import Pusher, pushed_entry
 from .refs import RefTable
 
 __all__ = ["Sync", "SyncRefused", "SyncReport", "machine", "machine_names", "origins"]
@@ -95,7 +95,7 @@ class Sync(Puller, Pusher):
         seen = RefTable(self.outbox_path).under(SEEN) if (self.outbox_path / "HEAD").exists() else {}
         state = self._state()
         sessions = state.get("sessions", {})
-        pushed = sum(1 for e in sessions.values() if _shared(e) and not e.get("pulled"))
+        pushed = sum(1 for e in sessions.values() if pushed_entry(e) and not e.get("pulled"))
         pulled = origins(self.home)
         others = self._claims()
         on_remote = {r[len("opmem/sessions/") :].partition("/")[0] for r in seen if r.startswith("opmem/sessions/")}

@@ -184,7 +184,7 @@ class Pusher(Outbox):
         if cached and cached.get("stamp") == stamp and bool(cached.get("pulled")) == (sid in scan.pulled):
             if claimed:
                 report.conflicts.append(_conflict(sid))
-            elif not _shared(cached):
+            elif not pushed_entry(cached):
                 scan.private.add(sid)
             else:
                 scan.metas[sid] = cached.get("meta")  # None once its blob is noted (that is what is used)
@@ -367,7 +367,7 @@ class Pusher(Outbox):
         self._commit_tree(MEMORY + self.me, memory_files(self.home.memory_dir, private, redact=self.settings.redact))
 
 
-def _shared(entry: Mapping[str, Any]) -> bool:
+def pushed_entry(entry: Mapping[str, Any]) -> bool:
     """A state entry of a session that is pushed (its meta, or once committed its blob id), not kept here."""
     return entry.get("meta") is not None or bool(entry.get("blob"))
 

@@ -10,7 +10,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from opmem_tui.backend.distill.pipeline import run
-from opmem_tui.backend.privacy.exclusions import set_private
+from opmem_tui.backend.orchestration import set_private
 from opmem_tui.mcp_server import CORE_URI
 from tests.app.test_mcp_server import opmem_command
 from tests.backend.privacy.test_exclusions import (

@@ -8,7 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {"opmem_tui.backend": ROOT / "backend", "opmem_tui.widgets": ROOT / "widgets", "opmem_tui": ROOT / "opmem_tui"}
+PACKAGES = {
+    "opmem_tui.backend": ROOT / "backend",
+    "opmem_tui.widgets": ROOT / "widgets",
+    "opmem_tui": ROOT / "opmem_tui",
+}
 
 
 def modules(package: str, folder: Path) -> dict[str, Path]:

@@ -54,7 +54,7 @@ class BatchState:
     open_errors: dict[str, list[str]] = field(default_factory=dict)  # command entity -> error ids
     edits_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> file ids edited since
     ran_since: dict[str, list[str]] = field(default_factory=dict)  # command entity -> commands run (and passed) since
-    knowledge: Knowledge | None = None  # what the batch teaches about the project (knowledge.py)
+    knowledge: Knowledge | None = None  # what the batch teaches about the project (knowledge/)
 
 
 def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:

@@ -21,6 +21,7 @@ from typing import Any
 import jsonschema
 
 from ...llm import ChatClient, LLMError, LLMStopped, TokenBudget, parse_json_reply
+from ...memory import relations
 from ...memory.records import GLOBAL
 from ..model import CollectedTurn, Extraction, SessionBatch
 from . import vocabulary
@@ -48,15 +49,10 @@ ENTITY_TYPES = (
     "concept",
 )
 EVENT_KINDS = ("decision", "learning", "event")
-# what a project's brief is made of (knowledge.py): the same kinds and slots the rules record
+# what a project's brief is made of (knowledge/): the same kinds and slots the rules record
 FACT_KINDS = ("stack", "replacement", "dropped", "command", "convention", "preference", "state", "env-var", "endpoint")
-COMMAND_KINDS = ("test", "build", "run", "lint", "format", "typecheck", "migrate", "deploy")
-FACT_SLOTS = (
-    "language", "web-framework", "frontend-framework", "meta-framework", "database", "cache", "queue", "orm",
-    "migration-tool", "test-framework", "e2e-framework", "test-tool", "package-manager", "css-framework", "ui-kit",
-    "bundler", "linter", "formatter", "import-sorter", "type-checker", "state-management", "http-client", "infra",
-    "library",
-)  # fmt: skip
+COMMAND_KINDS = relations.COMMAND_KINDS
+FACT_SLOTS = relations.CATEGORY_ORDER
 TURN_CHARS = 2500
 MAX_LLM_CONFIDENCE = 0.8
 

@@ -19,60 +19,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...memory import relations
+
 PATH = Path(__file__).with_name("vocabulary.tsv")
 
-# category -> the slot relation a project's value of it fills (one value at a time)
-SLOTS = {
-    "test-framework": "test-framework",
-    "e2e-framework": "e2e-framework",  # beside the unit tests' framework (Vitest and Playwright), not instead
-    "orm": "orm",
-    "migration-tool": "migration-tool",
-    "package-manager": "package-manager",
-    "web-framework": "web-framework",
-    "frontend-framework": "frontend-framework",
-    "css-framework": "css-framework",
-    "bundler": "bundler",
-    "linter": "linter",
-    "formatter": "formatter",
-    "type-checker": "type-checker",
-    "state-management": "state-management",
-    "http-client": "http-client",
-}
+# category -> the slot relation a project's value of it fills (one value at a time; the relation
+# table, memory/relations.py, says which categories are slots). An e2e framework sits beside the
+# unit tests' framework (Vitest and Playwright), not instead.
+SLOTS = relations.SLOT_CATEGORIES
 # categories a project may hold several of at once (Postgres and SQLite, Redis and Memcached): a
 # mention fills no slot, but the user saying the project switches to one ("migrate the database
 # to PostgreSQL", "move the queue to NATS") makes it the one, and the others of its kind history
-SWITCH_SLOTS = {"database": "database", "cache": "cache", "queue": "queue"}
-# the order a stack line names categories in (libraries last)
-CATEGORY_ORDER = (
-    "language",
-    "runtime",
-    "web-framework",
-    "meta-framework",
-    "frontend-framework",
-    "database",
-    "orm",
-    "migration-tool",
-    "cache",
-    "queue",
-    "api",
-    "css-framework",
-    "ui-kit",
-    "state-management",
-    "http-client",
-    "auth",
-    "ai",
-    "test-framework",
-    "e2e-framework",
-    "test-tool",
-    "package-manager",
-    "bundler",
-    "linter",
-    "formatter",
-    "import-sorter",
-    "type-checker",
-    "infra",
-    "library",
-)
+SWITCH_SLOTS = relations.SWITCH_CATEGORIES
+CATEGORY_ORDER = relations.CATEGORY_ORDER  # the order a stack line names categories in (libraries last)
 RANK = {c: i for i, c in enumerate(CATEGORY_ORDER)}
 
 

@@ -327,7 +327,7 @@ def test_a_config_that_is_a_folder_is_named_and_nothing_is_written(home: Home, u
 def test_flush_hooks_from_hooks_install_stay_after_connect_and_disconnect(home: Home, user_home: Path) -> None:
     """`opmem hooks install claude` first: connect adds only the SessionStart hook (the flush
     hooks are the same entries), and disconnect leaves the flush hooks it did not add."""
-    from opmem_tui.backend.distill.hooks import flush_command, install
+    from opmem_tui.backend.agents.claude_hooks import flush_command, install
 
     write_existing(user_home, "claude")
     settings = user_home / ".claude/settings.json"

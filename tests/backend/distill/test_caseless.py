@@ -16,6 +16,15 @@ from hypothesis import strategies as st
 from opmem_tui.backend.distill.extract import caseless, cues, patterns, tools
 from opmem_tui.backend.distill.extract import knowledge as kn
 from opmem_tui.backend.distill.extract.caseless import Caseless
+from opmem_tui.backend.distill.extract.knowledge import (
+    commands,
+    conventions,
+    decisions,
+    environment,
+    stack,
+    state,
+    techs,
+)
 
 WORDS = [
     "use", "USE", "Using", "with", "We", "decided", "DECIDED", "to", "let's", "switch", "turns out", "TIL", "til",
@@ -31,33 +40,33 @@ WORDS = [
 texts = st.lists(st.sampled_from(WORDS), max_size=16).map(" ".join)
 
 CASELESS = {
-    "_CHOOSE": kn._CHOOSE,
-    "_CONVENTION": kn._CONVENTION,
-    "_NOT_CONVENTION": kn._NOT_CONVENTION,
-    "_GLOBAL": kn._GLOBAL,
-    "_EVERYWHERE": kn._EVERYWHERE,
-    "_WANT": kn._WANT,
-    "_PROBLEM": kn._PROBLEM,
-    "_SWAP_WORDS": kn._SWAP_WORDS,
-    "_ASSISTANT_SWAP": kn._ASSISTANT_SWAP,
-    "_VERSIONED": kn._VERSIONED,
+    "CHOOSE": stack.CHOOSE,
+    "_CONVENTION": conventions._CONVENTION,
+    "_NOT_CONVENTION": conventions._NOT_CONVENTION,
+    "_GLOBAL": conventions._GLOBAL,
+    "_EVERYWHERE": conventions._EVERYWHERE,
+    "_WANT": conventions._WANT,
+    "PROBLEM_SAID": state.PROBLEM_SAID,
+    "_SWAP_WORDS": decisions._SWAP_WORDS,
+    "_ASSISTANT_SWAP": decisions._ASSISTANT_SWAP,
+    "_VERSIONED": techs._VERSIONED,
     "DECISION_STRONG": cues.DECISION_STRONG,
     "DECISION_USER": cues.DECISION_USER,
     "LEARNING": cues.LEARNING,
-    "_ENV_WORD": kn._ENV_WORD,
-    "_WRITE_INSTRUCTIONS": kn._WRITE_INSTRUCTIONS,
-    "_DIRECT": kn._DIRECT,
-    "_NEGATED": kn._NEGATED,
-    "_OWNED": kn._OWNED,
-    "_NOT_A_LIST": kn._NOT_A_LIST,
-    "_NOT_THE_WAY": kn._NOT_THE_WAY,
-    "_TOOL_FOR": kn._TOOL_FOR,
-    "_ENDPOINT_WORD": kn._ENDPOINT_WORD,
-    "_SWITCH_TO": kn._SWITCH_TO,
-    "_NOT_LAYOUT": kn._NOT_LAYOUT,
-    "_COMPONENT": kn._COMPONENT,
-    "_STYLE": kn._STYLE,
-    "_STATES": kn._STATES,
+    "_ENV_WORD": environment._ENV_WORD,
+    "WRITE_INSTRUCTIONS": conventions.WRITE_INSTRUCTIONS,
+    "_DIRECT": stack._DIRECT,
+    "_NEGATED": stack._NEGATED,
+    "_OWNED": stack._OWNED,
+    "_NOT_A_LIST": stack._NOT_A_LIST,
+    "_NOT_THE_WAY": commands._NOT_THE_WAY,
+    "_TOOL_FOR": stack._TOOL_FOR,
+    "_ENDPOINT_WORD": environment._ENDPOINT_WORD,
+    "_SWITCH_TO": decisions._SWITCH_TO,
+    "_NOT_LAYOUT": state._NOT_LAYOUT,
+    "_COMPONENT": state._COMPONENT,
+    "_STYLE": state._STYLE,
+    "_STATES": state._STATES,
 }
 
 # patterns written in lower case to be matched lowercased, beside the text they had (the same
@@ -68,7 +77,7 @@ AS_WRITTEN = {
     "_ENDPOINT_WORD": lambda p: p.replace("get|post|put|patch|delete", "GET|POST|PUT|PATCH|DELETE"),
     "_OWNED": lambda p: p.replace("[a-z@]", "[A-Za-z@]", 1),
     "_COMPONENT": lambda p: p.replace("(?:[a-z]", "(?:[A-Za-z]", 1),
-    "_WRITE_INSTRUCTIONS": lambda p: p.replace("claude\\.md", "CLAUDE\\.md").replace("agents\\.md", "AGENTS\\.md"),
+    "WRITE_INSTRUCTIONS": lambda p: p.replace("claude\\.md", "CLAUDE\\.md").replace("agents\\.md", "AGENTS\\.md"),
 }
 
 
@@ -163,20 +172,22 @@ def test_the_convention_split_keeps_the_named_style_alternative():
 @given(texts)
 def test_the_convention_pattern_split_in_two_finds_what_the_whole_found(text):
     whole = re.compile(
-        kn._CONVENTION.pattern.pattern.replace(
+        conventions._CONVENTION.pattern.pattern.replace(
             r"(?:we|i)\s+follow|", r"(?:we|i)\s+follow|follows?\s+(?:the\s+)?(?-i:[A-Z])\w*|", 1
         ),
         re.I,
     )
-    assert whole.pattern != kn._CONVENTION.pattern.pattern
-    split = kn._CONVENTION.found(text) or ("ollow" in text.lower() and kn._FOLLOWS_NAME.search(text) is not None)
+    assert whole.pattern != conventions._CONVENTION.pattern.pattern
+    split = conventions._CONVENTION.found(text) or (
+        "ollow" in text.lower() and conventions._FOLLOWS_NAME.search(text) is not None
+    )
     assert split == (whole.search(text) is not None), text
 
 
 @given(texts)
 def test_the_drop_pre_check_never_skips_a_sentence_the_pattern_matches(text):
-    if text.isascii() and kn._DROP.search(text):
-        assert kn._DROP_HINT.search(text.lower()), text
+    if text.isascii() and decisions._DROP.search(text):
+        assert decisions._DROP_HINT.search(text.lower()), text
 
 
 @pytest.mark.parametrize("name", sorted(AS_WRITTEN))

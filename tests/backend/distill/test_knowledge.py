@@ -1,4 +1,4 @@
-"""The project knowledge the rules find (extract/knowledge.py) and the brief core.md leads with."""
+"""The project knowledge the rules find (extract/knowledge/) and the brief core.md leads with."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from opmem_tui.backend.distill.extract import knowledge as kn
 from opmem_tui.backend.distill.extract import vocabulary
+from opmem_tui.backend.distill.extract.knowledge import decisions, evidence, stack, techs
 from opmem_tui.backend.distill.extract.shell import split_commands
 from opmem_tui.backend.memory.core import CORE_BUDGET
 from opmem_tui.backend.memory.records import entity_id
@@ -216,12 +217,14 @@ def test_a_history_gives_a_brief_with_the_stack_commands_conventions_and_state(t
     assert len(core.encode("utf-8")) <= CORE_BUDGET
     lines = core.splitlines()
     assert lines[3] == "[Project · demo]"
-    stack = next(line for line in lines if line.startswith("· stack: "))
+    (stack,) = _lines(core, "· stack: ")
     for name in ("Python 3.11", "Django", "MySQL", "Celery", "pytest (was nose)", "Poetry"):
         assert name in stack, (name, stack)
     assert "· stack: nose" not in core and ", nose" not in stack  # replaced: history, never current
-    assert any(line.startswith("· test: pytest -q") and "lint: ruff check ." in line for line in lines), core
-    assert "· convention: Always write docstrings for public functions.  ↪ session:s-setup" in lines
+    assert any("· test: pytest -q" in line and "lint: ruff check ." in line for line in lines), core
+    assert any(
+        line.startswith("· conventions: ") and "always write docstrings for public functions" in line for line in lines
+    )
     assert any(line.startswith("· state: tests passing (") for line in lines), core
     assert any("decided" in line and "pytest replaces nose" in line for line in lines), core
     assert any("env: ORDERS_TOKEN" in line for line in lines), core
@@ -251,9 +254,9 @@ def test_global_preferences_go_to_the_global_block(tmp_path: Path):
 
     glob = render_core(memory, __import__("datetime").date(2026, 6, 1))
     assert "[Preferences · global]" in glob
-    assert "· preference: In every project I want ruff, not flake8.  ↪ session:s-lint" in glob
+    assert "· preferences: I want ruff, not flake8  ↪ session:s-lint" in glob
     # and the project block lists it too (global scope shows in every project)
-    assert "In every project I want ruff, not flake8." in brief_of(memory)
+    assert "· preferences: I want ruff, not flake8" in brief_of(memory)
 
 
 def test_a_later_decision_supersedes_and_the_block_keeps_its_budget(tmp_path: Path):
@@ -286,7 +289,7 @@ def test_a_later_decision_supersedes_and_the_block_keeps_its_budget(tmp_path: Pa
     memory = distil_history(tmp_path / "memory", history)
     core = brief_of(memory)
     assert len(core.encode("utf-8")) <= CORE_BUDGET
-    stack = next(line for line in core.splitlines() if line.startswith("· stack: "))
+    (stack,) = _lines(core, "· stack: ")
     assert "Vitest (was Jest)" in stack and "React" in stack and "Zod" in stack.replace("zod", "Zod")
     assert "Jest," not in stack and not stack.split("  ↪")[0].endswith("Jest")
 
@@ -316,6 +319,10 @@ def test_an_error_and_the_edit_that_fixed_it_are_in_the_brief(tmp_path: Path):
 
 
 def _lines(core: str, prefix: str) -> list[str]:
+    """The lines opening with `prefix`; the stack's is its two lines (the app's, then the tools') as one."""
+    if prefix == "· stack: ":
+        both = [line.split(": ", 1)[1] for line in core.splitlines() if line.startswith(("· stack: ", "· tools: "))]
+        return ["· stack: " + ", ".join(both)] if both else []
     return [line for line in core.splitlines() if line.startswith(prefix)]
 
 
@@ -336,7 +343,7 @@ def test_commands_the_user_gives_as_the_way_are_the_commands(tmp_path: Path):
         Turn("How do I run `cargo bench`?"),  # a question gives no command
     ]
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", turns)]))
-    (commands,) = _lines(core, "· test: ")
+    (commands,) = [line for line in core.splitlines() if line.startswith("· ") and " test: " in line]
     assert "test: make ci" in commands and "npm test" not in commands, core
     assert "deploy: fly deploy" in commands and "typecheck: mypy src/" in commands, core
     assert "run: python manage.py runserver" in commands, core
@@ -349,7 +356,7 @@ def test_a_check_done_with_a_common_word_tool_names_the_tool(tmp_path: Path):
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn(said)])]))
     (stack,) = _lines(core, "· stack: ")
     assert "Black" in stack and "Ruff" in stack, core
-    assert kn._tech_name("black", curated=True) is not None  # it is the vocabulary's: only the cue decides
+    assert techs.tech_name("black", curated=True) is not None  # it is the vocabulary's: only the cue decides
 
 
 @pytest.mark.parametrize(
@@ -362,7 +369,7 @@ def test_a_check_done_with_a_common_word_tool_names_the_tool(tmp_path: Path):
 def test_a_drop_that_names_its_successor_is_a_replacement(tmp_path: Path, said, old, new):
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-r", [Turn(said)])]))
     assert any(f"{new} replaces {old}" in line for line in _lines(core, "· decided ")), core
-    assert not _lines(core, "· convention: "), core  # a decision, not a convention
+    assert not _lines(core, "· conventions: "), core  # a decision, not a convention
 
 
 def test_a_failure_fixed_by_a_command_closes_the_problem(tmp_path: Path):
@@ -449,7 +456,7 @@ def test_a_sentence_that_lists_the_stack_and_one_that_names_a_kind(tmp_path: Pat
         assert name in stack, core
     for name in ("Django", "Flask", "FastAPI"):
         assert name not in stack, core
-    assert any("controllers thin" in line for line in _lines(core, "· convention: ")), core
+    assert any("controllers thin" in line for line in _lines(core, "· conventions: ")), core
 
 
 def test_a_markdown_brief_in_a_prompt(tmp_path: Path):
@@ -483,9 +490,9 @@ def test_a_name_said_to_be_gone_is_dropped_and_its_successor_takes_its_place(tmp
 @pytest.mark.parametrize(
     ("pattern", "literals"),
     [
-        (kn._TOOL_FOR, ("format", "lint", "check", "test")),
-        (kn._DROP_AFTER, kn._DROP_AFTER_LITERALS),
-        (kn._SWITCH_TO, ("to",)),
+        (stack._TOOL_FOR, ("format", "lint", "check", "test")),
+        (decisions._DROP_AFTER, decisions._DROP_AFTER_LITERALS),
+        (decisions._SWITCH_TO, ("to",)),
     ],
 )
 def test_the_pre_checks_never_skip_a_text_the_pattern_matches(pattern, literals):
@@ -500,7 +507,7 @@ def test_the_pre_checks_never_skip_a_text_the_pattern_matches(pattern, literals)
     @given(st.lists(pieces, max_size=12).map(" ".join))
     def check(text: str) -> None:
         if pattern.search(text):
-            assert kn._may_hold(text, literals), text
+            assert evidence.may_hold(text, literals), text
 
     check()
 
@@ -653,7 +660,7 @@ def test_a_command_keeps_its_operands_and_progress_said_in_a_sentence(tmp_path: 
     assert "test: go test ./..." in core, core  # not merged into `go test` by the linker
     assert any("the refactor of the handlers package" in line for line in _lines(core, "· done: ")), core
     assert any("the auth middleware" in line for line in _lines(core, "· pending: ")), core
-    assert any("table-driven tests everywhere" in line for line in _lines(core, "· convention: ")), (
+    assert any("table-driven tests everywhere" in line for line in _lines(core, "· conventions: ")), (
         core
     )  # this project's
     assert kn.progress_items("I'm done with this", from_user=True) == []
@@ -699,7 +706,7 @@ def test_an_instruction_file_the_agent_read_or_wrote_is_the_users_word_but_not_o
     ]
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-i", turns)]))
     assert "test: pytest -q" in core, core
-    assert any("Never commit directly to main" in line for line in _lines(core, "· convention: ")), core
+    assert any("never commit directly to main" in line for line in _lines(core, "· conventions: ")), core
     (stack,) = _lines(core, "· stack: ")
     assert "httpx" in stack and "pnpm" in stack, core
     assert "Flask" not in core and "Celery" not in core, core  # opmem's own block is never read back
@@ -752,7 +759,7 @@ def test_a_framework_names_its_language_and_a_decision_planned_then_done_is_told
     (stack,) = _lines(core, "· stack: ")
     assert stack.startswith("· stack: Python, FastAPI (was Flask)"), core
     assert len([line for line in _lines(core, "· decided ") if "FastAPI replaces Flask" in line]) == 1, core
-    assert any("line length at 100" in line for line in _lines(core, "· convention: ")), core
+    assert any("line length at 100" in line for line in _lines(core, "· conventions: ")), core
     assert kn.IMPLIED_LANGUAGE.get("Express") is None  # JavaScript or TypeScript: not said
 
 
@@ -791,7 +798,7 @@ def test_a_request_to_write_an_instruction_file_states_no_convention(tmp_path: P
     written = Call("write", path="OpenCode.md", content="# Style\n\n- Always wrap errors with fmt.Errorf and %w.\n")
     history = [Session("s-i", [Turn(init, [written]), Turn("Always run gofmt before committing.")])]
     core = brief_of(distil_history(tmp_path / "memory", history))
-    conventions = _lines(core, "· convention: ")
+    conventions = _lines(core, "· conventions: ")
     assert any("fmt.Errorf" in line for line in conventions), core
     assert any("gofmt" in line for line in conventions), core
     assert not any("Cursor rules" in line or "Code style guidelines" in line for line in conventions), core
@@ -846,7 +853,7 @@ def test_a_pasted_trace_states_no_convention(tmp_path: Path):
     )
     history = [Session("s-p", [Turn(pasted), Turn("Always use standalone components.")])]
     core = brief_of(distil_history(tmp_path / "memory", history))
-    conventions = _lines(core, "· convention: ")
+    conventions = _lines(core, "· conventions: ")
     assert any("standalone components" in line for line in conventions), core
     assert not any("NgIf" in line for line in conventions), core
 
@@ -856,8 +863,8 @@ def test_a_convention_in_markdown_is_kept_without_its_emphasis(tmp_path: Path):
     guide = "# Guide\n\n- **Error Handling**: Always check for errors right after the call.\n- Keep `__init__.py` files empty.\n"
     history = [Session("s-m", [Turn("write the guide", [Call("write", path="OpenCode.md", content=guide)])])]
     core = brief_of(distil_history(tmp_path / "memory", history))
-    conventions = _lines(core, "· convention: ")
-    assert any("Error Handling: Always check for errors right after the call." in line for line in conventions), core
+    conventions = _lines(core, "· conventions: ")
+    assert any("always check for errors right after the call" in line for line in conventions), core
     assert not any("**" in line for line in conventions), core
 
 

@@ -169,3 +169,15 @@ def test_real_sessions_that_state_neither_give_neither(home: Home, path: str, so
     import_into(home, source, fixture(path))
     [extraction] = extract_all(home).values()
     assert not [e for e in extraction.edges if e.relation in LAYOUT]
+
+
+def test_an_answers_own_headings_over_what_was_done_and_what_is_next():
+    text = (
+        "All set.\n\n### 🎯 What Was Done\n\n- Added the /setprompt command\n- Polls work in groups\n\n"
+        "### ⏭️ What's Next\n1. Phase 2: universal config\n\n## Notes\n- not a task\n"
+    )
+    assert progress_items(text) == [
+        (True, "Added the /setprompt command"),
+        (True, "Polls work in groups"),
+        (False, "Phase 2: universal config"),
+    ]

@@ -256,7 +256,7 @@ def test_a_worker_writes_nothing_and_leaves_a_repair_to_the_main_process(
     before = tree(home.path)
     monkeypatch.setattr(parallel._Worker, "home", None)
     monkeypatch.setattr(parallel._Worker, "rules", None)
-    start_worker(str(home.path), os.getppid())  # this process plays the worker
+    start_worker(Home, str(home.path), os.getppid())  # this process plays the worker
     results = extract_sessions(pending_sessions(home.sessions, DistillState()), NOW)
     assert tree(home.path) == before
     assert [r is None for r in results] == [False, True, False]
@@ -283,9 +283,8 @@ def test_a_worker_that_cannot_open_the_home_says_why_to_the_main_process(monkeyp
     monkeypatch.setattr(parallel._Worker, "home", None)
     monkeypatch.setattr(parallel._Worker, "rules", None)
     monkeypatch.setattr(parallel._Worker, "failed", "")
-    monkeypatch.setattr(parallel, "Home", broken)
     parallel.start_worker(
-        "/nowhere", os.getppid()
+        broken, "/nowhere", os.getppid()
     )  # nothing raised in the initializer: a pool would log it on the terminal
     with pytest.raises(parallel.WorkerUnavailable, match="Permission denied"):
         extract_sessions([], NOW)

@@ -10,8 +10,9 @@ from opmem_tui.backend.importers import SOURCES
 from .conftest import batches, extract_all
 
 
-def test_every_agent_opmem_imports_is_a_coding_source():
-    assert {importer.source for importer in SOURCES.values()} - {"jsonl"} <= CODING_SOURCES
+def test_every_coding_agent_opmem_imports_is_a_coding_source():
+    assert {importer.source for importer in SOURCES.values() if importer.coding} <= CODING_SOURCES
+    assert not {"jsonl", "chatgpt", "claude-ai"} & CODING_SOURCES  # conversations may be personal
 
 
 def test_a_question_in_an_agents_chat_is_not_a_personal_conversation(home: Home):

@@ -11,7 +11,7 @@ import pytest
 from opmem_tui.backend.handoff import AGENT_COMMANDS, HandoffError, agent_command, handoff
 from opmem_tui.backend.handoff.budget import Line, estimate_tokens, fit
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.privacy.exclusions import set_private
+from opmem_tui.backend.orchestration import set_private
 
 from ..resume.sessions import SECRET, fixture, import_into, worked_session
 

@@ -44,10 +44,11 @@ def test_the_real_old_opencode_db(tmp_path: Path) -> None:
     report = ImportReport()
     sessions = crush.parse_file(db, report, final=True)
     assert report.warnings == [] and report.unknown_records == {}
-    assert len(sessions) == 6
-    # 110 messages: 13 user, 54 assistant, 43 tool messages holding the results of the 78 calls
-    assert sum(len(s.nodes) for s in sessions) == 13 + 54 + 78
-    assert sum(1 for s in sessions for n in s.nodes if n.role == "tool" and n.content) == 78
+    # its -wal (upstream's, as committed at c224f9e) holds a seventh session and 14 more messages
+    assert len(sessions) == 7
+    # 124 messages: 18 user, 61 assistant, tool messages holding the results of the 80 calls
+    assert sum(len(s.nodes) for s in sessions) == 18 + 61 + 80
+    assert sum(1 for s in sessions for n in s.nodes if n.role == "tool" and n.content) == 80
     first = next(s for s in sessions if s.native_id == "bd9a6907-4d8b-4f34-9c25-e18c7740e41d")
     assert (first.title, first.cwd, first.model) == (
         "OpenCode.md with Build Commands and Style Guidelines",

@@ -191,9 +191,9 @@ def test_opmem_import_list_only_lists(machine: Path) -> None:
     assert out.exit_code == 0, out.output
     said = next(line for line in out.output.splitlines() if line.startswith("Found: "))
     assert said == (
-        "Found: Claude Code 2 sessions, Codex 1 session, Gemini CLI 1 session, OpenCode 2 sessions, Cursor 2 sessions, "
-        "Cline 2 sessions, Roo Code 1 session, Copilot CLI 1 session, Crush 1 session, Goose 1 session, "
-        "Qwen Code 1 session, Factory droid 1 session, Kimi 2 sessions, Continue 1 session, Amp 1 session"
+        "Found: Claude Code 2 sessions, Codex 1 session, Gemini CLI 1 session, Amp 1 session, Cline 2 sessions, "
+        "Continue 1 session, Copilot CLI 1 session, Crush 1 session, Cursor 2 sessions, Factory droid 1 session, "
+        "Goose 1 session, Kimi 2 sessions, OpenCode 2 sessions, Qwen Code 1 session, Roo Code 1 session"
     )
     assert not (store / "sessions").exists() or not any((store / "sessions").iterdir())
 

@@ -14,6 +14,7 @@ import pytest
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import get_importer, parse_ahead, run_import
 from opmem_tui.backend.importers.base import ImportReport
+from opmem_tui.backend.importers.claude_code import ClaudeImporter
 from opmem_tui.backend.importers.parse_ahead import ParseAhead, Parsed, ParseFailed, ParserBug, parse_in_worker
 
 from .conftest import Transcript, text
@@ -75,24 +76,23 @@ def test_what_the_parse_says_comes_back_as_the_files_warnings(ahead: ParseAhead,
 def test_a_parse_that_fails_or_breaks_raises_here_as_a_parse_here_would(tmp_path: Path, monkeypatch) -> None:
     """What the worker sends back for a failed parse (parse_in_worker, run in this process with a
     parser made to fail) raises as the parse would have here, after what it said."""
-    importer = get_importer("claude")
 
-    def fails(path, report, *, final=None):
+    def fails(self, path, report, *, final=None):
         report.warn(path, None, "said before failing")
         raise OSError(5, "Input/output error", str(path))
 
-    monkeypatch.setattr(importer, "parse_file", fails)
-    parsed = Parsed.unpack(None, True, parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
+    monkeypatch.setattr(ClaudeImporter, "parse_file", fails)
+    parsed = Parsed.unpack(None, True, parse_in_worker(ClaudeImporter, str(tmp_path / "a.jsonl"), True))
     report = ImportReport()
     with pytest.raises(ParseFailed, match="Input/output error"):
         parsed.into(report)
     assert report.warnings == [f"{tmp_path / 'a.jsonl'}: said before failing"]
 
-    def breaks(path, report, *, final=None):
+    def breaks(self, path, report, *, final=None):
         raise KeyError("uuid")
 
-    monkeypatch.setattr(importer, "parse_file", breaks)
-    parsed = Parsed.unpack(None, True, parse_in_worker("claude", str(tmp_path / "a.jsonl"), True))
+    monkeypatch.setattr(ClaudeImporter, "parse_file", breaks)
+    parsed = Parsed.unpack(None, True, parse_in_worker(ClaudeImporter, str(tmp_path / "a.jsonl"), True))
     with pytest.raises(ParserBug, match=r"^KeyError: 'uuid'$"):
         parsed.into(ImportReport())
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from opmem_tui.backend.importers import SOURCES, run_import
 from opmem_tui.backend.importers.base import UNSTORED, ImportedSession, ImportReport
 from opmem_tui.backend.importers.ingest import ingest
-from opmem_tui.backend.importers.session_ids import SESSION_PREFIX, legacy_session_id, session_id_for
+from opmem_tui.backend.importers.registry import ID_PREFIXES
+from opmem_tui.backend.importers.session_ids import legacy_session_id, session_id_for
 from opmem_tui.backend.model import Node, check_session_id
 
 from .conftest import Transcript
@@ -21,7 +22,7 @@ from .test_gemini import HEADER
 from .test_gemini import user as gemini_user
 from .test_openprogram import Folder
 
-PREFIXED = [*sorted(SESSION_PREFIX), "some new agent"]
+PREFIXED = [*sorted(ID_PREFIXES), "some new agent"]
 native_ids = st.text(min_size=0, max_size=160)
 
 

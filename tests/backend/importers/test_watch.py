@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -204,3 +205,18 @@ def test_a_change_between_the_catch_up_and_the_live_watch_is_not_missed(home, tm
     other.prompt("new session")
     born = other.write(folder / f"{other.session}.jsonl")
     assert sorted(watcher.changed_since_catch_up()) == sorted([path.resolve(), born.resolve()])
+
+
+def test_a_given_folder_is_watched_for_sessions_of_the_agents_shape(home, tmp_path: Path) -> None:
+    """`opmem watch pi --path DIR`: a session under DIR, however deep and whatever its folders are
+    called, is found by its shape and followed."""
+    import shutil
+
+    samples = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "pi" / "store"
+    target = tmp_path / "backups" / "old laptop" / "x"
+    shutil.copytree(samples, target)
+    [session] = list(target.rglob("*.jsonl"))
+    os.utime(session, (1_600_000_000, 1_600_000_000))
+    watcher = Watcher(home, ["pi"], [tmp_path / "backups"], bind=False, autocommit=False)
+    report = watcher.catch_up()
+    assert (report.new_sessions, report.nodes) == (1, 4)

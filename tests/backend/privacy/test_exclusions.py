@@ -16,12 +16,12 @@ from opmem_tui.backend.distill.state import load_state
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.entity_finder import EntityFinder
 from opmem_tui.backend.model import OpmemError, SessionMeta
+from opmem_tui.backend.orchestration import set_private
 from opmem_tui.backend.privacy.exclusions import (
     REASON_PRIVATE,
     Exclusions,
     is_excluded,
     path_matches,
-    set_private,
 )
 from opmem_tui.backend.recall.context import recall_for
 from opmem_tui.backend.recall.registry import call_json

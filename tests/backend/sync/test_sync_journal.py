@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from opmem_tui.backend.home import Home
-from opmem_tui.backend.privacy.exclusions import set_private
-from opmem_tui.backend.privacy.purge import plan_purge, purge
+from opmem_tui.backend.orchestration import set_private
+from opmem_tui.backend.secrets_purge import plan_purge, purge
 from opmem_tui.backend.store.change_journal import ChangeJournal
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
 from opmem_tui.backend.sync import Sync, push

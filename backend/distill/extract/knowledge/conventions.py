@@ -1,0 +1,258 @@
+"""Conventions: the rules and preferences a user states, and their scope (this project or every one)."""
+
+from __future__ import annotations
+
+import re
+
+from ..caseless import Caseless
+
+# (one alternative, which needs a capital, is _FOLLOWS_NAME: the rest are matched lowercased)
+_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
+        r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
+        r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
+        r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
+        r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
+        r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
+        r"conventions?\b(?![.\w])|style guide|naming|"
+        r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
+        r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
+        r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
+        re.I,
+    )
+)
+
+
+# "we follow the Google style guide", "follows PEP 8": a named style
+_FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
+
+
+ONE_OFF_PATTERN = r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b"
+# an instruction about the edit at hand, neither a rule nor a decision
+ONE_OFF = Caseless(re.compile(rf"\b{ONE_OFF_PATTERN}", re.I))
+_NOT_CONVENTION = Caseless(
+    re.compile(
+        r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
+        # a one-off about what is being edited ("DO NOT CHANGE the contents"), not a rule
+        rf"{ONE_OFF_PATTERN}|"
+        r"do not (?:know|understand)|why does|what does|how do)\b",
+        re.I,
+    )
+)
+
+
+_GLOBAL = Caseless(
+    re.compile(
+        r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
+        r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
+        r"all my (?:\w+ )?(?:projects|code|repos))\b",
+        re.I,
+    )
+)
+
+
+_EVERYWHERE = Caseless(re.compile(r"\b(?:everywhere|throughout|across the (?:code ?base|project|repo))\b", re.I))
+
+
+_WANT = Caseless(re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I))
+
+
+def is_convention(sentence: str) -> bool:
+    if sentence.endswith("?") or _NOT_CONVENTION.found(sentence):
+        return False
+    if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
+        return True
+    # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
+    return (_GLOBAL.found(sentence) or _EVERYWHERE.found(sentence)) and _WANT.found(sentence)
+
+
+def is_global(sentence: str) -> bool:
+    return _GLOBAL.found(sentence)
+
+
+# the files a project keeps its instructions for agents in: what they state is the user's word
+# (an agent's `/init` writes one from the code; the user edits it)
+INSTRUCTION_FILES = frozenset(
+    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
+     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
+     "copilot-instructions.md", "CLAUDE.local.md"}
+)  # fmt: skip
+
+
+# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
+# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
+# says what the file should cover, not how the project works; what is written is read from the file
+WRITE_INSTRUCTIONS = Caseless(
+    re.compile(
+        r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
+        + r")(?![\w.-])",
+        re.IGNORECASE,
+    )
+)
+
+
+# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
+OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
+
+
+# -- scope and wording ----------------------------------------------------------------------------
+
+# a rule about how answers are written holds wherever the user works ("keep answers short", "no emojis")
+_ABOUT_ANSWERS = Caseless(
+    re.compile(
+        r"\b(?:your |the )?(?:answers?|responses?|replies|explanations?)\b|\b(?:reply|respond|answer|explain)\s+(?:in|with|briefly|"
+        r"concisely|only|without|like)\b|\bemojis?\b|(?:^(?:please\s+)?|\byou\s+(?:should\s+|must\s+)?)be (?:brief|concise|terse|short|direct)\b",
+        re.I,
+    )
+)
+# "I always/never/prefer ...": the user's own habit, unless it names this project
+_PERSONAL = Caseless(re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b", re.I))
+_HERE = Caseless(re.compile(r"\b(?:this|the) (?:project|repo|repository|codebase|app|service)\b|\bhere\b", re.I))
+# "in all my Python projects", "every JS repo", "for TypeScript code": a language's projects
+_LANGUAGE_WIDE = re.compile(
+    r"\b(?:in|for|across)?\s*(?:every|all|any)(?: of)?(?: my| our)? ([A-Za-z][\w.+#]*) (?:projects?|repos?|code ?bases?|code)\b",
+    re.I,
+)
+_SHORT_LANGUAGES = {"js": "JavaScript", "ts": "TypeScript", "py": "Python", "node": "Node.js", "golang": "Go"}
+
+
+def scope_of(sentence: str) -> tuple[bool, str]:
+    """(whether a rule holds in every project, the language whose projects it is about, or "")."""
+    m = _LANGUAGE_WIDE.search(sentence)
+    language = ""
+    if m is not None:
+        word = m.group(1)
+        language = _SHORT_LANGUAGES.get(word.lower(), "")
+        if not language:
+            from .. import vocabulary  # (a language named by its projects)
+
+            tech = vocabulary.lookup(word)
+            language = tech.name if tech is not None and tech.category in ("language", "runtime") else ""
+    personal = _PERSONAL.found(sentence) and not _HERE.found(sentence)
+    every = bool(language) or is_global(sentence) or _ABOUT_ANSWERS.found(sentence) or personal
+    return every, language
+
+
+_LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
+_PREAMBLE = re.compile(
+    r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
+    r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|across (?:all )?my projects|"
+    r"in general|generally|as a rule)\b[,:;!]?\s*)+",
+    re.I,
+)
+_ASKING = re.compile(
+    r"^(?:i(?:'d| would)? (?:want|like|need) (?:you )?to|you should|you must|can you|could you|make sure (?:to|that you|you)|"
+    r"remember to|be sure to|try to|please)\s+",
+    re.I,
+)
+_REASON = re.compile(
+    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes)|to (?:encourage|ensure|avoid|prevent|make|"
+    r"keep|improve|simplify|aid|help|reduce|enhance|minimi[sz]e|allow|enable|maintain|guarantee)|for (?:readability|"
+    r"hoistability|clarity|consistency|safety|better))\b.*$|,?\s+(?:such as|e\.g\.)\s.*$|,\s+like\s.*$|\s*(?:;|—|–|\s-\s|\.\s).*$",
+    re.I,
+)
+_TRAILER = re.compile(
+    r"[,;]?\s*(?:please|thanks?(?: you)?|thx|from now on|going forward|in this (?:project|repo)|"
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?))\s*[.!]*$",
+    re.I,
+)
+CLAUSE_CHARS = 72
+_OPEN_ASIDE = re.compile(r"\s*\([^)]*$")  # an aside the sentence split cut ("prefer type aliases (e.g")
+# an aside in parentheses (its code may hold parentheses of its own: `function foo() {}`)
+_ASIDE = re.compile(r"\s*\((?!not\b|never\b|no\b|only\b)(?:[^()]|\([^()]*\))+\)")
+
+
+def clause(sentence: str) -> str:
+    """A rule as a short clause: `Please always use f-strings, not format(), because ...` ->
+    `always use f-strings, not format()`; no politeness, no preamble, no reason, no scope words."""
+    text = " ".join(re.sub(r"\*\*|__|`", "", sentence).split())
+    text = _LABELLED.sub("", text) if len(text) > 40 else text
+    for _ in range(3):
+        text = _ASKING.sub("", _PREAMBLE.sub("", text))
+    short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
+    text = short if len(short) >= 12 else text
+    text = _TRAILER.sub("", text).rstrip(" .!,;:")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    if len(text) > CLAUSE_CHARS:
+        text = text[: CLAUSE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return text
+
+
+# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
+IMPERATIVES = frozenset(
+    [
+        "use",
+        "write",
+        "add",
+        "avoid",
+        "prefer",
+        "provide",
+        "declare",
+        "keep",
+        "follow",
+        "organize",
+        "organise",
+        "put",
+        "name",
+        "place",
+        "return",
+        "throw",
+        "raise",
+        "handle",
+        "log",
+        "test",
+        "document",
+        "include",
+        "import",
+        "export",
+        "run",
+        "check",
+        "make",
+        "ensure",
+        "limit",
+        "wrap",
+        "split",
+        "extract",
+        "define",
+        "mark",
+        "leave",
+        "remove",
+        "separate",
+        "sort",
+        "group",
+        "start",
+        "end",
+        "validate",
+        "type",
+        "annotate",
+        "comment",
+        "format",
+        "lint",
+        "commit",
+        "store",
+        "favor",
+        "favour",
+        "adhere",
+        "stick",
+        "apply",
+        "treat",
+        "reuse",
+        "create",
+        "do",
+        "don't",
+        "dont",
+        "never",
+        "always",
+        "only",
+    ]
+)
+
+
+def is_rule_item(text: str) -> bool:
+    """A list item of an instruction file that states a rule: it opens with an imperative."""
+    first = re.sub(r"[*_`]", "", text).split(" ", 1)[0].lower().rstrip(":,")
+    return first in IMPERATIVES and len(text.split()) >= 3 and not text.endswith("?")

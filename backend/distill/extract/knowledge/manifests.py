@@ -1,0 +1,300 @@
+"""Manifests, lockfiles, imports and file extensions: what a project's files say its stack is."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import sys
+from collections.abc import Iterable
+
+from .. import vocabulary
+from .evidence import word_list
+from .techs import VERSIONED_LANGUAGES
+
+EXTENSION_LANGUAGES = {
+    ".py": "Python", ".pyi": "Python", ".ts": "TypeScript", ".tsx": "TypeScript", ".js": "JavaScript",
+    ".jsx": "JavaScript", ".mjs": "JavaScript", ".go": "Go", ".rs": "Rust", ".rb": "Ruby", ".ex": "Elixir",
+    ".exs": "Elixir", ".heex": "Elixir", ".erl": "Erlang", ".java": "Java", ".kt": "Kotlin", ".scala": "Scala",
+    ".swift": "Swift", ".c": "C", ".h": "C", ".cpp": "C++", ".cc": "C++", ".hpp": "C++", ".cs": "C#",
+    ".php": "PHP", ".lua": "Lua", ".dart": "Dart", ".zig": "Zig", ".hs": "Haskell", ".ml": "OCaml",
+    ".clj": "Clojure", ".vue": "Vue", ".svelte": "Svelte", ".sql": "SQL", ".sh": "Bash",
+}  # fmt: skip
+
+
+LOCKFILES = {
+    "pnpm-lock.yaml": "pnpm", "yarn.lock": "Yarn", "package-lock.json": "npm", "bun.lockb": "Bun", "bun.lock": "Bun",
+    "poetry.lock": "Poetry", "uv.lock": "uv", "Pipfile": "Pipenv", "Pipfile.lock": "Pipenv", "pdm.lock": "PDM",
+    "Cargo.lock": "Cargo", "go.sum": "Go modules", "mix.lock": "Mix", "Gemfile.lock": "Bundler",
+    "composer.lock": "Composer", "alembic.ini": "Alembic", "manage.py": "Django", "Makefile": "Make",
+    "docker-compose.yml": "Docker Compose", "docker-compose.yaml": "Docker Compose", "compose.yaml": "Docker Compose",
+    "Dockerfile": "Docker", "tailwind.config.js": "Tailwind CSS", "tailwind.config.ts": "Tailwind CSS",
+    "vite.config.ts": "Vite", "vite.config.js": "Vite", "vitest.config.ts": "Vitest", "jest.config.js": "Jest",
+    "jest.config.ts": "Jest", "next.config.js": "Next.js", "next.config.mjs": "Next.js", "next.config.ts": "Next.js",
+    "tsconfig.json": "TypeScript", "pytest.ini": "pytest", "conftest.py": "pytest", "tox.ini": "tox",
+    "ruff.toml": "Ruff", ".eslintrc.json": "ESLint", "eslint.config.js": "ESLint", ".prettierrc": "Prettier",
+    "playwright.config.ts": "Playwright", "schema.prisma": "Prisma", "drizzle.config.ts": "Drizzle",
+    "webpack.config.js": "webpack", "svelte.config.js": "SvelteKit", "nuxt.config.ts": "Nuxt", "astro.config.mjs": "Astro",
+    "Procfile": "Heroku", "fly.toml": "Fly.io", "vercel.json": "Vercel", "netlify.toml": "Netlify",
+    "wrangler.toml": "Cloudflare Workers", "serverless.yml": "Serverless Framework", "main.tf": "Terraform",
+    "Chart.yaml": "Helm", "mypy.ini": "mypy", "pyrightconfig.json": "Pyright", ".golangci.yml": "golangci-lint",
+    ".rubocop.yml": "RuboCop", "phpunit.xml": "PHPUnit", "build.gradle": "Gradle", "pom.xml": "Maven",
+    "build.gradle.kts": "Gradle", "deno.json": "Deno", "biome.json": "Biome", ".python-version": "Python",
+    ".nvmrc": "Node.js", "Cargo.toml": "Cargo", "go.mod": "Go modules", "mix.exs": "Mix", "Gemfile": "Bundler",
+    "pyproject.toml": "Python", "package.json": "npm", "requirements.txt": "pip",
+}  # fmt: skip
+
+
+INSTALLERS = {
+    "pip": "pip", "pip3": "pip", "uv": "uv", "poetry": "Poetry", "pdm": "PDM", "npm": "npm", "pnpm": "pnpm",
+    "yarn": "Yarn", "bun": "Bun", "cargo": "Cargo", "go": "Go modules", "gem": "RubyGems", "bundle": "Bundler",
+    "composer": "Composer", "mix": "Mix", "conda": "conda", "pipx": "pipx",
+}  # fmt: skip
+
+
+BUILD_TOOLS = {"mix": "Mix", "cargo": "Cargo", "gradle": "Gradle", "mvn": "Maven", "make": "Make", "bundle": "Bundler"}
+
+
+PROJECT_INSTALLERS = frozenset({"uv", "poetry", "pdm", "pnpm", "yarn", "bun", "cargo", "bundle", "composer", "mix"})
+
+
+PROGRAM_TECH = {
+    "python": "Python", "python3": "Python", "node": "Node.js", "cargo": "Rust", "go": "Go", "mix": "Elixir",
+    "iex": "Elixir", "ruby": "Ruby", "bundle": "Bundler", "rails": "Ruby on Rails", "php": "PHP", "deno": "Deno",
+    "bun": "Bun", "dotnet": ".NET", "swift": "Swift", "java": "Java", "gradle": "Gradle", "mvn": "Maven",
+    "manage.py": "Django", "docker": "Docker", "kubectl": "Kubernetes",
+}  # fmt: skip
+
+
+_NODE_BUILTINS = frozenset(
+    word_list(
+        "assert buffer child_process cluster crypto dgram dns events fs http http2 https net os path perf_hooks process "
+        "querystring readline stream string_decoder timers tls tty url util v8 vm worker_threads zlib module"
+    )
+)
+
+
+_PY_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"sqlite3", "unittest", "tkinter", "asyncio"}
+
+
+_PY_IMPORT = re.compile(r"^[ \t+]*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import\b|import\s+([A-Za-z_][\w]*))", re.MULTILINE)
+
+
+_JS_IMPORT = re.compile(
+    r"""(?:\bfrom\s+|\brequire\(\s*|\bimport\(\s*|^[ \t+]*import\s+)['"]([^'"\s]+)['"]""", re.MULTILINE
+)
+
+
+_GO_IMPORT = re.compile(
+    r'^[ \t+]*(?:import\s+)?(?:\w+\s+)?"((?:github\.com|gitlab\.com|golang\.org|gorm\.io|entgo\.io|go\.uber\.org|google\.golang\.org|[\w-]+\.(?:io|dev|org))/[\w./-]+)"',
+    re.MULTILINE,
+)
+
+
+_RUST_USE = re.compile(r"^[ \t+]*use\s+([a-z_][\w]*)::", re.MULTILINE)
+
+
+_EX_USE = re.compile(r"^[ \t+]*(?:use|alias|import)\s+([A-Z]\w+)", re.MULTILINE)
+
+
+_IMAGE = re.compile(r"^\s*(?:FROM|image:)\s*[\"']?(?:[\w.-]+/)?([a-z][\w.-]*?)(?::v?(\d+(?:\.\d+)?))?(?:[-@][\w.-]*)?[\"']?\s*(?:AS\s+\w+)?\s*$",
+                    re.MULTILINE | re.IGNORECASE)  # fmt: skip
+
+
+_IMAGE_TECH = {"python": "Python", "node": "Node.js", "golang": "Go", "rust": "Rust", "ruby": "Ruby", "elixir": "Elixir",
+               "postgres": "PostgreSQL", "postgis": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB", "redis": "Redis",
+               "mongo": "MongoDB", "rabbitmq": "RabbitMQ", "nginx": "Nginx", "memcached": "Memcached",
+               "elasticsearch": "Elasticsearch", "openjdk": "Java", "eclipse-temurin": "Java", "php": "PHP",
+               "kafka": "Kafka", "minio": "MinIO", "clickhouse": "ClickHouse", "caddy": "Caddy", "traefik": "Traefik",
+               "valkey": "Valkey", "nats": "NATS", "localstack": "AWS", "oven/bun": "Bun", "bun": "Bun", "deno": "Deno"}  # fmt: skip
+
+
+def file_body(text: str) -> str:
+    return re.sub(r"^\s*\d+[→\t|:]\s?", "", text, flags=re.MULTILINE)
+
+
+Found = tuple[list[str], list[tuple[str, str]]]  # (dependency or technology names, (technology, version))
+
+
+_SIMPLE_VERSIONS = {
+    "go.mod": ("Go", re.compile(r"^go\s+(\d+\.\d+)", re.MULTILINE)),
+    "mix.exs": ("Elixir", re.compile(r"elixir:\s*\"[^\d]*(\d+\.\d+)")),
+    "Gemfile": ("Ruby", re.compile(r"^ruby\s+['\"][^\d]*(\d+\.\d+)", re.MULTILINE)),
+    "Cargo.toml": ("Rust", re.compile(r"^rust-version\s*=\s*[\"'](\d+\.\d+)", re.MULTILINE)),
+}
+
+
+_COMPOSE = frozenset({"docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml"})
+
+
+def _package_json(body: str) -> Found:
+    deps: list[str] = []
+    found: list[tuple[str, str]] = []
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return deps, found
+    if not isinstance(data, dict):
+        return deps, found
+    engines = data.get("engines")
+    if isinstance(engines, dict) and isinstance(engines.get("node"), str):
+        v = re.search(r"(\d+(?:\.\d+)?)", engines["node"])
+        if v:
+            found.append(("Node.js", v.group(1)))
+    manager = data.get("packageManager")
+    if isinstance(manager, str) and "@" in manager:
+        deps.append(manager.split("@", 1)[0])
+    scripts = data.get("scripts")
+    for script in scripts.values() if isinstance(scripts, dict) else ():
+        first = script.split()[0] if isinstance(script, str) and script.split() else ""
+        if first and vocabulary.known(first, curated=True):
+            deps.append(first)
+    return deps, found
+
+
+def _pyproject(body: str) -> Found:
+    found: list[tuple[str, str]] = []
+    m = re.search(r"requires-python\s*=\s*[\"'][^\d]*(\d+\.\d+)", body)
+    if m:
+        found.append(("Python", m.group(1)))
+    deps = re.findall(r"^\[tool\.([\w-]+)", body, re.MULTILINE)
+    block = re.search(
+        r"(?:optional-dependencies|dependency-groups|dev-dependencies)[^\n]*\n(.*?)(?:^\[|\Z)",
+        body,
+        re.DOTALL | re.MULTILINE,
+    )
+    if block:
+        deps += re.findall(r"[\"']([A-Za-z0-9][\w.-]*)", block.group(1))
+    if "[tool.poetry" in body:
+        deps.append("Poetry")
+        deps += re.findall(r"^([A-Za-z0-9][\w.-]*)\s*=\s*[\"'{]", body, re.MULTILINE)
+    return deps, found
+
+
+def _version_file(base: str, body: str) -> Found:
+    found: list[tuple[str, str]] = []
+    for m in re.finditer(r"^(?:(python|nodejs|node|elixir|erlang|ruby|golang)\s+)?v?(\d+\.\d+)", body, re.MULTILINE):
+        lang = {"nodejs": "Node.js", "node": "Node.js", "golang": "Go"}.get(m.group(1) or "", m.group(1) or "")
+        lang = lang or ("Python" if base == ".python-version" else "Node.js")
+        found.append((lang.title() if lang.islower() else lang, m.group(2)))
+    return [], found
+
+
+def _images(body: str) -> Found:
+    deps: list[str] = []
+    found: list[tuple[str, str]] = []
+    for m in _IMAGE.finditer(body):
+        tech = _IMAGE_TECH.get(m.group(1).lower())
+        if tech:
+            deps.append(tech)
+            if m.group(2) and tech in VERSIONED_LANGUAGES | {"PostgreSQL", "MySQL", "Redis"}:
+                found.append((tech, m.group(2)))
+    return deps, found
+
+
+def manifest_facts(path: str, text: str) -> Found:
+    """(dependency names, (technology, version) pairs) a manifest names."""
+    from ..coding import manifest_packages  # the activity rules' parser: one reading of a manifest
+
+    base = posixpath.basename(path)
+    body = file_body(text)
+    deps: list[str] = []
+    found: list[tuple[str, str]] = []
+    if base.startswith("requirements") and base.endswith(".txt"):
+        deps = manifest_packages("requirements.txt", text)
+    elif base in ("package.json", "pyproject.toml", "mix.exs", "go.mod", "Cargo.toml", "Gemfile"):
+        deps = manifest_packages(base, text)
+    more: Found = ([], [])
+    if base == "package.json":
+        more = _package_json(body)
+    elif base == "pyproject.toml":
+        more = _pyproject(body)
+    elif base in _SIMPLE_VERSIONS:
+        language, rx = _SIMPLE_VERSIONS[base]
+        m = rx.search(body)
+        more = ([], [(language, m.group(1))] if m else [])
+    elif base in (".python-version", ".nvmrc", ".tool-versions"):
+        more = _version_file(base, body)
+    elif base == "Dockerfile" or base.startswith("Dockerfile.") or base in _COMPOSE:
+        more = _images(body)
+    return deps + more[0], found + more[1]
+
+
+_SCRIPT_KINDS = (
+    ("test", re.compile(r"^test$")),
+    ("build", re.compile(r"^build$")),
+    ("run", re.compile(r"^(?:dev|start|serve)$")),
+    ("lint", re.compile(r"^lint$")),
+    ("format", re.compile(r"^(?:format|fmt|format:write|prettier)$")),
+    ("typecheck", re.compile(r"^(?:type-?check|typecheck|tsc|types)$")),
+    ("migrate", re.compile(r"^(?:migrate|db[:-]migrate)$")),
+    ("deploy", re.compile(r"^deploy$")),
+)
+
+
+def script_commands(text: str) -> list[tuple[str, str]]:
+    """(kind, command) a package.json's scripts give as the way: `npm test`, `npm run build`."""
+    try:
+        data = json.loads(file_body(text))
+    except ValueError:
+        return []
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict):
+        return []
+    manager = "npm"
+    if isinstance(data.get("packageManager"), str):
+        manager = data["packageManager"].split("@", 1)[0] or "npm"
+    out = []
+    for kind, rx in _SCRIPT_KINDS:
+        name = next((n for n in scripts if isinstance(n, str) and rx.match(n)), None)
+        if name is not None:
+            command = f"{manager} test" if name == "test" else f"{manager} run {name}"
+            out.append((kind, command))
+    return out
+
+
+def is_manifest(path: str) -> bool:
+    base = posixpath.basename(path)
+    return (
+        base in ("package.json", "pyproject.toml", "Cargo.toml", "go.mod", "mix.exs", "Gemfile", ".python-version",
+                 ".nvmrc", ".tool-versions", "docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml")
+        or (base.startswith("requirements") and base.endswith(".txt"))
+        or base == "Dockerfile" or base.startswith("Dockerfile.")
+    )  # fmt: skip
+
+
+def imports(path: str, text: str) -> list[str]:
+    """Third-party names a piece of code imports (the standard libraries left out)."""
+    ext = posixpath.splitext(path)[1].lower()
+    out: list[str] = []
+    if ext in (".py", ".pyi"):
+        for m in _PY_IMPORT.finditer(text):
+            name = m.group(1) or m.group(2)
+            if name and name not in _PY_STDLIB:
+                out.append(name)
+    elif ext in (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".vue", ".svelte", ".astro"):
+        for m in _JS_IMPORT.finditer(text):
+            spec = m.group(1)
+            if spec.startswith((".", "/", "~", "#", "$")) or spec.startswith("node:"):
+                continue
+            parts = spec.split("/")
+            name = "/".join(parts[:2]) if spec.startswith("@") else parts[0]
+            if name not in _NODE_BUILTINS:
+                out.append(name)
+    elif ext == ".go":
+        for m in _GO_IMPORT.finditer(text):
+            parts = m.group(1).split("/")
+            out.append("/".join(parts[:3]))
+    elif ext == ".rs":
+        out += [n for n in _RUST_USE.findall(text) if n not in ("std", "core", "alloc", "crate", "super", "self")]
+    elif ext in (".ex", ".exs"):
+        out += [n for n in _EX_USE.findall(text) if n in ("Ecto", "Phoenix", "Oban", "Absinthe", "Tesla", "Req")]
+    return list(dict.fromkeys(out))
+
+
+def extension_languages(paths: Iterable[str]) -> list[str]:
+    return list(
+        dict.fromkeys(
+            EXTENSION_LANGUAGES[e] for p in paths if (e := posixpath.splitext(p)[1].lower()) in EXTENSION_LANGUAGES
+        )
+    )

@@ -1,0 +1,309 @@
+"""State: open problems, layout (architecture, where parts live) and progress (done, pending)."""
+
+from __future__ import annotations
+
+import re
+
+from ....model import Provenance
+from ..caseless import Caseless
+from .evidence import CODE_BLOCK, sentences
+from .facts import ARCHITECTURE, COMPONENT, TASK_DONE, TASK_PENDING, Knowledge
+
+PROBLEM_SAID = Caseless(
+    re.compile(
+        r"\b(?:(?:does|do|did|will|would|can|could|is|are|was)(?:n'?t| not)|doesnt|dont|wont|cant|isnt|cannot)\s+"
+        r"(?:seem to\s+|even\s+)?(?:start|work|run|build|compile|load|connect|open|render|boot|install|pass)\b|"
+        r"\b(?:is|are|keeps?|still)\s+(?:broken|failing|crashing|hanging|timing out|dying|leaking|erroring)\b|"
+        r"\b(?:crashes|segfaults|hangs)\b",
+        re.I,
+    )
+)
+
+
+_COMPONENT_WORDS = (
+    r"apis?|back-?end|front-?end|workers?|server|client|cli|ui|web ?app|app|tests?|test suite|docs|documentation|"
+    r"migrations|models|schemas?|routes|handlers|controllers|services?|jobs|scripts|components|domain(?: logic)?|"
+    r"adapters|infrastructure|infra|gateway|scheduler|consumers?|config(?:uration)?|core|library|sdk|plugins|"
+    r"admin(?: panel)?|dashboard|bot|daemon|proxy|crawler|pipeline|fixtures|templates|views|hooks|utils|helpers"
+)
+
+
+_PATH = r"`?(?P<path>\.{0,2}/?[\w.@-]+(?:/[\w.@-]+)*/?)`?"
+
+
+_COMPONENT = Caseless(
+    re.compile(
+        rf"\b(?:the\s+|our\s+)?(?P<what>(?:[a-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+(?:code\s+)?(?:now\s+)?"
+        rf"(?:is|are|lives?|sits?|resides?|go|goes|belongs?|is located|are located|is kept|are kept)\s+(?:now\s+)?(?:in|under)\s+{_PATH}",
+        re.I,
+    )
+)
+
+
+_MORE_COMPONENT = re.compile(  # ", the worker in services/worker" after a first one
+    rf"\s*(?:,|;|\band\b)\s*(?:and\s+)?(?:the\s+|our\s+)?(?P<what>(?:[A-Za-z][\w-]*\s+)?(?:{_COMPONENT_WORDS}))\s+"
+    rf"(?:code\s+)?(?:(?:is|are|lives?|sits?)\s+)?(?:in|under)\s+{_PATH}",
+    re.I,
+)
+
+
+_NOT_LAYOUT = Caseless(
+    re.compile(
+        r"\b(?:error|errors|bug|bugs|fail\w*|crash\w*|issue|problem|exception|traceback|broken|fix|fixed|fixes|fixing|typo|"
+        r"warning|"
+        r"mistake|not|no longer|never|instead of|rather than|away from|should|could|would|might|maybe|if)\b|n't\b",
+        re.I,
+    )
+)
+
+
+_PREFIX_STOP = frozenset(
+    {"and", "so", "then", "that", "which", "now", "also", "its", "this", "all", "each", "my", "your"}
+)
+
+
+_STYLE = Caseless(
+    re.compile(
+        r"\b(?P<style>(?:hexagonal|layered|clean|onion|event[- ]driven|plugin|mvc|mvvm|modular|n-tier|three-tier)"
+        r"\s+(?:architecture|layout|structure|design)|ports[- ](?:and|&)[- ]adapters|microservices?|modular monolith|"
+        r"monorepo|monolith)\b",
+        re.I,
+    )
+)
+
+
+_STYLE_WORDS = ("hexagonal", "layered", "clean", "onion", "event", "plugin", "mvc", "mvvm", "modular", "tier",
+                "ports", "microservice", "monorepo", "monolith")  # fmt: skip
+
+
+_STATES = Caseless(
+    re.compile(
+        r"\b(?:we(?:'re| are)?\s+(?:use|using|follow|following|have|chose|picked|went with|built|keep|going with)|"
+        r"(?:it|this|(?:the|this|our) (?:project|repo|repository|app|codebase|code|service))(?:'s|\s+is|\s+uses|\s+follows|\s+has)|"
+        r"(?:is|as|uses|follows)\s+an?)\b",
+        re.I,
+    )
+)
+
+
+_PROGRESS_HINTS = (
+    "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
+    "implemented", "what's next", "whats next", "follow-up", "follow up",
+)  # fmt: skip
+
+
+# one search for any of the words (a loop of `in` costs more, on every message)
+_STYLE_HINT = re.compile("|".join(re.escape(w) for w in _STYLE_WORDS))
+
+
+_PROGRESS_HINT = re.compile("|".join(re.escape(w) for w in _PROGRESS_HINTS))
+
+
+# progress said in a sentence: "Done with the refactor of the handlers; next up is the auth middleware"
+_SAID_DONE = re.compile(
+    r"(?:^|[.;!]\s+)(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:done|finished)\s+with\s+(?P<item>[^;.!?]{3,})", re.I
+)
+
+
+_PRONOUNS = frozenset({"this", "that", "it", "them", "these", "those", "everything", "all of it", "all that"})
+
+
+_SAID_NEXT = re.compile(r"\bnext\s+(?:up|step)(?:\s+is|\s*:)\s+(?P<item>[^;.!?]{3,})", re.I)
+
+
+_PROGRESS_LINE = re.compile(
+    r"^(?:#{1,4}\s+)?(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*|__)?(?P<label>done|completed|finished|pending|todo|to ?do|"
+    r"remaining|still to do|left to do|next steps?|not done yet)(?:\s+(?:tasks?|items?|work))?(?:\*\*|__)?\s*"
+    r"(?:\(\d+\))?\s*(?::|—|–|-\s)(?:\*\*|__)?\s*"
+    r"(?P<items>.*)$",
+    re.I,
+)
+
+
+_PROGRESS_HEADING = re.compile(  # "## Done", "**Remaining**", "Pending:" over a list
+    r"^(?:#{1,4}\s+(?P<a>done|completed|finished|pending|todo|to ?do|remaining|next steps?)\s*:?|"
+    r"(?:\*\*|__)(?P<b>done|completed|finished|pending|todo|to ?do|remaining|next steps?)(?:\*\*|__)\s*:?)\s*$",
+    re.I,
+)
+
+
+_CHECKBOX = re.compile(r"^(?:[-*]|\d+[.)])\s+\[(?P<mark>[ xX✓])\]\s+(?P<item>.+)$")
+
+
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+(?P<item>.+)$")
+
+
+_DONE_LABELS = frozenset({"done", "completed", "finished"})
+
+
+_NOTHING = frozenset({"none", "nothing", "n/a", "na", "-", "—", "nothing yet", "all done", "none yet"})
+
+
+TASKS_PER_MESSAGE = 8
+
+
+TASK_CHARS = 120
+
+
+USER_PROGRESS_CHARS = 600
+
+
+def layout_facts(text: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """(architecture styles, (component, path) pairs) a text states about its project."""
+    styles: list[str] = []
+    parts: list[tuple[str, str]] = []
+    low = text[:20_000].lower()
+    placed = "/" in low and (" in " in low or " under " in low)
+    if not placed and _STYLE_HINT.search(low) is None:
+        return styles, parts  # most messages: no path and no architecture word, no regex run
+    body = CODE_BLOCK.sub(" ", text[:20_000])
+    low = body.lower()
+    if placed and "/" in body:
+        for sentence in sentences(body):
+            if sentence.endswith("?") or _NOT_LAYOUT.found(sentence):
+                continue
+            for match in _COMPONENT.finditer(sentence):
+                found = [match]
+                end = match.end()
+                while (more := _MORE_COMPONENT.match(sentence, end)) is not None:
+                    found.append(more)
+                    end = more.end()
+                for m in found:
+                    what = _component_name(m.group("what"))
+                    path = m.group("path").strip("`").rstrip(".,;:")
+                    if what and "/" in path and "://" not in path and len(path) <= 80:
+                        parts.append((what, path))
+    if _STYLE.found(low):
+        for sentence in sentences(body):
+            if sentence.endswith("?") or _NOT_LAYOUT.found(sentence):
+                continue
+            style = _STYLE.search(sentence)
+            if style is not None and _STATES.found(sentence[: style.start()]):
+                styles.append(" ".join(style.group("style").lower().replace("&", "and").split()))
+    return list(dict.fromkeys(styles)), list(dict.fromkeys(parts))
+
+
+def _component_name(raw: str) -> str:
+    words = raw.split()
+    while len(words) > 1 and words[0].lower() in _PREFIX_STOP:
+        words = words[1:]
+    if words and words[0].lower() in _PREFIX_STOP:
+        return ""
+    name = " ".join(words)
+    return name if len(name) <= 40 else ""
+
+
+def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, str]]:
+    """(done?, task) a text states: `Done: X` / `TODO: Y` lines (or such a heading over a list)
+    and markdown checklists; code blocks and code comments are not read. A user's long message
+    is a pasted document or a prompt template (a compaction request lists "Pending Tasks:" as
+    what to write), not a statement of progress: only a short one is read."""
+    if from_user and len(text) > USER_PROGRESS_CHARS:
+        return []
+    low = text[:20_000].lower()
+    if _PROGRESS_HINT.search(low) is None:
+        return []
+    out: list[tuple[bool, str]] = []
+    under: bool | None = None  # the status of a heading whose list follows
+    listed = False  # an item was read under it (a blank line then ends the list)
+    for raw in CODE_BLOCK.sub("\n", text[:20_000]).splitlines():
+        line = raw.strip()
+        if not line:
+            under = under if not listed else None
+            listed = False
+            continue
+        heading = _PROGRESS_HEADING.match(line)
+        if heading is not None:
+            under, listed = (heading.group("a") or heading.group("b")).lower() in _DONE_LABELS, False
+            continue
+        said_heading = _heading_status(line)
+        if said_heading is not None:
+            under, listed = said_heading, False
+            continue
+        label = _PROGRESS_LINE.match(line)
+        if label is not None:
+            done = label.group("label").lower() in _DONE_LABELS
+            rest = label.group("items").strip()
+            if rest:
+                out += [(done, item) for item in _task_list(rest)]
+                under = None
+            else:
+                under = done
+            continue
+        said = [(True, m.group("item")) for m in _SAID_DONE.finditer(line)]
+        said += [(False, m.group("item")) for m in _SAID_NEXT.finditer(line)]
+        if said:
+            out += [
+                (done, item)
+                for done, raw_item in said
+                for item in _task_list(raw_item, split=False)
+                if item.lower() not in _PRONOUNS  # "I'm done with this": not a task
+            ]
+            under = None
+            continue
+        box = _CHECKBOX.match(line)
+        if box is not None:
+            out += [(box.group("mark") != " ", item) for item in _task_list(box.group("item"), split=False)]
+            continue
+        bullet = _BULLET.match(line) if under is not None else None
+        if bullet is not None and under is not None and not bullet.group("item").endswith(":"):  # not a heading
+            out += [(under, item) for item in _task_list(bullet.group("item"), split=False)]
+            listed = True
+        else:
+            under = None
+    return list(dict.fromkeys(out))[:TASKS_PER_MESSAGE]
+
+
+# a heading that says what its list is, in an answer's words ("### 🎯 What Was Done", "## ✅ Fixes
+# Implemented", "### ⏭️ What's Next"): emoji and marks aside
+_DONE_HEADING = re.compile(
+    r"^(?:what (?:was|we|i) (?:done|did|implemented|built|changed|fixed|added)|(?:fixes|changes|features?|work) "
+    r"(?:implemented|made|added|done|completed)|(?:implemented|completed|done|finished|accomplished)(?: (?:work|tasks?|items?))?)$",
+    re.I,
+)
+_NEXT_HEADING = re.compile(
+    r"^(?:next steps?|what'?s next|(?:still )?to ?do|todos?|remaining(?: (?:work|tasks?|items?))?|"
+    r"pending(?: (?:work|tasks?|items?))?|follow[- ]ups?)$",
+    re.I,
+)
+_HEADING_LINE = re.compile(r"^(?:#{1,6}\s+(?P<a>.+)|(?:\*\*|__)(?P<b>[^*_]+)(?:\*\*|__)\s*:?)$")
+
+
+def _heading_status(line: str) -> bool | None:
+    """True (done) or False (still to do) for a heading over a list of either; None otherwise."""
+    m = _HEADING_LINE.match(line)
+    if m is None:
+        return None
+    words = " ".join(re.sub(r"[^\w' -]+", " ", m.group("a") or m.group("b")).split())
+    if _DONE_HEADING.match(words):
+        return True
+    return False if _NEXT_HEADING.match(words) else None
+
+
+def _task_list(text: str, *, split: bool = True) -> list[str]:
+    items = re.split(r"\s*;\s*|\s+·\s+", text) if split else [text]
+    out = []
+    for item in items:
+        clean = re.sub(r"\*\*|`|~~", "", item).strip(" .,:;-–—*")  # markdown marks (a `__init__` stays)
+        clean = " ".join(clean.split())
+        if len(clean) > TASK_CHARS:
+            clean = clean[: TASK_CHARS - 1].rstrip() + "…"
+        placeholder = clean.startswith("[") and clean.endswith("]")  # a template's "[Task 1]", "[...]"
+        if len(clean) >= 3 and clean.lower() not in _NOTHING and not clean.endswith("?") and not placeholder:
+            out.append(clean)
+    return out
+
+
+def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    if from_user and text.lstrip().startswith("<"):
+        return  # injected context
+    b = k.b
+    styles, parts = layout_facts(text)
+    for style in styles:
+        k.fact(ARCHITECTURE, b.entity("concept", style, prov, key=f"architecture:{style}"), prov, 0.8)
+    for what, path in parts:
+        name = f"{what}: {path}"
+        k.fact(COMPONENT, b.entity("component", name, prov, key=f"component:{name.lower()}"), prov, 0.8)
+    for done, task in progress_items(text, from_user=from_user):
+        eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
+        k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user else 0.75)

@@ -1,0 +1,337 @@
+"""One turn read as a teammate would: its tool calls, then its messages, handed to each fact kind."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from ....memory.records import GLOBAL
+from ....model import Node, Provenance
+from ...model import CollectedTurn, TurnFacts
+from .. import vocabulary
+from ..tools import ToolAction, arguments
+from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
+from .conventions import (
+    INSTRUCTION_FILES,
+    ONE_OFF,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
+    clause,
+    is_convention,
+    is_global,
+    is_rule_item,
+    scope_of,
+)
+from .decisions import may_swap, record_drops, record_replacement, record_switch, replacements
+from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
+from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .stack import (
+    CHOOSE,
+    answer_choices,
+    answered,
+    fenced_stack,
+    labelled_names,
+    listed_stack,
+    may_recommend,
+    path_techs,
+    plus_joined,
+    recommended,
+    record_chosen,
+    record_language,
+    record_listed,
+    record_manifest,
+    record_named,
+    record_owned,
+    record_tool_for,
+    stated_packages,
+)
+from .state import PROBLEM_SAID, record_layout
+from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
+
+
+def _written_text(action: ToolAction) -> str:
+    """What an edit or a create wrote (the new text, not the old)."""
+    args = arguments(action.node)
+    if isinstance(args, dict):
+        parts = []
+        for key in ("content", "new_string", "new_str", "file_text", "contents", "text", "code", "patch", "input"):
+            value = args.get(key)
+            if isinstance(value, str):
+                parts.append(value)
+        for edit in args.get("edits") or () if isinstance(args.get("edits"), list) else ():
+            if isinstance(edit, dict) and isinstance(edit.get("new_string"), str):
+                parts.append(edit["new_string"])
+        if parts:
+            return "\n".join(parts)
+        command = args.get("command") or args.get("cmd")
+        if isinstance(command, (str, list)):
+            text = command if isinstance(command, str) else "\n".join(str(c) for c in command)
+            return "\n".join(
+                line for line in text.splitlines() if line.startswith("+") or not line.startswith(("-", "@@"))
+            )
+    return action.node.input if isinstance(action.node.input, str) else ""
+
+
+def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction], facts: TurnFacts) -> set[str]:
+    """Knowledge from one turn's tool calls and messages; returns the ids of the nodes whose text
+    gave a decision (their cue events are left to these records)."""
+    b = k.b
+    prov_of = {}
+
+    def prov(node: Node) -> Provenance:
+        found = prov_of.get(node.id)
+        if found is None:
+            found = prov_of[node.id] = b.provenance([node], turn=turn.number, commit=turn.commit)
+        return found
+
+    languages_seen: set[str] = set()
+    for action in actions:
+        p = prov(action.node)
+        k.source = action.kind
+        if action.kind in ("edit", "create", "patch"):
+            text = _written_text(action)
+            for path in action.paths:
+                _code_facts(k, path, text, p, languages_seen)
+                if posixpath.basename(path) in INSTRUCTION_FILES:
+                    _instructions(k, text, p)
+        elif action.kind == "read" and not action.failed:
+            _read_facts(k, action, p, languages_seen)
+        if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
+            record_command(k, action, p, facts)
+    before = len(k.pending)
+    for node in turn.nodes:
+        if node.content and not node.is_tool and node.role in ("user", "assistant"):
+            _message(k, node, prov(node), languages_seen)
+    k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
+    return k.decided
+
+
+def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
+    """A user's message or an answer, read for what it says and shows."""
+    text = node.content
+    if node.role == "user":
+        answered(k, text)
+        for path in added_files(text):  # `/add src/app.py`: the project's files
+            record_language(k, path, prov, 0.75, languages_seen)
+        if WRITE_INSTRUCTIONS.found(text[:1000]):
+            return  # a request to write an instruction file (what is written is read from the file)
+        _text_facts(k, text, prov, from_user=True)
+        record_layout(k, text, prov, from_user=True)
+        return
+    for path, new in edit_blocks(text):  # an edit written in the answer (aider's search/replace)
+        k.source = "edit"
+        _code_facts(k, path, new, prov, languages_seen)
+        if posixpath.basename(path) in INSTRUCTION_FILES:
+            _instructions(k, new, prov)
+    _text_facts(k, text, prov, from_user=False)
+    record_layout(k, text, prov, from_user=False)
+
+
+def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An instruction file's stack, commands, conventions and layout, as if the user said them."""
+    text = OPMEM_BLOCK.sub("\n", text[:40_000])
+    if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
+        text = text.split("opmem memory · project:", 1)[0]
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    body = "\n".join(lines)
+    if body.strip():
+        _text_facts(k, body, prov, from_user=True, source="instructions")
+        record_layout(k, body, prov, from_user=False)
+        k.source = "list"
+        for item in bullets(body) if _HAS_LIST.search(body) else ():
+            if is_rule_item(item.text):
+                if not is_convention(item.text):
+                    _convention(k, item.text, prov)  # "- Write a Vitest file for each module": a rule
+                for tech in mentioned_techs(item.text)[:3]:  # the tools a rule names are the project's
+                    k.stack(tech, prov, 0.75, slot=False)
+
+
+def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
+    """What a file the agent read says: a manifest's stack, a lockfile's manager, an instruction file's rules."""
+    for path in action.paths:
+        base = posixpath.basename(path)
+        if base in INSTRUCTION_FILES:
+            _instructions(k, file_body(action.node.content or ""), prov)
+        if is_manifest(path):
+            record_manifest(k, path, action.node.content or "", prov, 0.85)
+        elif base in LOCKFILES:
+            record_named(k, LOCKFILES[base], prov, 0.8)
+        record_language(k, path, prov, 0.75, languages_seen)
+        path_techs(k, path, prov)
+
+
+def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[str]) -> None:
+    base = posixpath.basename(path)
+    record_language(k, path, prov, 0.85, seen)
+    path_techs(k, path, prov)
+    if is_manifest(path):
+        record_manifest(k, path, text, prov, 0.9)
+    elif base in LOCKFILES:
+        record_named(k, LOCKFILES[base], prov, 0.85)
+    if not text:
+        return
+    for name in imports(path, text)[:40]:
+        tech = vocabulary.lookup(name)
+        if tech is not None and tech.curated:
+            k.stack(
+                tech,
+                prov,
+                0.85,
+                slot=tech.category in ("orm", "http-client", "web-framework", "test-framework", "e2e-framework"),
+            )
+    env_file = base.startswith(".env") or base.endswith(".env")
+    for name in env_names(text, env_file=env_file)[:30]:
+        k.fact(ENV_VAR, k.b.entity("env-var", name, prov), prov, 0.85)
+    for route in routes(text)[:30]:
+        k.fact(ENDPOINT, k.b.entity("endpoint", route, prov), prov, 0.85)
+    if not is_manifest(path):
+        for port in exposed_ports(path, text)[:5]:
+            k.fact(EXPOSES, k.b.entity("port", port, prov), prov, 0.75)
+
+
+def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, source: str = "sentence") -> None:
+    if from_user and text.lstrip().startswith("<"):
+        return  # injected context (<environment_context>, <system-reminder>, ...)
+    _structure(k, text[:20_000], prov, from_user=from_user)
+    k.source = source
+    if not from_user:
+        _answer_facts(k, text[:20_000], prov)
+        return
+    b = k.b
+    pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
+    for sentence in sentences(text[:20_000]):
+        question = sentence.endswith("?")
+        swaps = [] if question else replacements(sentence)
+        for old, new in swaps:
+            record_replacement(k, old, new, prov, from_user)
+        if from_user:
+            record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        if not from_user or question:
+            continue
+        replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
+        chosen = CHOOSE.search(sentence)
+        stated = chosen is not None  # the sentence says what is used: its versions are the stack's
+        if chosen and not replaced:
+            record_chosen(k, sentence, chosen.start(), prov)
+        elif not replaced:
+            stated = record_listed(k, sentence, prov)
+        said_commands(k, sentence, prov)
+        if not replaced:
+            record_tool_for(k, sentence, prov)
+        for tech, number in versions(sentence):
+            if tech.name in VERSIONED_LANGUAGES or stated:
+                k.version(tech, number, prov, 0.9)
+        if ONE_OFF.found(sentence):
+            k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
+        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
+            _convention(k, sentence, prov)
+        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
+        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
+            name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
+            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        said_env(k, sentence, prov)
+        said_endpoints(k, sentence, prov)
+
+
+def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """A rule the user states, as a short clause; in the global scope when it holds in every
+    project (or every project of a language, which the clause then names)."""
+    name = clause(sentence)
+    if len(name) < 6 or " " not in name:
+        return  # a heading ("Conventions"), not a rule
+    every, language = scope_of(sentence)
+    if language:
+        name = f"{language}: {name}"
+    attrs = {"language": language} if language else None
+    entity = k.b.entity("convention", name, prov, key=f"convention:{name.lower()}", attrs=attrs)
+    if every:
+        k.fact(CONVENTION, entity, prov, 0.85, subject=k.person(prov), scope=GLOBAL)
+    else:
+        k.fact(CONVENTION, entity, prov, 0.85)
+    k.decided.add(prov.node_ids[0])
+
+
+PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
+
+
+# a message with a list in it: a line opening with a bullet or a number
+_HAS_LIST = re.compile(r"^[ \t]{0,6}(?:[-*+•]|\d{1,2}[.)])\s", re.MULTILINE)
+
+
+def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    """What a message's Markdown shows: commands, environment names and manifests in fenced
+    blocks (with the line that labels each), and technologies, commands and names listed under
+    a heading. The user's word counts above an answer's."""
+    confidence = 0.85 if from_user else 0.75
+    blocks = fenced(text)
+    if blocks:
+        k.source = "block"
+        fenced_commands(k, blocks, prov, from_user=from_user)
+        fenced_env(k, blocks, prov, confidence=confidence)
+        fenced_stack(k, blocks, prov, confidence=confidence)
+    if "\n" in text and _HAS_LIST.search(text) is not None:
+        items = bullets(text)
+        k.source = "list"
+        listed_stack(k, items, prov, confidence=confidence)
+        listed_env(k, items, prov, confidence=confidence)
+        listed_commands(k, items, prov, from_user=from_user)
+        labelled_names(k, items, prov, confidence=confidence)
+    if " + " in text:
+        k.source = "list"
+        plus_joined(k, text, prov, confidence=confidence)
+
+
+# literals one of which every form of _ANSWER_CHOICE holds (most sentences hold none)
+_CHOICE_WORDS = ("going with", "went with", "'ll use", "'ll go with", "will use", "opted", "settled", "chose", "picked",
+                 "gone with", "gonna go")  # fmt: skip
+
+
+def _answer_facts(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An answer: the recommendation it opens with (taken if the user goes on with it), the
+    replacements and choices it reports, commands it gives in backticks, variables it names."""
+    if may_recommend(text):
+        recommended(k, opening(text), prov)
+    low = text.lower() if text.isascii() else ""  # (other text: every cue is looked for)
+    swap = may_swap(text)
+    choice = not low or any(word in low for word in _CHOICE_WORDS)
+    ticks = "`" in text
+    commands = ticks and may_give_commands(text)
+    env = "_" in text and (not low or "env" in low or "export" in low or "set" in low)
+    packages = "installed" in text or " import" in text
+    if ticks:
+        _backticked_paths(k, text, prov, languages_seen=set())
+    if not (swap or choice or commands or env or packages):
+        return
+    for sentence in sentences(text):
+        if sentence.endswith("?"):
+            continue
+        if packages:
+            stated_packages(k, sentence, prov)
+        if swap:
+            for old, new in replacements(sentence):
+                record_replacement(k, old, new, prov, False)
+        if choice:
+            answer_choices(k, sentence, prov)
+        if commands and "`" in sentence:
+            said_commands(k, sentence, prov, from_user=False)
+        if env:
+            said_env(k, sentence, prov, confidence=0.7)
+
+
+# a project file named in backticks (`backend/src/App/Settings.cs`): its language and what it is named after
+_TICKED_PATH = re.compile(r"`((?:[\w.@-]+[/\\])*[\w.@-]+\.[A-Za-z]{1,5})`")
+TICKED_PATHS = 12
+
+
+def _backticked_paths(k: Knowledge, text: str, prov: Provenance, *, languages_seen: set[str]) -> None:
+    found = list(dict.fromkeys(m.group(1) for m in _TICKED_PATH.finditer(text[:20_000])))[:TICKED_PATHS]
+    if len(found) < 2:
+        return  # one file named in passing may be anyone's
+    k.source = "path"
+    for path in found:
+        record_language(k, path, prov, 0.7, languages_seen)
+        path_techs(k, path, prov)
+    k.source = "sentence"

@@ -1,0 +1,232 @@
+"""Data exports of the chat apps: ChatGPT's and Claude.ai's ``conversations.json``.
+
+Both are a JSON list of conversations, one session each; neither app keeps them on disk, so
+they are found where a downloaded export is unpacked (``~/Downloads``) or given.
+
+- ChatGPT (Settings > Data controls > Export): ``[{id | conversation_id, title, create_time,
+  update_time (epoch s), current_node, mapping: {node id: {id, parent, children, message:
+  {id, author {role: user | assistant | system | tool, name}, create_time, content {content_type:
+  text | multimodal_text | code | execution_output | thoughts | ..., parts, text}, recipient,
+  metadata {model_slug}}}}]``. The mapping is a tree: edited prompts and regenerated replies are
+  branches, kept as such; the head is ``current_node``. Checked against kenn-io/agentsview
+  internal/parser/chatgpt.go (5386007).
+- Claude.ai (Settings > Privacy > Export data): ``[{uuid, name, created_at, updated_at,
+  chat_messages: [{uuid, sender: human | assistant, text, created_at, content: [{type: text |
+  thinking | tool_use | tool_result, ...}], attachments [{file_name, extracted_content}]}]}]``.
+  Checked against kenn-io/agentsview internal/parser/claude_ai.go (5386007).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .base import ImportedSession, ImportReport
+from .record_values import as_text, parse_time
+from .shape import Shape
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, session
+
+DOWNLOADS = ("~/Downloads/conversations.json", "~/Downloads/*/conversations.json")
+
+
+def _downloads() -> list[Path]:
+    home = Path.home() / "Downloads"
+    return [home] if home.is_dir() else []
+
+
+def _conversations(path: Path, report: ImportReport) -> list[dict[str, Any]]:
+    data = load_json(path)
+    if not isinstance(data, list):
+        report.warn(path, None, "not a conversations export: expected a JSON list of conversations")
+        return []
+    return [c for c in data if isinstance(c, dict)]
+
+
+def _export_files(paths: Any, importer: WholeImporter) -> list[Path]:
+    from .shape import Probe
+
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        candidates = (
+            [path]
+            if path.is_file()
+            else sorted([*path.glob("conversations*.json"), *path.glob("*/conversations*.json")])
+            if path.is_dir()
+            else []
+        )
+        for item in candidates:
+            if importer.claims(Probe(item)) is not None:
+                found[item] = None
+    return list(found)
+
+
+class ChatGptImporter(WholeImporter):
+    name = "chatgpt"
+    source = "chatgpt"
+    label = "ChatGPT export"
+    coding = False
+    live = False
+    locations = DOWNLOADS
+    shape = Shape(("*.json",), records=(("mapping", "current_node", "create_time"),))
+    reads = "every conversation's message tree (branches kept): user, assistant, system and tool messages, thoughts"
+    looks_for = "conversations.json of a ChatGPT data export"
+
+    def default_paths(self) -> list[Path]:
+        return _downloads()
+
+    def discover(self, paths: Any) -> list[Path]:
+        return _export_files(paths, self)
+
+    def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
+        out = []
+        for conv in _conversations(path, report):
+            built = _chatgpt(conv)
+            if built is not None:
+                native, b = built
+                title = as_str(conv.get("title"))
+                made = session(self.source, native, path, b, final=True, title=title, extra={"layout": "export"})
+                out.append(replace(made, head=b.tip or made.head))  # the branch the app showed last
+        return out
+
+
+def _chatgpt(conv: dict[str, Any]) -> tuple[str, SessionBuilder] | None:
+    native = as_str(conv.get("conversation_id")) or as_str(conv.get("id"))
+    mapping = as_dict(conv.get("mapping"))
+    if not native or not mapping:
+        return None
+    b = SessionBuilder()
+    kept: dict[str, str] = {}  # mapping node id -> the node that stands for it (itself or its nearest kept ancestor)
+    owner: dict[str, str] = {}  # mapping node id -> the assistant node a tool message under it belongs to
+    order = _tree_order(mapping)
+    for node_id in order:
+        node = as_dict(mapping.get(node_id))
+        parent_id = as_str(node.get("parent"))
+        parent = kept.get(parent_id)
+        message = as_dict(node.get("message"))
+        role = as_str(as_dict(message.get("author")).get("role"))
+        text = _chatgpt_text(as_dict(message.get("content")))
+        when = parse_time(message.get("create_time"))
+        hidden = as_dict(message.get("metadata")).get("is_visually_hidden_from_conversation")
+        if not message or hidden or (role == "system" and not text.strip()):
+            kept[node_id] = parent or ""
+            owner[node_id] = owner.get(parent_id, "")
+            continue
+        if role == "tool" and owner.get(parent_id):
+            name = as_str(as_dict(message.get("author")).get("name")) or "tool"
+            b.tool(node_id, owner[parent_id], name, None, text, created_at=when)
+            kept[node_id], owner[node_id] = parent or "", owner[parent_id]
+            continue
+        model = as_str(as_dict(message.get("metadata")).get("model_slug")) or None
+        kind = "assistant" if role in ("assistant", "tool") else "user" if role == "user" else "system"
+        meta = {"content_type": as_str(as_dict(message.get("content")).get("content_type"))}
+        sid = b.chain(
+            node_id,
+            kind,
+            text,
+            name=model if kind == "assistant" else None,
+            created_at=when,
+            metadata=meta,
+            parent=parent or False,
+        )
+        kept[node_id] = sid
+        owner[node_id] = sid if kind == "assistant" else ""
+    current = kept.get(as_str(conv.get("current_node")))
+    if current:
+        b.tip = current
+    return (native, b) if b.nodes else None
+
+
+def _tree_order(mapping: dict[str, Any]) -> list[str]:
+    """Node ids parents first (roots, then children in order)."""
+    roots = [
+        k for k, v in mapping.items() if not as_str(as_dict(v).get("parent")) or as_dict(v).get("parent") not in mapping
+    ]
+    out, seen, stack = [], set(), list(reversed(roots))
+    while stack:
+        node_id = stack.pop()
+        if node_id in seen or node_id not in mapping:
+            continue
+        seen.add(node_id)
+        out.append(node_id)
+        children = [as_str(c) for c in as_dict(mapping[node_id]).get("children") or []]
+        stack.extend(reversed(children))
+    return out
+
+
+def _chatgpt_text(content: dict[str, Any]) -> str:
+    kind = as_str(content.get("content_type"))
+    if kind == "thoughts":
+        return "\n".join(as_str(as_dict(t).get("content")) for t in content.get("thoughts") or [])
+    if kind in ("code", "execution_output"):
+        return as_str(content.get("text"))
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n".join(p if isinstance(p, str) else as_text(p) for p in parts if p not in ("", None))
+    return as_str(content.get("text"))
+
+
+class ClaudeAiImporter(WholeImporter):
+    name = "claude-ai"
+    source = "claude-ai"
+    label = "Claude.ai export"
+    coding = False
+    live = False
+    locations = DOWNLOADS
+    shape = Shape(("*.json",), records=(("uuid", "chat_messages"),))
+    reads = "every conversation's messages: human and assistant text, thinking, tool use and results, attachments"
+    looks_for = "conversations.json of a Claude.ai data export"
+
+    def default_paths(self) -> list[Path]:
+        return _downloads()
+
+    def discover(self, paths: Any) -> list[Path]:
+        return _export_files(paths, self)
+
+    def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
+        out = []
+        for conv in _conversations(path, report):
+            native = as_str(conv.get("uuid"))
+            b = _claude_ai(conv)
+            if native and b.nodes:
+                title = as_str(conv.get("name"))
+                out.append(session(self.source, native, path, b, final=True, title=title, extra={"layout": "export"}))
+        return out
+
+
+def _claude_ai(conv: dict[str, Any]) -> SessionBuilder:
+    b = SessionBuilder()
+    for index, message in enumerate(m for m in conv.get("chat_messages") or [] if isinstance(m, dict)):
+        sid = as_str(message.get("uuid")) or f"m{index}"
+        when = parse_time(message.get("created_at"))
+        texts, thinking, calls, results = [], [], [], {}
+        for block in (x for x in message.get("content") or [] if isinstance(x, dict)):
+            kind = block.get("type")
+            if kind == "text":
+                texts.append(as_str(block.get("text")))
+            elif kind == "thinking":
+                thinking.append(as_str(block.get("thinking")))
+            elif kind == "tool_use":
+                calls.append(block)
+            elif kind == "tool_result":
+                results[as_str(block.get("tool_use_id"))] = as_text(block.get("content"))
+        text = "\n".join(t for t in texts if t) or as_str(message.get("text"))
+        for attached in (a for a in message.get("attachments") or [] if isinstance(a, dict)):
+            extracted = as_str(attached.get("extracted_content"))
+            if extracted:
+                text += f"\n\n[{as_str(attached.get('file_name'))}]\n{extracted}"
+        role = "user" if message.get("sender") == "human" else "assistant"
+        owner = b.chain(sid, role, text, created_at=when, metadata={"thinking": "\n".join(thinking)})
+        for n, call in enumerate(calls):
+            call_id = as_str(call.get("id"))
+            b.tool(
+                f"{sid}:tool{n}",
+                owner,
+                as_str(call.get("name")) or "tool",
+                call.get("input"),
+                results.get(call_id, ""),
+                created_at=when,
+                metadata={"call_id": call_id},
+            )
+    return b

@@ -1,0 +1,132 @@
+"""OpenHands CLI (V1, the agent SDK): ``~/.openhands/conversations/<id>/``.
+
+A conversation folder holds ``base_state.json`` (``agent {llm {model}}``, the workspace) and
+``events/*.json``, one event a file in order: ``{kind, id, timestamp, source}`` with kind
+``MessageEvent`` (``llm_message {role: user | assistant, content [{type: text, text}]}``,
+``reasoning_content``), ``ActionEvent`` (a tool call: ``tool_name``, ``tool_call_id``,
+``tool_call {name, arguments}``, ``action``, ``thought [{text}]``) and ``ObservationEvent``
+(its result: ``tool_call_id``, ``observation {content [{type: text, text}] | command, detail}``).
+Checked against kenn-io/agentsview internal/parser/openhands.go and types.go (5386007).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .agent_db import DbStamp
+from .base import ImportedSession, ImportReport
+from .record_values import parse_time
+from .shape import Probe, Shape
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, load_json, session
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(as_str(as_dict(x).get("text")) for x in value if as_str(as_dict(x).get("text")))
+    return as_str(value)
+
+
+def read_conversation(folder: Path, report: ImportReport, source: str) -> list[ImportedSession]:
+    state = as_dict(load_json(folder / "base_state.json")) if (folder / "base_state.json").exists() else {}
+    model = as_str(as_dict(as_dict(state.get("agent")).get("llm")).get("model"))
+    b = SessionBuilder()
+    calls: dict[str, str] = {}
+    owner: str | None = None
+    for path in sorted((folder / "events").glob("*.json")):
+        try:
+            event = as_dict(load_json(path))
+        except (OSError, ValueError) as exc:
+            report.warn(path, None, f"not a readable event ({exc}); skipped")
+            continue
+        kind = as_str(event.get("kind"))
+        eid = as_str(event.get("id")) or path.stem
+        when = parse_time(event.get("timestamp"))
+        if kind == "MessageEvent":
+            message = as_dict(event.get("llm_message"))
+            role = as_str(message.get("role"))
+            if role not in ("user", "assistant"):
+                continue
+            thinking = as_str(message.get("reasoning_content"))
+            made = b.chain(
+                eid,
+                role,
+                _text(message.get("content")),
+                name=model or None if role == "assistant" else None,
+                created_at=when,
+                metadata={"thinking": thinking},
+            )
+            owner = made if role == "assistant" else None
+        elif kind == "ActionEvent":
+            call = as_dict(event.get("tool_call"))
+            name = as_str(event.get("tool_name")) or as_str(call.get("name")) or "tool"
+            args: Any = call.get("arguments")
+            try:
+                args = json.loads(args) if isinstance(args, str) else args
+            except ValueError:
+                pass
+            if owner is None:
+                owner = b.chain(
+                    f"{eid}:reply", "assistant", _text(event.get("thought")), name=model or None, created_at=when
+                )
+            calls[as_str(event.get("tool_call_id"))] = b.tool(
+                eid, owner, name, args or event.get("action"), "", created_at=when
+            )
+        elif kind == "ObservationEvent":
+            observation = as_dict(event.get("observation"))
+            text = _text(observation.get("content")) or "\n".join(
+                x for x in (as_str(observation.get("command")), as_str(observation.get("detail"))) if x
+            )
+            tid = calls.get(as_str(event.get("tool_call_id")))
+            if tid is not None:
+                b.nodes = [replace(n, content=text) if n.id == tid else n for n in b.nodes]
+        else:
+            report.unknown(f"openhands:{kind}")
+    if not b.nodes:
+        return []
+    return [session(source, as_str(state.get("id")) or folder.name, folder, b, final=True, model=model)]
+
+
+def openhands_conversations() -> Path:
+    env = os.environ.get("OPENHANDS_CONVERSATIONS_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".openhands" / "conversations"
+
+
+class OpenHandsImporter(WholeImporter):
+    name = "openhands"
+    source = "openhands"
+    label = "OpenHands CLI"
+    locations = ("$OPENHANDS_CONVERSATIONS_DIR", "~/.openhands/conversations")
+    shape = Shape(("base_state.json",), folder=True, also=("events/*.json",))
+    reads = "message events (user, assistant, reasoning), action events (tool calls) and their observations"
+    looks_for = "conversations/<id>/base_state.json with events/"
+
+    def claims(self, probe: Probe) -> Path | None:
+        unit = super().claims(probe)
+        return unit if unit is not None and (unit / "events").is_dir() else None
+
+    def default_paths(self) -> list[Path]:
+        return [openhands_conversations()]
+
+    def file_stat(self, path: Path) -> Any:
+        here, events = folder_stamp(path), folder_stamp(path / "events")
+        return DbStamp(here.st_size + events.st_size, max(here.st_mtime_ns, events.st_mtime_ns))
+
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        found: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if path.is_file() and path.name == "base_state.json":
+                found[path.parent] = None
+            elif path.is_dir():
+                for item in sorted([*path.glob("base_state.json"), *path.glob("*/base_state.json")]):
+                    if (item.parent / "events").is_dir():
+                        found[item.parent] = None
+        return list(found)
+
+    def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
+        return read_conversation(path, report, self.source)

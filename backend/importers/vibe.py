@@ -1,0 +1,132 @@
+"""Mistral Vibe: ``~/.vibe/logs/session/<session>/`` with ``meta.json`` and ``messages.jsonl``.
+
+``meta.json``: ``{session_id, parent_session_id, start_time, end_time, git_branch, model,
+environment {working_directory}, title}``. ``messages.jsonl``: one OpenAI-style message a line,
+``{role: user | assistant | tool | system, content, message_id, tool_calls [{id, function {name,
+arguments}}] (assistant), tool_call_id, name (tool)}``, without times: the first message is
+dated ``start_time``, the last ``end_time``. Checked against kenn-io/agentsview
+internal/parser/vibe.go and its testdata (5386007).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .base import ImportedSession, ImportReport
+from .record_values import as_text, parse_time
+from .shape import Probe, Shape
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, json_lines, load_json, session
+
+
+def read_session(folder: Path, report: ImportReport, source: str) -> list[ImportedSession]:
+    meta = as_dict(load_json(folder / "meta.json")) if (folder / "meta.json").exists() else {}
+    messages = folder / "messages.jsonl"
+    if not messages.exists():
+        return []
+    b = SessionBuilder()
+    calls: dict[str, str] = {}
+    owner: str | None = None
+    records = list(json_lines(messages, report))
+    for index, (number, record) in enumerate(records):
+        role = as_str(record.get("role"))
+        sid = as_str(record.get("message_id")) or f"{folder.name}:{number}"
+        when = parse_time(meta.get("start_time")) if index == 0 else 0.0
+        if index == len(records) - 1:
+            when = parse_time(meta.get("end_time")) or when
+        text = as_str(record.get("content")) or as_text(record.get("content"))
+        if role == "tool":
+            tid = calls.get(as_str(record.get("tool_call_id")))
+            if tid is not None:
+                _fill(b, tid, text, when)
+            elif owner is not None:
+                b.tool(sid, owner, as_str(record.get("name")) or "tool", None, text, created_at=when)
+            continue
+        if role not in ("user", "assistant", "system"):
+            report.unknown(f"vibe:role:{role}")
+            continue
+        model = as_str(meta.get("model")) if role == "assistant" else ""
+        made = b.chain(sid, role, text, name=model or None, created_at=when)
+        owner = made if role == "assistant" else None
+        for n, call in enumerate(c for c in record.get("tool_calls") or [] if isinstance(c, dict)):
+            function = as_dict(call.get("function"))
+            args = function.get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except ValueError:
+                    pass
+            calls[as_str(call.get("id"))] = b.tool(
+                f"{sid}:tool{n}", made, as_str(function.get("name")) or "tool", args, "", created_at=when
+            )
+    if not b.nodes:
+        return []
+    native = as_str(meta.get("session_id")) or folder.name
+    parent = as_str(meta.get("parent_session_id")) or None
+    return [
+        session(
+            source,
+            native,
+            folder,
+            b,
+            final=True,
+            title=as_str(meta.get("title")),
+            model=as_str(meta.get("model")),
+            cwd=as_str(as_dict(meta.get("environment")).get("working_directory")),
+            git_branch=as_str(meta.get("git_branch")),
+            kind="fork" if parent else "trunk",
+            parent_native_id=parent,
+        )
+    ]
+
+
+def _fill(b: SessionBuilder, tool_id: str, text: str, when: float) -> None:
+    from dataclasses import replace
+
+    b.nodes = [replace(n, content=text, created_at=n.created_at or when) if n.id == tool_id else n for n in b.nodes]
+
+
+def vibe_sessions() -> Path:
+    env = os.environ.get("VIBE_HOME")
+    return (Path(env).expanduser() if env else Path.home() / ".vibe") / "logs" / "session"
+
+
+class VibeImporter(WholeImporter):
+    name = "vibe"
+    source = "mistral-vibe"
+    label = "Mistral Vibe"
+    locations = ("$VIBE_HOME/logs/session", "~/.vibe/logs/session")
+    shape = Shape(
+        ("messages.jsonl", "meta.json"),
+        records=(("role", "content", "message_id"), ("session_id", "start_time", "environment")),
+        folder=True,
+    )
+    reads = "user, assistant (with tool_calls), tool and system messages; meta.json's times, model, branch and folder"
+    looks_for = "logs/session/<session>/messages.jsonl"
+
+    def claims(self, probe: Probe) -> Path | None:
+        unit = super().claims(probe)
+        return unit if unit is not None and (unit / "messages.jsonl").is_file() else None
+
+    def default_paths(self) -> list[Path]:
+        return [vibe_sessions()]
+
+    def file_stat(self, path: Path) -> Any:
+        return folder_stamp(path)
+
+    def discover(self, paths: Iterable[Path | str]) -> list[Path]:
+        found: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw).expanduser()
+            if path.is_file() and path.name in ("messages.jsonl", "meta.json"):
+                found[path.parent] = None
+            elif path.is_dir():
+                for item in sorted([*path.glob("messages.jsonl"), *path.glob("*/messages.jsonl")]):
+                    found[item.parent] = None
+        return list(found)
+
+    def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
+        return read_session(path, report, self.source)
