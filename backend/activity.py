@@ -47,12 +47,16 @@ class ActivitySeries:
     key: str  # "" for the whole store, else the project id or the source name
     label: str
     days: Mapping[date, DayCount] = field(default_factory=lambda: MappingProxyType({}))
+    session_count: int | None = None  # distinct sessions; None: the days' sum
 
     @property
     def total(self) -> DayCount:
+        """The slice's totals: a session active on three days is one session, not three."""
         out = DayCount()
         for count in self.days.values():
             out += count
+        if self.session_count is not None:
+            out = DayCount(self.session_count, out.turns, out.tokens)
         return out
 
     def values(self, metric: str, first: date, last: date) -> list[int]:
@@ -159,21 +163,32 @@ class ActivityCounter:
             total: dict[date, DayCount] = {}
             projects: dict[str, dict[date, DayCount]] = {}
             sources: dict[str, dict[date, DayCount]] = {}
+            counted: dict[str, set[str]] = {}  # slice key ("" all, "p:<id>", "s:<source>") -> sessions in it
             problems: list[str] = []
             for meta in sessions:
                 days = self._read(meta.id)
                 problems.extend(days.log.problems)
+                source = meta.source or "unknown"
                 for day, (messages, turns, tokens) in days.days.items():
                     count = DayCount(1 if messages else 0, turns, tokens)
                     _add(total, day, count)
                     if meta.project_id:
                         _add(projects.setdefault(meta.project_id, {}), day, count)
-                    _add(sources.setdefault(meta.source or "unknown", {}), day, count)
+                    _add(sources.setdefault(source, {}), day, count)
+                if any(messages for messages, _, _ in days.days.values()):
+                    for key in ("", f"p:{meta.project_id}" if meta.project_id else "", f"s:{source}"):
+                        counted.setdefault(key, set()).add(meta.id)
         present = sorted(total)
+
+        def distinct(key: str) -> int:
+            return len(counted.get(key, ()))
+
         return Activity(
-            total=ActivitySeries("", "all sessions", MappingProxyType(total)),
-            by_project=_ranked((pid, names.get(pid) or pid, days) for pid, days in projects.items()),
-            by_source=_ranked((source, source, days) for source, days in sources.items()),
+            total=ActivitySeries("", "all sessions", MappingProxyType(total), distinct("")),
+            by_project=_ranked(
+                (pid, names.get(pid) or pid, days, distinct(f"p:{pid}")) for pid, days in projects.items()
+            ),
+            by_source=_ranked((source, source, days, distinct(f"s:{source}")) for source, days in sources.items()),
             first=present[0] if present else None,
             last=present[-1] if present else None,
             problems=tuple(dict.fromkeys(problems)),
@@ -192,7 +207,7 @@ def _add(table: dict[date, DayCount], day: date, count: DayCount) -> None:
     table[day] = table.get(day, _ZERO) + count
 
 
-def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount]]]) -> tuple[ActivitySeries, ...]:
-    series = [ActivitySeries(key, label, MappingProxyType(days)) for key, label, days in rows]
+def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount], int]]) -> tuple[ActivitySeries, ...]:
+    series = [ActivitySeries(key, label, MappingProxyType(days), sessions) for key, label, days, sessions in rows]
     series.sort(key=lambda s: (-s.total.turns, -s.total.sessions, s.label))
     return tuple(series)

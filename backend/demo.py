@@ -513,6 +513,11 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
     home.ingest_hooks().ingested((meta.id for meta in store.list_sessions().sessions), report)
     for warning in report.warnings:
         say(f"warning: {warning}")
+    say("memory")
+    # Distilled as it is built: the first screen shows what opmem is for, a project's brief.
+    from .distill.pipeline import RunOptions, run
+
+    run(home, RunOptions(workers=1))
     say("done")
     return home
 

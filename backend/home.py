@@ -12,11 +12,13 @@ import platformdirs
 from .config import Config
 from .memory.readonly import ReadOnlyMemoryStore
 from .memory.store import MemoryStore
-from .model import OpmemError
+from .model import Node, OpmemError, SessionMeta
 from .privacy.exclusions import Exclusions, Visibility, exclusions
 from .store.sessions import SessionStore
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .distill.triggers import Distiller
     from .importers.hooks import IngestHooks
     from .memory.search import SearchHit
@@ -104,7 +106,14 @@ class Home:
             dense=self.config.search.dense,
             rules=self.exclusions,
             withheld=lambda sid: not self.visible(sid) and self.sessions.exists(sid),
+            scope_of=self._session_scope,
         )
+
+    def _session_scope(self, meta: SessionMeta, nodes: Sequence[Node]) -> str:
+        """The scope a session's memory and turns live in: the project it belongs to (collect decides)."""
+        from .distill.collect import session_info
+
+        return session_info(self.sessions, self.projects, meta, nodes).scope
 
     def search(
         self,

@@ -53,6 +53,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         poll_interval: float = 2.0,
         idle_distil: float = 30.0,
         offer_import: bool = True,
+        start_tab: str = "sessions",
     ) -> None:
         super().__init__()
         self.home = home
@@ -62,6 +63,7 @@ class OpmemApp(ReportsWorkerErrors, App[None]):
         self.poll_interval = poll_interval
         self.idle_distil = idle_distil  # seconds between asks to distil idle sessions (0: never)
         self.offer_import = offer_import  # on an empty store, offer to import the agents' sessions found
+        self.start_tab = start_tab  # the demo opens on the memory (a project's brief)
         self.keymap_overrides: dict[str, str] = {}
         self._theme_ready = False
         register_all(self)

@@ -95,7 +95,7 @@ def _redact_older_memory(home: Home) -> None:
         err_console.print(Text(upgraded.message, style="dim"))
 
 
-def run_app(home: Home) -> None:
+def run_app(home: Home, *, start_tab: str = "sessions") -> None:
     try:
         from .app import OpmemApp
     except ImportError as exc:  # the TUI layer is optional for scripting installs
@@ -103,7 +103,7 @@ def run_app(home: Home) -> None:
         return
     try:
         home.ensure()
-        OpmemApp(home).run()
+        OpmemApp(home, start_tab=start_tab).run()
     except OpmemError as exc:
         _fail(exc)
 

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from .backend.agents.connect import AGENTS, Change, connect, disconnect, status
+from .backend.agents.connect import AGENTS, Change, FileChange, connect, disconnect, status
 from .backend.home import Home
 from .backend.model import OpmemError
 from .backend.safe_text import plain
@@ -31,6 +31,21 @@ def _fail(message: str) -> None:
     sys.exit(1)
 
 
+# What a change did to a file, in words that cannot be misread ("removed ~/.claude.json" read as
+# the file deleted): what opmem's part is, and the file it went into or out of.
+_SAID = {
+    "added": "added {what} to {path}",
+    "updated": "updated {what} in {path}",
+    "removed": "took {what} out of {path} (the rest of the file as it was)",
+    "deleted": "deleted {path}: opmem had created it for {what}, and nothing else was in it",
+    "unchanged": "{path}: {what} already as it should be",
+}
+
+
+def _said(change: FileChange) -> str:
+    return _SAID.get(change.action, change.action + " {path} ({what})").format(what=change.what, path=change.path)
+
+
 def _print_change(change: Change, verb: str) -> None:
     label = AGENTS[change.agent].label
     if not change.changed:
@@ -38,7 +53,7 @@ def _print_change(change: Change, verb: str) -> None:
         return
     console.print(Text(f"{label}: {verb}"), highlight=False)
     for f in change.files:
-        console.print(Text(f"  {f.action:<9} {f.path}  ({f.what})"), highlight=False)
+        console.print(Text(f"  {_said(f)}"), highlight=False)
     backups = [f.backup for f in change.files if f.backup is not None]
     if backups:
         console.print(

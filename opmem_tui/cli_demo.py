@@ -80,7 +80,7 @@ def _open(folder: Path, *, temporary: bool, no_app: bool) -> None:
         click.echo(f"open it again: opmem demo {shlex.quote(str(folder))}")
         click.echo(f"          or: opmem --home {shlex.quote(str(home.path))}")
     if not no_app:
-        run_app(home)
+        run_app(home, start_tab="memory")  # the first screen shows what opmem is for
 
 
 def _remove(folder: Path) -> None:

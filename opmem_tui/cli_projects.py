@@ -6,14 +6,17 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 import click
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.privacy import redact_text
 from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
+from opmem_tui.backend.recall.context import unbound_projects
 from opmem_tui.backend.safe_text import plain
 from opmem_tui.cli_sessions import dump_json
 
@@ -47,22 +50,41 @@ def projects() -> None:
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"projects": [...]}.')
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool) -> None:
-    """List bound projects."""
+    """List bound projects, then those the memory knows only from sessions (a folder no project is
+    bound to: a plain folder here, or one not on this machine)."""
+    home = _home(ctx)
     try:
-        items = _registry(ctx).list_projects()
+        items = home.projects.list_projects()
+        known = unbound_projects(home)
     except OpmemError as exc:
         raise _fail(exc) from None
     if as_json:
-        click.echo(dump_json({"projects": [p.to_json() for p in items]}))
+        click.echo(
+            dump_json(
+                {
+                    "projects": [p.to_json() for p in items],
+                    "known_from_sessions": [
+                        {"id": k.id, "name": k.name, "workdir": k.workdir, "where": k.where} for k in known
+                    ],
+                }
+            )
+        )
         return
-    if not items:
+    if not items and not known:
         click.echo("no projects bound (opmem projects add PATH)")
         return
-    width = max(len(p.id) for p in items)
+    width = max(len(p.id) for p in (*items, *known))
     for p in items:
+        gone = "" if os.path.isdir(p.workdir) else "  (not on this machine)"
         click.echo(
-            f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}"
+            f"{p.id:<{width}}  {p.status:<6}  {len(p.sessions):>4} sessions  {_plain(p.workdir)}  {_plain(p.name)}{gone}"
         )
+    if not items:
+        click.echo("no projects bound (opmem projects add PATH)")
+    if known:
+        click.echo("known from sessions only (opmem core --project ID shows one's memory):")
+        for k in known:
+            click.echo(f"{k.id:<{width}}  {k.where}  {_plain(k.workdir)}  {_plain(k.name)}")
 
 
 @projects.command("add")
@@ -78,12 +100,21 @@ def add_cmd(ctx: click.Context, path: str, name: str | None) -> None:
     click.echo(f"{project.id}  {_plain(project.workdir)}")
 
 
+def _project_id(ctx: click.Context, text: str | None) -> str:
+    """The project `text` names (id, name or unique prefix), else the current folder's (backend/naming)."""
+    try:
+        return naming.project(_home(ctx), text).id
+    except OpmemError as exc:
+        raise _fail(exc) from None
+
+
 @projects.command("status")
-@click.argument("project_id")
+@click.argument("project_id", metavar="PROJECT")
 @click.argument("status", type=click.Choice(STATUSES))
 @click.pass_context
 def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
     """Set a project's status (only active projects get agent commits)."""
+    project_id = _project_id(ctx, project_id)
     try:
         project = _registry(ctx).set_status(project_id, status)
     except OpmemError as exc:
@@ -92,10 +123,11 @@ def status_cmd(ctx: click.Context, project_id: str, status: str) -> None:
 
 
 @projects.command("unbind")
-@click.argument("project_id")
+@click.argument("project_id", metavar="PROJECT")
 @click.pass_context
 def unbind_cmd(ctx: click.Context, project_id: str) -> None:
     """Forget a project. Its folder and .git are left exactly as they are."""
+    project_id = _project_id(ctx, project_id)
     try:
         project = _home(ctx).unbind_project(project_id)
     except OpmemError as exc:
@@ -104,16 +136,18 @@ def unbind_cmd(ctx: click.Context, project_id: str) -> None:
 
 
 @projects.command("log")
-@click.argument("project_id")
+@click.argument("project_id", metavar="[PROJECT]", required=False)
 @click.option("--agent-only", is_flag=True, help="Only commits made by agents through opmem.")
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--after", default=None, help="Continue after this commit (the last one shown).")
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"commits": [...], "next": <oid for --after>}.')
 @click.pass_context
 def log_cmd(
-    ctx: click.Context, project_id: str, agent_only: bool, limit: int, after: str | None, as_json: bool
+    ctx: click.Context, project_id: str | None, agent_only: bool, limit: int, after: str | None, as_json: bool
 ) -> None:
-    """A project's commits, newest first; agent commits are marked with *."""
+    """A project's commits (by id, name or prefix; default: the current folder's), newest first;
+    agent commits are marked with *."""
+    project_id = _project_id(ctx, project_id)
     registry = _registry(ctx)
     try:
         commits = registry.log(project_id, limit, agent_only, after=after)
@@ -141,11 +175,13 @@ def log_cmd(
 
 
 @projects.command("warnings")
-@click.argument("project_id", required=False)
+@click.argument("project_id", metavar="[PROJECT]", required=False)
 @click.option("--json", "as_json", is_flag=True, help='Print JSON: {"warnings": [...]}, newest first.')
 @click.pass_context
 def warnings_cmd(ctx: click.Context, project_id: str | None, as_json: bool) -> None:
-    """Turns whose changes were not committed, and why."""
+    """Turns whose changes were not committed, and why (every project's unless one is named)."""
+    if project_id is not None:
+        project_id = _project_id(ctx, project_id)
     try:
         found = _registry(ctx).warnings(project_id)
     except OpmemError as exc:

@@ -20,18 +20,22 @@ from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
 from .backend.privacy import redact_text
 from .backend.recall.context import Recall, recall_for
-from .backend.recall.core_block import core_block
+from .backend.recall.core_block import blocks_index, core_block, has_content
 from .backend.recall.injection import write_block
 from .backend.recall.registry import call
 from .backend.recall.search_tool import MAX_RESULTS
 from .backend.safe_text import plain
+from .cli_output import print_table
 
 MAX_PROBLEMS_SHOWN = 5
 
 
 def _out() -> Console:
-    # Built per command, so the width follows the terminal (or COLUMNS) of this run.
-    return Console(soft_wrap=False)
+    # Built per command, so the width follows the terminal (or COLUMNS) of this run; piped,
+    # lines are never wrapped (tables go through print_table).
+    console = Console(soft_wrap=False)
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def _err() -> Console:
@@ -66,10 +70,19 @@ def _ask(recall: Recall, name: str, as_json: bool, **args: Any) -> dict[str, Any
             sys.exit(1)
         error = reply["error"]
         hint = f" (did you mean: {', '.join(error['did_you_mean'])}?)" if error.get("did_you_mean") else ""
-        _fail(error["message"] + hint)
+        _fail(_as_options(name, error["message"]) + hint)
     if as_json:
         click.echo(json.dumps(reply, ensure_ascii=False))
     return reply
+
+
+def _as_options(tool: str, message: str) -> str:
+    """A tool's argument error in the command's words: "memory_open_session: turn: 0 is less
+    than the minimum of 1" -> "--turn: 0 is less than the minimum of 1"."""
+    if not message.startswith(f"{tool}: "):
+        return message
+    argument, _, rest = message[len(tool) + 2 :].partition(": ")
+    return f"--{argument.replace('_', '-')}: {rest}" if rest and argument.isidentifier() else message[len(tool) + 2 :]
 
 
 def _when(value: str | None) -> str:
@@ -97,7 +110,7 @@ def _memory_problems(recall: Recall) -> None:
 def _paging(reply: dict[str, Any]) -> None:
     if reply.get("next_page") is not None:
         _err().print(
-            Text(f"page {reply['page'] + 1} of {reply['pages']}: --page {reply['next_page']} for more", style="dim")
+            Text(f"page {reply['page'] + 1} of {reply['pages']}: --page {reply['next_page'] + 1} for more", style="dim")
         )
 
 
@@ -131,6 +144,12 @@ def core_command(ctx: click.Context, project: str | None, target: Path | None) -
         _fail(str(exc))
         return
     if target is None:
+        if not (project or recall.scope.project_id):  # outside any project: say which blocks there are
+            index = blocks_index(recall)
+            if not has_content(block):
+                click.echo(index, nl=False)
+                return
+            _err().print(Text(index.rstrip("\n"), style="dim"))
         click.echo(block, nl=not block.endswith("\n"))
         return
     try:
@@ -147,7 +166,7 @@ def core_command(ctx: click.Context, project: str | None, target: Path | None) -
 @click.option("--since", help="From this date: 2025-06-01, '2 weeks ago', 'yesterday'.")
 @click.option("--until", help="Up to this date.")
 @click.option("--project", help="Answer for this project (default: the project of the current folder).")
-@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True, help="Which page (1: the first).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 @click.pass_context
 def search_command(
@@ -162,7 +181,7 @@ def search_command(
 ) -> None:
     """Search sessions and the distilled memory, best first, each hit with its source (memory_search)."""
     recall = _recall(ctx, project)
-    reply = _ask(recall, "memory_search", as_json, query=query, k=k, since=since, until=until, page=page)
+    reply = _ask(recall, "memory_search", as_json, query=query, k=k, since=since, until=until, page=page - 1)
     if as_json:
         return
     table = Table(show_edge=False, expand=True)
@@ -175,7 +194,7 @@ def search_command(
         if hit.get("node"):
             source.append(f" node {plain(hit['node'])}", style="dim")
         table.add_row(_when(hit.get("time")), hit["kind"], _text(hit["snippet"]), source)
-    _out().print(table)
+    print_table(_out(), table)
     if reply.get("note"):
         _err().print(Text(reply["note"], style="dim"))
     elif not reply["hits"]:
@@ -185,9 +204,9 @@ def search_command(
 
 @click.command("show")
 @click.argument("session_id")
-@click.option("--turn", type=int, help="Show this turn's messages (default: the list of turns).")
+@click.option("--turn", type=click.IntRange(min=1), help="Show this turn's messages (default: the list of turns).")
 @click.option("--branch", help="A branch name or head node id (default: the session's current branch).")
-@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True, help="Which page (1: the first).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 @click.pass_context
 def show_command(
@@ -195,7 +214,7 @@ def show_command(
 ) -> None:
     """A session's turns, or one turn's messages with tool calls and results (memory_open_session)."""
     recall = _recall(ctx)
-    reply = _ask(recall, "memory_open_session", as_json, session_id=session_id, turn=turn, branch=branch, page=page)
+    reply = _ask(recall, "memory_open_session", as_json, session_id=session_id, turn=turn, branch=branch, page=page - 1)
     if as_json:
         return
     session = reply["session"]
@@ -224,7 +243,7 @@ def _print_turns(reply: dict[str, Any]) -> None:
             line.get("commit", ""),
             ", ".join(line.get("project_commits", ())),
         )
-    _out().print(table)
+    print_table(_out(), table)
 
 
 def _print_messages(reply: dict[str, Any]) -> None:
@@ -233,6 +252,18 @@ def _print_messages(reply: dict[str, Any]) -> None:
         Text(f"turn {reply['turn']}  ·  {_when(reply.get('time'))}" + (f"  ·  made {commits}" if commits else "")),
         style="cyan",
     )
+    out = _out()
+    if not out.is_terminal:  # piped: each message whole, under its speaker
+        for message in reply["messages"]:
+            if message["role"] == "tool":
+                out.print(Text(f"tool {plain(message['tool'])}:"), highlight=False)
+                if "input" in message:
+                    out.print(_text(message["input"]), highlight=False)
+                out.print(Text("→ ").append(_text(message.get("result", ""))), highlight=False)
+            else:
+                out.print(Text(f"{message['role']}:"), highlight=False)
+                out.print(_text(message.get("text", "")), highlight=False)
+        return
     table = Table(show_edge=False, show_lines=True, expand=True)
     table.add_column("who", no_wrap=True)
     table.add_column("message", overflow="fold", ratio=1)
@@ -248,7 +279,7 @@ def _print_messages(reply: dict[str, Any]) -> None:
             who = Text(message["role"])
             body = _text(message.get("text", ""))
         table.add_row(who, body)
-    _out().print(table)
+    print_table(_out(), table)
 
 
 def _source(item: dict[str, Any]) -> Text:
@@ -266,7 +297,7 @@ def _source(item: dict[str, Any]) -> Text:
 @click.option("--until", help="Up to this date.")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(EVENT_KINDS), help="Event kinds (repeatable).")
 @click.option("--project", help="Answer for this project (default: the project of the current folder).")
-@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True, help="Which page (1: the first).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 @click.pass_context
 def timeline_command(
@@ -282,7 +313,7 @@ def timeline_command(
     """What happened, newest first, from the distilled memory (memory_timeline)."""
     recall = _recall(ctx, project)
     _memory_problems(recall)
-    args = {"entity": entity, "since": since, "until": until, "kinds": list(kinds) or None, "page": page}
+    args = {"entity": entity, "since": since, "until": until, "kinds": list(kinds) or None, "page": page - 1}
     reply = _ask(recall, "memory_timeline", as_json, **args)
     if as_json:
         return
@@ -294,7 +325,7 @@ def timeline_command(
     table.add_column("source", ratio=2, overflow="fold")
     for event in reply["events"]:
         table.add_row(_when(event["time"]), event["kind"], _text(event["summary"]), _source(event))
-    _out().print(table)
+    print_table(_out(), table)
     if not reply["events"]:
         _err().print(Text("no events in memory for this question", style="dim"))
     _hidden(reply)
@@ -306,7 +337,7 @@ def timeline_command(
 @click.option("--hops", type=click.IntRange(1, 3), default=2, show_default=True)
 @click.option("--as-of", "as_of", help="The graph as it stood at this date.")
 @click.option("--project", help="Answer for this project (default: the project of the current folder).")
-@click.option("--page", type=int, default=0, show_default=True)
+@click.option("--page", type=click.IntRange(min=1), default=1, show_default=True, help="Which page (1: the first).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 @click.pass_context
 def graph_command(
@@ -315,7 +346,7 @@ def graph_command(
     """What is known about an entity: its relations in the knowledge graph (memory_graph_neighbors)."""
     recall = _recall(ctx, project)
     _memory_problems(recall)
-    reply = _ask(recall, "memory_graph_neighbors", as_json, entity=entity, hops=hops, as_of=as_of, page=page)
+    reply = _ask(recall, "memory_graph_neighbors", as_json, entity=entity, hops=hops, as_of=as_of, page=page - 1)
     if as_json:
         return
     center = reply["entity"]
@@ -333,7 +364,7 @@ def graph_command(
         table.add_row(
             str(edge["hop"]), _text(edge["fact"]), f"{edge['confidence']:.2f}", _when(edge["since"]), _source(edge)
         )
-    _out().print(table)
+    print_table(_out(), table)
     _hidden(reply)
     _paging(reply)
 

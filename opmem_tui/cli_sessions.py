@@ -17,19 +17,16 @@ from typing import Any
 import click
 from rich.cells import cell_len, set_cell_size
 
+from .backend import naming
 from .backend.home import Home
 from .backend.importers import ALIASES as IMPORT_ALIASES
-from .backend.model import OpmemError, SessionMeta, SessionNotFound, Turn, check_session_id, turn_count
+from .backend.model import OpmemError, SessionMeta, Turn, turn_count
 from .backend.orchestration import set_private
 from .backend.privacy import redact_text, redact_value
 from .backend.privacy.exclusions import Exclusions, is_private
 from .backend.safe_text import plain
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
-
-
-class AmbiguousSession(OpmemError):
-    """A prefix that more than one session id starts with."""
 
 
 def _home(ctx: click.Context) -> Home:
@@ -64,19 +61,8 @@ _C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 def resolve_session(home: Home, text: str) -> str:
-    """The id of the session `text` names: its whole id, or a prefix only one id starts with."""
-    store = home.sessions
-    check_session_id(text)  # "../etc" is refused, not searched for
-    if store.exists(text):
-        return text
-    matches = [m.id for m in store.list_sessions().sessions if m.id.startswith(text)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionNotFound(f"no session {text!r} (nor one whose id starts with it) in {store.root}")
-    shown = "\n  ".join(sorted(matches)[:10])
-    more = f"\n  … and {len(matches) - 10} more" if len(matches) > 10 else ""
-    raise AmbiguousSession(f"{text!r} is the start of {len(matches)} session ids; give more of it:\n  {shown}{more}")
+    """The id of the session `text` names: its id, a unique prefix of one, or its title (backend/naming)."""
+    return naming.session_id(home, text)
 
 
 @click.group()
@@ -93,13 +79,14 @@ def _source_key(source: str) -> str:
 
 
 def _project_matcher(home: Home, wanted: str) -> set[str]:
-    """Project ids that `--project` names: an id, or a registry name."""
-    ids = {wanted}
+    """Project ids that `--project` names: an id, a name or a unique prefix (backend/naming), as
+    `opmem core --project` takes it."""
     try:
-        ids |= {p.id for p in home.projects.list_projects() if p.name == wanted}
+        return {wanted, naming.project(home, wanted).id}
+    except naming.AmbiguousName:
+        raise
     except OpmemError:
-        pass  # a broken registry: ids still match
-    return ids
+        return {wanted}  # a broken registry, or a project no longer known: ids still match
 
 
 def _fit(text: str, room: int | None) -> str:

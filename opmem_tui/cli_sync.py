@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -47,10 +49,37 @@ def sync(ctx: click.Context) -> None:
         click.echo(f"warning: {plain(problem)}", err=True)
 
 
+def local_path(remote: str) -> Path | None:
+    """The folder a remote names when it is a path on this machine (not ssh://, https://, nor
+    git's `host:path`), else None."""
+    if remote.startswith("file://"):
+        return Path(remote[len("file://") :])
+    if "://" in remote or re.match(r"^[^/]+:", remote):
+        return None
+    return Path(remote).expanduser()
+
+
+def _create_bare(folder: Path, create: bool) -> None:
+    """A missing local remote: made a bare repository when asked (`--create`, or yes at the prompt)."""
+    import pygit2
+
+    asked = create or (
+        sys.stdin.isatty() and click.confirm(f"{folder} does not exist. Create a bare git repository there?")
+    )
+    if not asked:
+        _fail(f"{folder} does not exist; `opmem sync init --create {folder}` makes a bare repository there")
+    try:
+        pygit2.init_repository(str(folder), bare=True, initial_head="main")
+    except (pygit2.GitError, OSError) as exc:
+        _fail(f"{folder}: could not create a bare repository: {exc}")
+    click.echo(f"created a bare repository at {folder}")
+
+
 @sync.command("init")
 @click.argument("remote")
+@click.option("--create", is_flag=True, help="A local path that does not exist yet: make a bare repository there.")
 @click.pass_context
-def sync_init(ctx: click.Context, remote: str) -> None:
+def sync_init(ctx: click.Context, remote: str, create: bool) -> None:
     """Set the remote (a bare repository path, ssh://..., git@host:path, https://...) and check it answers."""
     from .backend.sync import Sync, machine
     from .backend.sync.gitcli import ls_remote
@@ -60,6 +89,12 @@ def sync_init(ctx: click.Context, remote: str) -> None:
     remote = remote.strip()
     if not remote:
         _fail("the remote is empty")
+    folder = local_path(remote)
+    if folder is not None:
+        folder = folder.resolve()  # kept absolute: a sync runs from anywhere
+        remote = str(folder)
+        if not folder.exists():
+            _create_bare(folder, create)
     try:
         refs = ls_remote(Sync(home, remote).outbox_path.parent, remote)
     except OpmemError as exc:

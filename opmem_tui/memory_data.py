@@ -25,6 +25,7 @@ from opmem_tui.backend.memory.core_files import (
     core_stamp,
     line_pointer,
     line_target,
+    opening_core,
     read_core,
 )
 from opmem_tui.backend.memory.entity_finder import EntityFinder, EntityMatch
@@ -33,7 +34,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
-from opmem_tui.backend.recall.context import folder_projects
+from opmem_tui.backend.recall.context import unbound_projects
 
 from .masking import mask, mask_event, mask_hit
 
@@ -248,10 +249,22 @@ class MemoryData:
             names = {}
         written = [folder.parent.name for folder in (self.home.memory_dir / "projects").glob("*/core.md")]
         if any(pid not in names for pid in written):  # a folder no project is bound to: named by the memory
-            names.update({p.id: p.name for p in folder_projects(self.home) if p.id not in names})
+            try:
+                unbound = unbound_projects(self.home)
+            except OpmemError:
+                unbound = []
+            names.update({p.id: f"{p.name} ({p.where})" for p in unbound if p.id not in names})
         for pid in written:
             names.setdefault(pid, pid)
         return core_files(self.home.memory_dir, names)
+
+    def opening_core(self, files: list[CoreFile]) -> CoreFile | None:
+        """The core.md a first look opens on: the current folder's project's, else a project's brief."""
+        try:
+            here = self.home.projects.find(os.getcwd())
+        except (OpmemError, OSError):
+            here = None
+        return opening_core(files, here.id if here is not None else "")
 
     def core(self, file: CoreFile) -> CoreText:
         core = read_core(file)

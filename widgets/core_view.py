@@ -157,7 +157,7 @@ class CoreView(Vertical):
         if updated:
             parts.append(f"updated {time.strftime('%H:%M:%S', time.localtime(updated))}")
         if len(self.files) > 1:
-            parts.append("[ ] other core.md files")
+            parts.append(f"[ ] {len(self.files) - 1} other core.md files")
         header.update(Content(" · ".join(parts)))
         header.set_class(core.size > core.budget, "-over")
         view = self.lines

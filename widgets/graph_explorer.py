@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -114,6 +115,8 @@ class GraphExplorer(Horizontal):
         self._matches: list[EntityMatch] = []
         self.matches_query = ""  # the finder text the shown matches answer
         self.typing = TypingPause(self, FIND_DEBOUNCE, self._find, clock=clock)
+        self._focus_tree = False  # an entity was picked from the finder: the tree takes the focus once shown
+        self._pick_first = False  # enter came before the matches of the text typed: pick the first on arrival
 
     def compose(self) -> ComposeResult:
         with Vertical(id="graph-side"):
@@ -148,16 +151,22 @@ class GraphExplorer(Horizontal):
             self._describe(self.tree.cursor_item)
 
     # -- finding ---------------------------------------------------------------------------
+    def default_focus(self) -> Widget:
+        """Never the finder: keys typed on arrival are view keys, not a name (`/` finds)."""
+        return self.tree if self.tree.display else self.matches
+
     def action_find(self) -> None:
-        self.finder.focus()
+        # Now, not queued (Widget.focus waits its turn): keys typed right after `/` are already
+        # queued behind it and must land in the box, not act as the graph's keys.
+        self.screen.set_focus(self.finder)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave_finder":  # else escape goes on to the screen
-            return self.finder.has_focus and self.tree.display
+            return self.finder.has_focus
         return True
 
     def action_leave_finder(self) -> None:
-        self.screen.set_focus(self.tree)
+        self.screen.set_focus(self.default_focus())
 
     @on(Input.Changed, "#entity-find")
     def _query_changed(self, event: Input.Changed) -> None:
@@ -170,7 +179,12 @@ class GraphExplorer(Horizontal):
     @on(Input.Submitted, "#entity-find")
     def _query_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if self._matches:
+        # The keys come back at once: a `+` typed right after enter is More hops, not text.
+        self.screen.set_focus(self.default_focus())
+        self._focus_tree = True
+        if self.matches_query != self.finder.value:
+            self._pick_first = True  # the matches for what was typed are on their way
+        elif self._matches:
             self.choose(self._matches[0].id)
 
     def on_key(self, event) -> None:  # down from the search box goes to its matches
@@ -184,6 +198,10 @@ class GraphExplorer(Horizontal):
             return  # typed on since
         self.matches_query = query
         self._matches = list(matches)
+        if self._pick_first:
+            self._pick_first = False
+            if matches:
+                self.choose(matches[0].id)
         options = []
         for match in matches:
             label = Text(no_wrap=True, overflow="ellipsis")
@@ -202,6 +220,7 @@ class GraphExplorer(Horizontal):
     def _match_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id:
+            self._focus_tree = True
             self.choose(event.option.id)
 
     # -- the neighbourhood -----------------------------------------------------------------
@@ -211,6 +230,11 @@ class GraphExplorer(Horizontal):
             self.history.append(self.center)
         self.center = entity_id
         self._request()
+
+    def open_on(self, entity_id: str) -> None:
+        """The first entity shown; the focus, on the match list only while nothing was, moves to it."""
+        self._focus_tree = self.matches.has_focus
+        self.choose(entity_id)
 
     def _request(self) -> None:
         if self.center is not None:
@@ -237,6 +261,10 @@ class GraphExplorer(Horizontal):
         tree.show_tree(graph_items(center.id, edges, names), center, names)
         self._header(center, len(edges), hidden, truncated)
         self._describe(tree.cursor_item)
+        if self._focus_tree:  # the match list held the focus until the entity was on screen
+            self._focus_tree = False
+            if self.matches.has_focus:
+                self.screen.set_focus(tree)
 
     def _header(self, center: EntityRef, count: int, hidden: int, truncated: bool) -> None:
         parts = [

@@ -176,7 +176,7 @@ class SessionList(Vertical):
     # -- filter and sort -------------------------------------------------------------------
     def action_filter(self) -> None:
         self.add_class("-filtering")
-        self.filter_input.focus()
+        self.screen.set_focus(self.filter_input)  # now: the keys typed right after `/` are text
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_filter":

@@ -81,7 +81,8 @@ class TimelineLines(ItemLines):
 
 class TimelineView(Vertical):
     BINDINGS = [
-        Binding("f", "focus_filter", "Filter", id="timeline.filter"),
+        Binding("slash,f", "focus_filter", "Filter", id="timeline.filter"),
+        Binding("escape", "leave_filter", "Back to the timeline", show=False, id="timeline.leave_filter"),
     ]
 
     DEFAULT_CSS = """
@@ -139,7 +140,15 @@ class TimelineView(Vertical):
         return self.query_one("#timeline-entity", Input).value.strip()
 
     def action_focus_filter(self) -> None:
-        self.query_one("#timeline-entity", Input).focus()
+        self.screen.set_focus(self.query_one("#timeline-entity", Input))  # now: the keys typed next are text
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_filter":  # else escape goes on to the screen
+            return self.query_one("#timeline-entity", Input).has_focus
+        return True
+
+    def action_leave_filter(self) -> None:
+        self.lines.focus()
 
     @on(Select.Changed, "#timeline-kind")
     def _kind_changed(self, event: Select.Changed) -> None:

@@ -45,8 +45,22 @@ class AgentSpec:
     notes: str = ""  # shown by --status: what the agent gets at session start
 
     def found(self, ctx: Context, made_by_opmem: frozenset[str] = frozenset()) -> bool:
-        """Installed (its command on PATH) or used (its config folder exists, and opmem did not make it)."""
+        """Installed (its command on PATH) or used (its config folder exists, and opmem did not make
+        it, or its sessions are where `opmem import` reads them: OpenCode keeps them apart from its
+        config)."""
         folder = self.config_dir(ctx)
         if folder.is_dir() and str(folder) not in made_by_opmem:
             return True
-        return shutil.which(self.binary, path=ctx.env.get("PATH")) is not None
+        return shutil.which(self.binary, path=ctx.env.get("PATH")) is not None or self.has_sessions(ctx)
+
+    def has_sessions(self, ctx: Context) -> bool:
+        """The importer of the same name has a default folder of this user's that exists."""
+        from ..importers import SOURCES  # the importers' registry says where each agent keeps its sessions
+
+        importer = SOURCES.get(self.id)
+        if importer is None or ctx.user_home != Path.home():  # the importers look in this process's home
+            return False
+        try:
+            return any(path.exists() for path in importer.default_paths())
+        except OSError:
+            return False

@@ -33,6 +33,7 @@ from ..memory.core import core_path
 from ..memory.slugs import safe_name
 from ..model import OpmemError
 from ..privacy import redact_text
+from ..recall.registry import tools_line
 from ..safe_text import plain
 from ..store.files import write_atomic
 from . import claude, codex, copilot, cursor, gemini, opencode
@@ -41,7 +42,7 @@ from .claude_hooks import BACKUP_SUFFIX as BACKUP_SUFFIX  # connect's backups ar
 from .claude_hooks import read_only, write_with_backup
 from .executable import opmem_executable
 from .parts import ConfigError, Part, TextBlock, merge_meta
-from .session_start import GLOBAL_CACHE, TOOLS_LINE, cache_path, write_cache
+from .session_start import GLOBAL_CACHE, cache_path, write_cache
 
 if TYPE_CHECKING:
     from ..home import Home
@@ -135,7 +136,7 @@ def block_body(core: str, title: str) -> str:
     """A block's Markdown: the core block as text, then how to reach the rest (the MCP tools)."""
     text = plain(redact_text(core)).strip("\n") or NO_MEMORY
     fence = "````" if "```" in text else "```"
-    return f"## {title}\n\n{fence}text\n{text}\n{fence}\n\n{TOOLS_LINE}\n"
+    return f"## {title}\n\n{fence}text\n{text}\n{fence}\n\n{tools_line()}\n"
 
 
 def global_body(home: Home) -> str:
@@ -277,6 +278,20 @@ def connect(
     return Change(agent, tuple(changes))
 
 
+def _drop_spent_backup(path: Path, backup: Path | None) -> Path | None:
+    """The backup of a file a disconnect left exactly as it was before opmem first changed it is
+    spent: removed. Otherwise (the file changed since) it is kept, and said."""
+    if backup is None:
+        return None
+    try:
+        if backup.read_bytes() == path.read_bytes():
+            backup.unlink()
+            return None
+    except OSError:
+        pass
+    return backup
+
+
 def _whats(plan: _Plan) -> str:
     return ", ".join(dict.fromkeys(part.what for part, _ in plan.parts))
 
@@ -321,7 +336,7 @@ def disconnect(home: Home, agent: str, user_home: Path, env: Mapping[str, str] |
                 changes.append(FileChange(path, _whats(plan), "deleted"))
             else:
                 backup, _ = _write(plan, new)
-                changes.append(FileChange(path, _whats(plan), "removed", backup))
+                changes.append(FileChange(path, _whats(plan), "removed", _drop_spent_backup(path, backup)))
         for folder in sorted(folders, key=len, reverse=True):
             try:
                 Path(folder).rmdir()  # the folders connect made, when empty: anything put there since stays

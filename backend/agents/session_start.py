@@ -11,7 +11,7 @@ cut at a line boundary.
 
 It runs before every session, so it is a light path: no click, no textual, no store. The
 block is the precomputed file the distillation writes, memory/projects/<id>/core.md for the
-project whose folder holds the hook's `cwd` (the innermost of projects/projects.json), else
+project the hook's `cwd` belongs to (projects/identity.py decides, as for `opmem core`), else
 memory/core.md; a block with a pointer to the MCP tools follows. Secrets never leave: the
 text passes backend/privacy's redact_text: when the core.md files are written (after a
 distillation or sleep, and at `opmem connect claude`) the context is rendered and redacted
@@ -20,8 +20,9 @@ it came from; the hook hands that back while the stamp matches, and renders and 
 file itself otherwise (a hand-edited core.md, no cache yet). It never fails the agent's start: any error prints
 an empty additionalContext, one line on stderr, and exits 0.
 
-Imported by opmem_tui/entry.py before anything else, so keep its imports to json, os, sys
-and backend/privacy (measured by bench/session_start_bench.py).
+Imported by opmem_tui/entry.py before anything else, so keep its imports to json, os, sys,
+backend/privacy and backend/projects/identity (which loads pygit2 only for a folder outside every
+bound project's folder; measured by bench/session_start_bench.py).
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ MAX_CONTEXT_CHARS = 8000
 MAX_STDIN_BYTES = 1 << 20
 MAX_CORE_BYTES = 64 * 1024
 GLOBAL_CACHE = "_global"  # safe_name never starts with "_"
+# recall.registry.tools_line(), spelt out: this module imports nothing of opmem (a test keeps them equal).
 TOOLS_LINE = (
-    "opmem memory tools (MCP server `opmem`): memory_search(query), memory_timeline(since), "
-    "memory_open_session(session_id, turn), memory_git_log(project_id), memory_graph_neighbors(entity)."
+    "opmem memory tools (MCP server `opmem`): memory_open_session(session_id), memory_git_log(project_id), "
+    "memory_git_show(commit), memory_timeline(entity), memory_graph_neighbors(entity), memory_search(query), "
+    "memory_handoff(session_id)."
 )
 
 
@@ -52,18 +55,19 @@ def _projects(home: str) -> list[dict[str, Any]]:
     return [p for p in items if isinstance(p, dict)] if isinstance(items, list) else []
 
 
-def project_for(home: str, cwd: str) -> dict[str, Any] | None:
-    """The bound project whose folder holds `cwd` (the innermost), as registry.find decides."""
-    target = os.path.realpath(cwd)
-    best: dict[str, Any] | None = None
-    for project in _projects(home):
-        root, pid = project.get("workdir"), project.get("id")
-        if not isinstance(root, str) or not root or not isinstance(pid, str) or not pid:
-            continue
-        inside = target == root or target.startswith(root.rstrip(os.sep) + os.sep)
-        if inside and (best is None or len(root) > len(best["workdir"])):
-            best = project
-    return best
+def project_for(home: str, cwd: str) -> str:
+    """The id of the project `cwd` belongs to, as `opmem core` decides (projects/identity.py): a
+    bound project by folder or repository, else a folder project whose core.md the memory wrote."""
+    from ..projects.identity import Bound, project_for_folder
+
+    memory = os.path.join(home, "memory", "projects")
+    projects = [
+        Bound(p["id"], p["workdir"])
+        for p in _projects(home)
+        if isinstance(p.get("id"), str) and p["id"] and isinstance(p.get("workdir"), str) and p["workdir"]
+    ]
+    known = lambda pid: os.path.exists(os.path.join(memory, _file_name(pid), "core.md"))  # noqa: E731
+    return project_for_folder(cwd, projects, known=known)
 
 
 _PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,99}")
@@ -87,8 +91,8 @@ def core_file(home: str, cwd: str) -> tuple[str, str] | None:
     memory = os.path.join(home, "memory")
     project = project_for(home, cwd)
     candidates = []
-    if project is not None:
-        name = _file_name(project["id"])
+    if project:
+        name = _file_name(project)
         candidates.append((os.path.join(memory, "projects", name, "core.md"), name))
     candidates.append((os.path.join(memory, "core.md"), GLOBAL_CACHE))
     for path, name in candidates:

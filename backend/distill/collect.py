@@ -9,6 +9,7 @@ since the last run is collected whole, so its work event is rewritten and supers
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,11 @@ from ..memory.records import GLOBAL, project_scope
 from ..model import SESSION_ID_RE, CorruptFile, Node, OpmemError, SessionMeta, SessionNotFound
 from ..privacy.redact import map_strings, redact_text, redact_value, with_fields
 from ..projects.folders import folder_project, stands_for_a_project
+from ..projects.identity import project_folder, recorded_remote, repository_identity
 from ..projects.registry import Project, ProjectRegistry
 from ..safe_text import plain
 from ..store.sessions import SessionStore
+from .injected import mark_injected
 from .model import (
     CODING,
     CONVERSATION,
@@ -139,6 +142,8 @@ def session_info(
     cwd = meta.extra.get("cwd")
     if not root and isinstance(cwd, str):
         root = cwd
+    elif root:
+        root = _own_root(root, cwd)
     speakers: dict[str, None] = {}
     has_tools = False
     for node in nodes:
@@ -152,12 +157,16 @@ def session_info(
     elif meta.agent_id:
         scope = f"agent:{meta.agent_id}"
     elif coding and stands_for_a_project(root):  # a project folder the session is not bound to: its memory is its own
-        bound = _bound_project(projects, root)
-        if bound is not None:  # imported before its folder was bound
-            project_id, project_name, root = bound.id, bound.name, bound.workdir
+        bound = _bound_project(projects, root, recorded_remote(meta.extra), _branch(meta))
+        if bound is not None:  # imported before its folder was bound, or a worktree / checkout of a bound one
+            project_id, project_name, root = bound.id, bound.name, _own_root(bound.workdir, root)
             scope = project_scope(bound.id)
-        else:
-            scope = project_scope(folder_project(root)[0])
+        else:  # keyed by its repository's main work tree when it is one here (a worktree too)
+            keyed = project_folder(root)
+            project_key, key_name = folder_project(keyed)
+            scope = project_scope(project_key)
+            if posixpath.normpath(keyed) != posixpath.normpath(root):
+                project_name = key_name
     else:
         scope = GLOBAL
     return SessionInfo(
@@ -175,11 +184,34 @@ def session_info(
     )
 
 
-def _bound_project(projects: ProjectRegistry | None, root: str) -> Project | None:
+def _own_root(workdir: str, cwd: object) -> str:
+    """What a session's file paths are relative to: its project's folder, unless it ran in a
+    worktree or another checkout of the project elsewhere (then that work tree's root)."""
+    if not isinstance(cwd, str) or not cwd.startswith("/") or not workdir:
+        return workdir
+    if cwd == workdir or cwd.startswith(workdir.rstrip("/") + "/"):
+        return workdir
+    here = repository_identity(cwd)
+    if here is None:
+        return workdir
+    theirs = repository_identity(workdir)
+    same = theirs is not None and (
+        here.common_dir == theirs.common_dir or (here.remote and here.remote == theirs.remote)
+    )
+    return here.root if same else workdir
+
+
+def _branch(meta: SessionMeta) -> str:
+    branch = meta.extra.get("git_branch")
+    return branch if isinstance(branch, str) else ""
+
+
+def _bound_project(projects: ProjectRegistry | None, root: str, remote: str = "", branch: str = "") -> Project | None:
     if projects is None:
         return None
     try:
-        return projects.find(root)
+        found = projects.project_for(root, remote=remote, branch=branch)
+        return projects.get(found) if found else None
     except (OpmemError, OSError):
         return None
 
@@ -322,6 +354,9 @@ def collect_session(
     if first_anchor:  # what precedes the first prompt (injected context) belongs to turn 1
         anchor_of = {nid: (a or first_anchor) for nid, a in anchor_of.items()}
     index = _turn_index(store, sid, set(anchor_of.values()) - {""}, snapshot.turn_starts)
+    # turns are cut by the stored roles; extraction gets injected user text as system text
+    nodes = mark_injected(meta, nodes)
+    new = [n for n in nodes if n.seq > pending.cursor.seq]
     batches: list[SessionBatch] = []
     for chunk in _chunks(new, batch_nodes):
         end = chunk[-1].seq

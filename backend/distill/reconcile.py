@@ -12,6 +12,8 @@
 - A switch slot (a database, cache or queue the user says the project switched to) retires the
   subject's older stack edges to every other technology of that category (`category_of`).
 - An event with the same `key` as a current one (the turn grew, an LLM re-run) supersedes it.
+- Before all that, the fact gate (fact_gate.py) refuses facts about a session and facts that
+  point to themselves, whatever extractor made them.
 - Nothing else is ever retired, and every contradiction is reported (the pipeline logs it to
   memory/contradictions.jsonl).
 The stage reads the memory through two callables, so it can be tested on plain lists.
@@ -20,10 +22,12 @@ The stage reads the memory through two callables, so it can be tested on plain l
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import replace
 
 from ..memory import relations
 from ..memory.records import Edge, Event, Patch
 from ..memory.relations import STACK_RELATIONS, SWITCH_RELATIONS
+from .fact_gate import gate
 from .model import Contradiction, Linked, Reconciled
 
 DEFAULT_SINGLE_VALUED = (
@@ -183,7 +187,9 @@ def reconcile(
     the others are not looked up. Default: all of them. `category_of`: a technology's category
     as stored (the batch's own entities are looked up first); without it a switch slot retires
     only its own older values."""
-    extraction = linked.extraction
+    extraction, _refused = gate(linked.extraction)
+    if _refused:
+        linked = replace(linked, extraction=extraction)
     lookup = None
     if category_of is not None:
         batch = {e.id: str(e.attrs.get("category", "")) for e in extraction.entities if e.type == "tech"}

@@ -196,7 +196,7 @@ class LineImporter(Importer):
     def parse_file(self, path: Path, report: ImportReport, *, final: bool | None = None) -> list[ImportedSession]:
         final = is_final(path, final)
         parser = self.open_parser(path, report)
-        lines = feed_file(parser, path, report, as_text=self.feeds_text)
+        lines = feed_file(parser, path, report, as_text=self.feeds_text, final=final)
         if lines == 0 and self.empty_file:
             report.warn(path, None, self.empty_file)
         return parser.take(final=final) if lines > 0 else []
@@ -216,11 +216,15 @@ def is_final(path: Path, final: bool | None) -> bool:
     return time.time() - newest > LIVE_SECONDS
 
 
-def feed_file(parser: SessionParser, path: Path, report: ImportReport, *, as_text: bool = False) -> int:
+def feed_file(
+    parser: SessionParser, path: Path, report: ImportReport, *, as_text: bool = False, final: bool = False
+) -> int:
     """Feed a whole file's lines to `parser`: how many (0: all blank; -1: unreadable, a warning is made).
 
     A last line without a newline is a record still being written unless it is a whole JSON
-    value: it is left out, so the next read starts at it. as_text: the lines are fed as str, the
+    value: it is left out, so the next read starts at it; in a `final` file (finished: quiet for
+    LIVE_SECONDS) nothing will complete it, so it is a warning naming file:line, as a torn line
+    in the middle is. as_text: the lines are fed as str, the
     file decoded once, when that decodes every line as json.loads would (else as bytes).
     """
     try:
@@ -242,6 +246,8 @@ def feed_file(parser: SessionParser, path: Path, report: ImportReport, *, as_tex
             line = line.encode()  # str.isspace also holds for \x1c or U+00A0: the parser skips what it did
         if end >= 0 or _is_json(line):
             parser.feed_line(line, number)
+        elif final and line.strip():
+            report.warn(path, number, "the last line is cut off (no newline, not a whole JSON record): left out")
         if end < 0:
             break
         start = end + 1

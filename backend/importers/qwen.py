@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -201,6 +202,9 @@ class _Tree:
         return b
 
 
+SESSION_NAME = re.compile(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}")
+
+
 def claude_shaped(items: list[dict[str, Any]]) -> bool:
     """Messages with ``content`` and never ``parts``: a Claude Code transcript (same record family,
     another message shape), which read as Qwen would make every tool result a prompt."""
@@ -216,9 +220,13 @@ def read_chat(path: Path, report: ImportReport, *, final: bool) -> list[Imported
         return []
     tree = _Tree(path, report)
     foreign = 0
+    named = [s for s in (as_str(r.get("sessionId")) for r in items) if s and not s.startswith("[")]
+    # the file's own session is the one its name says (Qwen names it so); a file renamed to
+    # something that is no session id (a copy, a backup): the one its first record names
+    own = path.stem if not named or SESSION_NAME.fullmatch(path.stem) else named[0]
     for record in items:
         sid = as_str(record.get("sessionId"))
-        if sid and not sid.startswith("[") and _compact(sid) != _compact(path.stem):
+        if sid and not sid.startswith("[") and _compact(sid) != _compact(own):
             foreign += 1
             continue
         tree.record(record)
@@ -230,7 +238,7 @@ def read_chat(path: Path, report: ImportReport, *, final: bool) -> list[Imported
     head = tree.head if tree.head in kept else None
     out = session(
         SOURCE,
-        path.stem,
+        own,
         path,
         b,
         final=final,

@@ -312,10 +312,11 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     chunk: list[str] = []
     chunk_edges: list[GraphEdge] = []
     for kind in COMMAND_KINDS:
-        gs = by_rel.get(f"{kind}-command") or by_rel.get(f"{kind}-script")  # what ran, else the way given
-        if not gs or _newest(gs).target not in refs:
+        ran = [g for g in by_rel.get(f"{kind}-command", []) if g.target in refs]
+        given = [g for g in by_rel.get(f"{kind}-script", []) if g.target in refs]
+        if not ran and not given:
             continue
-        g = _newest(gs)
+        g = _newest(ran) if ran else _most_given(given, refs)  # what ran last, else the way given most
         piece = f"{kind}: {refs[g.target].name}"
         if chunk and len(" · ".join([*chunk, piece])) > 150:
             out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
@@ -325,6 +326,16 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     if chunk:
         out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
     return out
+
+
+def _most_given(edges: list[GraphEdge], refs: dict) -> GraphEdge:
+    """Of the commands given for one kind, the newest of the program most often given (`docker compose
+    up -d`, `docker compose up --build` and `docker compose up` outnumber one `docker-compose up bot`)."""
+    families: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        families.setdefault(" ".join(refs[g.target].name.split()[:2]), []).append(g)
+    family = max(families.values(), key=lambda gs: (len(gs), _newest(gs).edge.event_time))
+    return _newest(family)
 
 
 def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0) -> list[BriefLine]:

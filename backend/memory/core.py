@@ -248,9 +248,12 @@ def _summary(line: CoreLine) -> str:
     return text
 
 
-def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> str:
+def render_core(
+    memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "", *, bound: bool = True
+) -> str:
     """The core block for one project (its own records, and the user's global preferences in its
-    brief) or, with no project, the global one."""
+    brief) or, with no project, the global one. `bound`: the project is a bound git repository (a
+    folder known from sessions only has no history, so its footer does not offer memory_git_log)."""
     scope = project_scope(project_id) if project_id else GLOBAL
     if project_id and not project_name:  # a folder no project is bound to: named by its project entity
         subject = entity_id("project", project_id)
@@ -258,12 +261,13 @@ def render_core(memory: MemoryStore, consolidated: date, project_id: str = "", p
         project_name = ref.name if ref is not None else ""
     if project_id:
         safe_id = project_id if SESSION_ID_RE.fullmatch(project_id) else "<project>"
-        hint = f"For details: memory_open_session(<id>) / memory_git_log({safe_id})"
+        tool = f"memory_git_log({safe_id})" if bound else "memory_timeline()"
+        hint = f"For details: memory_open_session(<id>) / {tool}"
         label, title = "[Graph · current project]", project_name or project_id
         brief = project_brief(memory, project_id)
         brief_label = f"[Project · {clean(title, NAME_CHARS)}]"
     else:
-        hint = "For details: memory_open_session(<id>) / memory_git_log(<project>)"
+        hint = "For details: memory_open_session(<id>) / memory_search(query)"
         label, title = "[Graph · global]", "(global)"
         brief = global_brief(memory)
         brief_label = "[Preferences · global]"
@@ -288,10 +292,12 @@ def core_path(memory_root: Path, project_id: str = "") -> Path:
     return memory_root / "projects" / safe_name(project_id) / "core.md"
 
 
-def write_core(memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "") -> Path:
+def write_core(
+    memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "", *, bound: bool = True
+) -> Path:
     """Regenerate one core.md whole (atomically); an unchanged file is left alone."""
     path = core_path(memory.root, project_id)
-    data = render_core(memory, consolidated, project_id, project_name).encode("utf-8")
+    data = render_core(memory, consolidated, project_id, project_name, bound=bound).encode("utf-8")
     try:
         if path.read_bytes() == data:
             return path
@@ -307,7 +313,9 @@ def write_cores(memory: MemoryStore, consolidated: date, project_names: Mapping[
     names = dict(project_names or {})
     projects = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")} | set(names)
     paths = [write_core(memory, consolidated)]
-    paths.extend(write_core(memory, consolidated, pid, names.get(pid, "")) for pid in sorted(projects))
+    paths.extend(
+        write_core(memory, consolidated, pid, names.get(pid, ""), bound=pid in names) for pid in sorted(projects)
+    )
     return paths
 
 

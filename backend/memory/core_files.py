@@ -10,7 +10,7 @@ record is gone (or a file edited by hand) still names its session: the target th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -136,3 +136,20 @@ def _fact_target(
             prov = g.edge.provenance
             return CoreLineTarget(session_id, prov.turn, prov.node_ids)
     return None
+
+
+BRIEF_MARK = "[Project · "
+
+
+def opening_core(files: Sequence[CoreFile], here: str = "") -> CoreFile | None:
+    """The core.md a first look opens on: the project `here` (an id) when it has one, else the
+    first project whose core.md holds a brief (a project's stack, commands, state), else the
+    first file (the global one)."""
+    projects = [file for file in files if file.project_id]
+    for file in projects:
+        if here and file.project_id == here:
+            return file
+    for file in projects:
+        if BRIEF_MARK in read_core(file).text:
+            return file
+    return files[0] if files else None

@@ -33,7 +33,8 @@ from ..model import OpmemError
 from .sqlite_tx import immediate_transaction
 from .term_counts import TermCounts
 
-SCHEMA_VERSION = "3"  # 3: secrets masked (backend/privacy); an older index is rebuilt whole
+SCHEMA_VERSION = "4"  # 3: secrets masked (backend/privacy); 4: a session's turns under its project's scope
+# (a folder project too, as the distiller decides); an older index is rebuilt whole
 INDEX_FILE = "index.sqlite"
 # Reads through a memory map, not a read() per page: a search's CPU p95 at 500,000 turns fell
 # from 8.2 to 7.3 ms (bench/search_bench.py). SQLite writes through write() still (no mmap'd

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,9 @@ Progress = Callable[[int, int], Any]
 # Why a session is kept out of the index (backend/privacy/exclusions.py), None when it is not; and
 # whether a project is. Asked once per update: `rules()` returns the current exclusions.
 Rules = Callable[[], Any]
+# The scope a session's turns are indexed under: the project it belongs to as the distiller
+# decides (distill/collect.session_info), so a project's search holds its own sessions only.
+ScopeOf = Callable[[SessionMeta, Sequence[Node]], str]
 
 
 @dataclass(slots=True)
@@ -212,9 +215,16 @@ class IndexUpdater:
     """Brings one SearchIndex up to date with one SessionStore and one memory folder."""
 
     def __init__(
-        self, index: SearchIndex, store: SessionStore, memory_dir: Path, *, rules: Rules | None = None
+        self,
+        index: SearchIndex,
+        store: SessionStore,
+        memory_dir: Path,
+        *,
+        rules: Rules | None = None,
+        scope_of: ScopeOf | None = None,
     ) -> None:
         self.index = index
+        self.scope_of = scope_of
         self.store = store
         self.memory_dir = Path(memory_dir)
         # The privacy exclusions: private sessions and excluded projects are never indexed.
@@ -289,7 +299,7 @@ class IndexUpdater:
         turns = turn_map(self.store, session_id, {n.called_by or n.id for n in new}) if new or pending else {}
         return _SessionWork(
             session_id,
-            scope=project_scope(meta.project_id),
+            scope=self.scope_of(meta, nodes) if self.scope_of is not None else project_scope(meta.project_id),
             after=after,
             cursor=max((n.seq for n in nodes), default=after),
             stamp=stamp,
@@ -401,7 +411,9 @@ class IndexUpdater:
         remove_database(fresh_path)
         fresh = SearchIndex(fresh_path)
         try:
-            result = IndexUpdater(fresh, self.store, self.memory_dir, rules=self.rules).update(progress=progress)
+            result = IndexUpdater(fresh, self.store, self.memory_dir, rules=self.rules, scope_of=self.scope_of).update(
+                progress=progress
+            )
             if self.before_swap is not None:
                 self.before_swap(fresh)
             fresh.optimize()

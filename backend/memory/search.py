@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .index import KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
+from .index import KIND_EDGE, KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
-from .records import entity_key, visible_scopes
+from .records import GLOBAL, entity_id, entity_key, visible_scopes
 from .snippets import Snippets
 
 if TYPE_CHECKING:
@@ -116,7 +116,10 @@ class Searcher:
         if parsed.empty or k == 0:
             return ()
         db = self.index.db
-        flt = _Filter(visible_scopes(scope), since, until)
+        own = _own(scope)
+        flt = _Filter(
+            visible_scopes(scope), since, until, own, _sessions_in(db, own) if own is not None else frozenset()
+        )
         lists: dict[str, list[tuple[str, int]]] = {}
         times: dict[tuple[str, int], float] = {}  # row -> time, as the rows are read
         behind = self._records(db, parsed, flt, times)
@@ -160,7 +163,7 @@ class Searcher:
                     chunk,
                 ):
                     times[("d", rid)] = when
-                    if not dead and flt.accepts(scope, when):
+                    if not dead and flt.accepts(scope, when) and flt.own_session(scope):
                         out[rid] = (prev, speaker or "")
             return out
 
@@ -199,13 +202,13 @@ class Searcher:
             out: dict[int, tuple[str, str, str]] = {}
             for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
-                for rid, kind, record_id, session_id, node_json, scope, when, body in db.execute(
-                    "SELECT id, kind, record_id, session_id, node_ids, scope, time, body FROM records "
+                for rid, kind, record_id, session_id, node_json, scope, when, body, named in db.execute(
+                    "SELECT id, kind, record_id, session_id, node_ids, scope, time, body, entities FROM records "
                     f"WHERE id IN ({marks}) AND record_id NOT IN (SELECT record_id FROM superseded)",
                     chunk,
                 ):
                     times[("r", rid)] = when
-                    if not flt.accepts(scope, when):
+                    if not flt.accepts(scope, when) or not flt.own_record(scope, kind, named, session_id):
                         continue
                     if kind == KIND_ENTITY:
                         # Where an entity was first seen says nothing of what is asked about it: an
@@ -242,7 +245,7 @@ class Searcher:
         ).fetchone()[0]
         if mentions > max(ENTITY_MIN_RECORDS, ENTITY_SHARE * total):
             return []  # named by most of the memory: says nothing about which record is meant
-        where, args = flt.sql("r.scope", "r.time")
+        where, args = flt.sql("r.scope", "r.time", "r.kind", "r.entities")
         rows = db.execute(
             "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids FROM record_entities e "
             f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != {KIND_ENTITY} "
@@ -354,11 +357,33 @@ class Searcher:
         )
 
 
+def _sessions_in(db: sqlite3.Connection, scopes: frozenset[str]) -> frozenset[str]:
+    if not scopes:
+        return frozenset()
+    marks = ",".join("?" * len(scopes))
+    return frozenset(
+        r[0] for r in db.execute(f"SELECT session_id FROM sessions WHERE scope IN ({marks})", sorted(scopes))
+    )
+
+
+def _own(scope: str | Iterable[str] | None) -> frozenset[str] | None:
+    """A caller in a project: its own scopes (global left out), else None (global is seen whole)."""
+    scopes = frozenset({scope} if isinstance(scope, str) else scope or ())
+    return scopes - {GLOBAL} if any(s.startswith("project:") for s in scopes) else None
+
+
+# the user's own preferences are global facts: a project's search shows them, no other global record
+_USER = entity_id("person", "user")
+_USER_JSON = f'%"{_USER}"%'
+
+
 @dataclass(frozen=True, slots=True)
 class _Filter:
     scopes: frozenset[str] | None
     since: float | None
     until: float | None
+    own: frozenset[str] | None = None  # a project caller's scopes: its sessions only, global facts only
+    own_sessions: frozenset[str] = frozenset()  # the sessions indexed under `own`
 
     def accepts(self, scope: str, when: float) -> bool:
         return (
@@ -367,9 +392,29 @@ class _Filter:
             and (self.until is None or when < self.until)
         )
 
-    def sql(self, scope_col: str, time_col: str) -> tuple[str, list[object]]:
+    def own_session(self, scope: str) -> bool:
+        """A session's turns: in a project, only the project's sessions (none of no project)."""
+        return self.own is None or scope in self.own
+
+    def own_record(self, scope: str, kind: int, named: str, session_id: str) -> bool:
+        """A memory record: in a project, its own, a shared entity one of its sessions named, or
+        the user's preference."""
+        if self.own is None or scope in self.own:
+            return True
+        if kind == KIND_ENTITY:
+            return not session_id or session_id in self.own_sessions
+        return kind == KIND_EDGE and f'"{_USER}"' in named
+
+    def sql(self, scope_col: str, time_col: str, kind_col: str = "", named_col: str = "") -> tuple[str, list[object]]:
         parts: list[str] = []
         args: list[object] = []
+        if self.own is not None and kind_col and named_col:
+            marks = ",".join("?" * len(self.own))
+            parts.append(
+                f"({scope_col} IN ({marks}) OR {kind_col} = {KIND_ENTITY} "
+                f"OR ({kind_col} = {KIND_EDGE} AND {named_col} LIKE ?))"
+            )
+            args.extend([*sorted(self.own), _USER_JSON])
         if self.scopes is not None:
             parts.append(f"{scope_col} IN ({','.join('?' * len(self.scopes))})")
             args.extend(sorted(self.scopes))

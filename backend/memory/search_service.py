@@ -10,7 +10,7 @@ from ..store.sessions import SessionStore
 from .dense_minilm import DenseUnavailable
 from .dense_rerank import DenseVectors, load
 from .index import INDEX_FILE, IndexStats, SchemaMismatch, SearchIndex
-from .index_update import IndexUpdater, Progress, Rules, UpdateReport
+from .index_update import IndexUpdater, Progress, Rules, ScopeOf, UpdateReport
 from .search import DEFAULT_K, Searcher, SearchHit
 from .snippets import Snippets
 
@@ -28,12 +28,13 @@ class SearchService:
         dense: str = "",
         rules: Rules | None = None,
         withheld: Callable[[str], bool] | None = None,
+        scope_of: ScopeOf | None = None,
     ) -> None:
         self.memory_dir = Path(memory_dir)
         self.dense = dense
         self.store = store
         self.index = SearchIndex(self.memory_dir / INDEX_FILE)
-        self.updater = IndexUpdater(self.index, store, self.memory_dir, rules=rules)
+        self.updater = IndexUpdater(self.index, store, self.memory_dir, rules=rules, scope_of=scope_of)
         # session id -> kept out of the memory (private, excluded): its hits are dropped even from
         # an index a distillation has not caught up with the exclusions yet
         self.withheld = withheld

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config, MemorySettings
 from ..model import OpmemError, SessionMeta
 from ..projects.folders import folder_project, stands_for_a_project
+from ..projects.identity import project_folder
 from ..store.files import read_json_object
 
 if TYPE_CHECKING:
@@ -162,7 +163,10 @@ class Exclusions:
         if meta.project_id:
             return self.project_reason(meta.project_id)
         if isinstance(cwd, str) and stands_for_a_project(cwd):  # no binding: the folder's project, by its id or name
-            return self.project_reason(*folder_project(cwd))
+            keyed = project_folder(cwd)  # a worktree's memory is its repository's (projects/identity.py)
+            return self.project_reason(*folder_project(cwd)) or (
+                self.project_reason(*folder_project(keyed)) if keyed != cwd else None
+            )
         return None
 
 

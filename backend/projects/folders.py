@@ -7,7 +7,6 @@ project, and keeps it once one is bound. Pure: no git, no files (privacy and the
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 
@@ -30,6 +29,8 @@ def stands_for_a_project(path: str) -> bool:
 
 def folder_project(path: str) -> tuple[str, str]:
     """(id, name) of the project the folder at `path` stands for."""
+    import hashlib  # here: the SessionStart hook imports this module and rarely needs it
+
     root = posixpath.normpath(path)
     name = posixpath.basename(root) or "project"
     digest = hashlib.sha1(root.encode("utf-8", "surrogateescape")).hexdigest()[:6]

@@ -30,6 +30,7 @@ from ..model import CorruptFile, Node, OpmemError, Turn, check_session_id
 from ..store.files import write_atomic
 from .agent_commit import AgentCommitter
 from .folders import project_slug
+from .identity import RepoIdentity, project_for_folder, same_repository
 from .links import HIGH, CommitLink, LinkStore, link_session
 from .records import AgentCommitResult, AgentTurnWatch, CommitDetail, CommitInfo
 from .repository import ProjectGit, ensure_excluded
@@ -123,6 +124,7 @@ class ProjectRegistry:
         self.warnings_path = self.dir / "warnings.jsonl"
         self.links = LinkStore(self.dir / "links.jsonl")
         self._gits: dict[str, ProjectGit] = {}
+        self._identities: dict[str, RepoIdentity | None] = {}  # workdir -> its repository, asked once
 
     # -- the registry file --------------------------------------------------------------------
 
@@ -197,6 +199,19 @@ class ProjectRegistry:
                 best = project
         return best
 
+    def project_for(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        remote: str = "",
+        branch: str = "",
+        known: Callable[[str], bool] | None = None,
+    ) -> str:
+        """The id of the project `folder` belongs to (identity.project_for_folder: its folder, its
+        repository, the remote a session recorded, else a folder project `known` names), or ""."""
+        kw = {"known": known} if known is not None else {}
+        return project_for_folder(folder, self._read(), remote=remote, branch=branch, identities=self._identities, **kw)
+
     def resolve_project(self, path: str | os.PathLike[str], name: str | None = None) -> Project:
         """Bind a folder: reuse the git repository it is in, or git init one. Idempotent."""
         folder = Path(path).expanduser()
@@ -214,6 +229,9 @@ class ProjectRegistry:
             for project in projects:
                 if Path(project.workdir) == root:
                     return project
+            same = same_repository(str(root), projects, identities=self._identities)
+            if same:  # a worktree or another checkout of a bound repository: the same project
+                return next(p for p in projects if p.id == same)
             label = (name or root.name or "project").strip() or "project"
             digest = hashlib.sha1(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:6]
             project = Project(

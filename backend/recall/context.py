@@ -75,22 +75,17 @@ class Recall:
 
 
 def find_project(home: Home, wanted: str) -> Project:
-    """A bound project by id, else by exact name, else a folder project the memory knows (sessions
-    in a folder no project is bound to: registry.folder_project); unknown ones get "did you mean"."""
+    """The project `wanted` names (backend/naming: id, name or a unique prefix, bound or a folder
+    project the memory knows); unknown or ambiguous ones are a structured error with candidates."""
+    from ..naming import AmbiguousName, project
+
     try:
-        return home.projects.get(wanted)
+        return project(home, wanted)
+    except AmbiguousName as exc:
+        raise RecallError(UNKNOWN_PROJECT, str(exc).split(":", 1)[0], exc.candidates) from None
     except ProjectNotFound:
-        pass
-    projects = home.projects.list_projects()
-    named = [p for p in projects if p.name == wanted]
-    if len(named) == 1:
-        return named[0]
-    folders = [p for p in folder_projects(home) if p.id not in {q.id for q in projects}]
-    matches = [p for p in folders if wanted in (p.id, p.name)]
-    if len(matches) == 1:
-        return matches[0]
-    choices = {p.id: f"{p.id} {p.name}" for p in (*projects, *folders)}
-    raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices))
+        choices = {p.id: f"{p.id} {p.name}" for p in (*home.projects.list_projects(), *folder_projects(home))}
+        raise RecallError(UNKNOWN_PROJECT, f"no project {wanted!r}", did_you_mean(wanted, choices)) from None
 
 
 def folder_projects(home: Home) -> list[Project]:
@@ -111,20 +106,44 @@ def folder_projects(home: Home) -> list[Project]:
     return sorted(found.values(), key=lambda p: p.id)
 
 
-def project_of_folder(home: Home, folder: str | os.PathLike[str]) -> str:
-    """The id of the bound project holding `folder`, else of the folder project the memory knows
-    it by (the folder itself or one it is in), or ""."""
-    found = home.projects.find(folder)
-    if found is not None:
-        return found.id
-    target = os.path.realpath(folder)
-    best = ""
+NOT_HERE = "not on this machine"
+PLAIN_FOLDER = "plain folder"
+
+
+@dataclass(frozen=True, slots=True)
+class UnboundProject:
+    """A project the memory knows from sessions that no binding names: where its folder is."""
+
+    id: str
+    name: str
+    workdir: str
+    where: str  # NOT_HERE (synced from another machine, or removed) or PLAIN_FOLDER (here, no binding)
+
+
+def unbound_projects(home: Home) -> list[UnboundProject]:
+    """Every project the memory holds records of that no binding names, each with where it is."""
+    bound = {p.id for p in home.projects.list_projects()}
+    out = []
     for project in folder_projects(home):
-        root = project.workdir.rstrip("/")
-        if root and (target == root or target.startswith(root + "/")) and len(root) > len(best):
-            best = root
-            found = project
-    return found.id if found is not None else ""
+        if project.id in bound:
+            continue
+        here = bool(project.workdir) and os.path.isdir(project.workdir)
+        out.append(UnboundProject(project.id, project.name, project.workdir, PLAIN_FOLDER if here else NOT_HERE))
+    return out
+
+
+def project_of_folder(home: Home, folder: str | os.PathLike[str]) -> str:
+    """The id of the project `folder` belongs to (projects/identity.py, as the SessionStart hook
+    decides): a bound project by folder or repository, else a folder project the memory knows, or ""."""
+    folders: set[str] | None = None
+
+    def known(project_id: str) -> bool:
+        nonlocal folders
+        if folders is None:
+            folders = {p.id for p in folder_projects(home)}
+        return project_id in folders
+
+    return home.projects.project_for(folder, known=known)
 
 
 def recall_for(

@@ -10,12 +10,13 @@ renderer; nothing is written.
 
 from __future__ import annotations
 
+import os
 import time
 
 from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
 from ..privacy import redact_text
 from ..safe_text import plain
-from .context import Recall
+from .context import NOT_HERE, Recall, unbound_projects
 
 
 def core_block(recall: Recall, project_id: str | None = None) -> str:
@@ -41,4 +42,24 @@ def core_block(recall: Recall, project_id: str | None = None) -> str:
     day = consolidation_day(time.time() if recall.now is None else recall.now)
     if project is None:
         return redact_text(render_core(memory, day))
-    return redact_text(render_core(memory, day, project.id, project.name))
+    return redact_text(render_core(memory, day, project.id, project.name, bound=project.status != "folder"))
+
+
+def has_content(block: str) -> bool:
+    """Whether a block holds any memory line (each ends with its pointer)."""
+    return "↪ session:" in block
+
+
+def blocks_index(recall: Recall) -> str:
+    """What `opmem core` says outside any project: which blocks exist and how to get one."""
+    bound = recall.home.projects.list_projects()
+    unbound = unbound_projects(recall.home)
+    if not bound and not unbound:
+        return "opmem: no project blocks yet (import sessions with `opmem import`, then `opmem distill`)\n"
+    lines = ["opmem: this folder is in no project. Blocks the memory holds (`opmem core --project ID`):"]
+    for p in bound:
+        where = "" if os.path.isdir(p.workdir) else f", {NOT_HERE}"
+        lines.append(f"  {p.id}  {plain(p.name)}  (bound: {plain(p.workdir)}{where})")
+    for u in unbound:
+        lines.append(f"  {u.id}  {plain(u.name)}  ({u.where}: {plain(u.workdir)})")
+    return redact_text("\n".join(lines)) + "\n"

@@ -22,6 +22,7 @@ AMBIGUOUS_ENTITY = "ambiguous_entity"
 UNKNOWN_TOOL = "unknown_tool"
 BAD_ARGUMENT = "bad_argument"
 NO_PROJECT = "no_project"
+NO_HISTORY = "no_history"  # a project with no git repository here (known from sessions, or its folder gone)
 STORE_ERROR = "store_error"
 PRIVATE = "private"  # a private session or an excluded project: kept out of recall (backend/privacy/exclusions.py)
 

@@ -7,11 +7,20 @@ from typing import Any
 from ..privacy import redact_text
 from ..projects.links import CommitLink
 from ..projects.records import CommitDetail, CommitInfo, FileDiff
-from ..projects.registry import Project
+from ..projects.registry import Project, ProjectNotFound
 from ..projects.repository import ProjectGit, ProjectGitError
 from .context import Recall
 from .dates import iso, parse_when
-from .errors import BAD_ARGUMENT, PRIVATE, STORE_ERROR, UNKNOWN_COMMIT, UNKNOWN_PATH, RecallError, did_you_mean
+from .errors import (
+    BAD_ARGUMENT,
+    NO_HISTORY,
+    PRIVATE,
+    STORE_ERROR,
+    UNKNOWN_COMMIT,
+    UNKNOWN_PATH,
+    RecallError,
+    did_you_mean,
+)
 from .reply import cut_text, page_of, size, text_chunk
 
 MAX_LIMIT = 200
@@ -100,12 +109,29 @@ def _withheld(recall: Recall, commit: CommitInfo, link: CommitLink | None) -> bo
 
 
 def _git(recall: Recall, project: Project) -> ProjectGit:
-    git = recall.home.projects.git(project.id)
+    if project.status == "folder":  # known from sessions only: opmem holds no repository for it
+        raise RecallError(NO_HISTORY, _no_history(project))
     try:
+        git = recall.home.projects.git(project.id)
         git.repo  # noqa: B018 - opening it is the check
-    except ProjectGitError as exc:
-        raise RecallError(STORE_ERROR, f"project {project.id}: {exc}") from None
+    except ProjectNotFound:
+        raise RecallError(NO_HISTORY, _no_history(project)) from None
+    except ProjectGitError:
+        raise RecallError(
+            NO_HISTORY,
+            f"project {project.name!r} ({project.id}) has no git history on this machine: its folder is gone or "
+            "no longer a git repository",
+        ) from None
     return git
+
+
+def _no_history(project: Project) -> str:
+    where = f" (folder {project.workdir})" if project.workdir else ""
+    return (
+        f"project {project.name!r} ({project.id}) is known from its sessions only{where}: it is not a bound git "
+        "repository, so it has no commit history to show. Its sessions: memory_search / memory_timeline; "
+        "bind it on a machine that has it with `opmem projects add PATH`."
+    )
 
 
 def _resolve(git: ProjectGit, project: Project, rev: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..memory.records import EVENT_KINDS, Event
+from ..memory.records import EVENT_KINDS, GLOBAL, Event, entity_id
 from ..memory.results import AmbiguousEntity, EntityNotFound, EntityRef, GraphEdge
 from ..model import Provenance
 from .context import Recall
@@ -80,9 +80,25 @@ def memory_timeline(
         envelope["hidden_superseded"] = found.hidden_superseded
     if found.truncated:
         envelope["more_events"] = f"only the newest {MAX_EVENTS}: narrow since/until to see older ones"
-    items = [_event(e) for e in found.events]
+    items = [_event(e) for e in found.events if _told_in(e, recall.scope.project_id)]
     reply, _ = page_of(envelope, "events", items, page, recall.max_reply_bytes)
     return reply
+
+
+_USER = entity_id("person", "user")
+
+
+def _known_in(edge: GraphEdge, project_id: str) -> bool:
+    """Whether a fact belongs in a project's graph: its own, one its sessions told, or the user's
+    own preference (a global fact); not what a session of no project (or of another) did."""
+    e = edge.edge
+    return not project_id or e.scope != GLOBAL or e.provenance.project_id == project_id or e.from_id == _USER
+
+
+def _told_in(event: Event, project_id: str) -> bool:
+    """Whether an event belongs in a project's timeline: the project's own, or a global one its own
+    sessions told; what sessions of no project (or of another) did is no part of its story."""
+    return not project_id or event.scope != GLOBAL or event.provenance.project_id == project_id
 
 
 def _event(event: Event) -> dict[str, Any]:
@@ -131,7 +147,8 @@ def memory_graph_neighbors(
         envelope["hidden_superseded"] = found.hidden_superseded
     if found.truncated:
         envelope["more_edges"] = "the neighbourhood is larger than shown: ask about a nearer entity or fewer hops"
-    items = [_edge(g, found.entities) for g in found.edges]
+    project_id = recall.scope.project_id
+    items = [_edge(g, found.entities) for g in found.edges if _known_in(g, project_id)]
     reply, _ = page_of(envelope, "edges", items, page, recall.max_reply_bytes)
     return reply
 

@@ -229,6 +229,16 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
 )
 
 
+def tools_line() -> str:
+    """The line agents' instruction blocks name the tools with, each with its required arguments:
+    derived from the registry, so a new tool is named there at once."""
+    calls = []
+    for tool in TOOLS.values():
+        arguments = tool.input_schema.get("required") or list(tool.input_schema.get("properties", ()))[:1]
+        calls.append(f"{tool.name}({', '.join(arguments)})")
+    return f"opmem memory tools (MCP server `opmem`): {', '.join(calls)}."
+
+
 @functools.cache
 def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(TOOLS[name].input_schema)

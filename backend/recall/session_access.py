@@ -72,7 +72,23 @@ class SessionReader:
                 if home.exclusions().reason(repo.meta()) is not None:
                     raise RecallError(PRIVATE, f"session {wanted!r} is private: kept out of recall")
                 return self._redacted(repo)
+        named = self._named(home, wanted)
+        if named is not None and named != wanted:
+            return self.open(home, named)
         raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
+
+    @staticmethod
+    def _named(home: Home, wanted: str) -> str | None:
+        """The id a unique prefix or a title names (backend/naming), private sessions left out."""
+        from ..naming import AmbiguousName, session_id
+
+        rules = home.exclusions()
+        try:
+            return session_id(home, wanted, hidden=lambda meta: rules.reason(meta) is not None)
+        except AmbiguousName as exc:
+            raise RecallError(UNKNOWN_SESSION, str(exc).split(":", 1)[0], exc.candidates) from None
+        except OpmemError:
+            return None
 
 
 def branch_head(repo: SessionRepo, branches: list[Branch], branch: str | None) -> tuple[str | None, str]:

@@ -65,7 +65,7 @@ class MainScreen(SyncJobs, Screen[None]):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(initial="sessions", id="tabs"):
+        with TabbedContent(initial=self.opmem.start_tab, id="tabs"):
             with TabPane("Sessions", id="sessions"):
                 yield SessionsTab(id="sessions-split")
             with TabPane("Projects", id="projects"):

@@ -66,7 +66,6 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         self._problems_told: set[str] = set()  # unreadable log lines already named to the user
         self._poll: Timer | None = None
         self._started_graph = False
-        self._focus_graph = False  # the first graph takes the focus from the empty finder
         self._shown = False
 
     @property
@@ -78,7 +77,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         return self.opmem.data.memory
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(initial="memory-graph", id="memory-views"):
+        with TabbedContent(initial="memory-core", id="memory-views"):
             with TabPane("Graph (g)", id="memory-graph"):
                 yield GraphExplorer(id="graph-explorer")
             with TabPane("core.md (c)", id="memory-core"):
@@ -104,7 +103,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
             return self.core.lines
         if active == "memory-timeline":
             return self.timeline.lines
-        return self.graph.finder if self.graph.center is None else self.graph.tree
+        return self.graph.default_focus()
 
     def action_view(self, pane: str) -> None:
         self.query_one("#memory-views", TabbedContent).active = pane
@@ -113,6 +112,8 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
             self.screen.set_focus(focus)
 
     def on_mount(self) -> None:
+        if self.opmem.start_tab == "memory":  # the app opens here (the demo): keys land in the tab
+            self.focus_default()
         self.call_after_refresh(self.memory_changed)
         if self.opmem.watch_store:
             self._watch_core()
@@ -139,15 +140,23 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         logs = self.data.logs_stamp()  # before the read: a write during it is seen as new
         overview = self.data.overview()
         files = self.data.core_files()
-        deliver(self, self._apply_overview, overview, files, logs)
+        opening = self.data.opening_core(files) if self.core.current is None else None
+        deliver(self, self._apply_overview, overview, files, logs, opening)
 
     def _apply_overview(
-        self, overview: MemoryOverview, files: list[CoreFile], logs: tuple[tuple[str, int, int], ...]
+        self,
+        overview: MemoryOverview,
+        files: list[CoreFile],
+        logs: tuple[tuple[str, int, int], ...],
+        opening: CoreFile | None = None,
     ) -> None:
         self.overview = overview
         self._logs_stamp = logs
         self._tell_problems(overview)
+        first = self.core.current is None
         self.core.set_files(files)
+        if first and opening in files:  # a first look opens on a project's brief
+            self.core.current = opening
         self._load_core(self.core.current or files[0])
         if not overview.exists:
             self.graph.show_empty(NO_MEMORY)
@@ -191,8 +200,7 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
         graph.show_matches(query, matches)
         if not self._started_graph and graph.center is None and matches and not query:
             self._started_graph = True  # open on the newest entity rather than on nothing
-            self._focus_graph = graph.finder.has_focus  # in it only because there was nothing else
-            graph.choose(matches[0].id)
+            graph.open_on(matches[0].id)
 
     def on_graph_explorer_requested(self, message: GraphExplorer.Requested) -> None:
         self._load_graph(message.entity_id, message.hops, message.as_of, message.superseded)
@@ -216,10 +224,6 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
             hidden=view.hidden_superseded,
             truncated=view.truncated,
         )
-        if self._focus_graph:  # as default_focus() would now choose
-            self._focus_graph = False
-            if self.graph.finder.has_focus and not self.graph.finder.value:
-                self.screen.set_focus(self.graph.tree)
 
     def on_graph_explorer_as_of_wanted(self, message: GraphExplorer.AsOfWanted) -> None:
         current = time.strftime("%Y-%m-%d", time.localtime(self.graph.as_of)) if self.graph.as_of else ""

@@ -101,7 +101,8 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
         return self.session_list.table
 
     def on_mount(self) -> None:
-        self.focus_default()
+        if self.opmem.start_tab == "sessions":  # focus in a hidden tab would show it instead
+            self.focus_default()
         # Paint first, then fill: the listing is read once the first frame is on screen.
         self.call_after_refresh(self._start)
 

@@ -25,7 +25,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Stores the app was opened on; each is checked to be a full demo store while open."""
     seen: list[Path] = []
 
-    def fake_app(home: Home) -> None:
+    def fake_app(home: Home, *, start_tab: str = "sessions") -> None:
+        assert start_tab == "memory"  # the demo opens on what opmem is for
         assert len(Home(home.path).sessions.list_sessions().sessions) == DEMO_SESSIONS
         seen.append(home.path)
 
@@ -45,7 +46,7 @@ def test_temporary_demo_is_removed_when_the_app_quits(opened: list[Path]) -> Non
 def test_temporary_demo_is_removed_when_the_app_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Path] = []
 
-    def crashing_app(home: Home) -> None:
+    def crashing_app(home: Home, **_options: object) -> None:
         seen.append(home.path)
         raise RuntimeError("the terminal went away")
 

@@ -77,7 +77,7 @@ def test_list_log_and_warnings_as_json(tmp_path: Path):
     home = tmp_path / "home"
     repo = _repo(tmp_path / "work")
     runner = CliRunner(env={"OPMEM_HOME": str(home)})
-    assert json.loads(runner.invoke(projects, ["list", "--json"]).output) == {"projects": []}
+    assert json.loads(runner.invoke(projects, ["list", "--json"]).output) == {"projects": [], "known_from_sessions": []}
     registry = ProjectRegistry(home)
     project = registry.resolve_project(repo, "Work")
 

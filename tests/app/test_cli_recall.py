@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -157,12 +158,38 @@ def test_search_table_keeps_the_snippet_readable_at_80_columns(built: Built) -> 
     for words (it got a few letters a line at 80 columns, the width when stdout is a pipe)."""
     add_memory(built)
     build_index(built)
-    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "80"})
-    result = runner.invoke(main, ["search", "pytest", "--project", "shop"], catch_exceptions=False)
+    terminal = {"OPMEM_HOME": str(built.home.path), "COLUMNS": "80", "TTY_COMPATIBLE": "1"}  # rich: a terminal
+    result = CliRunner(env=terminal).invoke(main, ["search", "pytest", "--project", "shop"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    header = next(line for line in result.output.splitlines() if "snippet" in line)
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", result.output)
+    header = next(line for line in shown.splitlines() if "snippet" in line)
     widths = {cell.strip(): len(cell) for cell in header.split("┃")}
-    assert widths["snippet"] >= 25, result.output  # was 12
+    assert widths["snippet"] >= 25, shown  # was 12
+
+
+def test_piped_output_is_plain_lines_and_pages_count_from_one(built: Built) -> None:
+    """Piped (80 columns, not a terminal): no table borders, one line per hit or turn, never
+    folded into narrow columns; `--page` counts from 1 as the text does; an argument error
+    names the option, not the tool's internal argument."""
+    add_memory(built)
+    build_index(built)
+    runner = CliRunner(env={"OPMEM_HOME": str(built.home.path), "COLUMNS": "80"})
+    search = runner.invoke(main, ["search", "pytest", "--project", "shop", "-k", "1"], catch_exceptions=False)
+    assert search.exit_code == 0, search.output
+    assert not set("┃│━") & set(search.stdout)
+    lines = search.stdout.splitlines()
+    assert lines[0].split() == ["when", "kind", "snippet", "source"] and len(lines) == 2
+    assert lines[1].endswith("session:cc-shop-session turn 2 node t2")  # the whole hit on its line
+    first = runner.invoke(main, ["search", "pytest", "--project", "shop", "-k", "1", "--page", "1"])
+    assert first.exit_code == 0 and first.stdout == search.stdout  # page 1 is the first
+    shown = runner.invoke(main, ["show", built.session_id])
+    assert not set("┃│━") & set(shown.stdout)
+    assert any(line.startswith("1  ") and "Add a greeting module" in line for line in shown.stdout.splitlines())
+    bad = runner.invoke(main, ["timeline", "--page", "0"])
+    assert bad.exit_code == 2 and "--page" in bad.output
+    for args in (["show", built.session_id, "--turn", "0"], ["graph", "worker", "--hops", "9"]):
+        error = runner.invoke(main, args)
+        assert error.exit_code != 0 and "memory_" not in error.output, error.output
 
 
 def test_a_date_out_of_range_is_a_message_not_a_traceback(built: Built) -> None:

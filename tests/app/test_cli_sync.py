@@ -130,3 +130,26 @@ def test_a_token_in_the_remote_url_never_reaches_the_output(tmp_path: Path) -> N
         code, out, err = opmem(home.path, *args)
         assert code == exit_code and "127.0.0.1:9" in out + err, args  # the remote is still named
         assert token not in out + err and token[4:20] not in out + err, args
+
+
+def test_init_on_a_missing_local_path_offers_to_create_the_bare_repository(tmp_path: Path, monkeypatch) -> None:
+    """`opmem sync init PATH` on a folder that is not there: not just "cannot reach" but how to
+    make it; `--create` makes a bare repository there, and the remote is kept as an absolute
+    path, so a sync from another folder still finds it."""
+    home = machine_home(tmp_path / "a", "laptop", "")
+    add_turn(home, "sa1", "one", "ok")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = opmem(home.path, "sync", "init", "./remote.git")
+    assert code == 1 and "does not exist" in err and "--create" in err and "cannot reach" not in err
+    assert not (tmp_path / "remote.git").exists()
+    code, out, err = opmem(home.path, "sync", "init", "--create", "./remote.git")
+    assert code == 0, err
+    assert "created a bare repository" in out
+    bare = subprocess.run(
+        ["git", "-C", str(tmp_path / "remote.git"), "rev-parse", "--is-bare-repository"], capture_output=True, text=True
+    )
+    assert bare.stdout.strip() == "true"
+    assert Home(home.path).config.sync.remote == str(tmp_path / "remote.git")
+    monkeypatch.chdir(home.path)
+    code, out, err = opmem(home.path, "sync")
+    assert code == 0, err

@@ -218,7 +218,7 @@ def test_cli_connect_status_and_disconnect(home: Home, user_home: Path) -> None:
     before = (user_home / ".codex/config.toml").read_bytes()
     result = cli(user_home, home, "connect", "codex")
     assert result.exit_code == 0
-    assert f"updated   {user_home / '.codex/config.toml'}  (MCP server)" in result.stdout
+    assert f"updated MCP server in {user_home / '.codex/config.toml'}" in result.stdout
     assert "undo: opmem disconnect codex" in result.stdout
     assert "already connected; nothing changed" in cli(user_home, home, "connect", "codex").stdout
     status = cli(user_home, home, "connect", "--status").stdout
@@ -226,8 +226,23 @@ def test_cli_connect_status_and_disconnect(home: Home, user_home: Path) -> None:
     assert f"✓ MCP server   {user_home / '.codex/config.toml'}" in status
     assert "claude    Claude Code  not found  not connected" in status
     result = cli(user_home, home, "disconnect", "codex")
-    assert result.exit_code == 0 and "removed" in result.stdout
+    assert result.exit_code == 0
+    # Not "removed <file>" (read as the file deleted): what was taken out of which file.
+    assert f"took MCP server out of {user_home / '.codex/config.toml'}" in result.stdout
     assert (user_home / ".codex/config.toml").read_bytes() == before
+    # The file is as it was before connect: its backup is spent, and goes.
+    assert not list(user_home.glob(".codex/*.opmem-backup")), list(user_home.glob(".codex/*"))
+
+
+def test_the_instruction_block_names_every_recall_tool(home: Home, user_home: Path) -> None:
+    """The block written to AGENTS.md (and the hook's context) names the tools from the registry."""
+    from opmem_tui.backend.agents.session_start import TOOLS_LINE
+    from opmem_tui.backend.recall.registry import TOOLS, tools_line
+
+    assert tools_line() == TOOLS_LINE
+    cli(user_home, home, "connect", "codex")
+    block = (user_home / ".codex/AGENTS.md").read_text()
+    assert all(f"{name}(" in block for name in TOOLS), block
 
 
 def test_cli_a_broken_config_exits_1_naming_it(home: Home, user_home: Path) -> None:
@@ -266,3 +281,12 @@ def test_the_hook_answers_from_the_precomputed_context_without_loading_the_detec
     done = _run_hook(command, _claude_input(repo), user_home)
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "test: make check" in context and other not in context and "[secret:" in context
+
+
+def test_an_agent_whose_sessions_import_finds_is_found(home: Home, user_home: Path) -> None:
+    """OpenCode keeps its sessions in ~/.local/share/opencode, apart from its config folder:
+    `opmem import --list` finds them, so `connect --status` does not say "not found"."""
+    data = Path(os.environ.get("XDG_DATA_HOME") or user_home / ".local/share")
+    (data / "opencode/storage/session").mkdir(parents=True)
+    status = cli(user_home, home, "connect", "--status").stdout
+    assert "opencode  OpenCode     found" in status

@@ -67,14 +67,14 @@ async def cancel_a_held_distillation_with_ctrl_x(app, pilot, home) -> None:
 
 async def test_ctrl_x_cancels_from_a_text_box_too(sample_home):
     """The job bar says "ctrl+x cancels" wherever the focus is. In a text box (the entity finder,
-    where the Memory tab of an empty memory puts the focus; the filters) ctrl+x cancels the job
-    rather than cutting text; with no job running it is the box's own cut again."""
+    reached with `/`; the filters) ctrl+x cancels the job rather than cutting text; with no job
+    running it is the box's own cut again."""
     from opmem_tui.widgets.graph_explorer import GraphExplorer
 
     app = make_app(sample_home)
     async with app.run_test(size=(140, 36)) as pilot:
         await settle(pilot)
-        await press(pilot, "3")
+        await press(pilot, "3", "g", "slash")
         finder = app.screen.query_one(GraphExplorer).finder
         assert app.focused is finder
         await cancel_a_held_distillation_with_ctrl_x(app, pilot, sample_home)
@@ -98,18 +98,18 @@ async def test_a_distillation_the_disk_refuses_says_which_file_and_why(sample_ho
         assert note.message == "distillation failed: memory/.distill.lock: Is a directory"
 
 
-async def test_the_first_distillation_takes_the_focus_from_the_empty_finder_to_the_graph(sample_home):
-    """An empty memory opens its tab in the entity finder (there is nothing else to be in). Once
-    ctrl+p → Distil now fills it, the focus is on the graph as when the tab opens on a memory:
-    c, t, +, ... act instead of typing into the box."""
+async def test_the_first_distillation_takes_the_focus_from_the_empty_list_to_the_graph(sample_home):
+    """An empty memory's graph view has the focus on its (empty) list of entities, never in the
+    finder: c, t, +, ... act instead of typing into a box. Once ctrl+p → Distil now fills it,
+    the focus is on the graph as when the tab opens on a memory."""
     from opmem_tui.widgets.graph_explorer import GraphExplorer
 
     app = make_app(sample_home)
     async with app.run_test(size=(140, 36)) as pilot:
         await settle(pilot)
-        await press(pilot, "3")
+        await press(pilot, "3", "g")
         graph = app.screen.query_one(GraphExplorer)
-        assert app.focused is graph.finder
+        assert app.focused is graph.matches
         await run_command(pilot, "Distil now: all sessions (rules)")
         await wait_until(pilot, lambda: graph.center is not None and graph.tree.display, "the graph shown")
         await settle(pilot)

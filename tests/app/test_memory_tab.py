@@ -37,8 +37,7 @@ async def open_memory(pilot, view: str = "g") -> None:
     await settle(pilot)
     await press(pilot, "3")
     await settle(pilot)
-    if view != "g":
-        await press(pilot, view)
+    await press(pilot, view)
     await settle(pilot)
 
 
@@ -160,9 +159,15 @@ async def test_an_edge_opens_the_turn_it_came_from(memory_home):
 async def test_core_preview_budget_lines_and_pointer(memory_home):
     app = make_app(memory_home)
     size = core_path(memory_home.memory_dir).stat().st_size
+    webapp = next(p.id for p in memory_home.projects.list_projects() if p.name == "webapp")
     async with app.run_test(size=(140, 36)) as pilot:
         await open_memory(pilot, "c")
         core = app.screen.query_one(CoreView)
+        # a first look opens on a project's brief, the global core.md two files back
+        brief = core_path(memory_home.memory_dir, webapp).stat().st_size
+        assert header(app, "#core-header").startswith(f"webapp · core.md · {brief:,} / 2,048 B")
+        assert "[Project · webapp]" in lines_text(core.lines)
+        await press(pilot, "left_square_bracket", "left_square_bracket")
         assert f"{size:,} / 2,048 B" in header(app, "#core-header")
         text = lines_text(core.lines)
         assert "[Timeline · recent]" in text and "↪ session:docs" in text
@@ -185,6 +190,7 @@ async def test_core_preview_follows_the_file(memory_home):
     path = core_path(memory_home.memory_dir)
     async with app.run_test(size=(140, 36)) as pilot:
         await open_memory(pilot, "c")
+        await press(pilot, "left_square_bracket", "left_square_bracket")  # the global core.md
         core = app.screen.query_one(CoreView)
         await wait_until(pilot, lambda: "↪ session:docs" in lines_text(core.lines), "core.md shown")
         text = path.read_text().replace("Write the README install section.", "Wrote the install docs")
@@ -329,3 +335,28 @@ async def test_timeline_kind_filter(memory_home):
         assert all(e.kind == "decision" for e in timeline.events)
         if not timeline.events:
             assert "No events for decision." in lines_text(timeline.lines)
+
+
+async def test_a_project_known_only_from_sessions_is_named_in_the_core_view(sample_home):
+    from opmem_tui.backend.distill.pipeline import RunOptions, run
+
+    meta = {"cwd": "/nowhere-on-this-machine/garden"}
+    user = sample_home.sessions.append_message("away", "user", "The planner is in Rust.", session_meta=meta)
+    reply = sample_home.sessions.append_message("away", "assistant", "", parent_id=user.id)
+    sample_home.sessions.append_message(
+        "away", "tool", "ok", parent_id=reply.id, called_by=reply.id, name="Bash", input={"command": "cargo build"}
+    )
+    sample_home.sessions.commit_turn("away")
+    run(sample_home, RunOptions())
+    app = make_app(sample_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "c")
+        core = app.screen.query_one(CoreView)
+        labels = [core._label(f) for f in core.files]
+        assert "garden (not on this machine) · core.md" in labels
+        for _ in labels:
+            if "garden" in header(app, "#core-header"):
+                break
+            await press(pilot, "right_square_bracket")
+        assert "garden (not on this machine) · core.md" in header(app, "#core-header")
+        assert "Rust" in lines_text(core.lines)

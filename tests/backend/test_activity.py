@@ -47,7 +47,7 @@ def test_counts_per_day_project_and_source(tmp_path: Path) -> None:
     assert activity.total.days[d0] == DayCount(sessions=1, turns=2, tokens=230)
     assert activity.total.days[d0 + timedelta(days=1)] == DayCount(1, 1, 115)
     assert activity.total.days[d0 + timedelta(days=2)] == DayCount(1, 1, 42)
-    assert activity.total.total == DayCount(3, 4, 387)
+    assert activity.total.total == DayCount(2, 4, 387)  # a, active on two days, is one session
     assert [(s.key, s.label) for s in activity.by_project] == [("p1", "weather")]
     assert [s.key for s in activity.by_source] == ["claude-code", "codex"]  # most turns first
     assert activity.total.values("turns", d0 - timedelta(days=1), d0 + timedelta(days=3)) == [0, 2, 1, 1, 0]
@@ -103,3 +103,19 @@ def test_token_formats() -> None:
     assert node_tokens(node(tokens="2.3k sent, 150 received. Cost: $0.01")) == 2450
     assert node_tokens(node(usage={"input_tokens": True, "output_tokens": -4})) == 0  # nonsense counts nothing
     assert node_tokens(node()) == 0
+
+
+def test_a_session_active_on_several_days_is_one_session_in_the_totals(tmp_path: Path) -> None:
+    """The Activity tab's totals (55 sessions for a store of 51): a session counted once per
+    day it was active is still one session in a total; the days keep their own counts."""
+    home = _home(tmp_path)
+    store = home.sessions
+    for day in range(3):
+        _turn(store, "long", T0 + day * DAY + 60, meta={"source": "claude-code", "project_id": "p1"})
+    _turn(store, "short", T0 + 60, meta={"source": "codex"})
+    store.flush()
+    activity = ActivityCounter(store, zone=UTC).count(store.list_sessions().sessions)
+    assert activity.total.total == DayCount(sessions=2, turns=4, tokens=0)
+    assert activity.total.days[date(2026, 1, 1)].sessions == 2  # both were active that day
+    assert [(s.key, s.total.sessions) for s in activity.by_project] == [("p1", 1)]
+    assert {s.key: s.total.sessions for s in activity.by_source} == {"claude-code": 1, "codex": 1}

@@ -45,3 +45,12 @@ def test_demo_sessions_go_through_the_ingest_hooks(tmp_path: Path) -> None:
     stats = home.search_index.stats()  # reads the index as it is (no build on a first search)
     assert stats.sessions == len(home.sessions.list_sessions().sessions) == 13
     assert {hit.session_id for hit in home.search("walrus")} == {"claude-quick-question-3"}
+
+
+def test_demo_is_distilled_when_built(tmp_path: Path) -> None:
+    """The first screen shows the memory: the demo's coding projects have their brief."""
+    home = build_demo(tmp_path / "demo", now=1_800_000_000.0)
+    ids = {p.name: p.id for p in home.projects.list_projects()}
+    core = {name: (home.memory_dir / "projects" / pid / "core.md").read_text() for name, pid in ids.items()}
+    assert "[Project · weather-cli]" in core["weather-cli"] and "test: pytest -q" in core["weather-cli"]
+    assert "[Project · shop-api]" in core["shop-api"]

@@ -11,7 +11,6 @@ phrases (cues.py).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from . import patterns
 from .builder import RecordBuilder
 from .cues import find_cues, preference
 from .knowledge import Knowledge, record_turn
+from .knowledge.manifests import manifest_packages
 from .personal_records import user_facts
 from .summary import work_importance, work_summary
 from .tools import ToolAction, absolute_path, normalize_path, read_tool, rejected, tool_key
@@ -313,37 +313,6 @@ def _passed(b: RecordBuilder, action: ToolAction, command: str, prov, state: Bat
 def _manifest(b: RecordBuilder, path: str, text: str, prov, state: BatchState) -> None:
     for package in manifest_packages(posixpath.basename(path), text)[:80]:
         b.edge(state.subject, "depends-on", b.entity("package", package, prov), prov, confidence=0.9, once=True)
-
-
-def manifest_packages(name: str, text: str) -> list[str]:
-    """Dependency names from a manifest's text as a tool printed it (line-number prefixes tolerated)."""
-    body = re.sub(r"^\s*\d+[→\t|:]\s?", "", text, flags=re.MULTILINE)
-    if name == "package.json":
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return []
-        found: list[str] = []
-        if isinstance(data, dict):
-            for key in ("dependencies", "devDependencies", "peerDependencies"):
-                if isinstance(data.get(key), dict):
-                    found += [str(k) for k in data[key]]
-        return found
-    if name == "requirements.txt":
-        return [m.group(1) for m in re.finditer(r"^\s*([A-Za-z0-9][\w.-]*)", body, re.MULTILINE)]
-    if name == "pyproject.toml":
-        block = re.search(r"dependencies\s*=\s*\[(.*?)\]", body, re.DOTALL)
-        return re.findall(r"[\"']([A-Za-z0-9][\w.-]*)", block.group(1)) if block else []
-    if name == "mix.exs":
-        return re.findall(r"\{:(\w+),", body)
-    if name == "go.mod":
-        return re.findall(r"^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+v", body, re.MULTILINE)
-    if name == "Cargo.toml":
-        block = re.search(r"^\[dependencies\](.*?)(?:^\[|\Z)", body, re.DOTALL | re.MULTILINE)
-        return re.findall(r"^([\w-]+)\s*=", block.group(1), re.MULTILINE) if block else []
-    if name == "Gemfile":
-        return re.findall(r"^\s*gem\s+['\"]([\w-]+)", body, re.MULTILINE)
-    return []
 
 
 def _uses(b: RecordBuilder, turn: CollectedTurn, facts: TurnFacts, state: BatchState) -> list[str]:

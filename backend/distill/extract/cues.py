@@ -2,7 +2,8 @@
 
 A user's message is read with the full list; an assistant's only with the strong cues, since
 "I'll use grep to look" is a step, not a decision. Code blocks and quoted tool output are
-skipped.
+skipped; an inline code span is kept as its plain text ("the fix is pushed as a1b2c3d"), never
+cut out of the sentence that names it, nor split at a dot inside it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ from dataclasses import dataclass
 
 from .caseless import Caseless
 
-_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_SPAN = re.compile(r"`([^`\n]*)`")
+_HELD = re.compile(r"\x00(\d+)\x00")
+# a stop ends a sentence only before a blank or the end: "2.0", "main.rs", "e.g." stay whole
+# (atomic: a line that never ends with a stop is no sentence, rather than one cut at "2." of "2.0")
+_SENTENCE = re.compile(r"[^.!?\n]++(?>(?:[.!?]+(?=[^\s.!?])[^.!?\n]*+)*)(?:[.!?]+|$)")
 
 DECISION_STRONG = Caseless(
     re.compile(
@@ -52,10 +57,19 @@ class Cue:
 
 
 def sentences(text: str) -> list[str]:
-    cleaned = _CODE.sub(" ", text)
+    spans: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:  # a span's dots do not end its sentence
+        spans.append(" ".join(match.group(1).split()))
+        return f"\x00{len(spans) - 1}\x00"
+
+    cleaned = _SPAN.sub(hold, _FENCE.sub(" ", text)) if "`" in text else text
     out = []
     for match in _SENTENCE.finditer(cleaned):
-        sentence = " ".join(match.group(0).split()).strip(" -*#>•")
+        sentence = " ".join(match.group(0).split()).replace("**", "")  # markdown bold, not text
+        if spans:
+            sentence = _HELD.sub(lambda m: spans[int(m.group(1))] if int(m.group(1)) < len(spans) else "", sentence)
+        sentence = sentence.strip(" -*#>•")
         if 12 <= len(sentence) <= 400:
             out.append(sentence)
     return out

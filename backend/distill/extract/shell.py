@@ -202,6 +202,29 @@ def _split(script: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(argv) for argv in _split_commands(script))
 
 
+# The shell's own words (bash(1), "Reserved Words"): never a program. A loop or `case` header is
+# no command at all; `do`, `then`, `else`, `!`, `{` lead the command that follows them; `done`,
+# `fi`, `esac`, `}` end a compound command (a redirect may follow: `done < list`). `[`/`[[` test.
+_LEADING_WORDS = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!", "{", "(", "time"})
+_HEADER_WORDS = frozenset({"for", "select", "case", "function", "in", "coproc"})
+_CLOSING_WORDS = frozenset({"done", "fi", "esac", "}", ")", "[", "[[", "]]", ";;"})
+_CASE_PATTERN = re.compile(r"^\(?[^()\s]*\)$")  # `*.py)` `(a|b))`: a case branch's pattern
+
+
+def shell_command(argv: Sequence[str]) -> list[str]:
+    """A simple command without the shell's reserved words before it; [] for a loop or case
+    header, a compound command's end, or a test (`for f in *.py`, `done`, `[ -f x ]`)."""
+    args = list(argv)
+    while args and (args[0] in _LEADING_WORDS or _CASE_PATTERN.match(args[0])):
+        args = args[1:]
+    if args and args[0] == "case":  # `case $x in start) ./run.sh`: the branch's command follows its pattern
+        branch = next((i for i, a in enumerate(args[3:], 3) if a.endswith(")")), None)
+        return shell_command(args[branch + 1 :]) if branch is not None else []
+    if not args or args[0] in _HEADER_WORDS or args[0] in _CLOSING_WORDS or args[0].endswith("()"):
+        return []
+    return args
+
+
 def _split_commands(script: str) -> list[list[str]]:
     out: list[list[str]] = [[]]
     for token in _tokens(script):
@@ -211,7 +234,7 @@ def _split_commands(script: str) -> list[list[str]]:
             out[-1].append("<<")
         else:
             out[-1].append(token)
-    return [argv for argv in out if argv]
+    return [argv for argv in map(shell_command, out) if argv]
 
 
 def _strip_wrappers(argv: list[str]) -> list[str]:

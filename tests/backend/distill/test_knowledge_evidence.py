@@ -191,3 +191,13 @@ def test_names_filling_a_labelled_role_or_joined_by_plus_signs(tmp_path: Path):
     stack = _line(core, "· stack: ")
     for name in ("OkHttp", "Retrofit", "Room", "SQLite", "Kotlin"):
         assert name in stack, core
+
+
+def test_of_the_commands_given_the_program_given_most_often(tmp_path: Path):
+    turns = [
+        Turn("How do I start it?", reply="Start it:\n```bash\ndocker compose up -d --build\n```\n"),
+        Turn("And after a change?", reply="Rebuild:\n```bash\ndocker compose up --build\n```\n"),
+        Turn("Only the bot?", reply="Start the bot alone:\n```bash\ndocker-compose up bot\n```\n"),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-r", turns)]))
+    assert "run: docker compose up --build" in core, core

@@ -429,3 +429,21 @@ def test_default_paths_honour_claude_config_dir(tmp_path: Path, monkeypatch) -> 
     assert claude_code.default_paths() == [tmp_path / "cfg" / "projects"]
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")
     assert claude_code.default_paths() == [Path.home() / ".claude" / "projects"]
+
+
+def test_a_torn_last_line_of_a_finished_file_is_a_warning(tmp_path: Path) -> None:
+    """A torn line in the middle is warned about; so is a torn last line of a file nothing is
+    writing any more (final). In a live file it is a record still being written: no warning."""
+    t = Transcript()
+    t.prompt("First question")
+    t.assistant([text("An answer.")])
+    path = t.write(tmp_path / "projects" / "-tmp-project" / f"{SID}.jsonl")
+    with path.open("ab") as handle:
+        handle.write(b'{"type": "user", "uuid": "u-torn", "message": {"role": "us')
+    finished = ImportReport()
+    sessions = parse_file(path, finished, final=True)
+    assert trunk(sessions).nodes[0].content == "First question"
+    assert finished.warnings == [f"{path}:3: the last line is cut off (no newline, not a whole JSON record): left out"]
+    live = ImportReport()
+    parse_file(path, live, final=False)
+    assert live.warnings == []

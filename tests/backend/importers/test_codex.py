@@ -559,8 +559,13 @@ def test_torn_last_line_is_left_for_the_next_read(tmp_path: Path):
     whole = path.stat().st_size
     with path.open("a") as handle:
         handle.write('{"timestamp": "2026-01-01T00:00:00Z", "type": "event_m')
-    session, report = only(path)
+    session, report = only(path, final=False)  # being written: no warning
     assert report.warnings == [] and session.extra["end_offset"] == whole
+    session, report = only(path)  # finished (quiet): nothing will complete it, so it is said
+    assert session.extra["end_offset"] == whole  # still left out, for a read after an append
+    assert [w.split(": ", 1)[1] for w in report.warnings] == [
+        "the last line is cut off (no newline, not a whole JSON record): left out"
+    ]
 
 
 def test_live_tail_is_held_back_until_settled(tmp_path: Path):

@@ -44,8 +44,10 @@ def sample(tmp_path: Path, name: str) -> Path:
 
 
 def elsewhere(tmp_path: Path, name: str) -> Path:
-    """The same store with its folders renamed, two levels deeper, beside unrelated files (a
-    fork's own folder keeps its name: it is what tells its sessions from its parent format's)."""
+    """The same store with its folders and session files renamed, two levels deeper, beside
+    unrelated files. What keeps its name: a file whose name is the agent's format
+    (``api_conversation_history.json``, ``state.vscdb``, ``chat_history.jsonl``, ...) and a fork's
+    own folder (it is what tells its sessions from its parent format's)."""
     root = tmp_path / "elsewhere"
     deep = root / "one" / "two"
     deep.mkdir(parents=True)
@@ -53,6 +55,11 @@ def elsewhere(tmp_path: Path, name: str) -> Path:
         kept = not child.is_dir() or any(fnmatch.fnmatchcase(child.name, w) for w in SOURCES[name].shape.within)
         target = deep / (child.name if kept else f"renamed-{child.name}")
         (shutil.copytree if child.is_dir() else shutil.copy2)(child, target)
+    shape = SOURCES[name].shape
+    for file in [f for f in deep.rglob("*") if f.is_file()]:
+        by_convention = [n for n in shape.names if n.startswith("*.") and fnmatch.fnmatchcase(file.name, n)]
+        if by_convention and not any(fnmatch.fnmatchcase(file.name, n) for n in shape.names if n not in by_convention):
+            file.rename(file.with_name(f"renamed-{file.name}"))  # a name of its own only by convention
     (root / "notes.txt").write_text("not a session\n")
     (root / "one" / "data.json").write_text(json.dumps({"id": 1, "items": [1, 2]}))
     (root / "one" / "metrics.csv").write_text("a,b\n1,2\n")

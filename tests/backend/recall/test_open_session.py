@@ -77,8 +77,18 @@ def test_unknown_session_suggests_close_ids(recall: Recall, built: Built) -> Non
     reply = ask(recall, "memory_open_session", session_id="cc-shop-sesion")
     assert reply["error"]["code"] == "unknown_session"
     assert reply["error"]["did_you_mean"][0] == built.session_id
+
+
+def test_a_unique_prefix_or_a_title_opens_the_session_as_the_cli_does(recall: Recall, built: Built) -> None:
+    """One way to name a session everywhere (backend/naming): `opmem sessions show` and
+    `opmem export` take a unique id prefix, so does the tool; a title works too."""
     prefix = ask(recall, "memory_open_session", session_id="codex")
-    assert prefix["error"]["did_you_mean"][0] == built.other_id
+    assert prefix["session"]["id"] == built.other_id
+    title = recall.home.sessions.get_meta(built.session_id).display_title
+    assert ask(recall, "memory_open_session", session_id=title)["session"]["id"] == built.session_id
+    both = ask(recall, "memory_open_session", session_id="c")  # cc-... and codex-...
+    assert both["error"]["code"] == "unknown_session"
+    assert set(both["error"]["did_you_mean"]) == {built.session_id, built.other_id}
 
 
 def test_unsafe_session_ids_are_unknown_not_errors(recall: Recall) -> None:

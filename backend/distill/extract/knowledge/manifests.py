@@ -192,10 +192,40 @@ def _images(body: str) -> Found:
     return deps, found
 
 
+def manifest_packages(name: str, text: str) -> list[str]:
+    """Dependency names from a manifest's text as a tool printed it (line-number prefixes tolerated);
+    the activity rules (coding.py) read a manifest with it too: one reading of a manifest."""
+    body = re.sub(r"^\s*\d+[→\t|:]\s?", "", text, flags=re.MULTILINE)
+    if name == "package.json":
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return []
+        found: list[str] = []
+        if isinstance(data, dict):
+            for key in ("dependencies", "devDependencies", "peerDependencies"):
+                if isinstance(data.get(key), dict):
+                    found += [str(k) for k in data[key]]
+        return found
+    if name == "requirements.txt":
+        return [m.group(1) for m in re.finditer(r"^\s*([A-Za-z0-9][\w.-]*)", body, re.MULTILINE)]
+    if name == "pyproject.toml":
+        block = re.search(r"dependencies\s*=\s*\[(.*?)\]", body, re.DOTALL)
+        return re.findall(r"[\"']([A-Za-z0-9][\w.-]*)", block.group(1)) if block else []
+    if name == "mix.exs":
+        return re.findall(r"\{:(\w+),", body)
+    if name == "go.mod":
+        return re.findall(r"^\s*(?:require\s+)?([\w.-]+\.[\w.-]+/[\w./-]+)\s+v", body, re.MULTILINE)
+    if name == "Cargo.toml":
+        block = re.search(r"^\[dependencies\](.*?)(?:^\[|\Z)", body, re.DOTALL | re.MULTILINE)
+        return re.findall(r"^([\w-]+)\s*=", block.group(1), re.MULTILINE) if block else []
+    if name == "Gemfile":
+        return re.findall(r"^\s*gem\s+['\"]([\w-]+)", body, re.MULTILINE)
+    return []
+
+
 def manifest_facts(path: str, text: str) -> Found:
     """(dependency names, (technology, version) pairs) a manifest names."""
-    from ..coding import manifest_packages  # the activity rules' parser: one reading of a manifest
-
     base = posixpath.basename(path)
     body = file_body(text)
     deps: list[str] = []
