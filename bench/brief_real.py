@@ -42,6 +42,7 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
 from opmem_tui.backend.importers import SOURCES, run_import  # noqa: E402
 from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
+from opmem_tui.backend.importers.detect import detect_sources  # noqa: E402
 from opmem_tui.backend.memory.core import (  # noqa: E402
     CORE_BUDGET,
     compose_core,
@@ -129,13 +130,13 @@ def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
 
 
 def sources_of(folder: Path) -> list[str]:
-    """The importers that read sessions with a prompt from a project's sessions/ folder (several
-    importers' discovery accepts any .jsonl or .md file: only the one whose format it is counts)."""
-    return [
-        name
-        for name, importer in SOURCES.items()
-        if name != "jsonl" and importer.discover([folder]) and prompted_sessions(name, folder)
-    ]
+    """The importers `opmem import <folder>` picks: each session under it by its shape
+    (importers/detect.py). Several importers' own discovery accepts any .jsonl or .md file, so
+    asking each of them would import a Claude Code transcript twice (as iFlow's too)."""
+    found = detect_sources([folder], SOURCES)
+    if found.ambiguous or not found.sessions:
+        raise RuntimeError(f"{folder}: {'; '.join(found.warnings()) or 'no session of any importer found'}")
+    return list(found.sessions)
 
 
 def prompted_sessions(source: str, folder: Path) -> int:

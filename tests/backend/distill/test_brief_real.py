@@ -79,3 +79,20 @@ def test_a_half_that_is_not_there_is_refused(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(brief_real, "CORPUS", tmp_path)
     with pytest.raises(SystemExit):
         brief_real.main(["--half", "holdout"])
+
+
+CLAUDE = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "transcripts" / "claude-code"
+
+
+@pytest.mark.skipif(not (CLAUDE / "spotter-short.jsonl").exists(), reason="../shared/fixtures is absent")
+def test_a_claude_code_transcript_is_imported_by_claude_alone(tmp_path: Path) -> None:
+    # iFlow and Qwen Code write the same record family: their discovery takes any .jsonl too
+    shutil.copy(CLAUDE / "spotter-short.jsonl", tmp_path / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
+    assert brief_real.sources_of(tmp_path) == ["claude"]
+    assert brief_real.prompted_sessions("claude", tmp_path) == 1
+
+
+def test_a_folder_without_sessions_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("nothing here\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="no session of any importer found"):
+        brief_real.sources_of(tmp_path)
