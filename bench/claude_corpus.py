@@ -54,6 +54,7 @@ class Corpus:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         self.clock = datetime(2025, 9, 1, tzinfo=UTC)
+        self.calls, self.tools, self.lines = (2, 6), (1, 3), (5, 120)  # per turn, per call, per result
 
     def words(self, lo: int, hi: int) -> str:
         return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(lo, hi)))
@@ -68,7 +69,8 @@ class Corpus:
         self.clock += timedelta(milliseconds=self.rng.randint(5, 4000))
         return self.clock.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    def session(self, target_bytes: int) -> list[str]:
+    def session(self, target_bytes: int, turns: int | None = None) -> list[str]:
+        """One session's lines: `turns` prompts when given, else prompts until `target_bytes`."""
         sid = self.uid()
         env = {
             "isSidechain": False,
@@ -94,7 +96,9 @@ class Corpus:
             emit({"parentUuid": parent, **env, "type": kind, **fields, "uuid": uid, "timestamp": self.stamp()})
             return uid
 
-        while size < target_bytes:
+        made = 0
+        while size < target_bytes if turns is None else made < turns:
+            made += 1
             prompt_id = self.uid()
             emit(
                 {
@@ -116,7 +120,7 @@ class Corpus:
                 }
             )
             last = prompt_id
-            for call in range(self.rng.randint(2, 6)):
+            for call in range(self.rng.randint(*self.calls)):
                 msg = f"msg_{self.rng.getrandbits(96):024x}"
                 req = f"req_{self.rng.getrandbits(96):024x}"
                 usage = {
@@ -151,7 +155,7 @@ class Corpus:
                 if final:
                     break
                 calls = []
-                for _ in range(self.rng.randint(1, 3)):
+                for _ in range(self.rng.randint(*self.tools)):
                     tool_id = f"toolu_{self.rng.getrandbits(96):024x}"
                     name = self.rng.choice(TOOLS)
                     args = {"file_path": f"/home/dev/projects/shop/src/{self.rng.choice(WORDS)}.py"}
@@ -189,7 +193,7 @@ class Corpus:
                         parentToolUseID=tool_id,
                     )
                 for tool_id, name, caller in calls:
-                    body = self.code(self.rng.randint(5, 120)) if name in ("Read", "Grep") else self.words(5, 200)
+                    body = self.code(self.rng.randint(*self.lines)) if name in ("Read", "Grep") else self.words(5, 200)
                     meta = (
                         {
                             "type": "text",
@@ -244,20 +248,22 @@ def corpus(total_mb: int) -> Path:
     return root
 
 
-def many_corpus(sessions: int, per_session: int = 227_000) -> Path:
-    """bench/out/claude-many-<N>/projects/<project>/*.jsonl: N sessions of ~227 KB each (about 20
-    turns with realistic tool output, as a long-used ~/.claude/projects holds), cached."""
-    root = OUT / f"claude-many-{sessions}"
+def many_corpus(sessions: int, turns: int = 20) -> Path:
+    """bench/out/claude-many-<N>-t<turns>/projects/<project>/*.jsonl: N sessions of `turns` turns,
+    ~270 KB and ~150 messages each with realistic tool output (issue 41's history: 3,000 sessions,
+    680 MB, 480,000 messages, 60,000 turns), as a long-used ~/.claude/projects holds; cached."""
+    root = OUT / f"claude-many-{sessions}-t{turns}"
     done = root / ".complete"
     if done.exists():
         return root
     if root.exists():
         shutil.rmtree(root)
     gen = Corpus(seed=sessions)
+    gen.calls, gen.tools, gen.lines = (1, 3), (1, 1), (3, 40)  # lighter turns than corpus()'s
     for n in range(sessions):
         folder = root / "projects" / f"-home-dev-projects-app{n % 40:02d}"
         folder.mkdir(parents=True, exist_ok=True)
-        lines = gen.session(per_session)
+        lines = gen.session(0, turns=turns)
         (folder / f"{json.loads(lines[1])['sessionId']}.jsonl").write_text("".join(lines), encoding="utf-8")
     old = 1_600_000_000
     for f in root.rglob("*.jsonl"):

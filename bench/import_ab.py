@@ -55,7 +55,11 @@ def child(checkout: str, corpus: str, out: str) -> None:
     home = Home(Path(out) / "home")
     hooks = IngestHooks(after_ingest=(home.search_index.after_ingest,))
     report = run_import(home, "claude", [Path(corpus)], hooks=hooks, defer_mirror=True)
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    search = home.search_index
+    if hasattr(search, "after_mirror"):
+        writer = MirrorWriter(home.sessions, on_commits=search.after_mirror)
+    else:  # a checkout from before issue 41: the index read the sessions back
+        writer = MirrorWriter(home.sessions, on_written=search.after_ingest)
     writer.add(sorted(report.mirror_pending))
     mirror = writer.run()
     home.search_index.close()

@@ -55,7 +55,7 @@ from pathlib import Path
 import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from claude_corpus import corpus, files_of, many_corpus
+from claude_corpus import corpus, files_of
 from harness import parser, report
 
 from opmem_tui.backend.home import Home
@@ -147,7 +147,7 @@ def backlog_import(root: Path, index_times: list[Times]) -> tuple[Times, Times, 
     result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
     index_times.append((spent[0], spent[1]))
     browsable = (time.perf_counter() - wall, time.process_time() - cpu)
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.add(sorted(result.mirror_pending))
     mirror = writer.run()
     mirrored = (time.perf_counter() - wall, time.process_time() - cpu)
@@ -235,57 +235,27 @@ FLOOR = ("json.loads", "create files")
 MUST_DO = ("parse", "encode", "git blobs", "create files")
 
 
-def measure_many(sessions: int) -> None:
-    """Issue 41: a first import of many sessions, browsable + searchable beside the floor, the whole
-    import (git mirror included) and this process's peak memory."""
-    import resource
-
-    t0 = time.perf_counter()
-    root = many_corpus(sessions)
-    files = files_of(root)
-    size = sum(f.stat().st_size for f in files)
-    _, records = json_loads_rate(files)
-    _, nodes = parse_rate(files)
-    print(
-        f"corpus: {len(files)} sessions, {size / 1e6:.0f} MB, {records:,} records -> {nodes:,} nodes "
-        f"(generated/cached in {time.perf_counter() - t0:.1f} s) at {root}"
-    )
-    floor_before = total(parts_of_work(files), FLOOR)
-    index_times: list[Times] = []
-    browsable, mirrored, result, mirror = backlog_import(root, index_times)
-    floor_after = floor_only(files, nodes)
-    floor_wall = (floor_before[0] + floor_after[0]) / 2
-    report(
-        "many sessions: browsable + searchable (fsync, index hook), beside the floor around it",
-        records / browsable[0],
-        records / floor_wall,
-        "floor",
-        ">= 0.3",
-        floor_wall >= 0.3 * browsable[0],
-        unit="records/s",
-    )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"  {result.sessions} sessions, {result.turns:,} turns; browsable after {browsable[0]:.1f} s wall "
-        f"({browsable[1]:.1f} s CPU; search index {index_times[0][1]:.1f} s CPU), whole import with its git mirror "
-        f"{mirrored[0]:.1f} s wall ({mirrored[1]:.1f} s CPU; mirror {mirror.seconds:.1f} s, {mirror.commits:,} commits); "
-        f"peak memory {peak:.0f} MB (whole bench process: corpus reads included)"
-    )
-
-
 def main() -> None:
     cli = parser(__doc__.splitlines()[0])
     cli.add_argument("--dir", type=Path, help="where the floors and imports write (default: TMPDIR)")
     cli.add_argument(
-        "--many", type=int, metavar="N", help="instead: a first import of N sessions of ~20 turns (issue 41: 3000)"
+        "--many",
+        type=int,
+        nargs="?",
+        const=0,
+        metavar="N",
+        help="instead: a first import of N sessions of ~20 turns (default 3,000; 300 with --quick): import_many.py",
     )
+    cli.add_argument("--base", default="", metavar="CHECKOUT", help="with --many: also import with this checkout")
     args = cli.parse_args()
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         tempfile.tempdir = str(args.dir)
     try:
-        if args.many:
-            measure_many(args.many)
+        if args.many is not None:
+            import import_many
+
+            import_many.measure(args.many or (300 if args.quick else 3000), args.base)
         else:
             measure(args.quick)
     finally:

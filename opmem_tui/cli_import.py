@@ -23,6 +23,7 @@ from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
 from .backend.store.mirror_backlog import MirrorWriter
+from .cli_output import print_table
 from .cli_signals import StopRequest, stop_requested_by_signals
 
 console = Console()
@@ -51,19 +52,47 @@ def _short(label: str, width: int = 48) -> str:
     return label if len(label) <= width else "…" + label[-(width - 1) :]
 
 
-def summary_table(report: ImportReport, title: str) -> Table:
+def _figures(report: ImportReport) -> tuple[int, ...]:
+    return (report.sessions, report.new_sessions, report.turns, report.nodes, report.skipped, len(report.warnings))
+
+
+def summary_table(runs: list[tuple[str, ImportReport]], title: str = "import") -> Table:
+    """One table for a run: a row per agent imported, and their total when there are several."""
     table = Table(title=title)
+    table.add_column("agent")
     for column in ("sessions", "new", "turns", "nodes", "skipped", "warnings"):
         table.add_column(column, justify="right")
-    table.add_row(
-        str(report.sessions),
-        str(report.new_sessions),
-        str(report.turns),
-        str(report.nodes),
-        str(report.skipped),
-        str(len(report.warnings)),
-    )
+    for label, report in runs:
+        table.add_row(plain(label), *map(str, _figures(report)))
+    if len(runs) > 1:
+        totals = [sum(column) for column in zip(*(_figures(report) for _, report in runs), strict=True)]
+        table.add_row("total", *map(str, totals), style="bold")
     return table
+
+
+def nothing_new(runs: list[tuple[str, ImportReport]]) -> bool:
+    return all(not (r.new_sessions or r.turns or r.nodes or r.warnings) for _, r in runs)
+
+
+def print_summary(runs: list[tuple[str, ImportReport]], max_warnings: int) -> None:
+    """What a run imported: one line when nothing was new, else one table (plain lines when
+    piped); then the warnings, the first `max_warnings` of them all."""
+    if nothing_new(runs):
+        unchanged = sum(report.skipped for _, report in runs)
+        reread = sum(report.sessions for _, report in runs)
+        said = [f"{unchanged:,} file(s) unchanged since the last import"]
+        if reread:
+            said.append(f"{reread:,} session(s) read again, nothing new in them")
+        where = ", ".join(label for label, _ in runs)
+        console.print(Text(f"nothing new from {plain(where)}: {'; '.join(said)}"))
+    else:
+        print_table(console, summary_table(runs))
+    merged = ImportReport()
+    for _, report in runs:
+        merged.warnings.extend(report.warnings)
+        for kind, count in report.unknown_records.items():
+            merged.unknown_records[kind] = merged.unknown_records.get(kind, 0) + count
+    print_warnings(merged, max_warnings)
 
 
 def print_warnings(report: ImportReport, limit: int) -> None:
@@ -126,8 +155,7 @@ def import_command(
         except OpmemError as exc:
             _fail(exc)
             return
-    console.print(summary_table(report, f"import {plain(source)}"))
-    print_warnings(report, max_warnings)
+    print_summary([(source, report)], max_warnings)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
@@ -152,6 +180,7 @@ def _import_detected(home: Home, paths: tuple[Path, ...], force: bool, max_warni
     if not detected.sessions:
         console.print(Text("Found no agent sessions there (give SOURCE to read them as one agent's)."))
         return
+    runs: list[tuple[str, ImportReport]] = []
     with stop_requested_by_signals() as stop:
         for name, units in detected.sessions.items():
             if stop.is_set():
@@ -167,8 +196,9 @@ def _import_detected(home: Home, paths: tuple[Path, ...], force: bool, max_warni
             except OpmemError as exc:
                 err_console.print(Text(f"opmem import {name}: {plain(str(exc))}", style="red"))
                 continue
-            console.print(summary_table(report, f"import {importer.label}"))
-            print_warnings(report, max_warnings)
+            runs.append((importer.label, report))
+    if runs:
+        print_summary(runs, max_warnings)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
@@ -181,16 +211,18 @@ def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, lis
     if not found:
         console.print(Text("Found no agent sessions in the default locations (give SOURCE and PATHs)."))
         return
-    table = Table(title="agents found")
-    for column in ("agent", "source", "sessions", "where"):
-        table.add_column(column, justify="right" if column == "sessions" else "left")
-    for agent in found:
-        where = ", ".join(str(r) for r in agent.roots)
-        table.add_row(agent.label, agent.name, str(agent.sessions), Text(plain(where)))
-    console.print(table)
+    if list_only:
+        table = Table(title="agents found")
+        for column in ("agent", "source", "sessions", "where"):
+            table.add_column(column, justify="right" if column == "sessions" else "left")
+        for agent in found:
+            where = ", ".join(str(r) for r in agent.roots)
+            table.add_row(agent.label, agent.name, str(agent.sessions), Text(plain(where)))
+        print_table(console, table)
     console.print(Text("Found: " + ", ".join(agent.summary() for agent in found)), soft_wrap=True)
     if list_only:
         return
+    runs: list[tuple[str, ImportReport]] = []
     with stop_requested_by_signals() as stop:
         for agent in found:
             if stop.is_set():
@@ -203,8 +235,9 @@ def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, lis
             except OpmemError as exc:
                 err_console.print(Text(f"opmem import {agent.name}: {plain(str(exc))}", style="red"))
                 continue
-            console.print(summary_table(report, f"import {agent.label}"))
-            print_warnings(report, max_warnings)
+            runs.append((agent.label, report))
+    if runs:
+        print_summary(runs, max_warnings)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
@@ -255,7 +288,7 @@ def _import_with_progress(
 def mirror_writer(home: Home) -> MirrorWriter:
     """The git mirrors to write: the ones an earlier, interrupted run left (adopted now), and
     (added by write_mirrors) the ones this import defers. The search index fills in commit ids."""
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.adopt()
     return writer
 

@@ -10,6 +10,7 @@ claude_resume.py.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,9 @@ from .base import ImportedSession, ImportReport, LineImporter, discover_files
 from .claude_parser import ClaudeParser
 from .claude_records import is_agent_file
 from .claude_resume import ResumeIndex
-from .shape import Shape
+from .shape import Probe, Shape
+
+SESSION_FILE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl", re.IGNORECASE)
 
 
 class ClaudeImporter(LineImporter):
@@ -54,8 +57,15 @@ class ClaudeImporter(LineImporter):
         return [base / "projects"]
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        """Every transcript under `paths`: trunk files first, so parents exist before subagents."""
-        return self.ordered(discover_files(paths, "*.jsonl"))
+        """Every transcript under `paths`: trunk files first, so parents exist before subagents. A file
+        found in a folder is one when Claude named it (``<uuid>.jsonl``, a subagent's ``agent-*.jsonl``)
+        or it has Claude's shape: another agent's ``*.jsonl`` beside them is not read as Claude's."""
+        given = list(dict.fromkeys(Path(p).expanduser() for p in paths))
+        files = discover_files(given, "*.jsonl")
+        return self.ordered([p for p in files if p in given or self._named_or_shaped(p)])
+
+    def _named_or_shaped(self, path: Path) -> bool:
+        return bool(SESSION_FILE.fullmatch(path.name)) or is_agent_file(path) or self.claims(Probe(path)) is not None
 
     def ordered(self, files: list[Path]) -> list[Path]:
         return [p for p in files if not is_agent_file(p)] + [p for p in files if is_agent_file(p)]

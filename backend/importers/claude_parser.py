@@ -19,7 +19,7 @@ from .base import UNSTORED, ImportedSession, ImportFormatError, ImportReport
 from .claude_builds import Build, Group, Tool
 from .claude_handlers import Rec, apply
 from .claude_records import is_agent_file, opt_str, parse_line, small, snake, tokens, trunk_from_path
-from .claude_resume import ResumedFrom, ResumeIndex
+from .claude_resume import CLAUDE_SESSION_ID, ResumedFrom, ResumeIndex
 from .record_values import parse_time, short
 
 SOURCE = "claude-code"
@@ -38,11 +38,19 @@ class ClaudeParser:
         self.undecided = not self.agent_file and self.path.name.startswith("agent-")
         stem = self.path.name[: -len(".jsonl")] if self.path.name.endswith(".jsonl") else self.path.name
         self.stem = stem
+        # The session a trunk file holds: its records' sessionId, else its name. A copy of a
+        # transcript under another name is the same session, not a second one.
+        self.session: str | None = None
         self.trunk_id: str | None = None if self.agent_file else stem
         self.sidecar = self._read_sidecar() if self.agent_file else {}
         self.builds: dict[str, Build] = {}
         self.side_of: dict[str, str] = {}  # sidechain record uuid -> build key
         self.lines = 0
+
+    @property
+    def native(self) -> str:
+        """The trunk's native id: the sessionId inside the file (its first record's), else the file's name."""
+        return self.session or self.stem
 
     # -- public ------------------------------------------------------------------------------
 
@@ -66,6 +74,11 @@ class ClaudeParser:
         kind = record.get("type")
         if not isinstance(kind, str) or not kind:
             raise ImportFormatError("record has no string 'type'")
+        if self.session is None and not self.agent_file:
+            session = record.get("sessionId")
+            if isinstance(session, str) and session:
+                # Claude Code's ids are UUIDs; anything else (hand-made, renamed data) keeps the name.
+                self.session = session if CLAUDE_SESSION_ID.fullmatch(session) else self.stem
         uuid = opt_str(record, "uuid")
         parent_uuid = opt_str(record, "parentUuid")
         if uuid is not None and uuid == parent_uuid:
@@ -172,7 +185,7 @@ class ClaudeParser:
         build = self.builds.get(key)
         if build is None:
             if key == "trunk":
-                build = Build(self.stem, "trunk")
+                build = Build(self.native, "trunk")
             elif key == "agent":
                 agent_id = self.stem[len("agent-") :]
                 build = Build(self.stem, "compaction" if agent_id.startswith("acompact") else "subagent")
@@ -181,7 +194,7 @@ class ClaudeParser:
                     if name in self.sidecar:
                         build.extra[snake(name)] = self.sidecar[name]
             else:
-                build = Build(f"{self.stem}/{key}", "subagent")
+                build = Build(f"{self.native}/{key}", "subagent")
                 if key.startswith("sidechain-"):
                     build.extra["sidechain"] = key[len("sidechain-") :]
             self.builds[key] = build
@@ -377,8 +390,8 @@ class ClaudeParser:
         trunk = self.builds.get("trunk")
         agent = build.extra.get("sidechain")
         if trunk is not None and isinstance(agent, str):
-            return self.stem, trunk.links.get(agent) or _spawning_tool(trunk, build.first_prompt)
-        return self.stem, None
+            return self.native, trunk.links.get(agent) or _spawning_tool(trunk, build.first_prompt)
+        return self.native, None
 
     def _resumed(self, build: Build, extra: dict[str, Any]) -> tuple[str | None, str | None]:
         """A resumed session's parent (see claude_resume.py); (None, None) for any other trunk."""

@@ -13,10 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# Claude Code names a transcript after its session, a UUID; a file named otherwise that holds one is a copy.
+CLAUDE_SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 FIRST_UUID_LINES = 64  # a file whose first uuid comes later is not a resume copy
 # Fields a copy may carry differently; the rest of a record must match.
 ENVELOPE = frozenset({"sessionId", "version", "gitBranch", "slug", "entrypoint", "userType", "cwd"})
@@ -38,12 +41,14 @@ class ResumeIndex:
     """First record uuid of each session file (cached by inode), and what a file copied."""
 
     def __init__(self) -> None:
-        self._first: dict[Path, tuple[int, str]] = {}  # path -> (inode, first uuid)
+        self._first: dict[Path, tuple[int, str, str]] = {}  # path -> (inode, first uuid, its sessionId)
         self._all: dict[Path, _Records] = {}
 
     def resumed_from(self, path: Path, first: str) -> ResumedFrom | None:
         """What `path` (whose first record uuid is `first`) copied from other files beside it."""
-        family = [other for other in _siblings(path) if self._first_uuid(other) == first]
+        if self._renamed(path):
+            return None  # a copy under another name is its session (claude_parser), not a resume
+        family = [other for other in _siblings(path) if self._first_uuid(other) == first and not self._renamed(other)]
         if not family:
             return None
         mine = self._records(path)
@@ -66,16 +71,26 @@ class ResumeIndex:
         return ResumedFrom(parent=nearest.name[: -len(".jsonl")], copied=copied)
 
     def _first_uuid(self, path: Path) -> str | None:
+        first = self._first_record(path)
+        return first[0] if first is not None else None
+
+    def _renamed(self, path: Path) -> bool:
+        """A transcript copied under another name: its records name a session (a UUID) it is not named after."""
+        first = self._first_record(path)
+        session = first[1] if first is not None else ""
+        return bool(CLAUDE_SESSION_ID.fullmatch(session)) and session != path.name[: -len(".jsonl")]
+
+    def _first_record(self, path: Path) -> tuple[str, str] | None:
         try:
             inode = path.stat().st_ino
         except OSError:
             return None
         known = self._first.get(path)
         if known is not None and known[0] == inode:
-            return known[1]
+            return known[1], known[2]
         first = _read_first_uuid(path)
         if first is not None:
-            self._first[path] = (inode, first)
+            self._first[path] = (inode, *first)
         return first
 
     def _records(self, path: Path) -> _Records | None:
@@ -115,13 +130,15 @@ def _record(line: bytes) -> dict[str, Any] | None:
     return record
 
 
-def _read_first_uuid(path: Path) -> str | None:
+def _read_first_uuid(path: Path) -> tuple[str, str] | None:
+    """The first record's uuid and sessionId ("" when it has none)."""
     try:
         with open(path, "rb") as handle:
             for _, line in zip(range(FIRST_UUID_LINES), handle, strict=False):
                 record = _record(line)
                 if record is not None:
-                    return record["uuid"]
+                    session = record.get("sessionId")
+                    return record["uuid"], session if isinstance(session, str) else ""
     except OSError:
         return None
     return None

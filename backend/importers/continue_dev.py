@@ -15,6 +15,9 @@ extension also answers each call with a ``tool`` message (``toolCallId``), the C
 startAt}`` (``<think>`` models). The extension gives each message an ``id``; the CLI does not,
 and rewrites the history on compaction, so an id-less message's id is its place in the chain.
 ``contextItems`` the user attached are kept as the user node's metadata (names only).
+Times: a history item has no time of its own (``ChatHistoryItem`` in core/index.d.ts; the GUI's
+sessionSlice.ts and the CLI's session.ts write none), only ``reasoning.startAt`` (ms) when the
+model thought; the first message is dated ``dateCreated`` and every other one the time before it.
 """
 
 from __future__ import annotations

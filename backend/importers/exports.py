@@ -8,8 +8,13 @@ they are found where a downloaded export is unpacked (``~/Downloads``) or given.
   {id, author {role: user | assistant | system | tool, name}, create_time, content {content_type:
   text | multimodal_text | code | execution_output | thoughts | ..., parts, text}, recipient,
   metadata {model_slug}}}}]``. The mapping is a tree: edited prompts and regenerated replies are
-  branches, kept as such; the head is ``current_node``. Checked against kenn-io/agentsview
-  internal/parser/chatgpt.go (5386007).
+  branches, kept as such; the head is ``current_node``. A file holding one such conversation
+  (not in a list) is read too: the macOS app's unencrypted (v1) cache,
+  ``~/Library/Application Support/com.openai.chat/conversations-<uuid>/<id>.json``, is one per
+  file (its v2/v3 folders are AES-encrypted with a key in the Keychain: not read). Checked
+  against kenn-io/agentsview internal/parser/chatgpt.go (5386007) and
+  Dicklesworthstone/franken_agent_detection src/connectors/chatgpt.rs (6ae73d5, cass's
+  ChatGPT connector: the app's folders, ``id`` or ``conversation_id``, ``mapping``).
 - Claude.ai (Settings > Privacy > Export data): ``[{uuid, name, created_at, updated_at,
   chat_messages: [{uuid, sender: human | assistant, text, created_at, content: [{type: text |
   thinking | tool_use | tool_result, ...}], attachments [{file_name, extracted_content}]}]}]``.
@@ -30,13 +35,29 @@ from .whole import SessionBuilder, WholeImporter, as_dict, as_str, load_json, se
 DOWNLOADS = ("~/Downloads/conversations.json", "~/Downloads/*/conversations.json")
 
 
+DESKTOP = Path("Library") / "Application Support" / "com.openai.chat"
+
+
 def _downloads() -> list[Path]:
     home = Path.home() / "Downloads"
     return [home] if home.is_dir() else []
 
 
-def _conversations(path: Path, report: ImportReport) -> list[dict[str, Any]]:
+def _desktop() -> list[Path]:
+    """The macOS app's plain (v1) conversation folders; the v2/v3 ones are encrypted."""
+    base = Path.home() / DESKTOP
+    return sorted(p for p in base.glob("conversations-*") if p.is_dir() and not _encrypted(p)) if base.is_dir() else []
+
+
+def _encrypted(folder: Path) -> bool:
+    return folder.name.startswith(("conversations-v2-", "conversations-v3-"))
+
+
+def _conversations(path: Path, report: ImportReport, *, single: str = "") -> list[dict[str, Any]]:
+    """The export's list of conversations; a file holding one conversation (a dict with `single`) is one."""
     data = load_json(path)
+    if single and isinstance(data, dict) and single in data:
+        return [data]
     if not isinstance(data, list):
         report.warn(path, None, "not a conversations export: expected a JSON list of conversations")
         return []
@@ -49,9 +70,12 @@ def _export_files(paths: Any, importer: WholeImporter) -> list[Path]:
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw).expanduser()
+        desktop = path.is_dir() and path.name.startswith("conversations-") and not _encrypted(path)
         candidates = (
             [path]
             if path.is_file()
+            else sorted(path.glob("*.json"))
+            if desktop
             else sorted([*path.glob("conversations*.json"), *path.glob("*/conversations*.json")])
             if path.is_dir()
             else []
@@ -68,21 +92,21 @@ class ChatGptImporter(WholeImporter):
     label = "ChatGPT export"
     coding = False
     live = False
-    locations = DOWNLOADS
+    locations = (*DOWNLOADS, "~/Library/Application Support/com.openai.chat/conversations-<uuid> (the app's v1 files)")
     shape = Shape(("*.json",), records=(("mapping", "current_node", "create_time"),))
     reads = "every conversation's message tree (branches kept): user, assistant, system and tool messages, thoughts"
     looks_for = "conversations.json of a ChatGPT data export"
 
     def default_paths(self) -> list[Path]:
-        return _downloads()
+        return _downloads() + _desktop()
 
     def discover(self, paths: Any) -> list[Path]:
         return _export_files(paths, self)
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         out = []
-        for conv in _conversations(path, report):
-            built = _chatgpt(conv)
+        for conv in _conversations(path, report, single="mapping"):
+            built = _chatgpt(conv, path.stem)
             if built is not None:
                 native, b = built
                 title = as_str(conv.get("title"))
@@ -91,8 +115,9 @@ class ChatGptImporter(WholeImporter):
         return out
 
 
-def _chatgpt(conv: dict[str, Any]) -> tuple[str, SessionBuilder] | None:
-    native = as_str(conv.get("conversation_id")) or as_str(conv.get("id"))
+def _chatgpt(conv: dict[str, Any], stem: str) -> tuple[str, SessionBuilder] | None:
+    single = stem if stem and not stem.startswith("conversations") else ""  # a one-conversation file's name
+    native = as_str(conv.get("conversation_id")) or as_str(conv.get("id")) or single
     mapping = as_dict(conv.get("mapping"))
     if not native or not mapping:
         return None

@@ -2,7 +2,10 @@
 ``~/.local/share/kilo/kilo.db`` (``$XDG_DATA_HOME/kilo``), OpenCode's SQLite store under
 another name (tables ``session``, ``message``, ``part``), read as opencode.py reads it. The
 extension's earlier task folders are cline.py's `KiloLegacyImporter`. Checked against
-kenn-io/agentsview internal/parser/kilo.go and types.go (5386007).
+kenn-io/agentsview internal/parser/kilo.go and types.go (5386007), and against Kilo's own source,
+Kilo-Org/kilocode: packages/opencode/src/storage/db.ts at f10b24f (``Global.Path.data/kilo.db``)
+and packages/opencode/src/global/index.ts at 30e1f28 (xdg-basedir's data dir joined with
+``kilo``: ``~/.local/share/kilo`` on macOS as well).
 """
 
 from __future__ import annotations

@@ -5,14 +5,25 @@ A conversation folder holds ``base_state.json`` (``agent {llm {model}}``, the wo
 ``MessageEvent`` (``llm_message {role: user | assistant, content [{type: text, text}]}``,
 ``reasoning_content``), ``ActionEvent`` (a tool call: ``tool_name``, ``tool_call_id``,
 ``tool_call {name, arguments}``, ``action``, ``thought [{text}]``) and ``ObservationEvent``
-(its result: ``tool_call_id``, ``observation {content [{type: text, text}] | command, detail}``).
-Checked against kenn-io/agentsview internal/parser/openhands.go and types.go (5386007).
+(its result: ``tool_call_id``, ``observation {content [{type: text, text}] | command, detail}``;
+``AgentErrorEvent {error}`` and ``UserRejectObservation {rejection_reason}`` end a call too).
+Event files are ``event-<index, 5+ digits>-<id>.json``, read in index order. Each event may have
+a ``parent_id``: the events are a tree (forks and navigation are sibling branches; ``__root__``
+is an explicit root; an event without one follows the event before it), and ``base_state.json``'s
+``leaf_event_id`` is the active branch's end (the head). ``timestamp`` is
+``datetime.now().isoformat()`` (local, no zone: read as UTC); the workspace's ``working_dir`` is
+the folder. Checked against the SDK that writes it, OpenHands/software-agent-sdk at 611629e:
+openhands-sdk/openhands/sdk/conversation/persistence_const.py, event_store.py
+(_effective_parent_id), state.py (leaf_event_id), event/base.py, event/llm_convertible/
+observation.py; the CLI's folders in OpenHands/OpenHands-CLI at 6b3838c openhands_cli/locations.py;
+and kenn-io/agentsview internal/parser/openhands.go and types.go (5386007).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -31,13 +42,27 @@ def _text(value: Any) -> str:
     return as_str(value)
 
 
+EVENT_NAME = re.compile(r"^event-(\d+)-")  # the SDK pads the index to five digits but does not cap it
+ROOT = "__root__"  # parent_id of an explicit root (event/types.py ROOT_PARENT_ID)
+
+
+def _events(folder: Path) -> list[Path]:
+    def index(path: Path) -> tuple[int, str]:
+        m = EVENT_NAME.match(path.name)
+        return (int(m.group(1)) if m else -1, path.name)
+
+    return sorted((folder / "events").glob("*.json"), key=index)
+
+
 def read_conversation(folder: Path, report: ImportReport, source: str) -> list[ImportedSession]:
     state = as_dict(load_json(folder / "base_state.json")) if (folder / "base_state.json").exists() else {}
     model = as_str(as_dict(as_dict(state.get("agent")).get("llm")).get("model"))
     b = SessionBuilder()
     calls: dict[str, str] = {}
-    owner: str | None = None
-    for path in sorted((folder / "events").glob("*.json")):
+    stands: dict[str, str] = {}  # event id -> the chain node standing for it (an action: its reply)
+    roles: dict[str, str] = {}  # chain node -> its role
+    previous = ""
+    for path in _events(folder):
         try:
             event = as_dict(load_json(path))
         except (OSError, ValueError) as exc:
@@ -46,6 +71,11 @@ def read_conversation(folder: Path, report: ImportReport, source: str) -> list[I
         kind = as_str(event.get("kind"))
         eid = as_str(event.get("id")) or path.stem
         when = parse_time(event.get("timestamp"))
+        # an event's parent_id places it in the tree; events older than the tree follow the one before
+        raw_parent = as_str(event.get("parent_id")) or previous
+        parent = None if raw_parent == ROOT else stands.get(raw_parent) or None
+        stands[eid] = parent or ""
+        previous = eid
         if kind == "MessageEvent":
             message = as_dict(event.get("llm_message"))
             role = as_str(message.get("role"))
@@ -59,8 +89,9 @@ def read_conversation(folder: Path, report: ImportReport, source: str) -> list[I
                 name=model or None if role == "assistant" else None,
                 created_at=when,
                 metadata={"thinking": thinking},
+                parent=parent,
             )
-            owner = made if role == "assistant" else None
+            stands[eid], roles[made] = made, role
         elif kind == "ActionEvent":
             call = as_dict(event.get("tool_call"))
             name = as_str(event.get("tool_name")) or as_str(call.get("name")) or "tool"
@@ -69,38 +100,65 @@ def read_conversation(folder: Path, report: ImportReport, source: str) -> list[I
                 args = json.loads(args) if isinstance(args, str) else args
             except ValueError:
                 pass
+            owner = parent if parent and roles.get(parent) == "assistant" else None
             if owner is None:
                 owner = b.chain(
-                    f"{eid}:reply", "assistant", _text(event.get("thought")), name=model or None, created_at=when
+                    f"{eid}:reply",
+                    "assistant",
+                    _text(event.get("thought")),
+                    name=model or None,
+                    created_at=when,
+                    parent=parent,
                 )
+                roles[owner] = "assistant"
+            stands[eid] = owner
             calls[as_str(event.get("tool_call_id"))] = b.tool(
                 eid, owner, name, args or event.get("action"), "", created_at=when
             )
-        elif kind == "ObservationEvent":
+        elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
             observation = as_dict(event.get("observation"))
-            text = _text(observation.get("content")) or "\n".join(
-                x for x in (as_str(observation.get("command")), as_str(observation.get("detail"))) if x
+            text = (
+                _text(observation.get("content"))
+                or "\n".join(x for x in (as_str(observation.get("command")), as_str(observation.get("detail"))) if x)
+                or as_str(event.get("error"))
+                or as_str(event.get("rejection_reason"))
             )
             tid = calls.get(as_str(event.get("tool_call_id")))
             if tid is not None:
-                b.nodes = [replace(n, content=text) if n.id == tid else n for n in b.nodes]
+                failed = {"is_error": True} if kind != "ObservationEvent" else {}
+                b.nodes = [
+                    replace(n, content=text, metadata={**n.metadata, **failed}) if n.id == tid else n for n in b.nodes
+                ]
         else:
             report.unknown(f"openhands:{kind}")
     if not b.nodes:
         return []
-    return [session(source, as_str(state.get("id")) or folder.name, folder, b, final=True, model=model)]
+    native = as_str(state.get("id")) or folder.name
+    cwd = as_str(as_dict(state.get("workspace")).get("working_dir"))
+    made = session(source, native, folder, b, final=True, model=model, cwd=cwd)
+    leaf = stands.get(as_str(state.get("leaf_event_id")))
+    return [replace(made, head=leaf) if leaf else made]  # the branch the conversation is on
 
 
 def openhands_conversations() -> Path:
+    """The CLI's locations.py: $OPENHANDS_CONVERSATIONS_DIR, else <persistence dir>/conversations,
+    the persistence dir being $OPENHANDS_PERSISTENCE_DIR or ~/.openhands."""
     env = os.environ.get("OPENHANDS_CONVERSATIONS_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".openhands" / "conversations"
+    if env:
+        return Path(env).expanduser()
+    root = os.environ.get("OPENHANDS_PERSISTENCE_DIR")
+    return (Path(root).expanduser() if root else Path.home() / ".openhands") / "conversations"
 
 
 class OpenHandsImporter(WholeImporter):
     name = "openhands"
     source = "openhands"
     label = "OpenHands CLI"
-    locations = ("$OPENHANDS_CONVERSATIONS_DIR", "~/.openhands/conversations")
+    locations = (
+        "$OPENHANDS_CONVERSATIONS_DIR",
+        "$OPENHANDS_PERSISTENCE_DIR/conversations",
+        "~/.openhands/conversations",
+    )
     shape = Shape(("base_state.json",), folder=True, also=("events/*.json",))
     reads = "message events (user, assistant, reasoning), action events (tool calls) and their observations"
     looks_for = "conversations/<id>/base_state.json with events/"

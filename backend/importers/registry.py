@@ -37,6 +37,7 @@ from . import (  # noqa: F401  (imported for their Importer subclasses)
     specstory,
     vibe,
     vscode_chat,
+    zed,
 )
 from .base import Importer
 

@@ -1,10 +1,16 @@
-"""Mistral Vibe: ``~/.vibe/logs/session/<session>/`` with ``meta.json`` and ``messages.jsonl``.
+"""Mistral Vibe: ``~/.vibe/logs/session/session_<YYYYmmdd_HHMMSS>_<short id>/`` with ``meta.json``
+and ``messages.jsonl``.
 
-``meta.json``: ``{session_id, parent_session_id, start_time, end_time, git_branch, model,
-environment {working_directory}, title}``. ``messages.jsonl``: one OpenAI-style message a line,
-``{role: user | assistant | tool | system, content, message_id, tool_calls [{id, function {name,
-arguments}}] (assistant), tool_call_id, name (tool)}``, without times: the first message is
-dated ``start_time``, the last ``end_time``. Checked against kenn-io/agentsview
+``meta.json``: ``SessionMetadata {session_id, parent_session_id, start_time, end_time (ISO, UTC),
+git_commit, git_branch, environment {working_directory}, username, title, title_source (auto |
+manual)}`` plus ``stats``, ``total_messages`` and ``config`` (its ``active_model`` names the
+model). ``messages.jsonl``: the non-system ``LLMMessage``s appended as they come, ``{role: user |
+assistant | tool, content, message_id (not on tool messages), injected?, reasoning_content?,
+tool_calls [{id, function {name, arguments}}] (assistant), tool_call_id, name (tool)}``, without
+times: the first message is dated ``start_time``, the last ``end_time``. An ``injected`` message
+(put in by Vibe, not typed) is a system node. Checked against the agent's source,
+mistralai/mistral-vibe at ac8f1a0: vibe/core/session/session_logger.py, vibe/core/types.py
+(SessionMetadata, LLMMessage), vibe/core/paths/_vibe_home.py; and kenn-io/agentsview
 internal/parser/vibe.go and its testdata (5386007).
 """
 
@@ -48,8 +54,11 @@ def read_session(folder: Path, report: ImportReport, source: str) -> list[Import
         if role not in ("user", "assistant", "system"):
             report.unknown(f"vibe:role:{role}")
             continue
-        model = as_str(meta.get("model")) if role == "assistant" else ""
-        made = b.chain(sid, role, text, name=model or None, created_at=when)
+        model = _model(meta) if role == "assistant" else ""
+        extra = {"thinking": as_str(record.get("reasoning_content")) or as_text(record.get("reasoning_content"))}
+        if record.get("injected"):  # put in the conversation by Vibe (a hook, a reminder), not typed
+            role, extra = "system", {**extra, "injected": True}
+        made = b.chain(sid, role, text, name=model or None, created_at=when, metadata=extra)
         owner = made if role == "assistant" else None
         for n, call in enumerate(c for c in record.get("tool_calls") or [] if isinstance(c, dict)):
             function = as_dict(call.get("function"))
@@ -74,13 +83,19 @@ def read_session(folder: Path, report: ImportReport, source: str) -> list[Import
             b,
             final=True,
             title=as_str(meta.get("title")),
-            model=as_str(meta.get("model")),
+            title_source="user" if meta.get("title_source") == "manual" else "llm",
+            model=_model(meta),
             cwd=as_str(as_dict(meta.get("environment")).get("working_directory")),
             git_branch=as_str(meta.get("git_branch")),
             kind="fork" if parent else "trunk",
             parent_native_id=parent,
         )
     ]
+
+
+def _model(meta: dict[str, Any]) -> str:
+    """meta.json has no model of its own: the config it saves names the active one."""
+    return as_str(meta.get("model")) or as_str(as_dict(meta.get("config")).get("active_model"))
 
 
 def _fill(b: SessionBuilder, tool_id: str, text: str, when: float) -> None:

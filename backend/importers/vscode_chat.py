@@ -1,7 +1,8 @@
 """GitHub Copilot Chat in VS Code (and its forks): ``chatSessions/<sessionId>.json`` or ``.jsonl``.
 
 Where: ``<VS Code user dir>/workspaceStorage/<hash>/chatSessions/`` (one folder per workspace,
-named in ``workspace.json`` beside it) and ``globalStorage/emptyWindowChatSessions/``.
+named in ``workspace.json`` beside it; ``no-workspace`` before emptyWindowChatSessions existed),
+``globalStorage/emptyWindowChatSessions/`` and ``globalStorage/savedChatSessions/``.
 
 A ``.json`` session: ``{version, sessionId, creationDate, lastMessageDate (ms), customTitle,
 requests: [{requestId, message {text, parts}, response: [items], modelId, timestamp (ms),
@@ -9,10 +10,15 @@ result {metadata {promptTokens, outputTokens, resolvedModel}}}]}``. A response i
 ``kind`` (or ``markdownContent``) holds text in ``value``; ``toolInvocationSerialized`` is a tool
 call (``toolId``, ``toolCallId``, ``invocationMessage``, ``pastTenseMessage``,
 ``toolSpecificData``); ``prepareToolInvocation``, ``undoStop``, ``codeblockUri``,
-``textEditGroup`` show nothing. Newer VS Code writes ``.jsonl`` operations on that object:
+``textEditGroup`` show nothing; ``thinking`` (``value``: a string or a list of them) is the
+reply's thinking. An older file's response is a string or a list holding plain strings
+(markdown). Newer VS Code writes ``.jsonl`` operations on that object:
 ``{kind: 0 (initial, v = the whole session) | 1 (set v at the key path k) | 2 (push the items v
 onto the list at k, from index i) | 3 (delete k)}``. Checked against kenn-io/agentsview
-internal/parser/vscode_copilot.go and vscode_copilot_provider.go (5386007).
+internal/parser/vscode_copilot.go and vscode_copilot_provider.go (5386007), and against VS Code's
+own source (microsoft/vscode, the chat contribution that writes these files):
+src/vs/workbench/contrib/chat/common/chatSessionStore.ts at 0392c00 (the folders, readSession's
+string responses) and chatService.ts's IChatThinkingPart.
 """
 
 from __future__ import annotations
@@ -104,10 +110,13 @@ def read_chat(path: Path, report: ImportReport, source: str) -> list[ImportedSes
         text = as_str(as_dict(request.get("message")).get("text")).strip()
         if text:
             b.chain(rid, "user", text, created_at=when)
-        texts, calls = [], []
-        for item in (x for x in request.get("response") or [] if isinstance(x, dict)):
+        texts, calls, thinking = [], [], []
+        for item in _response_items(request.get("response")):
             kind = as_str(item.get("kind"))
-            if kind == "toolInvocationSerialized":
+            if kind == "thinking":
+                value = item.get("value")
+                thinking.append("".join(value) if isinstance(value, list) else as_str(value))
+            elif kind == "toolInvocationSerialized":
                 calls.append(item)
             elif kind == "inlineReference":
                 ref = as_dict(item.get("inlineReference"))
@@ -119,7 +128,14 @@ def read_chat(path: Path, report: ImportReport, source: str) -> list[ImportedSes
         reply = "".join(texts).strip()
         if not reply and not calls:
             continue
-        owner = b.chain(f"{rid}:response", "assistant", reply, name=model or None, created_at=when)
+        owner = b.chain(
+            f"{rid}:response",
+            "assistant",
+            reply,
+            name=model or None,
+            created_at=when,
+            metadata={"thinking": "".join(thinking)},
+        )
         for n, call in enumerate(calls):
             shown = _value(call.get("pastTenseMessage")) or _value(call.get("invocationMessage"))
             given = call.get("toolSpecificData") or _value(call.get("invocationMessage")) or None
@@ -143,6 +159,13 @@ def read_chat(path: Path, report: ImportReport, source: str) -> list[ImportedSes
     ]
 
 
+def _response_items(response: Any) -> list[dict[str, Any]]:
+    """A request's response parts; an older file's plain strings (or one string) are markdown parts
+    (chatSessionStore.ts readSession revives them as MarkdownString)."""
+    items = response if isinstance(response, list) else [response] if isinstance(response, str) else []
+    return [{"value": x} if isinstance(x, str) else x for x in items if isinstance(x, (str, dict))]
+
+
 def _value(value: Any) -> str:
     """Text of a markdown value: a string, or ``{value}``."""
     if isinstance(value, dict):
@@ -157,6 +180,7 @@ class CopilotChatImporter(WholeImporter):
     locations = (
         "<VS Code user dir>/workspaceStorage/<hash>/chatSessions",
         "<VS Code user dir>/globalStorage/emptyWindowChatSessions",
+        "<VS Code user dir>/globalStorage/savedChatSessions",
     )
     shape = Shape(
         ("*.json", "*.jsonl"),
@@ -167,7 +191,8 @@ class CopilotChatImporter(WholeImporter):
 
     def default_paths(self) -> list[Path]:
         users = [user for app in VSCODE_APPS for user in vscode_user_dirs(app)]
-        return [p for u in users for p in (u / "workspaceStorage", u / "globalStorage" / "emptyWindowChatSessions")]
+        folders = ("emptyWindowChatSessions", "savedChatSessions")
+        return [p for u in users for p in (u / "workspaceStorage", *(u / "globalStorage" / f for f in folders))]
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
         found: dict[Path, None] = {}
@@ -176,13 +201,18 @@ class CopilotChatImporter(WholeImporter):
             if path.is_file() and path.suffix in (".json", ".jsonl"):
                 found[path] = None
             elif path.is_dir():
-                own = ("*.json*",) if path.name in ("emptyWindowChatSessions", "chatSessions") else ()
+                own = (
+                    ("*.json*",)
+                    if path.name in ("emptyWindowChatSessions", "savedChatSessions", "chatSessions")
+                    else ()
+                )
                 for pattern in (
                     *own,
                     "chatSessions/*.json*",
                     "*/chatSessions/*.json*",
                     "workspaceStorage/*/chatSessions/*.json*",
                     "globalStorage/emptyWindowChatSessions/*.json*",
+                    "globalStorage/savedChatSessions/*.json*",
                 ):
                     found.update(
                         dict.fromkeys(sorted(p for p in path.glob(pattern) if p.suffix in (".json", ".jsonl")))

@@ -282,9 +282,18 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ sessions
 
-    def cursors(self) -> dict[str, SessionCursor]:
-        rows = self.db.execute("SELECT session_id, scope, cursor, stamp FROM sessions WHERE dead=0")
-        return {r[0]: SessionCursor(*r) for r in rows}
+    def cursors(self, session_ids: Sequence[str] | None = None) -> dict[str, SessionCursor]:
+        """Every live session's cursor, or these sessions' (those indexed)."""
+        sql = "SELECT session_id, scope, cursor, stamp FROM sessions WHERE dead=0"
+        if session_ids is None:
+            return {r[0]: SessionCursor(*r) for r in self.db.execute(sql)}
+        out: dict[str, SessionCursor] = {}
+        for start in range(0, len(session_ids), 500):
+            chunk = session_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(f"{sql} AND session_id IN ({marks})", chunk):
+                out[r[0]] = SessionCursor(*r)
+        return out
 
     def cursor(self, db: sqlite3.Connection, session_id: str) -> SessionCursor | None:
         row = db.execute(

@@ -238,19 +238,21 @@ class IndexUpdater:
         started = time.perf_counter()
         report = UpdateReport()
         self._rules = self.rules() if self.rules is not None else None
-        known = self.index.cursors()
         if sessions is None:
+            known = self.index.cursors()
             listing = self.store.list_sessions()
             present = [m.id for m in listing.sessions]
-            gone = [sid for sid in known if sid not in set(present)]
+            present_ids = set(present)
+            gone = [sid for sid in known if sid not in present_ids]
             if gone:
                 with self.index.write() as db:
                     for sid in gone:
                         self.index.drop_session(db, sid)
                 report.sessions_dropped = len(gone)
             wanted = present
-        else:
+        else:  # an import batch's few sessions: their cursors only (all of them per batch was quadratic)
             wanted = list(dict.fromkeys(sessions))
+            known = self.index.cursors(wanted)
         batch: list[_SessionWork] = []
         for done, session_id in enumerate(wanted):
             if progress is not None:
@@ -396,6 +398,28 @@ class IndexUpdater:
                     self.index.set_stamp(db, work.session_id, work.scope, work.stamp)
                 report.rows += len(work.rows)
                 report.sessions_updated += 1
+
+    def fill_commits(self, commits: Mapping[str, Mapping[str, tuple[int, str]]]) -> list[str]:
+        """Commit ids for rows indexed before their turn was committed, as the mirror wrote them.
+
+        A session whose history/ is as indexed gets its stamp again (the mirror rewrote only
+        meta.json), so the next update does not read it back for nothing. Returns the sessions
+        the index is behind on (never indexed, or nodes since: a writer killed before its index
+        update), for an ordinary update."""
+        behind: list[str] = []
+        with self.index.write() as db:
+            for session_id, turns in commits.items():
+                self.index.fill_commits(db, session_id, dict(turns))
+                current = self.index.cursor(db, session_id)
+                try:
+                    stamp = _stamp(self.store.path_for(session_id))
+                except OpmemError:
+                    continue
+                if current is not None and stamp.split(":")[0] == current.stamp.split(":")[0]:
+                    self.index.set_stamp(db, session_id, current.scope, stamp)
+                else:
+                    behind.append(session_id)
+        return behind
 
     def _has_uncommitted(self, session_id: str) -> bool:
         return self.index.uncommitted(self.index.db, session_id) > 0

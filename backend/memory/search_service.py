@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..store.sessions import SessionStore
@@ -109,6 +109,19 @@ class SearchService:
     def after_ingest(self, sessions: frozenset[str]) -> None:
         """The import/watch hook: index the sessions a batch wrote to."""
         self.update(sessions)
+
+    def after_mirror(self, commits: Mapping[str, Mapping[str, tuple[int, str]]]) -> None:
+        """The mirror backlog's hook (MirrorWriter.on_commits): rows indexed before their turn was
+        committed get its commit, from what the mirror just wrote; no session is read."""
+        if not self.index.path.exists():
+            return  # the first search builds the index, commits included
+        try:
+            behind = self.updater.fill_commits(commits)
+        except SchemaMismatch:
+            self.rebuild()
+            return
+        if behind:
+            self.update(behind)
 
     def forget_sessions(self, session_ids: Iterable[str], scopes: Iterable[str] = ()) -> int:
         """Excluded sessions (private, or in an excluded project): their rows and records out of the index."""

@@ -134,12 +134,20 @@ def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:
 
 def read_json(path: Path) -> Any:
     """Parse a JSON file; any problem becomes CorruptFile naming the path."""
+    return parse_json(read_raw(path), path)
+
+
+def read_raw(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise CorruptFile(path, "file is missing") from None
     except OSError as exc:
         raise CorruptFile(path, f"cannot read ({exc.strerror})") from None
+
+
+def parse_json(raw: bytes, path: Path) -> Any:
+    """The JSON in `raw` (read from `path`); any problem becomes CorruptFile naming the path."""
     try:
         return json.loads(raw)
     except UnicodeDecodeError as exc:
@@ -150,8 +158,9 @@ def read_json(path: Path) -> Any:
         raise CorruptFile(path, "JSON nested too deeply to read") from None
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
-    data = read_json(path)
+def read_json_object(path: Path, raw: bytes | None = None) -> dict[str, Any]:
+    """The JSON object in file `path` (or in `raw`, its bytes read already)."""
+    data = read_json(path) if raw is None else parse_json(raw, path)
     if not isinstance(data, dict):
         raise CorruptFile(path, "expected a JSON object")
     return data

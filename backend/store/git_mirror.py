@@ -27,6 +27,7 @@ from ..model import Node, OpmemError
 from .commit_text import commit_message, trailers
 from .conversation import Conversation
 from .git_index import index_bytes, write_index
+from .git_init import init_session_git, open_session_git
 from .node_log import NodeLog, node_id_from_file_name
 from .packs import Packs
 from .packwriter import (
@@ -80,19 +81,6 @@ def branch_name(text: str) -> str:
     return name[:100] or "retry"
 
 
-def open_session_git(path: Path | str) -> pygit2.Repository:
-    """The session folder's own repository. Never one found further up: pygit2 and git search
-    upward, and a session without .git inside a home kept in some repository would open that."""
-    return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-
-
-def init_session_git(path: Path) -> pygit2.Repository:
-    repo = pygit2.init_repository(str(path), initial_head="main")
-    repo.config["status.showUntrackedFiles"] = "no"
-    repo.config["gc.auto"] = "0"  # we pack ourselves; the git CLI must not gc behind our lock
-    return repo
-
-
 class GitMirror:
     """`.git` of one session folder, kept in step with its conversation."""
 
@@ -107,6 +95,9 @@ class GitMirror:
         self.packs = Packs(self.git_dir, pack_threshold)
         self.mutations = 0  # pack merges and rebuilds: the store publishes a change
         self.grouping = False  # inside a batch: commits wait for flush_pending
+        # When a dict: each node a commit covers first -> (turn number, commit), as written
+        # (the mirror backlog hands it to the search index, which then reads nothing).
+        self.written_turns: dict[str, tuple[int, str]] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -280,6 +271,9 @@ class GitMirror:
             self._pending_head = branch
         commits[end] = oid
         self._turn_no[oid] = turn_no
+        if self.written_turns is not None:  # its line's nodes and their tool results
+            for node in new_nodes:
+                self.written_turns.setdefault(node.id, (turn_no, oid))
         if not self.grouping:
             self.flush_pending()
         return oid

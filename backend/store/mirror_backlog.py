@@ -24,7 +24,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,6 +106,9 @@ class MirrorReport:
 
 
 Written = Callable[[frozenset[str]], object]  # told the sessions whose mirror was just written
+# told, per session just mirrored, node id -> (turn number, commit) of the commits written: what
+# the search index fills in without reading the sessions again
+Commits = Callable[[Mapping[str, Mapping[str, tuple[int, str]]]], object]
 Problems = Callable[[list[str]], object]  # told what went wrong in a run (on the writer's thread)
 Progress = Callable[[int, int, str], object]
 
@@ -115,12 +118,16 @@ class MirrorWriter:
 
     `run()` drains the queue on the calling thread; `start()` does it on a daemon thread (the
     app, `opmem watch`), which `stop()` ends after the session under way. `on_written` is told,
-    every few sessions, which mirrors were completed (the search index fills in commit ids).
+    every few sessions, which mirrors were completed; `on_commits` the commits they got (the
+    search index fills in commit ids from them, reading nothing). Progress is counted, never read.
     """
 
-    def __init__(self, store: SessionStore, on_written: Written | None = None) -> None:
+    def __init__(
+        self, store: SessionStore, on_written: Written | None = None, *, on_commits: Commits | None = None
+    ) -> None:
         self.store = store
         self.on_written = on_written
+        self.on_commits = on_commits
         self.on_problems: Problems | None = None  # the app says a background run's problems
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
@@ -162,6 +169,7 @@ class MirrorWriter:
         report = MirrorReport()
         total = self.pending
         done: list[str] = []
+        turns: dict[str, dict[str, tuple[int, str]]] = {}
         last_told = time.monotonic()
         try:
             while True:
@@ -174,17 +182,20 @@ class MirrorWriter:
                     self._queued.discard(sid)
                 if progress is not None:
                     progress(report.sessions, max(total, report.sessions + 1), sid)
+                written: dict[str, tuple[int, str]] | None = {} if self.on_commits is not None else None
                 try:
-                    report.commits += self.store.write_mirror(sid)
+                    report.commits += self.store.write_mirror(sid, written)
                     report.sessions += 1
                     done.append(sid)
+                    if written:
+                        turns[sid] = written
                 except (OpmemError, OSError) as exc:  # the node files stay; the marker stays, for the next start
                     report.problems.append(f"session {sid}: the git mirror was not written: {exc}")
                 if done and time.monotonic() - last_told >= 1.0:
-                    self._tell(done, report)
-                    done, last_told = [], time.monotonic()
+                    self._tell(done, turns, report)
+                    done, turns, last_told = [], {}, time.monotonic()
         finally:
-            self._tell(done, report)
+            self._tell(done, turns, report)
             report.problems.extend(f"{path}: {problem}" for path, problem in self.store.take_hint_failures())
             report.left = self.pending
             report.seconds = time.perf_counter() - started
@@ -193,12 +204,14 @@ class MirrorWriter:
             self.on_problems(list(report.problems))
         return report
 
-    def _tell(self, done: list[str], report: MirrorReport) -> None:
-        if done and self.on_written is not None:
-            try:
+    def _tell(self, done: list[str], turns: dict[str, dict[str, tuple[int, str]]], report: MirrorReport) -> None:
+        try:
+            if done and self.on_written is not None:
                 self.on_written(frozenset(done))
-            except OpmemError as exc:
-                report.problems.append(str(exc))
+            if turns and self.on_commits is not None:
+                self.on_commits(turns)
+        except OpmemError as exc:
+            report.problems.append(str(exc))
 
     # ------------------------------------------------------------------ in the background
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import CorruptFile, Node
-from .files import dump_json_line, read_json_object, write_all
+from .files import dump_json_line, read_json_object, read_raw, write_all
 
 NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 NODE_FILE_RE = re.compile(r"^(\d+)-([uats])-(.+)\.json$")
@@ -48,6 +48,9 @@ class NodeLog:
         self.reset()
         self._unsynced: list[str] = []  # node files written and not yet fsynced
         self._unsynced_since = 0.0
+        # a session read to be mirrored: the bytes a scan reads wait in _fresh for their commit too
+        # (once the graph, once the blob was two reads of every node file)
+        self.keep_read = False
 
     def reset(self) -> None:
         self.known: set[str] = set()  # file names read or written
@@ -70,7 +73,8 @@ class NodeLog:
                 self.problems.append(f"{path}: a symbolic link, not read (node files are plain files)")
                 continue
             try:
-                node = Node.from_json(read_json_object(path), path)
+                raw = read_raw(path)
+                node = Node.from_json(read_json_object(path, raw), path)
             except CorruptFile as exc:
                 self.problems.append(str(exc))
                 continue
@@ -78,6 +82,8 @@ class NodeLog:
                 self.problems.append(f"{path}: duplicate node id {node.id!r}")
                 continue
             loaded[node.id] = node
+            if self.keep_read:
+                self._fresh[node.id] = raw
         return sorted(loaded.values(), key=lambda n: n.seq)
 
     def write(self, node: Node) -> None:

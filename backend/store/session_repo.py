@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -194,7 +195,7 @@ class SessionRepo:
         """Make the session folder (git repo, meta.json, sub-folders) beside it, then rename it
         into place: a writer killed midway leaves a hidden `.<id>.creating-*` folder, never a
         session without meta.json or with half a `.git`. Runs under the session's lock."""
-        for stale in self.path.parent.glob(f".{self.path.name}.creating-*"):
+        for stale in _creating_leftovers(self.path.parent, self.path.name):
             shutil.rmtree(stale, ignore_errors=True)  # a writer killed while creating this session
         if _half_created(self.path):
             shutil.rmtree(self.path)  # left by a writer killed before this was atomic: nothing in it
@@ -480,6 +481,28 @@ class SessionRepo:
     def rebuild_mirror(self, skip_from: int | None = None) -> int:
         """Replace a broken git mirror by one built from the node files. Returns commits made."""
         return self.mirror.rebuild(skip_from, self._settle_own)
+
+
+_LEFTOVERS: dict[Path, set[str]] = {}  # sessions folder -> `.<id>.creating-*` names seen at its scan
+_LEFTOVERS_LOCK = threading.Lock()
+
+
+def _creating_leftovers(parent: Path, name: str) -> list[Path]:
+    """The `.<name>.creating-*` folders killed writers left, from one scan of `parent` per process:
+    a glob per new session read the whole sessions folder each time (quadratic in a first import).
+    One a writer of another process leaves after that scan is removed by the next process."""
+    with _LEFTOVERS_LOCK:
+        names = _LEFTOVERS.get(parent)
+        if names is None:
+            try:
+                names = {entry.name for entry in os.scandir(parent) if ".creating-" in entry.name}
+            except OSError:
+                names = set()
+            _LEFTOVERS[parent] = names
+        prefix = f".{name}.creating-"
+        found = [item for item in names if item.startswith(prefix)]
+        names.difference_update(found)
+    return [parent / item for item in found]
 
 
 def _half_created(path: Path) -> bool:

@@ -149,6 +149,7 @@ class SessionStore(SessionQueries):
                 repo.end_group(sync_later if defer_mirror else None)
             if defer_mirror and batch.wrote:  # a backlog is read next (listing, search index): from memory
                 self._reads.seed(repo.path, session_id, repo.read_copy())
+                self._let_go(session_id, repo)
 
     def _write_backlog(self, repo: SessionRepo, own_since: int | None = None) -> int:
         """Commit what git misses (a live writer's turn left alone); the marker goes once git has it all."""
@@ -159,8 +160,10 @@ class SessionStore(SessionQueries):
             self._mirror_mark(repo.id).clear()
         return made
 
-    def write_mirror(self, session_id: str) -> int:
-        """Write the git mirror a backlog import left to write (idempotent). Returns commits made."""
+    def write_mirror(self, session_id: str, turns: dict[str, tuple[int, str]] | None = None) -> int:
+        """Write the git mirror a backlog import left to write (idempotent). Returns commits made.
+
+        turns: filled with node id -> (turn number, commit) for the nodes these commits cover."""
         check_session_id(session_id)
         mark = self._mirror_mark(session_id)
         if mark.state() is None:
@@ -168,8 +171,15 @@ class SessionStore(SessionQueries):
         if not self.exists(session_id):
             mark.clear()  # deleted meanwhile (or never written): nothing to mirror
             return 0
+        was_open = session_id in self.cached_ids()
         with self._session(session_id) as repo:
-            return self._write_backlog(repo)
+            repo.mirror.written_turns = turns
+            try:
+                return self._write_backlog(repo)
+            finally:
+                repo.mirror.written_turns = None
+                if not was_open:  # opened for this only: a backlog's memory stays that of one session
+                    self._let_go(session_id, repo)
 
     def pending_mirrors(self) -> list[str]:
         """Sessions whose mirror is still to be written, oldest first (mirror_backlog.py)."""

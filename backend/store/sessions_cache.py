@@ -199,9 +199,13 @@ class OpenSessions(ChangeHints):
                     locations[session_id] = str(Path(location).resolve())
                     self._write_locations(locations)
             else:
-                repo.load()
                 mark = self._mirror_mark(session_id)
                 pending = mark.state()
+                repo.log.keep_read = pending is not None  # its commits come next: their blobs are read now
+                try:
+                    repo.load()
+                finally:
+                    repo.log.keep_read = False
                 if (repo.path / "history").is_dir() and pending not in (HERE, LIVE):
                     # Consistency: commit nodes the refs do not cover, but not a turn a live writer is
                     # writing, nor a backlog a live process is writing (mirror_backlog.py).
@@ -216,6 +220,15 @@ class OpenSessions(ChangeHints):
                 self._tokens.pop(session_id, None)
             self._evict()
             return repo
+
+    def _let_go(self, session_id: str, repo: SessionRepo) -> None:
+        """A backlog batch's session leaves the writers' cache at its end, with the node bytes it
+        kept for commits: a first import's memory stays that of the reads' few warm sessions,
+        whatever the history's size (the mirror opens it again). Lossless: its node files' sync is
+        the batch end's, and it has no commit whose git index could lag."""
+        with self._store_lock:
+            if self._cache.get(session_id) is repo:
+                del self._cache[session_id]
 
     def _evict(self) -> None:
         """Close the least recently used sessions past the cap.

@@ -10,6 +10,7 @@ import shutil
 import socket
 import time
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,8 @@ def origins(home: Home) -> dict[str, str]:
 
 
 def machine_names(home: Home) -> dict[str, str]:
-    """{machine id: name} of this machine and every machine seen on the remote."""
+    """{machine id: name} of this machine and every machine seen on the remote; machines that
+    share a hostname (two VMs called `vm`) are told apart by their ids."""
     names = {}
     folder = home.path / "sync" / "machines"
     if folder.is_dir():
@@ -114,7 +116,8 @@ def machine_names(home: Home) -> dict[str, str]:
     if (home.path / "machine.json").exists():
         me = machine(home)
         names[me["id"]] = str(me.get("name") or me["id"])
-    return names
+    shared = Counter(names.values())
+    return {mid: mid if shared[name] > 1 else name for mid, name in names.items()}
 
 
 class Outbox:

@@ -36,22 +36,16 @@ def test_import_prints_a_summary_and_the_first_warnings(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--home", str(home), "import", "jsonl", str(path), "--warnings", "3"])
     assert result.exit_code == 0, result.output
     out = result.output
-    header = next(line for line in out.splitlines() if "sessions" in line)
-    row = next(line for line in out.splitlines() if line.count("│") >= 6 and any(c.isdigit() for c in line))
-    assert [c.strip() for c in header.strip("┃ ").split("┃")] == [
-        "sessions",
-        "new",
-        "turns",
-        "nodes",
-        "skipped",
-        "warnings",
+    # Piped: plain lines, no table borders; one row for the one agent, no total row.
+    assert result.stdout.splitlines() == [
+        "import",
+        "agent  sessions  new  turns  nodes  skipped  warnings",
+        "jsonl  1  1  3  6  0  7",
     ]
-    assert [c.strip() for c in row.strip("│ ").split("│")] == ["1", "1", "3", "6", "0", "7"]
     assert out.count("warning: ") == 3 and "… and 4 more warning(s)" in out
     assert f"{path}:7: invalid JSON" in out
     again = CliRunner().invoke(main, ["--home", str(home), "import", "jsonl", str(path)])
-    row = next(line for line in again.output.splitlines() if line.count("│") >= 6 and any(c.isdigit() for c in line))
-    assert [c.strip() for c in row.strip("│ ").split("│")] == ["0", "0", "0", "0", "1", "0"]
+    assert again.stdout == "nothing new from jsonl: 1 file(s) unchanged since the last import\n"
 
 
 def test_import_of_an_unknown_source_fails_cleanly(tmp_path: Path) -> None:
@@ -85,3 +79,36 @@ def test_nothing_to_import_says_which_files_were_looked_for(tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "import", "codex", str(tmp_path / "sessions")])
     assert result.exit_code == 0
     assert "nothing to import: no rollout-*.jsonl found" in result.output.replace("\n", "")
+
+
+def test_importing_every_agent_found_is_one_table_with_a_total_then_one_line(tmp_path: Path, monkeypatch) -> None:
+    """`opmem import` over two agents: one summary for the run (a row per agent and their total),
+    not a table per agent; run again with nothing new, one line."""
+    from tests.backend.importers.conftest import Transcript, text
+    from tests.backend.importers.test_codex import Rollout
+
+    user = tmp_path / "user"
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    claude = Transcript()
+    claude.prompt("Fix the parser")
+    claude.assistant([text("Fixed.")])
+    claude.write(user / ".claude/projects/-tmp-project" / "11111111-2222-3333-4444-555555555555.jsonl")
+    rollout = user / ".codex/sessions/2026/01/01/rollout-2026-01-01T00-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
+    rollout.parent.mkdir(parents=True)
+    Rollout().meta().prompt("Add a test").reply("Added.").write(rollout)
+    os.utime(rollout, (1_600_000_000, 1_600_000_000))
+    runner = CliRunner(env={"HOME": str(user), "OPMEM_HOME": str(tmp_path / "home")})
+    first = runner.invoke(main, ["import"])
+    assert first.exit_code == 0, first.output
+    lines = first.stdout.splitlines()
+    assert lines[0].startswith("Found: Claude Code 1 session") and "Codex 1 session" in lines[0]
+    assert lines[1:3] == ["import", "agent  sessions  new  turns  nodes  skipped  warnings"]
+    rows = {line.split("  ")[0]: line.split("  ")[1:] for line in lines[3:]}
+    assert set(rows) == {"Claude Code", "Codex", "total"}
+    assert rows["total"] == [str(sum(int(rows[a][i]) for a in ("Claude Code", "Codex"))) for i in range(6)]
+    assert rows["total"][:2] == ["2", "2"]
+    again = runner.invoke(main, ["import"])
+    assert again.stdout.splitlines()[1:] == [
+        "nothing new from Claude Code, Codex: 2 file(s) unchanged since the last import"
+    ]

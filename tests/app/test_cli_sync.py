@@ -153,3 +153,24 @@ def test_init_on_a_missing_local_path_offers_to_create_the_bare_repository(tmp_p
     monkeypatch.chdir(home.path)
     code, out, err = opmem(home.path, "sync")
     assert code == 0, err
+
+
+def test_two_machines_with_the_same_hostname_are_told_apart(tmp_path: Path) -> None:
+    """Two VMs both called `vm`: the sessions each recorded are labelled with its own machine
+    (its id), not both `@vm`."""
+    from opmem_tui.backend.store.files import write_atomic
+    from opmem_tui.backend.sync.outbox import dump_json
+
+    remote = bare_remote(tmp_path / "remote.git")
+    homes = []
+    for name, machine_id in (("a", "vm-11111111"), ("b", "vm-22222222"), ("c", "desk-33333333")):
+        home = machine_home(tmp_path / name, machine_id, str(remote))
+        write_atomic(home.path / "machine.json", dump_json({"id": machine_id, "name": machine_id.split("-")[0]}))
+        add_turn(home, f"s{name}", f"from {name}", "ok")
+        homes.append(home)
+    for home in (*homes, homes[2]):
+        code, _, err = opmem(home.path, "sync")
+        assert code == 0, err
+    code, out, _ = opmem(homes[2].path, "sessions", "list")
+    assert code == 0
+    assert "@vm-11111111" in out and "@vm-22222222" in out and "@vm " not in out

@@ -120,6 +120,7 @@ async def test_no_mcp_reply_holds_a_value(store) -> None:
         "memory_graph_neighbors": [{"entity": sid, "hops": 2}],
         "memory_search": [{"query": "deploy staging"}, {"query": VALUES[0]}],
         "memory_handoff": [{"session_id": sid}],
+        "memory_usage": [{}, {"report": "session", "project_id": "all"}],
     }
     assert set(calls) == set(TOOLS)
     texts = []

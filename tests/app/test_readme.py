@@ -80,3 +80,11 @@ def test_docs_links_resolve() -> None:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if not target.startswith(("http", "mailto:")):
                 assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_the_commands_block_names_real_commands() -> None:
+    from opmem_tui.cli import main
+
+    block = README.split("\n## Commands", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    named = set(re.findall(r"(?:^|[;|] ?)opmem ([a-z]+)", block, re.M))
+    assert named and named <= set(main.commands), named - set(main.commands)

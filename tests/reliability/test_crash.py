@@ -374,10 +374,13 @@ def stale_projections(home: Home, days: set) -> list[str]:
     memory = home.memory
     stale: list[str] = []
     projects = ["", *sorted(s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:"))]
+    names = {p.id: p.name for p in home.projects.list_projects()}
     for pid in projects:
         path = core_path(memory.root, pid)
         on_disk = path.read_bytes() if path.exists() else None
-        if all(on_disk != render_core(memory, day, pid).encode() for day in days):
+        # as write_cores renders it: a project no binding names (known from sessions) has no git log to offer
+        name, bound = names.get(pid, ""), pid in names or not pid
+        if all(on_disk != render_core(memory, day, pid, name, bound=bound).encode() for day in days):
             stale.append(f"{path} is {'stale' if on_disk else 'missing'} after the next run")
     for entity_id in memory.entity_ids():
         path = view_path(memory.root, entity_id)

@@ -16,9 +16,14 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+import pygit2
+
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.store import node_log
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store.node_log import NodeLog
+from opmem_tui.backend.store.sessions import SessionStore
 
 from .conftest import Transcript, text, tool_use
 
@@ -58,13 +63,43 @@ def test_backlog_is_searchable_before_its_mirror_and_the_mirror_matches_an_inlin
     assert hits and all(hit.commit is None for hit in hits)  # searchable already, from the node files
     assert len(home.sessions.list_sessions().sessions) == 3
 
-    writer = MirrorWriter(home.sessions, on_written=home.search_index.after_ingest)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
     writer.add(report.mirror_pending)
     done = writer.run()
     assert (done.sessions, done.commits, done.left) == (3, 12, 0)
     assert commits(home) == commits(inline)
-    assert all(hit.commit for hit in home.search_index.search("zeppelin"))  # commit ids filled in
+    hits = home.search_index.search("zeppelin", k=50)
+    assert hits and all(hit.commit for hit in hits)  # commit ids filled in: each its turn's commit
+    for hit in hits:
+        message = pygit2.Repository(home.sessions.path_for(hit.session_id))[hit.commit].message
+        assert message.startswith(f"turn {hit.turn}: ")
     assert home.sessions.verify(repair=False).ok
+
+
+def test_the_mirror_hands_the_index_its_commits_and_nothing_is_read_back(tmp_path: Path, monkeypatch) -> None:
+    source = corpus(tmp_path / "claude", 3, 4)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    told: list[dict] = []
+    writer = MirrorWriter(home.sessions, on_commits=lambda turns: told.append(dict(turns)))
+    writer.add(report.mirror_pending)
+    writer.run()
+    assert sorted(sid for batch in told for sid in batch) == sorted(report.mirror_pending)
+    reads: list[str] = []
+    for name in ("get_meta", "get_nodes", "get_turns", "snapshot"):
+        real = getattr(SessionStore, name)
+        monkeypatch.setattr(
+            SessionStore, name, lambda self, *a, _n=name, _r=real, **k: reads.append(_n) or _r(self, *a, **k)
+        )
+    real_scan = NodeLog.scan
+    monkeypatch.setattr(NodeLog, "scan", lambda self, have: reads.append("scan") or real_scan(self, have))
+    for batch in told:
+        home.search_index.after_mirror(batch)
+    home.search_index.update()  # the stamps were refreshed: nothing to read back either
+    assert reads == []
+    assert all(hit.commit for hit in home.search_index.search("zeppelin", k=50))
+    index = home.search_index.index
+    assert [index.uncommitted(index.db, sid) for sid in sorted(report.mirror_pending)] == [0, 0, 0]  # tool rows too
 
 
 def test_a_reimport_of_unchanged_sessions_promises_no_mirror(tmp_path: Path) -> None:
@@ -82,6 +117,9 @@ from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.store import git_mirror
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.store import node_log
+from opmem_tui.backend.store.node_log import NodeLog
+from opmem_tui.backend.store.sessions import SessionStore
 
 home = Home(Path(sys.argv[1]))
 report = run_import(home, "claude", [Path(sys.argv[2])], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
@@ -164,3 +202,64 @@ def test_watch_catch_up_defers_its_mirror_and_a_live_turn_commits_the_backlog_fi
     turns = [c.turn for c in home.sessions.session_commits(sid)]
     assert set(turns) == {1, 2, 3, 4} and turns[-3:] == [3, 2, 1]  # (turn 4 twice: its reply came at the idle flush)
     assert home.sessions.pending_mirrors() == [] and writer.run().commits == 0
+
+
+def test_a_backlog_import_indexes_each_session_from_memory_and_keeps_few_open(tmp_path: Path, monkeypatch) -> None:
+    """The index hook reads what the batch just wrote from the store's read cache (seeded by the
+    batch), never from the node files; and the writers' cache keeps no backlog session (bounded
+    memory, whatever the history's size)."""
+    source = corpus(tmp_path / "claude", 4, 3)
+    home = Home(tmp_path / "home")
+    home.search_index.update()  # the index exists: the hook indexes session by session
+    read: list[str] = []
+    real_read = node_log.read_raw
+    monkeypatch.setattr(node_log, "read_raw", lambda path: read.append(str(path)) or real_read(path))
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    assert len(report.mirror_pending) == 4 and report.nodes == 4 * 3 * 4
+    assert read == []  # no node file read back
+    assert home.sessions.cached_ids() == []  # none held by the writers' cache
+    assert len(home.search_index.search("zeppelin", k=50)) >= 4
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+    writer.add(report.mirror_pending)
+    assert writer.run().sessions == 4
+    assert home.sessions.cached_ids() == []  # the mirror let each go too
+
+
+def test_the_mirror_reads_each_node_file_once(tmp_path: Path, monkeypatch) -> None:
+    source = corpus(tmp_path / "claude", 2, 3)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], bind=False, defer_mirror=True)
+    read: list[str] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(str(self)) or real(self))
+    writer = MirrorWriter(home.sessions)
+    writer.add(report.mirror_pending)
+    assert writer.run().commits == report.turns
+    node_reads = [p for p in read if os.sep + "history" + os.sep in p]
+    assert len(node_reads) == len(set(node_reads)) == report.nodes  # once for the graph and the blob alike
+    assert home.sessions.verify(repair=False).ok
+
+
+def test_a_session_the_index_missed_is_indexed_when_its_mirror_is_written(tmp_path: Path) -> None:
+    """A backlog written without its index update (its writer killed between the two) is indexed
+    by the mirror's hook, as when the hook read every session back."""
+    source = corpus(tmp_path / "claude", 2, 2)
+    home = Home(tmp_path / "home")
+    home.search_index.update()  # an index exists, empty
+    report = run_import(home, "claude", [source], bind=False, defer_mirror=True)  # no index hook
+    assert home.search_index.search("zeppelin") == ()
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+    writer.add(report.mirror_pending)
+    writer.run()
+    hits = home.search_index.search("zeppelin", k=50)
+    assert {hit.session_id for hit in hits} == report.mirror_pending and all(hit.commit for hit in hits)
+
+
+def test_the_index_hook_asks_for_the_cursors_of_its_batch_only(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 3, 1)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True)
+    one, *_ = sorted(report.mirror_pending)
+    index = home.search_index.index
+    assert set(index.cursors()) == report.mirror_pending
+    assert set(index.cursors([one, "cc-not-indexed"])) == {one}

@@ -447,3 +447,31 @@ def test_a_torn_last_line_of_a_finished_file_is_a_warning(tmp_path: Path) -> Non
     live = ImportReport()
     parse_file(path, live, final=False)
     assert live.warnings == []
+
+
+def test_a_copy_under_another_name_is_the_same_session(tmp_path: Path) -> None:
+    """The id comes from the sessionId inside the transcript, not from its file name: a copy
+    (`backup.jsonl`, whole or taken before the session went on) is the same session, not a
+    second one, nor makes the original a fork of it."""
+    import shutil
+
+    from opmem_tui.backend.home import Home
+    from opmem_tui.backend.importers import run_import
+
+    folder = tmp_path / "projects" / "-tmp-project"
+    t = Transcript()
+    t.prompt("First question")
+    t.assistant([text("First answer.")])
+    original = t.write(folder / f"{SID}.jsonl")
+    shutil.copy(original, folder / "backup.jsonl")  # taken after the first turn
+    t.prompt("Second question")
+    t.assistant([text("Second answer.")])
+    t.write(original)
+    shutil.copy(original, folder / "copy of the session.jsonl")  # a whole copy too
+    home = Home(tmp_path / "home", durable=False)
+    run_import(home, "claude", [folder], bind=False)
+    listing = home.sessions.list_sessions(rescan=True).sessions
+    assert [meta.id for meta in listing] == [f"cc-{SID}"]
+    turns = home.sessions.get_turns(f"cc-{SID}")
+    assert [turn.nodes[0].content for turn in turns] == ["First question", "Second question"]
+    assert listing[0].extra.get("resumed_from") is None

@@ -47,6 +47,7 @@ PLACES = {
     "qwen": ".qwen",
     "roo": ".config/Code/User",
     "copilot-chat": ".config",
+    "zed": ".local/share/zed",
 }
 NOT_HERE = {"aider", "crush", "specstory"}  # they look in the working folder: test_discovery.py places them
 
@@ -56,7 +57,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = Path(os.environ["HOME"])  # the suite's fake HOME (tests/conftest.py)
     for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "CLINE_DIR",
                  "GOOSE_PATH_ROOT", "OPENCODE_DB", "KIMI_CODE_HOME", "QWEN_HOME", "CONTINUE_GLOBAL_DIR", "GEMINI_CLI_HOME",
-                 "PI_CODING_AGENT_DIR", "OMP_DIR", "OPENHANDS_CONVERSATIONS_DIR", "GROK_HOME", "VIBE_HOME", "IFLOW_HOME"):  # fmt: skip
+                 "PI_CODING_AGENT_DIR", "OMP_CODING_AGENT_DIR", "OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR", "GROK_HOME", "VIBE_HOME", "IFLOW_HOME", "FLATPAK_XDG_DATA_HOME"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     for name, place in PLACES.items():

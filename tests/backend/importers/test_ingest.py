@@ -248,18 +248,18 @@ def test_incremental_takes_from_a_claude_parser(store: SessionStore, tmp_path: P
     t.assistant("msg_C", text("reply two"))
     lines = t.lines()
     report = ImportReport()
-    parser = ClaudeParser(tmp_path / "abc.jsonl", report)
+    parser = ClaudeParser(tmp_path / f"{t.session}.jsonl", report)  # named after its session, as Claude Code does
     for cut in (2, 4, 6, len(lines)):
         for number in range(parser.lines + 1, cut + 1):
             parser.feed_line(lines[number - 1], number)
         for imported in parser.take(final=cut == len(lines)):
             ingest(store, imported, report)
-    whole = ClaudeParser(tmp_path / "abc.jsonl", ImportReport())
+    whole = ClaudeParser(tmp_path / f"{t.session}.jsonl", ImportReport())
     for number, line in enumerate(lines, 1):
         whole.feed_line(line, number)
     expected = {node_id_for(n.id) for s in whole.take(final=True) for n in s.nodes}
-    assert {n.id for n in store.get_nodes("cc-abc")} == expected
-    assert [t.user.content for t in store.get_turns("cc-abc")] == ["one", "two"]
+    assert {n.id for n in store.get_nodes(f"cc-{t.session}")} == expected
+    assert [t.user.content for t in store.get_turns(f"cc-{t.session}")] == ["one", "two"]
     assert report.turns >= 2 and report.warnings == []
 
 
