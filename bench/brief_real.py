@@ -1,6 +1,6 @@
 """Project briefs on real sessions (issue 37): what the core block states of facts labelled by reading.
 
-  python bench/brief_real.py [--half dev|test|both] [--project NAME] [--show] [--json]
+  python bench/brief_real.py [--half dev|test|holdout|both] [--project NAME] [--show] [--json]
 
 Each project of bench/real_corpus/<half>/<project>/ (real sessions people committed to public
 repositories, unmodified, with facts.json and questions.json labelled by reading) is imported by
@@ -15,8 +15,10 @@ the same sessions distilled again, activity only) and beside the block without i
   - the largest block in bytes (limit 2,048);
   - answer-term recall: per question, the share of its answer terms in the core block plus the
     top 5 memory_search snippets for the question (target >= 0.7).
---show prints each block and its missed facts, for the dev half only: the test half is only
-measured, never read, so that nobody tunes the rules on it.
+The halves are the folders of bench/real_corpus/ that hold projects; `both` is dev + test. The
+holdout half (native agent stores, docs/real-corpus.md) is measured once, on frozen rules.
+--show prints each block and its missed facts, for the dev half only: the test and holdout halves
+are only measured, never read, so that nobody tunes the rules on them.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
 from opmem_tui.backend.importers import SOURCES, run_import  # noqa: E402
 from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
+from opmem_tui.backend.importers.detect import detect_sources  # noqa: E402
 from opmem_tui.backend.memory.core import (  # noqa: E402
     CORE_BUDGET,
     compose_core,
@@ -53,7 +56,8 @@ from opmem_tui.backend.recall.context import recall_for  # noqa: E402
 from opmem_tui.backend.recall.search_tool import memory_search  # noqa: E402
 
 CORPUS = ROOT / "bench" / "real_corpus"
-HALVES = ("dev", "test")
+BOTH = ("dev", "test")  # what --half both means; the holdout half is only ever measured on its own
+SHOWN = "dev"  # the one half whose blocks --show prints
 TOP_K = 5
 
 
@@ -112,9 +116,15 @@ class Result:
     stale_lines: list[str] = field(default_factory=list)
 
 
+def halves() -> tuple[str, ...]:
+    """The corpus folders that hold projects: dev and test first, then the others by name."""
+    present = {folder.parent.parent.name for folder in CORPUS.glob("*/*/facts.json")}
+    return tuple(h for h in BOTH if h in present) + tuple(sorted(present - set(BOTH)))
+
+
 def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
     found = []
-    for h in HALVES if half == "both" else (half,):
+    for h in BOTH if half == "both" else (half,):
         for folder in sorted((CORPUS / h).glob("*/facts.json")):
             if only is None or folder.parent.name == only:
                 found.append((h, folder.parent))
@@ -122,8 +132,13 @@ def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
 
 
 def sources_of(folder: Path) -> list[str]:
-    """The importers whose files a project's sessions/ folder holds."""
-    return [name for name, importer in SOURCES.items() if name != "jsonl" and importer.discover([folder])]
+    """The importers `opmem import <folder>` picks: each session under it by its shape
+    (importers/detect.py). Several importers' own discovery accepts any .jsonl or .md file, so
+    asking each of them would import a Claude Code transcript twice (as iFlow's too)."""
+    found = detect_sources([folder], SOURCES)
+    if found.ambiguous or not found.sessions:
+        raise RuntimeError(f"{folder}: {'; '.join(found.warnings()) or 'no session of any importer found'}")
+    return list(found.sessions)
 
 
 def prompted_sessions(source: str, folder: Path) -> int:
@@ -222,7 +237,7 @@ def measure(half: str, project: Path, show: bool) -> Result:
         figures.largest = max(len(pblock.encode("utf-8")), len(gblock.encode("utf-8")))
         figures.questions = len(questions)
         figures.recall_sum = sum(answer_recall(q, f"{pblock}\n{s}") for q, s in zip(questions, snippets, strict=True))
-        if figures is result.brief and show and half == "dev":
+        if figures is result.brief and show and half == SHOWN:
             result.blocks = {"project": on.block, "global": on.global_block}
             result.missed = [f"{f.kind}{'/' + f.label if f.label else ''} ({f.scope}): {f.any}" for f in missed]
             result.stale_lines = [f"{old}: {line}" for old, line in stale]
@@ -254,11 +269,13 @@ def print_figures(title: str, brief: Figures, before: Figures, off: Figures) -> 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--half", choices=("dev", "test", "both"), default="both")
+    p.add_argument("--half", choices=(*halves(), "both"), default="both")
     p.add_argument("--project", help="only this project (folder name)")
     p.add_argument("--show", action="store_true", help="print each dev block and its missed facts")
     p.add_argument("--json", action="store_true", help="figures as JSON")
     args = p.parse_args(argv)
+    if args.show and args.half not in (SHOWN, "both"):
+        print(f"--show prints {SHOWN} blocks only: the {args.half} half is only measured", file=sys.stderr)
     chosen = projects(args.half, args.project)
     if not chosen:
         print(f"no corpus project matches (half {args.half}, project {args.project})", file=sys.stderr)
@@ -267,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [measure(half, folder, args.show) for half, folder in chosen]
     seconds = time.perf_counter() - started
     totals: dict[str, tuple[Figures, Figures, Figures]] = {}
-    for key in (*HALVES, "total"):
+    for key in (*halves(), "total"):
         members = [r for r in results if key in (r.half, "total")]
         if members:
             brief, before, off = Figures(), Figures(), Figures()
