@@ -1,21 +1,24 @@
 """Project briefs on real sessions (issue 37): what the core block states of facts labelled by reading.
 
-  python bench/brief_real.py [--half dev|test|both] [--project NAME] [--show] [--json]
+  python bench/brief_real.py [--half dev|test|holdout|both] [--project NAME] [--show] [--json]
 
 Each project of bench/real_corpus/<half>/<project>/ (real sessions people committed to public
 repositories, unmodified, with facts.json and questions.json labelled by reading) is imported by
 the real importers into a fresh OPMEM_HOME in a temporary folder, distilled by the default rules
 extractor, and its project core block (and the global block) read. Figures, per half and in total,
-each beside the same figure for the block without its brief (timeline and graph only, as
-bench/brief_bench.py's "before"):
+each beside the same figure with the knowledge rules switched off (RunOptions(knowledge=False):
+the same sessions distilled again, activity only) and beside the block without its brief
+(timeline and graph only, as bench/brief_bench.py's "before"):
   - brief coverage: the share of labelled facts (stack, commands, conventions in their scope,
     decisions, state) with an alternative in the block (target >= 0.85);
   - replaced facts stated as current (target 0);
   - the largest block in bytes (limit 2,048);
   - answer-term recall: per question, the share of its answer terms in the core block plus the
     top 5 memory_search snippets for the question (target >= 0.7).
---show prints each block and its missed facts, for the dev half only: the test half is only
-measured, never read, so that nobody tunes the rules on it.
+The halves are the folders of bench/real_corpus/ that hold projects; `both` is dev + test. The
+holdout half (native agent stores, docs/real-corpus.md) is measured once, on frozen rules.
+--show prints each block and its missed facts, for the dev half only: the test and holdout halves
+are only measured, never read, so that nobody tunes the rules on them.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
 from opmem_tui.backend.importers import SOURCES, run_import  # noqa: E402
 from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
+from opmem_tui.backend.importers.detect import detect_sources  # noqa: E402
 from opmem_tui.backend.memory.core import (  # noqa: E402
     CORE_BUDGET,
     compose_core,
@@ -52,7 +56,8 @@ from opmem_tui.backend.recall.context import recall_for  # noqa: E402
 from opmem_tui.backend.recall.search_tool import memory_search  # noqa: E402
 
 CORPUS = ROOT / "bench" / "real_corpus"
-HALVES = ("dev", "test")
+BOTH = ("dev", "test")  # what --half both means; the holdout half is only ever measured on its own
+SHOWN = "dev"  # the one half whose blocks --show prints
 TOP_K = 5
 
 
@@ -104,15 +109,22 @@ class Result:
     half: str
     sessions: int
     brief: Figures
-    before: Figures
+    before: Figures  # the same block without its brief
+    off: Figures  # the block of the same sessions distilled with the knowledge rules off
     blocks: dict[str, str] = field(default_factory=dict)  # dev --show only
     missed: list[str] = field(default_factory=list)
     stale_lines: list[str] = field(default_factory=list)
 
 
+def halves() -> tuple[str, ...]:
+    """The corpus folders that hold projects: dev and test first, then the others by name."""
+    present = {folder.parent.parent.name for folder in CORPUS.glob("*/*/facts.json")}
+    return tuple(h for h in BOTH if h in present) + tuple(sorted(present - set(BOTH)))
+
+
 def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
     found = []
-    for h in HALVES if half == "both" else (half,):
+    for h in BOTH if half == "both" else (half,):
         for folder in sorted((CORPUS / h).glob("*/facts.json")):
             if only is None or folder.parent.name == only:
                 found.append((h, folder.parent))
@@ -120,8 +132,13 @@ def projects(half: str, only: str | None) -> list[tuple[str, Path]]:
 
 
 def sources_of(folder: Path) -> list[str]:
-    """The importers whose files a project's sessions/ folder holds."""
-    return [name for name, importer in SOURCES.items() if name != "jsonl" and importer.discover([folder])]
+    """The importers `opmem import <folder>` picks: each session under it by its shape
+    (importers/detect.py). Several importers' own discovery accepts any .jsonl or .md file, so
+    asking each of them would import a Claude Code transcript twice (as iFlow's too)."""
+    found = detect_sources([folder], SOURCES)
+    if found.ambiguous or not found.sessions:
+        raise RuntimeError(f"{folder}: {'; '.join(found.warnings()) or 'no session of any importer found'}")
+    return list(found.sessions)
 
 
 def prompted_sessions(source: str, folder: Path) -> int:
@@ -137,9 +154,9 @@ def prompted_sessions(source: str, folder: Path) -> int:
     )
 
 
-def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
-    """The project's sessions imported into a fresh home and distilled by the default rules;
-    with the number of sessions holding a prompt."""
+def distil_project(project: Path, tmp: Path, *, knowledge: bool = True) -> tuple[Home, int]:
+    """The project's sessions imported into a fresh home and distilled by the default rules
+    (without the knowledge rules: `knowledge=False`); with the number of sessions holding a prompt."""
     work = tmp / "work" / project.name  # the folder the sessions ran in: the project's name
     shutil.copytree(project / "sessions", work)
     pygit2.init_repository(str(work))  # a folder of its own, not inside the corpus' repository
@@ -150,7 +167,7 @@ def distil_project(project: Path, tmp: Path) -> tuple[Home, int]:
         if report.warnings:
             raise RuntimeError(f"{project}: importing {source}: {'; '.join(report.warnings[:3])}")
         sessions += prompted_sessions(source, work)
-    run(home, RunOptions(workers=1))
+    run(home, RunOptions(workers=1, knowledge=knowledge))
     return home, sessions
 
 
@@ -168,29 +185,49 @@ def read_block(home: Home, project_id: str) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+@dataclass
+class Distilled:
+    """One distillation of a project: its blocks, and the snippets search gives each question."""
+
+    block: str
+    global_block: str
+    before: str  # the project block without its brief
+    before_global: str
+    snippets: list[str]
+
+
+def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> tuple[Distilled, int]:
+    home, sessions = distil_project(project, tmp, knowledge=knowledge)
+    scope = project_scope_of(home)
+    project_id = scope.split(":", 1)[1]
+    memory = home.memory_readonly()
+    day = consolidation_day(time.time())
+    before = compose_core(project.name, day, event_lines(memory, scope, day), fact_lines(memory, scope))
+    before_global = compose_core("(global)", day, event_lines(memory, "global", day), fact_lines(memory, "global"))
+    memory.close()
+    recall = recall_for(home, project=project_id)
+    snippets = []
+    for q in questions:
+        hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
+        snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
+    recall.memory.close()
+    return Distilled(read_block(home, project_id), read_block(home, ""), before, before_global, snippets), sessions
+
+
 def measure(half: str, project: Path, show: bool) -> Result:
     labels = load_labels(project / "facts.json")
     questions_file = project / "questions.json"
     questions = load_questions(questions_file) if questions_file.exists() else []
     with tempfile.TemporaryDirectory() as tmp:
-        home, sessions = distil_project(project, Path(tmp))
-        scope = project_scope_of(home)
-        project_id = scope.split(":", 1)[1]
-        block = read_block(home, project_id)
-        global_block = read_block(home, "")
-        memory = home.memory_readonly()
-        day = consolidation_day(time.time())
-        before = compose_core(project.name, day, event_lines(memory, scope, day), fact_lines(memory, scope))
-        before_global = compose_core("(global)", day, event_lines(memory, "global", day), fact_lines(memory, "global"))
-        memory.close()
-        recall = recall_for(home, project=project_id)
-        snippets = []
-        for q in questions:
-            hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
-            snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
-        recall.memory.close()
-    result = Result(project.name, half, sessions, Figures(), Figures())
-    for figures, pblock, gblock in ((result.brief, block, global_block), (result.before, before, before_global)):
+        on, sessions = distilled(project, questions, Path(tmp) / "on", knowledge=True)
+        off, _ = distilled(project, questions, Path(tmp) / "off", knowledge=False)
+    result = Result(project.name, half, sessions, Figures(), Figures(), Figures())
+    runs = (
+        (result.brief, on.block, on.global_block, on.snippets),
+        (result.before, on.before, on.before_global, on.snippets),
+        (result.off, off.block, off.global_block, off.snippets),
+    )
+    for figures, pblock, gblock, snippets in runs:
         shown, missed = coverage(labels, pblock, gblock)
         stale = stale_mentions(labels.stale, pblock) + stale_mentions(labels.stale, gblock)
         figures.facts, figures.shown, figures.stale = len(labels.facts), shown, len(stale)
@@ -200,8 +237,8 @@ def measure(half: str, project: Path, show: bool) -> Result:
         figures.largest = max(len(pblock.encode("utf-8")), len(gblock.encode("utf-8")))
         figures.questions = len(questions)
         figures.recall_sum = sum(answer_recall(q, f"{pblock}\n{s}") for q, s in zip(questions, snippets, strict=True))
-        if figures is result.brief and show and half == "dev":
-            result.blocks = {"project": block, "global": global_block}
+        if figures is result.brief and show and half == SHOWN:
+            result.blocks = {"project": on.block, "global": on.global_block}
             result.missed = [f"{f.kind}{'/' + f.label if f.label else ''} ({f.scope}): {f.any}" for f in missed]
             result.stale_lines = [f"{old}: {line}" for old, line in stale]
     return result
@@ -211,28 +248,34 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
 
 
-def print_figures(title: str, brief: Figures, before: Figures) -> None:
+def print_figures(title: str, brief: Figures, before: Figures, off: Figures) -> None:
     print(f"{title}")
-    ratio = brief.coverage / before.coverage if before.coverage else float("inf")
-    print(f"  brief coverage: {brief.coverage:.3f} ({brief.shown}/{brief.facts} facts)  vs without the brief: "
-          f"{before.coverage:.3f}  ratio {ratio:.2f}  target >= 0.85: {verdict(brief.coverage >= 0.85)}")  # fmt: skip
-    print(f"  replaced facts stated as current: {brief.stale}  vs without the brief: {before.stale}  "
-          f"target 0: {verdict(brief.stale == 0)}")  # fmt: skip
-    print(f"  largest block: {brief.largest:,} bytes  vs without the brief: {before.largest:,} bytes  "
-          f"target <= {CORE_BUDGET}: {verdict(brief.largest <= CORE_BUDGET)}")  # fmt: skip
-    kinds = "  ".join(f"{k} {n}/{t} (was {before.by_kind[k][0]})" for k, (n, t) in brief.by_kind.items())
+    ratio = brief.coverage / off.coverage if off.coverage else float("inf")
+    print(f"  brief coverage: {brief.coverage:.3f} ({brief.shown}/{brief.facts} facts)  vs knowledge rules off: "
+          f"{off.coverage:.3f}  ratio {ratio:.2f}  (without the brief: {before.coverage:.3f})  "
+          f"target >= 0.85: {verdict(brief.coverage >= 0.85)}")  # fmt: skip
+    print(f"  replaced facts stated as current: {brief.stale}  vs knowledge rules off: {off.stale}  "
+          f"(without the brief: {before.stale})  target 0: {verdict(brief.stale == 0)}")  # fmt: skip
+    print(f"  largest block: {brief.largest:,} bytes  vs knowledge rules off: {off.largest:,} bytes  "
+          f"(without the brief: {before.largest:,})  target <= {CORE_BUDGET}: {verdict(brief.largest <= CORE_BUDGET)}")  # fmt: skip
+    kinds = "  ".join(
+        f"{k} {n}/{t} (rules off {off.by_kind[k][0]}, without the brief {before.by_kind[k][0]})"
+        for k, (n, t) in brief.by_kind.items()
+    )
     print(f"  by kind: {kinds}")
-    print(f"  answer-term recall: {brief.recall:.3f} ({brief.questions} questions)  vs without the brief: "
-          f"{before.recall:.3f}  target >= 0.7: {verdict(brief.recall >= 0.7)}")  # fmt: skip
+    print(f"  answer-term recall: {brief.recall:.3f} ({brief.questions} questions)  vs knowledge rules off: "
+          f"{off.recall:.3f}  (without the brief: {before.recall:.3f})  target >= 0.7: {verdict(brief.recall >= 0.7)}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--half", choices=("dev", "test", "both"), default="both")
+    p.add_argument("--half", choices=(*halves(), "both"), default="both")
     p.add_argument("--project", help="only this project (folder name)")
     p.add_argument("--show", action="store_true", help="print each dev block and its missed facts")
     p.add_argument("--json", action="store_true", help="figures as JSON")
     args = p.parse_args(argv)
+    if args.show and args.half not in (SHOWN, "both"):
+        print(f"--show prints {SHOWN} blocks only: the {args.half} half is only measured", file=sys.stderr)
     chosen = projects(args.half, args.project)
     if not chosen:
         print(f"no corpus project matches (half {args.half}, project {args.project})", file=sys.stderr)
@@ -240,29 +283,33 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = [measure(half, folder, args.show) for half, folder in chosen]
     seconds = time.perf_counter() - started
-    totals: dict[str, tuple[Figures, Figures]] = {}
-    for key in (*HALVES, "total"):
+    totals: dict[str, tuple[Figures, Figures, Figures]] = {}
+    for key in (*halves(), "total"):
         members = [r for r in results if key in (r.half, "total")]
         if members:
-            brief, before = Figures(), Figures()
+            brief, before, off = Figures(), Figures(), Figures()
             for r in members:
                 brief.add(r.brief)
                 before.add(r.before)
-            totals[key] = (brief, before)
+                off.add(r.off)
+            totals[key] = (brief, before, off)
     if args.json:
         out = {
             "projects": [
                 {"name": r.name, "half": r.half, "sessions": r.sessions, "brief": r.brief.as_dict(),
-                 "before": r.before.as_dict()}
+                 "before": r.before.as_dict(), "rules_off": r.off.as_dict()}
                 for r in results
             ],
-            "totals": {k: {"brief": b.as_dict(), "before": a.as_dict()} for k, (b, a) in totals.items()},
+            "totals": {
+                k: {"brief": b.as_dict(), "before": a.as_dict(), "rules_off": o.as_dict()}
+                for k, (b, a, o) in totals.items()
+            },
         }  # fmt: skip
         print(json.dumps(out, indent=2))
         return 0
     for r in results:
-        print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (without the brief "
-              f"{r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
+        print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (rules off "
+              f"{r.off.coverage:.2f}, without the brief {r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
               f"block {r.brief.largest} B")  # fmt: skip
         if r.blocks:
             for which, text in r.blocks.items():
@@ -272,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("--- stated as current ---\n" + "\n".join(r.stale_lines))
             print()
     print(f"\n{len(results)} projects distilled and scored in {seconds:.1f} s")
-    for key, (brief, before) in totals.items():
-        print_figures(f"[{key}]", brief, before)
+    for key, (brief, before, off) in totals.items():
+        print_figures(f"[{key}]", brief, before, off)
     return 0
 
 

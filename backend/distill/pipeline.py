@@ -63,6 +63,9 @@ class RunOptions:
     scan: bool = False  # stat every session even when the store's change token says nothing changed
     workers: int | None = None  # None: as `[distill] workers` says (processes, parallel.py: 0 auto, 1 serial)
     pool_min_nodes: int = POOL_MIN_NODES  # new nodes from which a run reads and extracts on every core
+    # False: the rules record what sessions did, not what they teach (no stack, commands, conventions,
+    # state): the baseline bench/brief_real.py measures the knowledge rules against; runs serially
+    knowledge: bool = True
 
 
 @contextmanager
@@ -150,7 +153,7 @@ class DistillJob:
         return self.client
 
     def extract(self, batch: SessionBatch) -> Extraction:
-        extraction = extract_rules(batch, ingestion_time=self.now)
+        extraction = extract_rules(batch, ingestion_time=self.now, knowledge=self.options.knowledge)
         if self.llm() is None or getattr(self.client, "stopped", None) is not None:
             return extraction  # no LLM, or it stopped (said once, by the batch that hit it)
         if self.client is not None and self.budget is not None:
@@ -254,7 +257,8 @@ class DistillJob:
         if meta is not None and self.exclusions().reason(meta) is not None:
             return None
         batches = collect_session(self.home.sessions, self._projects(), pending)
-        return tuple(Extracted.of(extract_rules(b, ingestion_time=self.now), b) for b in batches)
+        knowledge = self.options.knowledge
+        return tuple(Extracted.of(extract_rules(b, ingestion_time=self.now, knowledge=knowledge), b) for b in batches)
 
     def session(self, pending: Pending, ready: Sequence[Extracted] | None = None) -> int:
         """Distil one session's new nodes; returns how many nodes were read.
@@ -336,7 +340,7 @@ class DistillJob:
 def _pool(job: DistillJob, pending: Sequence[Pending]) -> ExtractPool | None:
     """Worker processes for a large rules run (parallel.py); None: this run stays serial."""
     options, settings = job.options, job.home.config.distill
-    if _uses_llm(job.home, options.llm) or len(pending) < 2:
+    if _uses_llm(job.home, options.llm) or len(pending) < 2 or not options.knowledge:
         return None
     workers = pool_size(options.workers if options.workers is not None else settings.workers, usable_cpus())
     if not workers or new_nodes(pending, options.pool_min_nodes) < options.pool_min_nodes:

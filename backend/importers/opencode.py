@@ -356,7 +356,8 @@ class OpenCodeImporter(WholeImporter):
         also=("message/<session id>/*.json", "part/<message id>/*.json"),
     )
     reads = "sessions, their messages and parts (text, reasoning, tool with state, step-finish)"
-    looks_for = "opencode*.db or storage/session/<project>/<id>.json"
+    # The Go OpenCode (now Crush) kept <project>/.opencode/opencode.db: another importer's format.
+    looks_for = "opencode*.db or storage/session/<project>/<id>.json; a project's .opencode/opencode.db is the Go OpenCode's: `opmem import crush`"
 
     def __init__(self) -> None:
         self.storage = _Storage()

@@ -205,8 +205,19 @@ class _Tree:
 SESSION_NAME = re.compile(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}")
 
 
+def claude_shaped(items: list[dict[str, Any]]) -> bool:
+    """Messages with ``content`` and never ``parts``: a Claude Code transcript (same record family,
+    another message shape), which read as Qwen would make every tool result a prompt."""
+    messages = [as_dict(r.get("message")) for r in items if as_str(r.get("type")) in NODE_TYPES]
+    return any("content" in m for m in messages) and not any("parts" in m for m in messages)
+
+
 def read_chat(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
     items = records(path, report)
+    if claude_shaped(items):
+        report.warn(path, None, "not a Qwen Code chat: its messages hold `content`, not `parts` (a Claude Code "
+                    "transcript? `opmem import claude`); skipped")  # fmt: skip
+        return []
     tree = _Tree(path, report)
     foreign = 0
     named = [s for s in (as_str(r.get("sessionId")) for r in items) if s and not s.startswith("[")]

@@ -39,8 +39,8 @@ STATUS_KINDS = relations.STATUS_KINDS
 BRIEF_RELATIONS = relations.BRIEF_RELATIONS
 STACK_ITEMS = 18
 TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
-CONVENTIONS = 12
-GROUP_CHARS = 180  # a line of clauses ("· conventions: a; b; c") takes them while they fit
+CONVENTIONS = 30
+GROUP_CHARS = 400  # a line of clauses ("· conventions: a; b; c") takes them while they fit
 DECISIONS = 4
 
 
@@ -70,7 +70,11 @@ is_brief_relation = relations.in_brief
 
 
 def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
-    return max(edges, key=lambda g: (g.edge.event_time, g.edge.id))
+    # ties broken by what the edge says, not its id (a hash of where the store is): the same
+    # sessions give the same block, byte for byte, wherever they are distilled
+    return max(
+        edges, key=lambda g: (g.edge.event_time, g.edge.provenance.session_id, g.relation, g.edge.provenance.node_ids)
+    )
 
 
 # the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
@@ -239,6 +243,9 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
                 f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
             )
             out.append(line)
+            if len(names) > 1:  # the newest alone, for a block that has no room for the whole line
+                short = BriefLine(f"· {label}: {names[0]}", gs[0].edge.provenance.session_id, 0.3, "progress")
+                out.append(short)
     return out
 
 
@@ -251,7 +258,12 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             by_target.setdefault(g.target, []).append(g)
     ranked = sorted(
         by_target.items(),
-        key=lambda item: (-len(item[1]), -round(_newest(item[1]).edge.event_time / 3600), len(refs[item[0]].name)),
+        key=lambda item: (
+            -len(item[1]),
+            -round(_newest(item[1]).edge.event_time / 3600),
+            len(refs[item[0]].name),
+            refs[item[0]].name,
+        ),
     )
     return [(refs[target].name, _newest(gs)) for target, gs in ranked[:CONVENTIONS]]
 
@@ -325,7 +337,32 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         chunk_edges.append(g)
     if chunk:
         out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
+    other = _other_commands(by_rel, refs)
+    if other is not None:
+        out.append(other)
     return out
+
+
+OTHER_COMMANDS = 5
+
+
+def _other_commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
+    """Commands of no known kind (the rules take only those run, or given with a verb that says to
+    type them), those that ran first, then by how many sessions used them, then newest."""
+    counted: dict[str, tuple[int, int, float, GraphEdge]] = {}
+    for rel, ran in (("other-command", 1), ("other-script", 0)):
+        for g in by_rel.get(rel, []):
+            if g.target not in refs:
+                continue
+            old = counted.get(g.target)
+            n = (old[1] if old else 0) + 1
+            counted[g.target] = (max(ran, old[0] if old else 0), n, max(g.edge.event_time, old[2] if old else 0.0), g)
+    ranked = sorted(counted.values(), key=lambda item: (-item[0], -item[1], -item[2]))[:OTHER_COMMANDS]
+    names = _take(list(dict.fromkeys(refs[item[3].target].name for item in ranked)), "; ")
+    if not names:
+        return None
+    used = [item[3] for item in ranked]
+    return BriefLine("· other: " + "; ".join(names), _newest(used).edge.provenance.session_id, 0.8, "command")
 
 
 def _most_given(edges: list[GraphEdge], refs: dict) -> GraphEdge:

@@ -53,6 +53,7 @@ FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
 NAME_CHARS = 40
 LINE_CHARS = SUMMARY_CHARS + 2 * NAME_CHARS + 20
+BRIEF_LINE_CHARS = 420  # a brief line groups short items under one pointer (brief.GROUP_CHARS)
 # What a session did (the timeline tells it) rather than what is known: after every fact in
 # core.md, folded one row per kind in the graph explorer.
 ACTIVITY_RELATIONS = relations.ACTIVITY_RELATIONS
@@ -124,14 +125,14 @@ def compose_core(
     chosen_brief: list[CoreLine] = []
     chosen_events: list[CoreLine] = []
     chosen_facts: list[CoreLine] = []
-    used = _fill(brief, chosen_brief, seen, int(room * BRIEF_SHARE)) if brief else 0
+    used = _fill(brief, chosen_brief, seen, int(room * BRIEF_SHARE), BRIEF_LINE_CHARS) if brief else 0
     if brief and not chosen_brief:  # nothing fitted: the section's label goes too
         room += sum(_nbytes(line) for line in brief_head)
         brief_head = []
     used += _fill(events, chosen_events, seen, int((room - used) * TIMELINE_SHARE))
     used += _fill(facts, chosen_facts, seen, room - used)
     used += _fill(events, chosen_events, seen, room - used)
-    _fill(brief, chosen_brief, seen, room - used)
+    _fill(brief, chosen_brief, seen, room - used, BRIEF_LINE_CHARS)
     chosen_brief.sort(key=lambda line: -line.order)
     chosen_events.sort(key=lambda line: -line.order)
     lines = [
@@ -147,13 +148,17 @@ def compose_core(
     return "\n".join(lines) + "\n"
 
 
-def _fill(candidates: Sequence[CoreLine], chosen: list[CoreLine], seen: set[str], room: int) -> int:
+def _fill(
+    candidates: Sequence[CoreLine], chosen: list[CoreLine], seen: set[str], room: int, width: int = LINE_CHARS
+) -> int:
     """Take candidates in order while they fit in `room` bytes; returns the bytes taken."""
     used = 0
     for candidate in candidates:
-        text = clean(candidate.text, LINE_CHARS)  # cleaned here too: the layout trusts no caller
+        text = clean(candidate.text, width)  # cleaned here too: the layout trusts no caller
         if not text or text in seen or not SESSION_ID_RE.fullmatch(candidate.session_id):
             continue
+        if any(_variant(text, c.text) for c in chosen):
+            continue  # a shorter line of the same items (brief.py offers one for a full block) is taken already
         line = CoreLine(text, candidate.session_id, candidate.order)
         size = _nbytes(line.render())
         if used + size > room:
@@ -165,6 +170,11 @@ def _fill(candidates: Sequence[CoreLine], chosen: list[CoreLine], seen: set[str]
 
 
 # -- candidates from the memory ------------------------------------------------------------------
+
+
+def _variant(a: str, b: str) -> bool:
+    """One line is the other cut after an item (`· done: X` and `· done: X; Y`)."""
+    return b.startswith(a + "; ") or a.startswith(b + "; ")
 
 
 def _day_end(day: date) -> float:

@@ -92,6 +92,9 @@ _ROWS: tuple[Relation, ...] = (
     *(Relation(f"{k}-command", True, True, k, 0.95, COMMAND) for k in COMMAND_KINDS),
     *(Relation(f"{k}-script", False, True, k, 0.9, COMMAND) for k in COMMAND_KINDS),
     *(Relation(f"{k}-status", True, True, "state", 0.6, STATE) for k in STATUS_KINDS),
+    # commands of no known kind: ran (`docker compose logs bot`), or given in an answer; many at once
+    Relation("other-command", False, True, "other", 0.8, COMMAND),
+    Relation("other-script", False, True, "other", 0.75, COMMAND),
     *(Relation(name, False, False, name, 0.1, ACTIVITY) for name in _ACTIVITY),
 )
 TABLE: dict[str, Relation] = {r.name: r for r in _ROWS}

@@ -100,7 +100,7 @@ def ranked_events(
     sql = (
         "SELECT seq, id, t, importance, session, sup_t, sup_by, sup_reason,"
         " CASE WHEN importance > 0 THEN log2(min(importance, 1.0)) + t / ? ELSE -1e308 END AS rank"
-        f" FROM events WHERE {where} ORDER BY rank DESC, t DESC, id"
+        f" FROM events WHERE {where} ORDER BY rank DESC, t DESC, seq"
     )
     picked: list[tuple[float, float, str, int]] = []
     last_rank = None
@@ -115,7 +115,9 @@ def ranked_events(
         picked.append((min(1.0, max(0.0, importance)) * 0.5 ** (max(0.0, until - t) / half_life), t, rid, seq))
         if len(picked) == limit:
             last_rank = rank
-    chosen = sorted(picked, key=lambda i: (-i[0], -i[1], i[2]))[:limit]
+    # ties in the order the events were written, not by id (a hash of where the store is): the
+    # same sessions give the same core block wherever they are distilled
+    chosen = sorted(picked, key=lambda i: (-i[0], -i[1], i[3]))[:limit]
     sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE seq IN (SELECT value FROM json_each(?))"
     rows = {row[0]: row for row in db.execute(sql, (json.dumps([i[3] for i in chosen]),))}
     out = []

@@ -13,14 +13,16 @@ from .commits import commit_records
 from .conversation import extract_conversation
 
 
-def extract_rules(batch: SessionBatch, *, ingestion_time: float) -> Extraction:
+def extract_rules(batch: SessionBatch, *, ingestion_time: float, knowledge: bool = True) -> Extraction:
+    """The rules' records of one batch; `knowledge=False` leaves out what the knowledge rules learn
+    (knowledge/: stack, commands, conventions, decisions, state), keeping the activity."""
     builder = RecordBuilder(batch.session, ingestion_time)
     if not batch.turns:
         return Extraction()
     if batch.session.kind == CONVERSATION:
         extract_conversation(builder, batch)
     else:
-        extract_coding(builder, batch)
+        extract_coding(builder, batch, knowledge=knowledge)
     return builder.build()
 
 

@@ -21,7 +21,7 @@ from ..model import CollectedTurn, SessionBatch, TurnFacts
 from . import patterns
 from .builder import RecordBuilder
 from .cues import find_cues, preference
-from .knowledge import Knowledge, record_turn
+from .knowledge import Knowledge, record_named_often, record_turn
 from .knowledge.manifests import manifest_packages
 from .personal_records import user_facts
 from .summary import work_importance, work_summary
@@ -57,7 +57,7 @@ class BatchState:
     knowledge: Knowledge | None = None  # what the batch teaches about the project (knowledge/)
 
 
-def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
+def begin_batch(b: RecordBuilder, batch: SessionBatch, *, knowledge: bool = True) -> BatchState:
     session = batch.session
     first = batch.turns[0].nodes[:1] if batch.turns else ()
     prov = b.provenance(first, turn=batch.turns[0].number if batch.turns else None)
@@ -75,7 +75,7 @@ def begin_batch(b: RecordBuilder, batch: SessionBatch) -> BatchState:
         project = b.entity("project", name, prov, key=session.project_key, attrs={"workdir": session.root})
         b.edge(state.session_entity, "part-of", project, prov, once=True)
         state.subject = project
-    state.knowledge = Knowledge(b, state.subject)
+    state.knowledge = Knowledge(b, state.subject) if knowledge else None
     return state
 
 
@@ -390,9 +390,10 @@ def _cue_edges(
         b.edge(state.subject, "decided", eid, prov, confidence=0.7)
 
 
-def extract_coding(b: RecordBuilder, batch: SessionBatch) -> list[TurnFacts]:
-    state = begin_batch(b, batch)
+def extract_coding(b: RecordBuilder, batch: SessionBatch, *, knowledge: bool = True) -> list[TurnFacts]:
+    state = begin_batch(b, batch, knowledge=knowledge)
     facts = [extract_turn(b, turn, state) for turn in batch.turns]
     if state.knowledge is not None:
+        record_named_often(state.knowledge)
         state.knowledge.flush()
     return facts

@@ -58,3 +58,17 @@ def test_zen_mcp_server_is_a_python_project_from_the_files_added(tmp_path: Path)
     # aider, 4 runs of /add and /copy-context: every file added is a .py file
     block = _block("zen-mcp-server", tmp_path)
     assert "Python" in _line(block, "· stack: "), block
+
+
+def test_munsellspace_the_task_tool_the_agent_ran_of_no_known_kind(tmp_path: Path):
+    # Claude Code: the agent runs `npx task-master list --tag=dev` to check the tasks it added
+    block = _block("munsellspace", tmp_path)
+    assert "npx task-master list" in _line(block, "· other: "), block
+
+
+def test_agente_bsc_rag_the_stores_and_ui_its_sessions_keep_naming(tmp_path: Path):
+    # Cursor, in Portuguese: no manifest is read, but the Qdrant collection and the Streamlit UI
+    # come up turn after turn
+    block = _block("agente-bsc-rag", tmp_path)
+    stack = _line(block, "· stack: ")
+    assert "Qdrant" in stack and "Streamlit" in stack, block

@@ -7,7 +7,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from opmem_tui.backend.importers import SOURCES
+from opmem_tui.backend.importers import SOURCES, run_import
 from opmem_tui.backend.importers.base import ImportReport
 
 from .agent_helpers import OLD, age, agent_fixture, imported, store_contains, stored, wal_db
@@ -320,3 +320,14 @@ def test_sqlite_locked_database_is_read_and_the_writer_never_waits(tmp_path: Pat
     main = next(s for s in locked if s.native_id == "ses_main")
     assert [n.content for n in main.nodes if n.role == "user"][-1] == "uncommitted prompt"
     assert all(str(db) in w for w in report.warnings)
+
+
+def test_the_go_opencodes_project_database_points_to_crush(tmp_path: Path, home) -> None:
+    # <project>/.opencode/opencode.db is the old Go OpenCode's (Crush's schema): the sst importer
+    # finds nothing there, and says which importer reads it.
+    project = tmp_path / "flag-rs"
+    (project / ".opencode").mkdir(parents=True)
+    sqlite3.connect(project / ".opencode" / "opencode.db").close()
+    report = run_import(home, "opencode", [project])
+    assert len(report.warnings) == 1 and "nothing to import" in report.warnings[0]
+    assert "`opmem import crush`" in report.warnings[0]

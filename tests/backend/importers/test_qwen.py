@@ -103,3 +103,22 @@ def test_import_twice_growth_and_a_cut_line(tmp_path: Path, home) -> None:
     assert grown.nodes == 1 and grown.warnings == [f"{path}:7: not valid JSON; the rest of the line skipped"]
     assert [n.role for n in stored(home)[f"{P}01"]][-1] == "system"
     shutil.rmtree(chats)
+
+
+def test_a_claude_code_transcript_is_not_read_as_a_qwen_chat(tmp_path: Path) -> None:
+    # Same record family (uuid, parentUuid, type user|assistant), Claude's message shape: read as
+    # Qwen, every tool result became a prompt (346 of them in a real 3 MB transcript).
+    path = tmp_path / "8f0e2c1a-1111-2222-3333-444455556666.jsonl"
+    common = '"sessionId":"8f0e2c1a-1111-2222-3333-444455556666","cwd":"/w/app","timestamp":"2026-02-12T16:02:25Z"'
+    path.write_text(
+        f'{{"uuid":"u1","parentUuid":null,"type":"user",{common},"message":{{"role":"user","content":"Run the tests"}}}}\n'
+        f'{{"uuid":"a1","parentUuid":"u1","type":"assistant",{common},"message":{{"role":"assistant","content":'
+        '[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"mix test"}}]}}\n'
+        f'{{"uuid":"u2","parentUuid":"a1","type":"user",{common},"message":{{"role":"user","content":'
+        '[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}\n',
+        encoding="utf-8",
+    )
+    report = ImportReport()
+    assert qwen.parse_file(path, report, final=True) == []
+    assert len(report.warnings) == 1
+    assert path.name in report.warnings[0] and "not a Qwen Code chat" in report.warnings[0]

@@ -42,6 +42,7 @@ from .decisions import dropped, replacements
 from .environment import env_names, exposed_ports, routes
 from .facts import CONVENTION, DROPPED, ENDPOINT, ENV_VAR, USES, Knowledge
 from .manifests import extension_languages, imports, is_manifest, manifest_facts, script_commands
+from .named import record_named_often
 from .state import layout_facts, progress_items
 from .techs import IMPLIED_LANGUAGE, mentioned_techs, versions
 from .turn import record_turn
@@ -50,5 +51,5 @@ __all__ = [
     "CONVENTION", "DROPPED", "ENDPOINT", "ENV_VAR", "IMPLIED_LANGUAGE", "INSTRUCTION_FILES", "USES", "Knowledge",
     "command_kind", "dropped", "env_names", "exposed_ports", "extension_languages", "imports", "is_convention",
     "is_global", "is_manifest", "layout_facts", "manifest_facts", "mentioned_techs", "normalize_command",
-    "progress_items", "record_turn", "replacements", "routes", "script_commands", "versions",
+    "progress_items", "record_named_often", "record_turn", "replacements", "routes", "script_commands", "versions",
 ]  # fmt: skip

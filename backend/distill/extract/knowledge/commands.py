@@ -198,7 +198,42 @@ def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         kind = command_kind(line, action.kind)
         if kind:
             _checked(k, kind, line, action, prov, facts, failed)
+        elif not failed and project_command(line):
+            k.fact(OTHER_COMMAND, k.b.entity("command", line, prov), prov, 0.8)
         break
+
+
+OTHER_COMMAND = "other-command"  # ran, of no known kind (`docker compose logs bot`, `npx task-master list`)
+OTHER_SCRIPT = "other-script"  # the same, given in an answer ("watch `docker compose logs`")
+# what a tool is asked about itself, or of the machine, is not how the project is worked on
+_INSPECT = frozenset(
+    {"--version", "-v", "-V", "version", "--help", "-h", "help", "ps", "images", "inspect", "show", "freeze",
+     "ls", "outdated", "info", "view", "config", "whoami", "login", "logout", "stop", "kill", "rm", "cache",
+     "doctor", "env", "top", "stats", "system", "prune", "-c", "-e"}
+)  # fmt: skip
+_PROGRAM_RUNNERS = frozenset({"npx", "pnpx", "bunx", "uvx", "pipx"})
+
+
+def project_command(line: str) -> bool:
+    """A command of no known kind that works the project: a project tool's subcommand (`docker
+    compose logs bot`, `npx task-master list`) or a script of its own (`./scripts/seed.sh`,
+    `python build_index.py`); not a shell utility, a one-word call, or a question to a tool
+    about itself (`pip show x`, `docker ps`, `node -e ...`)."""
+    words = line.split()
+    if words and words[0] in _PROGRAM_RUNNERS:
+        words = [w for w in words[1:] if w not in ("-y", "--yes")]
+    if words and words[0].startswith(("./", "bin/", "scripts/")):
+        return not any(w in _INSPECT for w in words[1:3])
+    if len(words) < 2 or any(w in _INSPECT for w in words[1:3]):
+        return False
+    program, first = words[0], words[1]
+    interpreter = re.match(r"^(?:python[\d.]*|node|ruby|bash|sh|deno|bun)$", program)
+    if interpreter:
+        return bool(re.match(r"^[\w./-]+\.(?:py|js|mjs|ts|rb|sh)$", first))
+    if first.startswith("-"):
+        return False
+    runner = line.split()[0] in _PROGRAM_RUNNERS
+    return runner or program in SUBCOMMANDS or vocabulary.known(program, curated=True)
 
 
 # what a script or task names (`python manage.py migrate`, `mix phx.server`, `php artisan migrate`)
@@ -281,6 +316,13 @@ def _is_program(snippet: str) -> bool:
 _NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|instead of|stop|avoid|without)\b", re.I))
 
 
+# a verb right before the command tells the reader to type it ("watch `docker compose logs`",
+# "run `npx prisma studio`"), not that it is talked about ("the exit code from `...`")
+_TOLD_TO_RUN = re.compile(
+    r"\b(?:run|running|use|try|watch|execute|type|check with|rerun|re-run)\s*(?:\w+\s+){0,2}$", re.I
+)
+
+
 def said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: bool = True) -> None:
     """Commands the user (or an answer, as `<kind>-script`: the way given, below what ran) gives as the way ("run the tests with `make test`", "we deploy with
     `fly deploy`"): the kind the command is, or else the one kind the sentence names. A command
@@ -307,6 +349,9 @@ def said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: b
             kind = command_kind(line, simple.kind)
             if not kind and len(cues) == 1 and (" " in line or "/" in line):
                 kind = cues[0]  # `make ci` "to run the tests"; a lone word (`httpx`) is a name, not a command
+            if not kind and _TOLD_TO_RUN.search(before[-40:]) and project_command(line):
+                relation = OTHER_COMMAND if from_user else OTHER_SCRIPT
+                k.fact(relation, k.b.entity("command", line, prov), prov, 0.75 if from_user else 0.7)
             if kind:
                 relation = f"{kind}-command" if from_user else f"{kind}-script"
                 k.fact(relation, k.b.entity("command", line, prov), prov, 0.85 if from_user else 0.75)

@@ -41,6 +41,8 @@ class Knowledge:
     recommended: list[tuple[vocabulary.Tech, Provenance]] = field(default_factory=list)  # awaiting the user's word
     sources: dict[tuple[str, str, str, str], set[str]] = field(default_factory=dict)  # the kinds of evidence seen
     source: str = ""  # the kind of evidence being read (a tool call, a manifest, a sentence, a list, a block)
+    # technologies the messages name: name -> (turns naming it, the technology, first sighting) (named.py)
+    named: dict[str, tuple[set[int], vocabulary.Tech, Provenance]] = field(default_factory=dict)
 
     # entity helpers
     def tech(self, tech: vocabulary.Tech, prov: Provenance) -> str:

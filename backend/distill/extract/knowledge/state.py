@@ -220,6 +220,11 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
         if said_heading is not None:
             under, listed = said_heading, False
             continue
+        finished = _finished_heading(line)
+        if finished:
+            out.append((True, finished))
+            under = None
+            continue
         label = _PROGRESS_LINE.match(line)
         if label is not None:
             done = label.group("label").lower() in _DONE_LABELS
@@ -267,6 +272,46 @@ _NEXT_HEADING = re.compile(
     re.I,
 )
 _HEADING_LINE = re.compile(r"^(?:#{1,6}\s+(?P<a>.+)|(?:\*\*|__)(?P<b>[^*_]+)(?:\*\*|__)\s*:?)$")
+
+
+# a heading that announces a piece of work finished: "## ✅ Poll System Implementation Complete!",
+# "## Phase 2: Fact Quality Management - Complete", "### Login Flow Fixed"
+_FINISHED = re.compile(
+    r"^(?P<topic>.+?)\s*[-–—:]?\s*(?:(?:implementation|integration|refactor(?:ing)?|migration|setup)\s+)?"
+    r"(?:is\s+)?(?:complete|completed|done|finished|implemented|fixed)\s*[!.]*$",
+    re.I,
+)
+_NOT_A_TOPIC = frozenset(
+    {"implementation", "all", "everything", "work", "task", "tasks", "setup", "it", "this", "that", "what was",
+     "what i", "what we", "almost", "now", "step", "changes", "refactoring", "refactor", "migration", "integration",
+     "testing", "cleanup", "update", "updates", "fix", "fixes"}
+)  # fmt: skip
+
+
+_GENERIC_LAST = frozenset(
+    {"features", "changes", "tasks", "items", "steps", "fixes", "improvements", "work", "updates"}
+)
+_CONDITION = re.compile(r"\b(?:if|not|when|once|until|unless|after|before|should|will|to be)\b")
+
+
+def _finished_heading(line: str) -> str:
+    """The work a heading says is finished, or ""."""
+    m = _HEADING_LINE.match(line)
+    if m is None:
+        return ""
+    words = " ".join(re.sub(r"[^\w'&:/.+ -]+", " ", m.group("a") or m.group("b")).split()).strip(" :-")
+    found = _FINISHED.match(words)
+    if found is None:
+        return ""
+    topic = found.group("topic").strip(" :-–—")
+    low = topic.lower()
+    if low in _NOT_A_TOPIC or low.startswith(("what ", "how ", "key ", "all ")) or len(topic) < 3:
+        return ""
+    if low.rsplit(" ", 1)[-1] in _GENERIC_LAST:
+        return ""  # "Core Features Implemented": a heading over the list of what was done (read as such)
+    if _CONDITION.search(low) or re.match(r"^\d+[.)]\s", topic):
+        return ""  # "2. Initialize git if not already done": a step of a recipe, not news
+    return next(iter(_task_list(topic, split=False)), "")
 
 
 def _heading_status(line: str) -> bool | None:

@@ -28,6 +28,7 @@ from .environment import env_names, exposed_ports, fenced_env, listed_env, route
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
 from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .named import count_named, logged_packages
 from .stack import (
     CHOOSE,
     answer_choices,
@@ -101,10 +102,14 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
             record_command(k, action, p, facts)
+        if action.kind in ("run", "test") and action.output:
+            logged_packages(k, action.output, p)
     before = len(k.pending)
     for node in turn.nodes:
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
+            if node.role == "assistant" or not node.content.lstrip().startswith("<"):
+                count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
     return k.decided
 

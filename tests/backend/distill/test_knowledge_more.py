@@ -1,0 +1,119 @@
+"""Rules added for issue 37's second pass: commands of no known kind, progress beyond the newest
+few, technologies named in log output. Synthetic sessions written for these tests, through the
+real stages (history.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opmem_tui.backend.distill.extract import extract_rules
+from opmem_tui.backend.distill.extract.knowledge.commands import project_command
+from opmem_tui.backend.distill.extract.knowledge.state import progress_items
+from opmem_tui.backend.memory import relations
+from opmem_tui.backend.memory.core import CORE_BUDGET
+
+from .history import T0, Call, Session, Turn, batch_of, brief_of, distil_history
+
+
+def _line(core: str, prefix: str) -> str:
+    return next((line for line in core.splitlines() if line.startswith(prefix)), "")
+
+
+def test_a_project_command_is_a_tools_subcommand_or_a_script_not_a_utility_or_a_question():
+    assert project_command("docker compose logs bot")
+    assert project_command("npx task-master list --tag=dev")
+    assert project_command("python build_index.py")
+    assert project_command("./scripts/seed.sh")
+    assert not project_command("mkdir -p out")  # a shell utility
+    assert not project_command("pip show requests")  # a question to a tool about its packages
+    assert not project_command("docker ps")
+    assert not project_command("node -e 'console.log(1)'")
+    assert not project_command("npx prettier")  # a call with nothing after the program
+
+
+def test_commands_of_no_known_kind_that_ran_and_one_only_talked_about(tmp_path: Path):
+    turns = [
+        Turn("list the tasks", calls=[Call("bash", command="npx task-master list --tag=dev", output="3 tasks")]),
+        Turn("again", calls=[Call("bash", command="npx task-master list --tag=dev", output="3 tasks")]),
+        Turn("failed?", calls=[Call("bash", command="docker compose logs -f", output="boom", exit_code=255)]),
+        Turn("why", reply="The exit code from `docker compose restart worker` says it died."),
+        Turn("what now", reply="Watch `docker compose logs bot` for a while."),
+        Turn("and", calls=[Call("bash", command="mkdir -p build/out", output="")]),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-o", turns)]))
+    other = _line(core, "· other: ")
+    assert "npx task-master list --tag=dev" in other, core
+    assert "docker compose logs bot" in other, core  # given with a verb that says to type it
+    assert "logs -f" not in other and "restart" not in core and "mkdir" not in other, core
+
+
+def test_a_technology_named_in_several_turns_is_on_the_stack_one_named_once_is_not(tmp_path: Path):
+    turns = [
+        Turn("the search is slow", reply="The Qdrant collection has no payload index; I'll add one."),
+        Turn("and now?", reply="Faster: Qdrant answers in 40 ms. Cassandra could also work, but stay put."),
+        Turn("the page?", reply="The Streamlit page now reads from Qdrant directly."),
+        Turn(
+            "thanks", reply='Done. The sample customer is "Jenkins & Co", Jenkins again, and "Jenkins & Co" once more.'
+        ),
+        Turn("ok", reply='Jenkins & Co is shown as "Jenkins & Co".'),
+        Turn("next", reply="Next, Flow of data. Make sure the Flow is right."),
+        Turn("go on", reply="Next: Flow again."),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-n", turns)]))
+    stack = _line(core, "· stack: ") + _line(core, "· tools: ")
+    assert "Qdrant" in stack, core  # named in three turns
+    assert "Cassandra" not in stack and "Streamlit" not in stack, core  # named once
+    assert "Next.js" not in stack and "Flow" not in stack, core  # an English word opening a sentence
+    assert "Jenkins" not in stack, core  # a name inside quotes or data
+
+
+def test_a_package_a_log_line_names_is_on_the_stack(tmp_path: Path):
+    output = (
+        "tests/test_e2e.py::test_query PASSED\n"
+        "WARNING  langchain_core.callbacks.manager:manager.py:306 Error in callback\n"
+    )
+    turns = [Turn("run the e2e tests", calls=[Call("bash", command="pytest tests/test_e2e.py", output=output)])]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-l", turns)]))
+    assert "LangChain" in _line(core, "· stack: "), core
+
+
+def test_the_knowledge_rules_switched_off_leave_the_activity_only():
+    turns = [
+        Turn("run the tests", calls=[Call("bash", command="pytest -q", output="3 passed")]),
+        Turn("Always write docstrings.", reply="Noted."),
+    ]
+    on = extract_rules(batch_of(Session("s-k", turns)), ingestion_time=T0)
+    off = extract_rules(batch_of(Session("s-k", turns)), ingestion_time=T0, knowledge=False)
+    relations_on = {e.relation for e in on.edges}
+    relations_off = {e.relation for e in off.edges}
+    assert {"test-command", "convention", "uses"} <= relations_on
+    # (`uses` is the activity rules' too: a program a session ran)
+    assert not relations_off & (relations.BRIEF_RELATIONS - {"uses"}), relations_off
+    assert len(off.events) == len(on.events) > 0  # what the session did is still told
+
+
+def test_many_rules_share_few_lines_and_more_than_twelve_fit(tmp_path: Path):
+    # one pointer per line: the rules of one file go on long lines, not one line per 180 characters
+    verbs = ("Prefer", "Avoid", "Use", "Keep", "Write", "Declare", "Always use", "Never use")
+    things = ("tabs", "semicolons", "enums", "classes", "getters", "mixins", "barrels", "singletons", "globals")
+    rules = [
+        f"- {verb} {thing} in module {i}." for i, (verb, thing) in enumerate(zip(verbs * 3, things * 3, strict=False))
+    ]
+    calls = [Call("write", path="CONVENTIONS.md", content="# Conventions\n" + "\n".join(rules[:20]) + "\n")]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn("write the conventions", calls=calls)])]))
+    lines = [line for line in core.splitlines() if line.startswith("· conventions: ")]
+    clauses = sum(line.split("  ↪")[0].count(";") + 1 for line in lines)
+    assert clauses > 12 and len(lines) <= 2, core
+    assert len(core.encode("utf-8")) <= CORE_BUDGET
+
+
+def test_a_heading_that_announces_work_finished_names_it_done():
+    answer = (
+        "All tests pass.\n\n## ✅ Poll System Implementation Complete!\n\n### Core Features Implemented:\n"
+        "- create a poll\n\n## Phase 2: Fact Quality Management - Complete!\n\n```bash\n# 2. Initialize git if not "
+        "already done\n```\n\n## ✅ Implementation Complete!\n\n**Refactoring done**\n"
+    )
+    done = [item for is_done, item in progress_items(answer) if is_done]
+    assert "Poll System" in done and "Phase 2: Fact Quality Management" in done, done
+    assert not any(item.lower() in ("core features", "implementation", "refactoring") for item in done), done
+    assert not any("git" in item for item in done), done  # a step of a recipe in a code block
