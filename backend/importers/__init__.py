@@ -44,6 +44,16 @@ def source_name(source: str) -> str:
     return get_importer(source).name
 
 
+def _nowhere_to_look(importer: Importer) -> str:
+    """Why an import with no path found nothing to read, and how to go on."""
+    if any(where.startswith("<project>") for where in importer.locations):  # kept in the project (Crush)
+        return (
+            f"found no {importer.looks_for} (looked in {Path.cwd()} and the folders above it):"
+            f" run `opmem import {importer.name}` in the project's folder, or give the database's path"
+        )
+    return f"{importer.name} sessions have no default folder: give a file or folder to import"
+
+
 def run_import(
     home: Home,
     source: str,
@@ -75,7 +85,6 @@ def run_import(
     `store.mirror_backlog.MirrorWriter` writes afterwards (report.mirror_pending: the sessions).
     """
     importer = get_importer(source)
-    name = importer.name
     binder = ProjectBinder.for_home(home)
     if bind and on_project is None:
         on_project = binder
@@ -90,7 +99,7 @@ def run_import(
         raise OpmemError(f"no such file or folder: {', '.join(missing)}")
     roots = given if given else importer.default_paths()
     if not roots:
-        raise OpmemError(f"{name} sessions have no default folder: give a file or folder to import")
+        raise OpmemError(_nowhere_to_look(importer))
     if exact:
         files = importer.ordered([Path(p) for p in given])
     else:

@@ -112,3 +112,17 @@ def test_importing_every_agent_found_is_one_table_with_a_total_then_one_line(tmp
     assert again.stdout.splitlines()[1:] == [
         "nothing new from Claude Code, Codex: 2 file(s) unchanged since the last import"
     ]
+
+
+def test_crush_outside_a_project_fails_saying_where_it_looked(tmp_path: Path, monkeypatch) -> None:
+    """Crush keeps its database in the project: run elsewhere, `opmem import crush` exits 1 and
+    says what it looked for and how to go on, never "nothing new"."""
+    outside = tmp_path / "not-a-project"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    result = CliRunner().invoke(main, ["--home", str(tmp_path / "home"), "import", "crush"])
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())  # the console wraps long lines
+    assert "found no .crush/crush.db or .opencode/opencode.db in a project folder" in said
+    assert "run `opmem import crush` in the project's folder, or give the database's path" in said
+    assert "Traceback" not in result.output and "nothing new" not in result.output
