@@ -38,3 +38,14 @@ def print_table(console: Console, table: Table) -> None:
         return
     for line in plain_rows(table):
         console.print(Text(line), soft_wrap=True, highlight=False)
+
+
+_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def json_text(value: object, *, indent: int | None = None) -> str:
+    """JSON for a terminal or a pipe: non-ASCII kept readable, but C1 control characters
+    (which json leaves raw) escaped, so session text cannot drive the terminal."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str).translate(_C1_ESCAPES)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,15 @@ from .backend.home import Home
 from .backend.memory.records import EVENT_KINDS
 from .backend.model import OpmemError
 from .backend.privacy import redact_text
+from .backend.privacy.exclusions import is_private
 from .backend.recall.context import Recall, recall_for
 from .backend.recall.core_block import blocks_index, core_block, has_content
 from .backend.recall.injection import write_block
 from .backend.recall.registry import call
 from .backend.recall.search_tool import MAX_RESULTS
+from .backend.recall.session_access import SessionReader
 from .backend.safe_text import plain
-from .cli_output import print_table
+from .cli_output import json_text, print_table
 
 MAX_PROBLEMS_SHOWN = 5
 
@@ -66,13 +69,13 @@ def _ask(recall: Recall, name: str, as_json: bool, **args: Any) -> dict[str, Any
     reply = call(recall, name, {k: v for k, v in args.items() if v is not None})
     if "error" in reply:
         if as_json:
-            click.echo(json.dumps(reply, ensure_ascii=False))
+            click.echo(json_text(reply))
             sys.exit(1)
         error = reply["error"]
         hint = f" (did you mean: {', '.join(error['did_you_mean'])}?)" if error.get("did_you_mean") else ""
         _fail(_as_options(name, error["message"]) + hint)
     if as_json:
-        click.echo(json.dumps(reply, ensure_ascii=False))
+        click.echo(json_text(reply))
     return reply
 
 
@@ -206,29 +209,88 @@ def search_command(
 @click.command("show")
 @click.argument("session_id")
 @click.option("--turn", type=click.IntRange(min=1), help="Show this turn's messages (default: the list of turns).")
+@click.option("--all", "every_turn", is_flag=True, help="Every turn's messages, one turn after another.")
 @click.option("--branch", help="A branch name or head node id (default: the session's current branch).")
 @click.option("--page", type=click.IntRange(min=1), default=1, show_default=True, help="Which page (1: the first).")
 @click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 @click.pass_context
 def show_command(
-    ctx: click.Context, session_id: str, turn: int | None, branch: str | None, page: int, as_json: bool
+    ctx: click.Context,
+    session_id: str,
+    turn: int | None,
+    every_turn: bool,
+    branch: str | None,
+    page: int,
+    as_json: bool,
 ) -> None:
-    """A session's turns, or one turn's messages with tool calls and results (memory_open_session)."""
-    recall = _recall(ctx)
-    reply = _ask(recall, "memory_open_session", as_json, session_id=session_id, turn=turn, branch=branch, page=page - 1)
+    """A session's turns, one turn's messages (--turn) or all of them (--all), tool calls and
+    results included: what memory_open_session answers. Also `opmem sessions show`. A private or
+    excluded session opens here too, marked: this is your shell; recall and MCP never show it."""
+    if turn is not None and every_turn:
+        _fail("--turn and --all: give one of them")
+    recall = replace(_recall(ctx), sessions=SessionReader(withheld_too=True))
+    args = {"session_id": session_id, "branch": branch}
+    if every_turn:
+        _show_every_turn(recall, args, as_json)
+        return
+    reply = _ask(recall, "memory_open_session", as_json, turn=turn, page=page - 1, **args)
     if as_json:
         return
-    session = reply["session"]
-    head = f"{session['title']}  ·  {session['id']}  ·  {session['source']}  ·  {session['turns']} turns"
-    head += f"  ·  branch {session['branch']}" + (
-        f"  ·  project {session['project']}" if session.get("project") else ""
-    )
-    _out().print(_text(head), style="bold")
+    _print_head(recall, reply["session"])
     if turn is None:
         _print_turns(reply)
     else:
         _print_messages(reply)
     _paging(reply)
+
+
+def _withheld_mark(recall: Recall, session_id: str) -> str:
+    """ "[private] " / "[excluded] ": a session kept out of the memory, shown on this machine only."""
+    try:
+        meta = recall.home.sessions.get_meta(session_id)
+    except OpmemError:
+        return ""
+    if is_private(meta):
+        return "[private] "
+    return "[excluded] " if recall.home.exclusions().reason(meta) else ""
+
+
+def _print_head(recall: Recall, session: dict[str, Any]) -> None:
+    head = f"{session['title']}  ·  {session['id']}  ·  {session['source']}  ·  {session['turns']} turn{'' if session['turns'] == 1 else 's'}"
+    head += f"  ·  branch {session['branch']}" + (
+        f"  ·  project {session['project']}" if session.get("project") else ""
+    )
+    mark = _withheld_mark(recall, session["id"])
+    _out().print(Text(mark, style="yellow") + _text(head), style="bold")
+
+
+def _all_pages(recall: Recall, args: dict[str, Any], key: str) -> tuple[dict[str, Any], list[Any]]:
+    """Every page of one memory_open_session answer: (the first reply, the items of all pages)."""
+    reply = _ask(recall, "memory_open_session", False, **args)
+    items = list(reply[key])
+    while reply.get("next_page") is not None:
+        reply = _ask(recall, "memory_open_session", False, **dict(args, page=reply["next_page"]))
+        items += reply[key]
+    return reply, items
+
+
+def _show_every_turn(recall: Recall, args: dict[str, Any], as_json: bool) -> None:
+    overview, lines = _all_pages(recall, args, "turn_list")
+    turns = []
+    for line in (line for line in lines if line["turn"] > 0):  # a lone preface has no messages to ask for
+        reply, messages = _all_pages(recall, dict(args, turn=line["turn"]), "messages")
+        turns.append(dict(reply, messages=messages, next_page=None))
+    if as_json:
+        session = dict(overview["session"], withheld=bool(_withheld_mark(recall, overview["session"]["id"])))
+        click.echo(json_text({"session": session, "turns": [_turn_part(t) for t in turns]}))
+        return
+    _print_head(recall, overview["session"])
+    for reply in turns:
+        _print_messages(reply)
+
+
+def _turn_part(reply: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in reply.items() if k not in ("session", "page", "pages", "next_page")}
 
 
 def _print_turns(reply: dict[str, Any]) -> None:
@@ -250,7 +312,7 @@ def _print_turns(reply: dict[str, Any]) -> None:
 def _print_messages(reply: dict[str, Any]) -> None:
     commits = ", ".join(f"{c['commit']} ({c['project']})" for c in reply.get("project_commits", ()))
     _out().print(
-        Text(f"turn {reply['turn']}  ·  {_when(reply.get('time'))}" + (f"  ·  made {commits}" if commits else "")),
+        Text(f"── turn {reply['turn']}  ·  {_when(reply.get('time'))}" + (f"  ·  made {commits}" if commits else "")),
         style="cyan",
     )
     out = _out()

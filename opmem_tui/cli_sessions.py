@@ -8,7 +8,6 @@ is untrusted: escape sequences stripped).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,11 +19,13 @@ from rich.cells import cell_len, set_cell_size
 from .backend import naming
 from .backend.home import Home
 from .backend.importers import ALIASES as IMPORT_ALIASES
-from .backend.model import OpmemError, SessionMeta, Turn, turn_count
+from .backend.model import OpmemError, SessionMeta
 from .backend.orchestration import set_private
 from .backend.privacy import redact_text, redact_value
 from .backend.privacy.exclusions import Exclusions, is_private
 from .backend.safe_text import plain
+from .cli_output import json_text
+from .cli_recall import show_command
 
 TITLE_MIN = 12  # narrower than this, a row leaves its title out rather than show a stub
 
@@ -51,13 +52,8 @@ def _time(ts: float) -> str:
 
 
 def dump_json(value: Any) -> str:
-    """JSON for a terminal or a pipe: non-ASCII kept readable, but C1 control characters
-    (which json leaves raw) escaped, so session text cannot drive the terminal."""
-    text = json.dumps(redact_value(value), ensure_ascii=False, indent=2, default=str)
-    return text.translate(_C1_ESCAPES)
-
-
-_C1_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+    """`value` masked (backend/privacy) as JSON that cannot drive the terminal (cli_output)."""
+    return json_text(redact_value(value), indent=2)
 
 
 def resolve_session(home: Home, text: str) -> str:
@@ -226,47 +222,8 @@ def sessions_list(
 
 # -- show ------------------------------------------------------------------------------------
 
-
-def _turn_json(turn: Turn) -> dict[str, Any]:
-    return {
-        "number": turn.number,
-        "commit": turn.commit,
-        "fork_heads": list(turn.fork_heads),
-        "nodes": [node.to_json() for node in turn.nodes],
-    }
-
-
-@sessions.command("show")
-@click.argument("session_id")
-@click.option("--turn", type=int, default=None, help="Show only this turn.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: the session's meta and its turns.")
-@click.pass_context
-def sessions_show(ctx: click.Context, session_id: str, turn: int | None, as_json: bool) -> None:
-    """Print a session's current branch, turn by turn."""
-    home = _home(ctx)
-    try:
-        session_id = resolve_session(home, session_id)
-        meta = home.sessions.get_meta(session_id)
-        turns = home.sessions.get_turns(session_id)
-    except OpmemError as exc:
-        _fail(exc)
-        return
-    total = turn_count(turns)
-    if turn is not None and not 1 <= turn <= total:
-        _fail(OpmemError(f"session {session_id} has {plural(total, 'turn')}; there is no turn {turn}"))
-        return
-    chosen = [t for t in turns if turn is None or t.number == turn]
-    if as_json:
-        data = dict(meta.to_json(), turns=total)
-        click.echo(dump_json({"session": data, "turns": [_turn_json(t) for t in chosen]}))
-        return
-    click.echo(f"{_one_line(meta.display_title)}  ({meta.id}, {_one_line(meta.source)}, {plural(total, 'turn')})")
-    for t in chosen:
-        title = f"turn {t.number} / {total}" if t.number else "before the first turn"  # a preface alone
-        click.echo(f"── {title}" + (f"  [{t.commit[:8]}]" if t.commit else ""))
-        for node in t.nodes:
-            label = node.role + (f" {node.name}" if node.name and node.is_tool else "")
-            click.echo(f"{label}: {redact_text(plain(node.content))[:2000]}")
+# One command, two spellings: `opmem sessions show` is `opmem show` (cli_recall.show_command).
+sessions.add_command(show_command, "show")
 
 
 # -- rename, delete --------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Node, Turn
+from ..model import Node, Turn, turn_count
 from ..store.session_repo import SessionRepo
 from .context import Recall
 from .dates import iso
@@ -56,7 +56,7 @@ def _header(repo: SessionRepo, turns: list[Turn], branch: str) -> dict[str, Any]
     out["created"] = iso(meta.created_at)
     out["updated"] = iso(meta.updated_at)
     out["branch"] = branch
-    out["turns"] = len(turns)
+    out["turns"] = turn_count(turns)  # as `opmem sessions list` counts: a lone preface is no turn
     return out
 
 

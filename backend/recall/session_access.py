@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id
+from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id, turn_count
 from ..privacy import RedactedSession, redact_text
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
@@ -40,7 +40,10 @@ class SessionReader:
     last few kept warm between calls (a long-lived MCP server asks about the same session again
     and again); reusing one re-reads only what changed since."""
 
-    def __init__(self, cap: int = 8) -> None:
+    def __init__(self, cap: int = 8, *, withheld_too: bool = False) -> None:
+        # withheld_too: private and excluded sessions open too -- only for `opmem show`, the
+        # machine's own user at its shell; recall and MCP never set it
+        self._withheld_too = withheld_too
         self._reads = SessionReads(cap)
         self._shown: dict[str, RedactedSession] = {}  # session id -> its repo read through the gate
 
@@ -69,7 +72,7 @@ class SessionReader:
             with suppress(SessionNotFound):
                 repo = self._reads.open(path, wanted, token)
             if repo is not None:
-                if home.exclusions().reason(repo.meta()) is not None:
+                if not self._withheld_too and home.exclusions().reason(repo.meta()) is not None:
                     raise RecallError(PRIVATE, f"session {wanted!r} is private: kept out of recall")
                 return self._redacted(repo)
         named = self._named(home, wanted)
@@ -77,14 +80,14 @@ class SessionReader:
             return self.open(home, named)
         raise RecallError(UNKNOWN_SESSION, f"no session {wanted!r}", did_you_mean(wanted, session_choices(home)))
 
-    @staticmethod
-    def _named(home: Home, wanted: str) -> str | None:
+    def _named(self, home: Home, wanted: str) -> str | None:
         """The id a unique prefix or a title names (backend/naming), private sessions left out."""
         from ..naming import AmbiguousName, session_id
 
         rules = home.exclusions()
+        hidden = None if self._withheld_too else (lambda meta: rules.reason(meta) is not None)
         try:
-            return session_id(home, wanted, hidden=lambda meta: rules.reason(meta) is not None)
+            return session_id(home, wanted, hidden=hidden)
         except AmbiguousName as exc:
             raise RecallError(UNKNOWN_SESSION, str(exc).split(":", 1)[0], exc.candidates) from None
         except OpmemError:
@@ -113,7 +116,9 @@ def _name_of_head(branches: list[Branch], head: str) -> str:
 
 
 def pick_turn(repo: SessionRepo, turns: list[Turn], number: int) -> Turn:
-    if 1 <= number <= len(turns):
-        return turns[number - 1]
-    span = f"1..{len(turns)}" if turns else "none: the branch is empty"
+    chosen = next((turn for turn in turns if turn.number == number), None) if number > 0 else None
+    if chosen is not None:
+        return chosen
+    total = turn_count(turns)  # a lone preface (turn 0) is no turn
+    span = f"1..{total}" if total else "none: the branch is empty"
     raise RecallError(UNKNOWN_TURN, f"session {repo.id} has no turn {number} on this branch (turns: {span})")

@@ -37,7 +37,7 @@ def test_errors_are_one_clear_line(tmp_path: Path) -> None:
     home = _store(tmp_path)
     runner = CliRunner()
     out = runner.invoke(main, ["--home", str(home.path), "sessions", "show", "../etc"])
-    assert out.exit_code == 1 and "invalid session id" in out.output and "Traceback" not in out.output
+    assert out.exit_code == 1 and "no session '../etc'" in out.output and "Traceback" not in out.output
     out = runner.invoke(main, ["--home", str(home.path), "sessions", "show", "missing"])
     assert out.exit_code == 1 and "no session 'missing'" in out.output
     (home.path / "config.toml").write_text("[store\n")

@@ -81,3 +81,32 @@ def test_private_names_a_missing_session_without_a_traceback(tmp_path: Path) -> 
     assert code == 1 and "no session 'nothing-like-it'" in out and "Traceback" not in out
     code, out = cli(home, "sessions", "private", "../etc")
     assert code == 1 and "Traceback" not in out
+
+
+def test_show_is_one_command_and_shows_a_private_session_marked_but_recall_never(tmp_path: Path, monkeypatch) -> None:
+    """`opmem show` and `opmem sessions show` are one command (same output for every option);
+    a private session opens there, marked, for this machine's user; memory_open_session (what
+    MCP serves) still refuses it."""
+    from opmem_tui.backend.orchestration import set_private
+    from opmem_tui.backend.recall.context import recall_for
+    from opmem_tui.backend.recall.registry import call
+
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    home = Home(tmp_path / "h")
+    write_session(home, "pub-session", PUBLIC_WORD)
+    write_session(home, "secret-session", PRIVATE_WORD, at=START + 100)
+    for args in ((), ("--turn", "1"), ("--all",), ("--json",), ("--all", "--json")):
+        short, long = cli(home, "show", "pub", *args), cli(home, "sessions", "show", "pub", *args)
+        assert short == long and short[0] == 0, (args, short, long)
+    assert "[private]" not in cli(home, "show", "pub-session")[1]
+
+    set_private(home, "secret-session", True)
+    for spelling in (("show",), ("sessions", "show")):
+        code, out = cli(home, *spelling, "secret", "--all")  # a prefix names it here too
+        assert code == 0 and out.startswith("[private] ") and f"please fix the {PRIVATE_WORD} parser" in out, out
+    code, out = cli(home, "show", "secret-session", "--all", "--json")
+    assert code == 0 and json.loads(out)["session"]["withheld"] is True
+    reply = call(recall_for(Home(home.path), cwd=tmp_path), "memory_open_session", {"session_id": "secret-session"})
+    assert reply["error"]["code"] == "private" and PRIVATE_WORD not in json.dumps(reply)
+    code, out = cli(home, "show", "pub-session", "--turn", "1", "--all")
+    assert code == 1 and "--turn and --all" in out

@@ -48,7 +48,7 @@ def test_ids_are_whole_in_piped_output_and_show_takes_them(tmp_path: Path) -> No
     assert "A long title for session 0 " * 3 in out.output  # a pipe gets the whole title too
     copied = rows[0].split()[0]
     shown = run(home, "sessions", "show", copied)
-    assert shown.exit_code == 0 and f"({copied}, " in shown.output
+    assert shown.exit_code == 0 and f"  ·  {copied}  ·  " in shown.output
 
 
 def test_ids_are_whole_on_an_80_column_terminal(tmp_path: Path) -> None:
@@ -87,7 +87,9 @@ def test_ids_are_whole_on_an_80_column_terminal(tmp_path: Path) -> None:
 def test_prefix_picks_the_one_session_or_names_the_candidates(tmp_path: Path) -> None:
     home = _store(tmp_path)
     out = run(home, "sessions", "show", "cc-3f2a")
-    assert out.exit_code == 0 and "(cc-3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8, claude-code, 1 turn)" in out.output
+    assert (
+        out.exit_code == 0 and "  ·  cc-3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8  ·  claude-code  ·  1 turn " in out.output
+    )
     out = run(home, "sessions", "show", "codex-rollout")
     assert out.exit_code == 1
     assert "is the start of 2 session ids" in out.output
@@ -109,14 +111,15 @@ def test_json_list_and_show(tmp_path: Path) -> None:
     data = json.loads(out.output)
     assert [s["id"] for s in data["sessions"]] == list(LONG_IDS)
     assert data["total"] == 3 and all(s["turns"] == 1 for s in data["sessions"])
-    out = run(home, "sessions", "show", "cc-", "--json")
-    assert out.exit_code == 0
-    assert "\x1b" not in out.output and "\x9b" not in out.output  # escaped, not sent to the terminal
-    data = json.loads(out.output)
-    assert data["session"]["id"] == LONG_IDS[2] and data["session"]["turns"] == 1
-    (turn,) = data["turns"]
-    assert [n["role"] for n in turn["nodes"]] == ["user", "assistant"]
-    assert turn["nodes"][1]["content"] == "Done \x1b[2J \x9b31m"  # the stored text, exactly
+    for args in (("--all", "--json"), ("--turn", "1", "--json")):
+        out = run(home, "sessions", "show", "cc-", *args)
+        assert out.exit_code == 0
+        assert "\x1b" not in out.output and "\x9b" not in out.output  # escaped, not sent to the terminal
+        data = json.loads(out.output)
+        assert data["session"]["id"] == LONG_IDS[2] and data["session"]["turns"] == 1
+        (turn,) = data.get("turns", [data])
+        assert [m["role"] for m in turn["messages"]] == ["user", "assistant"]
+        assert turn["messages"][1]["text"] == "Done \x1b[2J \x9b31m"  # the stored text, exactly
 
 
 def test_source_and_project_filters(tmp_path: Path, demo_path: Path) -> None:
@@ -143,13 +146,13 @@ def test_one_turn_count_everywhere(tmp_path: Path) -> None:
     shown = run(home, "sessions", "show", "preface")
     shown_json = json.loads(run(home, "sessions", "show", "preface", "--json").output)
     assert listed["turns"] == shown_json["session"]["turns"] == 0
-    assert "(preface, opmem, 0 turns)" in shown.output
+    assert "preface  ·  opmem  ·  0 turns" in shown.output
     store.append_message("preface", "user", "Hello", created_at=NOW + 1)
     store.append_message("preface", "assistant", "Hi", created_at=NOW + 2)
     store.commit_turn("preface")
     fresh = Home(home.path)
     assert fresh.sessions.list_sessions().sessions[0].turn_count == 1
-    assert "(preface, opmem, 1 turn)" in run(fresh, "sessions", "show", "preface").output
+    assert "preface  ·  opmem  ·  1 turn " in run(fresh, "sessions", "show", "preface").output
     listing = run(fresh, "sessions", "list").output
     assert listing.startswith("1 session\n")
 

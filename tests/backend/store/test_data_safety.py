@@ -88,7 +88,7 @@ def test_sessions_show_and_verify_survive_missing_objects_and_verify_rebuilds(tm
     _break_mirror(repo)
     assert fsck(repo).returncode != 0
 
-    shown = opmem(tmp_path, "sessions", "show", "s1")
+    shown = opmem(tmp_path, "sessions", "show", "s1", "--all")
     assert "Traceback" not in shown.stderr, shown.stderr
     assert shown.returncode == 0 and "q3" in shown.stdout and "a3" in shown.stdout
 
