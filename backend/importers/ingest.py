@@ -88,7 +88,8 @@ def _ingest(
     imported = dated(imported)
     sid = session_id or resolve_session_id(store, imported.source, imported.native_id, imported.aliases)
     existed = store.exists(sid)
-    report.sessions += 1
+    if imported.nodes or existed:  # a session with no message (an empty Goose row) is none
+        report.sessions += 1
     meta = _meta_fields(store, imported, sid)
     if redact:
         meta = redact_value(meta)

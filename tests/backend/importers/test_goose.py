@@ -138,3 +138,14 @@ def test_bad_input(tmp_path: Path, home) -> None:
         report = imported(home, "goose", bad)
         assert report.warnings and all(str(bad) in w for w in report.warnings), report.warnings
         assert not any("internal error" in w for w in report.warnings)
+
+
+def test_a_database_whose_one_session_has_no_message_imports_no_session(tmp_path: Path, home) -> None:
+    """The real database's one session has no message: the summary says 0 sessions, 0 new (it
+    said "sessions 1, new 0"), and no session folder is made."""
+    from opmem_tui.backend.importers import run_import
+
+    db = copy(tmp_path)
+    report = run_import(home, "goose", [db])
+    assert (report.sessions, report.new_sessions, report.turns) == (0, 0, 0)
+    assert home.sessions.list_sessions().sessions == ()
