@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import click
@@ -25,6 +27,8 @@ from .backend.safe_text import plain
 from .backend.store.mirror_backlog import MirrorWriter
 from .cli_output import print_table
 from .cli_signals import StopRequest, stop_requested_by_signals
+
+Runs = list[tuple[str, ImportReport]]  # (agent label, its report) of one `opmem import`
 
 console = Console()
 err_console = Console(stderr=True)
@@ -74,9 +78,10 @@ def nothing_new(runs: list[tuple[str, ImportReport]]) -> bool:
     return all(not (r.new_sessions or r.turns or r.nodes or r.warnings) for _, r in runs)
 
 
-def print_summary(runs: list[tuple[str, ImportReport]], max_warnings: int) -> None:
+def print_summary(runs: list[tuple[str, ImportReport]], max_warnings: int, verbose: bool = False) -> None:
     """What a run imported: one line when nothing was new, else one table (plain lines when
-    piped); then the warnings, the first `max_warnings` of them all."""
+    piped); then the warnings, the first `max_warnings` of them all. Warnings an earlier run
+    said about files unchanged since are counted in one line (verbose: said again)."""
     if nothing_new(runs):
         unchanged = sum(report.skipped for _, report in runs)
         reread = sum(report.sessions for _, report in runs)
@@ -90,8 +95,17 @@ def print_summary(runs: list[tuple[str, ImportReport]], max_warnings: int) -> No
     merged = ImportReport()
     for _, report in runs:
         merged.warnings.extend(report.warnings)
+        merged.said_before.extend(report.said_before)
         for kind, count in report.unknown_records.items():
             merged.unknown_records[kind] = merged.unknown_records.get(kind, 0) + count
+    if verbose:
+        merged.warnings[:0] = merged.said_before
+    elif merged.said_before:
+        said = len(merged.said_before)
+        err_console.print(
+            Text(f"{said:,} warning(s) said by an earlier import, the files unchanged since (--verbose: say them)"),
+            style="dim",
+        )
     print_warnings(merged, max_warnings)
 
 
@@ -111,6 +125,7 @@ def print_warnings(report: ImportReport, limit: int) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Parse files again even when unchanged since the last import.")
 @click.option("--warnings", "max_warnings", type=int, default=20, show_default=True, help="How many warnings to print.")
+@click.option("--verbose", is_flag=True, help="Say again the warnings an earlier import said about unchanged files.")
 @click.option("--no-bind", is_flag=True, help="Do not bind sessions to the git repository of their working folder.")
 @click.option("--list", "list_only", is_flag=True, help="Only list the agents found on this machine (no SOURCE).")
 @click.pass_context
@@ -120,6 +135,7 @@ def import_command(
     paths: tuple[Path, ...],
     force: bool,
     max_warnings: int,
+    verbose: bool,
     no_bind: bool,
     list_only: bool,
 ) -> None:
@@ -138,13 +154,16 @@ def import_command(
     run it again to import the rest. A second one stops at once.
     """
     home = _home(ctx)
+    if ctx.get_parameter_source("max_warnings") is not click.core.ParameterSource.DEFAULT:
+        verbose = True  # asking for a number of warnings: every warning counts
+    report_run = partial(print_summary, max_warnings=max_warnings, verbose=verbose)
     if source is not None and not list_only and names_a_path(source):
-        _import_detected(home, (Path(source), *paths), force, max_warnings, no_bind)
+        _import_detected(home, (Path(source), *paths), force, report_run, no_bind)
         return
     if source is None or list_only:
         if source is not None:
             _fail(OpmemError("--list takes no SOURCE"))
-        _import_found(home, force, max_warnings, no_bind, list_only)
+        _import_found(home, force, report_run, no_bind, list_only)
         return
     with stop_requested_by_signals() as stop:
         try:
@@ -155,7 +174,7 @@ def import_command(
         except OpmemError as exc:
             _fail(exc)
             return
-    print_summary([(source, report)], max_warnings)
+    report_run([(source, report)])
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
@@ -168,7 +187,9 @@ def names_a_path(source: str) -> bool:
     return "/" in source or Path(source).expanduser().exists()
 
 
-def _import_detected(home: Home, paths: tuple[Path, ...], force: bool, max_warnings: int, no_bind: bool) -> None:
+def _import_detected(
+    home: Home, paths: tuple[Path, ...], force: bool, report_run: Callable[[Runs], None], no_bind: bool
+) -> None:
     """`opmem import PATH...`: each session under the paths read by the importer whose shape it has."""
     missing = [str(p) for p in paths if not p.expanduser().exists()]
     if missing:
@@ -198,13 +219,13 @@ def _import_detected(home: Home, paths: tuple[Path, ...], force: bool, max_warni
                 continue
             runs.append((importer.label, report))
     if runs:
-        print_summary(runs, max_warnings)
+        report_run(runs)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)
 
 
-def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, list_only: bool) -> None:
+def _import_found(home: Home, force: bool, report_run: Callable[[Runs], None], no_bind: bool, list_only: bool) -> None:
     """Find every agent present, say what was found per agent, and (unless list_only) import each."""
     with err_console.status("looking for agents' sessions…") as status:
         found = find_agents(SOURCES, progress=lambda name: status.update(f"looking for {name} sessions…"))
@@ -237,7 +258,7 @@ def _import_found(home: Home, force: bool, max_warnings: int, no_bind: bool, lis
                 continue
             runs.append((agent.label, report))
     if runs:
-        print_summary(runs, max_warnings)
+        report_run(runs)
     if stop.is_set():
         err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
         sys.exit(130)

@@ -122,6 +122,7 @@ def run_import(
             if ahead is not None:
                 _send_ahead(ahead, importer, files[done : done + 1 + parse_ahead.AHEAD], state, force)
             before = set(report.touched)
+            warned = len(report.warnings)
             import_file(
                 store,
                 importer,
@@ -136,6 +137,7 @@ def run_import(
                 syncs=syncs,
                 ahead=ahead,
             )
+            _quiet_repeats(importer, Path(path), report, state, warned)
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
             if hooks is not None:
                 hooks.ingested(report.touched - before, report)
@@ -150,6 +152,19 @@ def run_import(
         finally:
             state.save()
     return report
+
+
+def _quiet_repeats(importer: Importer, path: Path, report: ImportReport, state: ImportState, start: int) -> None:
+    """The warnings this file gave (report.warnings[start:]) that an earlier run said already about
+    it, unchanged since, move to report.said_before (`opmem import --verbose` shows them)."""
+    fresh = report.warnings[start:]
+    try:
+        stat = importer.file_stat(path)
+    except OSError:
+        return
+    repeated = state.said_before(path, stat, fresh)
+    report.warnings[start:] = [line for line, old in zip(fresh, repeated, strict=True) if not old]
+    report.said_before.extend(line for line, old in zip(fresh, repeated, strict=True) if old)
 
 
 def _send_ahead(ahead: ParseAhead, importer: Importer, paths: list[Path], state: ImportState, force: bool) -> None:

@@ -64,6 +64,7 @@ class ImportReport:
     mirror_pending: set[str] = field(default_factory=set)  # sessions whose turn commits are left to write
     unknown_records: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    said_before: list[str] = field(default_factory=list)  # warnings about unchanged files said by an earlier run
 
     def warn(self, path: Path | str, line: int | None, problem: str) -> None:
         where = f"{path}:{line}" if line is not None else str(path)

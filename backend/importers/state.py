@@ -2,7 +2,12 @@
 and `opmem watch` reads only bytes appended since.
 
     {"version": 1, "files": {"/abs/path.jsonl": {"source": "claude", "size": 123, "mtime_ns": 1,
-     "offset": 123, "lines": 7, "complete": true}}}
+     "offset": 123, "lines": 7, "complete": true}},
+     "warned": {"/abs/path.jsonl": {"size": 123, "mtime_ns": 1, "said": ["<sha1 of a warning>"]}}}
+
+`warned`: the warnings already said about a file as it was then; said again only once it
+changes (or with `opmem import --verbose`), so a file re-read every run (one that fails, a
+live tail) does not repeat itself.
 
 `complete` is false while the importer held part of the file back (a live session's open tail);
 such a file is parsed again even when unchanged. The file is a cache: when it is missing or
@@ -11,6 +16,7 @@ unreadable every file is simply imported again (idempotently); `problem` then sa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -40,10 +46,29 @@ class ImportState:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.files: dict[str, FileState] = {}
+        self.warned: dict[str, dict[str, Any]] = {}  # key -> {"size", "mtime_ns", "said": [digests]}
         self._changed: set[str] = set()
+        self._warned_changed: set[str] = set()
         self.problem = ""  # why an existing state file was not used (every file is read again)
         if path is not None:
             self.files, self.problem = _read(path)
+            self.warned = _read_warned(path) if not self.problem else {}
+
+    def said_before(self, path: Path | str, stat: os.stat_result, warnings: list[str]) -> list[bool]:
+        """For each of `warnings` about `path` (as `stat` has it): was it said already about the
+        file as it is now? Records them as said."""
+        key = self.key(path)
+        known = self.warned.get(key)
+        same = known is not None and known.get("size") == stat.st_size and known.get("mtime_ns") == stat.st_mtime_ns
+        said = set(known.get("said", ())) if same and known else set()
+        digests = [hashlib.sha1(line.encode("utf-8", "replace")).hexdigest() for line in warnings]
+        out = [digest in said for digest in digests]
+        if warnings or known is not None:
+            entry = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "said": sorted(said | set(digests))}
+            if entry != known:
+                self.warned[key] = entry
+                self._warned_changed.add(key)
+        return out
 
     @staticmethod
     def key(path: Path | str) -> str:
@@ -72,7 +97,7 @@ class ImportState:
 
     def save(self) -> None:
         """Merge our changed entries into the file on disk (another process may have saved too)."""
-        if self.path is None or not self._changed:
+        if self.path is None or not (self._changed or self._warned_changed):
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         unsaved = "what was imported is stored, but this state was not saved: the next import reads these files again"
@@ -83,10 +108,18 @@ class ImportState:
                     on_disk[key] = self.files[key]
                 else:
                     on_disk.pop(key, None)
-            data = {"version": VERSION, "files": {k: asdict(v) for k, v in sorted(on_disk.items())}}
+            warned = _read_warned(self.path)
+            for key in self._warned_changed:
+                warned[key] = self.warned[key]
+            data = {
+                "version": VERSION,
+                "files": {k: asdict(v) for k, v in sorted(on_disk.items())},
+                "warned": dict(sorted(warned.items())),
+            }
             # fsynced like every other state file: after a crash it is the old state or the new
             write_atomic(self.path, json.dumps(data, indent=1).encode("utf-8"))
         self._changed.clear()
+        self._warned_changed.clear()
 
 
 def _read(path: Path) -> tuple[dict[str, FileState], str]:
@@ -109,6 +142,22 @@ def _read(path: Path) -> tuple[dict[str, FileState], str]:
         if isinstance(key, str) and entry is not None:
             out[key] = entry
     return out, ""
+
+
+def _read_warned(path: Path) -> dict[str, dict[str, Any]]:
+    """The `warned` entries of a usable state file ({} otherwise: every warning is said again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    warned = data.get("warned") if isinstance(data, dict) else None
+    if not isinstance(warned, dict):
+        return {}
+    return {
+        key: entry
+        for key, entry in warned.items()
+        if isinstance(entry, dict) and isinstance(entry.get("said"), list) and isinstance(entry.get("size"), int)
+    }
 
 
 def _why(exc: Exception) -> str:

@@ -126,3 +126,34 @@ def test_crush_outside_a_project_fails_saying_where_it_looked(tmp_path: Path, mo
     assert "found no .crush/crush.db or .opencode/opencode.db in a project folder" in said
     assert "run `opmem import crush` in the project's folder, or give the database's path" in said
     assert "Traceback" not in result.output and "nothing new" not in result.output
+
+
+def test_a_warning_is_said_once_per_version_of_a_file(tmp_path: Path) -> None:
+    """A live file (written to lately) is read again every run, but its warning is said once:
+    again only when the file changed, or on --verbose / --warnings N."""
+    import sqlite3
+    import time
+
+    db = tmp_path / "goose" / "sessions.db"
+    db.parent.mkdir()
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT)")  # not Goose's schema
+    live = time.time() + 86_400  # still being written to, however slow this run is
+    os.utime(db, (live, live))
+    home = tmp_path / "home"
+    problem = "unknown Goose schema: table 'sessions' lacks working_dir"
+
+    def run(*extra: str):
+        result = CliRunner().invoke(main, ["--home", str(home), "import", "goose", str(db), *extra])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.stderr.split())
+
+    assert problem in run()
+    again = run()
+    assert problem not in again and "1 warning(s) said by an earlier import" in again
+    assert problem in run("--verbose") and problem in run("--warnings", "5")
+    assert problem not in run()  # asking to see them does not make them new
+    os.utime(db, (live + 60, live + 60))
+    assert problem in run()  # the file changed: said again
+    state = json.loads((home / "import-state.json").read_text())
+    assert list(state["warned"]) == [str(db.resolve())]
