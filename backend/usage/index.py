@@ -403,6 +403,7 @@ class UsageIndex:
         conn.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?)", turns)
         report.replies += len(replies)
         report.turns += len(turns)
+        turns += self._branch_turns(conn, meta, source, project)  # (a head moved to another branch, too)
         changed = self._session_total(conn, meta, source, project, model) or changed or bool(replies)
         if changed:
             conn.execute("DELETE FROM daily WHERE session_id = ?", (meta.id,))
@@ -419,6 +420,28 @@ class UsageIndex:
         row = (top, source, project, model, meta.updated_at)
         if known is None or tuple(known) != row:  # nothing new: nothing written
             conn.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?, ?)", (meta.id, *row))
+
+    def _branch_turns(self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str) -> list[tuple]:
+        """A session's turns are those of its current branch, as `opmem sessions list` counts them
+        (meta.turn_count): user prompts on other branches or off the head's line are none. Read
+        only when the user nodes differ from that count (a session with branches); returns the
+        rows written then."""
+        (rows,) = conn.execute("SELECT count(*) FROM turns WHERE session_id = ?", (meta.id,)).fetchone()
+        if rows == meta.turn_count:
+            return []
+        try:
+            branch = self.store.get_turns(meta.id)
+        except OpmemError:
+            return []
+        users = (turn.user for turn in branch if turn.number > 0)
+        out = [
+            (meta.id, user.seq, user.created_at, day_of(user.created_at, self.zone), source, project)
+            for user in users
+            if user is not None and user.created_at > 0
+        ]
+        conn.execute("DELETE FROM turns WHERE session_id = ?", (meta.id,))
+        conn.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?)", out)
+        return out
 
     def _session_total(
         self, conn: sqlite3.Connection, meta: SessionMeta, source: str, project: str, model: str
