@@ -36,7 +36,7 @@ from .prices import PriceTable
 from .tokens import node_counts, node_model, session_counts
 
 USAGE_FILE = "usage.sqlite"
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"  # 9: turns are the current branch's (an index of 8 counted every prompt)
 BATCH_SESSIONS = 200  # sessions per write transaction
 SESSION_TOTAL_SEQ = -1  # the row of a session whose agent records totals only
 
