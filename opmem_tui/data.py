@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.activity import Activity, ActivityCounter
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers.base import ImportReport
@@ -269,6 +270,22 @@ class StoreData:
             if branch.head_id and any(n.id == node_id for n in store.get_branch(session_id, branch.head_id)):
                 return branch.head_id, branch.name
         return node_id, ""
+
+    # -- names typed by the user (backend/naming: the CLI's and recall's rules) ------------
+    def session_named(self, text: str) -> str:
+        """The id of the session `text` names (id, unique id prefix or title; private ones too:
+        this is the user's own screen). An OpmemError names the candidates, masked."""
+        try:
+            return naming.session_id(self.home, text)
+        except OpmemError as exc:
+            raise OpmemError(mask(str(exc))) from None
+
+    def project_named(self, text: str) -> Project:
+        """The project `text` names (id, name or a unique prefix of either)."""
+        try:
+            return naming.project(self.home, text)
+        except OpmemError as exc:
+            raise OpmemError(mask(str(exc))) from None
 
     def rename(self, session_id: str, title: str) -> SessionMeta:
         return self.home.sessions.rename_session(session_id, title)

@@ -67,6 +67,15 @@ class ProjectList(DataTable):
         row = self.cursor_row
         return self.projects[row] if 0 <= row < len(self.projects) else None
 
+    def select_project(self, project_id: str) -> bool:
+        """Put the cursor on a project (False: it is not listed)."""
+        for row, project in enumerate(self.projects):
+            if project.id == project_id:
+                self.move_cursor(row=row)
+                self._announce()
+                return True
+        return False
+
     def _announce(self) -> None:
         current = self.current
         pid = current.id if current else None

@@ -31,12 +31,13 @@ from ..tabs.activity import ActivityTab
 from ..tabs.memory import MemoryTab
 from ..tabs.projects import ProjectsTab
 from ..tabs.sessions import SessionsTab
+from .go_to import GoTo
 
 if TYPE_CHECKING:
     from ..app import OpmemApp
 
 
-class MainScreen(SyncJobs, Screen[None]):
+class MainScreen(SyncJobs, GoTo, Screen[None]):
     BINDINGS = [
         Binding("left,h", "prev_turn", "Prev turn", id="replay.prev_turn"),
         Binding("right,l", "next_turn", "Next turn", id="replay.next_turn"),
@@ -228,6 +229,7 @@ class MainScreen(SyncJobs, Screen[None]):
     def palette_commands(self) -> list[PaletteCommand]:
         return [
             *self.jobs.import_commands(),
+            *self.go_to_commands(),
             *self.sessions.palette_commands(),
             *self._projects_commands(),
             *self.jobs.store_commands(),
