@@ -222,7 +222,8 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
             continue
         finished = _finished_heading(line)
         if finished:
-            out.append((True, finished))
+            left = _LEFT.match(finished)  # "## Remaining Phase 2 Tasks (4/6 done)": what is left
+            out.append((False, left.group("rest")) if left else (True, finished))
             under = None
             continue
         label = _PROGRESS_LINE.match(line)
@@ -289,9 +290,13 @@ _NOT_A_TOPIC = frozenset(
 
 
 _GENERIC_LAST = frozenset(
-    {"features", "changes", "tasks", "items", "steps", "fixes", "improvements", "work", "updates"}
-)
+    {"features", "changes", "tasks", "items", "steps", "fixes", "improvements", "work", "updates", "issues",
+     "problems", "bugs", "errors", "solution", "solutions", "enhancement", "enhancements"}
+)  # fmt: skip
 _CONDITION = re.compile(r"\b(?:if|not|when|once|until|unless|after|before|should|will|to be)\b")
+
+
+_LEFT = re.compile(r"^(?:remaining|pending|still open|left)\s+(?P<rest>.{3,})$", re.I)
 
 
 def _finished_heading(line: str) -> str:
@@ -305,7 +310,7 @@ def _finished_heading(line: str) -> str:
         return ""
     topic = found.group("topic").strip(" :-–—")
     low = topic.lower()
-    if low in _NOT_A_TOPIC or low.startswith(("what ", "how ", "key ", "all ")) or len(topic) < 3:
+    if low in _NOT_A_TOPIC or low.startswith(("what ", "how ", "key ", "all ", "summary")) or len(topic) < 3:
         return ""
     if low.rsplit(" ", 1)[-1] in _GENERIC_LAST:
         return ""  # "Core Features Implemented": a heading over the list of what was done (read as such)
