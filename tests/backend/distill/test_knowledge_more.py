@@ -117,3 +117,14 @@ def test_a_heading_that_announces_work_finished_names_it_done():
     assert "Poll System" in done and "Phase 2: Fact Quality Management" in done, done
     assert not any(item.lower() in ("core features", "implementation", "refactoring") for item in done), done
     assert not any("git" in item for item in done), done  # a step of a recipe in a code block
+
+
+def test_a_setting_the_user_moved_to_a_new_version_is_a_decision(tmp_path: Path):
+    said = [
+        Turn("The build fails: the compiler wants a newer target."),
+        Turn("I have updated the target framework to version 8. Carry on with this version."),
+        Turn("I changed it to 9 for now. We set the request timeout to 30 seconds."),  # no setting; no version
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-v", said)]))
+    decided = [line for line in core.splitlines() if line.startswith("· decided ")]
+    assert len(decided) == 1 and "update target framework to version 8" in decided[0], core

@@ -23,7 +23,7 @@ from .conventions import (
     is_rule_item,
     scope_of,
 )
-from .decisions import may_swap, record_drops, record_replacement, record_switch, replacements
+from .decisions import may_swap, record_drops, record_replacement, record_set_version, record_switch, replacements
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
@@ -217,6 +217,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
+        record_set_version(k, sentence, prov)
         chosen = CHOOSE.search(sentence)
         stated = chosen is not None  # the sentence says what is used: its versions are the stack's
         if chosen and not replaced:
