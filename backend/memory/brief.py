@@ -427,8 +427,14 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
         if g.target in refs
     ]
 
+    done_since = [  # (when, task) said done: "Fixed the "JSON tokens ... not supported" error"
+        (g.edge.event_time, refs[g.target].name.lower()) for g in by_rel.get("task-done", []) if g.target in refs
+    ]
+
     def still_open(g: GraphEdge) -> bool:
         said = refs[g.target].name.lower()
+        if any(t >= g.edge.event_time and said.rstrip(".…")[:40] in task for t, task in done_since):
+            return False
         return not any(t > g.edge.event_time and len(cmd) > 3 and cmd in said for t, cmd in ran_since)
 
     problems = sorted(

@@ -128,3 +128,14 @@ def test_a_setting_the_user_moved_to_a_new_version_is_a_decision(tmp_path: Path)
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-v", said)]))
     decided = [line for line in core.splitlines() if line.startswith("· decided ")]
     assert len(decided) == 1 and "update target framework to version 8" in decided[0], core
+
+
+def test_an_error_the_user_quotes_is_open_until_a_summary_says_it_fixed(tmp_path: Path):
+    turns = [
+        Turn('Getting this error : "The record in table Sync Log already exists. Key: Entry No.=\'16\'" again'),
+        Turn('"Tokens of type Object are not supported here" is the message i receive when I sync.'),
+        Turn("ok", reply='Done:\n- Collection parsing: fixed the "Tokens of type Object are not supported here" error'),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-e", turns)]))
+    problems = [line for line in core.splitlines() if line.startswith("· open problem: ")]
+    assert len(problems) == 1 and "Sync Log already exists" in problems[0], core  # the other said fixed since

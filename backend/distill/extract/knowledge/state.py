@@ -7,7 +7,7 @@ import re
 from ....model import Provenance
 from ..caseless import Caseless
 from .evidence import CODE_BLOCK, sentences
-from .facts import ARCHITECTURE, COMPONENT, TASK_DONE, TASK_PENDING, Knowledge
+from .facts import ARCHITECTURE, COMPONENT, PROBLEM, TASK_DONE, TASK_PENDING, Knowledge
 
 PROBLEM_SAID = Caseless(
     re.compile(
@@ -18,6 +18,29 @@ PROBLEM_SAID = Caseless(
         re.I,
     )
 )
+
+
+# the user quotes the error they get: "Getting this error : \"The record ... already exists\"",
+# "\"The requested operation cannot be performed\" is the message I receive when ..."
+_QUOTE = r"[\"“`](?P<msg>[^\"”`\n]{12,300})[\"”`]"
+_ERROR_REPORTED = (
+    re.compile(
+        r"\b(?:getting|get|got|receiving|receive|received|seeing|see|saw|hitting|hit|throws?|shows?)\s+"
+        r"(?:this|the following|an?|the|that|the same|this same)\s+(?:error|exception)(?:\s+message)?"
+        rf"(?:\s+again)?\s*[:-]?\s*{_QUOTE}",
+        re.I,
+    ),
+    re.compile(rf"{_QUOTE}\s*(?:is|was)\s+the\s+(?:error\s+)?message\s+(?:that\s+)?i\s+(?:get|receive|see|got)", re.I),
+)
+
+
+def reported_errors(text: str) -> list[str]:
+    """The error messages a user's message quotes as what they get."""
+    low = text[:20_000].lower()
+    if "error" not in low and "message" not in low and "exception" not in low:
+        return []
+    found = [m.group("msg").strip() for rx in _ERROR_REPORTED for m in rx.finditer(text[:20_000])]
+    return list(dict.fromkeys(f for f in found if len(f.split()) >= 3))
 
 
 _COMPONENT_WORDS = (
@@ -357,3 +380,10 @@ def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool)
     for done, task in progress_items(text, from_user=from_user):
         eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
         k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user else 0.75)
+
+
+def record_reported_errors(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An error the user quotes as what they get is an open problem (until a check passes or a fix)."""
+    for error in reported_errors(text):
+        name = error if len(error) <= 120 else error[:119].rstrip() + "…"
+        k.fact(PROBLEM, k.b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.8)

@@ -49,7 +49,7 @@ from .stack import (
     record_tool_for,
     stated_packages,
 )
-from .state import PROBLEM_SAID, record_layout
+from .state import PROBLEM_SAID, record_layout, record_reported_errors
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -206,6 +206,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         _answer_facts(k, text[:20_000], prov)
         return
     b = k.b
+    record_reported_errors(k, text, prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
