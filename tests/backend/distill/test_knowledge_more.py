@@ -132,10 +132,23 @@ def test_a_setting_the_user_moved_to_a_new_version_is_a_decision(tmp_path: Path)
 
 def test_an_error_the_user_quotes_is_open_until_a_summary_says_it_fixed(tmp_path: Path):
     turns = [
-        Turn('Getting this error : "The record in table Sync Log already exists. Key: Entry No.=\'16\'" again'),
+        Turn("Getting this error : \"The record in table Sync Log already exists. Key: Entry No.='16'\" again"),
         Turn('"Tokens of type Object are not supported here" is the message i receive when I sync.'),
         Turn("ok", reply='Done:\n- Collection parsing: fixed the "Tokens of type Object are not supported here" error'),
     ]
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-e", turns)]))
     problems = [line for line in core.splitlines() if line.startswith("· open problem: ")]
     assert len(problems) == 1 and "Sync Log already exists" in problems[0], core  # the other said fixed since
+
+
+def test_a_task_put_on_the_tracker_is_pending_unless_the_command_failed(tmp_path: Path):
+    calls = [
+        Call("bash", command='npx task-master add-task --prompt="Write the PRD: describe the export feature in full"',
+             output="Task 12 added"),
+        Call("bash", command='gh issue create --title "Flaky login test" --body "seen twice"', output="Error: no auth",
+             exit_code=1),
+    ]  # fmt: skip
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn("put these on the list", calls)])]))
+    pending = _line(core, "· pending: ")
+    assert "Write the PRD" in pending and "describe the export" not in pending, core
+    assert "Flaky login test" not in core

@@ -387,3 +387,30 @@ def record_reported_errors(k: Knowledge, text: str, prov: Provenance) -> None:
     for error in reported_errors(text):
         name = error if len(error) <= 120 else error[:119].rstrip() + "…"
         k.fact(PROBLEM, k.b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.8)
+
+
+# a task put on the project's tracker: `task-master add-task --prompt="Review X: ..."`,
+# `gh issue create --title "..."`, `task add "..."`: still to do
+_TRACKED = re.compile(
+    r"\b(?:add-task|add_task|(?:task|todo(?:\.sh)?)\s+add|issue\s+create)\b[^\"'\n]*?"
+    r"(?:--(?:prompt|title)[= ]|-t\s+|\s)[\"'](?P<title>[^\"'\n]{3,400})[\"']"
+)
+
+
+def tracked_task(command: str) -> str:
+    """The task a command puts on a tracker, by its title (a "Title: details" prompt by its title)."""
+    m = _TRACKED.search(command[:4000])
+    if m is None:
+        return ""
+    title = m.group("title")
+    head, sep, rest = title.partition(": ")
+    if sep and 1 <= len(head.split()) <= 8 and len(rest.split()) >= 4:
+        title = head
+    return next(iter(_task_list(title, split=False)), "")
+
+
+def record_tracked_task(k: Knowledge, command: str, prov: Provenance) -> None:
+    task = tracked_task(command)
+    if task:
+        eid = k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
+        k.fact(TASK_PENDING, eid, prov, 0.8)

@@ -49,7 +49,7 @@ from .stack import (
     record_tool_for,
     stated_packages,
 )
-from .state import PROBLEM_SAID, record_layout, record_reported_errors
+from .state import PROBLEM_SAID, record_layout, record_reported_errors, record_tracked_task
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -102,6 +102,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
             record_command(k, action, p, facts)
+            if not action.failed:
+                record_tracked_task(k, action.command, p)
         if action.kind in ("run", "test") and action.output:
             logged_packages(k, action.output, p)
     before = len(k.pending)
