@@ -152,3 +152,13 @@ def test_a_task_put_on_the_tracker_is_pending_unless_the_command_failed(tmp_path
     pending = _line(core, "· pending: ")
     assert "Write the PRD" in pending and "describe the export" not in pending, core
     assert "Flaky login test" not in core
+
+
+def test_a_long_problem_is_named_by_the_clause_that_says_it():
+    from opmem_tui.backend.distill.extract.knowledge.state import problem_name
+
+    said = "#lastCommand there were warnings from the cache layer and from others again — the upload hangs, " + (
+        "the file is 40 MB and it worked last week with the same settings."
+    )
+    assert problem_name(said).startswith("the upload hangs")
+    assert problem_name("The upload hangs.") == "The upload hangs."

@@ -43,6 +43,20 @@ def reported_errors(text: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if len(f.split()) >= 3))
 
 
+PROBLEM_CHARS = 120
+
+
+def problem_name(sentence: str) -> str:
+    """A problem by the sentence that says it; a long one from the clause that says it ("<a
+    command> there are errors with X — I do not think messages get processed, ...")."""
+    if len(sentence) > PROBLEM_CHARS:
+        found = PROBLEM_SAID.search(sentence)
+        if found is not None:
+            starts = [m.end() for m in re.finditer(r"\s[—–-]\s|;\s|:\s|\.\s", sentence[: found.start()])]
+            sentence = sentence[starts[-1] :] if starts else sentence
+    return sentence if len(sentence) <= PROBLEM_CHARS else sentence[: PROBLEM_CHARS - 1].rstrip() + "…"
+
+
 _COMPONENT_WORDS = (
     r"apis?|back-?end|front-?end|workers?|server|client|cli|ui|web ?app|app|tests?|test suite|docs|documentation|"
     r"migrations|models|schemas?|routes|handlers|controllers|services?|jobs|scripts|components|domain(?: logic)?|"

@@ -49,7 +49,7 @@ from .stack import (
     record_tool_for,
     stated_packages,
 )
-from .state import PROBLEM_SAID, record_layout, record_reported_errors, record_tracked_task
+from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -239,7 +239,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             _convention(k, sentence, prov)
         said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
         if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
+            name = problem_name(sentence)
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
