@@ -244,9 +244,9 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
                 f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
             )
             out.append(line)
-            if len(names) > 1:  # the newest alone, for a block that has no room for the whole line
-                short = BriefLine(f"· {label}: {names[0]}", gs[0].edge.provenance.session_id, 0.3, "progress")
-                out.append(short)
+            for n in range(len(names) - 1, 0, -1):  # the newest few, for a block with no room for the whole line
+                short = "; ".join(names[:n])
+                out.append(BriefLine(f"· {label}: {short}", gs[0].edge.provenance.session_id, 0.3, "progress"))
     return out
 
 

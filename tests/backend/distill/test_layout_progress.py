@@ -213,3 +213,12 @@ def test_the_done_line_names_each_sessions_work_by_its_topic(tmp_path: Path):
     done = next(line for line in brief_of(memory).splitlines() if line.startswith("· done: "))
     assert "Poll System" in done  # the older session's work, not pushed out by the newer checklist
     assert "Step 5" in done and "wrote the part" not in done  # a summary bullet by its topic
+
+
+def test_the_brief_offers_the_newest_few_tasks_when_the_whole_line_does_not_fit(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    reply = "Progress:\n- [x] queue module\n- [x] retry policy\n- [x] dead letter topic"
+    memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
+    done = [line.text for line in project_brief(memory, "demo") if line.text.startswith("· done: ")]
+    assert sorted(len(line.split("; ")) for line in done) == [1, 2, 3], done
