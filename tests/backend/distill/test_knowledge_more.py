@@ -162,3 +162,9 @@ def test_a_long_problem_is_named_by_the_clause_that_says_it():
     )
     assert problem_name(said).startswith("the upload hangs")
     assert problem_name("The upload hangs.") == "The upload hangs."
+
+
+def test_a_file_taken_out_of_git_is_a_decision(tmp_path: Path):
+    calls = [Call("bash", command="git rm --cached .env", output="rm '.env'")]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-g", [Turn("keep the secrets out of git", calls)])]))
+    assert "· decided 2026-" in core and "stop tracking .env in git (git rm --cached .env)" in core, core

@@ -262,6 +262,28 @@ def record_set_version(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     return True
 
 
+_UNTRACK = re.compile(r"(?:^|&&|;|\|\|)\s*git\s+rm\s+(?:-r\s+)?--cached\s+(?:-r\s+)?(?:--\s+)?(?P<paths>[^;&|\n]+)")
+
+
+def record_untracked(k: Knowledge, command: str, prov: Provenance) -> None:
+    """Files taken out of git but kept on disk (`git rm --cached .env`): a decision about the repository."""
+    m = _UNTRACK.search(command[:2000])
+    if m is None:
+        return
+    paths = [p.strip("'\"") for p in m.group("paths").split() if not p.startswith("-")][:3]
+    if not paths:
+        return
+    names = ", ".join(paths)
+    k.b.event(
+        f"Decided: stop tracking {names} in git (git rm --cached {' '.join(paths)})",
+        "decision",
+        0.8,
+        prov,
+        [k.subject],
+        key=f"untrack:{prov.session_id}:{prov.node_ids[0]}:{names}",
+    )
+
+
 def record_drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """Technologies the sentence drops; True when one was replaced by another it names."""
     replaced = False

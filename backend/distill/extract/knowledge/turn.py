@@ -23,7 +23,15 @@ from .conventions import (
     is_rule_item,
     scope_of,
 )
-from .decisions import may_swap, record_drops, record_replacement, record_set_version, record_switch, replacements
+from .decisions import (
+    may_swap,
+    record_drops,
+    record_replacement,
+    record_set_version,
+    record_switch,
+    record_untracked,
+    replacements,
+)
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
@@ -104,6 +112,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             record_command(k, action, p, facts)
             if not action.failed:
                 record_tracked_task(k, action.command, p)
+        if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
+            record_untracked(k, action.command, p)
         if action.kind in ("run", "test") and action.output:
             logged_packages(k, action.output, p)
     before = len(k.pending)
