@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import zip_longest
 
 from . import relations
 from .records import GLOBAL, entity_id, project_scope
@@ -235,18 +236,39 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
             if g.target not in latest or key > latest[g.target][:2]:
                 latest[g.target] = (g.edge.event_time, done, g)
     out = []
-    for done, label, importance in ((False, "pending", 0.75), (True, "done", 0.55)):
-        gs = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time)[:6]
-        names = _take([refs[g.target].name for g in gs], "; ")
+    for done, label, importance in ((False, "pending", 0.84), (True, "done", 0.82)):
+        gs = _by_session(sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time))[:6]
+        names = _take(list(dict.fromkeys(_topic(refs[g.target].name) for g in gs)), "; ")
         if names:
             line = BriefLine(
                 f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
             )
             out.append(line)
-            if len(names) > 1:  # the newest alone, for a block that has no room for the whole line
-                short = BriefLine(f"· {label}: {names[0]}", gs[0].edge.provenance.session_id, 0.3, "progress")
-                out.append(short)
+            for n in range(len(names) - 1, 0, -1):  # the newest few, for a block with no room for the whole line
+                short = "; ".join(names[:n])
+                out.append(BriefLine(f"· {label}: {short}", gs[0].edge.provenance.session_id, 0.3, "progress"))
     return out
+
+
+_LEAD = re.compile(r"^(?P<head>[^:;,.!?]{3,60}?)(?::\s|\s[-–—]\s)(?P<rest>.+)$")
+
+
+def _topic(task: str) -> str:
+    """A task said as "Topic: what was done about it" (a summary's bullet) by its topic, when the
+    explanation is a sentence of its own: more tasks fit a line, and the session tells the rest."""
+    m = _LEAD.match(task)
+    if m is None or not 1 <= len(m.group("head").split()) <= 6 or len(m.group("rest").split()) < 4:
+        return task
+    return m.group("head").strip()
+
+
+def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
+    """Newest first, one from each session before a second from any: a project's progress is what
+    each session got done, not the newest session's whole checklist."""
+    sessions: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        sessions.setdefault(g.edge.provenance.session_id, []).append(g)
+    return [g for row in zip_longest(*sessions.values()) for g in row if g is not None]
 
 
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
@@ -405,8 +427,14 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
         if g.target in refs
     ]
 
+    done_since = [  # (when, task) said done: "Fixed the "JSON tokens ... not supported" error"
+        (g.edge.event_time, refs[g.target].name.lower()) for g in by_rel.get("task-done", []) if g.target in refs
+    ]
+
     def still_open(g: GraphEdge) -> bool:
         said = refs[g.target].name.lower()
+        if any(t >= g.edge.event_time and said.rstrip(".…")[:40] in task for t, task in done_since):
+            return False
         return not any(t > g.edge.event_time and len(cmd) > 3 and cmd in said for t, cmd in ran_since)
 
     problems = sorted(

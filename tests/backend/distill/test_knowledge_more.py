@@ -117,3 +117,54 @@ def test_a_heading_that_announces_work_finished_names_it_done():
     assert "Poll System" in done and "Phase 2: Fact Quality Management" in done, done
     assert not any(item.lower() in ("core features", "implementation", "refactoring") for item in done), done
     assert not any("git" in item for item in done), done  # a step of a recipe in a code block
+
+
+def test_a_setting_the_user_moved_to_a_new_version_is_a_decision(tmp_path: Path):
+    said = [
+        Turn("The build fails: the compiler wants a newer target."),
+        Turn("I have updated the target framework to version 8. Carry on with this version."),
+        Turn("I changed it to 9 for now. We set the request timeout to 30 seconds."),  # no setting; no version
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-v", said)]))
+    decided = [line for line in core.splitlines() if line.startswith("· decided ")]
+    assert len(decided) == 1 and "update target framework to version 8" in decided[0], core
+
+
+def test_an_error_the_user_quotes_is_open_until_a_summary_says_it_fixed(tmp_path: Path):
+    turns = [
+        Turn("Getting this error : \"The record in table Sync Log already exists. Key: Entry No.='16'\" again"),
+        Turn('"Tokens of type Object are not supported here" is the message i receive when I sync.'),
+        Turn("ok", reply='Done:\n- Collection parsing: fixed the "Tokens of type Object are not supported here" error'),
+    ]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-e", turns)]))
+    problems = [line for line in core.splitlines() if line.startswith("· open problem: ")]
+    assert len(problems) == 1 and "Sync Log already exists" in problems[0], core  # the other said fixed since
+
+
+def test_a_task_put_on_the_tracker_is_pending_unless_the_command_failed(tmp_path: Path):
+    calls = [
+        Call("bash", command='npx task-master add-task --prompt="Write the PRD: describe the export feature in full"',
+             output="Task 12 added"),
+        Call("bash", command='gh issue create --title "Flaky login test" --body "seen twice"', output="Error: no auth",
+             exit_code=1),
+    ]  # fmt: skip
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn("put these on the list", calls)])]))
+    pending = _line(core, "· pending: ")
+    assert "Write the PRD" in pending and "describe the export" not in pending, core
+    assert "Flaky login test" not in core
+
+
+def test_a_long_problem_is_named_by_the_clause_that_says_it():
+    from opmem_tui.backend.distill.extract.knowledge.state import problem_name
+
+    said = "#lastCommand there were warnings from the cache layer and from others again — the upload hangs, " + (
+        "the file is 40 MB and it worked last week with the same settings."
+    )
+    assert problem_name(said).startswith("the upload hangs")
+    assert problem_name("The upload hangs.") == "The upload hangs."
+
+
+def test_a_file_taken_out_of_git_is_a_decision(tmp_path: Path):
+    calls = [Call("bash", command="git rm --cached .env", output="rm '.env'")]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-g", [Turn("keep the secrets out of git", calls)])]))
+    assert "· decided 2026-" in core and "stop tracking .env in git (git rm --cached .env)" in core, core

@@ -181,3 +181,44 @@ def test_an_answers_own_headings_over_what_was_done_and_what_is_next():
         (True, "Polls work in groups"),
         (False, "Phase 2: universal config"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a heading over what is left says it is left, whatever done count it quotes
+        ("Status.\n## Remaining Phase 2 Tasks (4/6 done)", [(False, "Phase 2 Tasks 4/6")]),
+        ("Status.\n## Poll System Implementation Complete!", [(True, "Poll System")]),
+        # a heading over a list of what was fixed names no piece of work
+        ("Done.\n## Major Issues Fixed", []),
+        ("Done.\n## Clean Solution Implemented", []),
+        ("Done.\n## Summary: Data Export Complete", []),
+    ],
+)  # fmt: skip
+def test_a_finished_heading_names_the_work_or_nothing(text, expected):
+    assert progress_items(text) == expected
+
+
+def test_the_done_line_names_each_sessions_work_by_its_topic(tmp_path: Path):
+    older = Session(
+        "s-polls", [Turn("add polls", [Call("edit", path="bot/polls.py", content="x = 1\n")],
+                         reply="## Poll System Implementation Complete!")], day=1,
+    )  # fmt: skip
+    checklist = "\n".join(f"- [x] Step {n}: wrote the part number {n} of the new settings module" for n in range(6))
+    newer = Session(
+        "s-config", [Turn("add settings", [Call("edit", path="bot/config.py", content="y = 2\n")],
+                          reply="Summary:\n" + checklist)], day=3,
+    )  # fmt: skip
+    memory = distil_history(tmp_path / "memory", [older, newer])
+    done = next(line for line in brief_of(memory).splitlines() if line.startswith("· done: "))
+    assert "Poll System" in done  # the older session's work, not pushed out by the newer checklist
+    assert "Step 5" in done and "wrote the part" not in done  # a summary bullet by its topic
+
+
+def test_the_brief_offers_the_newest_few_tasks_when_the_whole_line_does_not_fit(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    reply = "Progress:\n- [x] queue module\n- [x] retry policy\n- [x] dead letter topic"
+    memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
+    done = [line.text for line in project_brief(memory, "demo") if line.text.startswith("· done: ")]
+    assert sorted(len(line.split("; ")) for line in done) == [1, 2, 3], done

@@ -223,6 +223,67 @@ def record_switch(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     return False
 
 
+# "I have updated runtime to version 16", "we bumped the target SDK to 34": the user moved a
+# setting of the project to a new value (a version), done or decided
+_SET_VERSION = re.compile(
+    r"\b(?:i|we)(?:'ve|\s+have|\s+just)?\s+(?P<verb>updated|upgraded|bumped|raised|changed|set|moved)\s+"
+    r"(?:the\s+|our\s+|my\s+)?(?P<what>[A-Za-z][\w.-]*(?:\s+[A-Za-z][\w.-]*){0,2}?)\s+(?P<a>version\s+)?"
+    r"to\s+(?P<b>version\s+|v)?(?P<value>\d+(?:\.\d+){0,2})\b(?![.\d]*\s*%)",
+    re.I,
+)
+_NOT_A_SETTING = frozenset(
+    {"it", "this", "that", "them", "everything", "all", "code", "file", "files", "test", "tests"}
+)
+_VERBS = {"updated": "update", "upgraded": "upgrade", "bumped": "bump", "raised": "raise", "changed": "change",
+          "set": "set", "moved": "move"}  # fmt: skip
+
+
+def record_set_version(k: Knowledge, sentence: str, prov: Provenance) -> bool:
+    """A setting the user moved to a new version: a decision, in the user's words."""
+    if not may_hold(sentence, (" to ",)):
+        return False
+    for m in _SET_VERSION.finditer(sentence):
+        what = " ".join(m.group("what").split())
+        said_version = m.group("a") or m.group("b") or "." in m.group("value")  # not "the timeout to 30"
+        if said_version and what.lower().split()[0] not in _NOT_A_SETTING:
+            break
+    else:
+        return False
+    verb = _VERBS[m.group("verb").lower()]
+    k.decided.add(prov.node_ids[0])
+    k.b.event(
+        f"Decided: {verb} {what} to version {m.group('value')}",
+        "decision",
+        0.8,
+        prov,
+        [k.subject],
+        key=f"set-version:{prov.session_id}:{prov.node_ids[0]}:{what.lower()}",
+    )
+    return True
+
+
+_UNTRACK = re.compile(r"(?:^|&&|;|\|\|)\s*git\s+rm\s+(?:-r\s+)?--cached\s+(?:-r\s+)?(?:--\s+)?(?P<paths>[^;&|\n]+)")
+
+
+def record_untracked(k: Knowledge, command: str, prov: Provenance) -> None:
+    """Files taken out of git but kept on disk (`git rm --cached .env`): a decision about the repository."""
+    m = _UNTRACK.search(command[:2000])
+    if m is None:
+        return
+    paths = [p.strip("'\"") for p in m.group("paths").split() if not p.startswith("-")][:3]
+    if not paths:
+        return
+    names = ", ".join(paths)
+    k.b.event(
+        f"Decided: stop tracking {names} in git (git rm --cached {' '.join(paths)})",
+        "decision",
+        0.8,
+        prov,
+        [k.subject],
+        key=f"untrack:{prov.session_id}:{prov.node_ids[0]}:{names}",
+    )
+
+
 def record_drops(k: Knowledge, sentence: str, prov: Provenance) -> bool:
     """Technologies the sentence drops; True when one was replaced by another it names."""
     replaced = False

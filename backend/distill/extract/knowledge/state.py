@@ -7,7 +7,7 @@ import re
 from ....model import Provenance
 from ..caseless import Caseless
 from .evidence import CODE_BLOCK, sentences
-from .facts import ARCHITECTURE, COMPONENT, TASK_DONE, TASK_PENDING, Knowledge
+from .facts import ARCHITECTURE, COMPONENT, PROBLEM, TASK_DONE, TASK_PENDING, Knowledge
 
 PROBLEM_SAID = Caseless(
     re.compile(
@@ -18,6 +18,43 @@ PROBLEM_SAID = Caseless(
         re.I,
     )
 )
+
+
+# the user quotes the error they get: "Getting this error : \"The record ... already exists\"",
+# "\"The requested operation cannot be performed\" is the message I receive when ..."
+_QUOTE = r"[\"“`](?P<msg>[^\"”`\n]{12,300})[\"”`]"
+_ERROR_REPORTED = (
+    re.compile(
+        r"\b(?:getting|get|got|receiving|receive|received|seeing|see|saw|hitting|hit|throws?|shows?)\s+"
+        r"(?:this|the following|an?|the|that|the same|this same)\s+(?:error|exception)(?:\s+message)?"
+        rf"(?:\s+again)?\s*[:-]?\s*{_QUOTE}",
+        re.I,
+    ),
+    re.compile(rf"{_QUOTE}\s*(?:is|was)\s+the\s+(?:error\s+)?message\s+(?:that\s+)?i\s+(?:get|receive|see|got)", re.I),
+)
+
+
+def reported_errors(text: str) -> list[str]:
+    """The error messages a user's message quotes as what they get."""
+    low = text[:20_000].lower()
+    if "error" not in low and "message" not in low and "exception" not in low:
+        return []
+    found = [m.group("msg").strip() for rx in _ERROR_REPORTED for m in rx.finditer(text[:20_000])]
+    return list(dict.fromkeys(f for f in found if len(f.split()) >= 3))
+
+
+PROBLEM_CHARS = 120
+
+
+def problem_name(sentence: str) -> str:
+    """A problem by the sentence that says it; a long one from the clause that says it ("<a
+    command> there are errors with X — I do not think messages get processed, ...")."""
+    if len(sentence) > PROBLEM_CHARS:
+        found = PROBLEM_SAID.search(sentence)
+        if found is not None:
+            starts = [m.end() for m in re.finditer(r"\s[—–-]\s|;\s|:\s|\.\s", sentence[: found.start()])]
+            sentence = sentence[starts[-1] :] if starts else sentence
+    return sentence if len(sentence) <= PROBLEM_CHARS else sentence[: PROBLEM_CHARS - 1].rstrip() + "…"
 
 
 _COMPONENT_WORDS = (
@@ -222,7 +259,8 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
             continue
         finished = _finished_heading(line)
         if finished:
-            out.append((True, finished))
+            left = _LEFT.match(finished)  # "## Remaining Phase 2 Tasks (4/6 done)": what is left
+            out.append((False, left.group("rest")) if left else (True, finished))
             under = None
             continue
         label = _PROGRESS_LINE.match(line)
@@ -289,9 +327,13 @@ _NOT_A_TOPIC = frozenset(
 
 
 _GENERIC_LAST = frozenset(
-    {"features", "changes", "tasks", "items", "steps", "fixes", "improvements", "work", "updates"}
-)
+    {"features", "changes", "tasks", "items", "steps", "fixes", "improvements", "work", "updates", "issues",
+     "problems", "bugs", "errors", "solution", "solutions", "enhancement", "enhancements"}
+)  # fmt: skip
 _CONDITION = re.compile(r"\b(?:if|not|when|once|until|unless|after|before|should|will|to be)\b")
+
+
+_LEFT = re.compile(r"^(?:remaining|pending|still open|left)\s+(?P<rest>.{3,})$", re.I)
 
 
 def _finished_heading(line: str) -> str:
@@ -305,7 +347,7 @@ def _finished_heading(line: str) -> str:
         return ""
     topic = found.group("topic").strip(" :-–—")
     low = topic.lower()
-    if low in _NOT_A_TOPIC or low.startswith(("what ", "how ", "key ", "all ")) or len(topic) < 3:
+    if low in _NOT_A_TOPIC or low.startswith(("what ", "how ", "key ", "all ", "summary")) or len(topic) < 3:
         return ""
     if low.rsplit(" ", 1)[-1] in _GENERIC_LAST:
         return ""  # "Core Features Implemented": a heading over the list of what was done (read as such)
@@ -352,3 +394,37 @@ def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool)
     for done, task in progress_items(text, from_user=from_user):
         eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
         k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user else 0.75)
+
+
+def record_reported_errors(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An error the user quotes as what they get is an open problem (until a check passes or a fix)."""
+    for error in reported_errors(text):
+        name = error if len(error) <= 120 else error[:119].rstrip() + "…"
+        k.fact(PROBLEM, k.b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.8)
+
+
+# a task put on the project's tracker: `task-master add-task --prompt="Review X: ..."`,
+# `gh issue create --title "..."`, `task add "..."`: still to do
+_TRACKED = re.compile(
+    r"\b(?:add-task|add_task|(?:task|todo(?:\.sh)?)\s+add|issue\s+create)\b[^\"'\n]*?"
+    r"(?:--(?:prompt|title)[= ]|-t\s+|\s)[\"'](?P<title>[^\"'\n]{3,400})[\"']"
+)
+
+
+def tracked_task(command: str) -> str:
+    """The task a command puts on a tracker, by its title (a "Title: details" prompt by its title)."""
+    m = _TRACKED.search(command[:4000])
+    if m is None:
+        return ""
+    title = m.group("title")
+    head, sep, rest = title.partition(": ")
+    if sep and 1 <= len(head.split()) <= 8 and len(rest.split()) >= 4:
+        title = head
+    return next(iter(_task_list(title, split=False)), "")
+
+
+def record_tracked_task(k: Knowledge, command: str, prov: Provenance) -> None:
+    task = tracked_task(command)
+    if task:
+        eid = k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
+        k.fact(TASK_PENDING, eid, prov, 0.8)

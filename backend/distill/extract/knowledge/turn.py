@@ -23,7 +23,15 @@ from .conventions import (
     is_rule_item,
     scope_of,
 )
-from .decisions import may_swap, record_drops, record_replacement, record_switch, replacements
+from .decisions import (
+    may_swap,
+    record_drops,
+    record_replacement,
+    record_set_version,
+    record_switch,
+    record_untracked,
+    replacements,
+)
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
@@ -49,7 +57,7 @@ from .stack import (
     record_tool_for,
     stated_packages,
 )
-from .state import PROBLEM_SAID, record_layout
+from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -102,6 +110,10 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
             record_command(k, action, p, facts)
+            if not action.failed:
+                record_tracked_task(k, action.command, p)
+        if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
+            record_untracked(k, action.command, p)
         if action.kind in ("run", "test") and action.output:
             logged_packages(k, action.output, p)
     before = len(k.pending)
@@ -206,6 +218,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         _answer_facts(k, text[:20_000], prov)
         return
     b = k.b
+    record_reported_errors(k, text, prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
@@ -217,6 +230,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
+        record_set_version(k, sentence, prov)
         chosen = CHOOSE.search(sentence)
         stated = chosen is not None  # the sentence says what is used: its versions are the stack's
         if chosen and not replaced:
@@ -235,7 +249,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             _convention(k, sentence, prov)
         said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
         if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = sentence if len(sentence) <= 120 else sentence[:119].rstrip() + "…"
+            name = problem_name(sentence)
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
