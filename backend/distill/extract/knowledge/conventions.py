@@ -9,7 +9,7 @@ from ..caseless import Caseless
 # (one alternative, which needs a capital, is _FOLLOWS_NAME: the rest are matched lowercased)
 _CONVENTION = Caseless(
     re.compile(
-        r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
+        r"(?<![/-])\b(?:always|never|prefer(?![-/])|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
         r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
         r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
         r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
@@ -36,7 +36,10 @@ _NOT_CONVENTION = Caseless(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
         # a one-off about what is being edited ("DO NOT CHANGE the contents"), not a rule
         rf"{ONE_OFF_PATTERN}|"
-        r"do not (?:know|understand)|why does|what does|how do)\b",
+        r"do not (?:know|understand)|why does|what does|how do|"
+        # a hedged proposal ("I think maybe we should have a table ..."), not a rule
+        r"i think|i guess|maybe|perhaps)\b|"
+        r"^(?:is|are|do|does|can|could|should|would|will) (?:there|we|you|it|i)\b",  # a question, its "?" left off
         re.I,
     )
 )
@@ -58,9 +61,24 @@ _EVERYWHERE = Caseless(re.compile(r"\b(?:everywhere|throughout|across the (?:cod
 _WANT = Caseless(re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I))
 
 
+# the same cues in the other languages users write in: a small lexicon of imperative and
+# preference markers per language (Portuguese, Spanish, Russian, Polish, Chinese), not phrases
+_CONVENTION_OTHER = re.compile(
+    r"\b(?:sempre|nunca|prefira|evite|n[ãa]o (?:use|usar|utilize|adicione|crie|fa[çc]a|deixe|altere|commite)|"
+    r"siempre|prefiere|evita|no (?:uses|utilices|a[ñn]adas|dejes)|"
+    r"всегда|никогда|предпочитай\w*|избегай\w*|не (?:используй|добавляй|пиши|оставляй|меняй|коммить)\w*|"
+    r"zawsze|nigdy|preferuj|unikaj|nie (?:u[żz]ywaj|dodawaj|zostawiaj|pisz|commituj))\b|"
+    r"总是|始终|一律|永远不要|禁止|务必|请勿|不要(?:使用|用|添加|提交|留)|优先使用|统一使用|必须使用",
+    re.I,
+)
+_CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem)\b|不知道", re.I)
+
+
 def is_convention(sentence: str) -> bool:
-    if sentence.endswith("?") or _NOT_CONVENTION.found(sentence):
+    if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence):
         return False
+    if _CONVENTION_OTHER.search(sentence) and not _CONVENTION_OTHER_NOT.search(sentence):
+        return True
     if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
         return True
     # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
@@ -85,7 +103,7 @@ INSTRUCTION_FILES = frozenset(
 # says what the file should cover, not how the project works; what is written is read from the file
 WRITE_INSTRUCTIONS = Caseless(
     re.compile(
-        r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
         + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
         + r")(?![\w.-])",
         re.IGNORECASE,
@@ -160,9 +178,28 @@ _TRAILER = re.compile(
     re.I,
 )
 CLAUSE_CHARS = 72
+_WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")  # CJK: three bytes a character
 _OPEN_ASIDE = re.compile(r"\s*\([^)]*$")  # an aside the sentence split cut ("prefer type aliases (e.g")
 # an aside in parentheses (its code may hold parentheses of its own: `function foo() {}`)
 _ASIDE = re.compile(r"\s*\((?!not\b|never\b|no\b|only\b)(?:[^()]|\([^()]*\))+\)")
+
+
+# a long rule keeps what it contrasts: "prefer A and B-ish things over C" -> "prefer A over C";
+# "declare numbers, strings, and similar values as const" -> "declare numbers etc. as const"
+_CONTRAST = r"(?:over|instead of|rather than|not)"
+_BEFORE_CONTRAST = re.compile(rf",?\s+(?:and|or)\s+[^,;]{{1,40}}?(?=,?\s+{_CONTRAST}\b)", re.I)
+_ENUMERATION = re.compile(
+    r"(?:,\s+[^,;]{1,30}?){2,6},?\s+(?:and|or)\s+[^,;]{1,40}?(?=\s+(?:as|for|in|to|with|from|over|into|on)\b)"
+    r"|(?:,\s+[^,;]{1,30}?){1,6},?\s+(?:and|or)\s+[^,;]{1,40}$",
+    re.I,
+)
+
+
+def _shortened(text: str) -> str:
+    text = _BEFORE_CONTRAST.sub("", text, count=1)
+    if len(text) > CLAUSE_CHARS:
+        text = _ENUMERATION.sub(" etc.", text, count=1)
+    return text
 
 
 def clause(sentence: str) -> str:
@@ -174,11 +211,20 @@ def clause(sentence: str) -> str:
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
     short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
     text = short if len(short) >= 12 else text
-    text = _TRAILER.sub("", text).rstrip(" .!,;:")
+    text = _TRAILER.sub("", text).rstrip(" .!,;:。！；，")
+    if "，" in text and len(text.encode()) > CLAUSE_CHARS:  # a Chinese sentence: the part that states the rule
+        cue = _CONVENTION_OTHER.search(text)
+        if cue is not None:
+            start = text.rfind("，", 0, cue.start()) + 1
+            end = text.find("，", cue.end())
+            text = text[start : end if end >= 0 else len(text)]
     if len(text) > 1 and text[0].isupper() and text[1].islower():
         text = text[0].lower() + text[1:]
     if len(text) > CLAUSE_CHARS:
-        text = text[: CLAUSE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+        text = _shortened(text)
+    limit = CLAUSE_CHARS // 2 if not text.isascii() and _WIDE.search(text) else CLAUSE_CHARS
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
 
 
@@ -256,3 +302,20 @@ def is_rule_item(text: str) -> bool:
     """A list item of an instruction file that states a rule: it opens with an imperative."""
     first = re.sub(r"[*_`]", "", text).split(" ", 1)[0].lower().rstrip(":,")
     return first in IMPERATIVES and len(text.split()) >= 3 and not text.endswith("?")
+
+
+# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
+RULES_HEADING = re.compile(
+    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
+    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
+    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
+    re.I,
+)
+
+
+def is_listed_rule(text: str, heading: str) -> bool:
+    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
+    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
+        return False
+    plain = re.sub(r"[*_`]", "", text)
+    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

@@ -20,6 +20,7 @@ from .conventions import (
     clause,
     is_convention,
     is_global,
+    is_listed_rule,
     is_rule_item,
     scope_of,
 )
@@ -147,7 +148,7 @@ def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
         record_layout(k, body, prov, from_user=False)
         k.source = "list"
         for item in bullets(body) if _HAS_LIST.search(body) else ():
-            if is_rule_item(item.text):
+            if is_rule_item(item.text) or is_listed_rule(item.text, item.heading):
                 if not is_convention(item.text):
                     _convention(k, item.text, prov)  # "- Write a Vitest file for each module": a rule
                 for tech in mentioned_techs(item.text)[:3]:  # the tools a rule names are the project's
@@ -207,6 +208,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         return
     b = k.b
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
+    _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
+    k.source = source
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -239,6 +242,17 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
+
+
+def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
+    """The rules a user's message lists under a heading ("## Code style" / "- 4-space indent");
+    an instruction file's are read with the file."""
+    if not said or "\n" not in text or _HAS_LIST.search(text) is None:
+        return
+    k.source = "list"
+    for item in bullets(text):
+        if is_listed_rule(item.text, item.heading) and not is_convention(item.text):
+            _convention(k, item.text, prov)
 
 
 def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:

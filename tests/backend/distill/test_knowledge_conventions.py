@@ -1,0 +1,83 @@
+"""Conventions read as a teammate would: short clauses that keep what they contrast, lists under a
+rules heading, cues in the other languages users write in, hedges and questions left out, a rule
+reworded later shown once. Synthetic sessions written for these tests, through the real stages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention
+from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
+
+from .history import Session, Turn, brief_of, distil_history
+
+
+def _conventions(core: str) -> str:
+    return " ".join(line for line in core.splitlines() if line.startswith("· conventions: "))
+
+
+def test_a_long_rule_keeps_what_it_contrasts_and_folds_its_enumerations():
+    assert clause(
+        "Prefer `async/await` and promise-returning helpers over explicit `new Promise` creation everywhere."
+    ) == ("prefer async/await over explicit new Promise creation everywhere")
+    assert clause(
+        "Declare magic numbers, strings, regexes, and similar literal values as `const` variables at the top."
+    ) == ("declare magic numbers etc. as const variables at the top")
+    assert clause("Provide explicit parameter and return types for all functions, methods, and class accessors.") == (
+        "provide explicit parameter and return types for all functions etc."
+    )
+    # one comma in the middle is no enumeration: cut at the limit as before
+    assert "etc." not in clause(
+        "Avoid reassigning variables, modifying objects or arrays in place, and prefer functions returning copies."
+    )
+
+
+def test_a_list_marker_in_backticks_does_not_end_the_sentence():
+    text = "For numbered lists, pad the `1.` marker so it is 4 characters long. Then run it."
+    assert sentences(text)[0] == "For numbered lists, pad the `1.` marker so it is 4 characters long."
+
+
+def test_a_cue_inside_an_identifier_and_a_request_to_add_to_the_file_state_no_rule():
+    assert not is_convention("This is enforced by the unicorn/prefer-optional-catch-binding lint rule.")
+    assert is_convention("Prefer named exports.")
+    assert WRITE_INSTRUCTIONS.found("add markdown file conventions to CONVENTIONS.md")
+
+
+def test_hedged_proposals_and_questions_without_a_mark_are_no_rules():
+    assert not is_convention("I think maybe we should have a landing table for all the data.")
+    assert not is_convention("Is there any need for the helper now that we create records, it should be gone")
+    assert is_convention("Tables should always have a primary key.")
+
+
+def test_cues_in_other_languages_and_a_chinese_rule_as_its_clause():
+    assert is_convention("Sempre use aspas duplas nas strings.")
+    assert is_convention("Никогда не используй print для логов.")
+    assert is_convention("Zawsze pisz testy do nowych funkcji.")
+    assert is_convention("代码里不要使用全局变量。")
+    assert not is_convention("Eu não sei por quê, sempre falha.")
+    assert clause("我想做一个下载库，所有接口必须使用统一的回调风格，自动管理任务队列，断点续传。") == (
+        "所有接口必须使用统一的回调风格"
+    )
+    assert sentences("不要提交日志文件。所有提交都要先跑测试") == ["不要提交日志文件。", "所有提交都要先跑测试"]
+
+
+def test_a_list_under_a_rules_heading_is_read_as_rules(tmp_path: Path):
+    prompt = (
+        "Some notes for this repo.\n\n## Code style\n- 4-space indent in every module\n- snake_case file names only\n"
+    )
+    core = brief_of(distil_history(tmp_path / "m", [Session("s-r", [Turn(prompt)])]))
+    conventions = _conventions(core)
+    assert "4-space indent in every module" in conventions and "snake_case file names only" in conventions, core
+    other = "Status of the work.\n\n## Stack\n- Django with PostgreSQL here\n"
+    core = brief_of(distil_history(tmp_path / "o", [Session("s-o", [Turn(other)])]))
+    assert "Django with PostgreSQL" not in _conventions(core), core
+
+
+def test_a_rule_reworded_later_is_shown_once_in_its_newest_words(tmp_path: Path):
+    history = [
+        Session("s-1", [Turn("Always write docstrings for public functions.")], day=0),
+        Session("s-2", [Turn("Always write docstrings for public functions and classes.")], day=1),
+    ]
+    conventions = _conventions(brief_of(distil_history(tmp_path / "m", history)))
+    assert "always write docstrings for public functions and classes" in conventions, conventions
+    assert conventions.count("docstrings") == 1, conventions
