@@ -4,12 +4,18 @@ reworded later shown once. Synthetic sessions written for these tests, through t
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
+from types import MappingProxyType
 
 from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention
 from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
+from opmem_tui.backend.distill.model import SessionBatch
+from opmem_tui.backend.memory.core import render_core
 
-from .history import Session, Turn, brief_of, distil_history
+from . import history
+from .history import Call, Session, Turn, brief_of, distil_history
 
 
 def _conventions(core: str) -> str:
@@ -81,3 +87,62 @@ def test_a_rule_reworded_later_is_shown_once_in_its_newest_words(tmp_path: Path)
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", history)))
     assert "always write docstrings for public functions and classes" in conventions, conventions
     assert conventions.count("docstrings") == 1, conventions
+
+
+def _preferences(memory) -> str:
+    glob = render_core(memory, date(2026, 6, 1))
+    return " ".join(line for line in glob.splitlines() if line.startswith("· preferences: "))
+
+
+def test_an_instruction_file_in_the_users_home_gives_rules_for_every_project(tmp_path: Path):
+    home_file = "- Never add emojis to commit messages.\n- Prefer small pure functions.\n"
+    project_file = "# Rules\n- Always run the linter before a commit.\n"
+    turns = [
+        Turn(
+            "Look around first.",
+            [
+                Call("read", path="/home/me/.claude/CLAUDE.md", content=home_file),
+                Call("read", path="/work/demo/CLAUDE.md", content=project_file),
+            ],
+        )
+    ]
+    memory = distil_history(tmp_path / "m", [Session("s-h", turns)])
+    prefs = _preferences(memory)
+    assert "never add emojis to commit messages" in prefs and "prefer small pure functions" in prefs, prefs
+    assert "linter" not in prefs, prefs
+    assert "always run the linter before a commit" in _conventions(brief_of(memory))
+
+
+def test_the_instruction_files_an_agent_puts_in_its_context_are_read_with_their_scope(tmp_path: Path, monkeypatch):
+    context = (
+        "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\n\n"
+        "Contents of /Users/me/.claude/CLAUDE.md (user's private global instructions for all projects):\n\n"
+        "- Always answer in plain sentences without headings.\n\n"
+        "Contents of /work/demo/AGENTS.md (project instructions, checked into the codebase):\n\n"
+        "- Never commit generated files.\n\n"
+        "      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>\n"
+    )
+    real_batch_of = history.batch_of
+
+    def marked(session: Session) -> SessionBatch:  # as collect hands it on: injected text as a system node
+        batch = real_batch_of(session)
+        turns = tuple(
+            replace(
+                turn,
+                nodes=tuple(
+                    replace(n, role="system", metadata=MappingProxyType({"injected": "tag block"}))
+                    if n.content.startswith("<system-reminder>")
+                    else n
+                    for n in turn.nodes
+                ),
+            )
+            for turn in batch.turns
+        )
+        return replace(batch, turns=turns)
+
+    monkeypatch.setattr(history, "batch_of", marked)
+    memory = distil_history(tmp_path / "m", [Session("s-c", [Turn(context), Turn("Add the orders view.")])])
+    prefs = _preferences(memory)
+    assert "always answer in plain sentences without headings" in prefs, prefs
+    assert "never commit generated files" in _conventions(brief_of(memory)), brief_of(memory)
+    assert "generated" not in prefs

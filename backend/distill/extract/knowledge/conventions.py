@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from ..caseless import Caseless
@@ -96,6 +97,44 @@ INSTRUCTION_FILES = frozenset(
      "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
      "copilot-instructions.md", "CLAUDE.local.md"}
 )  # fmt: skip
+
+
+# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
+# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
+_USER_LEVEL = re.compile(
+    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
+    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
+)
+
+
+def is_user_level(path: str) -> bool:
+    return bool(_USER_LEVEL.match(path))
+
+
+# the instruction files an agent hands the model as context, each under its path ("Contents of
+# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
+_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
+_CONTEXT_END = re.compile(
+    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
+)
+
+
+def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
+    """(path, text, holds in every project) of each instruction file an agent put in its context."""
+    if "Contents of " not in text:
+        return []
+    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
+    out = []
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        path = head.group(1)
+        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
+            continue
+        body = text[head.end() : after.start() if after is not None else len(text)]
+        end = _CONTEXT_END.search(body)
+        body = body[: end.start()] if end is not None else body
+        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
+        out.append((path, body, every))
+    return out
 
 
 # "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test

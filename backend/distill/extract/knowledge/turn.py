@@ -18,10 +18,12 @@ from .conventions import (
     OPMEM_BLOCK,
     WRITE_INSTRUCTIONS,
     clause,
+    injected_instructions,
     is_convention,
     is_global,
     is_listed_rule,
     is_rule_item,
+    is_user_level,
     scope_of,
 )
 from .decisions import may_swap, record_drops, record_replacement, record_switch, replacements
@@ -98,7 +100,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             for path in action.paths:
                 _code_facts(k, path, text, p, languages_seen)
                 if posixpath.basename(path) in INSTRUCTION_FILES:
-                    _instructions(k, text, p)
+                    _instructions(k, text, p, every=is_user_level(path))
         elif action.kind == "read" and not action.failed:
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
@@ -107,6 +109,10 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             logged_packages(k, action.output, p)
     before = len(k.pending)
     for node in turn.nodes:
+        if node.role == "system" and node.metadata.get("injected") and node.content:
+            for _path, body, every in injected_instructions(node.content):  # the agent's context: the files' words
+                k.source = "instructions"
+                _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
@@ -136,14 +142,17 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     record_layout(k, text, prov, from_user=False)
 
 
-def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
-    """An instruction file's stack, commands, conventions and layout, as if the user said them."""
+def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
+    """An instruction file's stack, commands, conventions and layout, as if the user said them;
+    a file in the user's home (`every`) gives its rules for every project, and nothing of this one."""
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
-    if body.strip():
+    if every:
+        _rules_for_every_project(k, body, prov)
+    elif body.strip():
         _text_facts(k, body, prov, from_user=True, source="instructions")
         record_layout(k, body, prov, from_user=False)
         k.source = "list"
@@ -155,12 +164,22 @@ def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
                     k.stack(tech, prov, 0.75, slot=False)
 
 
+def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
+    k.source = "instructions"
+    for sentence in sentences(body):
+        if is_convention(sentence):
+            _convention(k, sentence, prov, every=True)
+    for item in bullets(body) if _HAS_LIST.search(body) else ():
+        if (is_rule_item(item.text) or is_listed_rule(item.text, item.heading)) and not is_convention(item.text):
+            _convention(k, item.text, prov, every=True)
+
+
 def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
     """What a file the agent read says: a manifest's stack, a lockfile's manager, an instruction file's rules."""
     for path in action.paths:
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
-            _instructions(k, file_body(action.node.content or ""), prov)
+            _instructions(k, file_body(action.node.content or ""), prov, every=is_user_level(path))
         if is_manifest(path):
             record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
@@ -255,13 +274,14 @@ def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> N
             _convention(k, item.text, prov)
 
 
-def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
+def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = False) -> None:
     """A rule the user states, as a short clause; in the global scope when it holds in every
     project (or every project of a language, which the clause then names)."""
     name = clause(sentence)
-    if len(name) < 6 or " " not in name:
+    if len(name) < 6 or (" " not in name and name.isascii()):
         return  # a heading ("Conventions"), not a rule
-    every, language = scope_of(sentence)
+    said_every, language = scope_of(sentence)
+    every = every or said_every
     if language:
         name = f"{language}: {name}"
     attrs = {"language": language} if language else None
