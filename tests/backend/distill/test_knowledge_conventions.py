@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 
-from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention
+from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention, scope_of
 from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
 from opmem_tui.backend.distill.model import SessionBatch
 from opmem_tui.backend.memory.core import render_core
@@ -146,3 +146,19 @@ def test_the_instruction_files_an_agent_puts_in_its_context_are_read_with_their_
     assert "always answer in plain sentences without headings" in prefs, prefs
     assert "never commit generated files" in _conventions(brief_of(memory)), brief_of(memory)
     assert "generated" not in prefs
+
+
+def test_rules_for_every_project_and_for_the_language_of_answers_in_several_languages():
+    for sentence, rule in (
+        ("Please reply in English.", "reply in English"),
+        ("Responda sempre em português.", "responda sempre em português"),
+        ("Отвечай на русском языке.", "отвечай на русском языке"),
+        ("请用中文回答。", "请用中文回答"),
+        ("Sempre use tipagem em todos os meus projetos.", "sempre use tipagem"),
+        ("Во всех проектах всегда используй type hints.", "всегда используй type hints"),
+        ("My preference is small commits with clear messages.", "small commits with clear messages"),
+    ):
+        assert is_convention(sentence) and scope_of(sentence)[0], sentence
+        assert clause(sentence) == rule
+    assert not is_convention("The answer in Python is 42.")
+    assert not is_convention("Sempre que eu rodo os testes, falha.")  # "whenever": no rule

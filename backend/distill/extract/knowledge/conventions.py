@@ -18,7 +18,7 @@ _CONVENTION = Caseless(
         r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
         r"conventions?\b(?![.\w])|style guide|naming|"
         r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
-        r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
+        r"(?:we|i)\s+follow|my (?:general |personal )?(?:preference|style|rule) is|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
         r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
         re.I,
     )
@@ -50,9 +50,25 @@ _GLOBAL = Caseless(
     re.compile(
         r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
         r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
-        r"all my (?:\w+ )?(?:projects|code|repos))\b",
+        r"all my (?:\w+ )?(?:projects|code|repos)|whatever (?:i|we) (?:work on|build|write)|"
+        r"(?:for|in) (?:any|all|every) (?:code|script|program) (?:you write|you generate|of mine)|"
+        r"my (?:general |personal )?(?:preference|style|rule) is)\b",
         re.I,
     )
+)
+# the same in the other languages (the lexicon of _CONVENTION_OTHER): "em todos os meus projetos",
+# "во всех проектах", "所有项目", "we wszystkich projektach", "en todos mis proyectos"
+_GLOBAL_OTHER = re.compile(
+    r"\b(?:em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|во всех (?:моих |своих )?проектах|"
+    r"we wszystkich (?:moich )?projektach)\b|所有(?:的)?项目|每个项目",
+    re.I,
+)
+# a rule for the language answers are written in: "reply in English", "responda em português",
+# "отвечай на русском", "用中文回答", "odpowiadaj po polsku"
+_REPLY_LANGUAGE = re.compile(
+    r"^(?:(?:please|always|only|and),? )*(?:reply|respond|answer|talk|speak)(?: to me)?(?: only| always)? in (?-i:[A-Z])\w+\b|"
+    r"\b(?:respond[ae](?: sempre)? (?:em|en) \w+|отвечай\w* (?:на|по)[ -]\w+|odpowiadaj\w* po \w+)\b|用\w{1,3}(?:文|语)(?:回答|回复)",
+    re.I,
 )
 
 
@@ -72,13 +88,16 @@ _CONVENTION_OTHER = re.compile(
     r"总是|始终|一律|永远不要|禁止|务必|请勿|不要(?:使用|用|添加|提交|留)|优先使用|统一使用|必须使用",
     re.I,
 )
-_CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem)\b|不知道", re.I)
+# "não sei" (I don't know), "sempre que" (whenever): no rule
+_CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem|sempre que|siempre que)\b|不知道", re.I)
 
 
 def is_convention(sentence: str) -> bool:
     if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence):
         return False
     if _CONVENTION_OTHER.search(sentence) and not _CONVENTION_OTHER_NOT.search(sentence):
+        return True
+    if _REPLY_LANGUAGE.search(sentence):
         return True
     if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
         return True
@@ -87,7 +106,7 @@ def is_convention(sentence: str) -> bool:
 
 
 def is_global(sentence: str) -> bool:
-    return _GLOBAL.found(sentence)
+    return _GLOBAL.found(sentence) or _GLOBAL_OTHER.search(sentence) is not None
 
 
 # the files a project keeps its instructions for agents in: what they state is the user's word
@@ -188,7 +207,8 @@ def scope_of(sentence: str) -> tuple[bool, str]:
             tech = vocabulary.lookup(word)
             language = tech.name if tech is not None and tech.category in ("language", "runtime") else ""
     personal = _PERSONAL.found(sentence) and not _HERE.found(sentence)
-    every = bool(language) or is_global(sentence) or _ABOUT_ANSWERS.found(sentence) or personal
+    answers = _ABOUT_ANSWERS.found(sentence) or _REPLY_LANGUAGE.search(sentence) is not None
+    every = bool(language) or is_global(sentence) or answers or personal
     return every, language
 
 
@@ -197,7 +217,8 @@ _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
     r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
     r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|across (?:all )?my projects|"
-    r"in general|generally|as a rule)\b[,:;!]?\s*)+",
+    r"in general|generally|as a rule|my (?:general |personal )?(?:preference|style|rule) is|em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|"
+    r"во всех (?:моих |своих )?проектах|we wszystkich (?:moich )?projektach)\b[,:;!]?\s*)+",
     re.I,
 )
 _ASKING = re.compile(
@@ -213,7 +234,8 @@ _REASON = re.compile(
 )
 _TRAILER = re.compile(
     r"[,;]?\s*(?:please|thanks?(?: you)?|thx|from now on|going forward|in this (?:project|repo)|"
-    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?))\s*[.!]*$",
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|em todos os (?:meus )?projetos|"
+    r"en todos (?:mis |los )?proyectos|во всех (?:моих |своих )?проектах|we wszystkich (?:moich )?projektach)\s*[.!]*$",
     re.I,
 )
 CLAUSE_CHARS = 72
