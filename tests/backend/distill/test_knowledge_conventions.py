@@ -162,3 +162,16 @@ def test_rules_for_every_project_and_for_the_language_of_answers_in_several_lang
         assert clause(sentence) == rule
     assert not is_convention("The answer in Python is 42.")
     assert not is_convention("Sempre que eu rodo os testes, falha.")  # "whenever": no rule
+
+
+def test_what_holds_for_now_or_refers_to_the_work_just_done_is_no_rule():
+    assert not is_convention("Right now we will just look at demo data, but it should be configurable.")
+    assert not is_convention("Great, same logic should be applied to the vendor mapping.")
+    assert not is_convention("The number should be easy to get, you already read the entry type.")
+    assert not is_convention("It works now, but I want some improvements to the layout.")
+    assert is_convention("Mappings should always be created in one place.")
+    assert not is_convention('"description": "Whether the default sending should always be used"')
+    assert not is_convention("Make this as a rule.")  # the rule is what came before it
+    assert not is_convention("Yes add a settings page, and suppliers that should be created as vendors.")
+    assert not is_convention("It should use the existing integration log.")
+    assert is_convention("It should always use the existing integration log.")

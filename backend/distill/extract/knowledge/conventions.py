@@ -39,7 +39,17 @@ _NOT_CONVENTION = Caseless(
         rf"{ONE_OFF_PATTERN}|"
         r"do not (?:know|understand)|why does|what does|how do|"
         # a hedged proposal ("I think maybe we should have a table ..."), not a rule
-        r"i think|i guess|maybe|perhaps)\b|"
+        r"i think|i guess|maybe|perhaps|"
+        # for now only, or about the work just done ("the same logic should ...", "you already ..."), not a rule
+        r"right now|for now|for the moment|at the moment|this time|same (?:logic|thing|approach|way|fix|change|for)|"
+        r"you(?:'re| are)? already|i (?:want|need) (?:some|more|a few)|"
+        r"make (?:this|that|it) (?:as )?an? (?:rule|convention))\b|"
+        r"^\"[\w.-]+\"\s*:|"  # a line of pasted JSON ("description": "...")
+        # what the thing being built should do ("it should use the log"): its spec, not a rule
+        r"^(?:and |but |so )?(?:it|this|that|they|these|those) (?:should|must)\b(?! always| never)|"
+        # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
+        r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
+        r"(?:add|do|go|implement|make|create|fix|proceed|continue|build|change|update)\b|"
         r"^(?:is|are|do|does|can|could|should|would|will) (?:there|we|you|it|i)\b",  # a question, its "?" left off
         re.I,
     )
