@@ -287,3 +287,17 @@ def discover_files(paths: Iterable[Path | str], pattern: str, *, given: str | No
                 if item.is_file():
                     found[item] = None
     return list(found)
+
+
+def glob_files(paths: Iterable[Path | str], patterns: Iterable[str], *, suffix: str = ".jsonl") -> list[Path]:
+    """Each file given whose name ends with `suffix`, and under each folder given the files that
+    match one of `patterns` (globs relative to it: an agent's own layout, a level or two deep)."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_file() and path.suffix == suffix:
+            found[path] = None
+        elif path.is_dir():
+            for pattern in patterns:
+                found.update(dict.fromkeys(sorted(p for p in path.glob(pattern) if p.is_file())))
+    return list(found)

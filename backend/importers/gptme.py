@@ -22,7 +22,7 @@ from pathlib import Path
 
 import platformdirs
 
-from .base import ImportedSession, ImportReport
+from .base import ImportedSession, ImportReport, glob_files
 from .record_values import parse_time
 from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, session
@@ -114,15 +114,7 @@ class GptmeImporter(WholeImporter):
         return gptme_logs()
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.suffix == ".jsonl":
-                found[path] = None
-            elif path.is_dir():
-                for pattern in ("conversation.jsonl", "*/conversation.jsonl"):
-                    found.update(dict.fromkeys(sorted(p for p in path.glob(pattern) if p.is_file())))
-        return list(found)
+        return glob_files(paths, ("conversation.jsonl", "*/conversation.jsonl"))
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_log(path, report, self.source)

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .base import ImportedSession, ImportReport
+from .base import ImportedSession, ImportReport, glob_files
 from .record_values import as_text, parse_time
 from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, json_lines, session
@@ -197,15 +197,7 @@ class PiImporter(WholeImporter):
         return [pi_home() / "sessions"]
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.suffix == ".jsonl":
-                found[path] = None
-            elif path.is_dir():
-                for pattern in ("*.jsonl", "*/*.jsonl"):
-                    found.update(dict.fromkeys(sorted(p for p in path.glob(pattern) if p.is_file())))
-        return list(found)
+        return glob_files(paths, ("*.jsonl", "*/*.jsonl"))
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_pi(path, report, self.source)

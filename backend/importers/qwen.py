@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .base import ImportedSession, ImportReport
+from .base import ImportedSession, ImportReport, glob_files
 from .record_values import as_text, parse_time
 from .shape import Shape
 from .whole import SessionBuilder, WholeImporter, as_dict, as_str, session
@@ -266,21 +266,16 @@ class QwenImporter(WholeImporter):
         return [qwen_home() / "projects"]
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.suffix == ".jsonl":
-                found[path] = None
-            elif path.is_dir():
-                for pattern in (
-                    "*.jsonl",
-                    "chats/*.jsonl",
-                    "chats/archive/*.jsonl",
-                    "*/chats/*.jsonl",
-                    "*/chats/archive/*.jsonl",
-                ):
-                    found.update(dict.fromkeys(sorted(p for p in path.glob(pattern) if p.is_file())))
-        return list(found)
+        return glob_files(
+            paths,
+            (
+                "*.jsonl",
+                "chats/*.jsonl",
+                "chats/archive/*.jsonl",
+                "*/chats/*.jsonl",
+                "*/chats/archive/*.jsonl",
+            ),
+        )
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_chat(path, report, final=final)
