@@ -175,3 +175,15 @@ def test_what_holds_for_now_or_refers_to_the_work_just_done_is_no_rule():
     assert not is_convention("Yes add a settings page, and suppliers that should be created as vendors.")
     assert not is_convention("It should use the existing integration log.")
     assert is_convention("It should always use the existing integration log.")
+
+
+def test_an_instruction_files_prose_and_labelled_items_state_rules(tmp_path: Path):
+    claude_md = (
+        "# Project notes\n\nUse 4 spaces for indentation. Run `make test` before pushing.\n\nUse these commands:\n\n"
+        "## Notes\n- **Formatting**: Use black with its defaults\n- The API lives in src/api\n"
+    )
+    turns = [Turn("Look around first.", [Call("read", path="/work/demo/CLAUDE.md", content=claude_md)])]
+    conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-f", turns)]))).lower()
+    assert "use 4 spaces for indentation" in conventions and "use black with its defaults" in conventions, conventions
+    assert "make test" not in conventions and "src/api" not in conventions, conventions
+    assert "these commands" not in conventions, conventions

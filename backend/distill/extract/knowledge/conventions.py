@@ -370,9 +370,22 @@ IMPERATIVES = frozenset(
 
 
 def is_rule_item(text: str) -> bool:
-    """A list item of an instruction file that states a rule: it opens with an imperative."""
-    first = re.sub(r"[*_`]", "", text).split(" ", 1)[0].lower().rstrip(":,")
-    return first in IMPERATIVES and len(text.split()) >= 3 and not text.endswith("?")
+    """A list item of an instruction file that states a rule: it opens with an imperative, or
+    with a label and then one ("**Formatting**: Use black")."""
+    plain = re.sub(r"[*_`]", "", text)
+    plain = _LABELLED.sub("", plain, count=1)
+    first = plain.split(" ", 1)[0].lower().rstrip(":,")
+    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
+
+
+# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
+_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
+
+
+def is_rule_sentence(sentence: str) -> bool:
+    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
+    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
+    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
 
 
 # a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")

@@ -23,6 +23,7 @@ from .conventions import (
     is_global,
     is_listed_rule,
     is_rule_item,
+    is_rule_sentence,
     is_user_level,
     scope_of,
 )
@@ -162,6 +163,10 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
                     _convention(k, item.text, prov)  # "- Write a Vitest file for each module": a rule
                 for tech in mentioned_techs(item.text)[:3]:  # the tools a rule names are the project's
                     k.stack(tech, prov, 0.75, slot=False)
+        prose = "\n".join(line for line in body.splitlines() if not _HAS_LIST.match(line))
+        for sentence in sentences(prose):  # the prose: "Use 4 spaces for indentation."
+            if is_rule_sentence(sentence) and not is_convention(sentence):
+                _convention(k, sentence, prov)
 
 
 def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
