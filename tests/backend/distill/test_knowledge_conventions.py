@@ -187,3 +187,11 @@ def test_an_instruction_files_prose_and_labelled_items_state_rules(tmp_path: Pat
     assert "use 4 spaces for indentation" in conventions and "use black with its defaults" in conventions, conventions
     assert "make test" not in conventions and "src/api" not in conventions, conventions
     assert "these commands" not in conventions, conventions
+
+
+def test_a_requirement_stressed_in_capitals_is_a_rule():
+    assert is_convention("Every claim about the data flow or the behaviour MUST cite a concrete source.")
+    assert not is_convention("Every claim about the data flow or the behaviour must cite a concrete source.")
+    assert clause(
+        "Every claim about code structure, data flow, or behavior MUST cite a concrete source, with a line."
+    ) == ("every claim about code structure, data flow, or behavior MUST cite a…")

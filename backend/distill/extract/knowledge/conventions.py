@@ -99,6 +99,8 @@ _CONVENTION_OTHER = re.compile(
     re.I,
 )
 # "não sei" (I don't know), "sempre que" (whenever): no rule
+# a requirement written in capitals, as rules are stressed ("every claim MUST cite its source")
+_EMPHASIS = re.compile(r"\b(?:MUST(?: NOT)?|SHALL(?: NOT)?)\s+[a-z]{2,}")
 _CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem|sempre que|siempre que)\b|不知道", re.I)
 
 
@@ -107,7 +109,7 @@ def is_convention(sentence: str) -> bool:
         return False
     if _CONVENTION_OTHER.search(sentence) and not _CONVENTION_OTHER_NOT.search(sentence):
         return True
-    if _REPLY_LANGUAGE.search(sentence):
+    if _REPLY_LANGUAGE.search(sentence) or _EMPHASIS.search(sentence):
         return True
     if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
         return True
@@ -261,7 +263,7 @@ _CONTRAST = r"(?:over|instead of|rather than|not)"
 _BEFORE_CONTRAST = re.compile(rf",?\s+(?:and|or)\s+[^,;]{{1,40}}?(?=,?\s+{_CONTRAST}\b)", re.I)
 _ENUMERATION = re.compile(
     r"(?:,\s+[^,;]{1,30}?){2,6},?\s+(?:and|or)\s+[^,;]{1,40}?(?=\s+(?:as|for|in|to|with|from|over|into|on)\b)"
-    r"|(?:,\s+[^,;]{1,30}?){1,6},?\s+(?:and|or)\s+[^,;]{1,40}$",
+    r"|(?:,\s+[^,;]{1,30}?){1,6},?\s+(?:and|or)\s+(?:\S+\s+){0,2}\S+$",  # a list at the end: its last item short
     re.I,
 )
 
