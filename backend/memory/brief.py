@@ -271,23 +271,35 @@ def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
     return [g for row in zip_longest(*sessions.values()) for g in row if g is not None]
 
 
+RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
+
+
+def _rule_key(name: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", name.lower())[:RULE_KEY_WORDS])
+
+
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
     """Conventions, most often stated first (each session that states one again adds an edge),
-    then newest, then shorter (more fit): a file's long list of rules cannot all be shown."""
-    by_target: dict[str, list[GraphEdge]] = {}
+    then newest, then shorter (more fit): a file's long list of rules cannot all be shown. A rule
+    reworded (its first words the same) is one rule, in its newest wording."""
+    by_key: dict[str, list[GraphEdge]] = {}
     for g in edges:
         if g.target in refs:
-            by_target.setdefault(g.target, []).append(g)
+            by_key.setdefault(_rule_key(refs[g.target].name), []).append(g)
+
+    def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
+        return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
+
     ranked = sorted(
-        by_target.items(),
-        key=lambda item: (
-            -len(item[1]),
-            -round(_newest(item[1]).edge.event_time / 3600),
-            len(refs[item[0]].name),
-            refs[item[0]].name,
+        by_key.values(),
+        key=lambda gs: (
+            -stated(gs),
+            -round(_newest(gs).edge.event_time / 3600),
+            len(refs[_newest(gs).target].name),
+            refs[_newest(gs).target].name,
         ),
     )
-    return [(refs[target].name, _newest(gs)) for target, gs in ranked[:CONVENTIONS]]
+    return [(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]]
 
 
 def _stack(

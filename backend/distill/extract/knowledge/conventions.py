@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from ..caseless import Caseless
@@ -9,7 +10,7 @@ from ..caseless import Caseless
 # (one alternative, which needs a capital, is _FOLLOWS_NAME: the rest are matched lowercased)
 _CONVENTION = Caseless(
     re.compile(
-        r"\b(?:always|never|prefer|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
+        r"(?<![/-])\b(?:always|never|prefer(?![-/])|avoid|make sure (?:to|that|you)|from now on|going forward|by default|as a rule|"
         r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
         r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
         r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
@@ -17,7 +18,7 @@ _CONVENTION = Caseless(
         r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
         r"conventions?\b(?![.\w])|style guide|naming|"
         r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
-        r"(?:we|i)\s+follow|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
+        r"(?:we|i)\s+follow|my (?:general |personal )?(?:preference|style|rule) is|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
         r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
         re.I,
     )
@@ -36,7 +37,20 @@ _NOT_CONVENTION = Caseless(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
         # a one-off about what is being edited ("DO NOT CHANGE the contents"), not a rule
         rf"{ONE_OFF_PATTERN}|"
-        r"do not (?:know|understand)|why does|what does|how do)\b",
+        r"do not (?:know|understand)|why does|what does|how do|"
+        # a hedged proposal ("I think maybe we should have a table ..."), not a rule
+        r"i think|i guess|maybe|perhaps|"
+        # for now only, or about the work just done ("the same logic should ...", "you already ..."), not a rule
+        r"right now|for now|for the moment|at the moment|this time|same (?:logic|thing|approach|way|fix|change|for)|"
+        r"you(?:'re| are)? already|i (?:want|need) (?:some|more|a few)|"
+        r"make (?:this|that|it) (?:as )?an? (?:rule|convention))\b|"
+        r"^\"[\w.-]+\"\s*:|"  # a line of pasted JSON ("description": "...")
+        # what the thing being built should do ("it should use the log"): its spec, not a rule
+        r"^(?:and |but |so )?(?:it|this|that|they|these|those) (?:should|must)\b(?! always| never)|"
+        # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
+        r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
+        r"(?:add|do|go|implement|make|create|fix|proceed|continue|build|change|update)\b|"
+        r"^(?:is|are|do|does|can|could|should|would|will) (?:there|we|you|it|i)\b",  # a question, its "?" left off
         re.I,
     )
 )
@@ -46,9 +60,25 @@ _GLOBAL = Caseless(
     re.compile(
         r"\b(?:in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|repositories|codebases?)|"
         r"across (?:all )?(?:my )?(?:projects|repos)|globally|in general|for all my|whatever the project|"
-        r"all my (?:\w+ )?(?:projects|code|repos))\b",
+        r"all my (?:\w+ )?(?:projects|code|repos)|whatever (?:i|we) (?:work on|build|write)|"
+        r"(?:for|in) (?:any|all|every) (?:code|script|program) (?:you write|you generate|of mine)|"
+        r"my (?:general |personal )?(?:preference|style|rule) is)\b",
         re.I,
     )
+)
+# the same in the other languages (the lexicon of _CONVENTION_OTHER): "em todos os meus projetos",
+# "во всех проектах", "所有项目", "we wszystkich projektach", "en todos mis proyectos"
+_GLOBAL_OTHER = re.compile(
+    r"\b(?:em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|во всех (?:моих |своих )?проектах|"
+    r"we wszystkich (?:moich )?projektach)\b|所有(?:的)?项目|每个项目",
+    re.I,
+)
+# a rule for the language answers are written in: "reply in English", "responda em português",
+# "отвечай на русском", "用中文回答", "odpowiadaj po polsku"
+_REPLY_LANGUAGE = re.compile(
+    r"^(?:(?:please|always|only|and),? )*(?:reply|respond|answer|talk|speak)(?: to me)?(?: only| always)? in (?-i:[A-Z])\w+\b|"
+    r"\b(?:respond[ae](?: sempre)? (?:em|en) \w+|отвечай\w* (?:на|по)[ -]\w+|odpowiadaj\w* po \w+)\b|用\w{1,3}(?:文|语)(?:回答|回复)",
+    re.I,
 )
 
 
@@ -58,9 +88,29 @@ _EVERYWHERE = Caseless(re.compile(r"\b(?:everywhere|throughout|across the (?:cod
 _WANT = Caseless(re.compile(r"\b(?:want|use|like|prefer|need|write|keep|name|put)\b", re.I))
 
 
+# the same cues in the other languages users write in: a small lexicon of imperative and
+# preference markers per language (Portuguese, Spanish, Russian, Polish, Chinese), not phrases
+_CONVENTION_OTHER = re.compile(
+    r"\b(?:sempre|nunca|prefira|evite|n[ãa]o (?:use|usar|utilize|adicione|crie|fa[çc]a|deixe|altere|commite)|"
+    r"siempre|prefiere|evita|no (?:uses|utilices|a[ñn]adas|dejes)|"
+    r"всегда|никогда|предпочитай\w*|избегай\w*|не (?:используй|добавляй|пиши|оставляй|меняй|коммить)\w*|"
+    r"zawsze|nigdy|preferuj|unikaj|nie (?:u[żz]ywaj|dodawaj|zostawiaj|pisz|commituj))\b|"
+    r"总是|始终|一律|永远不要|禁止|务必|请勿|不要(?:使用|用|添加|提交|留)|优先使用|统一使用|必须使用",
+    re.I,
+)
+# "não sei" (I don't know), "sempre que" (whenever): no rule
+# a requirement written in capitals, as rules are stressed ("every claim MUST cite its source")
+_EMPHASIS = re.compile(r"\b(?:MUST(?: NOT)?|SHALL(?: NOT)?)\s+[a-z]{2,}")
+_CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem|sempre que|siempre que)\b|不知道", re.I)
+
+
 def is_convention(sentence: str) -> bool:
-    if sentence.endswith("?") or _NOT_CONVENTION.found(sentence):
+    if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence):
         return False
+    if _CONVENTION_OTHER.search(sentence) and not _CONVENTION_OTHER_NOT.search(sentence):
+        return True
+    if _REPLY_LANGUAGE.search(sentence) or _EMPHASIS.search(sentence):
+        return True
     if _CONVENTION.found(sentence) or ("ollow" in sentence.lower() and _FOLLOWS_NAME.search(sentence)):
         return True
     # "we use table-driven tests everywhere": a rule of this project; "in every project I want ...": of all
@@ -68,7 +118,7 @@ def is_convention(sentence: str) -> bool:
 
 
 def is_global(sentence: str) -> bool:
-    return _GLOBAL.found(sentence)
+    return _GLOBAL.found(sentence) or _GLOBAL_OTHER.search(sentence) is not None
 
 
 # the files a project keeps its instructions for agents in: what they state is the user's word
@@ -80,12 +130,50 @@ INSTRUCTION_FILES = frozenset(
 )  # fmt: skip
 
 
+# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
+# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
+_USER_LEVEL = re.compile(
+    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
+    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
+)
+
+
+def is_user_level(path: str) -> bool:
+    return bool(_USER_LEVEL.match(path))
+
+
+# the instruction files an agent hands the model as context, each under its path ("Contents of
+# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
+_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
+_CONTEXT_END = re.compile(
+    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
+)
+
+
+def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
+    """(path, text, holds in every project) of each instruction file an agent put in its context."""
+    if "Contents of " not in text:
+        return []
+    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
+    out = []
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        path = head.group(1)
+        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
+            continue
+        body = text[head.end() : after.start() if after is not None else len(text)]
+        end = _CONTEXT_END.search(body)
+        body = body[: end.start()] if end is not None else body
+        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
+        out.append((path, body, every))
+    return out
+
+
 # "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
 # commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
 # says what the file should cover, not how the project works; what is written is read from the file
 WRITE_INSTRUCTIONS = Caseless(
     re.compile(
-        r"\b(?:create|write|generate|produce|draft|update|improve|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
         + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
         + r")(?![\w.-])",
         re.IGNORECASE,
@@ -131,7 +219,8 @@ def scope_of(sentence: str) -> tuple[bool, str]:
             tech = vocabulary.lookup(word)
             language = tech.name if tech is not None and tech.category in ("language", "runtime") else ""
     personal = _PERSONAL.found(sentence) and not _HERE.found(sentence)
-    every = bool(language) or is_global(sentence) or _ABOUT_ANSWERS.found(sentence) or personal
+    answers = _ABOUT_ANSWERS.found(sentence) or _REPLY_LANGUAGE.search(sentence) is not None
+    every = bool(language) or is_global(sentence) or answers or personal
     return every, language
 
 
@@ -140,7 +229,8 @@ _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
     r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
     r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|across (?:all )?my projects|"
-    r"in general|generally|as a rule)\b[,:;!]?\s*)+",
+    r"in general|generally|as a rule|my (?:general |personal )?(?:preference|style|rule) is|em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|"
+    r"во всех (?:моих |своих )?проектах|we wszystkich (?:moich )?projektach)\b[,:;!]?\s*)+",
     re.I,
 )
 _ASKING = re.compile(
@@ -156,13 +246,33 @@ _REASON = re.compile(
 )
 _TRAILER = re.compile(
     r"[,;]?\s*(?:please|thanks?(?: you)?|thx|from now on|going forward|in this (?:project|repo)|"
-    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?))\s*[.!]*$",
+    r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|em todos os (?:meus )?projetos|"
+    r"en todos (?:mis |los )?proyectos|во всех (?:моих |своих )?проектах|we wszystkich (?:moich )?projektach)\s*[.!]*$",
     re.I,
 )
 CLAUSE_CHARS = 72
+_WIDE = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")  # CJK: three bytes a character
 _OPEN_ASIDE = re.compile(r"\s*\([^)]*$")  # an aside the sentence split cut ("prefer type aliases (e.g")
 # an aside in parentheses (its code may hold parentheses of its own: `function foo() {}`)
 _ASIDE = re.compile(r"\s*\((?!not\b|never\b|no\b|only\b)(?:[^()]|\([^()]*\))+\)")
+
+
+# a long rule keeps what it contrasts: "prefer A and B-ish things over C" -> "prefer A over C";
+# "declare numbers, strings, and similar values as const" -> "declare numbers etc. as const"
+_CONTRAST = r"(?:over|instead of|rather than|not)"
+_BEFORE_CONTRAST = re.compile(rf",?\s+(?:and|or)\s+[^,;]{{1,40}}?(?=,?\s+{_CONTRAST}\b)", re.I)
+_ENUMERATION = re.compile(
+    r"(?:,\s+[^,;]{1,30}?){2,6},?\s+(?:and|or)\s+[^,;]{1,40}?(?=\s+(?:as|for|in|to|with|from|over|into|on)\b)"
+    r"|(?:,\s+[^,;]{1,30}?){1,6},?\s+(?:and|or)\s+(?:\S+\s+){0,2}\S+$",  # a list at the end: its last item short
+    re.I,
+)
+
+
+def _shortened(text: str) -> str:
+    text = _BEFORE_CONTRAST.sub("", text, count=1)
+    if len(text) > CLAUSE_CHARS:
+        text = _ENUMERATION.sub(" etc.", text, count=1)
+    return text
 
 
 def clause(sentence: str) -> str:
@@ -174,11 +284,20 @@ def clause(sentence: str) -> str:
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
     short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
     text = short if len(short) >= 12 else text
-    text = _TRAILER.sub("", text).rstrip(" .!,;:")
+    text = _TRAILER.sub("", text).rstrip(" .!,;:。！；，")
+    if "，" in text and len(text.encode()) > CLAUSE_CHARS:  # a Chinese sentence: the part that states the rule
+        cue = _CONVENTION_OTHER.search(text)
+        if cue is not None:
+            start = text.rfind("，", 0, cue.start()) + 1
+            end = text.find("，", cue.end())
+            text = text[start : end if end >= 0 else len(text)]
     if len(text) > 1 and text[0].isupper() and text[1].islower():
         text = text[0].lower() + text[1:]
     if len(text) > CLAUSE_CHARS:
-        text = text[: CLAUSE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+        text = _shortened(text)
+    limit = CLAUSE_CHARS // 2 if not text.isascii() and _WIDE.search(text) else CLAUSE_CHARS
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
 
 
@@ -253,6 +372,36 @@ IMPERATIVES = frozenset(
 
 
 def is_rule_item(text: str) -> bool:
-    """A list item of an instruction file that states a rule: it opens with an imperative."""
-    first = re.sub(r"[*_`]", "", text).split(" ", 1)[0].lower().rstrip(":,")
-    return first in IMPERATIVES and len(text.split()) >= 3 and not text.endswith("?")
+    """A list item of an instruction file that states a rule: it opens with an imperative, or
+    with a label and then one ("**Formatting**: Use black")."""
+    plain = re.sub(r"[*_`]", "", text)
+    plain = _LABELLED.sub("", plain, count=1)
+    first = plain.split(" ", 1)[0].lower().rstrip(":,")
+    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
+
+
+# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
+_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
+
+
+def is_rule_sentence(sentence: str) -> bool:
+    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
+    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
+    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
+
+
+# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
+RULES_HEADING = re.compile(
+    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
+    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
+    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
+    re.I,
+)
+
+
+def is_listed_rule(text: str, heading: str) -> bool:
+    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
+    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
+        return False
+    plain = re.sub(r"[*_`]", "", text)
+    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

@@ -12,7 +12,9 @@ def word_list(text: str) -> list[str]:
     return text.split()
 
 
-_SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=[\w/]))+[.!?]*")  # `mix phx.server`, `v1.2` stay whole
+_SENT = re.compile(
+    r"(?:[^.!?。！？；\n]|[.!?](?=[\w/`]))+[.!?。！？]*"
+)  # `mix phx.server`, `v1.2`, the `1.` marker stay whole
 
 
 CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)

@@ -18,9 +18,13 @@ from .conventions import (
     OPMEM_BLOCK,
     WRITE_INSTRUCTIONS,
     clause,
+    injected_instructions,
     is_convention,
     is_global,
+    is_listed_rule,
     is_rule_item,
+    is_rule_sentence,
+    is_user_level,
     scope_of,
 )
 from .decisions import (
@@ -105,7 +109,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             for path in action.paths:
                 _code_facts(k, path, text, p, languages_seen)
                 if posixpath.basename(path) in INSTRUCTION_FILES:
-                    _instructions(k, text, p)
+                    _instructions(k, text, p, every=is_user_level(path))
         elif action.kind == "read" and not action.failed:
             _read_facts(k, action, p, languages_seen)
         if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
@@ -118,6 +122,10 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
             logged_packages(k, action.output, p)
     before = len(k.pending)
     for node in turn.nodes:
+        if node.role == "system" and node.metadata.get("injected") and node.content:
+            for _path, body, every in injected_instructions(node.content):  # the agent's context: the files' words
+                k.source = "instructions"
+                _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
@@ -147,23 +155,40 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     record_layout(k, text, prov, from_user=False)
 
 
-def _instructions(k: Knowledge, text: str, prov: Provenance) -> None:
-    """An instruction file's stack, commands, conventions and layout, as if the user said them."""
+def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
+    """An instruction file's stack, commands, conventions and layout, as if the user said them;
+    a file in the user's home (`every`) gives its rules for every project, and nothing of this one."""
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
-    if body.strip():
+    if every:
+        _rules_for_every_project(k, body, prov)
+    elif body.strip():
         _text_facts(k, body, prov, from_user=True, source="instructions")
         record_layout(k, body, prov, from_user=False)
         k.source = "list"
         for item in bullets(body) if _HAS_LIST.search(body) else ():
-            if is_rule_item(item.text):
+            if is_rule_item(item.text) or is_listed_rule(item.text, item.heading):
                 if not is_convention(item.text):
                     _convention(k, item.text, prov)  # "- Write a Vitest file for each module": a rule
                 for tech in mentioned_techs(item.text)[:3]:  # the tools a rule names are the project's
                     k.stack(tech, prov, 0.75, slot=False)
+        prose = "\n".join(line for line in body.splitlines() if not _HAS_LIST.match(line))
+        for sentence in sentences(prose):  # the prose: "Use 4 spaces for indentation."
+            if is_rule_sentence(sentence) and not is_convention(sentence):
+                _convention(k, sentence, prov)
+
+
+def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
+    k.source = "instructions"
+    for sentence in sentences(body):
+        if is_convention(sentence):
+            _convention(k, sentence, prov, every=True)
+    for item in bullets(body) if _HAS_LIST.search(body) else ():
+        if (is_rule_item(item.text) or is_listed_rule(item.text, item.heading)) and not is_convention(item.text):
+            _convention(k, item.text, prov, every=True)
 
 
 def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_seen: set[str]) -> None:
@@ -171,7 +196,7 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
     for path in action.paths:
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
-            _instructions(k, file_body(action.node.content or ""), prov)
+            _instructions(k, file_body(action.node.content or ""), prov, every=is_user_level(path))
         if is_manifest(path):
             record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
@@ -220,6 +245,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
     b = k.b
     record_reported_errors(k, text, prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
+    _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
+    k.source = source
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -255,13 +282,25 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         said_endpoints(k, sentence, prov)
 
 
-def _convention(k: Knowledge, sentence: str, prov: Provenance) -> None:
+def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
+    """The rules a user's message lists under a heading ("## Code style" / "- 4-space indent");
+    an instruction file's are read with the file."""
+    if not said or "\n" not in text or _HAS_LIST.search(text) is None:
+        return
+    k.source = "list"
+    for item in bullets(text):
+        if is_listed_rule(item.text, item.heading) and not is_convention(item.text):
+            _convention(k, item.text, prov)
+
+
+def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = False) -> None:
     """A rule the user states, as a short clause; in the global scope when it holds in every
     project (or every project of a language, which the clause then names)."""
     name = clause(sentence)
-    if len(name) < 6 or " " not in name:
+    if len(name) < 6 or (" " not in name and name.isascii()):
         return  # a heading ("Conventions"), not a rule
-    every, language = scope_of(sentence)
+    said_every, language = scope_of(sentence)
+    every = every or said_every
     if language:
         name = f"{language}: {name}"
     attrs = {"language": language} if language else None
