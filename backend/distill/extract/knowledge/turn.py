@@ -102,24 +102,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
 
     languages_seen: set[str] = set()
     for action in actions:
-        p = prov(action.node)
-        k.source = action.kind
-        if action.kind in ("edit", "create", "patch"):
-            text = _written_text(action)
-            for path in action.paths:
-                _code_facts(k, path, text, p, languages_seen)
-                if posixpath.basename(path) in INSTRUCTION_FILES:
-                    _instructions(k, text, p, every=is_user_level(path))
-        elif action.kind == "read" and not action.failed:
-            _read_facts(k, action, p, languages_seen)
-        if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
-            record_command(k, action, p, facts)
-            if not action.failed:
-                record_tracked_task(k, action.command, p)
-        if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
-            record_untracked(k, action.command, p)
-        if action.kind in ("run", "test") and action.output:
-            logged_packages(k, action.output, p)
+        _action_facts(k, action, prov(action.node), facts, languages_seen)
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "system" and node.metadata.get("injected") and node.content:
@@ -132,6 +115,27 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
     return k.decided
+
+
+def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFacts, languages_seen: set[str]) -> None:
+    """What one tool call shows: files written or read, commands run, tasks filed, packages logged."""
+    k.source = action.kind
+    if action.kind in ("edit", "create", "patch"):
+        text = _written_text(action)
+        for path in action.paths:
+            _code_facts(k, path, text, p, languages_seen)
+            if posixpath.basename(path) in INSTRUCTION_FILES:
+                _instructions(k, text, p, every=is_user_level(path))
+    elif action.kind == "read" and not action.failed:
+        _read_facts(k, action, p, languages_seen)
+    if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
+        record_command(k, action, p, facts)
+        if not action.failed:
+            record_tracked_task(k, action.command, p)
+    if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
+        record_untracked(k, action.command, p)
+    if action.kind in ("run", "test") and action.output:
+        logged_packages(k, action.output, p)
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
