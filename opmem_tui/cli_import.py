@@ -201,28 +201,12 @@ def _import_detected(
     if not detected.sessions:
         console.print(Text("Found no agent sessions there (give SOURCE to read them as one agent's)."))
         return
-    runs: list[tuple[str, ImportReport]] = []
-    with stop_requested_by_signals() as stop:
-        for name, units in detected.sessions.items():
-            if stop.is_set():
-                break
-            importer = SOURCES[name]
-            unit = "session" if len(units) == 1 else "sessions"
-            console.print(Text(f"{len(units)} {unit} read as {importer.label} (opmem import {name})"))
-            try:
-                home.ensure()
-                mirrors = mirror_writer(home)
-                report = _import_with_progress(home, name, tuple(units), force, no_bind, stop, exact=True)
-                write_mirrors(mirrors, report, stop)
-            except OpmemError as exc:
-                err_console.print(Text(f"opmem import {name}: {plain(str(exc))}", style="red"))
-                continue
-            runs.append((importer.label, report))
-    if runs:
-        report_run(runs)
-    if stop.is_set():
-        err_console.print(Text("opmem import: stopped by a signal; run it again to import the rest", style="yellow"))
-        sys.exit(130)
+    jobs = []
+    for name, units in detected.sessions.items():
+        importer, unit = SOURCES[name], "session" if len(units) == 1 else "sessions"
+        said = f"{len(units)} {unit} read as {importer.label} (opmem import {name})"
+        jobs.append((name, importer.label, tuple(units), said))
+    _import_each(home, jobs, force, report_run, no_bind, exact=True)
 
 
 def _import_found(home: Home, force: bool, report_run: Callable[[Runs], None], no_bind: bool, list_only: bool) -> None:
@@ -243,20 +227,36 @@ def _import_found(home: Home, force: bool, report_run: Callable[[Runs], None], n
     console.print(Text("Found: " + ", ".join(agent.summary() for agent in found)), soft_wrap=True)
     if list_only:
         return
-    runs: list[tuple[str, ImportReport]] = []
+    _import_each(home, [(agent.name, agent.label, (), "") for agent in found], force, report_run, no_bind)
+
+
+def _import_each(
+    home: Home,
+    jobs: list[tuple[str, str, tuple[Path, ...], str]],
+    force: bool,
+    report_run: Callable[[Runs], None],
+    no_bind: bool,
+    *,
+    exact: bool = False,
+) -> None:
+    """Import each (source, label, paths, line to say first) in turn, then report the run; a signal
+    stops between agents (exit 130), an agent's error is said and the next one goes on."""
+    runs: Runs = []
     with stop_requested_by_signals() as stop:
-        for agent in found:
+        for name, label, paths, said in jobs:
             if stop.is_set():
                 break
+            if said:
+                console.print(Text(said))
             try:
                 home.ensure()
                 mirrors = mirror_writer(home)
-                report = _import_with_progress(home, agent.name, (), force, no_bind, stop)
+                report = _import_with_progress(home, name, paths, force, no_bind, stop, exact=exact)
                 write_mirrors(mirrors, report, stop)
             except OpmemError as exc:
-                err_console.print(Text(f"opmem import {agent.name}: {plain(str(exc))}", style="red"))
+                err_console.print(Text(f"opmem import {name}: {plain(str(exc))}", style="red"))
                 continue
-            runs.append((agent.label, report))
+            runs.append((label, report))
     if runs:
         report_run(runs)
     if stop.is_set():
