@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import token_estimate
 from .config import LlmSettings
 from .model import OpmemError
 from .privacy import redact_value
@@ -76,9 +77,9 @@ class TokenBudget:
 
 
 def estimate_tokens(messages: Sequence[Message], max_tokens: int) -> int:
-    """A cheap upper-ish estimate: about 4 characters a token, plus the reply's cap."""
-    chars = sum(len(m.get("content", "")) + 8 for m in messages)
-    return chars // 4 + 1 + max_tokens
+    """The messages by opmem's one estimate (token_estimate: bytes / 3, 2 tokens of framing a
+    message), plus the reply's cap: the agent-CLI path reserves the same for the same prompt."""
+    return sum(token_estimate.estimate_tokens(m.get("content", "")) + 2 for m in messages) + max_tokens
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ def _fail(exc: Exception) -> click.ClickException:
 
 
 def _shell(cwd: str, command: tuple[str, ...]) -> str:
-    return f"cd {shlex.quote(cwd)} && {shlex.join(command)}" if cwd else shlex.join(command)
+    """The line to paste; the folder comes from the session, so it is made terminal-safe too."""
+    return plain(f"cd {shlex.quote(cwd)} && {shlex.join(command)}" if cwd else shlex.join(command))
 
 
 @click.command("resume")
@@ -55,11 +56,13 @@ def resume_cmd(
     try:
         home = _home(ctx)
         session_id = resolve_session(home, session_id)
+        if not home.visible(session_id):  # its copy would come back as a session nobody marked private
+            raise OpmemError(f"session {session_id} is private or excluded from the memory: it is not written out")
         written = resume(home.sessions, session_id, target, turn=turn, branch=branch, raw=raw, cwd=cwd)
     except OpmemError as exc:
         raise _fail(exc) from None
     note = " (raw: secrets carried)" if raw else ""
-    click.echo(f"wrote {written.path} for {target}{note}", err=True)
+    click.echo(plain(f"wrote {written.path} for {target}{note}"), err=True)
     click.echo(_shell(written.cwd, written.command))
 
 
@@ -99,7 +102,7 @@ def handoff_cmd(ctx: click.Context, session_id: str, budget: int, agent: str | N
         raise _fail(
             OpmemError(f"{command[0]} is not installed (not on PATH); `opmem handoff {session_id}` prints the brief")
         )
-    click.echo(f"starting {command[0]} in {cwd} with the brief ({brief.tokens} tokens{left})", err=True)
+    click.echo(plain(f"starting {command[0]} in {cwd} with the brief ({brief.tokens} tokens{left})"), err=True)
     sys.exit(subprocess.call([program, *command[1:]], cwd=cwd))
 
 

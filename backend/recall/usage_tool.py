@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..usage.index import UsageIndexError
-from ..usage.labels import PRIVATE_TITLE, agent_source, labels
+from ..usage.labels import agent_source, labels
 from ..usage.reports import JSON_KEYS, REPORTS, Filters, query, report_json
 from .context import Recall
 from .dates import parse_when
@@ -53,10 +53,6 @@ def memory_usage(
         raise RecallError(STORE_ERROR, str(exc)) from None
     data = report_json(result, labels(recall.home, result))
     rows = data[JSON_KEYS[report][0]]
-    if report == "session":
-        for row in rows:
-            if row.get("title") == PRIVATE_TITLE:
-                row["sessionId"] = "(private)"
     envelope["totals"] = data["totals"]
     reply, _ = page_of(envelope, JSON_KEYS[report][0], rows, page, recall.max_reply_bytes)
     return reply

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..home import Home
 
 PRIVATE_TITLE = "(private session)"
+PRIVATE_ID = "(private)"
 
 
 def project_names(home: Home) -> dict[str, str]:
@@ -44,8 +45,9 @@ def labels(home: Home, result: UsageReport) -> dict[str, Mapping[str, Any]]:
         except OpmemError:
             meta = None
         shown = meta is not None and home.visible(row.key)
-        title = plain(redact_text(meta.title)) if shown and meta is not None else PRIVATE_TITLE
+        title = redact_text(plain(meta.title)) if shown and meta is not None else PRIVATE_TITLE
         out[row.key] = {
+            **({} if shown else {"sessionId": PRIVATE_ID}),  # never named, in the CLI's JSON as over MCP
             "title": title,
             "agent": meta.source if meta is not None else "",
             "projectName": names.get(meta.project_id, meta.project_id) if meta is not None else "",

@@ -61,6 +61,15 @@ def test_resume_refuses_a_bad_turn(home: Home, tmp_path: Path) -> None:
     assert unknown.exit_code != 0 and "no session" in unknown.output
 
 
+def test_resume_refuses_a_private_session(home: Home, tmp_path: Path) -> None:
+    """Its copy in the agent's store would come back through that agent's importer unmarked."""
+    sid = home.sessions.list_sessions().sessions[0].id
+    home.sessions.update_session(sid, private=True)
+    out = run(home, "resume", sid, "--in", "codex", env={"CODEX_HOME": str(tmp_path / "codex")})
+    assert out.exit_code != 0 and "private" in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "codex").exists()
+
+
 def test_handoff_prints_the_brief_within_budget(home: Home) -> None:
     out = run(home, "handoff", "worked", "--budget", "300")
     assert out.exit_code == 0, out.output

@@ -152,6 +152,8 @@ def test_session_report_hides_a_private_session_title(home: Home) -> None:
     assert names["s1"]["title"] == "open work"
     assert names["s2"]["title"] == "(private session)"
     assert result.total.total == 114_550  # still counted on this machine
+    rows = {r["sessionId"]: r for r in report_json(result, names)["sessions"]}
+    assert set(rows) == {"s1", "(private)"} and rows["(private)"]["title"] == "(private session)"
 
 
 def test_the_index_follows_new_replies_a_binding_and_a_deleted_session(home: Home) -> None:
