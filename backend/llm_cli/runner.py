@@ -11,6 +11,7 @@ missing, signed out or over its limit, `stopped` holds why and no further call i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 from ..config import LlmSettings
 from ..llm import ChatReply, LLMError, LLMStopped, Message, TokenBudget
 from ..privacy import redact_value
+from ..resume.gemini import existing_project_dirs, gemini_dir
 from ..token_estimate import estimate_tokens
 from .agents import CLIS, Answer, CliMissing, failure
 
@@ -186,6 +188,7 @@ class AgentChat:
         if self.via not in CLIS:
             raise LLMError(f"{self.via or 'openai'}: AgentChat sends through agent CLIs only (ChatClient speaks HTTP)")
         self.workdir.mkdir(parents=True, exist_ok=True)
+        before = _gemini_chats(self.workdir) if self.via == "gemini" else set()
         try:
             done = subprocess.run(
                 argv,
@@ -202,7 +205,26 @@ class AgentChat:
             raise LLMError(f"{self.via} gave no answer within {self.settings.timeout_s:g} s") from None
         except OSError as exc:
             raise LLMError(f"{self.via} could not be run: {exc}") from None
+        finally:
+            if self.via == "gemini":
+                _remove_new_chats(self.workdir, before)
         return CLIS[self.via].parse(done.stdout, done.stderr, done.returncode)
+
+
+def _gemini_chats(workdir: Path) -> set[Path]:
+    """The chat files Gemini CLI keeps for opmem's own working folder (it records `-p` runs too,
+    and has no flag against it), so that a distillation leaves nothing in Gemini's store for its
+    importer to bring back as a session."""
+    base = gemini_dir(os.environ)
+    return {f for folder in existing_project_dirs(base, str(workdir)) for f in (folder / "chats").glob("session-*")}
+
+
+def _remove_new_chats(workdir: Path, before: set[Path]) -> None:
+    for chat in _gemini_chats(workdir) - before:
+        try:
+            chat.unlink()
+        except OSError:
+            pass  # left for the next call's tidy; never fatal to a distillation
 
 
 def _ollama_version(settings: LlmSettings, timeout: float = 5.0) -> str:

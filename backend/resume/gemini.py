@@ -61,6 +61,19 @@ def _owner(folder: Path) -> str | None:
         return None
 
 
+def existing_project_dirs(base: Path, cwd: str) -> list[Path]:
+    """The tmp/ folders Gemini already keeps for `cwd` (registered, marked with it, or named by its
+    hash, as older versions did); none is made."""
+    tmp = base / "tmp"
+    found = [tmp / hashlib.sha256(cwd.encode()).hexdigest()]
+    registered = _registered(base).get(cwd)
+    if registered:
+        found.append(tmp / registered)
+    if tmp.is_dir():
+        found.extend(folder for folder in sorted(tmp.iterdir()) if _owner(folder) == cwd)
+    return [folder for folder in dict.fromkeys(found) if folder.is_dir()]
+
+
 def project_dir(base: Path, cwd: str) -> Path:
     """tmp/<short id> for `cwd`, as Gemini's ProjectRegistry would pick it (a new one marked)."""
     tmp = base / "tmp"

@@ -66,6 +66,14 @@ else:
     if mode == "rate-limit":
         print(json.dumps({{"error": {{"type": "Error", "message": "[429] Quota exceeded for quota metric", "code": 429}}}}))
         sys.exit(1)
+    import hashlib, os
+    if os.environ.get("GEMINI_CLI_HOME"):  # Gemini CLI records -p runs too, under the folder's project
+        chats = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini", "tmp", "llm-cli", "chats")
+        os.makedirs(chats, exist_ok=True)
+        with open(os.path.join(chats, "..", ".project_root"), "w") as marker:
+            marker.write(os.getcwd())
+        with open(os.path.join(chats, "session-" + hashlib.sha1(prompt.encode()).hexdigest()[:8] + ".json"), "w") as chat:
+            chat.write(json.dumps({{"sessionId": "s", "messages": [{{"type": "user", "content": prompt}}]}}))
     print(json.dumps({{"session_id": "s", "response": answer, "stats": {{"models": {{"gemini-2.5-pro": {{"tokens": {{
         "prompt": tokens_in, "candidates": tokens_out, "total": tokens_in + tokens_out}}}}}}}}}}))
 """

@@ -62,6 +62,24 @@ def rules_result(tmp_path: Path) -> set[tuple[str, str]]:
     return summaries(home)
 
 
+def test_gemini_keeps_no_chat_of_a_distillation(
+    tmp_path: Path, on_path: dict[str, StandIn], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI records `-p` runs in its store; opmem's Gemini importer would bring each prompt
+    back as a session. The chats of opmem's own folder go after each call, other projects' stay."""
+    gemini_home = tmp_path / "gemini-home"
+    theirs = gemini_home / ".gemini" / "tmp" / "webapp" / "chats" / "session-2026-01-01T10-00-aaaa.json"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text('{"sessionId": "mine"}')
+    (theirs.parent.parent / ".project_root").write_text(str(tmp_path / "webapp"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(gemini_home))
+    report = run(make_home(tmp_path / "home", "gemini"), RunOptions())
+    assert report.llm_batches == 3 and len(on_path["gemini"].calls) == 3
+    ours = gemini_home / ".gemini" / "tmp" / "llm-cli"
+    assert (ours / ".project_root").exists() and list((ours / "chats").iterdir()) == []
+    assert theirs.read_text() == '{"sessionId": "mine"}'
+
+
 @pytest.mark.parametrize("agent", CLIS)
 def test_the_cli_adds_to_the_rules(tmp_path: Path, on_path: dict[str, StandIn], agent: str) -> None:
     home = make_home(tmp_path / "home", agent)
