@@ -23,7 +23,17 @@ from typing import Any
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
 from .shape import Shape
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, json_lines, load_json, session
+from .whole import (
+    SessionBuilder,
+    WholeImporter,
+    as_dict,
+    as_str,
+    folder_stamp,
+    json_lines,
+    load_json,
+    session,
+    session_folders,
+)
 
 HISTORY = "chat_history.jsonl"
 
@@ -139,15 +149,7 @@ class GrokImporter(WholeImporter):
         return folder_stamp(path)
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.name == HISTORY:
-                found[path.parent] = None
-            elif path.is_dir():
-                for pattern in (HISTORY, f"*/{HISTORY}", f"*/*/{HISTORY}"):
-                    found.update(dict.fromkeys(p.parent for p in sorted(path.glob(pattern))))
-        return list(found)
+        return session_folders(paths, (HISTORY,), (HISTORY, f"*/{HISTORY}", f"*/*/{HISTORY}"))
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_session(path, report, self.source)

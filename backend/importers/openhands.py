@@ -33,7 +33,7 @@ from .agent_db import DbStamp
 from .base import ImportedSession, ImportReport
 from .record_values import parse_time
 from .shape import Probe, Shape
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, load_json, session
+from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, load_json, session, session_folders
 
 
 def _text(value: Any) -> str:
@@ -175,16 +175,8 @@ class OpenHandsImporter(WholeImporter):
         return DbStamp(here.st_size + events.st_size, max(here.st_mtime_ns, events.st_mtime_ns))
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.name == "base_state.json":
-                found[path.parent] = None
-            elif path.is_dir():
-                for item in sorted([*path.glob("base_state.json"), *path.glob("*/base_state.json")]):
-                    if (item.parent / "events").is_dir():
-                        found[item.parent] = None
-        return list(found)
+        markers = ("base_state.json", "*/base_state.json")
+        return session_folders(paths, ("base_state.json",), markers, keep=lambda f: (f / "events").is_dir())
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_conversation(path, report, self.source)

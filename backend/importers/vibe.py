@@ -25,7 +25,17 @@ from typing import Any
 from .base import ImportedSession, ImportReport
 from .record_values import as_text, parse_time
 from .shape import Probe, Shape
-from .whole import SessionBuilder, WholeImporter, as_dict, as_str, folder_stamp, json_lines, load_json, session
+from .whole import (
+    SessionBuilder,
+    WholeImporter,
+    as_dict,
+    as_str,
+    folder_stamp,
+    json_lines,
+    load_json,
+    session,
+    session_folders,
+)
 
 
 def read_session(folder: Path, report: ImportReport, source: str) -> list[ImportedSession]:
@@ -133,15 +143,7 @@ class VibeImporter(WholeImporter):
         return folder_stamp(path)
 
     def discover(self, paths: Iterable[Path | str]) -> list[Path]:
-        found: dict[Path, None] = {}
-        for raw in paths:
-            path = Path(raw).expanduser()
-            if path.is_file() and path.name in ("messages.jsonl", "meta.json"):
-                found[path.parent] = None
-            elif path.is_dir():
-                for item in sorted([*path.glob("messages.jsonl"), *path.glob("*/messages.jsonl")]):
-                    found[item.parent] = None
-        return list(found)
+        return session_folders(paths, ("messages.jsonl", "meta.json"), ("messages.jsonl", "*/messages.jsonl"))
 
     def read(self, path: Path, report: ImportReport, *, final: bool) -> list[ImportedSession]:
         return read_session(path, report, self.source)

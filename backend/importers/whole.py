@@ -18,7 +18,7 @@ import re
 import sqlite3
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -218,6 +218,27 @@ class WholeImporter(Importer):
             store = path.with_name(path.name[: -len("-wal")])
             return store if self.is_db(store) else None
         return None
+
+
+def session_folders(
+    paths: Iterable[Path | str],
+    given: Iterable[str],
+    markers: Iterable[str],
+    keep: Callable[[Path], bool] = lambda folder: True,
+) -> list[Path]:
+    """Sessions that are folders: the folder of a file given by one of the `given` names, and
+    under each folder given those holding a file matching one of `markers` (globs, shallow first)
+    that `keep` accepts."""
+    names = set(given)
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_file() and path.name in names:
+            found[path.parent] = None
+        elif path.is_dir():
+            for marker in markers:
+                found.update(dict.fromkeys(f.parent for f in sorted(path.glob(marker)) if keep(f.parent)))
+    return list(found)
 
 
 def folder_stamp(path: Path) -> DbStamp:
