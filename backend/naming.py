@@ -95,6 +95,9 @@ def project(home: Home, text: str | None = None, *, cwd: str | os.PathLike[str] 
     folder's (`cwd`, default the process's). Projects the memory knows by a folder no binding
     names count too (recall.context.folder_projects)."""
     bound = home.projects.list_projects()
+    exact = next((p for p in bound if text and p.id == text.strip()), None)
+    if exact is not None:  # a bound project's own id: no need to read the memory for folder projects
+        return exact
     known = {p.id: p for p in bound}
     for extra in folder_projects(home):
         known.setdefault(extra.id, extra)

@@ -15,17 +15,24 @@ from .registry import Project
 
 if TYPE_CHECKING:
     from ..home import Home
+    from ..memory.store import MemoryStore
 
 
-def folder_projects(home: Home) -> list[Project]:
+def folder_projects(home: Home, memory: MemoryStore | None = None) -> list[Project]:
     """The projects the memory holds records of that no binding names: each folder's project
-    entity (its name and workdir), status "folder"."""
+    entity (its name and workdir), status "folder". `memory`: a reader the caller holds open
+    (else one is opened for this and closed)."""
+    reader = memory
     try:
-        memory = home.memory_readonly()
-        scopes = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")}
-        entities = memory.entity_records(["project"]) if scopes else ()
+        if reader is None:
+            reader = home.memory_readonly()
+        scopes = {s.split(":", 1)[1] for s in reader.scopes() if s.startswith("project:")}
+        entities = tuple(reader.entity_records(["project"])) if scopes else ()
     except OpmemError:
         return []
+    finally:
+        if memory is None and reader is not None:
+            reader.close()
     found: dict[str, Project] = {}
     for entity in entities:
         pid = entity.scope.split(":", 1)[1] if entity.scope.startswith("project:") else ""
