@@ -184,6 +184,16 @@ class UsageIndex:
             raise UsageIndexError(f"{self.path}: cannot open the usage index ({exc})") from None
         return conn
 
+    def _open_reader(self) -> sqlite3.Connection:
+        """A connection that writes nothing: the file's schema and WAL mode stay as its writer set
+        them (a missing file is made as a writer would, for an empty answer)."""
+        if not self.path.is_file():
+            return self._open()
+        try:
+            return sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise UsageIndexError(f"{self.path}: cannot open the usage index ({exc})") from None
+
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection to an index that is current with the store's sessions (built when missing or old)."""
@@ -199,7 +209,7 @@ class UsageIndex:
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A connection to the index as it is (no rebuild, whatever its age): for readers that write nothing."""
-        conn = self._open()
+        conn = self._open_reader()
         try:
             yield conn
         except sqlite3.Error as exc:
@@ -235,9 +245,11 @@ class UsageIndex:
             return True
         if self._current and inode == self._inode:
             return False
-        conn = self._open()
+        conn = self._open_reader()
         try:
             meta = self._meta(conn)
+        except sqlite3.Error:  # no meta table (an empty or foreign file): a rebuild makes it
+            meta = {}
         finally:
             conn.close()
         fresh = meta == self._wanted_meta()

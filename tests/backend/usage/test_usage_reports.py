@@ -212,3 +212,17 @@ def test_a_deleted_index_file_is_rebuilt_by_the_next_update(home: Home) -> None:
     assert report.rebuilt
     with index.read() as conn:
         assert query(conn, "daily").total == before
+
+
+def test_a_reader_writes_nothing_into_the_index_file(home: Home, tmp_path: Path) -> None:
+    """stale() and read() are for readers (the session list, memory_usage): an empty file at the
+    index's place is due a rebuild, and stays as it was until a writer builds it."""
+    from opmem_tui.backend.usage.index import UsageIndex
+
+    path = tmp_path / "empty-usage.sqlite"
+    path.write_bytes(b"")
+    index = UsageIndex(path, home.sessions)
+    assert index.stale()
+    with index.read() as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone() == (0,)
+    assert path.read_bytes() == b""
