@@ -39,7 +39,6 @@ def lint(where: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_layer_contracts_hold(tmp_path: Path) -> None:
     result = lint(assembled(tmp_path))
-    assert ("Analyzed" in result.stdout and " 0 broken" not in result.stdout) or result.returncode == 0, result.stdout
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken" in result.stdout
 

@@ -88,7 +88,7 @@ def test_the_cli_adds_to_the_rules(tmp_path: Path, on_path: dict[str, StandIn], 
     assert (ADDED, "decision") in got and rules_result(tmp_path) <= got
     calls = on_path[agent].calls
     assert len(calls) == 3 == report.llm_batches and report.llm_failed == 0
-    assert all(SECRET not in c["prompt"] and "[secret:" in "".join(x["prompt"] for x in calls) for c in calls)
+    assert all(SECRET not in c["prompt"] for c in calls) and "[secret:" in "".join(c["prompt"] for c in calls)
     version = {"claude": "2.0.14", "codex": "0.58.0", "gemini": "0.40.1"}[agent]
     assert version in report.extra["llm"] and report.extra["llm_calls"] == 3
     if agent != "codex":  # codex exec's events name no model
