@@ -57,7 +57,7 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("hostile-content", "opmem-dark", (*MARKUP, "enter"), "demo"),
     ("empty", "opmem-dark", (), "empty"),
     ("memory-graph", "opmem-dark", ("3",), "memory"),
-    ("memory-core", "opmem-dark", ("3", "c", *("right_square_bracket",) * 3), "memory"),
+    ("memory-core", "opmem-dark", ("3", "c", "right_square_bracket"), "memory"),
     ("memory-timeline", "opmem-dark", ("3", "t"), "memory"),
     ("memory-graph-light", "opmem-light", ("3",), "memory"),
     ("search", "opmem-dark", ("ctrl+f", *"forecast"), "memory"),
