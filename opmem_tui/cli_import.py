@@ -199,8 +199,8 @@ def _import_detected(
     for line in detected.warnings():
         err_console.print(Text(f"warning: {plain(line)}", style="yellow"), soft_wrap=True)
     if not detected.sessions:
-        console.print(Text("Found no agent sessions there (give SOURCE to read them as one agent's)."))
-        return
+        shown = ", ".join(str(p) for p in paths)
+        _fail(OpmemError(f"found no agent session in {shown} (give SOURCE to read them as one agent's)"))
     jobs = []
     for name, units in detected.sessions.items():
         importer, unit = SOURCES[name], "session" if len(units) == 1 else "sessions"

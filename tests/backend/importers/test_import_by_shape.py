@@ -123,3 +123,12 @@ def test_bad_files_are_warnings_naming_them_and_nothing_stored_is_lost(tmp_path:
 def test_a_path_that_does_not_exist_is_named(tmp_path: Path) -> None:
     out = cli("--home", str(tmp_path / "h"), "import", str(tmp_path / "nowhere"), str(tmp_path))
     assert out.exit_code == 1 and "no such file or folder" in out.output and "Traceback" not in out.output
+
+
+def test_a_path_holding_no_session_is_an_error(tmp_path: Path) -> None:
+    """`opmem import FILE` on a file no importer recognises imports nothing: it says so and fails."""
+    stray = tmp_path / "notes.jsonl"
+    stray.write_text('{"garbage": 1}\n')
+    out = cli("--home", str(tmp_path / "h"), "import", str(stray))
+    assert out.exit_code == 1 and "found no agent session" in out.output and "Traceback" not in out.output
+    assert "no importer recognises" in out.output
