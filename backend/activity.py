@@ -1,30 +1,25 @@
-"""Activity: sessions, turns and tokens per day, in total, per project and per agent source.
+"""Activity: sessions, turns, tokens and cost per day, in total, per project, agent and model.
 
-A turn is a user message; a session counts on every day it has a message; tokens are what the
-agents reported for their replies (input, cached input and output, as each format gives them;
-a format that reports none counts zero). Days are calendar days in the zone given (local time
-by default).
-
-`ActivityCounter` keeps, per session, the node files it has read: node files are written once
-and never change, so a later count reads only the files added since (and drops sessions that
-are gone). The counter is the app's (one per store); it is thread-safe.
+Counted from the usage index (backend/usage/index.py), never from the session files: a turn is a
+user message, a session counts on every day it has a turn or a reply, tokens and cost are what the
+agents recorded for their replies, priced offline (backend/usage/prices.py). Days are calendar
+days in the index's zone (local time by default). `ActivityCounter.count` first catches the index
+up with the listing (only sessions whose meta.json changed are read), then reads its per-day sums.
 """
 
 from __future__ import annotations
 
-import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, timedelta
 from types import MappingProxyType
-from typing import Any
 
 from .model import Node, SessionMeta
-from .store.node_log import NodeLog
-from .store.sessions import SessionStore
+from .usage.index import Progress, UsageIndex
+from .usage.reports import Usage
+from .usage.tokens import node_counts
 
-METRICS = ("sessions", "turns", "tokens")
+METRICS = ("sessions", "turns", "tokens", "cost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +27,29 @@ class DayCount:
     sessions: int = 0
     turns: int = 0
     tokens: int = 0
+    cost: float = 0.0  # dollars, of the replies whose model the price table knows
+    unpriced: int = 0  # tokens of replies whose model has no known price (not in `cost`)
 
     def get(self, metric: str) -> int:
+        if metric == "cost":
+            return round(self.cost * 100)  # cents: the charts draw integers
         return int(getattr(self, metric))
 
     def __add__(self, other: DayCount) -> DayCount:
-        return DayCount(self.sessions + other.sessions, self.turns + other.turns, self.tokens + other.tokens)
+        return DayCount(
+            self.sessions + other.sessions,
+            self.turns + other.turns,
+            self.tokens + other.tokens,
+            self.cost + other.cost,
+            self.unpriced + other.unpriced,
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class ActivitySeries:
-    """Counts per day for one slice of the store (all of it, a project, a source)."""
+    """Counts per day for one slice of the store (all of it, a project, an agent, a model)."""
 
-    key: str  # "" for the whole store, else the project id or the source name
+    key: str  # "" for the whole store, else the project id, the source name or the model
     label: str
     days: Mapping[date, DayCount] = field(default_factory=lambda: MappingProxyType({}))
     session_count: int | None = None  # distinct sessions; None: the days' sum
@@ -56,7 +61,7 @@ class ActivitySeries:
         for count in self.days.values():
             out += count
         if self.session_count is not None:
-            out = DayCount(self.session_count, out.turns, out.tokens)
+            out = DayCount(self.session_count, out.turns, out.tokens, out.cost, out.unpriced)
         return out
 
     def values(self, metric: str, first: date, last: date) -> list[int]:
@@ -73,138 +78,94 @@ class Activity:
     total: ActivitySeries
     by_project: tuple[ActivitySeries, ...] = ()  # most turns first
     by_source: tuple[ActivitySeries, ...] = ()
+    by_model: tuple[ActivitySeries, ...] = ()  # most cost first
     first: date | None = None  # the first and last day with any message
     last: date | None = None
     problems: tuple[str, ...] = ()  # node files that could not be read
+    usage: Usage = field(default_factory=Usage)  # tokens by kind and cost over everything counted
+    unpriced_models: tuple[str, ...] = ()  # models whose replies have no price
 
     @property
     def empty(self) -> bool:
         return self.first is None
 
 
-# -- tokens ----------------------------------------------------------------------------------
-
-_AIDER_TOKENS = re.compile(r"([\d.,]+)\s*([km]?)\s+(sent|received)", re.IGNORECASE)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _aider_number(text: str, suffix: str) -> int:
-    try:
-        value = float(text.replace(",", ""))
-    except ValueError:
-        return 0
-    return int(value * {"": 1, "k": 1_000, "m": 1_000_000}[suffix.lower()])
-
-
 def node_tokens(node: Node) -> int:
-    """Tokens the agent reported for this message (0 when its format reports none)."""
-    meta = node.metadata
-    if not meta:
-        return 0
-    usage = meta.get("usage")  # Claude Code: per reply
-    if isinstance(usage, Mapping):
-        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
-        return sum(_int(usage.get(key)) for key in keys)
-    codex = meta.get("token_usage")  # Codex: the last call's usage
-    if isinstance(codex, Mapping):
-        last = codex.get("last_token_usage")
-        if isinstance(last, Mapping):
-            total = _int(last.get("total_tokens"))
-            return total or _int(last.get("input_tokens")) + _int(last.get("output_tokens"))
-        return 0
-    aider = meta.get("tokens")  # aider: "2.3k sent, 150 received."
-    if isinstance(aider, str):
-        return sum(_aider_number(number, suffix) for number, suffix, _ in _AIDER_TOKENS.findall(aider))
-    return 0
-
-
-# -- counting --------------------------------------------------------------------------------
-
-
-class _SessionDays:
-    """One session's counts by day, grown file by file."""
-
-    def __init__(self, history: NodeLog) -> None:
-        self.log = history
-        self.days: dict[date, list[int]] = {}  # day -> [messages, turns, tokens]
-
-    def add(self, nodes: Iterable[Node], zone: tzinfo | None) -> None:
-        for node in nodes:
-            if node.created_at <= 0:
-                continue  # a message with no time has no day
-            day = datetime.fromtimestamp(node.created_at, zone).date()
-            counts = self.days.setdefault(day, [0, 0, 0])
-            counts[0] += 1
-            if node.role == "user" and not node.is_tool:
-                counts[1] += 1
-            if node.role == "assistant":
-                counts[2] += node_tokens(node)
+    """Tokens the agent recorded for this reply (0 when its format records none)."""
+    counts = node_counts(node)
+    return counts.total if counts is not None else 0
 
 
 class ActivityCounter:
-    """Counts over one SessionStore, reading only node files it has not read before."""
+    """Counts over one usage index; thread-safe (the index serialises its writes)."""
 
-    def __init__(self, store: SessionStore, *, zone: tzinfo | None = None) -> None:
-        self.store = store
-        self.zone = zone  # None: local time
-        self._sessions: dict[str, _SessionDays] = {}
-        self._lock = threading.Lock()
+    def __init__(self, index: UsageIndex) -> None:
+        self.index = index
 
-    def count(self, sessions: Sequence[SessionMeta], project_names: Mapping[str, str] | None = None) -> Activity:
-        """Activity of `sessions` (a listing): total, per project, per source."""
+    def count(
+        self,
+        sessions: Sequence[SessionMeta],
+        project_names: Mapping[str, str] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> Activity:
+        """Activity of `sessions` (a listing): total, per project, per source, per model. The index
+        is first caught up with the listing (sessions it lacks or whose meta changed are read, the
+        ones the listing no longer has dropped); then its per-day sums are read as they are."""
         names = project_names or {}
-        with self._lock:
-            wanted = {meta.id for meta in sessions}
-            for gone in set(self._sessions) - wanted:
-                del self._sessions[gone]
-            total: dict[date, DayCount] = {}
-            projects: dict[str, dict[date, DayCount]] = {}
-            sources: dict[str, dict[date, DayCount]] = {}
-            counted: dict[str, set[str]] = {}  # slice key ("" all, "p:<id>", "s:<source>") -> sessions in it
-            problems: list[str] = []
-            for meta in sessions:
-                days = self._read(meta.id)
-                problems.extend(days.log.problems)
-                source = meta.source or "unknown"
-                for day, (messages, turns, tokens) in days.days.items():
-                    count = DayCount(1 if messages else 0, turns, tokens)
-                    _add(total, day, count)
-                    if meta.project_id:
-                        _add(projects.setdefault(meta.project_id, {}), day, count)
-                    _add(sources.setdefault(source, {}), day, count)
-                if any(messages for messages, _, _ in days.days.values()):
-                    for key in ("", f"p:{meta.project_id}" if meta.project_id else "", f"s:{source}"):
-                        counted.setdefault(key, set()).add(meta.id)
-        present = sorted(total)
-
-        def distinct(key: str) -> int:
-            return len(counted.get(key, ()))
-
+        report = self.index.refresh(sessions, progress=progress)
+        slices: dict[str, dict[str, dict[date, DayCount]]] = {"total": {}, "project": {}, "source": {}}
+        models: dict[str, dict[date, DayCount]] = {}
+        usage, unpriced = Usage(), set()
+        parsed: dict[str, date] = {}
+        with self.index.connect() as conn:
+            for day, kind, key, sessions_, turns, tokens, cost, unpriced_tokens in conn.execute(_SLICES):
+                when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
+                count = DayCount(sessions_, turns, tokens or 0, cost or 0.0, unpriced_tokens or 0)
+                slices.setdefault(kind, {}).setdefault(key, {})[when] = count
+            distinct = dict(conn.execute(_DISTINCT).fetchall())
+            for day, model, *sums in conn.execute(_MODELS):
+                row = Usage(*(int(v or 0) for v in sums[:5]), sums[5], sums[6], sums[7])
+                usage += row
+                if not row.cost_complete:
+                    unpriced.add(model or "(unnamed)")
+                when = parsed.get(day) or parsed.setdefault(day, date.fromisoformat(day))
+                count = DayCount(0, 0, row.total, row.cost or 0.0, 0 if row.cost_complete else row.total)
+                models.setdefault(model or "(unnamed)", {})[when] = count
+        total, projects, sources = slices["total"], slices["project"], slices["source"]
+        days = total.get("", {})
+        present = sorted(days)
+        projects.pop("", None)  # sessions in no project: in the total, not a row of their own
+        by_model = [ActivitySeries(m, m, MappingProxyType(d)) for m, d in models.items()]
+        by_model.sort(key=lambda s: (-s.total.cost, -s.total.tokens, s.label))
         return Activity(
-            total=ActivitySeries("", "all sessions", MappingProxyType(total), distinct("")),
+            total=ActivitySeries("", "all sessions", MappingProxyType(days), distinct.get("", 0)),
             by_project=_ranked(
-                (pid, names.get(pid) or pid, days, distinct(f"p:{pid}")) for pid, days in projects.items()
+                (pid, names.get(pid) or pid, d, distinct.get(f"p:{pid}", 0)) for pid, d in projects.items()
             ),
-            by_source=_ranked((source, source, days, distinct(f"s:{source}")) for source, days in sources.items()),
+            by_source=_ranked(
+                (source or "unknown", source or "unknown", d, distinct.get(f"s:{source}", 0))
+                for source, d in sources.items()
+            ),
+            by_model=tuple(by_model),
             first=present[0] if present else None,
             last=present[-1] if present else None,
-            problems=tuple(dict.fromkeys(problems)),
+            problems=tuple(dict.fromkeys(report.problems)),
+            usage=usage,
+            unpriced_models=tuple(sorted(unpriced)),
         )
 
-    def _read(self, session_id: str) -> _SessionDays:
-        days = self._sessions.get(session_id)
-        if days is None:
-            days = _SessionDays(NodeLog(self.store.path_for(session_id) / "history", durable=False))
-            self._sessions[session_id] = days
-        days.add(days.log.scan(()), self.zone)
-        return days
 
-
-def _add(table: dict[date, DayCount], day: date, count: DayCount) -> None:
-    table[day] = table.get(day, _ZERO) + count
+# The index's per-day sums (backend/usage/index.py keeps them): each day's sessions, turns, tokens,
+# cost and the tokens of replies whose model has no price, in total, per project and per agent;
+# and each day's sums per model.
+_SLICES = "SELECT day, kind, key, sessions, turns, tokens, cost, unpriced FROM slices"
+# Distinct sessions per slice: one active on several days counts once in a slice's total.
+_DISTINCT = """SELECT '', count(DISTINCT session_id) FROM session_days
+    UNION ALL SELECT 'p:' || project_id, count(DISTINCT session_id) FROM session_days GROUP BY project_id
+    UNION ALL SELECT 's:' || source, count(DISTINCT session_id) FROM session_days GROUP BY source"""
+_MODELS = """SELECT day, model, input, output, cache_write, cache_read, reasoning, cost, replies, priced
+    FROM model_days"""
 
 
 def _ranked(rows: Iterable[tuple[str, str, dict[date, DayCount], int]]) -> tuple[ActivitySeries, ...]:

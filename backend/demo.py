@@ -136,6 +136,18 @@ class DemoBuilder:
         return self.store.append_message(sid, step.role, step.content, **kwargs)
 
 
+def _codex_usage(input_tokens: int, cached: int, output: int, *, reasoning: int = 0) -> dict[str, Any]:
+    """A Codex reply's token_count as the Codex importer keeps it (the per-call counts)."""
+    last = {
+        "input_tokens": input_tokens,
+        "cached_input_tokens": cached,
+        "output_tokens": output,
+        "reasoning_output_tokens": reasoning,
+        "total_tokens": input_tokens + output,
+    }
+    return {"token_usage": {"last_token_usage": last}}
+
+
 def _pytest_log(failures: int, lines: int) -> str:
     out = ["============================= test session starts =============================="]
     out.append("platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0")
@@ -356,7 +368,7 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
 
     # 3. Codex on the shop API: a long test log and many tool calls in one turn.
     many: list[Step] = [Step("user", "Run the whole test suite and fix whatever fails in the cart.")]
-    many.append(Step("assistant", "Running the suite first.", at=3))
+    many.append(Step("assistant", "Running the suite first.", at=3, metadata=_codex_usage(18_400, 12_800, 95)))
     many.append(Step("tool", _pytest_log(3, 1200), name="shell", input={"command": ["npm", "test"]}, at=40))
     for i in range(36):
         many.append(
@@ -387,6 +399,7 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
             "assistant",
             "The three failures were floating-point totals; `total` now rounds to cents. All 1200 tests pass.",
             at=120,
+            metadata=_codex_usage(61_300, 52_000, 1_480, reasoning=640),
         )
     )
     b.session("codex-shop-cart-rounding", t0 + 4 * DAY, [many], source="codex", project=p_shop, model="gpt-5-codex")
@@ -398,11 +411,21 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
         [
             [
                 Step("user", "Add percentage discount codes to the cart."),
-                Step("assistant", "Added `applyDiscount(total, percent)` in src/cart.ts.", at=30),
+                Step(
+                    "assistant",
+                    "Added `applyDiscount(total, percent)` in src/cart.ts.",
+                    at=30,
+                    metadata=_codex_usage(22_100, 9_600, 820, reasoning=256),
+                ),
             ],
             [
                 Step("user", "Store the codes in a JSON file.", at=200),
-                Step("assistant", "Codes now load from `discounts.json`.", at=230),
+                Step(
+                    "assistant",
+                    "Codes now load from `discounts.json`.",
+                    at=230,
+                    metadata=_codex_usage(27_900, 21_700, 540),
+                ),
             ],
         ],
         source="codex",
@@ -435,6 +458,7 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
                     "assistant",
                     "Add `autoload -Uz vcs_info` and `precmd() { vcs_info }` to ~/.zshrc, then use `${vcs_info_msg_0_}` in PROMPT.",
                     at=8,
+                    metadata={"tokens": {"input": 9_870, "output": 240, "cached": 4_100, "thoughts": 512, "tool": 0}},
                 ),
             ]
         ],
@@ -452,6 +476,7 @@ def build_demo(path: Path, *, now: float | None = None, progress: Callable[[str]
                     "assistant",
                     "I will wrap the fetch in a retry loop.\n\nweather/http.py\n```python\nfor attempt in range(3):\n    ...\n```",
                     at=12,
+                    metadata={"tokens": "Tokens: 3.2k sent, 410 received."},
                 ),
             ]
         ],

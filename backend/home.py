@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .memory.search import SearchHit
     from .memory.search_service import SearchService
     from .projects.registry import Project, ProjectRegistry
+    from .usage.index import UsageIndex
 
 HOME_ENV = "OPMEM_HOME"
 
@@ -115,6 +116,13 @@ class Home:
 
         return session_info(self.sessions, self.projects, meta, nodes).scope
 
+    @cached_property
+    def usage(self) -> UsageIndex:
+        """memory/usage.sqlite: tokens and cost per reply (backend/usage/index.py)."""
+        from .usage.index import USAGE_FILE, UsageIndex
+
+        return UsageIndex(self.memory_dir / USAGE_FILE, self.sessions)
+
     def search(
         self,
         query: str,
@@ -136,11 +144,13 @@ class Home:
 
     def ingest_hooks(self) -> IngestHooks:
         """What runs after each ingest batch of every import (`opmem import`, `opmem watch`, the
-        app's palette, the demo): the search index update; and on a watch's idle tick, the
+        app's palette, the demo): the search and usage index updates; and on a watch's idle tick, the
         idle-distillation trigger. One list, so no way of importing leaves the index behind."""
         from .importers.hooks import IngestHooks
 
-        return IngestHooks(after_ingest=(self.search_index.after_ingest,), on_idle=(self.distiller.tick,))
+        return IngestHooks(
+            after_ingest=(self.search_index.after_ingest, self.usage.after_ingest), on_idle=(self.distiller.tick,)
+        )
 
     def unbind_project(self, project_id: str) -> Project:
         """Forget a project and clear it from its sessions' meta.json; its folder and .git stay."""

@@ -11,11 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .home import Home
 from .model import OpmemError, SessionMeta, SessionNotFound, check_session_id
+from .projects.known import folder_projects, project_of_folder
 from .projects.registry import Project, ProjectNotFound
-from .recall.errors import did_you_mean
+from .suggestions import did_you_mean
+
+if TYPE_CHECKING:
+    from .home import Home
 
 POINTER_PREFIX = "session:"  # core.md's pointer form, accepted as typed
 SHOWN_CANDIDATES = 10
@@ -90,8 +94,6 @@ def project(home: Home, text: str | None = None, *, cwd: str | os.PathLike[str] 
     """The project `text` names (id, name, or a unique prefix of either), else the current
     folder's (`cwd`, default the process's). Projects the memory knows by a folder no binding
     names count too (recall.context.folder_projects)."""
-    from .recall.context import folder_projects, project_of_folder  # recall reads this module
-
     bound = home.projects.list_projects()
     known = {p.id: p for p in bound}
     for extra in folder_projects(home):

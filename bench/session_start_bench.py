@@ -5,7 +5,8 @@ The store: 10,000 sessions (meta.json folders), a 100,000-event memory (200,000 
 bench/memory_home.py), 50 bound projects in projects/projects.json holding the 10,000 session
 ids, and the core.md files the distillation writes (memory/core.md, memory/projects/<id>/
 core.md, rendered by the memory's own renderer). The hook is given Claude Code's JSON on stdin
-with a `cwd` two folders deep inside the project the memory is about.
+with a `cwd` two folders deep inside the project the memory is about, and (one more figure) a
+`cwd` in a git repository that is no bound project's (the global block).
 
 Prints the median and best of N alternating runs of each, the ratio, and the target: the hook
 <= 100 ms (median, cold).
@@ -122,8 +123,15 @@ def main() -> None:
         assert "project 0" in context, "the hook did not find the project's core block"
         print(f"hook output: {len(out):,} bytes, additionalContext {len(context):,} chars")
         help_argv = [*exe, "--home", str(home.path), "--help"]
-        hooks, helps, python, live = [], [], [], []
-        hook_cpu, help_cpu, python_cpu, live_cpu = [], [], [], []
+        # a folder outside every bound project's folder: a git repository of its own, which
+        # projects/identity.py reads (its .git, HEAD, config) to see it is no bound project's
+        outside = Path(tmp) / "elsewhere" / "repo" / "src"
+        outside.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(outside.parent)], check=True)
+        away = json.loads(stdin) | {"cwd": str(outside)}
+        away_stdin = json.dumps(away)
+        hooks, helps, python, live, aways = [], [], [], [], []
+        hook_cpu, help_cpu, python_cpu, live_cpu, away_cpu = [], [], [], [], []
         cache = home.path / "agents" / "context"
         for _ in range(args.runs):  # interleaved, so all of them see the same machine load
             timed(hook, stdin, hooks, hook_cpu)
@@ -135,11 +143,13 @@ def main() -> None:
             timed(hook, stdin, live, live_cpu)  # no precomputed context: reads, redacts, renders
             for p, data in saved.items():
                 p.write_bytes(data)
+            timed(hook, away_stdin, aways, away_cpu)
     print(f"load average during the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name, walls, cpus in (
         ("python -c pass (floor)           ", python, python_cpu),
         ("opmem hook session-start         ", hooks, hook_cpu),
         ("  the same, no precomputed context", live, live_cpu),
+        ("  in a repository of no project   ", aways, away_cpu),
         ("opmem --help                     ", helps, help_cpu),
     ):
         print(

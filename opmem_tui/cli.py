@@ -145,6 +145,7 @@ def _register_subcommands() -> None:
     from .cli_secrets import secrets
     from .cli_sessions import sessions
     from .cli_sync import sync
+    from .cli_usage import register as register_usage
 
     main.add_command(sessions)
     main.add_command(demo)
@@ -153,6 +154,7 @@ def _register_subcommands() -> None:
     main.add_command(secrets)
     main.add_command(sync)
     register_import(main)
+    register_usage(main)
     register_recall(main)
     register_distill(main)
     register_connect(main)

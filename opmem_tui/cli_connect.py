@@ -100,6 +100,32 @@ def _print_status(home: Home) -> None:
             console.print(Text(f"    session start: {agent.notes}"), highlight=False)
 
 
+def _print_usage(home: Home) -> None:
+    """What the agents recorded over the last 7 days, by agent: what `memory_usage` answers over MCP."""
+    from datetime import date, timedelta
+
+    from .backend.usage.reports import Filters, query
+
+    console.print(
+        Text("usage     last 7 days, by agent (memory_usage over MCP; opmem usage for more)"), highlight=False
+    )
+    index = home.usage
+    if index.stale():
+        console.print(
+            Text("    no usage index yet: `opmem usage` builds it (imports keep it current)"), highlight=False
+        )
+        return
+    since = (date.today() - timedelta(days=6)).isoformat()
+    with index.read() as conn:
+        result = query(conn, "agent", Filters(since=since))
+    if not result.rows:
+        console.print(Text("    nothing recorded"), highlight=False)
+    for row in result.rows:
+        u = row.usage
+        cost = "cost unknown" if u.cost is None else f"${u.cost:,.2f}" + ("" if u.cost_complete else "+")
+        console.print(Text(f"    {row.key:<14} {u.total:>14,} tokens  {cost}"), highlight=False)
+
+
 @click.command("connect")
 @click.argument("agent", required=False, type=click.Choice(list(AGENTS)))
 @click.option("--status", "show_status", is_flag=True, help="Each agent: found, connected, what is registered where.")
@@ -116,6 +142,7 @@ def connect_command(ctx: click.Context, agent: str | None, show_status: bool, in
     try:
         if show_status or agent is None:
             _print_status(home)
+            _print_usage(home)
             _offer_llm(home)
             return
         found = next(s.found for s in status(home, Path.home()) if s.id == agent)

@@ -15,8 +15,8 @@ from opmem_tui.backend import naming
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.model import OpmemError
 from opmem_tui.backend.privacy import redact_text
+from opmem_tui.backend.projects.known import unbound_projects
 from opmem_tui.backend.projects.registry import STATUSES, ProjectRegistry
-from opmem_tui.backend.recall.context import unbound_projects
 from opmem_tui.backend.safe_text import plain
 from opmem_tui.cli_sessions import dump_json
 

@@ -138,14 +138,15 @@ def core_command(ctx: click.Context, project: str | None, target: Path | None) -
     """The core memory block agents get (core.md): printed, or kept in an instruction file."""
     recall = _recall(ctx, project)
     _memory_problems(recall)
+    outside = target is None and not (project or recall.scope.project_id)
     try:
         block = core_block(recall)
+        index = blocks_index(recall) if outside else ""  # outside any project: which blocks there are
     except OpmemError as exc:
         _fail(str(exc))
         return
     if target is None:
-        if not (project or recall.scope.project_id):  # outside any project: say which blocks there are
-            index = blocks_index(recall)
+        if outside:
             if not has_content(block):
                 click.echo(index, nl=False)
                 return

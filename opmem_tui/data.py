@@ -26,6 +26,8 @@ from opmem_tui.backend.projects.blame_records import BlameReport
 from opmem_tui.backend.projects.records import CommitDetail, CommitInfo
 from opmem_tui.backend.projects.registry import Project
 from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+from opmem_tui.backend.usage.index import Progress
+from opmem_tui.backend.usage.reports import Usage, session_costs
 from opmem_tui.widgets.commit_log import TurnLink
 from opmem_tui.widgets.replay_view import ProjectLabel
 from opmem_tui.widgets.safe_text import one_line
@@ -50,6 +52,7 @@ class ListingView:
     project_names: Mapping[str, str] = field(default_factory=dict)  # id -> name, resolved once per listing
     missing_projects: frozenset[str] = frozenset()  # ids whose folder is gone
     withheld: frozenset[str] = frozenset()  # ids the memory never sees (private, [memory] exclusions)
+    costs: Mapping[str, Usage] = field(default_factory=dict)  # tokens and cost by session (usage index)
 
     def find(self, session_id: str) -> SessionMeta | None:
         return next((m for m in self.listing.sessions if m.id == session_id), None)
@@ -66,6 +69,7 @@ class ReplayData:
     # Secrets in `turns` are masked (masking.py); these are the messages that held one, as
     # written, for the replay's reveal key. Nothing else on screen ever gets the values.
     originals: Mapping[str, Node] = field(default_factory=dict)
+    cost: Usage | None = None  # the session's tokens and cost (usage index), None when it has none
 
     @property
     def turn_total(self) -> int:
@@ -116,6 +120,10 @@ def listing_signature(
     )
 
 
+def _cost_signature(costs: Mapping[str, Usage]) -> int:
+    return hash(tuple(sorted((sid, u.total, u.cost) for sid, u in costs.items())))
+
+
 def project_label(meta: SessionMeta, projects: Mapping[str, Project]) -> ProjectLabel | None:
     """Name and folder of the session's project (it checks the folder: a worker call)."""
     if not meta.project_id:
@@ -133,13 +141,14 @@ class StoreData:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.memory = MemoryData(home)  # the memory panes' and the search's reads (memory_data.py)
-        self._activity = ActivityCounter(home.sessions)  # keeps what it read: a recount reads new files only
+        self._activity = ActivityCounter(home.usage)  # the usage index: a recount reads only changed sessions
         self.masks = NodeMasks()  # each message masked once (masking.py)
         self._mirrors: MirrorWriter | None = None
 
-    def activity(self, view: ListingView) -> Activity:
-        """Sessions, turns and tokens per day over the listed sessions (backend/activity.py)."""
-        return self._activity.count(view.listing.sessions, view.project_names)
+    def activity(self, view: ListingView, *, progress: Progress | None = None) -> Activity:
+        """Sessions, turns, tokens and cost per day over the listed sessions (backend/activity.py);
+        `progress(done, total)` while the usage index reads sessions."""
+        return self._activity.count(view.listing.sessions, view.project_names, progress=progress)
 
     # -- listing ---------------------------------------------------------------------------
     def listing(self, *, rescan: bool = False) -> ListingView:
@@ -153,8 +162,16 @@ class StoreData:
         names = {pid: project.name for pid, project in projects.items()}
         missing = frozenset(pid for pid, project in projects.items() if not os.path.isdir(project.workdir))
         withheld = frozenset(hidden_sessions(self.home, listing.sessions))
-        signature = listing_signature(listing, projects, missing, withheld)
-        return ListingView(listing, projects, signature, message, names, missing, withheld)
+        costs = self._costs()
+        signature = hash((listing_signature(listing, projects, missing, withheld), _cost_signature(costs)))
+        return ListingView(listing, projects, signature, message, names, missing, withheld, costs)
+
+    def _costs(self, session_id: str | None = None) -> dict[str, Usage]:
+        """Tokens and cost by session from the usage index; none when it cannot be read (derived data)."""
+        try:
+            return session_costs(self.home.usage, session_id)
+        except OpmemError:
+            return {}
 
     def watched_folders(self) -> list[Path]:
         """Folders whose entries change whenever the listing may: the sessions folder (every
@@ -171,7 +188,13 @@ class StoreData:
         masked = self.masks.turns(session_id, store.get_turns(session_id, head_id=head_id))
         problems = tuple(store.problems(session_id))
         return ReplayData(
-            meta, masked.turns, head_id, project_label(meta, projects), problems, originals=masked.originals
+            meta,
+            masked.turns,
+            head_id,
+            project_label(meta, projects),
+            problems,
+            originals=masked.originals,
+            cost=self._costs(session_id).get(session_id),
         )
 
     def last_turn(self, session_id: str, projects: Mapping[str, Project]) -> ReplayData:
@@ -181,7 +204,13 @@ class StoreData:
         meta = mask_meta(quick.meta)
         masked = self.masks.turns(session_id, [quick.turn] if quick.turn is not None else [])
         return ReplayData(
-            meta, masked.turns, None, project_label(meta, projects), total=quick.turn_count, originals=masked.originals
+            meta,
+            masked.turns,
+            None,
+            project_label(meta, projects),
+            total=quick.turn_count,
+            originals=masked.originals,
+            cost=self._costs(session_id).get(session_id),
         )
 
     def commit_view(self, session_id: str, oid: str, projects: Mapping[str, Project]) -> ReplayData:
@@ -189,7 +218,14 @@ class StoreData:
         store = self.home.sessions
         masked = self.masks.turns(session_id, store.turns_at(session_id, oid))
         meta = mask_meta(store.get_meta(session_id))
-        return ReplayData(meta, masked.turns, None, project_label(meta, projects), originals=masked.originals)
+        return ReplayData(
+            meta,
+            masked.turns,
+            None,
+            project_label(meta, projects),
+            originals=masked.originals,
+            cost=self._costs(session_id).get(session_id),
+        )
 
     def branch_choices(
         self, session_id: str, number: int, fork_heads: Sequence[str], shown_head: str | None

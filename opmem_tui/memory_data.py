@@ -34,7 +34,7 @@ from opmem_tui.backend.memory.records import Event
 from opmem_tui.backend.memory.results import AliasInfo, EntityRef, GraphEdge, MemoryStats
 from opmem_tui.backend.memory.search import SearchHit
 from opmem_tui.backend.model import OpmemError
-from opmem_tui.backend.recall.context import unbound_projects
+from opmem_tui.backend.projects.known import unbound_projects
 
 from .masking import mask, mask_event, mask_hit
 

@@ -62,6 +62,7 @@ SHOTS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("memory-graph-light", "opmem-light", ("3",), "memory"),
     ("search", "opmem-dark", ("ctrl+f", *"forecast"), "memory"),
     ("activity", "opmem-dark", ("4",), "memory"),
+    ("activity-cost", "opmem-dark", ("4", "m", "m"), "memory"),  # cost per day, by project, agent and model
     ("replay-edit", "opmem-dark", (*FIX, "enter", *(("j",) * 5), "enter", "j"), "memory"),
     # A session holding secrets (tests/app/secret_store.py): turn 1's bash call opened, masked.
     ("replay-secrets", "opmem-dark", ("left", "enter", "j", "j", "enter"), "secrets"),

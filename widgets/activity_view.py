@@ -1,4 +1,4 @@
-"""Activity: sessions, turns or tokens per day as a calendar heatmap (weeks across, weekdays
+"""Activity: sessions, turns, tokens or cost per day as a calendar heatmap (weeks across, weekdays
 down) and a sparkline per project and per agent source. The counts come from the backend
 (backend/activity.py) through the app; this widget only draws. Names are untrusted: plain text.
 """
@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from opmem_tui.backend.activity import METRICS, Activity, ActivitySeries
 
+from .cost_text import money, short_number
 from .safe_text import one_line
 from .styling import theme_style
 
@@ -45,14 +46,6 @@ def sparkline(values: Sequence[int]) -> str:
 
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-def short_number(value: int) -> str:
-    """1234 -> 1.2k, 2500000 -> 2.5M."""
-    for size, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
-        if value >= size:
-            return f"{value / size:.1f}{suffix}".replace(".0", "")
-    return str(value)
 
 
 def heatmap(series: ActivitySeries, metric: str, last: date, weeks: int, hot: Style, muted: Style) -> Text:
@@ -94,16 +87,18 @@ def series_rows(title: str, rows: Sequence[ActivitySeries], metric: str, last: d
         text.append(f"{one_line(series.label, LABEL):<{LABEL}} ")
         text.append(sparkline(values), style=hot)
         total = series.total
-        text.append(
-            f"  {plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · "
-            f"{short_number(total.tokens)} tokens",
-            style=muted,
-        )
+        counts = f"{plural(total.sessions, 'session')} · {plural(total.turns, 'turn')} · " if total.sessions else ""
+        if total.tokens:
+            cost = money(total.cost, not total.unpriced, unknown=total.unpriced >= total.tokens)
+            spent = f"{short_number(total.tokens)} tokens · {cost}"
+        else:
+            spent = "no tokens recorded"  # the agent writes none: nothing to price (not $0)
+        text.append(f"  {counts}{spent}", style=muted)
     return text
 
 
 class ActivityView(Vertical):
-    BINDINGS = [Binding("m", "cycle_metric", "Sessions/turns/tokens", id="activity.metric")]
+    BINDINGS = [Binding("m", "cycle_metric", "Sessions/turns/tokens/cost", id="activity.metric")]
 
     DEFAULT_CSS = """
     ActivityView { height: 1fr; }
@@ -135,6 +130,13 @@ class ActivityView(Vertical):
         self.activity, self.today = activity, today
         self._draw()
 
+    def progress(self, done: int, total: int) -> None:
+        """The usage index is being built: say how far (the counts follow when it is done)."""
+        if total > 1:
+            self.query_one("#activity-header", Static).update(
+                Content(f"Building the usage index: {done:,} of {total:,} sessions read")
+            )
+
     def action_cycle_metric(self) -> None:
         self.metric = METRICS[(METRICS.index(self.metric) + 1) % len(METRICS)]
         self._draw()
@@ -154,14 +156,26 @@ class ActivityView(Vertical):
         empty.display, heat.display, rows.display = False, True, True
         hot, muted = theme_style(self, "success"), theme_style(self, "text-muted")
         total = activity.total.total
+        usage = activity.usage
+        if usage.total:
+            cost = money(usage.cost or 0.0, usage.cost_complete, unknown=usage.cost is None)
+            spent = f"{short_number(total.tokens)} tokens, {cost} · {usage.cache_share:.0%} of input from cache"
+        else:
+            spent = "no tokens recorded"
         self.query_one("#activity-header", Static).update(
             Content(
                 f"{self.metric} per day · {plural(total.sessions, 'session')}, {plural(total.turns, 'turn')}, "
-                f"{short_number(total.tokens)} tokens · m: sessions / turns / tokens"
+                f"{spent} · m: sessions / turns / tokens / cost"
             )
         )
         heat.update(heatmap(activity.total, self.metric, today, WEEKS, hot, muted))
         text = series_rows(f"By project · last {SPARK_DAYS} days", activity.by_project, self.metric, today, hot, muted)
         text.append("\n\n")
         text.append(series_rows("By agent", activity.by_source, self.metric, today, hot, muted))
+        text.append("\n\n")
+        model_metric = self.metric if self.metric in ("tokens", "cost") else "cost"  # a model has no sessions
+        text.append(series_rows("By model", activity.by_model, model_metric, today, hot, muted))
+        if activity.unpriced_models:
+            names = ", ".join(one_line(m, LABEL) for m in activity.unpriced_models)
+            text.append(f"\n  +: no price known for {names}; their tokens count, their cost does not", style=muted)
         rows.update(text)

@@ -22,7 +22,9 @@ from textual.message import Message
 from textual.widgets import Static
 
 from opmem_tui.backend.model import Node, SessionMeta, Turn
+from opmem_tui.backend.usage.reports import Usage
 
+from .cost_text import short_number, usage_cost
 from .diff_view import CODE_STYLES, TOKEN_CLASSES, code_segments
 from .line_view import Line, LineView, wrap_text
 from .messages import BranchPickRequested, HistoryRequested, TurnShown
@@ -255,6 +257,7 @@ class ReplayPane(Vertical):
         self.head_id: str | None = None
         self.view_label = ""
         self.project: ProjectLabel | None = None
+        self.cost: Usage | None = None
         self.expanded: set[str] = set()
         self.raw: set[str] = set()  # file edits shown as their JSON arguments
         self.show_thinking = False
@@ -325,6 +328,7 @@ class ReplayPane(Vertical):
         view_label: str = "",
         total: int | None = None,
         originals: Mapping[str, Node] | None = None,
+        cost: Usage | None = None,
     ) -> None:
         """Show a session; turn_number None keeps the turn when it is the same session.
 
@@ -339,6 +343,7 @@ class ReplayPane(Vertical):
         self.head_id = head_id
         self.view_label = view_label
         self.project = project
+        self.cost = cost  # the session's tokens and cost, shown in the header
         self.originals = originals or {}
         if not same:
             self.expanded.clear()
@@ -411,6 +416,8 @@ class ReplayPane(Vertical):
             elif workdir:
                 group.append((f"  {abbreviate_path(clean(workdir))}", "$text-muted"))
             details.append(group)
+        if self.cost is not None and self.cost.total:
+            details.append([(f"{short_number(self.cost.total)} tokens {usage_cost(self.cost)}", "$success")])
         parent = meta.extra.get("parent_session") if meta.extra else None
         if isinstance(parent, str) and parent:
             details.append([(f"subagent of {one_line(parent, 60)}", "$text-muted")])

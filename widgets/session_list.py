@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rapidfuzz import utils
 from rich.cells import cell_len
@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.widgets import Input, Static
 
 from opmem_tui.backend.model import SessionListing, SessionMeta
+from opmem_tui.backend.usage.reports import Usage
 
 from .messages import SearchRequested
 from .safe_text import one_line
@@ -94,11 +95,13 @@ class SessionList(Vertical):
         listing: SessionListing,
         project_names: dict[str, str] | None = None,
         withheld: frozenset[str] | None = None,
+        costs: Mapping[str, Usage] | None = None,
     ) -> None:
         """New listing from the store; the cursor stays on the same session.
 
         `project_names` maps project ids to names, resolved once per listing by the caller;
-        `withheld`: ids of sessions the memory never sees (private, or excluded by config)."""
+        `withheld`: ids of sessions the memory never sees (private, or excluded by config);
+        `costs`: each session's tokens and cost (a Cost column shows when there are any)."""
         self.listing = listing
         self.loaded = True
         table = self.table
@@ -106,6 +109,8 @@ class SessionList(Vertical):
             table.project_names = project_names
         if withheld is not None:
             table.withheld = withheld
+        if costs is not None:
+            table.costs = costs
         names = table.project_names
         sources = {m.source for m in listing.sessions}
         bound = {m.project_id for m in listing.sessions if m.project_id}

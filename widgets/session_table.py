@@ -5,7 +5,7 @@ segments only when it scrolls into view."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -20,7 +20,9 @@ from textual.strip import Strip
 
 from opmem_tui.backend.model import SessionMeta
 from opmem_tui.backend.privacy.exclusions import is_private
+from opmem_tui.backend.usage.reports import Usage
 
+from .cost_text import usage_cost
 from .line_view import wrap_text
 from .messages import SessionChosen, SessionHighlighted
 from .safe_text import one_line
@@ -29,6 +31,8 @@ from .session_order import last_active
 
 TITLE_MIN = 14  # narrower than this, the list drops the source, then the project column
 SOURCE_MAX = 12
+COST_WIDTH = 8  # "$1,234.56" is cut; a session rarely costs that much
+RIGHT_ALIGNED = frozenset({"turns", "cost"})
 PROJECT_MAX = 16
 
 PRIVATE_MARK = "🔒 "  # before the title of a private session
@@ -74,6 +78,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         "session-table--project",
         "session-table--age",
         "session-table--turns",
+        "session-table--cost",
         "session-table--empty",
         "session-table--secret",
     }
@@ -89,6 +94,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         & > .session-table--project { color: $accent; }
         & > .session-table--age { color: $text-muted; }
         & > .session-table--turns { color: $text-muted; }
+        & > .session-table--cost { color: $success; }
         & > .session-table--empty { color: $text-muted; text-style: italic; }
         & > .session-table--secret { color: $warning; text-style: bold; }
     }
@@ -101,6 +107,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.now = now
         self.project_names: dict[str, str] = {}
         self.withheld: frozenset[str] = frozenset()  # sessions the memory never sees (marked)
+        self.costs: Mapping[str, Usage] = {}  # tokens and cost by session; a Cost column when any
         self.source_width = SOURCE_MAX
         self.project_width = 0
         self.empty_message = "Loading sessions…"
@@ -176,7 +183,8 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         """The title takes what is left; the source column, then the project column are
         dropped only when the title would get narrower than TITLE_MIN."""
         tail = [Column("age", 4), Column("turns", 5)]
-        optional = [Column("source", self.source_width)]
+        optional = [Column("cost", COST_WIDTH)] if self.costs else []  # dropped first when narrow
+        optional.append(Column("source", self.source_width))
         if self.project_width:
             optional.append(Column("project", self.project_width))
         while optional and width - sum(c.width + 1 for c in optional + tail) - 2 < TITLE_MIN:
@@ -196,6 +204,9 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
             return one_line(self.project_names.get(meta.project_id, meta.project_id), 40)
         if column == "age":
             return age_label(last_active(meta), now)
+        if column == "cost":
+            usage = self.costs.get(meta.id)
+            return usage_cost(usage) if usage is not None else ""
         return str(meta.turn_count)
 
     def notify_style_update(self) -> None:
@@ -230,7 +241,7 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         segments = [Segment(" ", row_style)]
         for column in self.columns(width):
             text = self.cell_text(meta, column.name, now)
-            if column.name == "turns":
+            if column.name in RIGHT_ALIGNED:
                 cell = text.rjust(column.width)[-column.width :]
             elif cell_len(text) > column.width:
                 cell = set_cell_size(text, column.width - 1) + "…"
@@ -252,7 +263,9 @@ class SessionTable(ScrollView, can_focus=True, inherit_bindings=False):
         parts = [" "]
         for column in self.columns(width):
             label = column.name.capitalize()
-            parts.append((label.rjust(column.width) if column.name == "turns" else label.ljust(column.width)) + " ")
+            parts.append(
+                (label.rjust(column.width) if column.name in RIGHT_ALIGNED else label.ljust(column.width)) + " "
+            )
         return "".join(parts)
 
     def on_focus(self) -> None:

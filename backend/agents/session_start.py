@@ -41,7 +41,7 @@ GLOBAL_CACHE = "_global"  # safe_name never starts with "_"
 TOOLS_LINE = (
     "opmem memory tools (MCP server `opmem`): memory_open_session(session_id), memory_git_log(project_id), "
     "memory_git_show(commit), memory_timeline(entity), memory_graph_neighbors(entity), memory_search(query), "
-    "memory_handoff(session_id)."
+    "memory_handoff(session_id), memory_usage(report)."
 )
 
 

@@ -29,8 +29,9 @@ _KINDS = frozenset({"compact_summary", "meta", "command", "injected", "interrupt
 
 # `<tag>` ... `</tag>` first: <system-reminder>, <command-name>, <local-command-stdout>,
 # <environment_context>, <user_instructions>, <task-notification>, <git-context>, <session_context>,
-# <user-prompt-submit-hook>, <state_snapshot>... a user does not open a message with a closed tag block
-_TAG_BLOCK = re.compile(r"\s*<([a-z][a-z0-9]*(?:[_:-][a-z0-9]+)*)(?:\s[^<>]*)?>.*?</\1>", re.S)
+# <user-prompt-submit-hook>, <ide_opened_file>, <bash-input>, <state_snapshot>... the agents' tags are
+# compound names (a `-` or `_`), which HTML's are not: a user asking about `<div>...</div>` stays
+_TAG_BLOCK = re.compile(r"\s*<((?:[a-z][a-z0-9]*[_:-])+[a-z0-9]+|context)(?:\s[^<>]*)?>.*?</\1>", re.S)
 
 # the heads of the compaction / summary / continuation prompts the agents write themselves
 _PROMPT_HEADS = re.compile(

@@ -117,6 +117,8 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
                 "created_at",
                 "provider_name",
                 "model_config_json",
+                "accumulated_input_tokens",
+                "accumulated_output_tokens",
             )
             if c in found["sessions"]
         ]
@@ -147,6 +149,13 @@ def read_db(path: Path, report: ImportReport, *, final: bool) -> list[ImportedSe
             "session_type": info.get("session_type"),
             "provider": info.get("provider_name"),
             "created_at": info.get("created_at"),
+            # the session's totals (Goose records no per-reply counts): backend/usage/tokens.py
+            "token_usage": {
+                "input_tokens": info.get("accumulated_input_tokens"),
+                "output_tokens": info.get("accumulated_output_tokens"),
+            }
+            if info.get("accumulated_input_tokens") or info.get("accumulated_output_tokens")
+            else None,
         }
         out.append(
             session(

@@ -15,8 +15,9 @@ import time
 
 from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
 from ..privacy import redact_text
+from ..projects.known import NOT_HERE, unbound_projects
 from ..safe_text import plain
-from .context import NOT_HERE, Recall, unbound_projects
+from .context import Recall
 
 
 def core_block(recall: Recall, project_id: str | None = None) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from rapidfuzz import fuzz, process, utils
-
 from ..model import OpmemError
+from ..suggestions import SUGGESTIONS, did_you_mean  # noqa: F401  (recall's modules name it from here)
 
 # Codes an agent can branch on; the message says the same thing in words.
 UNKNOWN_SESSION = "unknown_session"
@@ -26,9 +25,6 @@ NO_HISTORY = "no_history"  # a project with no git repository here (known from s
 STORE_ERROR = "store_error"
 PRIVATE = "private"  # a private session or an excluded project: kept out of recall (backend/privacy/exclusions.py)
 
-SUGGESTIONS = 5
-_CUTOFF = 60.0
-
 
 class RecallError(OpmemError):
     """A tool call that cannot be answered; `to_json` is the reply the caller gets."""
@@ -44,30 +40,3 @@ class RecallError(OpmemError):
         if self.suggestions:
             error["did_you_mean"] = list(self.suggestions)
         return {"error": error}
-
-
-def did_you_mean(query: str, choices: Mapping[str, str] | Iterable[str], limit: int = SUGGESTIONS) -> list[str]:
-    """The keys of `choices` closest to `query`: prefixes first, then fuzzy matches (rapidfuzz).
-
-    `choices` is either keys alone or {key: text to match, e.g. "id title"}.
-    """
-    table = dict(choices) if isinstance(choices, Mapping) else {key: key for key in choices}
-    if not query or not table:
-        return []
-    needle = query.casefold()
-    out: list[str] = [key for key in table if key.casefold().startswith(needle)][:limit]
-    if len(out) < limit:
-        found = process.extract(
-            query,
-            table,
-            scorer=fuzz.WRatio,
-            processor=utils.default_process,
-            limit=limit + len(out),
-            score_cutoff=_CUTOFF,
-        )
-        for _text, _score, key in found:
-            if key not in out:
-                out.append(key)
-            if len(out) >= limit:
-                break
-    return out

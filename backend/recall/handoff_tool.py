@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..handoff import DEFAULT_BUDGET, handoff
-from ..home import Home
 from ..model import OpmemError
 from .context import Recall, recall_for
 from .core_block import core_block
 from .errors import RecallError
+
+if TYPE_CHECKING:
+    from ..home import Home
 
 
 def core_for(home: Home, session_id: str, recall: Recall | None = None) -> str:

@@ -26,6 +26,7 @@ from .memory_tools import memory_graph_neighbors, memory_timeline
 from .open_session import memory_open_session
 from .reply import encode
 from .search_tool import MAX_RESULTS, memory_search
+from .usage_tool import memory_usage
 
 Reply = dict[str, Any]
 
@@ -208,6 +209,38 @@ SEARCH = Tool(
     memory_search,
 )
 
+USAGE = Tool(
+    "memory_usage",
+    "Tokens and cost the coding agents recorded, summed by day, week, month, session, project, agent "
+    "or model (ccusage's JSON: inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, "
+    "totalTokens, totalCost, modelBreakdowns). Default: the caller's project, by day; project_id "
+    "'all' for every project. Costs come from an offline price table; a model it lacks has cost null.",
+    _schema(
+        {
+            "report": {
+                "enum": ["daily", "weekly", "monthly", "session", "project", "agent", "model"],
+                "default": "daily",
+            },
+            "since": _DATE,
+            "until": _DATE,
+            "project_id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A bound project's id or name, or 'all'; default: the project of the caller's folder.",
+            },
+            "agent": {"type": "string", "minLength": 1, "description": "Only this agent (claude-code, codex, ...)."},
+            "page": _PAGE,
+        },
+        [],
+        [
+            {"since": "1 week ago"},
+            {"report": "model", "project_id": "all", "since": "2025-06-01"},
+            {"report": "session", "since": "this month", "agent": "claude-code"},
+        ],
+    ),
+    memory_usage,
+)
+
 HANDOFF = Tool(
     "memory_handoff",
     "A brief of a session to carry on its work: the goal, what was done, the files touched, the "
@@ -225,7 +258,7 @@ HANDOFF = Tool(
 )
 
 TOOLS: Mapping[str, Tool] = MappingProxyType(
-    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS, SEARCH, HANDOFF)}
+    {t.name: t for t in (OPEN_SESSION, GIT_LOG, GIT_SHOW, TIMELINE, NEIGHBORS, SEARCH, HANDOFF, USAGE)}
 )
 
 

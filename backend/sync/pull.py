@@ -377,6 +377,7 @@ class Puller(Outbox):
                     self.home.memory.refresh()
                 wanted = None if everything else sorted({*report.pulled_sessions, *report.updated_sessions})
                 self.home.search_index.update(wanted)
+                self.home.usage.update(wanted)
             except OpmemError as exc:
                 report.problems.append(f"the search index was not updated: {exc}; run `opmem index rebuild`")
                 return

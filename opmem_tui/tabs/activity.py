@@ -1,7 +1,8 @@
-"""The Activity tab: sessions, turns and tokens per day, counted by the backend
-(backend/activity.py, through the app's data layer) in a thread worker when the tab is shown
-and the session listing changed since; the counter reads only the message files added since
-its last count. Nothing is counted while the tab is hidden (it would compete with the replay)."""
+"""The Activity tab: sessions, turns, tokens and cost per day, summed by the backend from the
+usage index (backend/activity.py, through the app's data layer) in a thread worker when the tab
+is shown and the session listing changed since; only sessions whose meta.json changed are read.
+A missing or old index is rebuilt first, its progress shown in the tab's header. Nothing is
+counted while the tab is hidden (it would compete with the replay)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,9 @@ class ActivityTab(Tab, ReportsWorkerErrors, Vertical):
 
     @work(thread=True, exclusive=True, group="activity", exit_on_error=False, description="Counting activity")
     def _count(self, listing: ListingView) -> None:
-        activity = self.opmem.data.activity(listing)
+        activity = self.opmem.data.activity(
+            listing, progress=lambda done, total: deliver(self, self.view.progress, done, total)
+        )
         deliver(self, self._show, activity)
 
     def _show(self, activity: Activity) -> None:

@@ -160,7 +160,7 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
 
     def _apply_listing(self, view: ListingView) -> None:
         self.listing_view = view
-        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld)
+        self.session_list.set_listing(view.listing, dict(view.project_names), view.withheld, view.costs)
         self.post_message(SessionsTab.ListingChanged(view))
         self._report_new_problems(view)
         self._refresh_open_session(view)
@@ -324,6 +324,7 @@ class SessionsTab(BranchesAndHistory, SessionEdits, Tab, ReportsWorkerErrors, Ho
             view_label=label,
             total=data.turn_total,
             originals=data.originals,
+            cost=data.cost,
         )
         if self._select_node:
             self.replay.select_node(self._select_node)

@@ -40,7 +40,32 @@ async def test_heatmap_projects_sources_and_metric(sample_home):
         await press(pilot, "m")
         assert view.metric == "tokens" and text_of(app, "#activity-header").startswith("tokens per day")
         await press(pilot, "m")
+        assert view.metric == "cost" and text_of(app, "#activity-header").startswith("cost per day")
+        assert "By model" in text_of(app, "#activity-series")
+        await press(pilot, "m")
         assert view.metric == "sessions"
+
+
+async def test_a_missing_usage_index_is_built_with_progress_in_the_header(sample_home):
+    from opmem_tui.widgets.activity_view import ActivityView
+
+    app = make_app(sample_home)
+    seen: list[tuple[int, int]] = []
+    original = ActivityView.progress
+
+    def spy(self, done: int, total: int) -> None:
+        seen.append((done, total))
+        original(self, done, total)
+
+    ActivityView.progress = spy  # type: ignore[method-assign]
+    try:
+        sample_home.usage.path.unlink(missing_ok=True)
+        async with app.run_test(size=(140, 40)) as pilot:
+            view = await open_activity(pilot)
+            assert not view.activity.empty
+    finally:
+        ActivityView.progress = original  # type: ignore[method-assign]
+    assert seen and seen[-1][0] == seen[-1][1] == len(sample_home.sessions.list_sessions().sessions)
 
 
 async def test_empty_store_says_how_to_fill_it(tmp_path):

@@ -104,3 +104,20 @@ def test_list_log_and_warnings_as_json(tmp_path: Path):
 
     result = runner.invoke(projects, ["log", "nope", "--json"])
     assert result.exit_code == 1 and "no project" in result.output
+
+
+def test_a_bound_project_whose_folder_is_gone_is_listed_as_not_on_this_machine(tmp_path: Path):
+    import shutil
+
+    home = tmp_path / "home"
+    kept, gone = _repo(tmp_path / "kept"), _repo(tmp_path / "gone")
+    registry = ProjectRegistry(home)
+    registry.resolve_project(kept)
+    removed = registry.resolve_project(gone)
+    shutil.rmtree(gone)
+    runner = CliRunner(env={"OPMEM_HOME": str(home)})
+    lines = runner.invoke(projects, ["list"]).output.splitlines()
+    assert [line for line in lines if "(not on this machine)" in line] == [
+        line for line in lines if line.startswith(removed.id)
+    ]
+    assert len(lines) == 2

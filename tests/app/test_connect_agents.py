@@ -225,6 +225,7 @@ def test_cli_connect_status_and_disconnect(home: Home, user_home: Path) -> None:
     assert "codex     Codex CLI    found      connected" in status
     assert f"✓ MCP server   {user_home / '.codex/config.toml'}" in status
     assert "claude    Claude Code  not found  not connected" in status
+    assert "usage     last 7 days, by agent" in status and "no usage index yet" in status
     result = cli(user_home, home, "disconnect", "codex")
     assert result.exit_code == 0
     # Not "removed <file>" (read as the file deleted): what was taken out of which file.
@@ -290,3 +291,22 @@ def test_an_agent_whose_sessions_import_finds_is_found(home: Home, user_home: Pa
     (data / "opencode/storage/session").mkdir(parents=True)
     status = cli(user_home, home, "connect", "--status").stdout
     assert "opencode  OpenCode     found" in status
+
+
+def test_cli_connect_status_shows_this_weeks_usage(home: Home, user_home: Path) -> None:
+    import time
+
+    from tests.backend.usage.helpers import claude_usage
+
+    now = time.time()
+    store = home.sessions
+    user = store.append_message("s-week", "user", "go", created_at=now - 3600)
+    reply = store.append_message(
+        "s-week", "assistant", "ok", parent_id=user.id, created_at=now - 3590,
+        metadata={"model": "gpt-5", "usage": claude_usage(1_000_000, 0)},
+    )  # fmt: skip
+    store.commit_turn("s-week", reply.id)
+    store.update_session("s-week", source="codex")
+    home.usage.update()
+    status = cli(user_home, home, "connect", "--status").stdout
+    assert "codex" in status and "1,000,000 tokens  $1.25" in status  # GPT-5: $1.25 / MTok input

@@ -62,6 +62,7 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
             "memory_timeline": {"kinds": ["decision"]},
             "memory_graph_neighbors": {"entity": "worker", "hops": 1},
             "memory_search": {"query": "pytest"},
+            "memory_usage": {"report": "model", "project_id": "all"},
             "memory_handoff": {"session_id": built.session_id, "budget": 400},
         }
         assert set(calls) == set(TOOLS)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from opmem_tui.widgets.activity_view import level, short_number, sparkline
+from opmem_tui.widgets.activity_view import level, sparkline
+from opmem_tui.widgets.cost_text import short_number
 
 
 def test_levels_and_sparklines_draw_what_the_counts_say() -> None:

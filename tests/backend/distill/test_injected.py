@@ -31,6 +31,8 @@ def marked(node: Node, kind: str = "trunk") -> Node:
         "<command-name>/model</command-name>\n<command-message>model</command-message>",
         "<local-command-stdout>Set model to opus</local-command-stdout>",
         "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
+        "<ide_opened_file>The user opened src/a.ts in the IDE.</ide_opened_file>",
+        "<bash-input>ls</bash-input>",
         '<git-context branch="main">\nclean\n</git-context>\nhi',
         "Your task is to create a detailed summary of the conversation so far. IMPORTANT: Do NOT use any tools.",
         "This session is being continued from a previous conversation that ran out of context.",
@@ -51,6 +53,8 @@ def test_injected_shapes_are_not_the_users_word(text: str) -> None:
     [
         "always use pnpm, never npm",
         "the <div> in header.tsx overflows: fix it",
+        "<div>Hello</div> is not centered, why?",
+        "<p>text</p>\nfix the spacing",
         "We decided to keep Postgres. Summary of the conversation so far: fine.",
     ],
 )

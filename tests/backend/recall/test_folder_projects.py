@@ -10,7 +10,8 @@ import pytest
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.projects.folders import folder_project
-from opmem_tui.backend.recall.context import project_of_folder, recall_for
+from opmem_tui.backend.projects.known import project_of_folder
+from opmem_tui.backend.recall.context import recall_for
 from opmem_tui.backend.recall.core_block import core_block
 from opmem_tui.backend.recall.errors import RecallError
 

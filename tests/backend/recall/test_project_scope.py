@@ -14,7 +14,8 @@ from opmem_tui.backend.distill.injected import text_reason
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.importers import run_import
-from opmem_tui.backend.recall.context import NOT_HERE, Recall, recall_for, unbound_projects
+from opmem_tui.backend.projects.known import NOT_HERE, unbound_projects
+from opmem_tui.backend.recall.context import Recall, recall_for
 from opmem_tui.backend.recall.core_block import core_block
 from opmem_tui.cli import main
 

@@ -55,6 +55,11 @@ def every_call(built: Built) -> list[tuple[str, dict]]:
         ("memory_graph_neighbors", {"entity": "nobody"}),
         ("memory_search", {"query": "which port does the worker listen on"}),
         ("memory_search", {"query": "pytest", "k": 3, "since": "2025-06-01"}),
+        ("memory_usage", {}),
+        ("memory_usage", {"report": "session", "project_id": "all", "since": "2025-06-01"}),
+        ("memory_usage", {"report": "model", "project_id": "nope"}),
+        ("memory_handoff", {"session_id": sid, "budget": 400}),
+        ("memory_handoff", {"session_id": "no-such-session"}),
     ]
 
 
