@@ -16,9 +16,15 @@ they are found where a downloaded export is unpacked (``~/Downloads``) or given.
   Dicklesworthstone/franken_agent_detection src/connectors/chatgpt.rs (6ae73d5, cass's
   ChatGPT connector: the app's folders, ``id`` or ``conversation_id``, ``mapping``).
 - Claude.ai (Settings > Privacy > Export data): ``[{uuid, name, created_at, updated_at,
-  chat_messages: [{uuid, sender: human | assistant, text, created_at, content: [{type: text |
-  thinking | tool_use | tool_result, ...}], attachments [{file_name, extracted_content}]}]}]``.
-  Checked against kenn-io/agentsview internal/parser/claude_ai.go (5386007).
+  current_leaf_message_uuid?, chat_messages: [{uuid, parent_message_uuid?, sender: human |
+  assistant, text, created_at, content: [{type: text | thinking | tool_use | tool_result, ...}],
+  attachments [{file_name, extracted_content}], files}]}]`` (newer exports split it into
+  ``conversations-000/conversations.json``...). A message whose ``parent_message_uuid`` names an
+  earlier message hangs under it (an edited prompt or a retried reply is a branch), and
+  ``current_leaf_message_uuid`` is the head; without them the messages are one chain. Checked
+  against kenn-io/agentsview internal/parser/claude_ai.go (5386007); the tree keys were seen in
+  other public readers' test data found by code search (not attributable to a repository), not
+  in Anthropic's own documentation: an unknown parent falls back to the chain.
 """
 
 from __future__ import annotations
@@ -216,12 +222,14 @@ class ClaudeAiImporter(WholeImporter):
             b = _claude_ai(conv)
             if native and b.nodes:
                 title = as_str(conv.get("name"))
-                out.append(session(self.source, native, path, b, final=True, title=title, extra={"layout": "export"}))
+                made = session(self.source, native, path, b, final=True, title=title, extra={"layout": "export"})
+                out.append(replace(made, head=b.tip or made.head))
         return out
 
 
 def _claude_ai(conv: dict[str, Any]) -> SessionBuilder:
     b = SessionBuilder()
+    seen: dict[str, str] = {}  # message uuid -> its node
     for index, message in enumerate(m for m in conv.get("chat_messages") or [] if isinstance(m, dict)):
         sid = as_str(message.get("uuid")) or f"m{index}"
         when = parse_time(message.get("created_at"))
@@ -242,7 +250,11 @@ def _claude_ai(conv: dict[str, Any]) -> SessionBuilder:
             if extracted:
                 text += f"\n\n[{as_str(attached.get('file_name'))}]\n{extracted}"
         role = "user" if message.get("sender") == "human" else "assistant"
-        owner = b.chain(sid, role, text, created_at=when, metadata={"thinking": "\n".join(thinking)})
+        # an edited prompt or a retried reply names the message it follows: a branch; an unknown
+        # parent (the all-zero root, an older export without the key) follows the message before
+        parent = seen.get(as_str(message.get("parent_message_uuid")), True)
+        owner = b.chain(sid, role, text, created_at=when, metadata={"thinking": "\n".join(thinking)}, parent=parent)
+        seen[as_str(message.get("uuid"))] = owner
         for n, call in enumerate(calls):
             call_id = as_str(call.get("id"))
             b.tool(
@@ -254,4 +266,6 @@ def _claude_ai(conv: dict[str, Any]) -> SessionBuilder:
                 created_at=when,
                 metadata={"call_id": call_id},
             )
+    leaf = seen.get(as_str(conv.get("current_leaf_message_uuid")))
+    b.tip = leaf or b.tip  # the branch the app shows
     return b

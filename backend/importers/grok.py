@@ -7,8 +7,13 @@ item has ``content``, ``tool_calls [{id, name, arguments (JSON text)}]`` and ``m
 ``tool_result`` answers ``tool_call_id``, a ``backend_tool_call`` (web search run by the model
 provider) is a tool of its own. Items carry no time: ``summary.json`` (``{info {id, cwd},
 created_at, updated_at, generated_title, session_summary, current_model_id, head_branch,
-parent_session_id}``) dates the first and the last. Checked against kenn-io/agentsview
-internal/parser/grok.go and its testdata generated from xai-org/grok-build 7cfcb20 (5386007).
+parent_session_id, title_is_manual}``) dates the first and the last. Checked against kenn-io/agentsview
+internal/parser/grok.go and its testdata generated from xai-org/grok-build 7cfcb20 (5386007), and
+against the agent's own source, xai-org/grok-build at 19d42e3:
+crates/codegen/xai-grok-shell/src/session/persistence.rs (``Summary``: a ``/rename``d title is
+``title_is_manual``) and session/storage/mod.rs. Not read yet: ``updates.jsonl`` beside it, the
+complete log (``{timestamp (s), method, params {update}}`` ACP session updates; the chat history
+is pruned at compaction, the updates are not).
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ def read_session(folder: Path, report: ImportReport, source: str) -> list[Import
             b,
             final=True,
             title=title,
+            title_source="user" if summary.get("title_is_manual") else "llm",
             cwd=as_str(info.get("cwd")),
             model=as_str(summary.get("current_model_id")),
             git_branch=as_str(summary.get("head_branch")),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -114,16 +115,25 @@ def _fill(b: SessionBuilder, tool_id: str, text: str, when: float) -> None:
     b.nodes = [replace(n, content=text, created_at=n.created_at or when) if n.id == tool_id else n for n in b.nodes]
 
 
-def vibe_sessions() -> Path:
+def vibe_sessions() -> list[Path]:
+    """``[session_logging] save_dir`` of ``$VIBE_HOME/config.toml`` when set (SessionLoggingConfig),
+    and the default ``$VIBE_HOME/logs/session`` (``~/.vibe``)."""
     env = os.environ.get("VIBE_HOME")
-    return (Path(env).expanduser() if env else Path.home() / ".vibe") / "logs" / "session"
+    home = Path(env).expanduser() if env else Path.home() / ".vibe"
+    found = [home / "logs" / "session"]
+    try:
+        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return found
+    saved = as_str(as_dict(config.get("session_logging")).get("save_dir"))
+    return list(dict.fromkeys([Path(saved).expanduser(), *found])) if saved else found
 
 
 class VibeImporter(WholeImporter):
     name = "vibe"
     source = "mistral-vibe"
     label = "Mistral Vibe"
-    locations = ("$VIBE_HOME/logs/session", "~/.vibe/logs/session")
+    locations = ("$VIBE_HOME/logs/session", "~/.vibe/logs/session", "[session_logging] save_dir of its config.toml")
     shape = Shape(
         ("messages.jsonl", "meta.json"),
         records=(("role", "content", "message_id"), ("session_id", "start_time", "environment")),
@@ -137,7 +147,7 @@ class VibeImporter(WholeImporter):
         return unit if unit is not None and (unit / "messages.jsonl").is_file() else None
 
     def default_paths(self) -> list[Path]:
-        return [vibe_sessions()]
+        return vibe_sessions()
 
     def file_stat(self, path: Path) -> Any:
         return folder_stamp(path)

@@ -53,3 +53,22 @@ def test_the_apps_plain_folder_is_found_and_each_file_is_a_conversation(app_home
         ("assistant", "hi", 1767600004.0),
     ]
     assert report.warnings == []
+
+
+def test_a_claude_ai_retry_is_a_branch_and_the_leaf_is_the_head(tmp_path: Path) -> None:
+    root = "00000000-0000-4000-8000-000000000000"
+    messages = [
+        {"uuid": "m1", "parent_message_uuid": root, "sender": "human", "text": "hi", "created_at": "2026-01-05T08:00:00Z"},
+        {"uuid": "m2", "parent_message_uuid": "m1", "sender": "assistant", "text": "first", "created_at": "2026-01-05T08:00:01Z"},
+        {"uuid": "m3", "parent_message_uuid": "m1", "sender": "assistant", "text": "retried", "created_at": "2026-01-05T08:00:05Z"},
+        {"uuid": "m4", "sender": "human", "text": "thanks", "created_at": "2026-01-05T08:00:09Z"},
+    ]  # fmt: skip
+    conv = {"uuid": "c1", "name": "Hi", "current_leaf_message_uuid": "m2", "chat_messages": messages}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]), encoding="utf-8")
+    (s,) = SOURCES["claude-ai"].read(path, ImportReport(), final=True)
+    by_id = {n.id: n for n in s.nodes}
+    assert by_id["m2"].parent_id == "m1" and by_id["m3"].parent_id == "m1"
+    assert by_id["m4"].parent_id == "m3"  # no parent named: after the message before it
+    assert by_id["m1"].parent_id is None
+    assert s.head == "m2"  # the app shows the first reply again, not the last message written

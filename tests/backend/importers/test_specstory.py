@@ -433,3 +433,22 @@ def test_cursor_2025_paths_from_summary_and_patch_header(tmp_path: Path) -> None
     assert read.input == {"file_path": "/Users/k/skillz/tsconfig.json"}
     assert patch.input["file_path"] == "/Users/k/skillz/tsconfig.eslint.json"
     assert '"extends": "./tsconfig.json"' in patch.input["content"]  # entities undone, a new file
+
+
+REAL = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures/agents/specstory/real/.specstory/history/2026-01-16_16-48-38Z-the-code-in-specstory.md"
+)
+
+
+def test_a_real_export_by_specstorys_own_cli() -> None:
+    """Markdown v2.1.0 of a Claude Code session, committed by SpecStory (getspecstory 210d609)."""
+    s = read_export(REAL)
+    assert s.native_id == "e317d7b9-3289-4345-9c97-0bb1e3d998c8" and s.model == "claude-opus-4-5-20251101"
+    roles = [n.role for n in s.nodes]
+    assert (roles.count("user"), roles.count("assistant"), roles.count("tool")) == (11, 24, 37)
+    tools = [n for n in s.nodes if n.role == "tool"]
+    assert {t.name for t in tools} == {"Bash", "Read", "Glob", "TodoWrite", "Edit", "Write"}
+    assert tools[2].input == {"file_path": "./specstory-cli/.github/workflows/release.yml"}
+    times = [n.created_at for n in s.nodes]
+    assert all(times) and times == sorted(times) and times[0] == parse_time("2026-01-16 16:48:38Z")

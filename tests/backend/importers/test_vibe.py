@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from opmem_tui.backend.importers.base import ImportReport
-from opmem_tui.backend.importers.vibe import read_session
+from opmem_tui.backend.importers.vibe import read_session, vibe_sessions
 
 
 def test_model_from_the_saved_config_reasoning_injected_messages_and_a_named_title(tmp_path: Path) -> None:
@@ -30,3 +32,15 @@ def test_model_from_the_saved_config_reasoning_injected_messages_and_a_named_tit
     assert s.nodes[1].metadata["injected"] is True
     assert s.nodes[2].metadata["thinking"] == "look at tests"
     assert s.nodes[0].created_at < s.nodes[2].created_at
+
+
+def test_a_save_dir_set_in_its_config_is_looked_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIBE_HOME", str(tmp_path / "vh"))
+    assert vibe_sessions() == [tmp_path / "vh" / "logs" / "session"]
+    (tmp_path / "vh").mkdir()
+    (tmp_path / "vh" / "config.toml").write_text(
+        f'[session_logging]\nsave_dir = "{tmp_path / "logs"}"\n', encoding="utf-8"
+    )
+    assert vibe_sessions() == [tmp_path / "logs", tmp_path / "vh" / "logs" / "session"]
+    (tmp_path / "vh" / "config.toml").write_text("not [toml", encoding="utf-8")
+    assert vibe_sessions() == [tmp_path / "vh" / "logs" / "session"]
