@@ -44,6 +44,7 @@ from opmem_tui.backend.home import Home  # noqa: E402
 from opmem_tui.backend.importers import SOURCES, run_import  # noqa: E402
 from opmem_tui.backend.importers.base import ImportReport  # noqa: E402
 from opmem_tui.backend.importers.detect import detect_sources  # noqa: E402
+from opmem_tui.backend.memory.brief import global_brief, project_brief  # noqa: E402
 from opmem_tui.backend.memory.core import (  # noqa: E402
     CORE_BUDGET,
     compose_core,
@@ -110,6 +111,7 @@ class Result:
     sessions: int
     brief: Figures
     before: Figures  # the same block without its brief
+    unbounded: Figures  # every brief line and graph fact, no budget: what was extracted, fitting or not
     off: Figures  # the block of the same sessions distilled with the knowledge rules off
     blocks: dict[str, str] = field(default_factory=dict)  # dev --show only
     missed: list[str] = field(default_factory=list)
@@ -194,6 +196,8 @@ class Distilled:
     before: str  # the project block without its brief
     before_global: str
     snippets: list[str]
+    unbounded: str  # every brief line, timeline candidate and graph fact, no budget: what was extracted
+    unbounded_global: str
 
 
 def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> tuple[Distilled, int]:
@@ -204,6 +208,16 @@ def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> 
     day = consolidation_day(time.time())
     before = compose_core(project.name, day, event_lines(memory, scope, day), fact_lines(memory, scope))
     before_global = compose_core("(global)", day, event_lines(memory, "global", day), fact_lines(memory, "global"))
+    unbounded, unbounded_global = (
+        "\n".join(
+            [
+                *(b.text for b in lines),
+                *(e.text for e in event_lines(memory, s, day)),
+                *(f.text for f in fact_lines(memory, s)),
+            ]
+        )
+        for lines, s in ((project_brief(memory, project_id), scope), (global_brief(memory), "global"))
+    )
     memory.close()
     recall = recall_for(home, project=project_id)
     snippets = []
@@ -211,7 +225,10 @@ def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> 
         hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
         snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
     recall.memory.close()
-    return Distilled(read_block(home, project_id), read_block(home, ""), before, before_global, snippets), sessions
+    block = Distilled(
+        read_block(home, project_id), read_block(home, ""), before, before_global, snippets, unbounded, unbounded_global
+    )
+    return block, sessions
 
 
 def measure(half: str, project: Path, show: bool) -> Result:
@@ -221,11 +238,12 @@ def measure(half: str, project: Path, show: bool) -> Result:
     with tempfile.TemporaryDirectory() as tmp:
         on, sessions = distilled(project, questions, Path(tmp) / "on", knowledge=True)
         off, _ = distilled(project, questions, Path(tmp) / "off", knowledge=False)
-    result = Result(project.name, half, sessions, Figures(), Figures(), Figures())
+    result = Result(project.name, half, sessions, Figures(), Figures(), Figures(), Figures())
     runs = (
         (result.brief, on.block, on.global_block, on.snippets),
         (result.before, on.before, on.before_global, on.snippets),
         (result.off, off.block, off.global_block, off.snippets),
+        (result.unbounded, on.unbounded, on.unbounded_global, on.snippets),
     )
     for figures, pblock, gblock, snippets in runs:
         shown, missed = coverage(labels, pblock, gblock)
@@ -248,8 +266,12 @@ def verdict(ok: bool) -> str:
     return "MET" if ok else "MISSED"
 
 
-def print_figures(title: str, brief: Figures, before: Figures, off: Figures) -> None:
+def print_figures(title: str, brief: Figures, before: Figures, off: Figures, unbounded: Figures) -> None:
     print(f"{title}")
+    kinds = "  ".join(f"{k} {n}/{t}" for k, (n, t) in unbounded.by_kind.items())
+    print(
+        f"  extracted (every brief line, timeline candidate and graph fact, no 2 KB budget): {unbounded.coverage:.3f}  by kind: {kinds}"
+    )
     ratio = brief.coverage / off.coverage if off.coverage else float("inf")
     print(f"  brief coverage: {brief.coverage:.3f} ({brief.shown}/{brief.facts} facts)  vs knowledge rules off: "
           f"{off.coverage:.3f}  ratio {ratio:.2f}  (without the brief: {before.coverage:.3f})  "
@@ -283,33 +305,34 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = [measure(half, folder, args.show) for half, folder in chosen]
     seconds = time.perf_counter() - started
-    totals: dict[str, tuple[Figures, Figures, Figures]] = {}
+    totals: dict[str, tuple[Figures, Figures, Figures, Figures]] = {}
     for key in (*halves(), "total"):
         members = [r for r in results if key in (r.half, "total")]
         if members:
-            brief, before, off = Figures(), Figures(), Figures()
+            brief, before, off, unbounded = Figures(), Figures(), Figures(), Figures()
             for r in members:
                 brief.add(r.brief)
                 before.add(r.before)
                 off.add(r.off)
-            totals[key] = (brief, before, off)
+                unbounded.add(r.unbounded)
+            totals[key] = (brief, before, off, unbounded)
     if args.json:
         out = {
             "projects": [
                 {"name": r.name, "half": r.half, "sessions": r.sessions, "brief": r.brief.as_dict(),
-                 "before": r.before.as_dict(), "rules_off": r.off.as_dict()}
+                 "before": r.before.as_dict(), "rules_off": r.off.as_dict(), "unbounded": r.unbounded.as_dict()}
                 for r in results
             ],
             "totals": {
-                k: {"brief": b.as_dict(), "before": a.as_dict(), "rules_off": o.as_dict()}
-                for k, (b, a, o) in totals.items()
+                k: {"brief": b.as_dict(), "before": a.as_dict(), "rules_off": o.as_dict(), "unbounded": u.as_dict()}
+                for k, (b, a, o, u) in totals.items()
             },
         }  # fmt: skip
         print(json.dumps(out, indent=2))
         return 0
     for r in results:
         print(f"{r.half}/{r.name}: {r.sessions} sessions with a prompt  coverage {r.brief.coverage:.2f} (rules off "
-              f"{r.off.coverage:.2f}, without the brief {r.before.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
+              f"{r.off.coverage:.2f}, without the brief {r.before.coverage:.2f}, extracted {r.unbounded.coverage:.2f})  stale {r.brief.stale}  recall {r.brief.recall:.2f}  "
               f"block {r.brief.largest} B")  # fmt: skip
         if r.blocks:
             for which, text in r.blocks.items():
@@ -319,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("--- stated as current ---\n" + "\n".join(r.stale_lines))
             print()
     print(f"\n{len(results)} projects distilled and scored in {seconds:.1f} s")
-    for key, (brief, before, off) in totals.items():
-        print_figures(f"[{key}]", brief, before, off)
+    for key, (brief, before, off, unbounded) in totals.items():
+        print_figures(f"[{key}]", brief, before, off, unbounded)
     return 0
 
 
