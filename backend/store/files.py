@@ -68,6 +68,18 @@ def fsync_dir(path: Path) -> None:
 
 
 def dump_json(data: Any) -> bytes:
+    """json.dumps(data, ensure_ascii=False, indent=1, default=str), byte for byte (meta.json: once a
+    turn commit, where json's indent is its slow pure-Python encoder): orjson's two-space indent
+    made one-space, under dump_json_line's checks (else json writes it). A newline in orjson's
+    output is always its own (one in a string is escaped), so only indentation follows one."""
+    if orjson is not None:
+        try:
+            out = orjson.dumps(data, default=_refuse, option=_ORJSON_OPTIONS | orjson.OPT_INDENT_2)
+        except TypeError:
+            pass
+        else:
+            if b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data:
+                return b"\n".join([line[(len(line) - len(line.lstrip(b" "))) // 2 :] for line in out.split(b"\n")])
     return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
 
 

@@ -269,6 +269,8 @@ class SyncWorker:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opmem-sync")
         self._pending: list[Future[None]] = []
         self._settled: list[tuple[list[Future[None]], Callable[[], None], Callable[[OSError], None]]] = []
+        self._later: list[Future[None]] = []  # when_durable's
+        self._last: list[Future[None]] = []  # the syncs of the last `then`
 
     def submit(self, sync: Callable[[], None]) -> None:
         self._pending.append(self._pool.submit(sync))
@@ -276,7 +278,19 @@ class SyncWorker:
     def then(self, on_done: Callable[[], None], on_failed: Callable[[OSError], None]) -> None:
         """Once the syncs submitted since the last `then` are done: on_done, or on_failed(the error)."""
         self._settled.append((self._pending, on_done, on_failed))
-        self._pending = []
+        self._last, self._pending = self._pending, []
+
+    def when_durable(self, then: Callable[[], None]) -> None:
+        """`then()` on the sync thread once the syncs of the last `then` and those submitted since
+        succeeded (not at all if one failed): a backlog's sessions go to their git mirror once
+        their node files are durable."""
+        futures = self._last + self._pending
+
+        def run() -> None:
+            if all(future.exception() is None for future in futures):
+                then()
+
+        self._later.append(self._pool.submit(run))
 
     def settle(self) -> None:
         """Wait for every sync; the callbacks run here, in order, on this thread."""
@@ -292,6 +306,9 @@ class SyncWorker:
         for future in self._pending:  # submitted with no `then`: waited for all the same
             future.result()
         self._pending = []
+        later, self._later = self._later, []
+        for future in later:
+            future.result()
 
     def close(self) -> None:
         try:
