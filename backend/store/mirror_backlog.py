@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from .sessions import SessionStore
 
 SUFFIX = ".mirror"
-HERE, LIVE, ORPHAN = "here", "live", "orphan"  # owner: this process, another live one, none alive
+HERE, LIVE, ORPHAN = "here", "live", "orphan"
+WINDOW = 4  # sessions handed to each worker ahead: the rest wait here, where this process can take them  # owner: this process, another live one, none alive
 
 
 class MirrorMark:
@@ -165,17 +166,28 @@ class MirrorWriter:
                     self._again.add(sid)
                     continue
                 added += 1
-                future = self._procs.submit(sid) if self._procs is not None else None
-                if future is not None:
-                    self._running[sid] = future
-                    continue
                 self._queued.add(sid)
                 self._queue.append(sid)
             if added:
                 self._idle.clear()
+            self._feed()
         if added:
             self._wake.set()
         return added
+
+    def _feed(self) -> None:
+        """Hand the workers the oldest queued sessions, a few each (under self._lock): the rest stay
+        here, for the workers later or for this process (run() takes the newest)."""
+        if self._procs is None or self._procs.broken:
+            return
+        while self._queue and len(self._running) < WINDOW * self._procs.workers:
+            sid = self._queue[0]
+            future = self._procs.submit(sid)
+            if future is None:
+                return
+            self._queue.popleft()
+            self._queued.discard(sid)
+            self._running[sid] = future
 
     def adopt(self) -> int:
         """Queue the mirrors an earlier process left unfinished (killed, or stopped early)."""
@@ -197,35 +209,34 @@ class MirrorWriter:
         return self._procs.broken if self._procs is not None else ""
 
     def poll(self) -> None:
-        """Hand on the mirrors the workers finished so far (on_commits, on_written), without waiting."""
+        """Hand on the mirrors the workers finished so far (on_commits, on_written), without
+        waiting, and hand them more."""
         done: list[str] = []
         turns: dict[str, dict[str, tuple[int, str]]] = {}
         self._reap(self._early, done, turns)
         self._tell(done, turns, self._early)
 
     def run(self, stop: Callable[[], bool] | None = None, progress: Progress | None = None) -> MirrorReport:
-        """Write every queued mirror (until `stop()` says so, looked at between sessions); with
-        workers, wait for theirs (a session a worker has begun is finished, the rest left queued)."""
+        """Write every queued mirror (until `stop()` says so, looked at between sessions). With
+        workers: they go on with the oldest, this process writes the newest, and what a worker
+        has begun is finished before this returns."""
         started = time.perf_counter()
         report, self._early = self._early, MirrorReport()
         total = report.sessions + self.pending
         done: list[str] = []
         turns: dict[str, dict[str, tuple[int, str]]] = {}
         last_told = time.monotonic()
-        stopped = False
         try:
             while True:
                 if stop is not None and stop():
-                    stopped = True
                     break
                 self._reap(report, done, turns)
                 with self._lock:
-                    sid = self._queue.popleft() if self._queue else None
-                    if sid is not None:
+                    sid = None
+                    if self._queue:  # the oldest without workers; with them, the newest
+                        sid = self._queue.popleft() if self._procs is None else self._queue.pop()
                         self._queued.discard(sid)
                     running = list(self._running.values())
-                if sid is None and running:
-                    sid = self._steal()
                 if sid is not None:
                     if progress is not None:
                         progress(report.sessions, max(total, report.sessions + 1), sid)
@@ -241,12 +252,10 @@ class MirrorWriter:
                     done, turns, last_told = [], {}, time.monotonic()
         finally:
             if self._procs is not None:
-                if stopped:  # what a worker has begun is finished; the queued rest is cancelled
-                    self._procs.stop()
                 with self._lock:
                     running = list(self._running.values())
-                wait(running)
-                self._reap(report, done, turns, requeue=True)
+                wait(running)  # begun by a worker: finished (a stopped run hands them nothing more)
+                self._reap(report, done, turns, feed=False)
                 self._procs.close()
             self._tell(done, turns, report)
             report.problems.extend(f"{path}: {problem}" for path, problem in self.store.take_hint_failures())
@@ -256,17 +265,6 @@ class MirrorWriter:
         if report.problems and self.on_problems is not None:
             self.on_problems(list(report.problems))
         return report
-
-    def _steal(self) -> str | None:
-        """A session sent to the workers that none has begun, the newest, to write here: with
-        nothing else to do, this process is one more core on the workers' backlog."""
-        with self._lock:
-            for sid, future in reversed(self._running.items()):
-                if future.cancel():
-                    del self._running[sid]
-                    self._again.discard(sid)
-                    return sid
-        return None
 
     def _write_here(
         self, sid: str, report: MirrorReport, done: list[str], turns: dict[str, dict[str, tuple[int, str]]]
@@ -287,11 +285,10 @@ class MirrorWriter:
         done: list[str],
         turns: dict[str, dict[str, tuple[int, str]]],
         *,
-        requeue: bool = False,
+        feed: bool = True,
     ) -> None:
-        """Take the workers' finished sessions into `report`. A worker lost (killed, a broken
-        pool) leaves its session to this process: queued here (with `requeue`, a stopped run's
-        cancelled ones too, so `pending` counts them)."""
+        """Take the workers' finished sessions into `report` (and, with `feed`, hand them more). A
+        worker lost (killed, a broken pool) leaves its sessions to this process: queued here."""
         with self._lock:
             finished = [(sid, f) for sid, f in self._running.items() if f.done()]
             for sid, _future in finished:
@@ -300,10 +297,6 @@ class MirrorWriter:
         for sid, future in finished:
             try:
                 result = future.result()
-            except CancelledError:
-                if requeue:
-                    self._requeue(sid)
-                continue
             except POOL_ERRORS as exc:
                 if self._procs is not None:
                     self._procs.stop(exc)
@@ -324,6 +317,9 @@ class MirrorWriter:
                     again.append(sid)
         if again:  # still owed (a file written to it meanwhile), not only named twice
             self.add([sid for sid in again if self.store.mirror_pending(sid) is not None])
+        if feed:
+            with self._lock:
+                self._feed()
 
     def _requeue(self, sid: str) -> None:
         with self._lock:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from ..worker_process import start_worker_process
 if TYPE_CHECKING:
     from .sessions import SessionStore
 
-POOL_ERRORS = (BrokenProcessPool, CancelledError, OSError, RuntimeError, EOFError)
+POOL_ERRORS = (BrokenProcessPool, OSError, RuntimeError, EOFError)
 
 
 MAX_WORKERS = 4  # ~55 MB each; more cores than that are left to the rest of the machine
@@ -72,7 +72,8 @@ class StoreSpec:
 
 class MirrorProcesses:
     """Worker processes writing sessions' mirrors; `submit` returns None once they cannot be used
-    (then the caller writes the session itself)."""
+    (then the caller writes the session itself). Nothing submitted is ever cancelled: a session
+    handed to a worker is written by it, or its future fails and the caller writes it."""
 
     def __init__(self, store: SessionStore, workers: int) -> None:
         self.spec = StoreSpec.of(store)
@@ -96,17 +97,16 @@ class MirrorProcesses:
             self.stop(exc)
             return None
 
-    def stop(self, exc: BaseException | None = None) -> None:
-        """No more sessions for the workers (a session under way is finished; queued ones are
-        cancelled: their futures say so)."""
-        if exc is not None and not self.broken:
+    def stop(self, exc: BaseException) -> None:
+        """The workers are not used any more (a worker was lost: the pool is broken)."""
+        if not self.broken:
             self.broken = f"{type(exc).__name__}: {exc}"
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor.shutdown(wait=False)
             self._executor = None
 
     def close(self) -> None:
-        """Wait for the workers to exit (every submitted session done or cancelled)."""
+        """Wait for the workers to exit (every submitted session done); a later submit starts them again."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
