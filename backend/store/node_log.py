@@ -113,6 +113,13 @@ class NodeLog:
         self._fresh[node.id] = data
         self.known.add(name)
 
+    def track(self, path: str) -> None:
+        """Another new file of the session (its meta.json, in a batch), synced with the node files."""
+        if self.durable:
+            if not self._unsynced:
+                self._unsynced_since = time.monotonic()
+            self._unsynced.append(path)
+
     def bytes_of(self, node: Node) -> bytes:
         """The node file's bytes (kept from the write, once; else read back)."""
         data = self._fresh.pop(node.id, None)
