@@ -199,6 +199,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
 
 
 PIECES_CHARS = 180  # a layout or progress line takes its newest items while they fit
+PROGRESS_ITEMS = 10
 
 
 def _take(names: list[str], sep: str) -> list[str]:
@@ -237,7 +238,8 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
                 latest[g.target] = (g.edge.event_time, done, g)
     out = []
     for done, label, importance in ((False, "pending", 0.84), (True, "done", 0.82)):
-        gs = _by_session(sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time))[:6]
+        said = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: (-g.edge.event_time, -g.written))
+        gs = _by_session(said)[:PROGRESS_ITEMS]
         names = _take(list(dict.fromkeys(_topic(refs[g.target].name) for g in gs)), "; ")
         if names:
             line = BriefLine(

@@ -95,8 +95,9 @@ class Knowledge:
         return self.user
 
     def flush(self) -> None:
+        # by time, then in the order read (the end of an answer, its closing summary, is its newest)
         for (subject, relation, target, scope), (prov, confidence) in sorted(
-            self.pending.items(), key=lambda item: (item[1][0].event_time, item[0])
+            self.pending.items(), key=lambda item: item[1][0].event_time
         ):
             self.b.edge(subject, relation, target, prov, confidence, scope=scope)
         self.pending.clear()

@@ -125,7 +125,12 @@ _STATES = Caseless(
 
 _PROGRESS_HINTS = (
     "done", "todo", "to do", "pending", "remaining", "[x]", "[ ]", "next step", "next up", "complete", "finished",
-    "implemented", "what's next", "whats next", "follow-up", "follow up",
+    "implemented", "what's next", "whats next", "follow-up", "follow up", "created", "summary", "changes", "|",
+    *"✅✔☑⏳🔄🚧⬜☐🔲",
+    # the same words in the other languages users and answers write in (pt/es, ru, zh, de, fr)
+    "conclu", "complet", "feito", "pendente", "pendiente", "próximo", "proximo", "siguiente", "progresso",
+    "criado", "creado", "готов", "сделан", "выполнен", "заверш", "осталось", "следующ", "создан",
+    "完成", "待办", "下一步", "后续", "进行中", "创建", "erledigt", "nächste", "offen", "terminé", "prochaine",
 )  # fmt: skip
 
 
@@ -176,7 +181,7 @@ _DONE_LABELS = frozenset({"done", "completed", "finished"})
 _NOTHING = frozenset({"none", "nothing", "n/a", "na", "-", "—", "nothing yet", "all done", "none yet"})
 
 
-TASKS_PER_MESSAGE = 8
+TASKS_PER_MESSAGE = 8  # of each status: a closing summary's done table does not crowd out what is left
 
 
 TASK_CHARS = 120
@@ -231,37 +236,43 @@ def _component_name(raw: str) -> str:
 
 
 def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, str]]:
-    """(done?, task) a text states: `Done: X` / `TODO: Y` lines (or such a heading over a list)
-    and markdown checklists; code blocks and code comments are not read. A user's long message
-    is a pasted document or a prompt template (a compaction request lists "Pending Tasks:" as
-    what to write), not a statement of progress: only a short one is read."""
+    """(done?, task) a text states: `Done: X` / `TODO: Y` lines (or such a heading over a list or
+    a table), markdown checklists, and an answer's status marks (`- ✅ X`, `### X ✅`, `- ⏳ Y`);
+    code blocks and code comments are not read. A user's long message is a pasted document or a
+    prompt template (a compaction request lists "Pending Tasks:" as what to write), not a
+    statement of progress: only a short one is read."""
     if from_user and len(text) > USER_PROGRESS_CHARS:
         return []
-    low = text[:20_000].lower()
+    text = _tail(text, PROGRESS_CHARS)
+    low = text.lower()
     if _PROGRESS_HINT.search(low) is None:
         return []
     out: list[tuple[bool, str]] = []
-    under: bool | None = None  # the status of a heading whose list follows
+    under: bool | None = None  # the status of a heading whose list (or table) follows
     listed = False  # an item was read under it (a blank line then ends the list)
-    for raw in CODE_BLOCK.sub("\n", text[:20_000]).splitlines():
+    lines = CODE_BLOCK.sub("\n", text).splitlines()
+    for n, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             under = under if not listed else None
             listed = False
             continue
-        heading = _PROGRESS_HEADING.match(line)
-        if heading is not None:
-            under, listed = (heading.group("a") or heading.group("b")).lower() in _DONE_LABELS, False
+        if line.startswith("|"):
+            row = _table_row(line, lines[n + 1] if n + 1 < len(lines) else "")
+            if row is not None and under is not None:
+                first, mark = row
+                out += [(under if mark is None else mark, item) for item in _task_list(first, split=False)]
+                listed = True
             continue
-        said_heading = _heading_status(line)
-        if said_heading is not None:
-            under, listed = said_heading, False
+        over = _list_status(line)
+        if over is not None:
+            under, listed = over, False
             continue
         finished = _finished_heading(line)
         if finished:
             left = _LEFT.match(finished)  # "## Remaining Phase 2 Tasks (4/6 done)": what is left
             out.append((False, left.group("rest")) if left else (True, finished))
-            under = None
+            under, listed = (False, False) if left else (None, False)  # its list: what is left
             continue
         label = _PROGRESS_LINE.match(line)
         if label is not None:
@@ -273,20 +284,20 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
             else:
                 under = done
             continue
-        said = [(True, m.group("item")) for m in _SAID_DONE.finditer(line)]
-        said += [(False, m.group("item")) for m in _SAID_NEXT.finditer(line)]
+        said = _said_items(line)
         if said:
-            out += [
-                (done, item)
-                for done, raw_item in said
-                for item in _task_list(raw_item, split=False)
-                if item.lower() not in _PRONOUNS  # "I'm done with this": not a task
-            ]
+            out += said
             under = None
             continue
         box = _CHECKBOX.match(line)
         if box is not None:
             out += [(box.group("mark") != " ", item) for item in _task_list(box.group("item"), split=False)]
+            continue
+        marked = _marked_item(line)
+        if marked is not None and (under is not None or line.startswith("#")):
+            # "- ✅ Dynamic trigger patterns" under "Remaining:", "### 2. **Polls** ✅": the mark says
+            out += [(marked[0], item) for item in _task_list(marked[1], split=False)]
+            listed = listed or under is not None
             continue
         bullet = _BULLET.match(line) if under is not None else None
         if bullet is not None and under is not None and not bullet.group("item").endswith(":"):  # not a heading
@@ -294,19 +305,123 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
             listed = True
         else:
             under = None
-    return list(dict.fromkeys(out))[:TASKS_PER_MESSAGE]
+    found = list(dict.fromkeys(out))  # a long answer closes with its summary: the last of each status
+    last = {done: [t for t in found if t[0] is done][-TASKS_PER_MESSAGE:] for done in (True, False)}
+    return [t for t in found if t in last[t[0]]]
+
+
+PROGRESS_CHARS = 20_000
+
+
+def _tail(text: str, size: int) -> str:
+    """The end of a long answer (where its closing summary is), from a line outside code."""
+    if len(text) <= size:
+        return text
+    cut = text.find("\n", len(text) - size)
+    if cut < 0:
+        return ""
+    if len(re.findall(r"^[ \t]*```", text[:cut], re.MULTILINE)) % 2:  # inside a fenced block: after it
+        close = re.compile(r"^[ \t]*```", re.MULTILINE).search(text, cut + 1)
+        cut = text.find("\n", close.end()) if close else -1
+        if cut < 0:
+            return ""
+    return text[cut + 1 :]
+
+
+def _list_status(line: str) -> bool | None:
+    """The status of a heading over a list ("## Done", "**Remaining**", "### ⏭️ What's Next")."""
+    heading = _PROGRESS_HEADING.match(line)
+    if heading is not None:
+        return (heading.group("a") or heading.group("b")).lower() in _DONE_LABELS
+    return _heading_status(line)
+
+
+def _said_items(line: str) -> list[tuple[bool, str]]:
+    """Progress said in a sentence: "Done with the refactor; next up is the auth middleware"."""
+    said = [(True, m.group("item")) for m in _SAID_DONE.finditer(line)]
+    said += [(False, m.group("item")) for m in _SAID_NEXT.finditer(line)]
+    return [
+        (done, item)
+        for done, raw_item in said
+        for item in _task_list(raw_item, split=False)
+        if item.lower() not in _PRONOUNS  # "I'm done with this": not a task
+    ]
+
+
+# a status mark an answer puts on an item: done, or still to do / under way
+_DONE_MARKS = "✅✔☑"
+_OPEN_MARKS = "⏳🔄🚧⬜☐🔲⌛"
+_MARK_CHARS = re.compile(f"[{_DONE_MARKS}{_OPEN_MARKS}\ufe0f]")
+
+
+def _mark(text: str) -> bool | None:
+    done = any(c in text for c in _DONE_MARKS)
+    still = any(c in text for c in _OPEN_MARKS)
+    return None if done == still else done
+
+
+def _unmarked(text: str) -> str:
+    return " ".join(_MARK_CHARS.sub(" ", text).split())
+
+
+_NUMBERED = re.compile(r"^(?:#{1,6}\s+)?(?:[-*•]\s+)?(?:\d{1,2}[.)]\s+)?")
+
+
+def _marked_item(line: str) -> tuple[bool, str] | None:
+    """(done?, item) of a bullet or a line that opens with a status mark, or a heading that ends
+    with one; None otherwise (a heading that opens with a mark is a section's title)."""
+    plain = line.replace("\ufe0f", "").strip()
+    heading = plain.startswith("#")
+    body = _NUMBERED.sub("", plain).strip()
+    body = re.sub(r"^(?:\*\*|__)\s*", "", body)
+    if not body:
+        return None
+    if heading:
+        if body[-1] not in _DONE_MARKS or len(body.split()) < 3:
+            return None  # "## Fixed! ✅" names no work
+        item = body[:-1]
+    elif body[0] in _DONE_MARKS + _OPEN_MARKS:
+        item = body[1:]
+    else:
+        return None
+    done = _mark(body)
+    item = re.sub(r"\s*\((?:\d+/\d+[^)]*|\d+%)\)\s*$", "", _unmarked(item).strip(" *_:"))  # its "(4/4 tasks)"
+    return (done, item) if done is not None and len(item) >= 3 else None
+
+
+# a table row's first cell (its header row, the one above the |---| line, and that line are not rows)
+_SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
+
+
+def _table_row(line: str, following: str) -> tuple[str, bool | None] | None:
+    """(its first cell, the status its cells mark) of a table row."""
+    if _SEPARATOR.match(line) or (_SEPARATOR.match(following.strip()) and "-" in following):
+        return None
+    cells = [_unmarked(c).strip(" *_") for c in line.strip().strip("|").split("|")]
+    first = next((c for c in cells if c), "")
+    return (first, _mark(line)) if first else None
 
 
 # a heading that says what its list is, in an answer's words ("### 🎯 What Was Done", "## ✅ Fixes
 # Implemented", "### ⏭️ What's Next"): emoji and marks aside
 _DONE_HEADING = re.compile(
     r"^(?:what (?:was|we|i) (?:done|did|implemented|built|changed|fixed|added)|(?:fixes|changes|features?|work) "
-    r"(?:implemented|made|added|done|completed)|(?:implemented|completed|done|finished|accomplished)(?: (?:work|tasks?|items?))?)$",
+    r"(?:implemented|made|added|done|completed)|(?:implemented|completed|done|finished|accomplished)(?: (?:work|tasks?|items?))?|"
+    r"summary of changes|changes summary|(?:files? )?created|new files|created files|"
+    # the same in Portuguese/Spanish, Russian, Chinese, German, French
+    r"o que foi feito(?: hoje)?|lo que se hizo|conclu[ií]d[oa]s?|complet[oa]s?|completad[oa]s?|feito|hecho|terminad[oa]s?|"
+    r"criad[oa]s?|arquivos criados|archivos creados|cread[oa]s?|"
+    r"готово|сделано|выполнено|завершено|что сделано|создано|созданные файлы|"
+    r"已完成|完成情况|已创建|新建文件|创建的文件|erledigt|fertig|terminé|fait)$",
     re.I,
 )
 _NEXT_HEADING = re.compile(
     r"^(?:next steps?|what'?s next|(?:still )?to ?do|todos?|remaining(?: (?:work|tasks?|items?))?|"
-    r"pending(?: (?:work|tasks?|items?))?|follow[- ]ups?)$",
+    r"pending(?: (?:work|tasks?|items?))?|follow[- ]ups?|in progress|not done yet|"
+    r"pr[oó]xim[oa]s? (?:passos|pasos|etapas|a[cç][aã]o(?: recomendada)?)|siguientes pasos|pendentes?|pendientes?|"
+    r"em (?:progresso|andamento)|en (?:progreso|curso)|a fazer|por hacer|"
+    r"следующие шаги|осталось|в процессе|в работе|"
+    r"待办(?:事项)?|下一步|后续(?:步骤|工作)?|进行中|未完成|nächste schritte|offen|à faire|prochaines étapes)$",
     re.I,
 )
 _HEADING_LINE = re.compile(r"^(?:#{1,6}\s+(?P<a>.+)|(?:\*\*|__)(?P<b>[^*_]+)(?:\*\*|__)\s*:?)$")
@@ -314,9 +429,19 @@ _HEADING_LINE = re.compile(r"^(?:#{1,6}\s+(?P<a>.+)|(?:\*\*|__)(?P<b>[^*_]+)(?:\
 
 # a heading that announces a piece of work finished: "## ✅ Poll System Implementation Complete!",
 # "## Phase 2: Fact Quality Management - Complete", "### Login Flow Fixed"
+_COMPLETE = (
+    r"(?:complete|completed|done|finished|implemented|fixed|complet[oa]|conclu[ií]d[oa]|implementad[oa]|finalizad[oa]|"
+    r"terminad[oa]|готов[оa]?|завершен[оa]?|выполнен[оa]?|реализован[оa]?|已?完成|已实现|abgeschlossen|terminée?)"
+)
 _FINISHED = re.compile(
     r"^(?P<topic>.+?)\s*[-–—:]?\s*(?:(?:implementation|integration|refactor(?:ing)?|migration|setup)\s+)?"
-    r"(?:is\s+)?(?:complete|completed|done|finished|implemented|fixed)\s*[!.]*$",
+    rf"(?:is\s+)?(?:100\s*)?{_COMPLETE}\s*[!.]*$",
+    re.I,
+)
+# "## ✅ Work Complete - System Prompt Management + Local Model Removal": the topic after the word
+_FINISHED_FIRST = re.compile(
+    rf"^(?:(?:work|implementation|all tasks|task|trabalho|implementa[cç][aã]o)\s+)?(?:100\s*)?{_COMPLETE}\s*[!.]*\s*"
+    r"[-–—:]\s*(?P<topic>.{3,})$",
     re.I,
 )
 _NOT_A_TOPIC = frozenset(
@@ -341,8 +466,12 @@ def _finished_heading(line: str) -> str:
     m = _HEADING_LINE.match(line)
     if m is None:
         return ""
-    words = " ".join(re.sub(r"[^\w'&:/.+ -]+", " ", m.group("a") or m.group("b")).split()).strip(" :-")
-    found = _FINISHED.match(words)
+    raw = m.group("a") or m.group("b")
+    bare = re.sub(r"\s*\([^)]*\)[\s!.:]*$", "", raw)  # "WORK DONE TODAY (Sessão Completa)": an aside
+    if bare != raw and _LEFT.match(bare.strip(" #*_:")) is None:
+        raw = bare
+    words = " ".join(re.sub(r"[^\w'&:/.+ -]+", " ", raw).split()).strip(" :-")
+    found = _FINISHED.match(words) or _FINISHED_FIRST.match(words)
     if found is None:
         return ""
     topic = found.group("topic").strip(" :-–—")
@@ -362,6 +491,7 @@ def _heading_status(line: str) -> bool | None:
     if m is None:
         return None
     words = " ".join(re.sub(r"[^\w' -]+", " ", m.group("a") or m.group("b")).split())
+    words = re.sub(r"^\d{1,2}\s+|(?:\s+\d+)+$", "", words).strip(" -")  # "### ✅ COMPLETO (100%)", "EM PROGRESSO (2)"
     if _DONE_HEADING.match(words):
         return True
     return False if _NEXT_HEADING.match(words) else None

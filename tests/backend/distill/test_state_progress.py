@@ -1,0 +1,125 @@
+"""Progress as answers state it in any shape: status headings in other languages over lists and
+tables, status marks on items, "Complete - <topic>" headings, the closing summary of a long answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from opmem_tui.backend.distill.extract.knowledge.state import progress_items
+
+SUMMARY_TABLES = """# 🎉 PHASE 3 - 100% COMPLETO!
+
+## 📋 STATUS FINAL
+
+### ✅ COMPLETO (100%)
+
+| Item | Status | Data |
+|------|--------|------|
+| Importer rewrite | ✅ 100% | 14/10 |
+| **Search index** | ✅ **100%** | **14/10** |
+
+### ⏳ EM PROGRESSO (1)
+
+| Item | Status | ETA |
+|------|--------|-----|
+| Load test | 🔄 Rodando | ~1h |
+
+### 📋 PENDENTE (1)
+
+| Item | Quando |
+|------|--------|
+| Phase 4 (sync) | later |
+"""
+
+
+def test_status_headings_in_another_language_over_tables():
+    assert progress_items(SUMMARY_TABLES) == [
+        (True, "PHASE 3"),
+        (True, "Importer rewrite"),
+        (True, "Search index"),
+        (False, "Load test"),
+        (False, "Phase 4 (sync)"),
+    ]
+
+
+def test_a_table_outside_a_status_heading_is_not_progress():
+    metrics = "Results:\n\n| Metric | Value | Status |\n|---|---|---|\n| P50 | 74s | ✅ |\n| P95 | 230s | ✅ |\n"
+    assert progress_items(metrics) == []
+
+
+MARKED = """## ✅ Work Complete - Prompt Management + Model Removal
+
+### 1. **Removed the local model** ✅
+- Deleted the model loader
+
+**Features:**
+- ✅ Version history with rollback
+
+**Remaining Phase 2 Tasks (4/6 complete):**
+- ✅ Dynamic trigger patterns
+- ⏳ Chat filter middleware
+"""
+
+
+def test_status_marks_say_the_status_where_a_list_or_heading_has_one():
+    assert progress_items(MARKED) == [
+        (True, "Prompt Management + Model Removal"),
+        (True, "Removed the local model"),
+        (False, "Phase 2 Tasks 4/6"),
+        (True, "Dynamic trigger patterns"),  # its mark, not the heading over it
+        (False, "Chat filter middleware"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a mark on a loose bullet (a feature list, a check) says no piece of work
+        ("**Features:**\n- ✅ Version history\n- ✅ File upload", []),
+        ("Now:\n⏳ Now compiling the wheel (this is the slow part)", []),
+        # a section's title that opens with a mark, an aside in parentheses, a heading of one word
+        ("## ✅ RESUMO EXECUTIVO FINAL\n\nok", []),
+        ("## 🎯 WORK ACCOMPLISHED TODAY (Sessão Completa)\n\nok", []),
+        ("## Fixed! ✅", []),
+    ],
+)  # fmt: skip
+def test_marks_and_headings_that_name_no_work(text, expected):
+    assert progress_items(text) == expected
+
+
+def test_a_users_marks_count_too():
+    said = "Remaining:\n- ✅ parser\n- the docs"
+    assert progress_items(said, from_user=True) == [(True, "parser"), (False, "the docs")]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("## 下一步\n- 编写README文档\n\n## 已完成\n- 分析结构", [(False, "编写README文档"), (True, "分析结构")]),
+        ("### Próximos passos\n1. Rodar o benchmark\n\n### Concluído\n- Filtros por perspectiva",
+         [(False, "Rodar o benchmark"), (True, "Filtros por perspectiva")]),
+        ("## Следующие шаги\n- добавить кэш\n\n## Сделано\n- парсер", [(False, "добавить кэш"), (True, "парсер")]),
+        ("**Files created:**\n- `docs/report.md`", [(True, "docs/report.md")]),
+    ],
+)  # fmt: skip
+def test_headings_in_the_languages_answers_are_written_in(text, expected):
+    assert progress_items(text) == expected
+
+
+def test_a_long_answer_is_read_for_its_closing_summary():
+    filler = "Working on it, reading the files one by one.\n" * 600
+    text = "- [ ] an early step\n" + filler + "## Done\n- the importer\n\n## Next steps\n- the docs\n"
+    assert len(text) > 20_000
+    assert progress_items(text) == [(True, "the importer"), (False, "the docs")]
+
+
+def test_a_long_answer_cut_inside_code_starts_after_the_block():
+    code = "```\n" + "DONE: not a list item\n" * 1500 + "```\n"
+    text = code + "## Done\n- the parser\n"
+    assert progress_items(text) == [(True, "the parser")]
+
+
+def test_each_status_keeps_the_last_items_of_a_long_list():
+    text = "## Done\n" + "".join(f"- step {n}\n" for n in range(12)) + "\n## Next steps\n- ship\n"
+    done = [item for status, item in progress_items(text) if status]
+    assert done == [f"step {n}" for n in range(4, 12)] and (False, "ship") in progress_items(text)
