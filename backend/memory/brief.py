@@ -200,12 +200,13 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
 
 PIECES_CHARS = 180  # a layout or progress line takes its newest items while they fit
 PROGRESS_ITEMS = 10
+PROGRESS_CHARS = 150  # of each of done and pending
 
 
-def _take(names: list[str], sep: str) -> list[str]:
+def _take(names: list[str], sep: str, size: int = PIECES_CHARS) -> list[str]:
     taken: list[str] = []
     for name in names:
-        if taken and len(sep.join([*taken, name])) > PIECES_CHARS:
+        if taken and len(sep.join([*taken, name])) > size:
             break
         taken.append(name)
     return taken
@@ -236,19 +237,27 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
             key = (g.edge.event_time, done)  # the same moment: done wins
             if g.target not in latest or key > latest[g.target][:2]:
                 latest[g.target] = (g.edge.event_time, done, g)
-    out = []
-    for done, label, importance in ((False, "pending", 0.84), (True, "done", 0.82)):
+    parts: list[tuple[str, list[str], list[GraphEdge]]] = []
+    for done, label in ((True, "done"), (False, "pending")):
         said = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: (-g.edge.event_time, -g.written))
         gs = _by_session(said)[:PROGRESS_ITEMS]
-        names = _take(list(dict.fromkeys(_topic(refs[g.target].name) for g in gs)), "; ")
+        names = _take(list(dict.fromkeys(_short(_topic(refs[g.target].name)) for g in gs)), "; ", PROGRESS_CHARS)
         if names:
-            line = BriefLine(
-                f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
-            )
-            out.append(line)
-            for n in range(len(names) - 1, 0, -1):  # the newest few, for a block with no room for the whole line
-                short = "; ".join(names[:n])
-                out.append(BriefLine(f"· {label}: {short}", gs[0].edge.provenance.session_id, 0.3, "progress"))
+            parts.append((label, names, gs))
+    if not parts:
+        return []
+    # one line, "· done: A; B · pending: C" (one pointer, at the newest), then the same line cut
+    # after an item, for a block with no room for the whole of it (what is pending is cut first)
+    used = [g for _, _, gs in parts for g in gs]
+    cuts = [[len(names) for _, names, _ in parts]]
+    for i in range(len(parts) - 1, -1, -1):
+        for n in range(len(parts[i][1]) - 1, -1 if i else 0, -1):
+            cuts.append([*cuts[0][:i], n])
+    out = []
+    for rank, cut in enumerate(cuts):
+        pieces = [f"{label}: " + "; ".join(names[:n]) for (label, names, _), n in zip(parts, cut, strict=False) if n]
+        text = "· " + " · ".join(pieces)
+        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.84 if rank == 0 else 0.3, "progress"))
     return out
 
 
@@ -262,6 +271,19 @@ def _topic(task: str) -> str:
     if m is None or not 1 <= len(m.group("head").split()) <= 6 or len(m.group("rest").split()) < 4:
         return task
     return m.group("head").strip()
+
+
+TASK_SHOWN = 50
+_TASK_BREAK = re.compile(r",\s|;\s|\s[-–—]\s|:\s|\s\(")
+
+
+def _short(task: str) -> str:
+    """A task by its first clause when it is long ("I moved the docs into a tidy docs/ tree, recorded
+    the change, ..." is "I moved the docs into a tidy docs/ tree"): more tasks fit a line."""
+    if len(task) <= TASK_SHOWN:
+        return task
+    cut = next((m.start() for m in _TASK_BREAK.finditer(task) if 12 <= m.start() <= TASK_SHOWN), 0)
+    return task[:cut] if cut else _cut(task, TASK_SHOWN)
 
 
 def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
@@ -451,18 +473,28 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
             return False
         return not any(t > g.edge.event_time and len(cmd) > 3 and cmd in said for t, cmd in ran_since)
 
-    problems = sorted(
-        (
-            g
-            for g in by_rel.get("has-problem", [])
+    problems = list(
+        {
+            refs[g.target].name.lower(): g  # said again in a later session: once, its newest
+            for g in sorted(by_rel.get("has-problem", []), key=lambda g: g.edge.event_time)
             if g.edge.event_time > passed_at and g.target in refs and still_open(g)
-        ),
-        key=lambda g: -g.edge.event_time,
-    )[:2]
-    for rank, g in enumerate(problems):
-        text = f"· open problem: {refs[g.target].name} ({_day(g.edge.event_time)})"
-        out.append(BriefLine(text, g.edge.provenance.session_id, 0.88 - rank * 0.02))
+        }.values()
+    )
+    # an error message quoted (surer) before a problem said in a sentence, then newest first
+    problems.sort(key=lambda g: (-g.confidence, -g.edge.event_time))
+    said = [f"{_cut(refs[g.target].name, PROBLEM_SHOWN)} ({_day(g.edge.event_time)})" for g in problems[:OPEN_PROBLEMS]]
+    for n in range(len(said), 0, -1):  # one line; cut after a problem for a block with no room for all
+        text = "· open problem: " + "; ".join(said[:n])
+        out.append(BriefLine(text, _newest(problems[:n]).edge.provenance.session_id, 0.88 - (len(said) - n) * 0.01))
     return out
+
+
+OPEN_PROBLEMS = 3
+PROBLEM_SHOWN = 120  # characters of a problem's words: the session has the rest
+
+
+def _cut(text: str, size: int) -> str:
+    return text if len(text) <= size else text[: size - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:

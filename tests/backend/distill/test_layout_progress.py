@@ -124,10 +124,10 @@ def test_the_brief_states_the_layout_and_what_is_left(tmp_path: Path):
     assert "hexagonal layout" in layout and "API: services/api" in layout
     assert "worker: apps/worker" in layout and "services/worker" not in layout  # the newest place said
     assert layout.endswith("↪ session:s-later")
-    pending = next(line for line in lines if line.startswith("· pending: "))
+    progress = next(line for line in lines if line.startswith("· done: "))  # one line: done, then pending
+    done, pending = progress.split("  ↪")[0].split(" · pending: ")
     assert "document the API" in pending and "wire the queue into the API" in pending
     assert "add retries" not in pending  # said done since
-    done = next(line for line in lines if line.startswith("· done: "))
     assert "add retries to the worker" in done and "queue module" in done
 
 
@@ -222,3 +222,18 @@ def test_the_brief_offers_the_newest_few_tasks_when_the_whole_line_does_not_fit(
     memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
     done = [line.text for line in project_brief(memory, "demo") if line.text.startswith("· done: ")]
     assert sorted(len(line.split("; ")) for line in done) == [1, 2, 3], done
+
+
+def test_done_and_pending_share_one_line_cut_after_an_item_for_a_full_block(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    reply = "## Done\n- queue module\n- retry policy\n\n## Next steps\n- dead letter topic\n- metrics"
+    memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
+    lines = [line for line in project_brief(memory, "demo") if line.part == "progress"]
+    assert lines[0].text == "· done: retry policy; queue module · pending: metrics; dead letter topic"
+    assert [line.text for line in lines[1:]] == [
+        "· done: retry policy; queue module · pending: metrics",
+        "· done: retry policy; queue module",
+        "· done: retry policy",
+    ]
+    assert lines[0].importance > lines[1].importance

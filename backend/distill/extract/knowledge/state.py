@@ -20,6 +20,74 @@ PROBLEM_SAID = Caseless(
 )
 
 
+# behaviour the user did not expect, said without a failure verb: "for some reason the text is the
+# same every time", "still 0 ms", "I don't think it is getting processed"; in the languages users
+# write in too. Said in a question ("..., maybe a bug somewhere?") it is still a report.
+_HAPPENS = (
+    r"processed|called|triggered|saved|sent|stored|updated|applied|executed|loaded|shown|displayed|rendered|"
+    r"picked up|persisted|received|handled|used|read|written|found|detected|recognized|registered|fired"
+)
+UNEXPECTED = Caseless(
+    re.compile(
+        r"\bfor some (?:odd |strange )?reason\b|"
+        rf"\b(?:isn'?t|aren'?t|wasn'?t|weren'?t|not|never)\s+(?:getting|being)\s+(?:{_HAPPENS})\b|"
+        rf"\bdon'?t think (?:it|they|this|that|anything|the \w+)(?:'s|\s+is|\s+are|\s+gets?)\s+(?:getting\s+|being\s+)?(?:{_HAPPENS})\b|"
+        r"\bstill\s+(?:shows?\s+|showing\s+|returns?\s+|returning\s+|gives?\s+|giving\s+|getting\s+|gets\s+|says?\s+|at\s+)?"
+        r"(?:0|zero|empty|blank|null|none|nothing)\b|\bstill\s+(?:the same|getting the same)\s+(?:error|issue|problem|result|output)\b|"
+        r"\b(?:the same|identical)\s+(?:\w+\s+)?(?:every|each)\s+time\b|"
+        r"\balways\s+(?:returns?|shows?|inserts?|gives?|prints?|outputs?|pastes?)\s+the same\b|"
+        r"почему-то|по какой-то причине|од(?:ин|но|на) и т(?:от|о|а) же|не работает|не запускается|не срабатывает|"
+        r"por algum motivo|por alguma raz[aã]o|por alguna raz[oó]n|n[aã]o funciona|no funciona|"
+        r"sempre (?:o mesmo|a mesma)|siempre (?:el mismo|la misma)|"
+        r"不知道为什么|莫名其妙|不工作|不起作用|没有?反应|每次都一样|总是一样|"
+        r"funktioniert nicht|ne (?:marche|fonctionne) pas",
+        re.I,
+    )
+)
+_CLAUSE_END = re.compile(r",\s|;\s|\s[—–-]\s|:\s|，|；")
+SHORT_PROBLEM = 80  # a sentence this short names its problem whole
+
+
+def unexpected_name(sentence: str) -> str:
+    """The problem a sentence reports as unexpected behaviour, by the clause that says it ("" if none)."""
+    found = UNEXPECTED.search(sentence)
+    if found is None:
+        return ""
+    text = sentence.rstrip("?？!. ")
+    if len(text) <= SHORT_PROBLEM:
+        return text
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, found.start())]
+    end = _CLAUSE_END.search(text, found.end())
+    clause = text[starts[-1] if starts else 0 : end.start() if end else len(text)].strip()
+    return clause if len(clause) <= PROBLEM_CHARS else clause[: PROBLEM_CHARS - 1].rstrip() + "…"
+
+
+PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
+
+
+_DIAGNOSTIC = re.compile(r"\.\w{1,6}(?:\(\d+,\d+\)|:\d+:\d+)")
+
+
+def said_problem(sentence: str, *, question: bool) -> str:
+    """The problem a user's sentence reports ("" if none); a question only as unexpected behaviour."""
+    if question:
+        return unexpected_name(sentence) if len(sentence) <= 300 else ""
+    if len(sentence) > 200 or _DIAGNOSTIC.search(sentence):
+        return ""  # a compiler's line pasted in ("App.al(40,42): error AL0856: ..."): its words, not the user's
+    if PROBLEM_SAID.found(sentence) and len(sentence.split()) >= PROBLEM_WORDS:
+        return problem_name(sentence)
+    return unexpected_name(sentence)
+
+
+def one_problem(names: list[str]) -> str:
+    """The problems one message says, as one: "still 0 ms; I don't think it is getting processed"."""
+    names = list(dict.fromkeys(n for n in names if n))
+    if not names:
+        return ""
+    joined = "; ".join(names[:2])
+    return joined if len(joined) <= PROBLEM_CHARS else names[0]
+
+
 # the user quotes the error they get: "Getting this error : \"The record ... already exists\"",
 # "\"The requested operation cannot be performed\" is the message I receive when ..."
 _QUOTE = r"[\"“`](?P<msg>[^\"”`\n]{12,300})[\"”`]"
@@ -524,6 +592,11 @@ def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool)
     for done, task in progress_items(text, from_user=from_user):
         eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
         k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user else 0.75)
+
+
+def record_problem(k: Knowledge, name: str, prov: Provenance, confidence: float = 0.75) -> None:
+    if name:
+        k.fact(PROBLEM, k.b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, confidence)
 
 
 def record_reported_errors(k: Knowledge, text: str, prov: Provenance) -> None:

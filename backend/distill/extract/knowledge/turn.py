@@ -38,7 +38,7 @@ from .decisions import (
 )
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
-from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
 from .manifests import LOCKFILES, file_body, imports, is_manifest
 from .named import count_named, logged_packages
 from .stack import (
@@ -61,7 +61,14 @@ from .stack import (
     record_tool_for,
     stated_packages,
 )
-from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
+from .state import (
+    one_problem,
+    record_layout,
+    record_problem,
+    record_reported_errors,
+    record_tracked_task,
+    said_problem,
+)
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -246,11 +253,12 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
     if not from_user:
         _answer_facts(k, text[:20_000], prov)
         return
-    b = k.b
-    record_reported_errors(k, text, prov)
+    told = source == "sentence"  # an instruction file states rules, not the problems the user has
+    record_reported_errors(k, text if told else "", prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
     k.source = source
+    problems: list[str] = []
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -258,6 +266,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             record_replacement(k, old, new, prov, from_user)
         if from_user:
             record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        # "..., for some reason the text is the same every time, maybe a bug?": a report all the same
+        problems.append(said_problem(sentence, question=True) if told and question else "")
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
@@ -278,12 +288,11 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
         if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
             _convention(k, sentence, prov)
-        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
-        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = problem_name(sentence)
-            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        if told and not replaced and not is_convention(sentence):
+            problems.append(said_problem(sentence, question=False))
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
+    record_problem(k, one_problem(problems), prov)
 
 
 def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
@@ -314,9 +323,6 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = 
     else:
         k.fact(CONVENTION, entity, prov, 0.85)
     k.decided.add(prov.node_ids[0])
-
-
-PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
 
 
 # a message with a list in it: a line opening with a bullet or a number
