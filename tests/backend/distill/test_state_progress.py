@@ -3,9 +3,13 @@ tables, status marks on items, "Complete - <topic>" headings, the closing summar
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from opmem_tui.backend.distill.extract.knowledge.state import progress_items
+from opmem_tui.backend.distill.extract.knowledge.state import claimed_test_count, progress_items, written_doc
+
+from .history import Call, Session, Turn, brief_of, distil_history
 
 SUMMARY_TABLES = """# 🎉 PHASE 3 - 100% COMPLETO!
 
@@ -123,3 +127,48 @@ def test_each_status_keeps_the_last_items_of_a_long_list():
     text = "## Done\n" + "".join(f"- step {n}\n" for n in range(12)) + "\n## Next steps\n- ship\n"
     done = [item for status, item in progress_items(text) if status]
     assert done == [f"step {n}" for n in range(4, 12)] and (False, "ship") in progress_items(text)
+
+
+@pytest.mark.parametrize(
+    "path, created, expected",
+    [
+        ("docs/ANALYSIS.md", True, "wrote docs/ANALYSIS.md"),
+        ("./analyzer-report-hotkey.md", False, "updated analyzer-report-hotkey.md"),
+        ("/home/me/app/dev.md", False, "updated dev.md"),  # where the file lives is the session's to say
+        ("CLAUDE.md", True, ""),  # an instruction file: its rules are read as such
+        (".cursor/plans/phase-2.plan.md", False, ""),  # a file that tracks the work: not work done
+        ("TODO.md", False, ""),
+        ("src/app.py", True, ""),  # code: the activity timeline tells it
+    ],
+)  # fmt: skip
+def test_a_document_written_is_work_done(path, created, expected):
+    assert written_doc(path, created=created) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("## Results\n- ✅ **22/22 testes aprovados** (100% sucesso)", "22/22"),
+        ("All 48/48 tests passed.", "48/48"),
+        ("| **E2E Tests Passing** | 100% | 100% (22/22) | ✅ |", "22/22"),
+        # a step still to take, a question, a part of a suite, tasks, code
+        ("Next:\n- Verify that 22/22 tests pass", ""),
+        ("- [ ] Verificar 22/22 passando", ""),
+        ("Did 3/3 tests pass?", ""),
+        ("21/22 tests passing", ""),
+        ("Phase 3: Continuous Learning (4/4 tasks) ✅", ""),
+        ("```\n22/22 tests passed\n```", ""),
+    ],
+)  # fmt: skip
+def test_an_answer_reporting_the_suite_green_gives_the_test_state(text, expected):
+    assert claimed_test_count(text) == expected
+
+
+def test_the_brief_states_the_claimed_test_state_and_the_document_written(tmp_path: Path):
+    turns = [
+        Turn("write the analysis", [Call("write", path="docs/analysis.md", content="# Analysis\n")],
+             reply="Wrote it.\n\n- ✅ 12/12 tests passing"),
+    ]  # fmt: skip
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-d", turns)]))
+    assert "· state: tests passing: 12/12" in core, core
+    assert "wrote docs/analysis.md" in core, core

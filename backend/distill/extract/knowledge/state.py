@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from ....model import Provenance
 from ..caseless import Caseless
+from .conventions import INSTRUCTION_FILES
 from .evidence import CODE_BLOCK, sentences
 from .facts import ARCHITECTURE, COMPONENT, PROBLEM, TASK_DONE, TASK_PENDING, Knowledge
 
@@ -631,3 +633,69 @@ def record_tracked_task(k: Knowledge, command: str, prov: Provenance) -> None:
     if task:
         eid = k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
         k.fact(TASK_PENDING, eid, prov, 0.8)
+
+
+# a document the agent wrote is work done ("updated dev.md", "wrote docs/ANALYSIS_REPORT.md"); not an
+# agent's instruction file (rules, read as such) nor a file that tracks the work itself (a plan, notes)
+_DOC_EXTENSIONS = frozenset({".md", ".mdx", ".rst", ".adoc"})
+_TRACKING = re.compile(r"plan|todo|tasks?\b|notes?\b|scratch|memory|progress", re.I)
+DOC_PATH_CHARS = 60
+
+
+def written_doc(path: str, *, created: bool) -> str:
+    """The task a document written names ("wrote docs/report.md"), or "" for any other file."""
+    path = path.replace("\\", "/").removeprefix("./")
+    base = posixpath.basename(path)
+    if (
+        posixpath.splitext(base)[1].lower() not in _DOC_EXTENSIONS
+        or base in INSTRUCTION_FILES
+        or _TRACKING.search(base)
+    ):
+        return ""
+    shown = base if path.startswith("/") or ":" in path or len(path) > DOC_PATH_CHARS else path
+    return f"{'wrote' if created else 'updated'} {shown}"
+
+
+def record_doc_written(k: Knowledge, path: str, prov: Provenance, *, created: bool) -> None:
+    task = written_doc(path, created=created)
+    if task:
+        eid = k.b.entity("task", task, prov, key=f"task:{task.lower()}")
+        k.fact(TASK_DONE, eid, prov, 0.7)
+
+
+# an answer that reports the test suite green with its count: "✅ 22/22 tests passing", "22/22 testes
+# aprovados", "All 22/22 specs pass"; not a step still to take ("Verify that 22/22 pass", "- [ ] ...")
+_COUNT = re.compile(r"(?<![\d/.])(\d{1,5})/(\d{1,5})(?![\d/])")
+_TEST_WORD = re.compile(r"\b(?:tests?|testes|specs?|pruebas|тест\w*)\b|测试", re.I)
+_PASSED = re.compile(
+    r"✅|\b(?:passed|passing|pass|green|aprovad[oa]s?|passando|pasan|pasaron|sucesso|success|пройден\w*|прошли)\b|通过",
+    re.I,
+)
+_STEP = re.compile(
+    r"^(?:verify|verificar|check|ensure|confirm|make sure|run|rodar|executar|ejecutar|should|deve|\[ \])\b", re.I
+)
+STATUS = "test-status"
+
+
+def claimed_test_count(text: str) -> str:
+    """The passing count an answer reports for the test suite ("22/22"), or ""."""
+    if "/" not in text:
+        return ""
+    for raw in CODE_BLOCK.sub("\n", text[-PROGRESS_CHARS:]).splitlines():
+        count = _COUNT.search(raw)
+        if count is None or count.group(1) != count.group(2) or count.group(1) == "0":
+            continue
+        line = _unmarked(re.sub(r"\*\*|__|`", "", raw)).strip(" -*•>#\t").lstrip("0123456789.) ")
+        if line.endswith("?") or _STEP.match(line):
+            continue
+        if _TEST_WORD.search(line) and _PASSED.search(raw):
+            return f"{count.group(1)}/{count.group(1)}"
+    return ""
+
+
+def record_tests_claimed(k: Knowledge, text: str, prov: Provenance) -> None:
+    """An answer's report of the whole suite passing is the test state (until a run says otherwise)."""
+    count = claimed_test_count(text)
+    if count:
+        status = f"tests passing: {count}"
+        k.fact(STATUS, k.b.entity("status", status, prov, key=f"status:{status}"), prov, 0.7)

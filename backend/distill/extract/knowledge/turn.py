@@ -63,9 +63,11 @@ from .stack import (
 )
 from .state import (
     one_problem,
+    record_doc_written,
     record_layout,
     record_problem,
     record_reported_errors,
+    record_tests_claimed,
     record_tracked_task,
     said_problem,
 )
@@ -133,6 +135,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             _code_facts(k, path, text, p, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
+            elif not action.failed:
+                record_doc_written(k, path, p, created=action.kind == "create")
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
@@ -164,6 +168,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
             _instructions(k, new, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
+    record_tests_claimed(k, text, prov)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
