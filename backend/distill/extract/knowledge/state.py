@@ -327,12 +327,13 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
             under = under if not listed else None
             listed = False
             continue
-        if line.startswith("|"):
-            row = _table_row(line, lines[n + 1] if n + 1 < len(lines) else "")
-            if row is not None and under is not None:
-                first, mark = row
-                out += [(under if mark is None else mark, item) for item in _task_list(first, split=False)]
-                listed = True
+        if line[0].isalpha() and not _MAY_LABEL.search(line):  # prose (most lines): only a sentence may say
+            out += _said_items(line)
+            under = None
+            continue
+        if line.startswith("|"):  # a table's row under a status heading
+            out += _table_items(line, lines[n + 1] if n + 1 < len(lines) else "", under)
+            listed = listed or under is not None
             continue
         over = _list_status(line)
         if over is not None:
@@ -398,6 +399,10 @@ def _tail(text: str, size: int) -> str:
     return text[cut + 1 :]
 
 
+_MAY_LABEL = re.compile(r"[:—–]|\s-\s")  # "Done: X", "TODO — Y", "Next steps - Z"
+_SAID_HINT = re.compile(r"(?i)done|finished|next")
+
+
 def _list_status(line: str) -> bool | None:
     """The status of a heading over a list ("## Done", "**Remaining**", "### ⏭️ What's Next")."""
     heading = _PROGRESS_HEADING.match(line)
@@ -408,6 +413,8 @@ def _list_status(line: str) -> bool | None:
 
 def _said_items(line: str) -> list[tuple[bool, str]]:
     """Progress said in a sentence: "Done with the refactor; next up is the auth middleware"."""
+    if _SAID_HINT.search(line) is None:
+        return []
     said = [(True, m.group("item")) for m in _SAID_DONE.finditer(line)]
     said += [(False, m.group("item")) for m in _SAID_NEXT.finditer(line)]
     return [
@@ -440,6 +447,8 @@ _NUMBERED = re.compile(r"^(?:#{1,6}\s+)?(?:[-*•]\s+)?(?:\d{1,2}[.)]\s+)?")
 def _marked_item(line: str) -> tuple[bool, str] | None:
     """(done?, item) of a bullet or a line that opens with a status mark, or a heading that ends
     with one; None otherwise (a heading that opens with a mark is a section's title)."""
+    if _MARK_CHARS.search(line) is None:
+        return None
     plain = line.replace("\ufe0f", "").strip()
     heading = plain.startswith("#")
     body = _NUMBERED.sub("", plain).strip()
@@ -461,6 +470,14 @@ def _marked_item(line: str) -> tuple[bool, str] | None:
 
 # a table row's first cell (its header row, the one above the |---| line, and that line are not rows)
 _SEPARATOR = re.compile(r"^\|?[\s:|-]+\|?$")
+
+
+def _table_items(line: str, following: str, under: bool | None) -> list[tuple[bool, str]]:
+    row = _table_row(line, following) if under is not None else None
+    if row is None or under is None:
+        return []
+    first, mark = row
+    return [(under if mark is None else mark, item) for item in _task_list(first, split=False)]
 
 
 def _table_row(line: str, following: str) -> tuple[str, bool | None] | None:
@@ -679,9 +696,10 @@ STATUS = "test-status"
 
 def claimed_test_count(text: str) -> str:
     """The passing count an answer reports for the test suite ("22/22"), or ""."""
-    if "/" not in text:
+    tail = text[-PROGRESS_CHARS:]
+    if "/" not in tail or not any(m.group(1) == m.group(2) for m in _COUNT.finditer(tail)):
         return ""
-    for raw in CODE_BLOCK.sub("\n", text[-PROGRESS_CHARS:]).splitlines():
+    for raw in CODE_BLOCK.sub("\n", tail).splitlines():
         count = _COUNT.search(raw)
         if count is None or count.group(1) != count.group(2) or count.group(1) == "0":
             continue
