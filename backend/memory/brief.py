@@ -257,7 +257,7 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     for rank, cut in enumerate(cuts):
         pieces = [f"{label}: " + "; ".join(names[:n]) for (label, names, _), n in zip(parts, cut, strict=False) if n]
         text = "· " + " · ".join(pieces)
-        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.84 if rank == 0 else 0.3, "progress"))
+        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.79 if rank == 0 else 0.66, "progress"))
     return out
 
 
@@ -288,11 +288,13 @@ def _short(task: str) -> str:
 
 def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
     """Newest first, one from each session before a second from any: a project's progress is what
-    each session got done, not the newest session's whole checklist."""
+    each session got done, not the newest session's whole checklist. Within a session the surest
+    first (the work a heading announced finished, the user's word), then newest."""
     sessions: dict[str, list[GraphEdge]] = {}
     for g in edges:
         sessions.setdefault(g.edge.provenance.session_id, []).append(g)
-    return [g for row in zip_longest(*sessions.values()) for g in row if g is not None]
+    rows = [sorted(gs, key=lambda g: -round(g.confidence, 2)) for gs in sessions.values()]
+    return [g for row in zip_longest(*rows) for g in row if g is not None]
 
 
 RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
@@ -453,7 +455,7 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
         failing = not states[0][0]
         text = "· state: " + " · ".join(item[1] for item in states)
         out.append(
-            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.6)
+            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.7)
         )
     ran_since = [  # (when, command) the project ran successfully: "mix phx.server doesn't start", then it did
         (g.edge.event_time, refs[g.target].name.lower())

@@ -172,3 +172,34 @@ def test_the_brief_states_the_claimed_test_state_and_the_document_written(tmp_pa
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-d", turns)]))
     assert "· state: tests passing: 12/12" in core, core
     assert "wrote docs/analysis.md" in core, core
+
+
+def test_a_commit_the_agent_made_is_work_done_by_its_subject(tmp_path: Path):
+    calls = [
+        Call("bash", command='git commit -m "docs: add markdown file conventions"',
+             output="[main 77a7264] docs: add markdown file conventions\n 1 file changed, 9 insertions(+)"),
+        Call("bash", command='git commit -m "wip"', output="[main 1b2c3d4] wip\n 1 file changed"),
+        Call("bash", command='git commit -m "feat(api): paginate"', output="error: nothing to commit", exit_code=1),
+    ]  # fmt: skip
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn("commit it", calls)])]))
+    done = next(line for line in core.splitlines() if line.startswith("· done: "))
+    assert "add markdown file conventions" in done and "docs:" not in done, core
+    assert "wip" not in done and "paginate" not in done, core
+
+
+def test_a_commit_subject_from_output_that_lost_its_newlines():
+    from opmem_tui.backend.distill.extract.knowledge.state import commit_subjects
+    from opmem_tui.backend.distill.extract.tools import ToolAction
+    from opmem_tui.backend.model import Node
+
+    output = "[dev d38df25]    1 docs: expand the roadmap    2    3 Add documentation for planned features"
+    node = Node(id="n1", seq=1, role="tool", content=output, name="bash", called_by="n0")
+    action = ToolAction(node, "git", "bash", program="git commit", output=output)
+    assert commit_subjects(action) == ["expand the roadmap"]
+
+
+def test_the_work_a_heading_announced_leads_its_sessions_items(tmp_path: Path):
+    reply = "## ✅ Poll System Implementation Complete!\n\n## Done\n- renamed a variable\n- fixed a typo\n"
+    memory = distil_history(tmp_path / "memory", [Session("s-a", [Turn("add polls", reply=reply)])])
+    done = next(line for line in brief_of(memory).splitlines() if line.startswith("· done: "))
+    assert done.startswith("· done: Poll System; "), done

@@ -6,7 +6,9 @@ import posixpath
 import re
 
 from ....model import Provenance
+from .. import patterns
 from ..caseless import Caseless
+from ..tools import ToolAction, arguments
 from .conventions import INSTRUCTION_FILES
 from .evidence import CODE_BLOCK, sentences
 from .facts import ARCHITECTURE, COMPONENT, PROBLEM, TASK_DONE, TASK_PENDING, Knowledge
@@ -305,7 +307,7 @@ def _component_name(raw: str) -> str:
     return name if len(name) <= 40 else ""
 
 
-def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, str]]:
+def progress_items(text: str, *, from_user: bool = False, announced: set[str] | None = None) -> list[tuple[bool, str]]:
     """(done?, task) a text states: `Done: X` / `TODO: Y` lines (or such a heading over a list or
     a table), markdown checklists, and an answer's status marks (`- ✅ X`, `### X ✅`, `- ⏳ Y`);
     code blocks and code comments are not read. A user's long message is a pasted document or a
@@ -339,21 +341,11 @@ def progress_items(text: str, *, from_user: bool = False) -> list[tuple[bool, st
         if over is not None:
             under, listed = over, False
             continue
-        finished = _finished_heading(line)
-        if finished:
-            left = _LEFT.match(finished)  # "## Remaining Phase 2 Tasks (4/6 done)": what is left
-            out.append((False, left.group("rest")) if left else (True, finished))
-            under, listed = (False, False) if left else (None, False)  # its list: what is left
-            continue
-        label = _PROGRESS_LINE.match(line)
-        if label is not None:
-            done = label.group("label").lower() in _DONE_LABELS
-            rest = label.group("items").strip()
-            if rest:
-                out += [(done, item) for item in _task_list(rest)]
-                under = None
-            else:
-                under = done
+        headed = _finished(line, announced) or _labelled(line)
+        if headed is not None:
+            items, under = headed
+            out += items
+            listed = False
             continue
         said = _said_items(line)
         if said:
@@ -401,6 +393,29 @@ def _tail(text: str, size: int) -> str:
 
 _MAY_LABEL = re.compile(r"[:—–]|\s-\s")  # "Done: X", "TODO — Y", "Next steps - Z"
 _SAID_HINT = re.compile(r"(?i)done|finished|next")
+
+
+def _finished(line: str, announced: set[str] | None) -> tuple[list[tuple[bool, str]], bool | None] | None:
+    """(items, the status of the list below) of a heading that announces work finished or left."""
+    finished = _finished_heading(line)
+    if not finished:
+        return None
+    left = _LEFT.match(finished)  # "## Remaining Phase 2 Tasks (4/6 done)": what is left, and its list
+    if left:
+        return [(False, left.group("rest"))], False
+    if announced is not None and " " in finished:
+        announced.add(finished)  # "## ✅ Poll System Implementation Complete!": news
+    return [(True, finished)], None
+
+
+def _labelled(line: str) -> tuple[list[tuple[bool, str]], bool | None] | None:
+    """(items, the status of the list below) of a `Done: X` / `TODO:` line."""
+    label = _PROGRESS_LINE.match(line)
+    if label is None:
+        return None
+    done = label.group("label").lower() in _DONE_LABELS
+    rest = label.group("items").strip()
+    return ([(done, item) for item in _task_list(rest)], None) if rest else ([], done)
 
 
 def _list_status(line: str) -> bool | None:
@@ -533,6 +548,9 @@ _FINISHED_FIRST = re.compile(
 )
 _NOT_A_TOPIC = frozenset(
     {"implementation", "all", "everything", "work", "task", "tasks", "setup", "it", "this", "that", "what was",
+     "excellent work", "great work", "good work", "trabalho excelente", "trabalho", "excelente trabalho", "tudo",
+     "trabajo", "session", "sessão", "todo", "validation", "validação", "validación", "verification", "verificação",
+     "tests", "testes", "implementação", "implementación", "code", "código",
      "what i", "what we", "almost", "now", "step", "changes", "refactoring", "refactor", "migration", "integration",
      "testing", "cleanup", "update", "updates", "fix", "fixes"}
 )  # fmt: skip
@@ -608,9 +626,10 @@ def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool)
     for what, path in parts:
         name = f"{what}: {path}"
         k.fact(COMPONENT, b.entity("component", name, prov, key=f"component:{name.lower()}"), prov, 0.8)
-    for done, task in progress_items(text, from_user=from_user):
+    announced: set[str] = set()  # a heading that announces work finished: surer than a list's bullet
+    for done, task in progress_items(text, from_user=from_user, announced=announced):
         eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
-        k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user else 0.75)
+        k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.8 if from_user or task in announced else 0.75)
 
 
 def record_problem(k: Knowledge, name: str, prov: Provenance, confidence: float = 0.75) -> None:
@@ -717,3 +736,35 @@ def record_tests_claimed(k: Knowledge, text: str, prov: Provenance) -> None:
     if count:
         status = f"tests passing: {count}"
         k.fact(STATUS, k.b.entity("status", status, prov, key=f"status:{status}"), prov, 0.7)
+
+
+# a commit the agent made is work done, by its subject less its conventional prefix
+# ("docs: Add markdown file conventions" is "Add markdown file conventions")
+_COMMIT_TYPE = re.compile(r"^(?:\w+(?:\([^)]*\))?!?:\s+)?(?P<subject>.+)$")
+_NO_WORK = re.compile(r"^(?:wip|merge\b|initial commit|revert\b|fixup!|squash!)", re.I)
+
+
+def commit_subjects(action: ToolAction) -> list[str]:
+    """The subjects of the commits a `git commit` (or aider's own commit) made."""
+    if action.program != "git commit" or action.failed:
+        return []
+    messages = [message for _, message in patterns.git_commits_in_output(action.output or "")]
+    args = arguments(action.node)
+    if not messages and isinstance(args, dict):  # aider: its output's "Commit 1a2b3c4 docs: ..."
+        for commit in args.get("commits") or ():
+            if isinstance(commit, dict) and commit.get("sha") == action.pattern:
+                messages.append(str(commit.get("message") or ""))
+    out = []
+    for message in messages:
+        # its first line (an output that lost its newlines numbers them: "   1 docs: x    2    3 ...")
+        numbered = re.match(r"^\s*1\s+(?=.*?\s{2,}2\s)", message)
+        first = re.split(r"\n|\s{3,}", message[numbered.end() if numbered else 0 :].strip(), maxsplit=1)[0]
+        subject = _COMMIT_TYPE.match(first)
+        if subject is not None and not _NO_WORK.match(first):
+            out += _task_list(subject.group("subject"), split=False)
+    return out
+
+
+def record_commit(k: Knowledge, action: ToolAction, prov: Provenance) -> None:
+    for task in commit_subjects(action)[:3]:
+        k.fact(TASK_DONE, k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}"), prov, 0.75)

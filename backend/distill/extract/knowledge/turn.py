@@ -63,6 +63,7 @@ from .stack import (
 )
 from .state import (
     one_problem,
+    record_commit,
     record_doc_written,
     record_layout,
     record_problem,
@@ -143,6 +144,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_command(k, action, p, facts)
         if not action.failed:
             record_tracked_task(k, action.command, p)
+    if action.kind == "git":
+        record_commit(k, action, p)
     if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
