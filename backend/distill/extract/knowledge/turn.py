@@ -29,7 +29,9 @@ from .conventions import (
 )
 from .decisions import (
     may_swap,
+    record_agreed,
     record_drops,
+    record_proposal,
     record_replacement,
     record_set_version,
     record_switch,
@@ -157,6 +159,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     text = node.content
     if node.role == "user":
         answered(k, text)
+        record_proposal(k, text, prov)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
@@ -169,6 +172,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         _code_facts(k, path, new, prov, languages_seen)
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
+    record_agreed(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
     record_tests_claimed(k, text, prov)
