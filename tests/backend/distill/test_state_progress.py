@@ -203,3 +203,13 @@ def test_the_work_a_heading_announced_leads_its_sessions_items(tmp_path: Path):
     memory = distil_history(tmp_path / "memory", [Session("s-a", [Turn("add polls", reply=reply)])])
     done = next(line for line in brief_of(memory).splitlines() if line.startswith("· done: "))
     assert done.startswith("· done: Poll System; "), done
+
+
+def test_a_working_checklist_then_a_summary_of_what_got_done_keeps_the_summary():
+    text = (
+        "- [x] read the plan\n- [ ] write docs/lessons/router.md\n\nWorking...\n\n"
+        "## ✅ Done\n- 📊 lessons written\n\n## Next steps\n- run the benchmark\n"
+    )
+    assert progress_items(text) == [(True, "read the plan"), (True, "lessons written"), (False, "run the benchmark")]
+    still = "- [x] read the plan\n- [ ] write the lessons\n\nNext steps: run the benchmark"
+    assert (False, "write the lessons") in progress_items(still)  # nothing said done since: still open

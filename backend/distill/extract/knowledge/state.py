@@ -322,6 +322,8 @@ def progress_items(text: str, *, from_user: bool = False, announced: set[str] | 
     out: list[tuple[bool, str]] = []
     under: bool | None = None  # the status of a heading whose list (or table) follows
     listed = False  # an item was read under it (a blank line then ends the list)
+    open_boxes: list[tuple[bool, str]] = []  # a checklist's unchecked items, and where the checklists end
+    boxes_end = 0
     lines = CODE_BLOCK.sub("\n", text).splitlines()
     for n, raw in enumerate(lines):
         line = raw.strip()
@@ -354,7 +356,9 @@ def progress_items(text: str, *, from_user: bool = False, announced: set[str] | 
             continue
         box = _CHECKBOX.match(line)
         if box is not None:
+            open_boxes += [(False, item) for item in _task_list(box.group("item"), split=False) if box["mark"] == " "]
             out += [(box.group("mark") != " ", item) for item in _task_list(box.group("item"), split=False)]
+            boxes_end = len(out)
             continue
         marked = _marked_item(line)
         if marked is not None and (under is not None or line.startswith("#")):
@@ -368,6 +372,9 @@ def progress_items(text: str, *, from_user: bool = False, announced: set[str] | 
             listed = True
         else:
             under = None
+    if open_boxes and any(done for done, _ in out[boxes_end:]):
+        # a working checklist, then a summary of what got done: the summary is the newer word
+        out = [t for t in out[:boxes_end] if t not in open_boxes] + out[boxes_end:]
     found = list(dict.fromkeys(out))  # a long answer closes with its summary: the last of each status
     last = {done: [t for t in found if t[0] is done][-TASKS_PER_MESSAGE:] for done in (True, False)}
     return [t for t in found if t in last[t[0]]]
@@ -602,12 +609,15 @@ def _heading_status(line: str) -> bool | None:
     return False if _NEXT_HEADING.match(words) else None
 
 
+_PICTOGRAPHS = re.compile("^(?:[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d]\\s*)+")
+
+
 def _task_list(text: str, *, split: bool = True) -> list[str]:
     items = re.split(r"\s*;\s*|\s+·\s+", text) if split else [text]
     out = []
     for item in items:
         clean = re.sub(r"\*\*|`|~~", "", item).strip(" .,:;-–—*")  # markdown marks (a `__init__` stays)
-        clean = " ".join(clean.split())
+        clean = _PICTOGRAPHS.sub("", " ".join(clean.split()))  # "📊 Compare the metrics": its words
         if len(clean) > TASK_CHARS:
             clean = clean[: TASK_CHARS - 1].rstrip() + "…"
         placeholder = clean.startswith("[") and clean.endswith("]")  # a template's "[Task 1]", "[...]"
