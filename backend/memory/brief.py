@@ -257,7 +257,7 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     for rank, cut in enumerate(cuts):
         pieces = [f"{label}: " + "; ".join(names[:n]) for (label, names, _), n in zip(parts, cut, strict=False) if n]
         text = "· " + " · ".join(pieces)
-        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.79 if rank == 0 else 0.66, "progress"))
+        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.74 if rank == 0 else 0.66, "progress"))
     return out
 
 

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.distill.extract.knowledge.state import claimed_test_count, progress_items, written_doc
+from opmem_tui.backend.distill.extract.knowledge.state import (
+    claimed_test_count,
+    progress_items,
+    said_written,
+    written_doc,
+)
 
 from .history import Call, Session, Turn, brief_of, distil_history
 
@@ -213,3 +218,17 @@ def test_a_working_checklist_then_a_summary_of_what_got_done_keeps_the_summary()
     assert progress_items(text) == [(True, "read the plan"), (True, "lessons written"), (False, "run the benchmark")]
     still = "- [x] read the plan\n- [ ] write the lessons\n\nNext steps: run the benchmark"
     assert (False, "write the lessons") in progress_items(still)  # nothing said done since: still open
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I've updated the `launch.json` file with:\n1. the sandbox", [("launch.json", False)]),
+        ("I created `docs/setup.md` and linked it.", [("docs/setup.md", True)]),
+        ("I have added a new `README.md`.", [("README.md", True)]),
+        ("Update `app.json` when you can.", []),  # the user's to do, not the answer's report
+        ("I've updated `src/app.py`.", []),  # code: the tool calls and the timeline tell it
+    ],
+)  # fmt: skip
+def test_an_answer_that_says_it_wrote_a_document_or_settings_file(text, expected):
+    assert said_written(text) == expected

@@ -636,6 +636,8 @@ def record_layout(k: Knowledge, text: str, prov: Provenance, *, from_user: bool)
     for what, path in parts:
         name = f"{what}: {path}"
         k.fact(COMPONENT, b.entity("component", name, prov, key=f"component:{name.lower()}"), prov, 0.8)
+    for path, created in said_written(text) if not from_user else ():
+        record_doc_written(k, path, prov, created=created, settings=True)
     announced: set[str] = set()  # a heading that announces work finished: surer than a list's bullet
     for done, task in progress_items(text, from_user=from_user, announced=announced):
         eid = b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
@@ -684,16 +686,19 @@ def record_tracked_task(k: Knowledge, command: str, prov: Provenance) -> None:
 # a document the agent wrote is work done ("updated dev.md", "wrote docs/ANALYSIS_REPORT.md"); not an
 # agent's instruction file (rules, read as such) nor a file that tracks the work itself (a plan, notes)
 _DOC_EXTENSIONS = frozenset({".md", ".mdx", ".rst", ".adoc"})
+_SETTINGS_EXTENSIONS = frozenset({".json", ".yaml", ".yml", ".toml"})
 _TRACKING = re.compile(r"plan|todo|tasks?\b|notes?\b|scratch|memory|progress", re.I)
 DOC_PATH_CHARS = 60
 
 
-def written_doc(path: str, *, created: bool) -> str:
-    """The task a document written names ("wrote docs/report.md"), or "" for any other file."""
+def written_doc(path: str, *, created: bool, settings: bool = False) -> str:
+    """The task a document written names ("wrote docs/report.md"), or "" for any other file (with
+    `settings`, a settings file too: "updated launch.json")."""
     path = path.replace("\\", "/").removeprefix("./")
     base = posixpath.basename(path)
     if (
-        posixpath.splitext(base)[1].lower() not in _DOC_EXTENSIONS
+        posixpath.splitext(base)[1].lower()
+        not in (_DOC_EXTENSIONS | _SETTINGS_EXTENSIONS if settings else _DOC_EXTENSIONS)
         or base in INSTRUCTION_FILES
         or _TRACKING.search(base)
     ):
@@ -702,8 +707,26 @@ def written_doc(path: str, *, created: bool) -> str:
     return f"{'wrote' if created else 'updated'} {shown}"
 
 
-def record_doc_written(k: Knowledge, path: str, prov: Provenance, *, created: bool) -> None:
-    task = written_doc(path, created=created)
+# an answer that says it wrote a document or a settings file: "I've created the `launch.json` file",
+# "I have updated `docs/setup.md`" (the tool call may not name it: some exports drop the path)
+_SAID_WRITTEN = re.compile(
+    r"\bI(?:'ve| have)?\s+(?:now\s+|just\s+|also\s+)?(?P<verb>created|added|updated|written|wrote|rewritten)\s+"
+    r"(?:the\s+|a\s+|an\s+|new\s+)*`(?P<path>[\w./-]+\.(?:md|mdx|rst|adoc|json|ya?ml|toml))`"
+)
+
+
+def said_written(text: str) -> list[tuple[str, bool]]:
+    """(path, created?) of each file an answer says it wrote."""
+    if "I" not in text or "`" not in text:
+        return []
+    return [
+        (m.group("path"), m.group("verb") in ("created", "added", "written", "wrote"))
+        for m in _SAID_WRITTEN.finditer(text[-PROGRESS_CHARS:])
+    ]
+
+
+def record_doc_written(k: Knowledge, path: str, prov: Provenance, *, created: bool, settings: bool = False) -> None:
+    task = written_doc(path, created=created, settings=settings)
     if task:
         eid = k.b.entity("task", task, prov, key=f"task:{task.lower()}")
         k.fact(TASK_DONE, eid, prov, 0.7)
