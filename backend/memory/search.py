@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .index import KIND_EDGE, KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
+from .index import KIND_EDGE, KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, KIND_TOOL, ROLE_NAMES, SearchIndex
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import GLOBAL, entity_id, entity_key, visible_scopes
@@ -52,6 +52,7 @@ ENTITY_SHARE = 0.05  # an entity in more than 5% of the records is no signal (li
 ENTITY_MIN_RECORDS = 20
 DEFAULT_K = 10
 MAX_K = 200
+SPARE_HITS = 5  # candidates fused beyond k, to stand in for hits that repeat an earlier snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +136,11 @@ class Searcher:
         if parsed.dates:
             lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
         lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
-        fused = _fuse(lists, behind.via, k if self.dense is None else max(k, self.dense.depth))
+        depth = k + SPARE_HITS
+        fused = _fuse(lists, behind.via, depth if self.dense is None else max(depth, self.dense.depth))
         if self.dense is not None:
             fused = self.dense.rerank(db, parsed.text, fused, RRF_K)
-        return self._hits(db, fused[:k], parsed)
+        return self._hits(db, fused[:depth], parsed, k)
 
     # ------------------------------------------------------------------ signals
 
@@ -297,8 +299,10 @@ class Searcher:
 
     # ------------------------------------------------------------------ hits
 
-    def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery):
-        """The hits of the fused candidates, in their order; their rows read in one statement per table."""
+    def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery, k: int):
+        """The first k hits of the fused candidates, in their order, a hit whose kind and snippet an
+        earlier one showed left out (the same tool call run again, a message pasted twice: a
+        second copy tells the reader nothing); their rows read in one statement per table."""
         turns = _rows_by_id(
             db,
             "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
@@ -312,14 +316,21 @@ class Searcher:
             [cand.key[1] for cand, _score in fused if cand.key[0] == "r"],
         )
         hits: list[SearchHit] = []
+        shown: set[tuple[str, str]] = set()
         for cand, score in fused:
             kind, rid = cand.key
             row = (turns if kind == "d" else records).get(rid)
             if row is None:
                 continue
-            hits.append(
+            hit = (
                 self._turn_hit(row, score, cand, parsed) if kind == "d" else self._record_hit(row, score, cand, parsed)
             )
+            if hit.snippet and (hit.kind, hit.snippet) in shown:
+                continue
+            shown.add((hit.kind, hit.snippet))
+            hits.append(hit)
+            if len(hits) == k:
+                break
         return tuple(hits)
 
     def _turn_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
@@ -465,8 +476,9 @@ def _alias_group(db: sqlite3.Connection, ids: set[str]) -> set[str]:
 
 
 def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], tuple[int, float]]:
-    """(session id, node id) -> (message row, time) of that node, for live sessions; one statement
-    per 500 pairs, whatever the number of sessions."""
+    """(session id, node id) -> (row, time) of that node, for live sessions: its message, else its
+    tool call (a record drawn from a tool call, "ran pytest", is a second key for that call, not a
+    hit of its own); one statement per 500 pairs, whatever the number of sessions."""
     pairs = sorted((session_id, node) for session_id, nodes in wanted.items() if session_id for node in nodes)
     out: dict[tuple[str, str], tuple[int, float]] = {}
     for chunk in chunks(pairs):
@@ -474,10 +486,10 @@ def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tupl
             "SELECT d.id, s.session_id, d.node, d.time FROM json_each(?) w "
             "CROSS JOIN sessions s ON s.session_id = w.value ->> 0 "
             "CROSS JOIN docs d ON d.sess = s.id AND d.node = w.value ->> 1 "
-            f"WHERE s.dead = 0 AND d.kind = {KIND_MESSAGE}",
+            f"WHERE s.dead = 0 AND d.kind IN ({KIND_MESSAGE}, {KIND_TOOL}) ORDER BY d.kind DESC, d.id DESC",
             (json.dumps(chunk),),
         ):
-            out[(session_id, node)] = (rid, when)
+            out[(session_id, node)] = (rid, when)  # the message (kind 0) read last wins; else the first call
     return out
 
 
