@@ -148,6 +148,31 @@ def test_a_distilled_record_is_a_second_key_for_its_turn(home: Home) -> None:
     assert hits[0].via
 
 
+def test_a_record_drawn_from_a_tool_call_is_a_second_key_for_that_call(coding_home: Home) -> None:
+    (tool,) = [n for n in coding_home.sessions.get_nodes("s-tests") if n.role == "tool"]
+    write_log(
+        coding_home.memory_dir / "graph" / "edges.jsonl",
+        [edge("session.s-tests", "ran", "command.packwriter-suite", "s-tests", [tool.id], T0 + 10 * DAY)],
+    )
+    hits = coding_home.search("packwriter suite", k=5)
+    assert [h.kind for h in hits if h.node_ids == (tool.id,)] == ["tool"]  # the call, not a lone edge
+    assert "edge" not in {h.kind for h in hits}
+    (hit,) = [h for h in hits if h.kind == "tool"]
+    assert hit.via and "pytest tests/backend/store" in hit.snippet
+
+
+def test_a_hit_that_repeats_an_earlier_snippet_is_left_out(home: Home) -> None:
+    add_chat(
+        home,
+        "s1",
+        [("deploy the staging server", "ok"), ("deploy the staging server", "ok"), ("staging is red", "on it")],
+    )
+    hits = home.search("deploy staging server", k=3)
+    snippets = [(h.kind, h.snippet) for h in hits]
+    assert len(snippets) == len(set(snippets)) == 3
+    assert ("turn", "deploy the staging server") in snippets and ("turn", "staging is red") in snippets
+
+
 def test_a_record_behind_no_turn_is_a_hit_of_its_own(home: Home) -> None:
     add_chat(home, "s1", [("hello", "hi")])
     write_log(home.memory_dir / "graph" / "entities.jsonl", [entity("place", "Sweden", ["Sverige"])])
