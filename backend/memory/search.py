@@ -200,8 +200,8 @@ class Searcher:
 
         terms = set(parsed.terms)
 
-        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-            out: dict[int, tuple[str, str, str]] = {}
+        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str, bool]]:
+            out: dict[int, tuple[str, str, str, bool]] = {}
             for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 for rid, kind, record_id, session_id, node_json, scope, when, body, named in db.execute(
@@ -216,9 +216,12 @@ class Searcher:
                         # Where an entity was first seen says nothing of what is asked about it: an
                         # entity is a hit of its own, and only when the query is its name.
                         if terms <= {w.lower() for w in _WORDS.findall(body)}:
-                            out[rid] = (record_id, "", "[]")
+                            out[rid] = (record_id, "", "[]", True)
                         continue
-                    out[rid] = (record_id, session_id, node_json)
+                    # "session X edited / ran / uses / part of Y": what the session's own rows
+                    # show; a second key for them, never a hit of its own
+                    alone = not (kind == KIND_EDGE and named.startswith(_SESSION_SUBJECT))
+                    out[rid] = (record_id, session_id, node_json, alone)
             return out
 
         size = db.execute("SELECT max(id) FROM records").fetchone()[0] or 0
@@ -249,7 +252,7 @@ class Searcher:
             return []  # named by most of the memory: says nothing about which record is meant
         where, args = flt.sql("r.scope", "r.time", "r.kind", "r.entities")
         rows = db.execute(
-            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids FROM record_entities e "
+            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids, 1 FROM record_entities e "
             f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != {KIND_ENTITY} "
             f"AND r.record_id NOT IN (SELECT record_id FROM superseded) {where} "
             f"ORDER BY r.time DESC LIMIT {RECORD_POOL}",
@@ -260,22 +263,25 @@ class Searcher:
     def _behind(
         self,
         db: sqlite3.Connection,
-        rows: Sequence[tuple[int, float, str, str, str]],
+        rows: Sequence[tuple[int, float, str, str, str, bool]],
         times: dict[tuple[str, int], float],
     ) -> _Behind:
+        """The turn rows behind each record, in order; a record behind none is a hit of its own
+        when its last field (alone) says it may be."""
         wanted: dict[str, set[str]] = defaultdict(set)
         parsed_rows = []
-        for rid, score, record_id, session_id, node_json in rows:
+        for rid, score, record_id, session_id, node_json, alone in rows:
             nodes = json.loads(node_json) if session_id else []
-            parsed_rows.append((rid, score, record_id, session_id, nodes))
+            parsed_rows.append((rid, score, record_id, session_id, nodes, alone))
             wanted[session_id].update(nodes)
         found = _turn_rows(db, wanted)
         for row, when in found.values():
             times[("d", row)] = when
         out = _Behind()
         seen: set[tuple[str, int]] = set()
-        for rid, score, record_id, session_id, nodes in parsed_rows:
-            keys = [("d", found[(session_id, n)][0]) for n in nodes if (session_id, n) in found] or [("r", rid)]
+        for rid, score, record_id, session_id, nodes, alone in parsed_rows:
+            keys = [("d", found[(session_id, n)][0]) for n in nodes if (session_id, n) in found]
+            keys = keys or ([("r", rid)] if alone else [])
             for key in keys:
                 if key[0] == "d":
                     out.via.setdefault(key, []).append(record_id)
@@ -386,6 +392,7 @@ def _own(scope: str | Iterable[str] | None) -> frozenset[str] | None:
 # the user's own preferences are global facts: a project's search shows them, no other global record
 _USER = entity_id("person", "user")
 _USER_JSON = f'%"{_USER}"%'
+_SESSION_SUBJECT = '["session.'  # an edge's entities column (JSON) whose subject is a session
 
 
 @dataclass(frozen=True, slots=True)

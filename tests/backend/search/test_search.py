@@ -161,6 +161,26 @@ def test_a_record_drawn_from_a_tool_call_is_a_second_key_for_that_call(coding_ho
     assert hit.via and "pytest tests/backend/store" in hit.snippet
 
 
+def test_what_a_session_did_is_no_hit_of_its_own_but_a_fact_is(home: Home) -> None:
+    ids = add_chat(home, "s1", [("hello", "hi")])
+    write_log(
+        home.memory_dir / "graph" / "edges.jsonl",
+        [
+            edge("session.s1", "part-of", "project.orbiter", "s1", ["gone"], T0),  # its node is not indexed
+            edge("service.orbiter", "listens-on", "port.18109", "s1", ["gone"], T0),
+        ],
+    )
+    hits = home.search("orbiter", k=5)
+    assert [h.snippet for h in hits if h.kind == "edge"] == ["orbiter (service) listens on 18109 (port)"]
+    write_log(
+        home.memory_dir / "graph" / "edges.jsonl",
+        [edge("session.s1", "part-of", "project.orbiter", "s1", ids[:1], T0)],  # behind a turn: its second key
+    )
+    home.search_index.update()
+    hits = home.search("orbiter", k=5)
+    assert any(h.kind == "turn" and h.node_ids == (ids[0],) for h in hits)
+
+
 def test_a_hit_that_repeats_an_earlier_snippet_is_left_out(home: Home) -> None:
     add_chat(
         home,
