@@ -145,8 +145,9 @@ def _find_all(lower: str, term: str) -> Iterator[int]:
             yield match.start()
         return
     at = lower.find(stem)
-    found = 0
-    while at >= 0 and found < _MAX_SPOTS:
+    found = looked = 0
+    while at >= 0 and found < _MAX_SPOTS and looked < 4 * _MAX_SPOTS:  # "e" inside every word of a log
+        looked += 1
         if (at > 0 and _is_word(lower[at - 1])) != _is_word(stem[0]):
             yield at
             found += 1
