@@ -311,8 +311,8 @@ class Searcher:
         second copy tells the reader nothing); their rows read in one statement per table."""
         turns = _rows_by_id(
             db,
-            "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
-            "FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
+            "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker, "
+            "d.prev FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
             [cand.key[1] for cand, _score in fused if cand.key[0] == "d"],
         )
         records = _rows_by_id(
@@ -329,7 +329,9 @@ class Searcher:
             if row is None:
                 continue
             hit = (
-                self._turn_hit(row, score, cand, parsed) if kind == "d" else self._record_hit(row, score, cand, parsed)
+                self._turn_hit(db, row, score, cand, parsed)
+                if kind == "d"
+                else self._record_hit(row, score, cand, parsed)
             )
             if hit.snippet and (hit.kind, hit.snippet) in shown:
                 continue
@@ -339,9 +341,17 @@ class Searcher:
                 break
         return tuple(hits)
 
-    def _turn_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
-        kind, session_id, node, seq, role, turn, commit, when, scope, speaker = row
+    def _turn_hit(
+        self, db: sqlite3.Connection, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery
+    ) -> SearchHit:
+        kind, session_id, node, seq, role, turn, commit, when, scope, speaker, prev = row
         snippet = self.snippets.turn(session_id, node, seq, role, kind, parsed.terms)
+        if prev is not None and self.snippets.is_bare_reply(snippet, parsed.terms):
+            earlier = db.execute("SELECT node, seq, role, kind FROM docs WHERE id = ?", (prev,)).fetchone()
+            if earlier is not None:
+                width = self.snippets.earlier_width(snippet)
+                said = self.snippets.turn(session_id, *earlier, parsed.terms, width)
+                snippet = self.snippets.answering(snippet, said)
         return SearchHit(
             kind=KIND_NAMES.get(kind, "turn"),
             session_id=session_id,

@@ -50,23 +50,40 @@ class Snippets:
         except (OSError, ValueError, RecursionError, OpmemError):
             return None
 
-    def turn(self, session_id: str, node_id: str, seq: int, role: str, kind: int, terms: Sequence[str]) -> str:
+    def turn(
+        self, session_id: str, node_id: str, seq: int, role: str, kind: int, terms: Sequence[str], width: int = 0
+    ) -> str:
         node = self.node(session_id, node_id, seq, role)
         if node is None:
             return ""
         text = tool_text(node) if kind == KIND_TOOL else node.content
-        return self.around(text, terms)
+        return self.around(text, terms, width)
 
-    def around(self, text: str, terms: Sequence[str]) -> str:
-        """A window of `width` characters, on one line, over the most distinct query terms."""
+    def around(self, text: str, terms: Sequence[str], width: int = 0) -> str:
+        """A window of `width` characters (the snippets' own when 0), on one line, over the most
+        distinct query terms."""
+        width = width or self.width
         # secrets masked before the window is cut (half a value would no longer be found);
         # str.split's whitespace is re's \s: runs become one space
         flat = " ".join(redact_text(plain(text)).split())
-        if len(flat) <= self.width:
+        if len(flat) <= width:
             return flat
-        start = _window_start(flat, terms, self.width)
-        piece = flat[start : start + self.width].rstrip()
-        return ("…" if start > 0 else "") + piece + ("…" if start + self.width < len(flat) else "")
+        start = _window_start(flat, terms, width)
+        piece = flat[start : start + width].rstrip()
+        return ("…" if start > 0 else "") + piece + ("…" if start + width < len(flat) else "")
+
+    def is_bare_reply(self, snippet: str, terms: Sequence[str]) -> bool:
+        """A short message that holds no query term ("Yes", "do it"): found through the message
+        it answers, it says nothing without it."""
+        lower = _folded(snippet)
+        return len(snippet) <= self.width // 2 and not any(_find(lower, t) >= 0 for t in terms)
+
+    def answering(self, reply: str, earlier: str) -> str:
+        """A bare reply shown after the window of the message it answers, within the width."""
+        return f"{earlier} → {reply}" if earlier else reply
+
+    def earlier_width(self, reply: str) -> int:
+        return max(self.width // 4, self.width - len(reply) - 3)
 
 
 def _window_start(flat: str, terms: Sequence[str], width: int) -> int:

@@ -181,6 +181,20 @@ def test_what_a_session_did_is_no_hit_of_its_own_but_a_fact_is(home: Home) -> No
     assert any(h.kind == "turn" and h.node_ids == (ids[0],) for h in hits)
 
 
+def test_a_bare_reply_is_shown_after_the_message_it_answers(home: Home) -> None:
+    add_chat(
+        home,
+        "s1",
+        [("hello", "Shall I keep the redis data in ./data beside the compose file?")],
+    )
+    home.sessions.append_message("s1", "user", "Yes", created_at=T0 + 120)
+    home.sessions.commit_turn("s1")
+    hits = home.search("where is the redis data kept", k=5)
+    by_node = {h.snippet for h in hits}
+    assert "Shall I keep the redis data in ./data beside the compose file? → Yes" in by_node
+    assert "Shall I keep the redis data in ./data beside the compose file?" in by_node  # itself a hit, as it was
+
+
 def test_a_hit_that_repeats_an_earlier_snippet_is_left_out(home: Home) -> None:
     add_chat(
         home,

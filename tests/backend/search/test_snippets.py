@@ -93,3 +93,14 @@ def test_a_turn_snippet_comes_from_its_node_file_and_a_broken_file_falls_back(tm
     assert snippets.node_file("s1", node.id, node.seq, "user") is None
     assert snippets.node_file("s1", "no-such-node", 7, "user") is None
     assert snippets.node_file("../etc", node.id, node.seq, "user") is None  # an unsafe id builds no path
+
+
+def test_a_bare_reply_is_short_and_holds_no_query_term() -> None:
+    snippets = Snippets(None)  # type: ignore[arg-type]  # reads no store
+    assert snippets.is_bare_reply("Yes, do it", ["redis", "data"])
+    assert not snippets.is_bare_reply("Yes, keep the data there", ["redis", "data"])
+    assert not snippets.is_bare_reply("x" * 150, ["redis"])  # long enough to say something itself
+    earlier = "word " * 100 + "the redis data lives in ./data" + " word" * 100
+    width = snippets.earlier_width("Yes")
+    shown = snippets.answering("Yes", snippets.around(earlier, ["redis", "data"], width))
+    assert shown.endswith(" → Yes") and "redis data" in shown and len(shown) <= snippets.width + 2
