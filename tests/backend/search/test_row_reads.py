@@ -43,10 +43,10 @@ class _Texts(Snippets):
     def __init__(self) -> None:
         super().__init__(store=None)  # type: ignore[arg-type]
 
-    def turn(self, session_id, node_id, seq, role, kind, terms) -> str:
+    def turn(self, session_id, node_id, seq, role, kind, terms, width=0) -> str:
         return f"{session_id}/{node_id}/{seq}/{role}/{kind}/{' '.join(terms)}"
 
-    def around(self, text, terms) -> str:
+    def around(self, text, terms, width=0) -> str:
         return f"{text[:40]}|{' '.join(terms)}"
 
 
