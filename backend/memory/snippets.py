@@ -76,7 +76,7 @@ class Snippets:
         """A short message that holds no query term ("Yes", "do it"): found through the message
         it answers, it says nothing without it."""
         lower = _folded(snippet)
-        return len(snippet) <= self.width // 2 and not any(_find(lower, t) >= 0 for t in terms)
+        return 0 < len(snippet) <= self.width // 2 and not any(_find(lower, t) >= 0 for t in terms)
 
     def answering(self, reply: str, earlier: str) -> str:
         """A bare reply shown after the window of the message it answers, within the width."""

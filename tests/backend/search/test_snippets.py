@@ -100,6 +100,7 @@ def test_a_bare_reply_is_short_and_holds_no_query_term() -> None:
     assert snippets.is_bare_reply("Yes, do it", ["redis", "data"])
     assert not snippets.is_bare_reply("Yes, keep the data there", ["redis", "data"])
     assert not snippets.is_bare_reply("x" * 150, ["redis"])  # long enough to say something itself
+    assert not snippets.is_bare_reply("", ["redis"])  # its node is gone: nothing to answer
     earlier = "word " * 100 + "the redis data lives in ./data" + " word" * 100
     width = snippets.earlier_width("Yes")
     shown = snippets.answering("Yes", snippets.around(earlier, ["redis", "data"], width))
