@@ -351,7 +351,7 @@ class Searcher:
             if earlier is not None:
                 width = self.snippets.earlier_width(snippet)
                 said = self.snippets.turn(session_id, *earlier, parsed.terms, width)
-                snippet = self.snippets.answering(snippet, said)
+                snippet = self.snippets.answering(snippet, said, parsed.terms)
         return SearchHit(
             kind=KIND_NAMES.get(kind, "turn"),
             session_id=session_id,

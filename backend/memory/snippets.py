@@ -23,6 +23,7 @@ from .index_update import tool_text
 
 SNIPPET_CHARS = 200
 _MAX_SPOTS = 256  # occurrences looked at per term: a huge tool output costs no more than a page
+_WORD = re.compile(r"[^\W_]+")  # the index's words: letters and digits (query_text._TERM)
 _SENTENCE_END = (". ", "? ", "! ", ": ", "; ", "。", "？", "！")
 
 
@@ -75,12 +76,12 @@ class Snippets:
     def is_bare_reply(self, snippet: str, terms: Sequence[str]) -> bool:
         """A short message that holds no query term ("Yes", "do it"): found through the message
         it answers, it says nothing without it."""
-        lower = _folded(snippet)
-        return 0 < len(snippet) <= self.width // 2 and not any(_find(lower, t) >= 0 for t in terms)
+        return 0 < len(snippet) <= self.width // 2 and not holds_term(snippet, terms)
 
-    def answering(self, reply: str, earlier: str) -> str:
-        """A bare reply shown after the window of the message it answers, within the width."""
-        return f"{earlier} → {reply}" if earlier else reply
+    def answering(self, reply: str, earlier: str, terms: Sequence[str]) -> str:
+        """A bare reply shown after the window of the message it answers, when that holds a query
+        term (else the reply was found through the message before that one: it stays as it is)."""
+        return f"{earlier} → {reply}" if holds_term(earlier, terms) else reply
 
     def earlier_width(self, reply: str) -> int:
         return max(self.width // 4, self.width - len(reply) - 3)
@@ -132,6 +133,13 @@ def _read(path: str) -> bytes:
     finally:
         os.close(fd)
     return b"".join(parts)
+
+
+def holds_term(text: str, terms: Sequence[str]) -> bool:
+    """Whether a word of `text` starts with a term's stem, words split as the index splits them
+    (letters and digits: `test_login_no_loop` holds `login`)."""
+    stems = tuple(_stem(t) for t in terms if t)
+    return any(word.startswith(stems) for word in _WORD.findall(text.casefold()))
 
 
 def _folded(flat: str) -> str:

@@ -103,5 +103,7 @@ def test_a_bare_reply_is_short_and_holds_no_query_term() -> None:
     assert not snippets.is_bare_reply("", ["redis"])  # its node is gone: nothing to answer
     earlier = "word " * 100 + "the redis data lives in ./data" + " word" * 100
     width = snippets.earlier_width("Yes")
-    shown = snippets.answering("Yes", snippets.around(earlier, ["redis", "data"], width))
+    shown = snippets.answering("Yes", snippets.around(earlier, ["redis", "data"], width), ["redis", "data"])
     assert shown.endswith(" → Yes") and "redis data" in shown and len(shown) <= snippets.width + 2
+    assert snippets.answering("Yes", "Shall I go on?", ["redis"]) == "Yes"  # found through an earlier one
+    assert not snippets.is_bare_reply("Added test_login_no_loop", ["login"])  # the index's words
