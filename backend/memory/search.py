@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .index import KIND_EDGE, KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, KIND_TOOL, ROLE_NAMES, SearchIndex
+from .index import KIND_EDGE, KIND_ENTITY, KIND_EVENT, KIND_MESSAGE, KIND_NAMES, KIND_TOOL, ROLE_NAMES, SearchIndex
+from .index_records import entity_words
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import GLOBAL, entity_id, entity_key, visible_scopes
@@ -317,8 +318,8 @@ class Searcher:
         )
         records = _rows_by_id(
             db,
-            "SELECT id, kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records "
-            "WHERE id IN ({marks})",
+            "SELECT id, kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body, entities "
+            "FROM records WHERE id IN ({marks})",
             [cand.key[1] for cand, _score in fused if cand.key[0] == "r"],
         )
         hits: list[SearchHit] = []
@@ -368,7 +369,10 @@ class Searcher:
         )
 
     def _record_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
-        kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
+        kind, record_id, session_id, node_json, turn, commit, when, scope, body, entities = row
+        if kind == KIND_EVENT:  # the entity words after the summary are there to be matched, not read
+            named = " ".join(entity_words(e) for e in json.loads(entities))
+            body = body.removesuffix(named).rstrip() if named else body
         return SearchHit(
             kind=KIND_NAMES.get(kind, "event"),
             session_id=session_id,

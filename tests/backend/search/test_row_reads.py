@@ -29,6 +29,7 @@ from backend.memory.index import (
     RecordRow,
     SearchIndex,
 )
+from backend.memory.index_records import entity_words
 from backend.memory.index_update import session_rows
 from backend.memory.search import Searcher, SearchHit
 from backend.memory.snippets import Snippets
@@ -185,12 +186,15 @@ class RowByRow(Searcher):
 
     def _one_record(self, db, rid, score, cand, parsed) -> SearchHit | None:
         row = db.execute(
-            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records WHERE id = ?",
+            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body, entities FROM records "
+            "WHERE id = ?",
             (rid,),
         ).fetchone()
         if row is None:
             return None
-        kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
+        kind, record_id, session_id, node_json, turn, commit, when, scope, body, entities = row
+        if kind == KIND_EVENT:
+            body = body.removesuffix(" ".join(entity_words(e) for e in json.loads(entities))).rstrip()
         return SearchHit(
             kind=KIND_NAMES.get(kind, "event"),
             session_id=session_id,

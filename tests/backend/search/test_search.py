@@ -195,6 +195,20 @@ def test_a_bare_reply_is_shown_after_the_message_it_answers(home: Home) -> None:
     assert "Shall I keep the redis data in ./data beside the compose file?" in by_node  # itself a hit, as it was
 
 
+def test_an_event_hit_shows_its_summary_not_the_entity_words_it_is_matched_by(home: Home) -> None:
+    add_chat(home, "s1", [("hello", "hi")])
+    found = event(
+        "Decided: stop tracking .env in git",
+        "s1",
+        ["gone"],  # behind no indexed turn: a hit of its own
+        T0,
+        entities=("project.orbiter-3f2a", "file.env"),
+    )
+    write_log(home.memory_dir / "timeline" / "2023-11.jsonl", [found])
+    hits = home.search("orbiter env tracking", k=3)
+    assert [(h.kind, h.snippet) for h in hits] == [("event", "Decided: stop tracking .env in git")]
+
+
 def test_a_hit_that_repeats_an_earlier_snippet_is_left_out(home: Home) -> None:
     add_chat(
         home,
