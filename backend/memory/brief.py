@@ -299,7 +299,30 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             refs[_newest(gs).target].name,
         ),
     )
-    return [(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]]
+    return _folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
+
+
+_LABEL = re.compile(r"^([^:;]{2,20}): (?=\S)")  # "MCP: brightdata", "instructions: AGENTS.md", "AL code: ..."
+
+
+def _folded(rules: list[tuple[str, GraphEdge]]) -> list[tuple[str, GraphEdge]]:
+    """Rules under one label as one clause, in the place of the first ("MCP: brightdata, sequential
+    thinking"; "instructions: AGENTS.md, CLAUDE.md"): the label is said once."""
+    out: list[tuple[str, GraphEdge]] = []
+    where: dict[str, int] = {}
+    for name, g in rules:
+        m = _LABEL.match(name)
+        label = m.group(1).lower() if m is not None else ""
+        if label and label in where:
+            i = where[label]
+            first, edge = out[i]
+            newest = g if g.edge.event_time > edge.edge.event_time else edge
+            out[i] = (f"{first}, {name[m.end() :]}", newest)
+            continue
+        if label:
+            where[label] = len(out)
+        out.append((name, g))
+    return out
 
 
 def _stack(
