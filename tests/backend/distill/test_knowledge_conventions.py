@@ -240,3 +240,13 @@ def test_a_chinese_rule_keeps_its_parts_with_cues_that_fit():
     assert clause("For numbered lists, pad the `1.` marker so it is 4 characters long.") == (
         "numbered lists: pad the 1. marker so it is 4 characters long"
     )
+
+
+def test_an_environment_named_is_a_rule_and_a_request_to_the_agent_is_no_habit_of_the_user():
+    sentence = "We will connect to the sandbox environment which is named Sandbox0410."
+    assert is_convention(sentence) and "named Sandbox0410" in clause(sentence)
+    assert not is_convention("My cat is called Tom2.")
+    assert not is_convention("VoucherNumber should be easy to get from the entry.")
+    assert is_convention("The readme should be updated throughout the project.")
+    request = "I want you to update the readme.md and keep it updated as we progress."
+    assert is_convention(request) and scope_of(request) == (False, "")  # this project's, not every project's

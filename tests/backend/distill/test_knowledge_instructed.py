@@ -72,3 +72,15 @@ def test_rules_under_one_label_are_one_clause_in_the_brief(tmp_path: Path):
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-l", turns)])))
     assert conventions.count("instructions:") == 1, conventions
     assert "AGENTS.md" in conventions and "copilot-instructions.md" in conventions, conventions
+
+
+def test_a_document_named_by_its_words_while_the_agent_writes_it_and_a_reports_folder():
+    from opmem_tui.backend.distill.extract.knowledge.instructed import doc_named_by_words
+
+    said = "Yes please, add the future development document with all we discussed."
+    assert doc_named_by_words(said, ["/work/demo/future_development.md"]) == "docs: future_development.md"
+    assert doc_named_by_words(said, ["/work/demo/README.md"]) == ""
+    assert doc_named_by_words("Which development document is it?", ["/work/demo/future_development.md"]) == ""
+    report = "Write full findings to ./.claude/agent-reports/analyzer-<short-id>.md (a short random id)."
+    assert doc_file_rule(report) == "docs: agent-reports/analyzer-<short-id>.md"
+    assert named_instruction_files("Do not waste tokens reading the root CLAUDE.md unless asked.") == []

@@ -25,7 +25,10 @@ _CONVENTION = Caseless(
         # a named way of working: "follow best practices from <link>", "follow the team's guidelines"
         r"follow (?:\w+ ){0,3}(?:best practices|practices|guidelines?|conventions|standards?|style|rules)|"
         # a reminder: "I remind you the main directive ...", "don't forget to ...", "every time you ..."
-        r"(?:i )?remind you|as a reminder|(?:don'?t|do not|never) forget to|every time you)\b",
+        r"(?:i )?remind you|as a reminder|(?:don'?t|do not|never) forget to|every time you|"
+        # the environment work goes to, by its name: "the sandbox environment which is named Sandbox01"
+        r"(?:environment|sandbox|tenant|workspace|cluster|namespace|account|instance|database|bucket|region)"
+        r"(?:\s+\w+)?\s+(?:which\s+|that\s+)?(?:is\s+)?(?:named|called)\s+[\"'`]?[a-z0-9][\w.-]*\d[\w.-]*)\b",
         re.I,
     )
 )
@@ -55,7 +58,10 @@ _NOT_CONVENTION = Caseless(
         r"^(?:and |but |so )?(?:it|this|that|they|these|those) (?:should|must)\b(?! always| never)|"
         # ... or of one thing of it named ("the extension should use the API", "the default model
         # should be X"): a generic plural states a rule ("tests should use fixtures"), a singular the spec
-        r"^(?:and |but |so )?(?:the|this|our|my|its|their) (?:[\w-]+ ){0,3}?[\w-]*[^s\W] (?:should|must)\b(?! always| never)|"
+        r"^(?:and |but |so )?(?:the|this|our|my|its|their) (?:[\w-]+ ){0,3}?[\w-]*[^s\W] (?:should|must)\b(?! always| never)"
+        # (how the work is kept is a rule still: "the readme should be updated throughout")
+        r"(?! (?:be |stay |remain )?(?:kept|updated|up to date|documented|formatted|tested|reviewed|linted|typed|named|"
+        r"written in|sorted|short|small)\b)|"
         r"\b(?:which|that) you (?:should|must)\b|"  # "symbols which you should use": not the rule's verb
         # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
         r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
@@ -131,7 +137,7 @@ _NEGATED_IMPERATIVE_OTHER = re.compile(
     re.I,
 )
 # a named thing said to be the subject: "voucherNumber should be easy to get" is its spec
-_IDENTIFIER_SUBJECT = re.compile(r"^(?:[a-z]+[A-Z]\w*|\w+_\w+|\w+\.\w+)\s+(?:should|must)\b(?! always| never)")
+_IDENTIFIER_SUBJECT = re.compile(r"^(?:[A-Za-z][a-z]+[A-Z]\w*|\w+_\w+|\w+\.\w+)\s+(?:should|must)\b(?! always| never)")
 
 
 # a constraint the user asks to be kept in mind: "we're on the free tier, keep that in mind",
@@ -254,7 +260,10 @@ _ABOUT_ANSWERS = Caseless(
     )
 )
 # "I always/never/prefer ...": the user's own habit, unless it names this project
-_PERSONAL = Caseless(re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b", re.I))
+# ("I want you to update the spec" asks for this project, no habit of the user's)
+_PERSONAL = Caseless(
+    re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b(?! you\b| it\b)", re.I)
+)
 _HERE = Caseless(re.compile(r"\b(?:this|the) (?:project|repo|repository|codebase|app|service)\b|\bhere\b", re.I))
 # "in all my Python projects", "every JS repo", "for TypeScript code": a language's projects
 _LANGUAGE_WIDE = re.compile(
@@ -298,7 +307,7 @@ _ASKING = re.compile(
     re.I,
 )
 _REASON = re.compile(
-    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes)|to (?:encourage|ensure|avoid|prevent|make|"
+    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is(?! named| called)|makes)|to (?:encourage|ensure|avoid|prevent|make|"
     r"keep|improve|simplify|aid|help|reduce|enhance|minimi[sz]e|allow|enable|maintain|guarantee)|for (?:readability|"
     r"hoistability|clarity|consistency|safety|better))\b.*$|,?\s+(?:such as|e\.g\.)\s.*$|,\s+like\s.*$|\s*(?:;|—|–|\s-\s|(?<!\d)\.\s).*$",
     re.I,

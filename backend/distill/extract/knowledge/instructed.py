@@ -27,6 +27,9 @@ def follow_rule(path: str) -> str:
     return f"instructions: {posixpath.basename(path.replace(chr(92), '/'))}"
 
 
+_NEGATION = re.compile(r"\b(?:not|don'?t|never|no|without|instead of|ignore|skip)\b|\bне\b|不要|não", re.I)
+
+
 def named_instruction_files(text: str) -> list[str]:
     """The project instruction files a user's message names (`AGENTS.md`, `.github/copilot-instructions.md`)."""
     low = text[:4000].lower()
@@ -36,6 +39,9 @@ def named_instruction_files(text: str) -> list[str]:
     for m in _NAMED_FILE.finditer(text[:4000]):
         if m.group(1).startswith(("~", "/home/", "/Users/", "/root/")):
             continue  # the user's own file, for every project
+        before = re.split(r"[.!?\n]", text[max(0, m.start() - 200) : m.start()])[-1]
+        if _NEGATION.search(before):
+            continue  # "do not waste tokens reading CLAUDE.md": not the project's way
         rule = follow_rule(m.group(1))
         if rule and rule not in found:
             found.append(rule)
@@ -87,7 +93,7 @@ def named_mcp(sentence: str, servers: list[str]) -> list[tuple[str, str]]:
 # a Markdown file the user has something written into: "write the plan into an `.md` file",
 # "写到 dev.md 文档中", "atualize @plan.md com ...": a writing verb and the file, in one sentence
 _DOC_FILE = re.compile(
-    r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w.-]*\w\.md)(?![A-Za-z0-9_-])|\b(?:an?|the|um|uma) `?\.md`? (?:file|document|arquivo)",
+    r"(?<![\w/.-])@?((?:[\w.-]+/)*[\w.<>-]*[\w>]\.md)(?![A-Za-z0-9_-])|\b(?:an?|the|um|uma) `?\.md`? (?:file|document|arquivo)",
     re.I,
 )
 _WRITE_VERB = re.compile(
@@ -111,7 +117,33 @@ def doc_file_rule(sentence: str) -> str:
     name = m.group(1)
     if name is None:
         return "docs: plans and specs in an .md file"
-    base = posixpath.basename(name.replace("\\", "/"))
-    if base.lower() in {f.lower() for f in INSTRUCTION_FILES} or _NAMED_FILE.fullmatch(base):
+    return _doc_rule(name)
+
+
+def _doc_rule(path: str) -> str:
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    base = parts[-1] if parts else ""
+    if not base or base.lower() in {f.lower() for f in INSTRUCTION_FILES} or _NAMED_FILE.fullmatch(base):
         return ""
-    return f"docs: {base}"
+    return f"docs: {'/'.join(parts[-2:])}"  # its folder too: "agent-reports/analyzer-<id>.md"
+
+
+# "add to the future development document" while the agent writes future_development.md
+_DOC_NOUN = re.compile(
+    r"\b(?:document|doc|docs|file|plan|roadmap|spec|specification|notes|documento|arquivo)\b|документ|文档", re.I
+)
+
+
+def doc_named_by_words(sentence: str, written: Iterable[str]) -> str:
+    """The Markdown file written in the turn that a user's sentence asks to write by its words,
+    not its name ("" when none)."""
+    if sentence.endswith(("?", "？")) or not _DOC_NOUN.search(sentence) or not _WRITE_VERB.search(sentence):
+        return ""
+    words = set(re.findall(r"[^\W_]+", sentence.lower()))
+    for path in written:
+        if not path.lower().endswith(".md"):
+            continue
+        stem = re.findall(r"[^\W_]+", posixpath.basename(path.replace("\\", "/"))[:-3].lower())
+        if stem and (len(stem) >= 2 or len(stem[0]) >= 6) and all(w in words for w in stem):
+            return _doc_rule(posixpath.basename(path.replace("\\", "/")))
+    return ""

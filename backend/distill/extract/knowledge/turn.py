@@ -39,7 +39,14 @@ from .decisions import (
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
-from .instructed import doc_file_rule, follow_rule, mcp_servers, named_instruction_files, named_mcp
+from .instructed import (
+    doc_file_rule,
+    doc_named_by_words,
+    follow_rule,
+    mcp_servers,
+    named_instruction_files,
+    named_mcp,
+)
 from .manifests import LOCKFILES, file_body, imports, is_manifest
 from .named import count_named, logged_packages
 from .stack import (
@@ -105,6 +112,7 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     for action in actions:
         _action_facts(k, action, prov(action.node), facts, languages_seen)
     servers = mcp_servers(action.tool for action in actions)
+    written = [p for a in actions if a.kind in ("edit", "create", "patch") for p in a.paths if p.endswith(".md")]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "system" and node.metadata.get("injected") and node.content:
@@ -113,8 +121,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
-            if servers and node.role == "user" and not node.content.lstrip().startswith("<"):
-                _used_mcp(k, node.content, servers, prov(node))
+            if (servers or written) and node.role == "user" and not node.content.lstrip().startswith("<"):
+                _told_while_done(k, node.content, servers, written, prov(node))
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
                 count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
@@ -345,12 +353,15 @@ def _standing_rule(k: Knowledge, name: str, prov: Provenance, *, key: str = "") 
     k.fact(CONVENTION, k.b.entity("convention", name, prov, key=key), prov, 0.8)
 
 
-def _used_mcp(k: Knowledge, text: str, servers: list[str], prov: Provenance) -> None:
-    """The MCP servers a user's message names and the agent calls in the same turn: a tool to use."""
+def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[str], prov: Provenance) -> None:
+    """What a user's message names that the agent then does in the same turn: an MCP server it
+    calls (a tool to use), a Markdown file it writes that the message names by its words."""
     k.source = "sentence"
     for sentence in sentences(text[:8000]):
         for words, key in named_mcp(sentence, servers):
             _standing_rule(k, f"MCP: {words}", prov, key=f"convention:mcp:{key}")
+        if written:
+            _standing_rule(k, doc_named_by_words(sentence, written), prov)
 
 
 PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
