@@ -274,8 +274,18 @@ def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
 RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
 
 
+# the words a want opens with say nothing of which rule it is ("I only want 1 object ...", "I only want 1 vendor field")
+_WANT_WORDS = frozenset(
+    {"i", "we", "only", "just", "really", "want", "need", "would", "like", "to", "don", "t", "dont"}
+)
+
+
 def _rule_key(name: str) -> str:
-    return " ".join(re.findall(r"[^\W_]+", name.lower())[:RULE_KEY_WORDS])
+    words = re.findall(r"[^\W_]+", name.lower())
+    start = 0
+    while start < len(words) - RULE_KEY_WORDS and words[start] in _WANT_WORDS:
+        start += 1
+    return " ".join(words[start : start + RULE_KEY_WORDS])
 
 
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:

@@ -205,9 +205,9 @@ def test_instructions_by_the_role_of_the_sentence_whatever_their_verb():
     )
     assert not is_convention("Don't do that.") and not is_convention("Don't worry about the tests.")
     assert is_convention("Не запускай миграции без бэкапа.") and not is_convention("Не были ли тесты зелёные.")
-    # a correction of what the agent did, as the rule it states
-    assert clause("I only want 1 log table for this.") == "only 1 log table for this"
-    assert clause("I dont want to have a second settings page.") == "don't have a second settings page"
+    # a correction of what the agent did, in the user's words
+    assert clause("I only want 1 log table for this.") == "I only want 1 log table for this"
+    assert is_convention("I dont want to have a second settings page.")
     assert not is_convention("I don't want it to be used anymore.")  # a drop: the decisions' part
     # process: keep a document current, follow named practices (a link by what it names)
     assert clause("Keep this spec updated as decisions are made.") == "keep this spec updated as decisions are made"
@@ -250,3 +250,9 @@ def test_an_environment_named_is_a_rule_and_a_request_to_the_agent_is_no_habit_o
     assert is_convention("The readme should be updated throughout the project.")
     request = "I want you to update the readme.md and keep it updated as we progress."
     assert is_convention(request) and scope_of(request) == (False, "")  # this project's, not every project's
+
+
+def test_two_corrections_that_open_alike_are_two_rules_in_the_brief(tmp_path: Path):
+    turns = [Turn("I only want 1 log table for this."), Turn("I only want 1 vendor name field.")]
+    conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-w", turns)])))
+    assert "1 log table" in conventions and "1 vendor name field" in conventions, conventions

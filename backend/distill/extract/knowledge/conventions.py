@@ -362,14 +362,6 @@ _TOPIC = re.compile(
     r"^(?:(?:when|while) (?:writing|editing|working on|working in|coding in)|in terms of|regarding|as for|for(?! example| instance| now| that| this| the moment)) ([^,]{2,30}),\s+",
     re.I,
 )
-# the user's want as the rule it states: "I only want 1 object" -> "only 1 object"; "I don't
-# want to have X" -> "don't have X"; "we don't want a second log page" -> "no second log page"
-_WANTS = (
-    (re.compile(r"^(?:i|we) (?:only|just) (?:want|need) (?:to )?", re.I), "only "),
-    (re.compile(r"^(?:i|we) (?:do not|don'?t|dont) (?:want|need|like) to ", re.I), "don't "),
-    (re.compile(r"^(?:i|we) (?:do not|don'?t|dont) (?:want|need|like) (?:an?|any|the) ", re.I), "no "),
-    (re.compile(r"^(?:i|we) (?:want|'d like|would like) (?=\S+(?: \S+){0,3} to be\b)", re.I), ""),
-)
 # a link by what it names: github.com/owner/repo/tree/main/docs/x -> owner/repo/x; else its host
 _URL = re.compile(r"\bhttps?://([\w.-]+)(/[^\s)>\]\"',]*)?")
 _FORGES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
@@ -397,8 +389,6 @@ def clause(sentence: str) -> str:
         text = _TASK_AFTER.sub("", _SPLICE.sub("", text))
     for _ in range(3):
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
-    for want, rule in _WANTS:
-        text = want.sub(rule, text, count=1)
     short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
     text = short if len(short) >= 12 else text
     text = _TRAILER.sub("", text).rstrip(" .!,;:。！；，")
