@@ -167,7 +167,7 @@ def _kept_in_mind(sentence: str) -> str:
 def is_convention(sentence: str) -> bool:
     if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence) or _IDENTIFIER_SUBJECT.match(sentence):
         return False
-    if _NEGATED_IMPERATIVE.found(sentence) or _NEGATED_IMPERATIVE_OTHER.search(sentence):
+    if _NEGATED_IMPERATIVE.found(sentence) or (not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence)):
         return True
     if ("mind" in sentence or not sentence.isascii()) and len(_kept_in_mind(sentence).split()) >= 2:
         return True
