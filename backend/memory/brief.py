@@ -165,6 +165,21 @@ def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, p
     return out
 
 
+def _rule_lines(rules: list[tuple[str, GraphEdge]]) -> list[BriefLine]:
+    """The conventions' lines, and each cut to its first rules for a block with room for part of
+    one (the layout takes a cut line only where the whole one did not fit)."""
+    lines = grouped("conventions", rules, 0.85, "convention")
+    out = list(lines)
+    start = 0
+    for line in lines:
+        n = line.text.count("; ") + 1
+        chunk = rules[start : start + n]
+        for k in range(n - 1, 0, -1):
+            out.append(_group_line("conventions", chunk[:k], 0.3, "convention"))
+        start += n
+    return out
+
+
 def _group_line(label: str, chunk: list[tuple[str, GraphEdge]], importance: float, part: str) -> BriefLine:
     text = f"· {label}: " + "; ".join(n for n, _ in chunk)
     return BriefLine(text, _newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
@@ -182,7 +197,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += stack
     out += _commands(by_rel, refs)
     out += _state(by_rel, refs, fixed_at)
-    out += grouped("conventions", _ranked_rules(by_rel.get("convention", []), refs), 0.85, "convention")
+    out += _rule_lines(_ranked_rules(by_rel.get("convention", []), refs))
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:

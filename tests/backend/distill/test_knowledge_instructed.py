@@ -84,3 +84,17 @@ def test_a_document_named_by_its_words_while_the_agent_writes_it_and_a_reports_f
     report = "Write full findings to ./.claude/agent-reports/analyzer-<short-id>.md (a short random id)."
     assert doc_file_rule(report) == "docs: agent-reports/analyzer-<short-id>.md"
     assert named_instruction_files("Do not waste tokens reading the root CLAUDE.md unless asked.") == []
+
+
+def test_each_line_of_rules_is_offered_cut_for_a_block_with_room_for_part_of_one(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    rules = [f"Never call the {name} service from a request handler directly." for name in
+             ("billing", "search", "mailer", "geocoder", "invoice", "storage", "payments", "ledger")]  # fmt: skip
+    memory = distil_history(tmp_path / "m", [Session("s-c", [Turn(rule) for rule in rules])])
+    lines = [line for line in project_brief(memory, "demo") if line.part == "convention"]
+    whole = [line.text for line in lines if line.importance > 0.5]
+    cut = [line.text for line in lines if line.importance <= 0.5]
+    assert len(whole) >= 2, whole  # more rules than one line holds
+    assert cut and all(any(w.startswith(c + "; ") for w in whole) for c in cut), (whole, cut)
+    assert sum(1 for c in cut if c.count("; ") == 0) == len(whole)  # every line down to its first rule
