@@ -12,13 +12,14 @@ batch dropped.
 
 from __future__ import annotations
 
+import builtins
 import re
 
 from ....model import Provenance
 from .. import vocabulary
 from .evidence import CODE_BLOCK
 from .facts import DROPPED, Knowledge
-from .techs import COMMON_WORDS, mentioned_techs
+from .techs import COMMON_WORDS, mentioned_techs, spaced
 
 NAMED_TURNS = 3  # turns of one session that name a technology before it counts as used
 NAMED_CONFIDENCE = 0.6
@@ -28,6 +29,14 @@ NAMED_CHARS = 6000  # of each message: where what it is about is said
 # a Python logger's name before `:file.py:line` (a package's path in a traceback is not enough:
 # dependencies of dependencies run too)
 _LOGGER = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+([a-z][a-z0-9_]+)[\w.]*:[\w.-]+\.py:\d+", re.M)
+# a warning a package defines, raised where the project's own code uses it
+# (`src/tools/__init__.py:4: LangChainDeprecationWarning: ...`): the package is the warning's prefix
+_WARNING = re.compile(
+    r"^\s*([^\s:]+)\.py:\d+: ([A-Z][A-Za-z0-9]+?)(?:Deprecation|PendingDeprecation|Future|User|Runtime|Beta)?Warning:",
+    re.M,
+)
+_NOT_PROJECT_CODE = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen")
+LOG_WINDOW = 20_000  # of a long output, the head (setup, collection) and the tail (the summary) are read
 
 
 def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
@@ -37,7 +46,7 @@ def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
     for line in prose.splitlines():
         if not line.strip() or line.lstrip().startswith(("<", ">")):
             continue  # an injected tag, a quote
-        line = _QUOTED.sub(" ", line)  # "Jenkins & Co": data or an example, not a tool
+        line = spaced(_QUOTED.sub(" ", line))  # "Jenkins & Co": data or an example, not a tool
         for tech in mentioned_techs(line):
             if len(tech.name) < 2 or not _named_as_tool(tech.name, line):
                 continue  # `C:\Users`, "Make sure", "Next, ...": a word, not the technology
@@ -77,7 +86,14 @@ def logged_packages(k: Knowledge, output: str, prov: Provenance) -> None:
     """Packages a tool's output shows running: a traceback's paths, a log line's logger."""
     if ".py:" not in output:
         return
-    names = {m.group(1) for m in _LOGGER.finditer(output[-20_000:])}
+    text = output if len(output) <= 2 * LOG_WINDOW else output[:LOG_WINDOW] + "\n" + output[-LOG_WINDOW:]
+    names = {m.group(1) for m in _LOGGER.finditer(text)}
+    if "Warning:" in text:
+        names |= {
+            m.group(2)
+            for m in _WARNING.finditer(text)
+            if not any(p in m.group(1) for p in _NOT_PROJECT_CODE) and not hasattr(builtins, m.group(2) + "Warning")
+        }
     for name in sorted(names):
         tech = _package_tech(name)
         if tech is not None and tech.curated:

@@ -284,12 +284,14 @@ _ITEM_NAME = re.compile(r"^(?:\*\*|__)?`?([A-Za-z@][\w.+#/@-]*(?: [A-Z][\w.+#-]*
 _CODE_EXT = {
     "python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "jsx": ".jsx", "typescript": ".ts", "ts": ".ts",
     "tsx": ".tsx", "go": ".go", "golang": ".go", "rust": ".rs", "rs": ".rs", "elixir": ".ex", "ex": ".ex",
-    "exs": ".exs", "vue": ".vue", "svelte": ".svelte",
+    "exs": ".exs", "vue": ".vue", "svelte": ".svelte", "kotlin": ".kt", "kt": ".kt", "java": ".java", "scala": ".scala",
+    "groovy": ".groovy", "swift": ".swift", "csharp": ".cs", "cs": ".cs", "c#": ".cs", "dart": ".dart",
 }  # fmt: skip
 # a manifest a block shows, by the name its label gives, else by its shape
 _MANIFEST_NAMES = re.compile(
     r"(?<![\w.-])(package\.json|pyproject\.toml|requirements[\w.-]*\.txt|Cargo\.toml|go\.mod|mix\.exs|Gemfile|"
-    r"docker-compose\.ya?ml|compose\.ya?ml|Dockerfile|\.python-version|\.nvmrc|\.tool-versions)(?![\w.-])"
+    r"docker-compose\.ya?ml|compose\.ya?ml|Dockerfile|\.python-version|\.nvmrc|\.tool-versions|build\.gradle(?:\.kts)?|"
+    r"pom\.xml|AndroidManifest\.xml|libs\.versions\.toml)(?![\w.-])"
 )
 _MANIFEST_SHAPES = (
     (re.compile(r'^\s*"(?:dev)?[dD]ependencies"\s*:', re.M), "package.json"),
@@ -299,6 +301,9 @@ _MANIFEST_SHAPES = (
     (re.compile(r"^\[dependencies\]", re.M), "Cargo.toml"),
     (re.compile(r"^FROM \S+", re.M), "Dockerfile"),
     (re.compile(r"^services:\s*$", re.M), "docker-compose.yml"),
+    (re.compile(r"^\s*(?:implementation|testImplementation|api)\s*\(?\s*[\"'][\w.-]+:[\w.-]+:", re.M), "build.gradle"),
+    (re.compile(r"<manifest\b[^>]*xmlns:android="), "AndroidManifest.xml"),
+    (re.compile(r"<dependencies>\s*<dependency>\s*<groupId>"), "pom.xml"),
 )
 
 
