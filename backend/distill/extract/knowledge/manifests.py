@@ -54,7 +54,34 @@ LOCKFILES = {
     "build.gradle.kts": "Gradle", "deno.json": "Deno", "biome.json": "Biome", ".python-version": "Python",
     ".nvmrc": "Node.js", "Cargo.toml": "Cargo", "go.mod": "Go modules", "mix.exs": "Mix", "Gemfile": "Bundler",
     "pyproject.toml": "Python", "package.json": "npm", "requirements.txt": "pip",
+    "jest.config.cjs": "Jest", "jest.config.mjs": "Jest", "vitest.config.js": "Vitest", "vitest.config.mts": "Vitest",
+    "vite.config.mjs": "Vite", "vite.config.mts": "Vite", ".eslintrc.cjs": "ESLint", ".eslintrc.js": "ESLint",
+    "eslint.config.mjs": "ESLint", "eslint.config.cjs": "ESLint", "eslint.config.ts": "ESLint", ".eslintrc": "ESLint",
+    ".eslintrc.yml": "ESLint", ".prettierrc.json": "Prettier", "prettier.config.js": "Prettier", "biome.jsonc": "Biome",
+    "rollup.config.js": "Rollup", "rollup.config.mjs": "Rollup", "tsup.config.ts": "tsup", "babel.config.js": "Babel",
+    ".babelrc": "Babel", "postcss.config.js": "PostCSS", "postcss.config.mjs": "PostCSS", "karma.conf.js": "Karma",
+    ".mocharc.json": "Mocha", ".mocharc.yml": "Mocha", "cypress.config.ts": "Cypress", "cypress.config.js": "Cypress",
+    "playwright.config.js": "Playwright", "angular.json": "Angular", "nx.json": "Nx", "turbo.json": "Turborepo",
+    "lerna.json": "Lerna", "pnpm-workspace.yaml": "pnpm", ".yarnrc.yml": "Yarn", "bunfig.toml": "Bun",
+    "settings.gradle.kts": "Gradle", "settings.gradle": "Gradle", "gradlew": "Gradle", "mvnw": "Maven",
+    "build.sbt": "sbt", "project.clj": "Leiningen", "stack.yaml": "Stack", "dune-project": "OCaml", "Package.swift":
+    "Swift Package Manager", "Podfile": "CocoaPods", "pubspec.yaml": "Dart", "CMakeLists.txt": "CMake",
+    "meson.build": "Meson", "justfile": "Just", "Taskfile.yml": "Task", "Earthfile": "Earthly", "Tiltfile": "Tilt",
+    "skaffold.yaml": "Skaffold", "kustomization.yaml": "Kustomize", "Pulumi.yaml": "Pulumi", "ansible.cfg": "Ansible",
+    "Vagrantfile": "Vagrant", "nginx.conf": "Nginx", "Caddyfile": "Caddy", "uwsgi.ini": "uWSGI", "gunicorn.conf.py":
+    "Gunicorn", ".pre-commit-config.yaml": "pre-commit", ".flake8": "Flake8", ".pylintrc": "Pylint", ".isort.cfg": "isort",
+    "noxfile.py": "nox", "setup.cfg": "", "deno.jsonc": "Deno", "svelte.config.mjs": "SvelteKit",
+    "remix.config.js": "Remix", "gatsby-config.js": "Gatsby", "docusaurus.config.js": "Docusaurus",
+    "capacitor.config.ts": "Capacitor", "electron-builder.yml": "electron-builder", "tauri.conf.json": "Tauri",
+    "metro.config.js": "Metro", "codemagic.yaml": "Codemagic", ".gitlab-ci.yml": "GitLab CI", "Jenkinsfile": "Jenkins",
+    ".travis.yml": "Travis CI", "bitbucket-pipelines.yml": "Bitbucket Pipelines", "cloudbuild.yaml": "Google Cloud",
+    "app.yaml": "", "firebase.json": "Firebase", "supabase": "", "renovate.json": "Renovate", ".husky": "Husky",
+    "phpstan.neon": "PHPStan", "psalm.xml": "Psalm", ".php-cs-fixer.php": "PHP-CS-Fixer", "artisan": "Laravel",
+    "symfony.lock": "Symfony", ".rspec": "RSpec", "Rakefile": "", ".credo.exs": "Credo", ".formatter.exs": "Mix",
+    "rustfmt.toml": "rustfmt", "clippy.toml": "Clippy", "deny.toml": "cargo-deny", "go.work": "Go modules",
+    ".golangci.yaml": "golangci-lint", "sqlc.yaml": "sqlc", "atlas.hcl": "Atlas", "AndroidManifest.xml": "Android",
 }  # fmt: skip
+LOCKFILES = {name: tech for name, tech in LOCKFILES.items() if tech}
 
 
 INSTALLERS = {
@@ -384,6 +411,21 @@ def imports(path: str, text: str) -> list[str]:
     else:
         out += _typed_imports(ext, text)
     return list(dict.fromkeys(out))
+
+
+_PY_RELATIVE = re.compile(r"^[ \t+]*from\s+\.+([\w.]+)\s+import\b", re.MULTILINE)
+
+
+def local_modules(path: str, text: str) -> list[str]:
+    """The project's own modules a piece of code imports (`./logtape.shared.ts`, `from .qdrant_store import`):
+    what they are named after is what the project builds on."""
+    ext = posixpath.splitext(path)[1].lower()
+    if ext in (".py", ".pyi"):
+        return [m.replace(".", "/") + ".py" for m in _PY_RELATIVE.findall(text)]
+    if ext in (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".vue", ".svelte"):
+        specs = (m.group(1) for m in _JS_IMPORT.finditer(text))
+        return [s for s in specs if s.startswith(".") or re.search(r"/[\w.-]+\.[mc]?[jt]sx?$", s)]
+    return []
 
 
 def _typed_imports(ext: str, text: str) -> list[str]:

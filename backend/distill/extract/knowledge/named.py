@@ -48,13 +48,16 @@ def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
             continue  # an injected tag, a quote
         line = spaced(_QUOTED.sub(" ", line))  # "Jenkins & Co": data or an example, not a tool
         for tech in mentioned_techs(line):
-            if len(tech.name) < 2 or not _named_as_tool(tech.name, line):
+            if len(tech.name) < 2 or tech.name in _SHELLS or not _named_as_tool(tech.name, line):
                 continue  # `C:\Users`, "Make sure", "Next, ...": a word, not the technology
             turns, _, first = k.named.get(tech.name, (set(), tech, prov))
             turns.add(turn)
             k.named[tech.name] = (turns, tech, first)
 
 
+# the terminal a user types in ("open a PowerShell terminal") is the machine's, not the project's:
+# a shell is the stack when the project's scripts are written in it (`.ps1`, `.sh`), not when it is named
+_SHELLS = frozenset({"PowerShell", "Bash", "Zsh"})
 _QUOTED = re.compile(r"\"[^\"]{0,80}\"|“[^”]{0,80}”")
 
 

@@ -45,9 +45,15 @@ def record_named(k: Knowledge, name: str, prov: Provenance, confidence: float, *
     return k.stack(tech, prov, confidence, slot=slot)
 
 
+# a tool's configuration file (`.eslintrc.cjs`, `jest.config.js`, `tailwind.config.ts`): written in
+# whatever the tool reads, not in the project's language
+_CONFIG_FILE = re.compile(r"^\.|[.-]config\.\w+$|rc\.\w+$")
+
+
 def record_language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen: set[str]) -> None:
-    ext = posixpath.splitext(path)[1].lower()
-    language = EXTENSION_LANGUAGES.get(ext)
+    base = posixpath.basename(path.replace("\\", "/"))
+    ext = posixpath.splitext(base)[1].lower()
+    language = EXTENSION_LANGUAGES.get(ext) if not _CONFIG_FILE.search(base) else None
     if language and language not in seen:
         seen.add(language)
         record_named(k, language, prov, confidence)
@@ -56,6 +62,20 @@ def record_language(k: Knowledge, path: str, prov: Provenance, confidence: float
 # the words of a file's path and name (`src/rag/qdrant_vector_store.py`, `SqliteVectorIndex.cs`)
 _PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _NOT_PROJECT_FILES = ("node_modules/", "site-packages/", "/usr/", ".venv/", "/.cache/", "vendor/")
+
+
+_LISTERS = frozenset({"ls", "tree", "dir", "exa", "eza", "get-childitem", "gci"})
+
+
+def listed_files(k: Knowledge, command: str, output: str, prov: Provenance) -> None:
+    """A listing of the project's files (`ls`, `tree`): the tools its configuration files are for
+    (`jest.config.cjs` is Jest, `Cargo.toml` Cargo); a listing of dependencies' folders says nothing."""
+    program = command.strip().split(" ", 1)[0].lower()
+    if program not in _LISTERS or any(part in command for part in _NOT_PROJECT_FILES) or output.count("\n") > 60:
+        return  # (a long listing is a home or a whole tree, not the project's root)
+    for name in dict.fromkeys(re.findall(r"[\w.-]+", output)):
+        if name in LOCKFILES and name not in ("package.json", "requirements.txt", "pyproject.toml"):
+            record_named(k, LOCKFILES[name], prov, 0.7, slot=False)
 
 
 def path_techs(k: Knowledge, path: str, prov: Provenance, confidence: float = 0.7) -> None:

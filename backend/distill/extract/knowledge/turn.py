@@ -39,7 +39,7 @@ from .decisions import (
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
-from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
 from .stack import (
     CHOOSE,
@@ -47,6 +47,7 @@ from .stack import (
     answered,
     fenced_stack,
     labelled_names,
+    listed_files,
     listed_stack,
     may_recommend,
     path_techs,
@@ -136,6 +137,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
         logged_packages(k, action.output, p)
+    elif action.kind == "list" and action.output and not action.failed:
+        listed_files(k, action.command, action.output, p)
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
@@ -219,6 +222,8 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
         record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
+    for module in local_modules(path, text)[:40]:
+        path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
         if tech is not None and tech.curated:
