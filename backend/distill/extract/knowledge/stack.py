@@ -12,7 +12,7 @@ from ....model import Provenance
 from .. import vocabulary
 from ..caseless import Caseless
 from .environment import env_names, exposed_ports
-from .evidence import Bullet, Fenced, is_marked, may_hold, word_list
+from .evidence import Bullet, Fenced, bullets, is_marked, may_hold, word_list
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
 from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
 from .techs import COMMON_WORDS, mentioned_techs, tech_name
@@ -296,7 +296,10 @@ def record_tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
 # a heading a list of technologies sits under: "## Stack", "Libraries:", "**Dependencies:**"
 _STACK_HEADING = re.compile(
     r"\b(?:(?:tech(?:nology)?\s+)?stack|librar(?:y|ies)|dependenc(?:y|ies)|packages?|frameworks?|tools?|tooling|"
-    r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using)\b",
+    r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using|"
+    # the same headings in the other languages users write in
+    r"tecnologias?|tecnolog[ií]as?|bibliotecas?|dependências|dependencias|ferramentas|herramientas|"
+    r"стек|технологи\w*|библиотеки|зависимости|инструменты)\b|技术栈|技术选型|技術スタック|依赖|框架|工具",
     re.I,
 )
 _AFTER_NAME = re.compile(r"^(?:\s*$|\s*[:(,]|\s+[-–—]\s|\s+(?:for|as|to|with|via|v?\d)\b)")
@@ -347,11 +350,20 @@ def fenced_stack(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, co
                 k.stack(tech, prov, confidence, slot=False)
 
 
+_BOLD_LEAD = re.compile(r"^(?:\*\*|__)([^*_]{3,60})(?:\*\*|__)")
+
+
 def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
     """The technology each item of a list under a stack heading opens with ("- **Phoenix** 1.7",
     "- `Oban` for jobs"); a library counts when the item marks it (backticks, bold, a capital)."""
     for item in items:
         if not _STACK_HEADING.search(item.heading) or _NEGATED.search(item.text[:40]):
+            continue
+        lead = _BOLD_LEAD.match(item.text)
+        names = _names_only(lead.group(1)) if lead is not None else []
+        if len(names) >= 2:  # "- **OkHttp + Room**, ..." under a stack heading
+            for tech in names:
+                k.stack(tech, prov, confidence, slot=False)
             continue
         m = _ITEM_NAME.match(item.text)
         if m is None:
@@ -471,3 +483,65 @@ def plus_joined(k: Knowledge, text: str, prov: Provenance, *, confidence: float)
         if len(techs) >= 2:
             for tech in techs:
                 k.stack(tech, prov, confidence, slot=False)
+
+
+# an edit an answer shows as a diff ("Edit file: dev.md" over a ```diff block): its added lines
+# are what the project's files now say
+_DIFF_BLOCK = re.compile(r"^```diff[^\n]*\n(.*?)^```", re.M | re.S)
+_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+_GUESSED_EXT = (
+    (re.compile(r"^\s*(?:fun|val|var|class|object)\s+\w+|^\s*import\s+[a-z]\w*(?:\.\w+)+\s*$", re.M), ".kt"),
+    (re.compile(r"^\s*(?:def\s+\w+\(|from\s+[\w.]+\s+import\s)", re.M), ".py"),
+    (re.compile(r"^\s*import\s.*\sfrom\s+['\"]", re.M), ".ts"),
+)
+DIFF_CHARS = 60_000
+
+
+def diff_stack(k: Knowledge, text: str, prov: Provenance, *, confidence: float = 0.7) -> None:
+    """What an answer's diffs write: a document's stack lists ("- **网络**: OkHttp + Retrofit"),
+    code's imports."""
+    if "```diff" not in text:
+        return
+    for m in _DIFF_BLOCK.finditer(text[:DIFF_CHARS]):
+        added = "\n".join(_ADDED.findall(m.group(1)))
+        if not added.strip():
+            continue
+        items = bullets(added)
+        labelled_names(k, items, prov, confidence=confidence)
+        listed_stack(k, items, prov, confidence=confidence)
+        if " + " in added:
+            plus_joined(k, added, prov, confidence=confidence)
+        ext = next((e for rx, e in _GUESSED_EXT if rx.search(added)), "")
+        for name in imports(f"diff{ext}", added)[:20] if ext else ():
+            tech = vocabulary.lookup(name)
+            if tech is not None and tech.curated:
+                k.stack(tech, prov, confidence, slot=False)
+
+
+# "this rust crate", "our go service": a language written in lower case is the project's when it
+# names what the project is (a lower-case "rust" or "go" is otherwise a word)
+_LANGUAGE_OF = re.compile(
+    r"\b(?:this|our|my|the|a|an)\s+([a-z][\w+#]*)\s+(?:crate|project|app|codebase|library|package|repo|"
+    r"service|cli|extension|plugin|module|binary|workspace)s?\b"
+)
+# "我想架构一个Android的下载库" (an Android download library), "um app em Flutter", "проект на Rust"
+_PROJECT_OF = re.compile(
+    r"(?:一个|这个|我们的|我的|本)\s*([A-Za-z][A-Za-z0-9_.+#-]*)\s*的?\s*\S{0,6}?(?:库|项目|应用|程序|框架|插件|服务|工具)|"
+    r"\b(?:projeto|aplicativo|aplicação|biblioteca|proyecto|aplicación|librería|app)\s+(?:em|en|com|con)\s+"
+    r"([A-Z][\w.+#-]*)|"
+    r"(?:проект|приложение|библиотек[ау]|сервис|бот)\s+на\s+([A-Za-z][\w.+#-]*)"
+)
+
+
+def record_what_it_is(k: Knowledge, text: str, prov: Provenance) -> None:
+    """The user's words for what the project is: its language or platform, in any language."""
+    for m in _LANGUAGE_OF.finditer(text[:4000]):
+        tech = tech_name(m.group(1), curated=True) if len(m.group(1)) >= 2 else None  # "the c library": libc
+        if tech is not None and tech.category == "language":
+            k.stack(tech, prov, 0.8, slot=False)
+    if text[:4000].isascii():
+        return
+    for m in _PROJECT_OF.finditer(text[:4000]):
+        tech = tech_name(next(g for g in m.groups() if g), curated=True)
+        if tech is not None:
+            k.stack(tech, prov, 0.8, slot=False)

@@ -45,6 +45,7 @@ from .stack import (
     CHOOSE,
     answer_choices,
     answered,
+    diff_stack,
     fenced_stack,
     labelled_names,
     listed_files,
@@ -60,6 +61,7 @@ from .stack import (
     record_named,
     record_owned,
     record_tool_for,
+    record_what_it_is,
     stated_packages,
 )
 from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
@@ -150,6 +152,9 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
             record_language(k, path, prov, 0.75, languages_seen)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
+        if not text.lstrip().startswith("<"):
+            k.source = "sentence"
+            record_what_it_is(k, text, prov)
         _text_facts(k, text, prov, from_user=True)
         record_layout(k, text, prov, from_user=True)
         return
@@ -158,6 +163,8 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         _code_facts(k, path, new, prov, languages_seen)
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
+    k.source = "edit"
+    diff_stack(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
 
