@@ -32,10 +32,11 @@ _LOGGER = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+([a-z][a-z0-9
 # a warning a package defines, raised where the project's own code uses it
 # (`src/tools/__init__.py:4: LangChainDeprecationWarning: ...`): the package is the warning's prefix
 _WARNING = re.compile(
-    r"^\s*([^\s:]+)\.py:\d+: ([A-Z][A-Za-z0-9]+?)(?:Deprecation|PendingDeprecation|Future|User|Runtime|Beta)?Warning:",
+    r"^[ \t]*([^\n]{1,300}?)\.py:\d+: ([A-Z][A-Za-z0-9]+?)(?:Deprecation|PendingDeprecation|Future|User|Runtime|Beta)?Warning:",
     re.M,
 )
 _NOT_PROJECT_CODE = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen")
+_PYTEST_HEADER = re.compile(r"^platform \S+ -- Python (\d+\.\d+)(?:\.\d+)?, pytest-\d", re.M)
 LOG_WINDOW = 20_000  # of a long output, the head (setup, collection) and the tail (the summary) are read
 
 
@@ -87,6 +88,11 @@ def record_named_often(k: Knowledge) -> None:
 
 def logged_packages(k: Knowledge, output: str, prov: Provenance) -> None:
     """Packages a tool's output shows running: a traceback's paths, a log line's logger."""
+    header = _PYTEST_HEADER.search(output[:LOG_WINDOW])
+    if header is not None:  # the interpreter the project's tests ran on
+        python = vocabulary.lookup("Python")
+        if python is not None:
+            k.version(python, header.group(1), prov, LOGGED_CONFIDENCE)
     if ".py:" not in output:
         return
     text = output if len(output) <= 2 * LOG_WINDOW else output[:LOG_WINDOW] + "\n" + output[-LOG_WINDOW:]

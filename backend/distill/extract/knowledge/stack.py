@@ -511,6 +511,7 @@ def diff_stack(k: Knowledge, text: str, prov: Provenance, *, confidence: float =
         listed_stack(k, items, prov, confidence=confidence)
         if " + " in added:
             plus_joined(k, added, prov, confidence=confidence)
+        record_models(k, added, prov, confidence)
         ext = next((e for rx, e in _GUESSED_EXT if rx.search(added)), "")
         for name in imports(f"diff{ext}", added)[:20] if ext else ():
             tech = vocabulary.lookup(name)
@@ -545,3 +546,24 @@ def record_what_it_is(k: Knowledge, text: str, prov: Provenance) -> None:
         tech = tech_name(next(g for g in m.groups() if g), curated=True)
         if tech is not None:
             k.stack(tech, prov, 0.8, slot=False)
+
+
+# the model a setting or a call names (`AUTO_METADATA_MODEL=gpt-4o-mini`, `model="claude-sonnet-4-5"`):
+# the project's LLM; a model named in prose is talk (a price, a comparison), not a setting
+_MODEL_SETTING = re.compile(
+    r"""\b\w*model\w*["']?\s*(?::\s*\w+\s*)?[=:]\s*["']?"""
+    r"""((?:gpt-|chatgpt-|o[134]-|claude-|gemini-|gemma|llama|mistral-|mixtral|qwen|deepseek-|grok-|command-r)"""
+    r"""[\w.:-]*\w)""",
+    re.I,
+)
+MODELS = 3  # of one piece of code: a config file lists a few, a catalogue lists many
+
+
+def record_models(k: Knowledge, text: str, prov: Provenance, confidence: float = 0.75) -> None:
+    if "odel" not in text:
+        return
+    found = list(dict.fromkeys(m.group(1).lower() for m in _MODEL_SETTING.finditer(text[:40_000])))
+    if len(found) > MODELS * 2:
+        return  # a list of models to choose from, not the one in use
+    for model in found[:MODELS]:
+        k.stack(vocabulary.Tech(model, "llm"), prov, confidence, slot=False)

@@ -58,6 +58,7 @@ from .stack import (
     record_language,
     record_listed,
     record_manifest,
+    record_models,
     record_named,
     record_owned,
     record_tool_for,
@@ -131,6 +132,10 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
                 _instructions(k, text, p, every=is_user_level(path))
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
+    elif action.kind == "other" and not action.failed:
+        shown = _shown_edit(action)  # an export that shows the edit as a diff under "Edit file: <path>"
+        if shown is not None:
+            _code_facts(k, shown[0], shown[1], p, languages_seen)
     if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
         record_command(k, action, p, facts)
         if not action.failed:
@@ -141,6 +146,21 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         logged_packages(k, action.output, p)
     elif action.kind == "list" and action.output and not action.failed:
         listed_files(k, action.command, action.output, p)
+
+
+_EDIT_SUMMARY = re.compile(r"^Edit file:\s*(\S[^\n]*?)\s*$")
+_DIFF_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+
+
+def _shown_edit(action: ToolAction) -> tuple[str, str] | None:
+    """(path, added lines) of an edit a tool call shows as a diff (SpecStory's "Edit file: x" blocks)."""
+    args = arguments(action.node)
+    summary = args.get("summary") if isinstance(args, dict) else None
+    m = _EDIT_SUMMARY.match(summary) if isinstance(summary, str) else None
+    content = action.node.content or ""
+    if m is None or "```diff" not in content:
+        return None
+    return m.group(1), "\n".join(_DIFF_ADDED.findall(content[:60_000]))
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
@@ -229,6 +249,7 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
         record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
+    record_models(k, text, prov)
     for module in local_modules(path, text)[:40]:
         path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
