@@ -540,8 +540,6 @@ def record_what_it_is(k: Knowledge, text: str, prov: Provenance) -> None:
         tech = tech_name(m.group(1), curated=True) if len(m.group(1)) >= 2 else None  # "the c library": libc
         if tech is not None and tech.category == "language":
             k.stack(tech, prov, 0.8, slot=False)
-    if text[:4000].isascii():
-        return
     for m in _PROJECT_OF.finditer(text[:4000]):
         tech = tech_name(next(g for g in m.groups() if g), curated=True)
         if tech is not None:
@@ -560,7 +558,7 @@ MODELS = 3  # of one piece of code: a config file lists a few, a catalogue lists
 
 
 def record_models(k: Knowledge, text: str, prov: Provenance, confidence: float = 0.75) -> None:
-    if "odel" not in text:
+    if "odel" not in text and "ODEL" not in text:
         return
     found = list(dict.fromkeys(m.group(1).lower() for m in _MODEL_SETTING.finditer(text[:40_000])))
     if len(found) > MODELS * 2:
