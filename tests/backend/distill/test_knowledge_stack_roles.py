@@ -241,3 +241,19 @@ def test_an_edit_an_export_shows_as_a_diff_is_read_as_the_edit():
     assert _shown_edit(ToolAction(node, "other", "search_replace")) == (".env.example", "AUTO_MODEL=gpt-4o-mini")
     plain = Node("n2", 2, "tool", "done", "p", "p", "search_replace", {"summary": "Searched"}, (), 0.0, {})
     assert _shown_edit(ToolAction(plain, "other", "search_replace")) is None
+
+
+def test_a_language_asked_its_version_states_it(tmp_path: Path):
+    core = _core(
+        tmp_path,
+        Turn("which python?", [Call("bash", command="python --version", output="Python 3.12.6\n")]),
+        Turn("and node?", [Call("bash", command="node -v", output="v20.11.1\n")]),
+    )
+    stack = _stack(core)
+    assert "Python 3.12" in stack and "Node.js 20" in stack, core
+
+
+def test_an_index_module_reexporting_many_names_the_tools_its_modules_are_named_after(tmp_path: Path):
+    exports = "".join(f"export * from './part{i}.ts';\n" for i in range(60)) + "export * from './logtape.shared.ts';\n"
+    core = _core(tmp_path, Turn("sort the exports", [Call("write", path="/work/demo/src/index.ts", content=exports)]))
+    assert "LogTape" in _stack(core), core

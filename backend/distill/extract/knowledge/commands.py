@@ -195,6 +195,8 @@ def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         if action.program and action.program.split(" ", 1)[0] not in line.split():
             continue  # the action is another simple command of the same line
         tech_name = PROGRAM_TECH.get(program) or program
+        if not action.failed and action.output:
+            _asked_version(k, line, action.output, prov)
         script = _SCRIPT_TECH.get(_script_of(line), "")
         if script and not action.failed:  # `mix phx.server` is Phoenix as well as Elixir
             record_named(k, script, prov, 0.8, slot=False)
@@ -221,6 +223,28 @@ def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
 
 # a shell a one-liner runs in (`powershell -Command ...`, `bash -c ...`) is the machine's, not the stack
 _SHELL_PROGRAMS = frozenset({"bash", "sh", "zsh", "fish", "powershell", "pwsh", "cmd", "powershell.exe", "cmd.exe"})
+# a language's own answer to `--version` (`python --version` -> "Python 3.12.6", `node -v` -> "v20.11.1")
+_VERSION_ANSWER = {
+    "python": ("Python", r"Python (\d+\.\d+)"), "python3": ("Python", r"Python (\d+\.\d+)"),
+    "node": ("Node.js", r"^v(\d+)(?:\.\d+)"), "go": ("Go", r"go(\d+\.\d+)"), "rustc": ("Rust", r"rustc (\d+\.\d+)"),
+    "ruby": ("Ruby", r"ruby (\d+\.\d+)"), "elixir": ("Elixir", r"Elixir (\d+\.\d+)"), "java": ("Java", r"version \"?(\d+)"),
+    "dotnet": (".NET", r"^(\d+\.\d+)"), "php": ("PHP", r"PHP (\d+\.\d+)"), "deno": ("Deno", r"deno (\d+\.\d+)"),
+    "bun": ("Bun", r"^(\d+\.\d+)"), "kotlin": ("Kotlin", r"Kotlin version (\d+\.\d+)"),
+}  # fmt: skip
+_VERSION_FLAGS = frozenset({"--version", "-V", "-v", "version", "-version"})
+
+
+def _asked_version(k: Knowledge, line: str, output: str, prov: Provenance) -> None:
+    words = line.split()
+    if len(words) != 2 or words[1] not in _VERSION_FLAGS or words[0] not in _VERSION_ANSWER:
+        return
+    name, pattern = _VERSION_ANSWER[words[0]]
+    m = re.search(pattern, output[:500], re.M)
+    tech = vocabulary.lookup(name)
+    if m is not None and tech is not None:
+        k.version(tech, m.group(1), prov, 0.8)
+
+
 OTHER_COMMAND = "other-command"  # ran, of no known kind (`docker compose logs bot`, `npx task-master list`)
 OTHER_SCRIPT = "other-script"  # the same, given in an answer ("watch `docker compose logs`")
 # what a tool is asked about itself, or of the machine, is not how the project is worked on

@@ -250,7 +250,7 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
     if not text:
         return
     record_models(k, text, prov)
-    for module in local_modules(path, text)[:40]:
+    for module in local_modules(path, text)[:200]:  # an index module re-exports them all
         path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
