@@ -257,3 +257,8 @@ def test_an_index_module_reexporting_many_names_the_tools_its_modules_are_named_
     exports = "".join(f"export * from './part{i}.ts';\n" for i in range(60)) + "export * from './logtape.shared.ts';\n"
     core = _core(tmp_path, Turn("sort the exports", [Call("write", path="/work/demo/src/index.ts", content=exports)]))
     assert "LogTape" in _stack(core), core
+
+
+def test_a_platform_talked_about_in_every_turn_is_not_the_stack(tmp_path: Path):
+    turns = [Turn(f"The menu breaks on iOS Safari again ({n}), can you check the CSS?") for n in range(4)]
+    assert "iOS" not in _stack(_core(tmp_path, *turns))

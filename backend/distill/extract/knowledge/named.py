@@ -49,7 +49,9 @@ def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
             continue  # an injected tag, a quote
         line = spaced(_QUOTED.sub(" ", line))  # "Jenkins & Co": data or an example, not a tool
         for tech in mentioned_techs(line):
-            if len(tech.name) < 2 or tech.name in _SHELLS or not _named_as_tool(tech.name, line):
+            if len(tech.name) < 2 or tech.name in _SHELLS or tech.category in _NOT_BY_NAME:
+                continue
+            if not _named_as_tool(tech.name, line):
                 continue  # `C:\Users`, "Make sure", "Next, ...": a word, not the technology
             turns, _, first = k.named.get(tech.name, (set(), tech, prov))
             turns.add(turn)
@@ -59,6 +61,9 @@ def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
 # the terminal a user types in ("open a PowerShell terminal") is the machine's, not the project's:
 # a shell is the stack when the project's scripts are written in it (`.ps1`, `.sh`), not when it is named
 _SHELLS = frozenset({"PowerShell", "Bash", "Zsh"})
+# a platform or a model is named in talk of compatibility and of the agent itself ("works on iOS
+# Safari", "as Claude I ..."): the project's only by stronger evidence (a manifest, an import, a setting)
+_NOT_BY_NAME = frozenset({"platform", "llm"})
 _QUOTED = re.compile(r"\"[^\"]{0,80}\"|“[^”]{0,80}”")
 
 
