@@ -41,14 +41,24 @@ from .decisions import (
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
-from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .instructed import (
+    doc_file_rule,
+    doc_named_by_words,
+    follow_rule,
+    mcp_servers,
+    named_instruction_files,
+    named_mcp,
+)
+from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
 from .stack import (
     CHOOSE,
     answer_choices,
     answered,
+    diff_stack,
     fenced_stack,
     labelled_names,
+    listed_files,
     listed_stack,
     may_recommend,
     path_techs,
@@ -58,9 +68,11 @@ from .stack import (
     record_language,
     record_listed,
     record_manifest,
+    record_models,
     record_named,
     record_owned,
     record_tool_for,
+    record_what_it_is,
     stated_packages,
 )
 from .state import (
@@ -115,6 +127,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     languages_seen: set[str] = set()
     for action in actions:
         _action_facts(k, action, prov(action.node), facts, languages_seen)
+    servers = mcp_servers(action.tool for action in actions)
+    written = [p for a in actions if a.kind in ("edit", "create", "patch") for p in a.paths if p.endswith(".md")]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "system" and node.metadata.get("injected") and node.content:
@@ -123,6 +137,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
+            if (servers or written) and node.role == "user" and not node.content.lstrip().startswith("<"):
+                _told_while_done(k, node.content, servers, written, prov(node))
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
                 count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
@@ -138,10 +154,15 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             _code_facts(k, path, text, p, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
+                _standing_rule(k, follow_rule(path), p)
             elif not action.failed:
                 record_doc_written(k, path, p, created=action.kind == "create")
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
+    elif action.kind == "other" and not action.failed:
+        shown = _shown_edit(action)  # an export that shows the edit as a diff under "Edit file: <path>"
+        if shown is not None:
+            _code_facts(k, shown[0], shown[1], p, languages_seen)
     if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
         record_command(k, action, p, facts)
         if not action.failed:
@@ -152,6 +173,23 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
         logged_packages(k, action.output, p)
+    elif action.kind == "list" and action.output and not action.failed:
+        listed_files(k, action.command, action.output, p)
+
+
+_EDIT_SUMMARY = re.compile(r"^Edit file:\s*(\S[^\n]*?)\s*$")
+_DIFF_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+
+
+def _shown_edit(action: ToolAction) -> tuple[str, str] | None:
+    """(path, added lines) of an edit a tool call shows as a diff (SpecStory's "Edit file: x" blocks)."""
+    args = arguments(action.node)
+    summary = args.get("summary") if isinstance(args, dict) else None
+    m = _EDIT_SUMMARY.match(summary) if isinstance(summary, str) else None
+    content = action.node.content or ""
+    if m is None or "```diff" not in content:
+        return None
+    return m.group(1), "\n".join(_DIFF_ADDED.findall(content[:60_000]))
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
@@ -162,8 +200,16 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         record_proposal(k, text, prov)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
+            if posixpath.basename(path) in INSTRUCTION_FILES:  # `/read CONVENTIONS.md`
+                _standing_rule(k, follow_rule(path), prov)
+        if not text.lstrip().startswith("<"):  # the instruction files the project keeps, as named
+            for rule in named_instruction_files(text):
+                _standing_rule(k, rule, prov)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
+        if not text.lstrip().startswith("<"):
+            k.source = "sentence"
+            record_what_it_is(k, text, prov)
         _text_facts(k, text, prov, from_user=True)
         record_layout(k, text, prov, from_user=True)
         return
@@ -172,6 +218,9 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         _code_facts(k, path, new, prov, languages_seen)
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
+            _standing_rule(k, follow_rule(path), prov)
+    k.source = "edit"
+    diff_stack(k, text, prov)
     record_agreed(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
@@ -220,6 +269,7 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
             _instructions(k, file_body(action.node.content or ""), prov, every=is_user_level(path))
+            _standing_rule(k, follow_rule(path), prov)
         if is_manifest(path):
             record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
@@ -238,6 +288,9 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
         record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
+    record_models(k, text, prov)
+    for module in local_modules(path, text)[:200]:  # an index module re-exports them all
+        path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
         if tech is not None and tech.curated:
@@ -298,8 +351,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
                 k.version(tech, number, prov, 0.9)
         if ONE_OFF.found(sentence):
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
-        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
-            _convention(k, sentence, prov)
+        if not pasted:
+            _said_rule(k, sentence, prov, replaced=replaced)
         if told and not replaced and not is_convention(sentence):
             problems.append(said_problem(sentence, question=False))
         said_env(k, sentence, prov)
@@ -335,6 +388,34 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = 
     else:
         k.fact(CONVENTION, entity, prov, 0.85)
     k.decided.add(prov.node_ids[0])
+
+
+def _said_rule(k: Knowledge, sentence: str, prov: Provenance, *, replaced: bool) -> None:
+    """A rule a user's sentence states; one that is also a decision is the decision's, unless it holds everywhere."""
+    if is_convention(sentence):
+        if not replaced or is_global(sentence):
+            _convention(k, sentence, prov)
+    elif doc := doc_file_rule(sentence):
+        _standing_rule(k, doc, prov)
+
+
+def _standing_rule(k: Knowledge, name: str, prov: Provenance, *, key: str = "") -> None:
+    """A rule the session shows by what is done, in its own short words ("instructions: AGENTS.md")."""
+    if not name:
+        return
+    key = key or f"convention:{name.lower()}"
+    k.fact(CONVENTION, k.b.entity("convention", name, prov, key=key), prov, 0.8)
+
+
+def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[str], prov: Provenance) -> None:
+    """What a user's message names that the agent then does in the same turn: an MCP server it
+    calls (a tool to use), a Markdown file it writes that the message names by its words."""
+    k.source = "sentence"
+    for sentence in sentences(text[:8000]):
+        for words, key in named_mcp(sentence, servers):
+            _standing_rule(k, f"MCP: {words}", prov, key=f"convention:mcp:{key}")
+        if written:
+            _standing_rule(k, doc_named_by_words(sentence, written), prov)
 
 
 # a message with a list in it: a line opening with a bullet or a number
