@@ -196,7 +196,8 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     stack = _stack(memory, by_rel, retired, refs)
     out += stack
     out += _commands(by_rel, refs)
-    out += _state(by_rel, refs, fixed_at)
+    state = _state(by_rel, refs, fixed_at)
+    out += state
     out += _rule_lines(_ranked_rules(by_rel.get("convention", []), refs))
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
@@ -209,7 +210,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     layout = _layout(by_rel, refs)
     if layout is not None:
         out.append(layout)
-    out += _progress(by_rel, refs)
+    out += _with_checks(state, _progress(by_rel, refs), out)
     return out
 
 
@@ -274,6 +275,21 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         text = "· " + " · ".join(pieces)
         out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.74 if rank == 0 else 0.66, "progress"))
     return out
+
+
+def _with_checks(state: list[BriefLine], progress: list[BriefLine], out: list[BriefLine]) -> list[BriefLine]:
+    """A passing checks line leads the progress line ("· state: tests passing (date) · done: A ·
+    pending: B"): one pointer for both; cut after an item down to the checks alone, the surest part."""
+    checks = next((line for line in state if line.text.startswith("· state: ") and line.importance < 0.9), None)
+    if checks is None or not progress:
+        return progress
+    out.remove(checks)
+    joined = [f"{checks.text} · {line.text[2:]}" for line in progress]
+    return [
+        BriefLine(joined[0], progress[0].session_id, progress[0].importance, "progress"),
+        *(BriefLine(text, progress[0].session_id, checks.importance, "progress") for text in joined[1:]),
+        checks,
+    ]
 
 
 _LEAD = re.compile(r"^(?P<head>[^:;,.!?]{3,60}?)(?::\s|\s[-–—]\s)(?P<rest>.+)$")
