@@ -33,7 +33,7 @@ runtime: Node.js=node,nodejs ; CPython ; PyPy ; JVM ; .NET=dotnet ; Erlang/OTP=o
 web-framework: Django ; Flask ; FastAPI ; Starlette ; Litestar ; Sanic ; Tornado ; Pyramid ; Bottle ; aiohttp ; Quart ;
   Express=express.js,expressjs ; Koa ; Fastify ; Hapi ; NestJS=@nestjs/core,nest ; AdonisJS ; Hono ; Elysia ;
   Ruby on Rails=rails ; Sinatra ; Hanami ; Phoenix=phoenix_live_view>Elixir ; Spring Boot=spring-boot,spring,org.springframework,org.springframework.boot ;
-  Quarkus ; Micronaut ; Ktor=io.ktor ; Play ; Laravel ; Symfony ; CodeIgniter ; Slim ; ASP.NET Core=asp.net,aspnetcore ;
+  Quarkus ; Micronaut ; Ktor=io.ktor ; Play ; Laravel ; Symfony ; CodeIgniter ; Slim ; ASP.NET Core=asp.net,aspnetcore,microsoft.aspnetcore ;
   Gin=github.com/gin-gonic/gin ; Echo=github.com/labstack/echo ; Fiber=github.com/gofiber/fiber ;
   chi=github.com/go-chi/chi ; Gorilla Mux=github.com/gorilla/mux ; Actix Web=actix-web ; Axum ; Rocket ; Warp ;
   Tide ; Vapor ; Streamlit ; Gradio ; Dash ; tRPC=@trpc/server
@@ -57,7 +57,7 @@ queue: Celery ; RabbitMQ=amqp,pika>RabbitMQ ; Kafka=apache kafka,kafka-python>Ka
 orm: SQLAlchemy ; Django ORM ; Peewee ; Tortoise ORM=tortoise-orm ; Pony ORM ; SQLModel ; Prisma=@prisma/client ;
   TypeORM ; Sequelize ; Drizzle=drizzle-orm ; MikroORM ; Objection ; Knex ; Bookshelf ; Mongoose ; Ecto=ecto_sql ;
   ActiveRecord ; Sequel ; Hibernate=org.hibernate ; JPA ; MyBatis ; jOOQ ; Exposed ; GORM=gorm.io/gorm ; ent=entgo.io/ent ;
-  sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core ; Dapper ; Eloquent ; Doctrine ;
+  sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core,microsoft.entityframeworkcore ; Dapper ; Eloquent ; Doctrine ;
   Kysely ; Objection.js ; Room=androidx.room
 migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.com/pressly/goose ;
   golang-migrate=github.com/golang-migrate/migrate ; Atlas=ariga.io/atlas ; dbmate ; Prisma Migrate ; Knex migrations ;
@@ -65,7 +65,7 @@ migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.
   refinery ; Phinx
 test-framework: pytest ; unittest ; nose ; nose2 ; doctest ; Jest ; Vitest ; Mocha ; Jasmine ;
   AVA ; tap ; uvu ; Karma ; QUnit ; RSpec ; Minitest ; Cucumber ; ExUnit ; JUnit=org.junit,junit.framework ; TestNG ; Spock ;
-  Kotest ; xUnit ; NUnit ; MSTest ; PHPUnit ; Pest ; Codeception ; Ginkgo ;
+  Kotest ; xUnit=xunit ; NUnit=nunit.framework ; MSTest=microsoft.visualstudio.testtools.unittesting,mstest.testframework ; PHPUnit ; Pest ; Codeception ; Ginkgo ;
   GoConvey ; cargo test ; nextest=cargo-nextest ; Catch2 ; GoogleTest=gtest ; doctest.h ; Bats ; node:test ; deno test ;
   bun test ; Behave ; Robot Framework
 e2e-framework: Playwright=@playwright/test ; Cypress ; Puppeteer ; Selenium ; WebdriverIO ; Capybara
