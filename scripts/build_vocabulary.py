@@ -141,6 +141,7 @@ language: AL ; ABAP ; Apex ; VBA ; Visual Basic=vb.net,visual basic .net ; Delph
   PureScript ; ReScript ; CoffeeScript ; Haxe ; Smalltalk ; Tcl ; GDScript ; Luau ; Vyper ; Q# ; Raku ; Starlark ;
   Jsonnet ; Bicep ; HCL ; AppleScript ; AutoHotkey ; Objective-C++
 concurrency: Kotlin Coroutines=kotlinx.coroutines,kotlinx-coroutines-core,kotlinx-coroutines-android,kotlin coroutines ;
+  Kotlin Flow=kotlinx.coroutines.flow,stateflow,sharedflow ; LiveData=androidx.lifecycle.livedata ;
   RxJava=io.reactivex,io.reactivex.rxjava3,io.reactivex.rxjava2,rxjava ; RxKotlin ; RxJS=rxjs ; RxSwift ; Tokio ; async-std ;
   Rayon ; Crossbeam ; Trio ; AnyIO ; gevent ; eventlet ; uvloop ; Akka ; Project Reactor=reactor-core,io.projectreactor ;
   Vert.x=io.vertx ; Netty=io.netty ; Swift Concurrency ; Combine framework ; GCD=grand central dispatch
