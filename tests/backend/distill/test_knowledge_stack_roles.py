@@ -281,3 +281,22 @@ def test_dotnet_flutter_and_swift_manifests_give_their_packages():
     assert manifests.imports("A.cs", "using System;\nusing Microsoft.EntityFrameworkCore;\nusing MyApp.Models;\n") == [
         "Microsoft.EntityFrameworkCore"
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("./gradlew test", "test"),
+        ("./gradlew assembleDebug", "build"),
+        ("./gradlew lint", "lint"),
+        ("flutter test", "test"),
+        ("flutter run", "run"),
+        ("just test", "test"),
+        ("mvn test", "test"),
+    ],
+)
+def test_the_runners_of_other_ecosystems_are_classified(command: str, kind: str):
+    from opmem_tui.backend.distill.extract.knowledge import command_kind, normalize_command
+
+    line = normalize_command(split_commands(command)[0])
+    assert line == command and command_kind(line, "run") == kind
