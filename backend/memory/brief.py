@@ -165,6 +165,21 @@ def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, p
     return out
 
 
+def _rule_lines(rules: list[tuple[str, GraphEdge]]) -> list[BriefLine]:
+    """The conventions' lines, and each cut to its first rules for a block with room for part of
+    one (the layout takes a cut line only where the whole one did not fit)."""
+    lines = grouped("conventions", rules, 0.85, "convention")
+    out = list(lines)
+    start = 0
+    for line in lines:
+        n = line.text.count("; ") + 1
+        chunk = rules[start : start + n]
+        for k in range(n - 1, 0, -1):
+            out.append(_group_line("conventions", chunk[:k], 0.3, "convention"))
+        start += n
+    return out
+
+
 def _group_line(label: str, chunk: list[tuple[str, GraphEdge]], importance: float, part: str) -> BriefLine:
     text = f"· {label}: " + "; ".join(n for n, _ in chunk)
     return BriefLine(text, _newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
@@ -182,7 +197,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += stack
     out += _commands(by_rel, refs)
     out += _state(by_rel, refs, fixed_at)
-    out += grouped("conventions", _ranked_rules(by_rel.get("convention", []), refs), 0.85, "convention")
+    out += _rule_lines(_ranked_rules(by_rel.get("convention", []), refs))
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
@@ -274,8 +289,18 @@ def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
 RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
 
 
+# the words a want opens with say nothing of which rule it is ("I only want 1 object ...", "I only want 1 vendor field")
+_WANT_WORDS = frozenset(
+    {"i", "we", "only", "just", "really", "want", "need", "would", "like", "to", "don", "t", "dont"}
+)
+
+
 def _rule_key(name: str) -> str:
-    return " ".join(re.findall(r"[^\W_]+", name.lower())[:RULE_KEY_WORDS])
+    words = re.findall(r"[^\W_]+", name.lower())
+    start = 0
+    while start < len(words) - RULE_KEY_WORDS and words[start] in _WANT_WORDS:
+        start += 1
+    return " ".join(words[start : start + RULE_KEY_WORDS])
 
 
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
@@ -299,7 +324,30 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             refs[_newest(gs).target].name,
         ),
     )
-    return [(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]]
+    return _folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
+
+
+_LABEL = re.compile(r"^([^:;]{2,20}): (?=\S)")  # "MCP: brightdata", "instructions: AGENTS.md", "AL code: ..."
+
+
+def _folded(rules: list[tuple[str, GraphEdge]]) -> list[tuple[str, GraphEdge]]:
+    """Rules under one label as one clause, in the place of the first ("MCP: brightdata, sequential
+    thinking"; "instructions: AGENTS.md, CLAUDE.md"): the label is said once."""
+    out: list[tuple[str, GraphEdge]] = []
+    where: dict[str, int] = {}
+    for name, g in rules:
+        m = _LABEL.match(name)
+        label = m.group(1).lower() if m is not None else ""
+        if label and label in where:
+            i = where[label]
+            first, edge = out[i]
+            newest = g if g.edge.event_time > edge.edge.event_time else edge
+            out[i] = (f"{first}, {name[m.end() :]}", newest)
+            continue
+        if label:
+            where[label] = len(out)
+        out.append((name, g))
+    return out
 
 
 def _stack(

@@ -39,6 +39,14 @@ from .decisions import (
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .instructed import (
+    doc_file_rule,
+    doc_named_by_words,
+    follow_rule,
+    mcp_servers,
+    named_instruction_files,
+    named_mcp,
+)
 from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
 from .stack import (
@@ -107,6 +115,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     languages_seen: set[str] = set()
     for action in actions:
         _action_facts(k, action, prov(action.node), facts, languages_seen)
+    servers = mcp_servers(action.tool for action in actions)
+    written = [p for a in actions if a.kind in ("edit", "create", "patch") for p in a.paths if p.endswith(".md")]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "system" and node.metadata.get("injected") and node.content:
@@ -115,6 +125,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
+            if (servers or written) and node.role == "user" and not node.content.lstrip().startswith("<"):
+                _told_while_done(k, node.content, servers, written, prov(node))
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
                 count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
@@ -130,6 +142,7 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             _code_facts(k, path, text, p, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
+                _standing_rule(k, follow_rule(path), p)
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     elif action.kind == "other" and not action.failed:
@@ -170,6 +183,11 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         answered(k, text)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
+            if posixpath.basename(path) in INSTRUCTION_FILES:  # `/read CONVENTIONS.md`
+                _standing_rule(k, follow_rule(path), prov)
+        if not text.lstrip().startswith("<"):  # the instruction files the project keeps, as named
+            for rule in named_instruction_files(text):
+                _standing_rule(k, rule, prov)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
         if not text.lstrip().startswith("<"):
@@ -183,6 +201,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         _code_facts(k, path, new, prov, languages_seen)
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
+            _standing_rule(k, follow_rule(path), prov)
     k.source = "edit"
     diff_stack(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
@@ -231,6 +250,7 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
             _instructions(k, file_body(action.node.content or ""), prov, every=is_user_level(path))
+            _standing_rule(k, follow_rule(path), prov)
         if is_manifest(path):
             record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
@@ -309,8 +329,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
                 k.version(tech, number, prov, 0.9)
         if ONE_OFF.found(sentence):
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
-        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
-            _convention(k, sentence, prov)
+        if not pasted:
+            _said_rule(k, sentence, prov, replaced=replaced)
         said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
         if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
             name = problem_name(sentence)
@@ -347,6 +367,34 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = 
     else:
         k.fact(CONVENTION, entity, prov, 0.85)
     k.decided.add(prov.node_ids[0])
+
+
+def _said_rule(k: Knowledge, sentence: str, prov: Provenance, *, replaced: bool) -> None:
+    """A rule a user's sentence states; one that is also a decision is the decision's, unless it holds everywhere."""
+    if is_convention(sentence):
+        if not replaced or is_global(sentence):
+            _convention(k, sentence, prov)
+    elif doc := doc_file_rule(sentence):
+        _standing_rule(k, doc, prov)
+
+
+def _standing_rule(k: Knowledge, name: str, prov: Provenance, *, key: str = "") -> None:
+    """A rule the session shows by what is done, in its own short words ("instructions: AGENTS.md")."""
+    if not name:
+        return
+    key = key or f"convention:{name.lower()}"
+    k.fact(CONVENTION, k.b.entity("convention", name, prov, key=key), prov, 0.8)
+
+
+def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[str], prov: Provenance) -> None:
+    """What a user's message names that the agent then does in the same turn: an MCP server it
+    calls (a tool to use), a Markdown file it writes that the message names by its words."""
+    k.source = "sentence"
+    for sentence in sentences(text[:8000]):
+        for words, key in named_mcp(sentence, servers):
+            _standing_rule(k, f"MCP: {words}", prov, key=f"convention:mcp:{key}")
+        if written:
+            _standing_rule(k, doc_named_by_words(sentence, written), prov)
 
 
 PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
