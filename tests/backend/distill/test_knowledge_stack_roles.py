@@ -300,3 +300,11 @@ def test_the_runners_of_other_ecosystems_are_classified(command: str, kind: str)
 
     line = normalize_command(split_commands(command)[0])
     assert line == command and command_kind(line, "run") == kind
+
+
+def test_a_command_the_user_labels_on_a_line_of_its_own(tmp_path: Path):
+    said = "Execute o benchmark completo.\n\nComando: python tests/bench/run_benchmark.py\n\nExecute em background."
+    core = _core(tmp_path, Turn(said))
+    assert "python tests/bench/run_benchmark.py" in _commands(core), core
+    core = _core(tmp_path / "prose", Turn("Run: the tests please, then tell me."))
+    assert not _commands(core), core

@@ -553,3 +553,19 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
 def may_give_commands(text: str) -> bool:
     """Whether a text has a backticked command a known program starts (most answers have none)."""
     return any(_known_program(m.group(1)) for m in BACKTICK.finditer(text))
+
+
+# a line that labels a command ("Comando: python tests/run_benchmark.py", "**Command:** `make ci`")
+_LABELLED_COMMAND = re.compile(
+    r"^[ \t>*_-]*(?:commands?|run(?:\s+it)?|comandos?|ejecuta(?:r)?|execute|команда|命令|运行)[*_]*\s*[:：][*_]*[ \t]*"
+    r"`?([^`\n]{3,200}?)`?[ \t]*$",
+    re.I | re.M,
+)
+
+
+def labelled_commands(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    """Commands a message gives on a line of their own under a label, in any of the users' languages."""
+    if ":" not in text and "：" not in text:
+        return
+    for m in _LABELLED_COMMAND.finditer(text[:20_000]):
+        _given(k, m.group(1).strip(), [], prov, from_user=from_user)
