@@ -11,7 +11,14 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
+from .commands import (
+    fenced_commands,
+    labelled_commands,
+    listed_commands,
+    may_give_commands,
+    record_command,
+    said_commands,
+)
 from .conventions import (
     INSTRUCTION_FILES,
     ONE_OFF,
@@ -427,6 +434,7 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
     blocks (with the line that labels each), and technologies, commands and names listed under
     a heading. The user's word counts above an answer's."""
     confidence = 0.85 if from_user else 0.75
+    labelled_commands(k, text, prov, from_user=from_user)
     blocks = fenced(text)
     if blocks:
         k.source = "block"
