@@ -26,6 +26,16 @@ _CONVENTION = Caseless(
         r"follow (?:\w+ ){0,3}(?:best practices|practices|guidelines?|conventions|standards?|style|rules)|"
         # a reminder: "I remind you the main directive ...", "don't forget to ...", "every time you ..."
         r"(?:i )?remind you|as a reminder|(?:don'?t|do not|never) forget to|every time you|"
+        # a step before or after another: "run `make lint` before pushing", "update the changelog after each release"
+        r"(?:run|test|lint|format|check|build|rebase|update|regenerate|rerun|re-run)\b[^.;]{0,60}?\b(?:before|after)\s+"
+        r"(?:each|every|any|all|committing|pushing|merging|opening|submitting|deploying|releasing|you (?:commit|push|merge)|"
+        r"a (?:commit|push|pr|release|deploy))\b|"
+        # where things of a kind are kept: "save the reports in reports/", "put all scripts under tools/"
+        r"(?:save|put|write|keep|store|place)\s+(?:all\s+|the\s+|any\s+|your\s+)?(?:[\w-]+\s+){0,2}(?:reports?|logs?|"
+        r"notes|plans?|docs|documentation|screenshots|outputs?|results|scripts|migrations|fixtures)\s+(?:in|into|under|inside)"
+        r"\s+(?:the\s+)?[`'\"]?\.?[\w.-]*\w(?=/)|"
+        # a tool to use by its MCP server: "use the context7 MCP for library docs"
+        r"use\s+(?:the\s+)?(?:[\w.-]+\s+){1,2}mcp\b|"
         # the environment work goes to, by its name: "the sandbox environment which is named Sandbox01"
         r"(?:environment|sandbox|tenant|workspace|cluster|namespace|account|instance|database|bucket|region)"
         r"(?:\s+\w+)?\s+(?:which\s+|that\s+)?(?:is\s+)?(?:named|called)\s+[\"'`]?[a-z0-9][\w.-]*\d[\w.-]*)\b",
@@ -164,10 +174,23 @@ def _kept_in_mind(sentence: str) -> str:
     return sentence[m.end() :].strip() if m is not None else ""
 
 
+# a formatting element ruled out: "No emojis.", "No asterisks in the bot's messages." ("No, ..." answers)
+_NO_ELEMENT = Caseless(
+    re.compile(
+        r"^no\s+(?:more\s+)?(?:emojis?|emoticons|asterisks?|markdown|bold|italics?|headings?|headers|bullet points?|"
+        r"comments|docstrings|semicolons|tabs|trailing \w+|todos?|placeholders?|magic numbers|abbreviations|jargon|"
+        r"apologies|filler|console\.log|print statements?)\b",
+        re.I,
+    )
+)
+
+
 def is_convention(sentence: str) -> bool:
     if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence) or _IDENTIFIER_SUBJECT.match(sentence):
         return False
-    if _NEGATED_IMPERATIVE.found(sentence) or (not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence)):
+    if _NEGATED_IMPERATIVE.found(sentence) or _NO_ELEMENT.found(sentence):
+        return True
+    if not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence):
         return True
     if ("mind" in sentence or not sentence.isascii()) and len(_kept_in_mind(sentence).split()) >= 2:
         return True

@@ -184,7 +184,7 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    lines = [line for line in _own_sections(text) if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if every:
         _rules_for_every_project(k, body, prov)
@@ -202,6 +202,21 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
         for sentence in sentences(prose):  # the prose: "Use 4 spaces for indentation."
             if is_rule_sentence(sentence) and not is_convention(sentence):
                 _convention(k, sentence, prov)
+
+
+# an agent's own edit-format prompt a malformed edit wrote into the file ("# *SEARCH/REPLACE block* Rules:")
+_AGENT_FORMAT_HEADING = re.compile(r"^\s*#+.*SEARCH/REPLACE", re.I)
+
+
+def _own_sections(text: str) -> list[str]:
+    """The file's lines less the sections that hold an agent's edit-format prompt."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            skipping = bool(_AGENT_FORMAT_HEADING.match(line))
+        if not skipping:
+            out.append(line)
+    return out
 
 
 def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
