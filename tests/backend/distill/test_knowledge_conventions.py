@@ -9,8 +9,9 @@ from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 
-from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention, scope_of
+from opmem_tui.backend.distill.extract.knowledge.conventions import clause, is_convention, scope_of
 from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
+from opmem_tui.backend.distill.extract.knowledge.instructed import WRITE_INSTRUCTIONS
 from opmem_tui.backend.distill.model import SessionBatch
 from opmem_tui.backend.memory.core import render_core
 

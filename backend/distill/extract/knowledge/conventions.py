@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from ..caseless import Caseless
@@ -208,70 +207,6 @@ def is_global(sentence: str) -> bool:
     return _GLOBAL.found(sentence) or _GLOBAL_OTHER.search(sentence) is not None
 
 
-# the files a project keeps its instructions for agents in: what they state is the user's word
-# (an agent's `/init` writes one from the code; the user edits it)
-INSTRUCTION_FILES = frozenset(
-    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
-     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
-     "copilot-instructions.md", "CLAUDE.local.md"}
-)  # fmt: skip
-
-
-# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
-# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
-_USER_LEVEL = re.compile(
-    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
-    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
-)
-
-
-def is_user_level(path: str) -> bool:
-    return bool(_USER_LEVEL.match(path))
-
-
-# the instruction files an agent hands the model as context, each under its path ("Contents of
-# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
-_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
-_CONTEXT_END = re.compile(
-    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
-)
-
-
-def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
-    """(path, text, holds in every project) of each instruction file an agent put in its context."""
-    if "Contents of " not in text:
-        return []
-    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
-    out = []
-    for head, after in zip(heads, [*heads[1:], None], strict=True):
-        path = head.group(1)
-        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
-            continue
-        body = text[head.end() : after.start() if after is not None else len(text)]
-        end = _CONTEXT_END.search(body)
-        body = body[: end.start()] if end is not None else body
-        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
-        out.append((path, body, every))
-    return out
-
-
-# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
-# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
-# says what the file should cover, not how the project works; what is written is read from the file
-WRITE_INSTRUCTIONS = Caseless(
-    re.compile(
-        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
-        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
-        + r")(?![\w.-])",
-        re.IGNORECASE,
-    )
-)
-
-
-# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
-OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
-
-
 # -- scope and wording ----------------------------------------------------------------------------
 
 # a rule about how answers are written holds wherever the user works ("keep answers short", "no emojis")
@@ -314,7 +249,7 @@ def scope_of(sentence: str) -> tuple[bool, str]:
     return every, language
 
 
-_LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
+LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
 _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
     r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
@@ -404,7 +339,7 @@ def clause(sentence: str) -> str:
     text = " ".join(re.sub(r"\*\*|__|`", "", sentence).split())
     text = _kept_in_mind(text) or text
     text = _URL.sub(_short_url, text) if "://" in text else text
-    text = _LABELLED.sub("", text) if len(text) > 40 else text
+    text = LABELLED.sub("", text) if len(text) > 40 else text
     topic = _TOPIC.match(text)
     label = f"{topic.group(1)}: " if topic is not None else ""
     text = text[topic.end() :] if topic is not None else text
@@ -437,109 +372,3 @@ def clause(sentence: str) -> str:
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
-
-
-# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
-IMPERATIVES = frozenset(
-    [
-        "use",
-        "write",
-        "add",
-        "avoid",
-        "prefer",
-        "provide",
-        "declare",
-        "keep",
-        "follow",
-        "organize",
-        "organise",
-        "put",
-        "name",
-        "place",
-        "return",
-        "throw",
-        "raise",
-        "handle",
-        "log",
-        "test",
-        "document",
-        "include",
-        "import",
-        "export",
-        "run",
-        "check",
-        "make",
-        "ensure",
-        "limit",
-        "wrap",
-        "split",
-        "extract",
-        "define",
-        "mark",
-        "leave",
-        "remove",
-        "separate",
-        "sort",
-        "group",
-        "start",
-        "end",
-        "validate",
-        "type",
-        "annotate",
-        "comment",
-        "format",
-        "lint",
-        "commit",
-        "store",
-        "favor",
-        "favour",
-        "adhere",
-        "stick",
-        "apply",
-        "treat",
-        "reuse",
-        "create",
-        "do",
-        "don't",
-        "dont",
-        "never",
-        "always",
-        "only",
-    ]
-)
-
-
-def is_rule_item(text: str) -> bool:
-    """A list item of an instruction file that states a rule: it opens with an imperative, or
-    with a label and then one ("**Formatting**: Use black")."""
-    plain = re.sub(r"[*_`]", "", text)
-    plain = _LABELLED.sub("", plain, count=1)
-    first = plain.split(" ", 1)[0].lower().rstrip(":,")
-    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
-
-
-# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
-_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
-
-
-def is_rule_sentence(sentence: str) -> bool:
-    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
-    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
-    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
-
-
-# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
-RULES_HEADING = re.compile(
-    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
-    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
-    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
-    re.I,
-)
-
-
-def is_listed_rule(text: str, heading: str) -> bool:
-    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
-    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
-        return False
-    plain = re.sub(r"[*_`]", "", text)
-    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

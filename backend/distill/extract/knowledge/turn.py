@@ -12,21 +12,7 @@ from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
 from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
-from .conventions import (
-    INSTRUCTION_FILES,
-    ONE_OFF,
-    OPMEM_BLOCK,
-    WRITE_INSTRUCTIONS,
-    clause,
-    injected_instructions,
-    is_convention,
-    is_global,
-    is_listed_rule,
-    is_rule_item,
-    is_rule_sentence,
-    is_user_level,
-    scope_of,
-)
+from .conventions import ONE_OFF, clause, is_convention, is_global, scope_of
 from .decisions import (
     may_swap,
     record_drops,
@@ -40,9 +26,17 @@ from .environment import env_names, exposed_ports, fenced_env, listed_env, route
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
 from .instructed import (
+    INSTRUCTION_FILES,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
     doc_file_rule,
     doc_named_by_words,
     follow_rule,
+    injected_instructions,
+    is_listed_rule,
+    is_rule_item,
+    is_rule_sentence,
+    is_user_level,
     mcp_servers,
     named_instruction_files,
     named_mcp,
