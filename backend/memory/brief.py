@@ -378,12 +378,24 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
             chunk, chunk_edges = [], []
         chunk.append(piece)
         chunk_edges.append(g)
+    other = _other_commands(by_rel, refs)
+    if other is not None and chunk and len(" · ".join(chunk)) + len(other.text) <= COMMAND_LINE_CHARS:
+        # one line and one pointer: `· test: pytest -q · other: pip install pytest-xdist`
+        chunk.append(other.text.removeprefix("· "))
+        chunk_edges.extend(other_edges(by_rel, refs))
+        other = None
     if chunk:
         out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
-    other = _other_commands(by_rel, refs)
     if other is not None:
         out.append(other)
     return out
+
+
+COMMAND_LINE_CHARS = 220  # the kinds' line takes the other commands too while it stays this short
+
+
+def other_edges(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[GraphEdge]:
+    return [g for rel in ("other-command", "other-script") for g in by_rel.get(rel, []) if g.target in refs]
 
 
 OTHER_COMMANDS = 5

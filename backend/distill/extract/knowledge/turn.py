@@ -41,14 +41,16 @@ from .instructed import (
     named_instruction_files,
     named_mcp,
 )
-from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
 from .stack import (
     CHOOSE,
     answer_choices,
     answered,
+    diff_stack,
     fenced_stack,
     labelled_names,
+    listed_files,
     listed_stack,
     may_recommend,
     path_techs,
@@ -58,9 +60,11 @@ from .stack import (
     record_language,
     record_listed,
     record_manifest,
+    record_models,
     record_named,
     record_owned,
     record_tool_for,
+    record_what_it_is,
     stated_packages,
 )
 from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
@@ -135,6 +139,10 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
                 _standing_rule(k, follow_rule(path), p)
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
+    elif action.kind == "other" and not action.failed:
+        shown = _shown_edit(action)  # an export that shows the edit as a diff under "Edit file: <path>"
+        if shown is not None:
+            _code_facts(k, shown[0], shown[1], p, languages_seen)
     if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
         record_command(k, action, p, facts)
         if not action.failed:
@@ -143,6 +151,23 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
         logged_packages(k, action.output, p)
+    elif action.kind == "list" and action.output and not action.failed:
+        listed_files(k, action.command, action.output, p)
+
+
+_EDIT_SUMMARY = re.compile(r"^Edit file:\s*(\S[^\n]*?)\s*$")
+_DIFF_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+
+
+def _shown_edit(action: ToolAction) -> tuple[str, str] | None:
+    """(path, added lines) of an edit a tool call shows as a diff (SpecStory's "Edit file: x" blocks)."""
+    args = arguments(action.node)
+    summary = args.get("summary") if isinstance(args, dict) else None
+    m = _EDIT_SUMMARY.match(summary) if isinstance(summary, str) else None
+    content = action.node.content or ""
+    if m is None or "```diff" not in content:
+        return None
+    return m.group(1), "\n".join(_DIFF_ADDED.findall(content[:60_000]))
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
@@ -159,6 +184,9 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
                 _standing_rule(k, rule, prov)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
+        if not text.lstrip().startswith("<"):
+            k.source = "sentence"
+            record_what_it_is(k, text, prov)
         _text_facts(k, text, prov, from_user=True)
         record_layout(k, text, prov, from_user=True)
         return
@@ -168,6 +196,8 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
             _standing_rule(k, follow_rule(path), prov)
+    k.source = "edit"
+    diff_stack(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
 
@@ -248,6 +278,9 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
         record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
+    record_models(k, text, prov)
+    for module in local_modules(path, text)[:200]:  # an index module re-exports them all
+        path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
         if tech is not None and tech.curated:
