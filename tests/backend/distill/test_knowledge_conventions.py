@@ -271,3 +271,8 @@ def test_process_steps_places_tools_and_formatting_ruled_out_are_rules():
         assert is_convention(sentence) and clause(sentence) == rule, sentence
     for sentence in ("Run the tests.", "I ran the tests before lunch.", "No errors now.", "No, that is wrong."):
         assert not is_convention(sentence), sentence
+
+
+def test_what_was_never_so_is_no_order():
+    assert not is_convention("Never seen this error before.") and not is_convention("I have never used it.")
+    assert is_convention("Never embed secrets in code.") and is_convention("Never squash merges.")

@@ -50,6 +50,10 @@ _FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
 ONE_OFF_PATTERN = r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b"
 # an instruction about the edit at hand, neither a rule nor a decision
 ONE_OFF = Caseless(re.compile(rf"\b{ONE_OFF_PATTERN}", re.I))
+_PARTICIPLE = (
+    r"(?:used|tried|tested|worked|noticed|encountered|experienced|needed|wanted|liked|happened|managed|"
+    r"seen|been|done|gone|known|heard|had|got|gotten|thought)"
+)
 _NOT_CONVENTION = Caseless(
     re.compile(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
@@ -72,6 +76,8 @@ _NOT_CONVENTION = Caseless(
         r"(?! (?:be |stay |remain )?(?:kept|updated|up to date|documented|formatted|tested|reviewed|linted|typed|named|"
         r"written in|sorted|short|small)\b)|"
         r"\b(?:which|that) you (?:should|must)\b|"  # "symbols which you should use": not the rule's verb
+        # what was never so ("never seen this error before"): no order
+        rf"^(?:i(?:'ve| have)? )?never\s+{_PARTICIPLE}\b|"
         # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
         r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
         r"(?:add|do|go|implement|make|create|fix|proceed|continue|build|change|update)\b|"
@@ -134,7 +140,9 @@ _CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|ni
 _NEGATED_IMPERATIVE = Caseless(
     re.compile(
         r"^(?:(?:also|and|but|so|please|pls|just|again),?\s+)*(?:don'?t|dont|do not|never)\s+(?:ever\s+)?"
-        r"(?!(?:be|have|need|mind|bother|worry|know|think|understand|see|get|remember|care|want|like|forget)\b)"
+        r"(?!(?:be|have|need|mind|bother|worry|know|think|understand|see|get|remember|care|want|like|forget|again|ever)\b)"
+        # (a past participle is no order: "never seen this error before")
+        rf"(?!{_PARTICIPLE}\b|(?:saw|did|was|were|came|went)\b)"
         r"[a-z][\w-]+\b(?!\s+(?:it|this|that|them|these|those|anything|yet|now)\b)",
         re.I,
     )
