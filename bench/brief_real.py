@@ -1,6 +1,6 @@
 """Project briefs on real sessions (issue 37): what the core block states of facts labelled by reading.
 
-  python bench/brief_real.py [--half dev|test|holdout|both] [--project NAME] [--show] [--json]
+  python bench/brief_real.py [--half dev|test|holdout|both] [--project NAME] [--show] [--recall] [--json]
 
 Each project of bench/real_corpus/<half>/<project>/ (real sessions people committed to public
 repositories, unmodified, with facts.json and questions.json labelled by reading) is imported by
@@ -17,8 +17,9 @@ the same sessions distilled again, activity only) and beside the block without i
     top 5 memory_search snippets for the question (target >= 0.7).
 The halves are the folders of bench/real_corpus/ that hold projects; `both` is dev + test. The
 holdout half (native agent stores, docs/real-corpus.md) is measured once, on frozen rules.
---show prints each block and its missed facts, for the dev half only: the test and holdout halves
-are only measured, never read, so that nobody tunes the rules on them.
+--show prints each block and its missed facts, and --recall each question, its missed answer
+terms and its 5 snippets, for the dev half only: the test and holdout halves are only measured,
+never read, so that nobody tunes the rules on them.
 """
 
 from __future__ import annotations
@@ -37,7 +38,16 @@ import pygit2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from brief_scoring import KINDS, answer_recall, coverage, load_labels, load_questions, stale_mentions  # noqa: E402
+from brief_scoring import (  # noqa: E402
+    KINDS,
+    Question,
+    answer_recall,
+    coverage,
+    load_labels,
+    load_questions,
+    shows,
+    stale_mentions,
+)
 
 from opmem_tui.backend.distill.pipeline import RunOptions, run  # noqa: E402
 from opmem_tui.backend.home import Home  # noqa: E402
@@ -116,6 +126,8 @@ class Result:
     blocks: dict[str, str] = field(default_factory=dict)  # dev --show only
     missed: list[str] = field(default_factory=list)
     stale_lines: list[str] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)  # dev --recall only: each question, its misses, its snippets
+    snippet_recall: float = 0.0  # the snippets alone, without the block (--recall)
 
 
 def halves() -> tuple[str, ...]:
@@ -196,6 +208,7 @@ class Distilled:
     before: str  # the project block without its brief
     before_global: str
     snippets: list[str]
+    hits: list[list[tuple[str, str]]]  # per question, (kind, snippet) of each hit (--recall)
     unbounded: str  # every brief line, timeline candidate and graph fact, no budget: what was extracted
     unbounded_global: str
 
@@ -220,18 +233,35 @@ def distilled(project: Path, questions: list, tmp: Path, *, knowledge: bool) -> 
     )
     memory.close()
     recall = recall_for(home, project=project_id)
-    snippets = []
+    per_question = []
     for q in questions:
         hits = memory_search(recall, q.text, k=TOP_K).get("hits", [])
-        snippets.append(" ".join(h.get("snippet", "") for h in hits[:TOP_K]))
+        per_question.append([(h.get("kind", ""), h.get("snippet", "")) for h in hits[:TOP_K]])
+    snippets = [" ".join(snippet for _kind, snippet in hits) for hits in per_question]
     recall.memory.close()
     block = Distilled(
-        read_block(home, project_id), read_block(home, ""), before, before_global, snippets, unbounded, unbounded_global
+        read_block(home, project_id),
+        read_block(home, ""),
+        before,
+        before_global,
+        snippets,
+        per_question,
+        unbounded,
+        unbounded_global,
     )
     return block, sessions
 
 
-def measure(half: str, project: Path, show: bool) -> Result:
+def question_report(q: Question, block: str, hits: list[tuple[str, str]]) -> str:
+    """One question for --recall: its missed answer terms (against block + snippets) and its snippets."""
+    text = "\n".join([block, *(snippet for _kind, snippet in hits)])
+    missed = [" | ".join(t) for t in q.terms if not shows(t, text)]
+    lines = [f"Q: {q.text}", f"   missed: {'; '.join(missed) or '(none)'}"]
+    lines += [f"   {i}. [{kind}] {snippet}" for i, (kind, snippet) in enumerate(hits, 1)] or ["   (no hits)"]
+    return "\n".join(lines)
+
+
+def measure(half: str, project: Path, show: bool, show_recall: bool = False) -> Result:
     labels = load_labels(project / "facts.json")
     questions_file = project / "questions.json"
     questions = load_questions(questions_file) if questions_file.exists() else []
@@ -259,6 +289,9 @@ def measure(half: str, project: Path, show: bool) -> Result:
             result.blocks = {"project": on.block, "global": on.global_block}
             result.missed = [f"{f.kind}{'/' + f.label if f.label else ''} ({f.scope}): {f.any}" for f in missed]
             result.stale_lines = [f"{old}: {line}" for old, line in stale]
+    if show_recall and half == SHOWN:
+        result.questions = [question_report(q, on.block, h) for q, h in zip(questions, on.hits, strict=True)]
+        result.snippet_recall = sum(answer_recall(q, s) for q, s in zip(questions, on.snippets, strict=True))
     return result
 
 
@@ -294,16 +327,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--half", choices=(*halves(), "both"), default="both")
     p.add_argument("--project", help="only this project (folder name)")
     p.add_argument("--show", action="store_true", help="print each dev block and its missed facts")
+    p.add_argument(
+        "--recall", action="store_true", help="print each dev question, its missed answer terms and its 5 snippets"
+    )
     p.add_argument("--json", action="store_true", help="figures as JSON")
     args = p.parse_args(argv)
-    if args.show and args.half not in (SHOWN, "both"):
-        print(f"--show prints {SHOWN} blocks only: the {args.half} half is only measured", file=sys.stderr)
+    if (args.show or args.recall) and args.half not in (SHOWN, "both"):
+        print(f"--show and --recall print {SHOWN} answers only: the {args.half} half is only measured", file=sys.stderr)
     chosen = projects(args.half, args.project)
     if not chosen:
         print(f"no corpus project matches (half {args.half}, project {args.project})", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    results = [measure(half, folder, args.show) for half, folder in chosen]
+    results = [measure(half, folder, args.show, args.recall) for half, folder in chosen]
     seconds = time.perf_counter() - started
     totals: dict[str, tuple[Figures, Figures, Figures, Figures]] = {}
     for key in (*halves(), "total"):
@@ -341,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
             if r.stale_lines:
                 print("--- stated as current ---\n" + "\n".join(r.stale_lines))
             print()
+        if r.questions:
+            share = r.snippet_recall / r.brief.questions if r.brief.questions else 0.0
+            print(f"--- questions (the 5 snippets alone: recall {share:.2f}) ---")
+            print("\n".join(r.questions) + "\n")
     print(f"\n{len(results)} projects distilled and scored in {seconds:.1f} s")
     for key, (brief, before, off, unbounded) in totals.items():
         print_figures(f"[{key}]", brief, before, off, unbounded)

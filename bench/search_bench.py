@@ -159,8 +159,8 @@ class MemorySnippets(Snippets):
         super().__init__(store=None)  # type: ignore[arg-type]
         self.texts = texts
 
-    def turn(self, session_id, node_id, seq, role, kind, terms) -> str:
-        return self.around(self.texts.get(node_id, ""), terms)
+    def turn(self, session_id, node_id, seq, role, kind, terms, width=0) -> str:
+        return self.around(self.texts.get(node_id, ""), terms, width)
 
 
 def turn_rows(index: SearchIndex, hits) -> set[int]:

@@ -33,9 +33,10 @@ LINK = "link"  # a plain fact between entities (listens-on, fixed-by): the graph
 # runtime, frameworks, data stores, libraries of the app, test and lint tools, package manager and
 # build, infrastructure (libraries the user chose last)
 CATEGORY_ORDER = (
-    "language", "runtime", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
+    "language", "runtime", "platform", "web-framework", "meta-framework", "frontend-framework", "database", "orm",
     "migration-tool", "cache", "queue", "api", "css-framework", "ui-kit", "state-management", "http-client", "auth",
-    "ai", "test-framework", "e2e-framework", "test-tool", "linter", "formatter", "import-sorter", "type-checker",
+    "ai", "llm", "speech", "image", "integration", "sync", "concurrency", "di", "serialization", "logging", "cli",
+    "error-handling", "ffi", "test-framework", "e2e-framework", "test-tool", "linter", "formatter", "import-sorter", "type-checker",
     "package-manager", "bundler", "infra", "library",
 )  # fmt: skip
 COMMAND_KINDS = ("run", "test", "build", "lint", "format", "typecheck", "migrate", "deploy")

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .index import KIND_EDGE, KIND_ENTITY, KIND_MESSAGE, KIND_NAMES, ROLE_NAMES, SearchIndex
+from .index import KIND_EDGE, KIND_ENTITY, KIND_EVENT, KIND_MESSAGE, KIND_NAMES, KIND_TOOL, ROLE_NAMES, SearchIndex
+from .index_records import entity_words
 from .query_text import ParsedQuery, parse_query
 from .ranking import chunks, ranked
 from .records import GLOBAL, entity_id, entity_key, visible_scopes
@@ -52,6 +53,7 @@ ENTITY_SHARE = 0.05  # an entity in more than 5% of the records is no signal (li
 ENTITY_MIN_RECORDS = 20
 DEFAULT_K = 10
 MAX_K = 200
+SPARE_HITS = 5  # candidates fused beyond k, to stand in for hits that repeat an earlier snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +137,11 @@ class Searcher:
         if parsed.dates:
             lists["dates"] = [key for key in pool if any(d.contains(times.get(key, 0.0)) for d in parsed.dates)]
         lists["recency"] = sorted(pool, key=lambda key: -times.get(key, 0.0))[:TURN_POOL]
-        fused = _fuse(lists, behind.via, k if self.dense is None else max(k, self.dense.depth))
+        depth = k + SPARE_HITS
+        fused = _fuse(lists, behind.via, depth if self.dense is None else max(depth, self.dense.depth))
         if self.dense is not None:
             fused = self.dense.rerank(db, parsed.text, fused, RRF_K)
-        return self._hits(db, fused[:k], parsed)
+        return self._hits(db, fused[:depth], parsed, k)
 
     # ------------------------------------------------------------------ signals
 
@@ -198,8 +201,8 @@ class Searcher:
 
         terms = set(parsed.terms)
 
-        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-            out: dict[int, tuple[str, str, str]] = {}
+        def keep(ids: Sequence[int]) -> dict[int, tuple[str, str, str, bool]]:
+            out: dict[int, tuple[str, str, str, bool]] = {}
             for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 for rid, kind, record_id, session_id, node_json, scope, when, body, named in db.execute(
@@ -214,9 +217,12 @@ class Searcher:
                         # Where an entity was first seen says nothing of what is asked about it: an
                         # entity is a hit of its own, and only when the query is its name.
                         if terms <= {w.lower() for w in _WORDS.findall(body)}:
-                            out[rid] = (record_id, "", "[]")
+                            out[rid] = (record_id, "", "[]", True)
                         continue
-                    out[rid] = (record_id, session_id, node_json)
+                    # "session X edited / ran / uses / part of Y": what the session's own rows
+                    # show; a second key for them, never a hit of its own
+                    alone = not (kind == KIND_EDGE and named.startswith(_SESSION_SUBJECT))
+                    out[rid] = (record_id, session_id, node_json, alone)
             return out
 
         size = db.execute("SELECT max(id) FROM records").fetchone()[0] or 0
@@ -247,7 +253,7 @@ class Searcher:
             return []  # named by most of the memory: says nothing about which record is meant
         where, args = flt.sql("r.scope", "r.time", "r.kind", "r.entities")
         rows = db.execute(
-            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids FROM record_entities e "
+            "SELECT r.id, 0.0, r.record_id, r.session_id, r.node_ids, 1 FROM record_entities e "
             f"JOIN records r ON r.id = e.rec WHERE e.entity_id IN ({marks}) AND r.kind != {KIND_ENTITY} "
             f"AND r.record_id NOT IN (SELECT record_id FROM superseded) {where} "
             f"ORDER BY r.time DESC LIMIT {RECORD_POOL}",
@@ -258,22 +264,25 @@ class Searcher:
     def _behind(
         self,
         db: sqlite3.Connection,
-        rows: Sequence[tuple[int, float, str, str, str]],
+        rows: Sequence[tuple[int, float, str, str, str, bool]],
         times: dict[tuple[str, int], float],
     ) -> _Behind:
+        """The turn rows behind each record, in order; a record behind none is a hit of its own
+        when its last field (alone) says it may be."""
         wanted: dict[str, set[str]] = defaultdict(set)
         parsed_rows = []
-        for rid, score, record_id, session_id, node_json in rows:
+        for rid, score, record_id, session_id, node_json, alone in rows:
             nodes = json.loads(node_json) if session_id else []
-            parsed_rows.append((rid, score, record_id, session_id, nodes))
+            parsed_rows.append((rid, score, record_id, session_id, nodes, alone))
             wanted[session_id].update(nodes)
         found = _turn_rows(db, wanted)
         for row, when in found.values():
             times[("d", row)] = when
         out = _Behind()
         seen: set[tuple[str, int]] = set()
-        for rid, score, record_id, session_id, nodes in parsed_rows:
-            keys = [("d", found[(session_id, n)][0]) for n in nodes if (session_id, n) in found] or [("r", rid)]
+        for rid, score, record_id, session_id, nodes, alone in parsed_rows:
+            keys = [("d", found[(session_id, n)][0]) for n in nodes if (session_id, n) in found]
+            keys = keys or ([("r", rid)] if alone else [])
             for key in keys:
                 if key[0] == "d":
                     out.via.setdefault(key, []).append(record_id)
@@ -297,34 +306,66 @@ class Searcher:
 
     # ------------------------------------------------------------------ hits
 
-    def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery):
-        """The hits of the fused candidates, in their order; their rows read in one statement per table."""
+    def _hits(self, db: sqlite3.Connection, fused: Sequence[tuple[_Candidate, float]], parsed: ParsedQuery, k: int):
+        """The first k hits of the fused candidates, in their order, a hit whose kind and snippet an
+        earlier one showed left out (the same tool call run again, a message pasted twice: a
+        second copy tells the reader nothing); their rows read in one statement per table."""
         turns = _rows_by_id(
             db,
-            "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker "
-            "FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
+            "SELECT d.id, d.kind, s.session_id, d.node, d.seq, d.role, d.turn, d.commit_id, d.time, s.scope, d.speaker, "
+            "d.prev FROM docs d JOIN sessions s ON s.id = d.sess WHERE d.id IN ({marks})",
             [cand.key[1] for cand, _score in fused if cand.key[0] == "d"],
         )
         records = _rows_by_id(
             db,
-            "SELECT id, kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records "
-            "WHERE id IN ({marks})",
+            "SELECT id, kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body, entities "
+            "FROM records WHERE id IN ({marks})",
             [cand.key[1] for cand, _score in fused if cand.key[0] == "r"],
         )
         hits: list[SearchHit] = []
+        shown: set[tuple[str, str]] = set()
+        above: set[int] = set()  # turn rows already hits
         for cand, score in fused:
             kind, rid = cand.key
             row = (turns if kind == "d" else records).get(rid)
             if row is None:
                 continue
-            hits.append(
-                self._turn_hit(row, score, cand, parsed) if kind == "d" else self._record_hit(row, score, cand, parsed)
+            hit = (
+                self._turn_hit(db, row, score, cand, parsed, above)
+                if kind == "d"
+                else self._record_hit(row, score, cand, parsed)
             )
+            if hit is None or (hit.snippet and (hit.kind, hit.snippet) in shown):
+                continue
+            shown.add((hit.kind, hit.snippet))
+            if kind == "d":
+                above.add(rid)
+            hits.append(hit)
+            if len(hits) == k:
+                break
         return tuple(hits)
 
-    def _turn_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
-        kind, session_id, node, seq, role, turn, commit, when, scope, speaker = row
+    def _turn_hit(
+        self,
+        db: sqlite3.Connection,
+        row: tuple,
+        score: float,
+        cand: _Candidate,
+        parsed: ParsedQuery,
+        above: set[int],
+    ) -> SearchHit | None:
+        """The hit of a turn row; None for a bare reply to a message already a hit above (it
+        would add a word to that message's snippet)."""
+        kind, session_id, node, seq, role, turn, commit, when, scope, speaker, prev = row
         snippet = self.snippets.turn(session_id, node, seq, role, kind, parsed.terms)
+        if prev is not None and self.snippets.is_bare_reply(snippet, parsed.terms):
+            if prev in above:
+                return None
+            earlier = db.execute("SELECT node, seq, role, kind FROM docs WHERE id = ?", (prev,)).fetchone()
+            if earlier is not None:
+                width = self.snippets.earlier_width(snippet)
+                said = self.snippets.turn(session_id, *earlier, parsed.terms, width)
+                snippet = self.snippets.answering(snippet, said, parsed.terms)
         return SearchHit(
             kind=KIND_NAMES.get(kind, "turn"),
             session_id=session_id,
@@ -341,7 +382,10 @@ class Searcher:
         )
 
     def _record_hit(self, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery) -> SearchHit:
-        kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
+        kind, record_id, session_id, node_json, turn, commit, when, scope, body, entities = row
+        if kind == KIND_EVENT:  # the entity words after the summary are there to be matched, not read
+            named = " ".join(entity_words(e) for e in json.loads(entities))
+            body = body.removesuffix(named).rstrip() if named else body
         return SearchHit(
             kind=KIND_NAMES.get(kind, "event"),
             session_id=session_id,
@@ -375,6 +419,7 @@ def _own(scope: str | Iterable[str] | None) -> frozenset[str] | None:
 # the user's own preferences are global facts: a project's search shows them, no other global record
 _USER = entity_id("person", "user")
 _USER_JSON = f'%"{_USER}"%'
+_SESSION_SUBJECT = '["session.'  # an edge's entities column (JSON) whose subject is a session
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,8 +510,9 @@ def _alias_group(db: sqlite3.Connection, ids: set[str]) -> set[str]:
 
 
 def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tuple[str, str], tuple[int, float]]:
-    """(session id, node id) -> (message row, time) of that node, for live sessions; one statement
-    per 500 pairs, whatever the number of sessions."""
+    """(session id, node id) -> (row, time) of that node, for live sessions: its message, else its
+    tool call (a record drawn from a tool call, "ran pytest", is a second key for that call, not a
+    hit of its own); one statement per 500 pairs, whatever the number of sessions."""
     pairs = sorted((session_id, node) for session_id, nodes in wanted.items() if session_id for node in nodes)
     out: dict[tuple[str, str], tuple[int, float]] = {}
     for chunk in chunks(pairs):
@@ -474,10 +520,10 @@ def _turn_rows(db: sqlite3.Connection, wanted: dict[str, set[str]]) -> dict[tupl
             "SELECT d.id, s.session_id, d.node, d.time FROM json_each(?) w "
             "CROSS JOIN sessions s ON s.session_id = w.value ->> 0 "
             "CROSS JOIN docs d ON d.sess = s.id AND d.node = w.value ->> 1 "
-            f"WHERE s.dead = 0 AND d.kind = {KIND_MESSAGE}",
+            f"WHERE s.dead = 0 AND d.kind IN ({KIND_MESSAGE}, {KIND_TOOL}) ORDER BY d.kind DESC, d.id DESC",
             (json.dumps(chunk),),
         ):
-            out[(session_id, node)] = (rid, when)
+            out[(session_id, node)] = (rid, when)  # the message (kind 0) read last wins; else the first call
     return out
 
 

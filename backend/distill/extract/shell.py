@@ -175,8 +175,14 @@ _PLAIN = re.compile(r"[^\"'\\`$(){}<>]*")
 _OPERATOR_SPLIT = re.compile(r"(&&|\|\||;;|\|&|[;&|])")
 
 
+# a Windows path (`.\venv\Scripts\python.exe`, `D:\src`): its backslashes are separators, not escapes
+_WINDOWS_PATH = re.compile(r"(?<![\w$\\])(?:[A-Za-z]:|\.{1,2})\\[\w.-]")
+
+
 def _tokens(script: str) -> list[str]:
     first = script.split("\n", 1)[0] if "<<" in script else script.replace("\n", " ; ")
+    if "\\" in first and _WINDOWS_PATH.search(first):
+        first = first.replace("\\", "/")
     if _PLAIN.fullmatch(first):  # no quoting, no redirects: what shlex would give, faster
         return [
             t for part in _OPERATOR_SPLIT.split(first) for t in (part.split() if part not in _OPERATORS else [part])

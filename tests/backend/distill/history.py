@@ -31,7 +31,8 @@ T0 = 1_780_000_000.0
 
 @dataclass
 class Call:
-    """A tool call: `bash` with a command, `write`/`edit` of a path with content, `read` of a path."""
+    """A tool call: `bash` with a command, `write`/`edit` of a path with content, `read` of a path,
+    an MCP tool (`mcp__server__tool`) with a query."""
 
     tool: str
     command: str = ""
@@ -72,6 +73,8 @@ def _call_node(call: Call, nid: str, seq: int, parent: str, when: float) -> Node
         return Node(nid, seq, "tool", "ok", parent, parent, "Edit", args, (), when, meta)
     if call.tool == "read":
         return Node(nid, seq, "tool", call.content, parent, parent, "Read", {"file_path": call.path}, (), when, meta)
+    if call.tool.startswith("mcp"):  # an MCP tool by the name the agent calls it (`mcp__server__tool`)
+        return Node(nid, seq, "tool", call.output, parent, parent, call.tool, {"query": call.command}, (), when, meta)
     raise ValueError(call.tool)
 
 

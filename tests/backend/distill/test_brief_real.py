@@ -31,6 +31,18 @@ def test_one_dev_project_runs_end_to_end() -> None:
     assert result.off.shown < result.brief.shown
 
 
+@pytest.mark.skipif(not (PROJECT / "facts.json").exists(), reason="the corpus project is absent")
+def test_recall_prints_each_dev_question_its_misses_and_its_snippets() -> None:
+    result = brief_real.measure("dev", PROJECT, show=False, show_recall=True)
+    assert len(result.questions) == result.brief.questions > 0
+    for report in result.questions:
+        lines = report.splitlines()
+        assert lines[0].startswith("Q: ") and lines[1].startswith("   missed: ")
+        assert 1 <= len(lines[2:]) <= brief_real.TOP_K and lines[2].startswith("   1. [")
+    assert 0.0 <= result.snippet_recall <= result.brief.questions
+    assert not result.blocks  # --recall alone prints no block
+
+
 def test_the_test_half_is_never_shown(capsys: pytest.CaptureFixture[str]) -> None:
     if not brief_real.projects("test", None):
         pytest.skip("no test-half project yet")
@@ -70,10 +82,11 @@ def test_the_holdout_half_is_measured_and_never_shown(
 ) -> None:
     _corpus_with_halves(tmp_path, "dev", "holdout")
     monkeypatch.setattr(brief_real, "CORPUS", tmp_path)
-    assert brief_real.main(["--half", "holdout", "--show"]) == 0
+    assert brief_real.main(["--half", "holdout", "--show", "--recall"]) == 0
     captured = capsys.readouterr()
     assert f"holdout/{PROJECT.name}:" in captured.out and "[holdout]" in captured.out
     assert "--- project block ---" not in captured.out and "--- missed ---" not in captured.out
+    assert "--- questions" not in captured.out and "\nQ: " not in captured.out
     assert "the holdout half is only measured" in captured.err
 
 

@@ -9,8 +9,9 @@ from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 
-from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention, scope_of
+from opmem_tui.backend.distill.extract.knowledge.conventions import clause, is_convention, scope_of
 from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
+from opmem_tui.backend.distill.extract.knowledge.instructed import WRITE_INSTRUCTIONS
 from opmem_tui.backend.distill.model import SessionBatch
 from opmem_tui.backend.memory.core import render_core
 
@@ -185,7 +186,8 @@ def test_an_instruction_files_prose_and_labelled_items_state_rules(tmp_path: Pat
     turns = [Turn("Look around first.", [Call("read", path="/work/demo/CLAUDE.md", content=claude_md)])]
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-f", turns)]))).lower()
     assert "use 4 spaces for indentation" in conventions and "use black with its defaults" in conventions, conventions
-    assert "make test" not in conventions and "src/api" not in conventions, conventions
+    assert "src/api" not in conventions, conventions
+    assert "run make test before pushing" in conventions, conventions  # a step before another: a rule of the process
     assert "these commands" not in conventions, conventions
 
 
@@ -195,3 +197,82 @@ def test_a_requirement_stressed_in_capitals_is_a_rule():
     assert clause(
         "Every claim about code structure, data flow, or behavior MUST cite a concrete source, with a line."
     ) == ("every claim about code structure, data flow, or behavior MUST cite a…")
+
+
+def test_instructions_by_the_role_of_the_sentence_whatever_their_verb():
+    # a negated imperative opening the sentence; the reason joined on with a comma is left off
+    assert is_convention("Do not reinit the tracker, we don't want to lose the history of tasks.")
+    assert (
+        clause("Do not reinit the tracker, we don't want to lose the history of tasks.") == "do not reinit the tracker"
+    )
+    assert not is_convention("Don't do that.") and not is_convention("Don't worry about the tests.")
+    assert is_convention("Не запускай миграции без бэкапа.") and not is_convention("Не были ли тесты зелёные.")
+    # a correction of what the agent did, in the user's words
+    assert clause("I only want 1 log table for this.") == "I only want 1 log table for this"
+    assert is_convention("I dont want to have a second settings page.")
+    assert not is_convention("I don't want it to be used anymore.")  # a drop: the decisions' part
+    # process: keep a document current, follow named practices (a link by what it names)
+    assert clause("Keep this spec updated as decisions are made.") == "keep this spec updated as decisions are made"
+    assert clause(
+        "When writing Go code, follow best practices from https://github.com/acme/styleguide/tree/main/docs/go-style."
+    ) == ("Go code: follow best practices from acme/styleguide/go-style")
+    assert clause("In terms of todo, I remind you the main directive that we rely on the tracker.") == (
+        "todo: we rely on the tracker"
+    )
+
+
+def test_a_constraint_to_keep_in_mind_is_what_is_to_be_kept_in_mind():
+    sentence = "Fetch the docs for the API, we're using the free tier, keep that in mind."
+    assert is_convention(sentence) and clause(sentence) == "we're using the free tier"
+    assert clause("Keep in mind that the API allows ten calls a minute.") == "the API allows ten calls a minute"
+    assert not is_convention("I will keep it in mind.")
+
+
+def test_the_spec_of_one_thing_is_no_rule_a_generic_plural_is():
+    assert not is_convention("The extension should use the API from the vendor to fetch data.")
+    assert not is_convention("voucherNumber should be easy to get from the entry.")
+    assert not is_convention("After that I will download symbols which you should use as well.")
+    assert is_convention("Tests should use the shared fixtures.")
+    assert is_convention("The handlers should always return typed errors.")
+
+
+def test_a_chinese_rule_keeps_its_parts_with_cues_that_fit():
+    sentence = "我想做一个库，必须满足商店应用使用，要求api简洁，自动管理任务队列。"
+    assert is_convention(sentence) and clause(sentence) == "必须满足商店应用使用，要求api简洁"
+    assert clause("For numbered lists, pad the `1.` marker so it is 4 characters long.") == (
+        "numbered lists: pad the 1. marker so it is 4 characters long"
+    )
+
+
+def test_an_environment_named_is_a_rule_and_a_request_to_the_agent_is_no_habit_of_the_user():
+    sentence = "We will connect to the sandbox environment which is named Sandbox0410."
+    assert is_convention(sentence) and "named Sandbox0410" in clause(sentence)
+    assert not is_convention("My cat is called Tom2.")
+    assert not is_convention("VoucherNumber should be easy to get from the entry.")
+    assert is_convention("The readme should be updated throughout the project.")
+    request = "I want you to update the readme.md and keep it updated as we progress."
+    assert is_convention(request) and scope_of(request) == (False, "")  # this project's, not every project's
+
+
+def test_two_corrections_that_open_alike_are_two_rules_in_the_brief(tmp_path: Path):
+    turns = [Turn("I only want 1 log table for this."), Turn("I only want 1 vendor name field.")]
+    conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-w", turns)])))
+    assert "1 log table" in conventions and "1 vendor name field" in conventions, conventions
+
+
+def test_process_steps_places_tools_and_formatting_ruled_out_are_rules():
+    for sentence, rule in (
+        ("Run `make lint` before pushing.", "run make lint before pushing"),
+        ("Update the changelog after each release.", "update the changelog after each release"),
+        ("Save the reports in reports/ as markdown.", "save the reports in reports/ as markdown"),
+        ("Use the context7 MCP for library docs.", "use the context7 MCP for library docs"),
+        ("No asterisks in the bot's messages.", "no asterisks in the bot's messages"),
+    ):
+        assert is_convention(sentence) and clause(sentence) == rule, sentence
+    for sentence in ("Run the tests.", "I ran the tests before lunch.", "No errors now.", "No, that is wrong."):
+        assert not is_convention(sentence), sentence
+
+
+def test_what_was_never_so_is_no_order():
+    assert not is_convention("Never seen this error before.") and not is_convention("I have never used it.")
+    assert is_convention("Never embed secrets in code.") and is_convention("Never squash merges.")

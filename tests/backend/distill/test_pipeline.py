@@ -234,7 +234,8 @@ def test_a_run_that_died_before_stage_5_is_projected_by_the_next_one(home: Home)
     assert core.is_file()
     assert "↪ session:s1" in core_path(home.memory_dir, folder_project("/work/proj")[0]).read_text(encoding="utf-8")
     assert list((home.memory_dir / "graph" / "views" / "entity").glob("*.md"))
-    assert any(h.record_id for h in Home(home.path).search("worker listens on 18109"))
+    index = Home(home.path).search_index.index
+    assert index.db.execute("SELECT count(*) FROM records WHERE session_id='s1'").fetchone()[0] > 0
     assert not load_state(home.memory_dir).unprojected
     assert not any("core.md" in note for note in run(Home(home.path)).notes)  # projected once, not every run
 

@@ -19,7 +19,17 @@ import pytest
 
 from backend.memory import ranking
 from backend.memory import search as search_module
-from backend.memory.index import KIND_EDGE, KIND_ENTITY, KIND_EVENT, KIND_MESSAGE, KIND_NAMES, RecordRow, SearchIndex
+from backend.memory.index import (
+    KIND_EDGE,
+    KIND_ENTITY,
+    KIND_EVENT,
+    KIND_MESSAGE,
+    KIND_NAMES,
+    KIND_TOOL,
+    RecordRow,
+    SearchIndex,
+)
+from backend.memory.index_records import entity_words
 from backend.memory.index_update import session_rows
 from backend.memory.search import Searcher, SearchHit
 from backend.memory.snippets import Snippets
@@ -34,10 +44,10 @@ class _Texts(Snippets):
     def __init__(self) -> None:
         super().__init__(store=None)  # type: ignore[arg-type]
 
-    def turn(self, session_id, node_id, seq, role, kind, terms) -> str:
+    def turn(self, session_id, node_id, seq, role, kind, terms, width=0) -> str:
         return f"{session_id}/{node_id}/{seq}/{role}/{kind}/{' '.join(terms)}"
 
-    def around(self, text, terms) -> str:
+    def around(self, text, terms, width=0) -> str:
         return f"{text[:40]}|{' '.join(terms)}"
 
 
@@ -138,7 +148,7 @@ class RowByRow(Searcher):
         known.clear()
         known.update(out)
 
-    def _hits(self, db, fused, parsed):  # type: ignore[override]
+    def _hits(self, db, fused, parsed, k):  # type: ignore[override]
         hits = []
         for cand, score in fused:
             kind, rid = cand.key
@@ -146,9 +156,9 @@ class RowByRow(Searcher):
                 hit = self._one_turn(db, rid, score, cand, parsed)
             else:
                 hit = self._one_record(db, rid, score, cand, parsed)
-            if hit is not None:
+            if hit is not None and not any((h.kind, h.snippet) == (hit.kind, hit.snippet) for h in hits):
                 hits.append(hit)
-        return tuple(hits)
+        return tuple(hits[:k])
 
     def _one_turn(self, db, rid, score, cand, parsed) -> SearchHit | None:
         row = db.execute(
@@ -176,12 +186,15 @@ class RowByRow(Searcher):
 
     def _one_record(self, db, rid, score, cand, parsed) -> SearchHit | None:
         row = db.execute(
-            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body FROM records WHERE id = ?",
+            "SELECT kind, record_id, session_id, node_ids, turn, commit_id, time, scope, body, entities FROM records "
+            "WHERE id = ?",
             (rid,),
         ).fetchone()
         if row is None:
             return None
-        kind, record_id, session_id, node_json, turn, commit, when, scope, body = row
+        kind, record_id, session_id, node_json, turn, commit, when, scope, body, entities = row
+        if kind == KIND_EVENT:
+            body = body.removesuffix(" ".join(entity_words(e) for e in json.loads(entities))).rstrip()
         return SearchHit(
             kind=KIND_NAMES.get(kind, "event"),
             session_id=session_id,
@@ -203,7 +216,7 @@ def _turn_rows_one_session_at_a_time(db: sqlite3.Connection, wanted: dict[str, s
         for node in sorted(nodes):
             row = db.execute(
                 "SELECT d.id, d.time FROM docs d JOIN sessions s ON s.id = d.sess WHERE s.session_id = ? "
-                f"AND s.dead = 0 AND d.node = ? AND d.kind = {KIND_MESSAGE}",
+                f"AND s.dead = 0 AND d.node = ? AND d.kind IN ({KIND_MESSAGE}, {KIND_TOOL}) ORDER BY d.kind, d.id",
                 (session_id, node),
             ).fetchone()
             if row is not None and session_id:

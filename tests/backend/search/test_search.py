@@ -148,6 +148,89 @@ def test_a_distilled_record_is_a_second_key_for_its_turn(home: Home) -> None:
     assert hits[0].via
 
 
+def test_a_record_drawn_from_a_tool_call_is_a_second_key_for_that_call(coding_home: Home) -> None:
+    (tool,) = [n for n in coding_home.sessions.get_nodes("s-tests") if n.role == "tool"]
+    write_log(
+        coding_home.memory_dir / "graph" / "edges.jsonl",
+        [edge("session.s-tests", "ran", "command.packwriter-suite", "s-tests", [tool.id], T0 + 10 * DAY)],
+    )
+    hits = coding_home.search("packwriter suite", k=5)
+    assert [h.kind for h in hits if h.node_ids == (tool.id,)] == ["tool"]  # the call, not a lone edge
+    assert "edge" not in {h.kind for h in hits}
+    (hit,) = [h for h in hits if h.kind == "tool"]
+    assert hit.via and "pytest tests/backend/store" in hit.snippet
+
+
+def test_what_a_session_did_is_no_hit_of_its_own_but_a_fact_is(home: Home) -> None:
+    ids = add_chat(home, "s1", [("hello", "hi")])
+    write_log(
+        home.memory_dir / "graph" / "edges.jsonl",
+        [
+            edge("session.s1", "part-of", "project.orbiter", "s1", ["gone"], T0),  # its node is not indexed
+            edge("service.orbiter", "listens-on", "port.18109", "s1", ["gone"], T0),
+        ],
+    )
+    hits = home.search("orbiter", k=5)
+    assert [h.snippet for h in hits if h.kind == "edge"] == ["orbiter (service) listens on 18109 (port)"]
+    write_log(
+        home.memory_dir / "graph" / "edges.jsonl",
+        [edge("session.s1", "part-of", "project.orbiter", "s1", ids[:1], T0)],  # behind a turn: its second key
+    )
+    home.search_index.update()
+    hits = home.search("orbiter", k=5)
+    assert any(h.kind == "turn" and h.node_ids == (ids[0],) for h in hits)
+
+
+def test_a_bare_reply_is_shown_after_the_message_it_answers(home: Home) -> None:
+    add_chat(
+        home,
+        "s1",
+        [("hello", "Shall I keep the redis data in ./data beside the compose file?")],
+    )
+    home.sessions.append_message("s1", "user", "Yes", created_at=T0 + 120)
+    home.sessions.commit_turn("s1")
+    hits = home.search("where is the redis data kept", k=5)
+    snippets = [h.snippet for h in hits]
+    # the question ranks first (it holds the words): the reply would add one word to it
+    assert snippets[0] == "Shall I keep the redis data in ./data beside the compose file?"
+    assert not any(s.endswith("Yes") for s in snippets)
+    # a long message's first lines are the reply's context (ctx): there the reply ranks first
+    long = "Redis keeps its data in ./data now, beside the compose file. " + "Filler words here. " * 80
+    add_chat(home, "s2", [("status?", long)])
+    home.sessions.append_message("s2", "user", "Great, thanks", created_at=T0 + 300)
+    home.sessions.commit_turn("s2")
+    home.search_index.update()
+    hits = home.search("redis data compose", k=10)
+    first = next(i for i, h in enumerate(hits) if h.session_id == "s2")
+    assert hits[first].snippet.endswith(" → Great, thanks") and "Redis keeps its data" in hits[first].snippet
+
+
+def test_an_event_hit_shows_its_summary_not_the_entity_words_it_is_matched_by(home: Home) -> None:
+    add_chat(home, "s1", [("hello", "hi")])
+    found = event(
+        "Decided: stop tracking .env in git",
+        "s1",
+        ["gone"],  # behind no indexed turn: a hit of its own
+        T0,
+        entities=("project.orbiter-3f2a", "file.env"),
+    )
+    write_log(home.memory_dir / "timeline" / "2023-11.jsonl", [found])
+    hits = home.search("orbiter env tracking", k=3)
+    assert [(h.kind, h.snippet) for h in hits] == [("event", "Decided: stop tracking .env in git")]
+
+
+def test_a_hit_that_repeats_an_earlier_snippet_is_left_out(home: Home) -> None:
+    add_chat(
+        home,
+        "s1",
+        [("deploy the staging server", "ok"), ("deploy the staging server", "ok"), ("staging is red", "on it")],
+    )
+    hits = home.search("deploy staging server", k=3)
+    snippets = [(h.kind, h.snippet) for h in hits]
+    assert len(snippets) == len(set(snippets)) == 3
+    assert ("turn", "deploy the staging server") in snippets and ("turn", "staging is red") in snippets
+
+
 def test_a_record_behind_no_turn_is_a_hit_of_its_own(home: Home) -> None:
     add_chat(home, "s1", [("hello", "hi")])
     write_log(home.memory_dir / "graph" / "entities.jsonl", [entity("place", "Sweden", ["Sverige"])])

@@ -39,7 +39,8 @@ _KIND_WORDS = (
         re.compile(
             r"^(?:ruff(?: check)?|flake8|pylint|eslint|biome (?:lint|check)|oxlint|golangci-lint|staticcheck|"
             r"go vet|cargo clippy|mix credo|rubocop|stylelint|shellcheck|hadolint|pre-commit run|npm run lint|"
-            r"pnpm (?:run )?lint|yarn (?:run )?lint|bun (?:run )?lint|make lint)\b"
+            r"pnpm (?:run )?lint|yarn (?:run )?lint|bun (?:run )?lint|make lint|(?:\./)?gradlew (?:lint|ktlintcheck|detekt)|"
+            r"flutter analyze|dart analyze|just lint|task lint|nx lint|turbo (?:run )?lint|swiftlint|ktlint|detekt)\b"
         ),
     ),
     (
@@ -68,7 +69,8 @@ _KIND_WORDS = (
             r"go build|mix compile|make(?: build| all)?$|python3? -m build|uv build|poetry build|docker build|"
             r"docker compose build|vite build|next build|tsc(?! --noemit)\b|gradle(?:w)? build|\./gradlew build|"
             r"mvn (?:package|install|compile)|dotnet build|swift build|zig build|cmake --build|ninja|"
-            r"hatch build|nuxt build|astro build)"
+            r"hatch build|nuxt build|astro build|(?:\./)?gradlew (?:assemble\w*|bundle\w*|build)|flutter build|"
+            r"xcodebuild|just build|task build|nx build|turbo (?:run )?build|sbt (?:compile|package)|dotnet publish)"
         ),
     ),
     (
@@ -79,7 +81,9 @@ _KIND_WORDS = (
             r"python3? manage\.py runserver|manage\.py runserver|uvicorn|gunicorn|hypercorn|flask run|"
             r"fastapi (?:dev|run)|(?:bin/)?rails (?:server|s)\b|bundle exec rails s|docker compose up|"
             r"docker-compose up|make (?:dev|run|serve|start)|deno run|bun run|node |streamlit run|"
-            r"python3? -m http\.server|dotnet run|swift run|air$|vite$|next dev|nuxt dev|astro dev)"
+            r"python3? -m http\.server|dotnet run|swift run|air$|vite$|next dev|nuxt dev|astro dev|flutter run|"
+            r"(?:\./)?gradlew (?:run|bootrun|installdebug)|just (?:run|dev)|task (?:run|dev)|nx serve|"
+            r"turbo (?:run )?dev|sbt run|expo start|npx expo start|react-native run-\w+)"
         ),
     ),
 )
@@ -107,7 +111,9 @@ _TEST_LINE = re.compile(
     r"^(?:(?:npm|pnpm|yarn|bun) (?:run )?test|make (?:test|check)|ginkgo|gotestsum|go test|cargo (?:nextest|test)|"
     r"nosetests|nose2|unittest|(?:bundle exec )?rspec|(?:bin/)?rails test|mix test|vitest|jest|mocha|playwright test|"
     r"cypress run|phpunit|pest|tox|nox|dotnet test|deno test|swift test|ctest|(?:npx|pnpm exec|bunx) "
-    r"(?:vitest|jest|mocha|playwright|cypress|ava))"
+    r"(?:vitest|jest|mocha|playwright|cypress|ava)|(?:\./)?gradlew (?:test|check|connected\w*androidtest)|"
+    r"gradle (?:test|check)|mvn (?:test|verify)|flutter test|dart test|just test|task test|nx test|"
+    r"turbo (?:run )?test|xcodebuild test|sbt test|lein test|mix test)"
 )
 
 
@@ -129,9 +135,22 @@ def command_kind(line: str, shell_kind: str) -> str:
 
 
 def normalize_command(argv: Sequence[str]) -> str:
-    """A command as the brief names it: wrappers and env assignments off, file operands and
-    `-k` selections dropped (`pytest -q tests/test_x.py -k foo` -> `pytest -q`)."""
+    """A command as the brief names it: wrappers and env assignments off; a test run keeps the
+    files it runs (`pytest tests/test_e2e.py -n 6`), a run of selected tests drops them with the
+    selection (`pytest -q tests/test_x.py -k foo` -> `pytest -q`), other commands drop file operands."""
     return _normalized(tuple(argv))
+
+
+_SELECTING = frozenset({"-k", "--run", "-run", "-t", "--testNamePattern", "--filter", "--grep", "-g"})
+
+
+def selects_tests(argv: Sequence[str]) -> bool:
+    """A run of some tests picked by name or id (`-k foo`, `tests/x.py::test_y`): one check, not the way."""
+    return any(a in _SELECTING or "::" in a for a in argv[1:])
+
+
+def _test_runner(args: Sequence[str]) -> bool:
+    return bool(args) and bool(_TEST_LINE.match(" ".join(args[:3]).lower()) or args[0] in ("pytest", "py.test"))
 
 
 @functools.lru_cache(maxsize=4096)  # sessions run the same commands again and again
@@ -145,6 +164,7 @@ def _normalized(argv: tuple[str, ...]) -> str:
         args = args[2:]
     out: list[str] = []
     skip = False
+    keep_files = _test_runner(args) and not selects_tests(args)  # `pytest tests/e2e -n 6`: the suite it runs
     for index, arg in enumerate(args):
         if _PLUMBING.match(arg) or (arg.isdigit() and index + 1 < len(args) and _PLUMBING.match(args[index + 1])):
             break
@@ -164,7 +184,7 @@ def _normalized(argv: tuple[str, ...]) -> str:
         interpreter = len(out) == 1 and (
             out[0] in SUBCOMMANDS or re.match(r"^(?:python[\d.]*|node|ruby|deno|php|perl|bash|sh)$", out[0])
         )  # `python manage.py`, `mix phx.server`: the script or subcommand is the command
-        if out and not interpreter and _selects_files(arg):
+        if out and not interpreter and _selects_files(arg) and not (keep_files and not arg.startswith("/")):
             continue
         out.append(arg)
     if out:
@@ -181,6 +201,8 @@ def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         if action.program and action.program.split(" ", 1)[0] not in line.split():
             continue  # the action is another simple command of the same line
         tech_name = PROGRAM_TECH.get(program) or program
+        if not action.failed and action.output:
+            _asked_version(k, line, action.output, prov)
         script = _SCRIPT_TECH.get(_script_of(line), "")
         if script and not action.failed:  # `mix phx.server` is Phoenix as well as Elixir
             record_named(k, script, prov, 0.8, slot=False)
@@ -188,19 +210,45 @@ def record_command(k: Knowledge, action: ToolAction, prov: Provenance, facts: Tu
         failed = action.failed or ("failed" in (facts.tests or "") and action.kind == "test")
         if program in BUILD_TOOLS and not failed:
             record_named(k, BUILD_TOOLS[program], prov, 0.8, slot=False)
-        if tech is not None and tech.curated and not failed:
+        if tech is not None and tech.curated and not failed and program.lower() not in _SHELL_PROGRAMS:
             fills = tech.category in ("test-framework", "e2e-framework", "linter", "formatter", "type-checker")
             k.stack(tech, prov, 0.8, slot=fills and program not in PROGRAM_TECH)
         if action.kind == "install":
             if not failed:
                 _installed(k, program, action.packages, prov)
+                if _picked_install(program, action.packages):  # `pip install pytest-xdist==3.5.0`: how it was added
+                    k.fact(OTHER_COMMAND, k.b.entity("command", line, prov), prov, 0.75)
             continue
-        kind = command_kind(line, action.kind)
+        kind = command_kind(line, action.kind) or script_kind(line)
         if kind:
-            _checked(k, kind, line, action, prov, facts, failed)
+            _checked(k, kind, line, action, prov, facts, failed, picked=kind == "test" and selects_tests(argv))
         elif not failed and project_command(line):
             k.fact(OTHER_COMMAND, k.b.entity("command", line, prov), prov, 0.8)
         break
+
+
+# a shell a one-liner runs in (`powershell -Command ...`, `bash -c ...`) is the machine's, not the stack
+_SHELL_PROGRAMS = frozenset({"bash", "sh", "zsh", "fish", "powershell", "pwsh", "cmd", "powershell.exe", "cmd.exe"})
+# a language's own answer to `--version` (`python --version` -> "Python 3.12.6", `node -v` -> "v20.11.1")
+_VERSION_ANSWER = {
+    "python": ("Python", r"Python (\d+\.\d+)"), "python3": ("Python", r"Python (\d+\.\d+)"),
+    "node": ("Node.js", r"^v(\d+)(?:\.\d+)"), "go": ("Go", r"go(\d+\.\d+)"), "rustc": ("Rust", r"rustc (\d+\.\d+)"),
+    "ruby": ("Ruby", r"ruby (\d+\.\d+)"), "elixir": ("Elixir", r"Elixir (\d+\.\d+)"), "java": ("Java", r"version \"?(\d+)"),
+    "dotnet": (".NET", r"^(\d+\.\d+)"), "php": ("PHP", r"PHP (\d+\.\d+)"), "deno": ("Deno", r"deno (\d+\.\d+)"),
+    "bun": ("Bun", r"^(\d+\.\d+)"), "kotlin": ("Kotlin", r"Kotlin version (\d+\.\d+)"),
+}  # fmt: skip
+_VERSION_FLAGS = frozenset({"--version", "-V", "-v", "version", "-version"})
+
+
+def _asked_version(k: Knowledge, line: str, output: str, prov: Provenance) -> None:
+    words = line.split()
+    if len(words) != 2 or words[1] not in _VERSION_FLAGS or words[0] not in _VERSION_ANSWER:
+        return
+    name, pattern = _VERSION_ANSWER[words[0]]
+    m = re.search(pattern, output[:500], re.M)
+    tech = vocabulary.lookup(name)
+    if m is not None and tech is not None:
+        k.version(tech, m.group(1), prov, 0.8)
 
 
 OTHER_COMMAND = "other-command"  # ran, of no known kind (`docker compose logs bot`, `npx task-master list`)
@@ -254,6 +302,37 @@ def _script_of(line: str) -> str:
 CHOSEN_INSTALLS = 4  # an install of a few packages picks them; a long list restores a project's
 
 
+def _picked_install(program: str, packages: Sequence[str]) -> bool:
+    """An install that adds a few named packages a registry knows (not `npm install`, not a long restore)."""
+    return (
+        program in INSTALLERS
+        and 0 < len(packages) <= CHOSEN_INSTALLS
+        and all(vocabulary.lookup(p) is not None for p in packages)
+    )
+
+
+# a project script by what its name says it does (`python scripts/build_index.py`, `./deploy.sh`)
+_SCRIPT_NAME_KINDS = (
+    ("build", re.compile(r"^(?:build|compile|bundle)(?:[_.-]|$)")),
+    ("test", re.compile(r"^(?:run[_-]?tests?|tests?)(?:[_.-]|$)")),
+    ("lint", re.compile(r"^lint(?:[_.-]|$)")),
+    ("deploy", re.compile(r"^(?:deploy|release)(?:[_.-]|$)")),
+    ("migrate", re.compile(r"^migrat(?:e|ions?)(?:[_.-]|$)")),
+)
+_SCRIPT_RUN = re.compile(
+    r"^(?:(?:python[\d.]*|node|ruby|bash|sh|deno|bun|php|perl)\s+)?(?:\./)?((?:[\w.-]+/)*[\w.-]+\.(?:py|js|mjs|ts|rb|sh|php|pl))(?:\s|$)"
+)
+
+
+def script_kind(line: str) -> str:
+    """The kind of a project script run by its path, from its file name (`build_knowledge_base.py` builds)."""
+    m = _SCRIPT_RUN.match(line)
+    if m is None:
+        return ""
+    name = posixpath.basename(m.group(1)).lower()
+    return next((kind for kind, rx in _SCRIPT_NAME_KINDS if rx.match(name)), "")
+
+
 def _installed(
     k: Knowledge, program: str, packages: Sequence[str], prov: Provenance, *, confidence: float = 0.85
 ) -> None:
@@ -269,14 +348,24 @@ def _installed(
 
 
 def _checked(
-    k: Knowledge, kind: str, line: str, action: ToolAction, prov: Provenance, facts: TurnFacts, failed: bool
+    k: Knowledge,
+    kind: str,
+    line: str,
+    action: ToolAction,
+    prov: Provenance,
+    facts: TurnFacts,
+    failed: bool,
+    *,
+    picked: bool = False,
 ) -> None:
-    """A command of a kind that ran: the way to do it (when it worked, or the tests ran), and its outcome."""
+    """A command of a kind that ran: the way to do it (when it worked, or the tests ran), and its
+    outcome. A run of tests picked by name is one check: the way only when nothing else ran."""
     b = k.b
+    relation = f"{kind}-script" if picked else f"{kind}-command"
     if not failed:
-        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.9)
+        k.fact(relation, b.entity("command", line, prov), prov, 0.75 if picked else 0.9)
     elif kind == "test" and facts.tests:  # the tests ran (some failed): still the way to test
-        k.fact(f"{kind}-command", b.entity("command", line, prov), prov, 0.8)
+        k.fact(relation, b.entity("command", line, prov), prov, 0.7 if picked else 0.8)
     if kind not in relations.STATUS_KINDS:
         return
     out = action.output or ""
@@ -319,7 +408,9 @@ _NOT_THE_WAY = Caseless(re.compile(r"\b(?:don'?t|do not|never|not|no longer|inst
 # a verb right before the command tells the reader to type it ("watch `docker compose logs`",
 # "run `npx prisma studio`"), not that it is talked about ("the exit code from `...`")
 _TOLD_TO_RUN = re.compile(
-    r"\b(?:run|running|use|try|watch|execute|type|check with|rerun|re-run)\s*(?:\w+\s+){0,2}$", re.I
+    r"(?:\b(?:run|running|use|try|watch|execute|type|check with|rerun|re-run|rode|rodar|roda|execut[ae]r?|ejecut[ae]r?|"
+    r"corr[ae]r?|запусти\w*|выполни\w*)|运行|执行)\W*\s*(?:\w+\s+){0,2}$",
+    re.I,
 )
 
 
@@ -346,7 +437,7 @@ def said_commands(k: Knowledge, sentence: str, prov: Provenance, *, from_user: b
             if simple is None or simple.kind not in ("run", "test"):
                 break
             line = normalize_command(argv)
-            kind = command_kind(line, simple.kind)
+            kind = command_kind(line, simple.kind) or script_kind(line)
             if not kind and len(cues) == 1 and (" " in line or "/" in line):
                 kind = cues[0]  # `make ci` "to run the tests"; a lone word (`httpx`) is a name, not a command
             if not kind and _TOLD_TO_RUN.search(before[-40:]) and project_command(line):
@@ -384,6 +475,9 @@ def _label_kinds(label: str) -> list[str]:
     return [kind for kind, rx in _SAID_KINDS if rx.search(label)]
 
 
+_TRAILING_COMMENT = re.compile(r"\s+#\s.*$")
+
+
 def fenced_commands(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, from_user: bool) -> None:
     """Shell blocks ("**Start the worker:**" over a ```bash block): each line a command as typed;
     its kind from the command itself, else from the label when the block is one command. A
@@ -395,6 +489,7 @@ def fenced_commands(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *,
         lines = [line.strip() for line in block.code.splitlines() if line.strip()]
         prompted = [_PROMPT.sub("", line) for line in lines if _PROMPT.match(line)]
         commands = prompted or [line for line in lines if not line.startswith(("#", "//", "REM "))]
+        commands = [_TRAILING_COMMENT.sub("", line) for line in commands]  # `./setup.sh logs  # Live logs`
         if not commands or len(commands) > FENCED_LINES:
             continue
         label_kinds = _label_kinds(block.label)
@@ -437,10 +532,12 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
             _installed(k, simple.program.split(" ", 1)[0], simple.packages, prov, confidence=0.8 if from_user else 0.7)
             continue
         line = normalize_command(argv)
-        kind = command_kind(line, simple.kind if simple.kind == "test" else "")
+        kind = command_kind(line, simple.kind if simple.kind == "test" else "") or script_kind(line)
         if not kind and len(label_kinds) == 1 and " " in line:
             kind = label_kinds[0] if _known_program(line) else ""  # "**Run the checks:** `make ci`"
         if not kind:
+            if from_user and _SCRIPT_RUN.match(line) and project_command(line):  # the user's own script, to run
+                k.fact(OTHER_COMMAND, k.b.entity("command", line, prov), prov, 0.75)
             continue
         relation = f"{kind}-command" if from_user else f"{kind}-script"
         k.fact(relation, k.b.entity("command", line, prov), prov, 0.85 if from_user else 0.75)
@@ -456,3 +553,19 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
 def may_give_commands(text: str) -> bool:
     """Whether a text has a backticked command a known program starts (most answers have none)."""
     return any(_known_program(m.group(1)) for m in BACKTICK.finditer(text))
+
+
+# a line that labels a command ("Comando: python tests/run_benchmark.py", "**Command:** `make ci`")
+_LABELLED_COMMAND = re.compile(
+    r"^[ \t>*_-]*(?:commands?|run(?:\s+it)?|comandos?|ejecuta(?:r)?|execute|команда|命令|运行)[*_]*\s*[:：][*_]*[ \t]*"
+    r"`?([^`\n]{3,200}?)`?[ \t]*$",
+    re.I | re.M,
+)
+
+
+def labelled_commands(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    """Commands a message gives on a line of their own under a label, in any of the users' languages."""
+    if ":" not in text and "：" not in text:
+        return
+    for m in _LABELLED_COMMAND.finditer(text[:20_000]):
+        _given(k, m.group(1).strip(), [], prov, from_user=from_user)

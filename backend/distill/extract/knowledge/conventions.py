@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from ..caseless import Caseless
@@ -14,12 +13,31 @@ _CONVENTION = Caseless(
         r"(?:please\s+)?(?:don'?t|do not|no need to)\s+(?:ever\s+)?(?:use|add|commit|push|write|put|call|import|mock|"
         r"create|run|touch|change|leave|modify|edit|rename|delete|install|bump|hardcode|hard-code|log|print|skip|"
         r"disable|force|merge|rebase|include)|(?:we|i) (?:want|like|use|keep|write|name|put)\s+(?:\w+\s+){0,3}"
-        r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
+        r"(?:in|for|as|with) (?:every|all|each)|keep (?:\w+ ){0,3}(?:under|below|short|small|thin|lean|simple|minimal|pure|flat|sorted|consistent|typed|private|separate|updated|up[ -]to[ -]date|in sync|documented)|keep (?:\w+ ){1,3}(?:at|to|within) \d+|"
         r"(?:should|must) (?:always|never|be|have|use|follow)|stick to|(?:please\s+)?(?:use|write|import|export)\s+(?:\w+\s+){1,4}only|"
         r"conventions?\b(?![.\w])|style guide|naming|"
         r"(?:every|all|each|any)\s+(?:\w+\s+){0,2}(?:needs?|must|should|has to|have to|gets?)\b|"
         r"(?:we|i)\s+follow|my (?:general |personal )?(?:preference|style|rule) is|(?:please\s+)?stop\s+(?:using|adding|writing|putting|calling)|"
-        r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+)\b",
+        r"(?:i|we)(?:'d)? (?:want|like|prefer|expect)\s+(?!you\b|to\b|it\b|this\b|that\b|the\b|a\b|an\b)\w+|"
+        # a correction of what the agent did: "I only want 1 object", "we don't want two log pages"
+        r"(?:i|we) (?:only|just|really) (?:want|need)\b|(?:i|we) (?:do not|don'?t|dont) (?:want|need|like)\s+(?!to know\b|it\b|this\b|that\b|them\b|you\b)\w+|"
+        # a named way of working: "follow best practices from <link>", "follow the team's guidelines"
+        r"follow (?:\w+ ){0,3}(?:best practices|practices|guidelines?|conventions|standards?|style|rules)|"
+        # a reminder: "I remind you the main directive ...", "don't forget to ...", "every time you ..."
+        r"(?:i )?remind you|as a reminder|(?:don'?t|do not|never) forget to|every time you|"
+        # a step before or after another: "run `make lint` before pushing", "update the changelog after each release"
+        r"(?:run|test|lint|format|check|build|rebase|update|regenerate|rerun|re-run)\b[^.;]{0,60}?\b(?:before|after)\s+"
+        r"(?:each|every|any|all|committing|pushing|merging|opening|submitting|deploying|releasing|you (?:commit|push|merge)|"
+        r"a (?:commit|push|pr|release|deploy))\b|"
+        # where things of a kind are kept: "save the reports in reports/", "put all scripts under tools/"
+        r"(?:save|put|write|keep|store|place)\s+(?:all\s+|the\s+|any\s+|your\s+)?(?:[\w-]+\s+){0,2}(?:reports?|logs?|"
+        r"notes|plans?|docs|documentation|screenshots|outputs?|results|scripts|migrations|fixtures)\s+(?:in|into|under|inside)"
+        r"\s+(?:the\s+)?[`'\"]?\.?[\w.-]*\w(?=/)|"
+        # a tool to use by its MCP server: "use the context7 MCP for library docs"
+        r"use\s+(?:the\s+)?(?:[\w.-]+\s+){1,2}mcp\b|"
+        # the environment work goes to, by its name: "the sandbox environment which is named Sandbox01"
+        r"(?:environment|sandbox|tenant|workspace|cluster|namespace|account|instance|database|bucket|region)"
+        r"(?:\s+\w+)?\s+(?:which\s+|that\s+)?(?:is\s+)?(?:named|called)\s+[\"'`]?[a-z0-9][\w.-]*\d[\w.-]*)\b",
         re.I,
     )
 )
@@ -32,6 +50,10 @@ _FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
 ONE_OFF_PATTERN = r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b"
 # an instruction about the edit at hand, neither a rule nor a decision
 ONE_OFF = Caseless(re.compile(rf"\b{ONE_OFF_PATTERN}", re.I))
+_PARTICIPLE = (
+    r"(?:used|tried|tested|worked|noticed|encountered|experienced|needed|wanted|liked|happened|managed|"
+    r"seen|been|done|gone|known|heard|had|got|gotten|thought)"
+)
 _NOT_CONVENTION = Caseless(
     re.compile(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
@@ -47,6 +69,15 @@ _NOT_CONVENTION = Caseless(
         r"^\"[\w.-]+\"\s*:|"  # a line of pasted JSON ("description": "...")
         # what the thing being built should do ("it should use the log"): its spec, not a rule
         r"^(?:and |but |so )?(?:it|this|that|they|these|those) (?:should|must)\b(?! always| never)|"
+        # ... or of one thing of it named ("the extension should use the API", "the default model
+        # should be X"): a generic plural states a rule ("tests should use fixtures"), a singular the spec
+        r"^(?:and |but |so )?(?:the|this|our|my|its|their) (?:[\w-]+ ){0,3}?[\w-]*[^s\W] (?:should|must)\b(?! always| never)"
+        # (how the work is kept is a rule still: "the readme should be updated throughout")
+        r"(?! (?:be |stay |remain )?(?:kept|updated|up to date|documented|formatted|tested|reviewed|linted|typed|named|"
+        r"written in|sorted|short|small)\b)|"
+        r"\b(?:which|that) you (?:should|must)\b|"  # "symbols which you should use": not the rule's verb
+        # what was never so ("never seen this error before"): no order
+        rf"^(?:i(?:'ve| have)? )?never\s+{_PARTICIPLE}\b|"
         # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
         r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
         r"(?:add|do|go|implement|make|create|fix|proceed|continue|build|change|update)\b|"
@@ -95,7 +126,7 @@ _CONVENTION_OTHER = re.compile(
     r"siempre|prefiere|evita|no (?:uses|utilices|a[ñn]adas|dejes)|"
     r"всегда|никогда|предпочитай\w*|избегай\w*|не (?:используй|добавляй|пиши|оставляй|меняй|коммить)\w*|"
     r"zawsze|nigdy|preferuj|unikaj|nie (?:u[żz]ywaj|dodawaj|zostawiaj|pisz|commituj))\b|"
-    r"总是|始终|一律|永远不要|禁止|务必|请勿|不要(?:使用|用|添加|提交|留)|优先使用|统一使用|必须使用",
+    r"总是|始终|一律|永远不要|禁止|务必|请勿|不要(?!紧)|优先使用|统一使用|必须|一定要|要求",
     re.I,
 )
 # "não sei" (I don't know), "sempre que" (whenever): no rule
@@ -104,9 +135,72 @@ _EMPHASIS = re.compile(r"\b(?:MUST(?: NOT)?|SHALL(?: NOT)?)\s+[a-z]{2,}")
 _CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|nie wiem|sempre que|siempre que)\b|不知道", re.I)
 
 
+# a negated imperative opening a sentence ("Do not reinit the tracker", "Never squash merges"):
+# a rule whatever its verb, unless it is about the thing at hand ("don't do that") or no instruction
+_NEGATED_IMPERATIVE = Caseless(
+    re.compile(
+        r"^(?:(?:also|and|but|so|please|pls|just|again),?\s+)*(?:don'?t|dont|do not|never)\s+(?:ever\s+)?"
+        r"(?!(?:be|have|need|mind|bother|worry|know|think|understand|see|get|remember|care|want|like|forget|again|ever)\b)"
+        # (a past participle is no order: "never seen this error before")
+        rf"(?!{_PARTICIPLE}\b|(?:saw|did|was|were|came|went)\b)"
+        r"[a-z][\w-]+\b(?!\s+(?:it|this|that|them|these|those|anything|yet|now)\b)",
+        re.I,
+    )
+)
+# the same by the grammar of other languages: a Russian negated imperative ("не запускай", "не
+# пишите"; a past plural "не были" is none), a Chinese prohibition or obligation ("不要", "必须")
+_NEGATED_IMPERATIVE_OTHER = re.compile(
+    r"^(?:и |но |пожалуйста,? )?не [а-яё]+(?:й|йте|(?<!л)и|(?<!л)ите)\b|不要(?!紧)|必须|一定要|务必|要求",
+    re.I,
+)
+# a named thing said to be the subject: "voucherNumber should be easy to get" is its spec
+_IDENTIFIER_SUBJECT = re.compile(r"^(?:[A-Za-z][a-z]+[A-Z]\w*|\w+_\w+|\w+\.\w+)\s+(?:should|must)\b(?! always| never)")
+
+
+# a constraint the user asks to be kept in mind: "we're on the free tier, keep that in mind",
+# "bear in mind that the API allows 10 calls a minute"; the rule is what is to be kept in mind
+_IN_MIND_AFTER = re.compile(
+    r"[,;]\s*(?:and\s+|so\s+)?(?:please\s+)?(?:keep|bear|have) (?:that|this|it) in mind\b.*$|"
+    r"[,;]\s*(?:tenha|tenham|tened|ten) (?:isso )?(?:em mente|en cuenta)\b.*$|[,;]\s*(?:имей|имейте) (?:это )?в виду.*$",
+    re.I,
+)
+_IN_MIND_BEFORE = re.compile(
+    r"^(?:(?:also|and|but|so|please|just),?\s+)*(?:keep|bear) in mind(?: that)?,?\s+|^(?:имей|имейте) в виду,? что\s+",
+    re.I,
+)
+
+
+def _kept_in_mind(sentence: str) -> str:
+    """What a sentence asks to keep in mind ("" when it asks no such thing)."""
+    m = _IN_MIND_AFTER.search(sentence)
+    if m is not None:
+        before = sentence[: m.start()]
+        part = before.rsplit(",", 1)[-1].strip()  # "Fetch the docs, we're on the Free Tier, keep ..."
+        return part if len(part.split()) >= 2 else before.strip()
+    m = _IN_MIND_BEFORE.match(sentence)
+    return sentence[m.end() :].strip() if m is not None else ""
+
+
+# a formatting element ruled out: "No emojis.", "No asterisks in the bot's messages." ("No, ..." answers)
+_NO_ELEMENT = Caseless(
+    re.compile(
+        r"^no\s+(?:more\s+)?(?:emojis?|emoticons|asterisks?|markdown|bold|italics?|headings?|headers|bullet points?|"
+        r"comments|docstrings|semicolons|tabs|trailing \w+|todos?|placeholders?|magic numbers|abbreviations|jargon|"
+        r"apologies|filler|console\.log|print statements?)\b",
+        re.I,
+    )
+)
+
+
 def is_convention(sentence: str) -> bool:
-    if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence):
+    if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence) or _IDENTIFIER_SUBJECT.match(sentence):
         return False
+    if _NEGATED_IMPERATIVE.found(sentence) or _NO_ELEMENT.found(sentence):
+        return True
+    if not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence):
+        return True
+    if ("mind" in sentence or not sentence.isascii()) and len(_kept_in_mind(sentence).split()) >= 2:
+        return True
     if _CONVENTION_OTHER.search(sentence) and not _CONVENTION_OTHER_NOT.search(sentence):
         return True
     if _REPLY_LANGUAGE.search(sentence) or _EMPHASIS.search(sentence):
@@ -121,70 +215,6 @@ def is_global(sentence: str) -> bool:
     return _GLOBAL.found(sentence) or _GLOBAL_OTHER.search(sentence) is not None
 
 
-# the files a project keeps its instructions for agents in: what they state is the user's word
-# (an agent's `/init` writes one from the code; the user edits it)
-INSTRUCTION_FILES = frozenset(
-    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
-     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
-     "copilot-instructions.md", "CLAUDE.local.md"}
-)  # fmt: skip
-
-
-# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
-# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
-_USER_LEVEL = re.compile(
-    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
-    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
-)
-
-
-def is_user_level(path: str) -> bool:
-    return bool(_USER_LEVEL.match(path))
-
-
-# the instruction files an agent hands the model as context, each under its path ("Contents of
-# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
-_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
-_CONTEXT_END = re.compile(
-    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
-)
-
-
-def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
-    """(path, text, holds in every project) of each instruction file an agent put in its context."""
-    if "Contents of " not in text:
-        return []
-    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
-    out = []
-    for head, after in zip(heads, [*heads[1:], None], strict=True):
-        path = head.group(1)
-        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
-            continue
-        body = text[head.end() : after.start() if after is not None else len(text)]
-        end = _CONTEXT_END.search(body)
-        body = body[: end.start()] if end is not None else body
-        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
-        out.append((path, body, every))
-    return out
-
-
-# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
-# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
-# says what the file should cover, not how the project works; what is written is read from the file
-WRITE_INSTRUCTIONS = Caseless(
-    re.compile(
-        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
-        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
-        + r")(?![\w.-])",
-        re.IGNORECASE,
-    )
-)
-
-
-# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
-OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
-
-
 # -- scope and wording ----------------------------------------------------------------------------
 
 # a rule about how answers are written holds wherever the user works ("keep answers short", "no emojis")
@@ -196,7 +226,10 @@ _ABOUT_ANSWERS = Caseless(
     )
 )
 # "I always/never/prefer ...": the user's own habit, unless it names this project
-_PERSONAL = Caseless(re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b", re.I))
+# ("I want you to update the spec" asks for this project, no habit of the user's)
+_PERSONAL = Caseless(
+    re.compile(r"^(?:i|i'd|i personally)\s+(?:always|never|prefer|like|hate|dislike|want)\b(?! you\b| it\b)", re.I)
+)
 _HERE = Caseless(re.compile(r"\b(?:this|the) (?:project|repo|repository|codebase|app|service)\b|\bhere\b", re.I))
 # "in all my Python projects", "every JS repo", "for TypeScript code": a language's projects
 _LANGUAGE_WIDE = re.compile(
@@ -224,12 +257,13 @@ def scope_of(sentence: str) -> tuple[bool, str]:
     return every, language
 
 
-_LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
+LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
 _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
     r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
     r"in (?:every|all|any)(?: of)?(?: my)?(?: \w+){0,2} (?:projects?|repos?|code ?bases?)|across (?:all )?my projects|"
-    r"in general|generally|as a rule|my (?:general |personal )?(?:preference|style|rule) is|em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|"
+    r"in general|generally|as a rule|my (?:general |personal )?(?:preference|style|rule) is|as a reminder|"
+    r"(?:i )?remind you(?: of| that)?(?: the (?:\w+ )?(?:directive|rule|convention)s?)?(?: that)?|em todos os (?:meus )?projetos|en todos (?:mis |los )?proyectos|"
     r"во всех (?:моих |своих )?проектах|we wszystkich (?:moich )?projektach)\b[,:;!]?\s*)+",
     re.I,
 )
@@ -239,9 +273,9 @@ _ASKING = re.compile(
     re.I,
 )
 _REASON = re.compile(
-    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is|makes)|to (?:encourage|ensure|avoid|prevent|make|"
+    r"\s+(?:because|since|so that|so we|as it|as they|which (?:is(?! named| called)|makes)|to (?:encourage|ensure|avoid|prevent|make|"
     r"keep|improve|simplify|aid|help|reduce|enhance|minimi[sz]e|allow|enable|maintain|guarantee)|for (?:readability|"
-    r"hoistability|clarity|consistency|safety|better))\b.*$|,?\s+(?:such as|e\.g\.)\s.*$|,\s+like\s.*$|\s*(?:;|—|–|\s-\s|\.\s).*$",
+    r"hoistability|clarity|consistency|safety|better))\b.*$|,?\s+(?:such as|e\.g\.)\s.*$|,\s+like\s.*$|\s*(?:;|—|–|\s-\s|(?<!\d)\.\s).*$",
     re.I,
 )
 _TRAILER = re.compile(
@@ -275,133 +309,74 @@ def _shortened(text: str) -> str:
     return text
 
 
+# a clause joined on with a comma, its own subject and verb: the reason or an aside ("Do not
+# reinit it, we don't want to lose the history"); not after an opening "if/when ..." clause
+_SPLICE = re.compile(
+    r"(?<=\w),\s+(?:we|i|it|you|they|this|that|there)(?:'\w+)?\s+(?:\w+n't|do|does|did|are|is|was|were|have|has|had|"
+    r"want|need|will|would|can|could|may|might|should|must|use|got|lose)\b.*$",
+    re.I,
+)
+# ... or the task it asks for now: "I want the data in the repo folder, adjust the compose file"
+_TASK_AFTER = re.compile(
+    r",\s*(?:so\s+|please\s+|and\s+)?(?:adjust|fix|change|update|make|add|create|implement|move|remove|set|modify|"
+    r"refactor)\s+(?:the|it|this|that|them|my|our)\b.*$",
+    re.I,
+)
+_SUBORDINATE = re.compile(r"^(?:if|when|whenever|before|after|while|once|unless|as|since|until)\b", re.I)
+# "when writing AL code, follow ..." -> "AL code: follow ..."; "in terms of todo, ..." -> "todo: ..."
+_TOPIC = re.compile(
+    r"^(?:(?:when|while) (?:writing|editing|working on|working in|coding in)|in terms of|regarding|as for|for(?! example| instance| now| that| this| the moment)) ([^,]{2,30}),\s+",
+    re.I,
+)
+# a link by what it names: github.com/owner/repo/tree/main/docs/x -> owner/repo/x; else its host
+_URL = re.compile(r"\bhttps?://([\w.-]+)(/[^\s)>\]\"',]*)?")
+_FORGES = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
+
+
+def _short_url(m: re.Match[str]) -> str:
+    host = m.group(1).removeprefix("www.")
+    parts = [p for p in (m.group(2) or "").split("/") if p]
+    if host in _FORGES and len(parts) >= 2:
+        return "/".join(parts[:2] + parts[-1:]) if len(parts) > 4 else "/".join(parts[:2])
+    return host
+
+
 def clause(sentence: str) -> str:
     """A rule as a short clause: `Please always use f-strings, not format(), because ...` ->
     `always use f-strings, not format()`; no politeness, no preamble, no reason, no scope words."""
     text = " ".join(re.sub(r"\*\*|__|`", "", sentence).split())
-    text = _LABELLED.sub("", text) if len(text) > 40 else text
+    text = _kept_in_mind(text) or text
+    text = _URL.sub(_short_url, text) if "://" in text else text
+    text = LABELLED.sub("", text) if len(text) > 40 else text
+    topic = _TOPIC.match(text)
+    label = f"{topic.group(1)}: " if topic is not None else ""
+    text = text[topic.end() :] if topic is not None else text
+    if not _SUBORDINATE.match(text):
+        text = _TASK_AFTER.sub("", _SPLICE.sub("", text))
     for _ in range(3):
         text = _ASKING.sub("", _PREAMBLE.sub("", text))
     short = " ".join(_OPEN_ASIDE.sub("", _ASIDE.sub("", _REASON.sub("", text))).split())
     text = short if len(short) >= 12 else text
     text = _TRAILER.sub("", text).rstrip(" .!,;:。！；，")
     if "，" in text and len(text.encode()) > CLAUSE_CHARS:  # a Chinese sentence: the part that states the rule
-        cue = _CONVENTION_OTHER.search(text)
-        if cue is not None:
-            start = text.rfind("，", 0, cue.start()) + 1
-            end = text.find("，", cue.end())
-            text = text[start : end if end >= 0 else len(text)]
+        cues = list(_CONVENTION_OTHER.finditer(text))
+        if cues:  # from the part with the first cue to the last one that fits
+            start = text.rfind("，", 0, cues[0].start()) + 1
+            end = text.find("，", cues[0].end())
+            end = end if end >= 0 else len(text)
+            for cue in cues[1:]:
+                after = text.find("，", cue.end())
+                after = after if after >= 0 else len(text)
+                if after - start > CLAUSE_CHARS // 2:
+                    break
+                end = max(end, after)
+            text = text[start:end]
     if len(text) > 1 and text[0].isupper() and text[1].islower():
         text = text[0].lower() + text[1:]
+    text = label + text  # (a topic keeps its capitals: "Go code: ...")
     if len(text) > CLAUSE_CHARS:
         text = _shortened(text)
     limit = CLAUSE_CHARS // 2 if not text.isascii() and _WIDE.search(text) else CLAUSE_CHARS
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
-
-
-# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
-IMPERATIVES = frozenset(
-    [
-        "use",
-        "write",
-        "add",
-        "avoid",
-        "prefer",
-        "provide",
-        "declare",
-        "keep",
-        "follow",
-        "organize",
-        "organise",
-        "put",
-        "name",
-        "place",
-        "return",
-        "throw",
-        "raise",
-        "handle",
-        "log",
-        "test",
-        "document",
-        "include",
-        "import",
-        "export",
-        "run",
-        "check",
-        "make",
-        "ensure",
-        "limit",
-        "wrap",
-        "split",
-        "extract",
-        "define",
-        "mark",
-        "leave",
-        "remove",
-        "separate",
-        "sort",
-        "group",
-        "start",
-        "end",
-        "validate",
-        "type",
-        "annotate",
-        "comment",
-        "format",
-        "lint",
-        "commit",
-        "store",
-        "favor",
-        "favour",
-        "adhere",
-        "stick",
-        "apply",
-        "treat",
-        "reuse",
-        "create",
-        "do",
-        "don't",
-        "dont",
-        "never",
-        "always",
-        "only",
-    ]
-)
-
-
-def is_rule_item(text: str) -> bool:
-    """A list item of an instruction file that states a rule: it opens with an imperative, or
-    with a label and then one ("**Formatting**: Use black")."""
-    plain = re.sub(r"[*_`]", "", text)
-    plain = _LABELLED.sub("", plain, count=1)
-    first = plain.split(" ", 1)[0].lower().rstrip(":,")
-    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
-
-
-# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
-_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
-
-
-def is_rule_sentence(sentence: str) -> bool:
-    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
-    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
-    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
-
-
-# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
-RULES_HEADING = re.compile(
-    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
-    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
-    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
-    re.I,
-)
-
-
-def is_listed_rule(text: str, heading: str) -> bool:
-    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
-    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
-        return False
-    plain = re.sub(r"[*_`]", "", text)
-    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

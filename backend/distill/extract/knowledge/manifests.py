@@ -19,6 +19,18 @@ EXTENSION_LANGUAGES = {
     ".swift": "Swift", ".c": "C", ".h": "C", ".cpp": "C++", ".cc": "C++", ".hpp": "C++", ".cs": "C#",
     ".php": "PHP", ".lua": "Lua", ".dart": "Dart", ".zig": "Zig", ".hs": "Haskell", ".ml": "OCaml",
     ".clj": "Clojure", ".vue": "Vue", ".svelte": "Svelte", ".sql": "SQL", ".sh": "Bash",
+    # the other languages a project's files are written in, by their one extension
+    ".kts": "Kotlin", ".groovy": "Groovy", ".al": "AL", ".ps1": "PowerShell", ".psm1": "PowerShell",
+    ".r": "R", ".jl": "Julia", ".pl": "Perl", ".pm": "Perl", ".fs": "F#", ".fsx": "F#", ".elm": "Elm", ".nim": "Nim",
+    ".cr": "Crystal", ".gleam": "Gleam", ".vb": "Visual Basic", ".sol": "Solidity", ".f90": "Fortran", ".cob": "COBOL",
+    ".asm": "Assembly", ".glsl": "GLSL", ".hlsl": "HLSL", ".wgsl": "WGSL", ".gd": "GDScript", ".luau": "Luau",
+    ".purs": "PureScript", ".res": "ReScript", ".coffee": "CoffeeScript", ".hx": "Haxe", ".tcl": "Tcl",
+    ".cjs": "JavaScript", ".mts": "TypeScript", ".cts": "TypeScript", ".razor": "C#", ".cshtml": "C#", ".csproj": "C#",
+    ".fsproj": "F#", ".vbproj": "Visual Basic", ".abap": "ABAP", ".bas": "VBA", ".vhd": "VHDL", ".vhdl": "VHDL",
+    ".sv": "SystemVerilog", ".hrl": "Erlang", ".mli": "OCaml",
+    ".scss": "Sass", ".sass": "Sass", ".dpr": "Delphi", ".pas": "Object Pascal", ".mojo": "Mojo", ".zsh": "Zsh",
+    ".bicep": "Bicep", ".star": "Starlark", ".jsonnet": "Jsonnet", ".applescript": "AppleScript", ".ahk": "AutoHotkey",
+    ".vy": "Vyper", ".ipynb": "Python",
 }  # fmt: skip
 
 
@@ -42,7 +54,34 @@ LOCKFILES = {
     "build.gradle.kts": "Gradle", "deno.json": "Deno", "biome.json": "Biome", ".python-version": "Python",
     ".nvmrc": "Node.js", "Cargo.toml": "Cargo", "go.mod": "Go modules", "mix.exs": "Mix", "Gemfile": "Bundler",
     "pyproject.toml": "Python", "package.json": "npm", "requirements.txt": "pip",
+    "jest.config.cjs": "Jest", "jest.config.mjs": "Jest", "vitest.config.js": "Vitest", "vitest.config.mts": "Vitest",
+    "vite.config.mjs": "Vite", "vite.config.mts": "Vite", ".eslintrc.cjs": "ESLint", ".eslintrc.js": "ESLint",
+    "eslint.config.mjs": "ESLint", "eslint.config.cjs": "ESLint", "eslint.config.ts": "ESLint", ".eslintrc": "ESLint",
+    ".eslintrc.yml": "ESLint", ".prettierrc.json": "Prettier", "prettier.config.js": "Prettier", "biome.jsonc": "Biome",
+    "rollup.config.js": "Rollup", "rollup.config.mjs": "Rollup", "tsup.config.ts": "tsup", "babel.config.js": "Babel",
+    ".babelrc": "Babel", "postcss.config.js": "PostCSS", "postcss.config.mjs": "PostCSS", "karma.conf.js": "Karma",
+    ".mocharc.json": "Mocha", ".mocharc.yml": "Mocha", "cypress.config.ts": "Cypress", "cypress.config.js": "Cypress",
+    "playwright.config.js": "Playwright", "angular.json": "Angular", "nx.json": "Nx", "turbo.json": "Turborepo",
+    "lerna.json": "Lerna", "pnpm-workspace.yaml": "pnpm", ".yarnrc.yml": "Yarn", "bunfig.toml": "Bun",
+    "settings.gradle.kts": "Gradle", "settings.gradle": "Gradle", "gradlew": "Gradle", "mvnw": "Maven",
+    "build.sbt": "sbt", "project.clj": "Leiningen", "stack.yaml": "Stack", "dune-project": "OCaml", "Package.swift":
+    "Swift Package Manager", "Podfile": "CocoaPods", "pubspec.yaml": "Dart", "CMakeLists.txt": "CMake",
+    "meson.build": "Meson", "justfile": "Just", "Taskfile.yml": "Task", "Earthfile": "Earthly", "Tiltfile": "Tilt",
+    "skaffold.yaml": "Skaffold", "kustomization.yaml": "Kustomize", "Pulumi.yaml": "Pulumi", "ansible.cfg": "Ansible",
+    "Vagrantfile": "Vagrant", "nginx.conf": "Nginx", "Caddyfile": "Caddy", "uwsgi.ini": "uWSGI", "gunicorn.conf.py":
+    "Gunicorn", ".pre-commit-config.yaml": "pre-commit", ".flake8": "Flake8", ".pylintrc": "Pylint", ".isort.cfg": "isort",
+    "noxfile.py": "nox", "setup.cfg": "", "deno.jsonc": "Deno", "svelte.config.mjs": "SvelteKit",
+    "remix.config.js": "Remix", "gatsby-config.js": "Gatsby", "docusaurus.config.js": "Docusaurus",
+    "capacitor.config.ts": "Capacitor", "electron-builder.yml": "electron-builder", "tauri.conf.json": "Tauri",
+    "metro.config.js": "Metro", "codemagic.yaml": "Codemagic", ".gitlab-ci.yml": "GitLab CI", "Jenkinsfile": "Jenkins",
+    ".travis.yml": "Travis CI", "bitbucket-pipelines.yml": "Bitbucket Pipelines", "cloudbuild.yaml": "Google Cloud",
+    "app.yaml": "", "firebase.json": "Firebase", "supabase": "", "renovate.json": "Renovate", ".husky": "Husky",
+    "phpstan.neon": "PHPStan", "psalm.xml": "Psalm", ".php-cs-fixer.php": "PHP-CS-Fixer", "artisan": "Laravel",
+    "symfony.lock": "Symfony", ".rspec": "RSpec", "Rakefile": "", ".credo.exs": "Credo", ".formatter.exs": "Mix",
+    "rustfmt.toml": "rustfmt", "clippy.toml": "Clippy", "deny.toml": "cargo-deny", "go.work": "Go modules",
+    ".golangci.yaml": "golangci-lint", "sqlc.yaml": "sqlc", "atlas.hcl": "Atlas", "AndroidManifest.xml": "Android",
 }  # fmt: skip
+LOCKFILES = {name: tech for name, tech in LOCKFILES.items() if tech}
 
 
 INSTALLERS = {
@@ -221,7 +260,54 @@ def manifest_packages(name: str, text: str) -> list[str]:
         return re.findall(r"^([\w-]+)\s*=", block.group(1), re.MULTILINE) if block else []
     if name == "Gemfile":
         return re.findall(r"^\s*gem\s+['\"]([\w-]+)", body, re.MULTILINE)
+    if name in _JVM_MANIFESTS:
+        return _jvm_packages(name, body)
     return []
+
+
+_JVM_MANIFESTS = frozenset({"build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml", "pubspec.yaml",
+                            "Package.swift"})  # fmt: skip
+
+
+def _jvm_packages(name: str, body: str) -> list[str]:
+    """A Gradle build, version catalog, Maven pom, pubspec or Swift package's dependencies (and the
+    Android plugin, the platform)."""
+    if name in ("build.gradle", "build.gradle.kts"):
+        found = [_coordinate(g, a) for g, a in _GRADLE_DEP.findall(body)]
+        found += [m.replace(".", "-") for m in re.findall(r"\blibs\.(?!plugins\.)([\w.]+)", body)]
+        if _ANDROID_PLUGIN.search(body):
+            found.append("android")
+        return [f for f in found if f]
+    if name == "libs.versions.toml":
+        pairs = re.findall(r"""module\s*=\s*["']([\w.-]+):([\w.-]+)["']""", body)
+        pairs += re.findall(r"""group\s*=\s*["']([\w.-]+)["']\s*,\s*name\s*=\s*["']([\w.-]+)["']""", body)
+        return [c for c in (_coordinate(g, a) for g, a in pairs) if c]
+    if name == "pom.xml":
+        pairs = re.findall(r"<groupId>\s*([\w.-]+)\s*</groupId>\s*<artifactId>\s*([\w.-]+)\s*</artifactId>", body)
+        return [c for c in (_coordinate(g, a) for g, a in pairs) if c]
+    if name == "pubspec.yaml":  # a Flutter/Dart app: the packages under its dependencies
+        block = re.search(r"^(?:dev_)?dependencies:\s*\n((?:[ \t]+.*\n?)+)", body, re.MULTILINE)
+        found = re.findall(r"^[ \t]{2}([a-z][\w]*):", block.group(1), re.MULTILINE) if block else []
+        return ["Flutter" if f == "flutter" else f for f in found]
+    if name == "Package.swift":  # a Swift package: its dependencies' repositories
+        return re.findall(r"\.package\(\s*(?:name:\s*\"[^\"]*\",\s*)?url:\s*\"[^\"]*/([\w.-]+?)(?:\.git)?\"", body)
+    return []
+
+
+_GRADLE_DEP = re.compile(
+    r"""\b(?:implementation|api|compileOnly|runtimeOnly|testImplementation|androidTestImplementation|kapt|ksp|"""
+    r"""annotationProcessor|debugImplementation|classpath)\s*\(?\s*(?:platform\()?["']([\w.-]+):([\w.-]+)"""
+)
+_ANDROID_PLUGIN = re.compile(r"""com\.android\.(?:application|library)|plugins\.android\.(?:application|library)""")
+
+
+def _coordinate(group: str, artifact: str) -> str:
+    """The name a Maven coordinate is known by: `com.squareup.okhttp3:okhttp` is OkHttp,
+    `androidx.recyclerview:recyclerview` RecyclerView (the artifact, else the group or a prefix of it)."""
+    for name in (artifact, group, *(".".join(group.split(".")[:n]) for n in range(group.count("."), 1, -1))):
+        if vocabulary.known(name, curated=True):
+            return name
+    return artifact
 
 
 def manifest_facts(path: str, text: str) -> Found:
@@ -232,8 +318,15 @@ def manifest_facts(path: str, text: str) -> Found:
     found: list[tuple[str, str]] = []
     if base.startswith("requirements") and base.endswith(".txt"):
         deps = manifest_packages("requirements.txt", text)
-    elif base in ("package.json", "pyproject.toml", "mix.exs", "go.mod", "Cargo.toml", "Gemfile"):
+    elif base in _DEPENDENCY_FILES:
         deps = manifest_packages(base, text)
+    elif base == "AndroidManifest.xml":
+        deps = ["android"]
+    elif base.endswith((".csproj", ".fsproj", ".vbproj")):
+        return _dotnet_project(body)
+    elif base == "app.json" and _AL_APP.search(body):  # an AL extension's manifest (Business Central)
+        runtime = re.search(r'"runtime"\s*:\s*"(\d+(?:\.\d+)?)', body)
+        return ["AL", "Business Central"], [("AL", f"runtime {runtime.group(1)}")] if runtime else []
     more: Found = ([], [])
     if base == "package.json":
         more = _package_json(body)
@@ -283,11 +376,37 @@ def script_commands(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_DEPENDENCY_FILES = frozenset({"package.json", "pyproject.toml", "mix.exs", "go.mod", "Cargo.toml", "Gemfile",
+                               "build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml", "pubspec.yaml",
+                               "Package.swift"})  # fmt: skip
+_AL_APP = re.compile(r'"idRanges"\s*:|"application"\s*:\s*"\d+\.\d')
+
+
+def _dotnet_project(body: str) -> Found:
+    """A .NET project file: its NuGet packages (`<PackageReference Include="Serilog" .../>`), its target
+    framework (`net8.0` is .NET 8)."""
+    deps = [_dotted_package(n) for n in re.findall(r'<PackageReference\s+Include="([\w.-]+)"', body)]
+    target = re.search(r"<TargetFrameworks?>\s*net(\d+)\.\d", body)
+    return [d for d in deps if d], [(".NET", target.group(1))] if target else []
+
+
+def _dotted_package(name: str) -> str:
+    """The longest known prefix of a dotted package name (`Microsoft.EntityFrameworkCore.SqlServer`)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if vocabulary.known(prefix, curated=True):
+            return prefix
+    return name
+
+
 def is_manifest(path: str) -> bool:
     base = posixpath.basename(path)
     return (
-        base in ("package.json", "pyproject.toml", "Cargo.toml", "go.mod", "mix.exs", "Gemfile", ".python-version",
-                 ".nvmrc", ".tool-versions", "docker-compose.yml", "docker-compose.yaml", "compose.yaml", "compose.yml")
+        base in _DEPENDENCY_FILES
+        or base.endswith((".csproj", ".fsproj", ".vbproj"))
+        or base in (".python-version", ".nvmrc", ".tool-versions", "docker-compose.yml", "docker-compose.yaml",
+                    "compose.yaml", "compose.yml", "AndroidManifest.xml", "app.json")
         or (base.startswith("requirements") and base.endswith(".txt"))
         or base == "Dockerfile" or base.startswith("Dockerfile.")
     )  # fmt: skip
@@ -319,7 +438,68 @@ def imports(path: str, text: str) -> list[str]:
         out += [n for n in _RUST_USE.findall(text) if n not in ("std", "core", "alloc", "crate", "super", "self")]
     elif ext in (".ex", ".exs"):
         out += [n for n in _EX_USE.findall(text) if n in ("Ecto", "Phoenix", "Oban", "Absinthe", "Tesla", "Req")]
+    else:
+        out += _typed_imports(ext, text)
     return list(dict.fromkeys(out))
+
+
+_PY_RELATIVE = re.compile(r"^[ \t+]*from\s+\.+([\w.]+)\s+import\b", re.MULTILINE)
+
+
+def local_modules(path: str, text: str) -> list[str]:
+    """The project's own modules a piece of code imports (`./logtape.shared.ts`, `from .qdrant_store import`):
+    what they are named after is what the project builds on."""
+    ext = posixpath.splitext(path)[1].lower()
+    if ext in (".py", ".pyi"):
+        return [m.replace(".", "/") + ".py" for m in _PY_RELATIVE.findall(text)]
+    if ext in (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".vue", ".svelte"):
+        specs = (m.group(1) for m in _JS_IMPORT.finditer(text))
+        return [s for s in specs if s.startswith(".") or re.search(r"/[\w.-]+\.[mc]?[jt]sx?$", s)]
+    return []
+
+
+def _typed_imports(ext: str, text: str) -> list[str]:
+    """The imports of the JVM languages, C#, Swift and Dart."""
+    if ext in (".kt", ".kts", ".java", ".scala", ".groovy"):
+        return [p for p in (_package_of(m) for m in _JVM_IMPORT.findall(text)) if p]
+    if ext == ".cs":  # (System.* is the platform's own, unless the dictionary knows it: System.Text.Json)
+        return [p for p in (_dotted_package(n) for n in _CS_USING.findall(text)) if vocabulary.known(p, curated=True)]
+    if ext == ".swift":
+        return [n for n in _SWIFT_IMPORT.findall(text) if n not in _SWIFT_SYSTEM]
+    if ext == ".dart":
+        return _DART_IMPORT.findall(text)
+    return []
+
+
+_JVM_IMPORT = re.compile(r"^[ \t+]*import\s+(?:static\s+)?([a-z][\w]*(?:\.[A-Za-z_]\w*)+)", re.MULTILINE)
+_CS_USING = re.compile(r"^[ \t+]*using\s+(?:static\s+)?([A-Z]\w*(?:\.\w+)*)\s*;", re.MULTILINE)
+_SWIFT_IMPORT = re.compile(r"^[ \t+]*import\s+([A-Z]\w+)\s*$", re.MULTILINE)
+_DART_IMPORT = re.compile(r"""^[ \t+]*import\s+['"]package:([\w]+)/""", re.MULTILINE)
+_SWIFT_SYSTEM = frozenset(
+    word_list("Foundation UIKit AppKit Combine Darwin Dispatch os XCTest ObjectiveC CoreGraphics")
+)
+# a JVM language's own packages: importing them names no library
+_JVM_OWN = ("java.", "javax.", "kotlin.", "scala.", "groovy.", "sun.", "jdk.")
+
+
+def _package_of(name: str) -> str:
+    """The dependency a JVM import names: the longest of its package prefixes the vocabulary knows
+    (`androidx.recyclerview.widget.RecyclerView` -> `androidx.recyclerview`, `okhttp3.OkHttpClient`
+    -> `okhttp3`); `android.*` is the platform itself."""
+    if name.startswith(_JVM_OWN):
+        return ""
+    parts = name.split(".")
+    if parts[0] == "android":
+        return "android"
+    for end in range(len(parts) - 1, 0, -1):
+        prefix = ".".join(parts[:end])
+        if (end >= 2 or prefix in _JVM_ROOTS) and vocabulary.known(prefix, curated=True):
+            return prefix
+    return ""
+
+
+# one-word JVM package roots that are a library's own (`okhttp3`, `retrofit2`, `coil`)
+_JVM_ROOTS = frozenset(word_list("okhttp3 retrofit2 coil coil3"))
 
 
 def extension_languages(paths: Iterable[str]) -> list[str]:

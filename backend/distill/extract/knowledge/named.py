@@ -12,13 +12,14 @@ batch dropped.
 
 from __future__ import annotations
 
+import builtins
 import re
 
 from ....model import Provenance
 from .. import vocabulary
 from .evidence import CODE_BLOCK
 from .facts import DROPPED, Knowledge
-from .techs import COMMON_WORDS, mentioned_techs
+from .techs import COMMON_WORDS, mentioned_techs, spaced
 
 NAMED_TURNS = 3  # turns of one session that name a technology before it counts as used
 NAMED_CONFIDENCE = 0.6
@@ -28,6 +29,15 @@ NAMED_CHARS = 6000  # of each message: where what it is about is said
 # a Python logger's name before `:file.py:line` (a package's path in a traceback is not enough:
 # dependencies of dependencies run too)
 _LOGGER = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+([a-z][a-z0-9_]+)[\w.]*:[\w.-]+\.py:\d+", re.M)
+# a warning a package defines, raised where the project's own code uses it
+# (`src/tools/__init__.py:4: LangChainDeprecationWarning: ...`): the package is the warning's prefix
+_WARNING = re.compile(
+    r"^[ \t]*([^\n]{1,300}?)\.py:\d+: ([A-Z][A-Za-z0-9]+?)(?:Deprecation|PendingDeprecation|Future|User|Runtime|Beta)?Warning:",
+    re.M,
+)
+_NOT_PROJECT_CODE = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen")
+_PYTEST_HEADER = re.compile(r"^platform \S+ -- Python (\d+\.\d+)(?:\.\d+)?, pytest-\d", re.M)
+LOG_WINDOW = 20_000  # of a long output, the head (setup, collection) and the tail (the summary) are read
 
 
 def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
@@ -37,15 +47,23 @@ def count_named(k: Knowledge, text: str, turn: int, prov: Provenance) -> None:
     for line in prose.splitlines():
         if not line.strip() or line.lstrip().startswith(("<", ">")):
             continue  # an injected tag, a quote
-        line = _QUOTED.sub(" ", line)  # "Jenkins & Co": data or an example, not a tool
+        line = spaced(_QUOTED.sub(" ", line))  # "Jenkins & Co": data or an example, not a tool
         for tech in mentioned_techs(line):
-            if len(tech.name) < 2 or not _named_as_tool(tech.name, line):
+            if len(tech.name) < 2 or tech.name in _SHELLS or tech.category in _NOT_BY_NAME:
+                continue
+            if not _named_as_tool(tech.name, line):
                 continue  # `C:\Users`, "Make sure", "Next, ...": a word, not the technology
             turns, _, first = k.named.get(tech.name, (set(), tech, prov))
             turns.add(turn)
             k.named[tech.name] = (turns, tech, first)
 
 
+# the terminal a user types in ("open a PowerShell terminal") is the machine's, not the project's:
+# a shell is the stack when the project's scripts are written in it (`.ps1`, `.sh`), not when it is named
+_SHELLS = frozenset({"PowerShell", "Bash", "Zsh"})
+# a platform or a model is named in talk of compatibility and of the agent itself ("works on iOS
+# Safari", "as Claude I ..."): the project's only by stronger evidence (a manifest, an import, a setting)
+_NOT_BY_NAME = frozenset({"platform", "llm"})
 _QUOTED = re.compile(r"\"[^\"]{0,80}\"|“[^”]{0,80}”")
 
 
@@ -75,9 +93,21 @@ def record_named_often(k: Knowledge) -> None:
 
 def logged_packages(k: Knowledge, output: str, prov: Provenance) -> None:
     """Packages a tool's output shows running: a traceback's paths, a log line's logger."""
+    header = _PYTEST_HEADER.search(output[:LOG_WINDOW])
+    if header is not None:  # the interpreter the project's tests ran on
+        python = vocabulary.lookup("Python")
+        if python is not None:
+            k.version(python, header.group(1), prov, LOGGED_CONFIDENCE)
     if ".py:" not in output:
         return
-    names = {m.group(1) for m in _LOGGER.finditer(output[-20_000:])}
+    text = output if len(output) <= 2 * LOG_WINDOW else output[:LOG_WINDOW] + "\n" + output[-LOG_WINDOW:]
+    names = {m.group(1) for m in _LOGGER.finditer(text)}
+    if "Warning:" in text:
+        names |= {
+            m.group(2)
+            for m in _WARNING.finditer(text)
+            if not any(p in m.group(1) for p in _NOT_PROJECT_CODE) and not hasattr(builtins, m.group(2) + "Warning")
+        }
     for name in sorted(names):
         tech = _package_tech(name)
         if tech is not None and tech.curated:

@@ -12,7 +12,7 @@ from ....model import Provenance
 from .. import vocabulary
 from ..caseless import Caseless
 from .environment import env_names, exposed_ports
-from .evidence import Bullet, Fenced, is_marked, may_hold, word_list
+from .evidence import Bullet, Fenced, bullets, is_marked, may_hold, word_list
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
 from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
 from .techs import COMMON_WORDS, mentioned_techs, tech_name
@@ -45,9 +45,15 @@ def record_named(k: Knowledge, name: str, prov: Provenance, confidence: float, *
     return k.stack(tech, prov, confidence, slot=slot)
 
 
+# a tool's configuration file (`.eslintrc.cjs`, `jest.config.js`, `tailwind.config.ts`): written in
+# whatever the tool reads, not in the project's language
+_CONFIG_FILE = re.compile(r"^\.|[.-]config\.\w+$|rc\.\w+$")
+
+
 def record_language(k: Knowledge, path: str, prov: Provenance, confidence: float, seen: set[str]) -> None:
-    ext = posixpath.splitext(path)[1].lower()
-    language = EXTENSION_LANGUAGES.get(ext)
+    base = posixpath.basename(path.replace("\\", "/"))
+    ext = posixpath.splitext(base)[1].lower()
+    language = EXTENSION_LANGUAGES.get(ext) if not _CONFIG_FILE.search(base) else None
     if language and language not in seen:
         seen.add(language)
         record_named(k, language, prov, confidence)
@@ -56,6 +62,20 @@ def record_language(k: Knowledge, path: str, prov: Provenance, confidence: float
 # the words of a file's path and name (`src/rag/qdrant_vector_store.py`, `SqliteVectorIndex.cs`)
 _PATH_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _NOT_PROJECT_FILES = ("node_modules/", "site-packages/", "/usr/", ".venv/", "/.cache/", "vendor/")
+
+
+_LISTERS = frozenset({"ls", "tree", "dir", "exa", "eza", "get-childitem", "gci"})
+
+
+def listed_files(k: Knowledge, command: str, output: str, prov: Provenance) -> None:
+    """A listing of the project's files (`ls`, `tree`): the tools its configuration files are for
+    (`jest.config.cjs` is Jest, `Cargo.toml` Cargo); a listing of dependencies' folders says nothing."""
+    program = command.strip().split(" ", 1)[0].lower()
+    if program not in _LISTERS or any(part in command for part in _NOT_PROJECT_FILES) or output.count("\n") > 60:
+        return  # (a long listing is a home or a whole tree, not the project's root)
+    for name in dict.fromkeys(re.findall(r"[\w.-]+", output)):
+        if name in LOCKFILES and name not in ("package.json", "requirements.txt", "pyproject.toml"):
+            record_named(k, LOCKFILES[name], prov, 0.7, slot=False)
 
 
 def path_techs(k: Knowledge, path: str, prov: Provenance, confidence: float = 0.7) -> None:
@@ -276,7 +296,10 @@ def record_tool_for(k: Knowledge, sentence: str, prov: Provenance) -> None:
 # a heading a list of technologies sits under: "## Stack", "Libraries:", "**Dependencies:**"
 _STACK_HEADING = re.compile(
     r"\b(?:(?:tech(?:nology)?\s+)?stack|librar(?:y|ies)|dependenc(?:y|ies)|packages?|frameworks?|tools?|tooling|"
-    r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using)\b",
+    r"technolog(?:y|ies)|built with|requirements|prerequisites|uses|using|"
+    # the same headings in the other languages users write in
+    r"tecnologias?|tecnolog[ií]as?|bibliotecas?|dependências|dependencias|ferramentas|herramientas|"
+    r"стек|технологи\w*|библиотеки|зависимости|инструменты)\b|技术栈|技术选型|技術スタック|依赖|框架|工具",
     re.I,
 )
 _AFTER_NAME = re.compile(r"^(?:\s*$|\s*[:(,]|\s+[-–—]\s|\s+(?:for|as|to|with|via|v?\d)\b)")
@@ -284,12 +307,14 @@ _ITEM_NAME = re.compile(r"^(?:\*\*|__)?`?([A-Za-z@][\w.+#/@-]*(?: [A-Z][\w.+#-]*
 _CODE_EXT = {
     "python": ".py", "py": ".py", "javascript": ".js", "js": ".js", "jsx": ".jsx", "typescript": ".ts", "ts": ".ts",
     "tsx": ".tsx", "go": ".go", "golang": ".go", "rust": ".rs", "rs": ".rs", "elixir": ".ex", "ex": ".ex",
-    "exs": ".exs", "vue": ".vue", "svelte": ".svelte",
+    "exs": ".exs", "vue": ".vue", "svelte": ".svelte", "kotlin": ".kt", "kt": ".kt", "java": ".java", "scala": ".scala",
+    "groovy": ".groovy", "swift": ".swift", "csharp": ".cs", "cs": ".cs", "c#": ".cs", "dart": ".dart",
 }  # fmt: skip
 # a manifest a block shows, by the name its label gives, else by its shape
 _MANIFEST_NAMES = re.compile(
     r"(?<![\w.-])(package\.json|pyproject\.toml|requirements[\w.-]*\.txt|Cargo\.toml|go\.mod|mix\.exs|Gemfile|"
-    r"docker-compose\.ya?ml|compose\.ya?ml|Dockerfile|\.python-version|\.nvmrc|\.tool-versions)(?![\w.-])"
+    r"docker-compose\.ya?ml|compose\.ya?ml|Dockerfile|\.python-version|\.nvmrc|\.tool-versions|build\.gradle(?:\.kts)?|"
+    r"pom\.xml|AndroidManifest\.xml|libs\.versions\.toml)(?![\w.-])"
 )
 _MANIFEST_SHAPES = (
     (re.compile(r'^\s*"(?:dev)?[dD]ependencies"\s*:', re.M), "package.json"),
@@ -299,6 +324,9 @@ _MANIFEST_SHAPES = (
     (re.compile(r"^\[dependencies\]", re.M), "Cargo.toml"),
     (re.compile(r"^FROM \S+", re.M), "Dockerfile"),
     (re.compile(r"^services:\s*$", re.M), "docker-compose.yml"),
+    (re.compile(r"^\s*(?:implementation|testImplementation|api)\s*\(?\s*[\"'][\w.-]+:[\w.-]+:", re.M), "build.gradle"),
+    (re.compile(r"<manifest\b[^>]*xmlns:android="), "AndroidManifest.xml"),
+    (re.compile(r"<dependencies>\s*<dependency>\s*<groupId>"), "pom.xml"),
 )
 
 
@@ -322,11 +350,20 @@ def fenced_stack(k: Knowledge, blocks: Sequence[Fenced], prov: Provenance, *, co
                 k.stack(tech, prov, confidence, slot=False)
 
 
+_BOLD_LEAD = re.compile(r"^(?:\*\*|__)([^*_]{3,60})(?:\*\*|__)")
+
+
 def listed_stack(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
     """The technology each item of a list under a stack heading opens with ("- **Phoenix** 1.7",
     "- `Oban` for jobs"); a library counts when the item marks it (backticks, bold, a capital)."""
     for item in items:
         if not _STACK_HEADING.search(item.heading) or _NEGATED.search(item.text[:40]):
+            continue
+        lead = _BOLD_LEAD.match(item.text)
+        names = _names_only(lead.group(1)) if lead is not None else []
+        if len(names) >= 2:  # "- **OkHttp + Room**, ..." under a stack heading
+            for tech in names:
+                k.stack(tech, prov, confidence, slot=False)
             continue
         m = _ITEM_NAME.match(item.text)
         if m is None:
@@ -446,3 +483,85 @@ def plus_joined(k: Knowledge, text: str, prov: Provenance, *, confidence: float)
         if len(techs) >= 2:
             for tech in techs:
                 k.stack(tech, prov, confidence, slot=False)
+
+
+# an edit an answer shows as a diff ("Edit file: dev.md" over a ```diff block): its added lines
+# are what the project's files now say
+_DIFF_BLOCK = re.compile(r"^```diff[^\n]*\n(.*?)^```", re.M | re.S)
+_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+_GUESSED_EXT = (
+    (re.compile(r"^\s*(?:fun|val|var|class|object)\s+\w+|^\s*import\s+[a-z]\w*(?:\.\w+)+\s*$", re.M), ".kt"),
+    (re.compile(r"^\s*(?:def\s+\w+\(|from\s+[\w.]+\s+import\s)", re.M), ".py"),
+    (re.compile(r"^\s*import\s.*\sfrom\s+['\"]", re.M), ".ts"),
+)
+DIFF_CHARS = 60_000
+
+
+def diff_stack(k: Knowledge, text: str, prov: Provenance, *, confidence: float = 0.7) -> None:
+    """What an answer's diffs write: a document's stack lists ("- **网络**: OkHttp + Retrofit"),
+    code's imports."""
+    if "```diff" not in text:
+        return
+    for m in _DIFF_BLOCK.finditer(text[:DIFF_CHARS]):
+        added = "\n".join(_ADDED.findall(m.group(1)))
+        if not added.strip():
+            continue
+        items = bullets(added)
+        labelled_names(k, items, prov, confidence=confidence)
+        listed_stack(k, items, prov, confidence=confidence)
+        if " + " in added:
+            plus_joined(k, added, prov, confidence=confidence)
+        record_models(k, added, prov, confidence)
+        ext = next((e for rx, e in _GUESSED_EXT if rx.search(added)), "")
+        for name in imports(f"diff{ext}", added)[:20] if ext else ():
+            tech = vocabulary.lookup(name)
+            if tech is not None and tech.curated:
+                k.stack(tech, prov, confidence, slot=False)
+
+
+# "this rust crate", "our go service": a language written in lower case is the project's when it
+# names what the project is (a lower-case "rust" or "go" is otherwise a word)
+_LANGUAGE_OF = re.compile(
+    r"\b(?:this|our|my|the|a|an)\s+([a-z][\w+#]*)\s+(?:crate|project|app|codebase|library|package|repo|"
+    r"service|cli|extension|plugin|module|binary|workspace)s?\b"
+)
+# "我想架构一个Android的下载库" (an Android download library), "um app em Flutter", "проект на Rust"
+_PROJECT_OF = re.compile(
+    r"(?:一个|这个|我们的|我的|本)\s*([A-Za-z][A-Za-z0-9_.+#-]*)\s*的?\s*\S{0,6}?(?:库|项目|应用|程序|框架|插件|服务|工具)|"
+    r"\b(?:projeto|aplicativo|aplicação|biblioteca|proyecto|aplicación|librería|app)\s+(?:em|en|com|con)\s+"
+    r"([A-Z][\w.+#-]*)|"
+    r"(?:проект|приложение|библиотек[ау]|сервис|бот)\s+на\s+([A-Za-z][\w.+#-]*)"
+)
+
+
+def record_what_it_is(k: Knowledge, text: str, prov: Provenance) -> None:
+    """The user's words for what the project is: its language or platform, in any language."""
+    for m in _LANGUAGE_OF.finditer(text[:4000]):
+        tech = tech_name(m.group(1), curated=True) if len(m.group(1)) >= 2 else None  # "the c library": libc
+        if tech is not None and tech.category == "language":
+            k.stack(tech, prov, 0.8, slot=False)
+    for m in _PROJECT_OF.finditer(text[:4000]):
+        tech = tech_name(next(g for g in m.groups() if g), curated=True)
+        if tech is not None:
+            k.stack(tech, prov, 0.8, slot=False)
+
+
+# the model a setting or a call names (`AUTO_METADATA_MODEL=gpt-4o-mini`, `model="claude-sonnet-4-5"`):
+# the project's LLM; a model named in prose is talk (a price, a comparison), not a setting
+_MODEL_SETTING = re.compile(
+    r"""\b\w*model\w*["']?\s*(?::\s*\w+\s*)?[=:]\s*["']?"""
+    r"""((?:gpt-|chatgpt-|o[134]-|claude-|gemini-|gemma|llama|mistral-|mixtral|qwen|deepseek-|grok-|command-r)"""
+    r"""[\w.:-]*\w)""",
+    re.I,
+)
+MODELS = 3  # of one piece of code: a config file lists a few, a catalogue lists many
+
+
+def record_models(k: Knowledge, text: str, prov: Provenance, confidence: float = 0.75) -> None:
+    if "odel" not in text and "ODEL" not in text:
+        return
+    found = list(dict.fromkeys(m.group(1).lower() for m in _MODEL_SETTING.finditer(text[:40_000])))
+    if len(found) > MODELS * 2:
+        return  # a list of models to choose from, not the one in use
+    for model in found[:MODELS]:
+        k.stack(vocabulary.Tech(model, "llm"), prov, confidence, slot=False)

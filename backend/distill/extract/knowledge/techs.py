@@ -41,6 +41,15 @@ def tech_name(raw: str, *, curated: bool) -> vocabulary.Tech | None:
     return tech
 
 
+# Chinese, Japanese and Korean text puts no space between words: "Android下载库" names Android
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+")
+
+
+def spaced(text: str) -> str:
+    """The text with its CJK runs as blanks, so that a name written inside one is a word of its own."""
+    return _CJK.sub(" ", text) if not text.isascii() else text
+
+
 def mentioned_techs(sentence: str) -> list[vocabulary.Tech]:
     """The curated technologies a sentence names (backticked names of any kind too)."""
     return list(_mentioned_techs(sentence))
@@ -53,7 +62,7 @@ def _mentioned_techs(sentence: str) -> tuple[vocabulary.Tech, ...]:
         tech = tech_name(m.group(1), curated=False)
         if tech is not None:
             found.append(tech)
-    words = re.findall(r"[A-Za-z@][\w.+#/@-]*", BACKTICK.sub(" ", sentence))
+    words = re.findall(r"[A-Za-z@][\w.+#/@-]*", spaced(BACKTICK.sub(" ", sentence)))
     i = 0
     while i < len(words):
         hit = None
@@ -121,7 +130,17 @@ COMMON_WORDS = frozenset(
         "polars scipy matplotlib jupyter dask torch pytorch tensorflow keras langchain ollama openai anthropic pydantic "
         "marshmallow zod yup joi graphql grpc protobuf websocket websockets three exposed shell compose nest spark "
         "motor slim brew bull drone tilt vapor varnish apt hatch lambda iced leaflet pika ninja alpine apache gem "
-        "hugo elk otp coverage room"
+        "hugo elk otp coverage room "
+        # names that are words too (issue 37's categories: platforms, libraries by role, services)
+        "al apex mojo bicep delphi smalltalk unity unreal sap ghost sanity zephyr bevy maui gcd rayon crossbeam trio "
+        "hilt thrift attrs jackson winston monolog timber zap click cobra clap argh clack glide coil picasso fresco "
+        "sharp pillow whisper porcupine moonshine parakeet kokoro obsidian notion discord telegram slack stripe paddle "
+        "pusher ably raindrop asana confluence resend postmark unison mutagen quill lexical mermaid cesium yew metro "
+        "carthage inertia polymer bloc akita vespa beanie quartz faust kombu river caffeine volley refit feign dio "
+        "wretch revel buffalo servant connexion sails meteor poem salvo loco loopback pothos smithy swig anyhow snafu "
+        "syrupy criterion insta pact allure detox maestro turbine paparazzi enzyme istanbul husky renovate vale volta "
+        "rancher amplitude plausible mise chocolatey burn candle flax replicate haystack tesseract diffusers gymnasium "
+        "perplexity altair espresso tonic prost juniper taro commander inquirer opa nyc howler fitz lisp kermit bower"
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology

@@ -11,25 +11,20 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
-from .conventions import (
-    INSTRUCTION_FILES,
-    ONE_OFF,
-    OPMEM_BLOCK,
-    WRITE_INSTRUCTIONS,
-    clause,
-    injected_instructions,
-    is_convention,
-    is_global,
-    is_listed_rule,
-    is_rule_item,
-    is_rule_sentence,
-    is_user_level,
-    scope_of,
+from .commands import (
+    fenced_commands,
+    labelled_commands,
+    listed_commands,
+    may_give_commands,
+    record_command,
+    said_commands,
 )
+from .conventions import ONE_OFF, clause, is_convention, is_global, scope_of
 from .decisions import (
     may_swap,
+    record_agreed,
     record_drops,
+    record_proposal,
     record_replacement,
     record_set_version,
     record_switch,
@@ -38,15 +33,33 @@ from .decisions import (
 )
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
-from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
-from .manifests import LOCKFILES, file_body, imports, is_manifest
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
+from .instructed import (
+    INSTRUCTION_FILES,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
+    doc_file_rule,
+    doc_named_by_words,
+    follow_rule,
+    injected_instructions,
+    is_listed_rule,
+    is_rule_item,
+    is_rule_sentence,
+    is_user_level,
+    mcp_servers,
+    named_instruction_files,
+    named_mcp,
+)
+from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
 from .stack import (
     CHOOSE,
     answer_choices,
     answered,
+    diff_stack,
     fenced_stack,
     labelled_names,
+    listed_files,
     listed_stack,
     may_recommend,
     path_techs,
@@ -56,12 +69,24 @@ from .stack import (
     record_language,
     record_listed,
     record_manifest,
+    record_models,
     record_named,
     record_owned,
     record_tool_for,
+    record_what_it_is,
     stated_packages,
 )
-from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
+from .state import (
+    one_problem,
+    record_commit,
+    record_doc_written,
+    record_layout,
+    record_problem,
+    record_reported_errors,
+    record_tests_claimed,
+    record_tracked_task,
+    said_problem,
+)
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -103,6 +128,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
     languages_seen: set[str] = set()
     for action in actions:
         _action_facts(k, action, prov(action.node), facts, languages_seen)
+    servers = mcp_servers(action.tool for action in actions)
+    written = [p for a in actions if a.kind in ("edit", "create", "patch") for p in a.paths if p.endswith(".md")]
     before = len(k.pending)
     for node in turn.nodes:
         if node.role == "system" and node.metadata.get("injected") and node.content:
@@ -111,6 +138,8 @@ def record_turn(k: Knowledge, turn: CollectedTurn, actions: Sequence[ToolAction]
                 _instructions(k, body, prov(node), every=every)
         if node.content and not node.is_tool and node.role in ("user", "assistant"):
             _message(k, node, prov(node), languages_seen)
+            if (servers or written) and node.role == "user" and not node.content.lstrip().startswith("<"):
+                _told_while_done(k, node.content, servers, written, prov(node))
             if node.role == "assistant" or not node.content.lstrip().startswith("<"):
                 count_named(k, node.content, turn.number, prov(node))
     k.told = len(k.pending) > before or any(n.id in k.decided for n in turn.nodes)
@@ -126,16 +155,42 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             _code_facts(k, path, text, p, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
+                _standing_rule(k, follow_rule(path), p)
+            elif not action.failed:
+                record_doc_written(k, path, p, created=action.kind == "create")
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
+    elif action.kind == "other" and not action.failed:
+        shown = _shown_edit(action)  # an export that shows the edit as a diff under "Edit file: <path>"
+        if shown is not None:
+            _code_facts(k, shown[0], shown[1], p, languages_seen)
     if action.kind in ("run", "test", "install", "git", "list", "read", "search", "edit") and action.command:
         record_command(k, action, p, facts)
         if not action.failed:
             record_tracked_task(k, action.command, p)
+    if action.kind == "git":
+        record_commit(k, action, p)
     if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
         logged_packages(k, action.output, p)
+    elif action.kind == "list" and action.output and not action.failed:
+        listed_files(k, action.command, action.output, p)
+
+
+_EDIT_SUMMARY = re.compile(r"^Edit file:\s*(\S[^\n]*?)\s*$")
+_DIFF_ADDED = re.compile(r"^\+(?!\+\+) ?(.*)$", re.M)
+
+
+def _shown_edit(action: ToolAction) -> tuple[str, str] | None:
+    """(path, added lines) of an edit a tool call shows as a diff (SpecStory's "Edit file: x" blocks)."""
+    args = arguments(action.node)
+    summary = args.get("summary") if isinstance(args, dict) else None
+    m = _EDIT_SUMMARY.match(summary) if isinstance(summary, str) else None
+    content = action.node.content or ""
+    if m is None or "```diff" not in content:
+        return None
+    return m.group(1), "\n".join(_DIFF_ADDED.findall(content[:60_000]))
 
 
 def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str]) -> None:
@@ -143,10 +198,19 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     text = node.content
     if node.role == "user":
         answered(k, text)
+        record_proposal(k, text, prov)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
+            if posixpath.basename(path) in INSTRUCTION_FILES:  # `/read CONVENTIONS.md`
+                _standing_rule(k, follow_rule(path), prov)
+        if not text.lstrip().startswith("<"):  # the instruction files the project keeps, as named
+            for rule in named_instruction_files(text):
+                _standing_rule(k, rule, prov)
         if WRITE_INSTRUCTIONS.found(text[:1000]):
             return  # a request to write an instruction file (what is written is read from the file)
+        if not text.lstrip().startswith("<"):
+            k.source = "sentence"
+            record_what_it_is(k, text, prov)
         _text_facts(k, text, prov, from_user=True)
         record_layout(k, text, prov, from_user=True)
         return
@@ -155,8 +219,13 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
         _code_facts(k, path, new, prov, languages_seen)
         if posixpath.basename(path) in INSTRUCTION_FILES:
             _instructions(k, new, prov)
+            _standing_rule(k, follow_rule(path), prov)
+    k.source = "edit"
+    diff_stack(k, text, prov)
+    record_agreed(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
+    record_tests_claimed(k, text, prov)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
@@ -165,7 +234,7 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    lines = [line for line in _own_sections(text) if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if every:
         _rules_for_every_project(k, body, prov)
@@ -185,6 +254,21 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
                 _convention(k, sentence, prov)
 
 
+# an agent's own edit-format prompt a malformed edit wrote into the file ("# *SEARCH/REPLACE block* Rules:")
+_AGENT_FORMAT_HEADING = re.compile(r"^\s*#+.*SEARCH/REPLACE", re.I)
+
+
+def _own_sections(text: str) -> list[str]:
+    """The file's lines less the sections that hold an agent's edit-format prompt."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            skipping = bool(_AGENT_FORMAT_HEADING.match(line))
+        if not skipping:
+            out.append(line)
+    return out
+
+
 def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
     k.source = "instructions"
     for sentence in sentences(body):
@@ -201,6 +285,7 @@ def _read_facts(k: Knowledge, action: ToolAction, prov: Provenance, languages_se
         base = posixpath.basename(path)
         if base in INSTRUCTION_FILES:
             _instructions(k, file_body(action.node.content or ""), prov, every=is_user_level(path))
+            _standing_rule(k, follow_rule(path), prov)
         if is_manifest(path):
             record_manifest(k, path, action.node.content or "", prov, 0.85)
         elif base in LOCKFILES:
@@ -219,6 +304,9 @@ def _code_facts(k: Knowledge, path: str, text: str, prov: Provenance, seen: set[
         record_named(k, LOCKFILES[base], prov, 0.85)
     if not text:
         return
+    record_models(k, text, prov)
+    for module in local_modules(path, text)[:200]:  # an index module re-exports them all
+        path_techs(k, module, prov, 0.7)
     for name in imports(path, text)[:40]:
         tech = vocabulary.lookup(name)
         if tech is not None and tech.curated:
@@ -246,11 +334,12 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
     if not from_user:
         _answer_facts(k, text[:20_000], prov)
         return
-    b = k.b
-    record_reported_errors(k, text, prov)
+    told = source == "sentence"  # an instruction file states rules, not the problems the user has
+    record_reported_errors(k, text if told else "", prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
     k.source = source
+    problems: list[str] = []
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -258,6 +347,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             record_replacement(k, old, new, prov, from_user)
         if from_user:
             record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        # "..., for some reason the text is the same every time, maybe a bug?": a report all the same
+        problems.append(said_problem(sentence, question=True) if told and question else "")
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
@@ -276,14 +367,13 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
                 k.version(tech, number, prov, 0.9)
         if ONE_OFF.found(sentence):
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
-        if is_convention(sentence) and not pasted and (not replaced or is_global(sentence)):
-            _convention(k, sentence, prov)
-        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
-        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = problem_name(sentence)
-            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        if not pasted:
+            _said_rule(k, sentence, prov, replaced=replaced)
+        if told and not replaced and not is_convention(sentence):
+            problems.append(said_problem(sentence, question=False))
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
+    record_problem(k, one_problem(problems), prov)
 
 
 def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
@@ -316,7 +406,32 @@ def _convention(k: Knowledge, sentence: str, prov: Provenance, *, every: bool = 
     k.decided.add(prov.node_ids[0])
 
 
-PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
+def _said_rule(k: Knowledge, sentence: str, prov: Provenance, *, replaced: bool) -> None:
+    """A rule a user's sentence states; one that is also a decision is the decision's, unless it holds everywhere."""
+    if is_convention(sentence):
+        if not replaced or is_global(sentence):
+            _convention(k, sentence, prov)
+    elif doc := doc_file_rule(sentence):
+        _standing_rule(k, doc, prov)
+
+
+def _standing_rule(k: Knowledge, name: str, prov: Provenance, *, key: str = "") -> None:
+    """A rule the session shows by what is done, in its own short words ("instructions: AGENTS.md")."""
+    if not name:
+        return
+    key = key or f"convention:{name.lower()}"
+    k.fact(CONVENTION, k.b.entity("convention", name, prov, key=key), prov, 0.8)
+
+
+def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[str], prov: Provenance) -> None:
+    """What a user's message names that the agent then does in the same turn: an MCP server it
+    calls (a tool to use), a Markdown file it writes that the message names by its words."""
+    k.source = "sentence"
+    for sentence in sentences(text[:8000]):
+        for words, key in named_mcp(sentence, servers):
+            _standing_rule(k, f"MCP: {words}", prov, key=f"convention:mcp:{key}")
+        if written:
+            _standing_rule(k, doc_named_by_words(sentence, written), prov)
 
 
 # a message with a list in it: a line opening with a bullet or a number
@@ -328,6 +443,7 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
     blocks (with the line that labels each), and technologies, commands and names listed under
     a heading. The user's word counts above an answer's."""
     confidence = 0.85 if from_user else 0.75
+    labelled_commands(k, text, prov, from_user=from_user)
     blocks = fenced(text)
     if blocks:
         k.source = "block"
