@@ -158,8 +158,20 @@ def read_raw(path: Path) -> bytes:
         raise CorruptFile(path, f"cannot read ({exc.strerror})") from None
 
 
+# 19 digits or more: an integer orjson may read as a float (past 64 bits), where json reads it exactly
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def parse_json(raw: bytes, path: Path) -> Any:
-    """The JSON in `raw` (read from `path`); any problem becomes CorruptFile naming the path."""
+    """The JSON in `raw` (read from `path`); any problem becomes CorruptFile naming the path.
+
+    By orjson where it reads what json reads: what it refuses (NaN, a lone surrogate, a BOM,
+    deep nesting, bad bytes) and text with a long digit run go to json, which says what is wrong."""
+    if orjson is not None and isinstance(raw, bytes) and _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(raw)
     except UnicodeDecodeError as exc:

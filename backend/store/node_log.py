@@ -60,16 +60,18 @@ class NodeLog:
     def scan(self, have: Container[str]) -> list[Node]:
         """Nodes in files not read before, in seq order; unreadable files and duplicate ids are problems."""
         try:
-            names = os.listdir(self.dir)
+            with os.scandir(self.dir) as found:
+                entries = [e for e in found if e.name not in self.known]
         except FileNotFoundError:
             return []
         loaded: dict[str, Node] = {}
-        for name in names:
-            if name in self.known or not name.endswith(".json") or name.startswith("."):
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".json") or name.startswith("."):
                 continue
             self.known.add(name)
             path = self.dir / name
-            if path.is_symlink():  # it may point anywhere: a node is a plain file opmem wrote
+            if entry.is_symlink():  # it may point anywhere: a node is a plain file opmem wrote
                 self.problems.append(f"{path}: a symbolic link, not read (node files are plain files)")
                 continue
             try:
