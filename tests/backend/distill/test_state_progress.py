@@ -184,12 +184,13 @@ def test_a_commit_the_agent_made_is_work_done_by_its_subject(tmp_path: Path):
         Call("bash", command='git commit -m "docs: add markdown file conventions"',
              output="[main 77a7264] docs: add markdown file conventions\n 1 file changed, 9 insertions(+)"),
         Call("bash", command='git commit -m "wip"', output="[main 1b2c3d4] wip\n 1 file changed"),
+        Call("bash", command='git commit -m "chore: bump deps"', output="[main 2c3d4e5] chore: bump deps\n 1 file"),
         Call("bash", command='git commit -m "feat(api): paginate"', output="error: nothing to commit", exit_code=1),
     ]  # fmt: skip
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn("commit it", calls)])]))
     done = next(line for line in core.splitlines() if line.startswith("· done: "))
     assert "add markdown file conventions" in done and "docs:" not in done, core
-    assert "wip" not in done and "paginate" not in done, core
+    assert "wip" not in done and "paginate" not in done and "bump deps" not in done, core
 
 
 def test_a_commit_subject_from_output_that_lost_its_newlines():
@@ -232,3 +233,8 @@ def test_a_working_checklist_then_a_summary_of_what_got_done_keeps_the_summary()
 )  # fmt: skip
 def test_an_answer_that_says_it_wrote_a_document_or_settings_file(text, expected):
     assert said_written(text) == expected
+
+
+def test_a_heading_over_one_of_the_choices_offered_is_no_news():
+    assert progress_items("Pick one:\n### **Opção A: TIER 3 COMPLETO** 🔥 (Recomendado)\n- 2h") == []
+    assert progress_items("Pick one:\n## Option B - Migration Complete") == []

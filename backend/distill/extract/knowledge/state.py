@@ -570,6 +570,11 @@ _GENERIC_LAST = frozenset(
 _CONDITION = re.compile(r"\b(?:if|not|when|once|until|unless|after|before|should|will|to be)\b")
 
 
+_OPTION = re.compile(
+    r"^(?:option|opção|opcao|opción|opcion|alternative|alternativa|вариант|方案|选项)\s*\w{0,2}\b", re.I
+)
+
+
 _LEFT = re.compile(r"^(?:remaining|pending|still open|left)\s+(?P<rest>.{3,})$", re.I)
 
 
@@ -592,6 +597,8 @@ def _finished_heading(line: str) -> str:
         return ""
     if low.rsplit(" ", 1)[-1] in _GENERIC_LAST:
         return ""  # "Core Features Implemented": a heading over the list of what was done (read as such)
+    if _OPTION.match(low):
+        return ""  # "### Opção A: TIER 3 COMPLETO (Recomendado)": one of the choices offered, not news
     if _CONDITION.search(low) or re.match(r"^\d+[.)]\s", topic):
         return ""  # "2. Initialize git if not already done": a step of a recipe, not news
     return next(iter(_task_list(topic, split=False)), "")
@@ -774,7 +781,7 @@ def record_tests_claimed(k: Knowledge, text: str, prov: Provenance) -> None:
 # a commit the agent made is work done, by its subject less its conventional prefix
 # ("docs: Add markdown file conventions" is "Add markdown file conventions")
 _COMMIT_TYPE = re.compile(r"^(?:\w+(?:\([^)]*\))?!?:\s+)?(?P<subject>.+)$")
-_NO_WORK = re.compile(r"^(?:wip|merge\b|initial commit|revert\b|fixup!|squash!)", re.I)
+_NO_WORK = re.compile(r"^(?:wip|merge\b|initial commit|revert\b|fixup!|squash!|(?:chore|style|ci)\b)", re.I)
 
 
 def commit_subjects(action: ToolAction) -> list[str]:
