@@ -630,7 +630,9 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
         if error not in refs:
             continue
         fixes = ", ".join(
-            dict.fromkeys(refs[g.target].name for g in gs if g.target in refs and (g.target, error) not in failing)
+            dict.fromkeys(
+                _file_name(refs[g.target].name) for g in gs if g.target in refs and (g.target, error) not in failing
+            )
         )
         passes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if (g.target, error) in failing))
         newest = _newest(gs)
@@ -638,6 +640,12 @@ def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
         text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} ({how})"
         out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02, "state"))
     return out
+
+
+def _file_name(name: str) -> str:
+    """A file by its name (`/Users/me/dev/app/.taskmaster/state.json` is `state.json`): the session has the path."""
+    absolute = name.startswith(("/", "~")) or re.match(r"^[A-Za-z]:\\", name) is not None
+    return re.split(r"[/\\]", name.rstrip("/\\"))[-1] if absolute else name
 
 
 def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:

@@ -238,3 +238,21 @@ def test_an_answer_that_says_it_wrote_a_document_or_settings_file(text, expected
 def test_a_heading_over_one_of_the_choices_offered_is_no_news():
     assert progress_items("Pick one:\n### **Opção A: TIER 3 COMPLETO** 🔥 (Recomendado)\n- 2h") == []
     assert progress_items("Pick one:\n## Option B - Migration Complete") == []
+
+
+def test_a_trackers_tasks_file_the_agent_wrote_gives_each_task_and_its_status(tmp_path: Path):
+    tasks = (
+        '{"tags": {"dev": {"tasks": [\n'
+        '  {"id": 1, "title": "Review the roadmap", "description": "x", "status": "pending", "dependencies": []},\n'
+        '  {"id": 2, "title": "Write the PRD", "status": "in-progress"},\n'
+        '  {"id": 3, "title": "Set up the tag", "status": "done"},\n'
+        '  {"id": 4, "title": "Old idea", "status": "cancelled"}\n]}}}'
+    )
+    calls = [Call("write", path=".taskmaster/tasks/tasks.json", content=tasks)]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn("add the tasks", calls)])]))
+    line = next(line for line in core.splitlines() if "· pending: " in line)
+    assert "Review the roadmap" in line and "Write the PRD" in line and "Set up the tag" in line.split("pending")[0]
+    assert "Old idea" not in core
+    settings = [Call("write", path="package.json", content='{"name": "x", "title": "A thing", "status": "done"}')]
+    core = brief_of(distil_history(tmp_path / "m2", [Session("s-p", [Turn("edit", settings)])]))
+    assert "A thing" not in core  # not a tracker's file

@@ -808,3 +808,35 @@ def commit_subjects(action: ToolAction) -> list[str]:
 def record_commit(k: Knowledge, action: ToolAction, prov: Provenance) -> None:
     for task in commit_subjects(action)[:3]:
         k.fact(TASK_DONE, k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}"), prov, 0.75)
+
+
+# a tracker's tasks file the agent wrote (task-master's tasks.json, a todos.json): each task by its
+# title and status; the newest write says where each one stands
+_TASKS_FILE = re.compile(r"^(?:tasks?|todos?)(?:[._-][\w-]+)?\.json$", re.I)
+_TASK_OBJECT = re.compile(
+    r'"(?:title|content|subject)"\s*:\s*"(?P<title>(?:[^"\\\n]|\\.){3,200})"[^{}]*?"status"\s*:\s*"(?P<status>[\w -]{2,20})"'
+)
+_STATUS_DONE = frozenset({"done", "completed", "complete", "closed", "resolved", "finished"})
+_STATUS_OPEN = frozenset(
+    {"pending", "todo", "to-do", "to do", "open", "in-progress", "in_progress", "in progress", "not-started",
+     "not_started", "blocked", "review", "in-review"}
+)  # fmt: skip
+TRACKED_PER_FILE = 8
+
+
+def tracker_tasks(path: str, text: str) -> list[tuple[bool, str]]:
+    """(done?, title) of each task a tracker's tasks file holds; [] for any other file."""
+    if not _TASKS_FILE.match(posixpath.basename(path.replace("\\", "/"))) or '"status"' not in text:
+        return []
+    out = []
+    for m in _TASK_OBJECT.finditer(text[:100_000]):
+        status = m.group("status").strip().lower()
+        if status in _STATUS_DONE or status in _STATUS_OPEN:
+            out += [(status in _STATUS_DONE, item) for item in _task_list(m.group("title"), split=False)]
+    return list(dict.fromkeys(out))[:TRACKED_PER_FILE]
+
+
+def record_tracker_file(k: Knowledge, path: str, text: str, prov: Provenance) -> None:
+    for done, task in tracker_tasks(path, text):
+        eid = k.b.entity("task", task, prov, key=f"task:{' '.join(task.lower().split())}")
+        k.fact(TASK_DONE if done else TASK_PENDING, eid, prov, 0.75)

@@ -84,6 +84,7 @@ from .state import (
     record_reported_errors,
     record_tests_claimed,
     record_tracked_task,
+    record_tracker_file,
     said_problem,
 )
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
@@ -157,6 +158,7 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
                 _standing_rule(k, follow_rule(path), p)
             elif not action.failed:
                 record_doc_written(k, path, p, created=action.kind == "create")
+                record_tracker_file(k, path, text, p)
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     elif action.kind == "other" and not action.failed:
