@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 
 from . import relations
+from .brief_rules import folded, rule_key
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
 from .store import MemoryStore
@@ -328,23 +329,6 @@ def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
     return [g for row in zip_longest(*rows) for g in row if g is not None]
 
 
-RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
-
-
-# the words a want opens with say nothing of which rule it is ("I only want 1 object ...", "I only want 1 vendor field")
-_WANT_WORDS = frozenset(
-    {"i", "we", "only", "just", "really", "want", "need", "would", "like", "to", "don", "t", "dont"}
-)
-
-
-def _rule_key(name: str) -> str:
-    words = re.findall(r"[^\W_]+", name.lower())
-    start = 0
-    while start < len(words) - RULE_KEY_WORDS and words[start] in _WANT_WORDS:
-        start += 1
-    return " ".join(words[start : start + RULE_KEY_WORDS])
-
-
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
     """Conventions, most often stated first (each session that states one again adds an edge),
     then newest, then shorter (more fit): a file's long list of rules cannot all be shown. A rule
@@ -352,7 +336,7 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
     by_key: dict[str, list[GraphEdge]] = {}
     for g in edges:
         if g.target in refs:
-            by_key.setdefault(_rule_key(refs[g.target].name), []).append(g)
+            by_key.setdefault(rule_key(refs[g.target].name), []).append(g)
 
     def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
         return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
@@ -366,30 +350,7 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             refs[_newest(gs).target].name,
         ),
     )
-    return _folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
-
-
-_LABEL = re.compile(r"^([^:;]{2,20}): (?=\S)")  # "MCP: brightdata", "instructions: AGENTS.md", "AL code: ..."
-
-
-def _folded(rules: list[tuple[str, GraphEdge]]) -> list[tuple[str, GraphEdge]]:
-    """Rules under one label as one clause, in the place of the first ("MCP: brightdata, sequential
-    thinking"; "instructions: AGENTS.md, CLAUDE.md"): the label is said once."""
-    out: list[tuple[str, GraphEdge]] = []
-    where: dict[str, int] = {}
-    for name, g in rules:
-        m = _LABEL.match(name)
-        label = m.group(1).lower() if m is not None else ""
-        if label and label in where:
-            i = where[label]
-            first, edge = out[i]
-            newest = g if g.edge.event_time > edge.edge.event_time else edge
-            out[i] = (f"{first}, {name[m.end() :]}", newest)
-            continue
-        if label:
-            where[label] = len(out)
-        out.append((name, g))
-    return out
+    return folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
 
 
 def _stack(

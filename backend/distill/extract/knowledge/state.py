@@ -9,9 +9,9 @@ from ....model import Provenance
 from .. import patterns
 from ..caseless import Caseless
 from ..tools import ToolAction, arguments
-from .conventions import INSTRUCTION_FILES
 from .evidence import CODE_BLOCK, sentences
 from .facts import ARCHITECTURE, COMPONENT, PROBLEM, TASK_DONE, TASK_PENDING, Knowledge
+from .instructed import INSTRUCTION_FILES
 
 PROBLEM_SAID = Caseless(
     re.compile(

@@ -11,22 +11,15 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
-from .conventions import (
-    INSTRUCTION_FILES,
-    ONE_OFF,
-    OPMEM_BLOCK,
-    WRITE_INSTRUCTIONS,
-    clause,
-    injected_instructions,
-    is_convention,
-    is_global,
-    is_listed_rule,
-    is_rule_item,
-    is_rule_sentence,
-    is_user_level,
-    scope_of,
+from .commands import (
+    fenced_commands,
+    labelled_commands,
+    listed_commands,
+    may_give_commands,
+    record_command,
+    said_commands,
 )
+from .conventions import ONE_OFF, clause, is_convention, is_global, scope_of
 from .decisions import (
     may_swap,
     record_agreed,
@@ -42,9 +35,17 @@ from .environment import env_names, exposed_ports, fenced_env, listed_env, route
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
 from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
 from .instructed import (
+    INSTRUCTION_FILES,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
     doc_file_rule,
     doc_named_by_words,
     follow_rule,
+    injected_instructions,
+    is_listed_rule,
+    is_rule_item,
+    is_rule_sentence,
+    is_user_level,
     mcp_servers,
     named_instruction_files,
     named_mcp,
@@ -235,7 +236,7 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    lines = [line for line in _own_sections(text) if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if every:
         _rules_for_every_project(k, body, prov)
@@ -253,6 +254,21 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
         for sentence in sentences(prose):  # the prose: "Use 4 spaces for indentation."
             if is_rule_sentence(sentence) and not is_convention(sentence):
                 _convention(k, sentence, prov)
+
+
+# an agent's own edit-format prompt a malformed edit wrote into the file ("# *SEARCH/REPLACE block* Rules:")
+_AGENT_FORMAT_HEADING = re.compile(r"^\s*#+.*SEARCH/REPLACE", re.I)
+
+
+def _own_sections(text: str) -> list[str]:
+    """The file's lines less the sections that hold an agent's edit-format prompt."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            skipping = bool(_AGENT_FORMAT_HEADING.match(line))
+        if not skipping:
+            out.append(line)
+    return out
 
 
 def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
@@ -429,6 +445,7 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
     blocks (with the line that labels each), and technologies, commands and names listed under
     a heading. The user's word counts above an answer's."""
     confidence = 0.85 if from_user else 0.75
+    labelled_commands(k, text, prov, from_user=from_user)
     blocks = fenced(text)
     if blocks:
         k.source = "block"
