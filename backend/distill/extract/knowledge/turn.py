@@ -11,11 +11,20 @@ from ....model import Node, Provenance
 from ...model import CollectedTurn, TurnFacts
 from .. import vocabulary
 from ..tools import ToolAction, arguments
-from .commands import fenced_commands, listed_commands, may_give_commands, record_command, said_commands
+from .commands import (
+    fenced_commands,
+    labelled_commands,
+    listed_commands,
+    may_give_commands,
+    record_command,
+    said_commands,
+)
 from .conventions import ONE_OFF, clause, is_convention, is_global, scope_of
 from .decisions import (
     may_swap,
+    record_agreed,
     record_drops,
+    record_proposal,
     record_replacement,
     record_set_version,
     record_switch,
@@ -24,7 +33,7 @@ from .decisions import (
 )
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
-from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
 from .instructed import (
     INSTRUCTION_FILES,
     OPMEM_BLOCK,
@@ -67,7 +76,17 @@ from .stack import (
     record_what_it_is,
     stated_packages,
 )
-from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
+from .state import (
+    one_problem,
+    record_commit,
+    record_doc_written,
+    record_layout,
+    record_problem,
+    record_reported_errors,
+    record_tests_claimed,
+    record_tracked_task,
+    said_problem,
+)
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -137,6 +156,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
                 _standing_rule(k, follow_rule(path), p)
+            elif not action.failed:
+                record_doc_written(k, path, p, created=action.kind == "create")
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     elif action.kind == "other" and not action.failed:
@@ -147,6 +168,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_command(k, action, p, facts)
         if not action.failed:
             record_tracked_task(k, action.command, p)
+    if action.kind == "git":
+        record_commit(k, action, p)
     if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
@@ -175,6 +198,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     text = node.content
     if node.role == "user":
         answered(k, text)
+        record_proposal(k, text, prov)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:  # `/read CONVENTIONS.md`
@@ -198,8 +222,10 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
             _standing_rule(k, follow_rule(path), prov)
     k.source = "edit"
     diff_stack(k, text, prov)
+    record_agreed(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
+    record_tests_claimed(k, text, prov)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
@@ -308,11 +334,12 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
     if not from_user:
         _answer_facts(k, text[:20_000], prov)
         return
-    b = k.b
-    record_reported_errors(k, text, prov)
+    told = source == "sentence"  # an instruction file states rules, not the problems the user has
+    record_reported_errors(k, text if told else "", prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
     k.source = source
+    problems: list[str] = []
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -320,6 +347,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             record_replacement(k, old, new, prov, from_user)
         if from_user:
             record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        # "..., for some reason the text is the same every time, maybe a bug?": a report all the same
+        problems.append(said_problem(sentence, question=True) if told and question else "")
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
@@ -340,12 +369,11 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
         if not pasted:
             _said_rule(k, sentence, prov, replaced=replaced)
-        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
-        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = problem_name(sentence)
-            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        if told and not replaced and not is_convention(sentence):
+            problems.append(said_problem(sentence, question=False))
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
+    record_problem(k, one_problem(problems), prov)
 
 
 def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
@@ -406,9 +434,6 @@ def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[
             _standing_rule(k, doc_named_by_words(sentence, written), prov)
 
 
-PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
-
-
 # a message with a list in it: a line opening with a bullet or a number
 _HAS_LIST = re.compile(r"^[ \t]{0,6}(?:[-*+•]|\d{1,2}[.)])\s", re.MULTILINE)
 
@@ -418,6 +443,7 @@ def _structure(k: Knowledge, text: str, prov: Provenance, *, from_user: bool) ->
     blocks (with the line that labels each), and technologies, commands and names listed under
     a heading. The user's word counts above an answer's."""
     confidence = 0.85 if from_user else 0.75
+    labelled_commands(k, text, prov, from_user=from_user)
     blocks = fenced(text)
     if blocks:
         k.source = "block"
