@@ -341,14 +341,10 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
     def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
         return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
 
-    def opening(gs: list[GraphEdge]) -> bool:  # stated in a session's first prompt, where standing instructions go
-        return any(g.edge.provenance.turn == 1 for g in gs)
-
     ranked = sorted(
         by_key.values(),
         key=lambda gs: (
             -stated(gs),
-            not opening(gs),
             -round(_newest(gs).edge.event_time / 3600),
             len(refs[_newest(gs).target].name),
             refs[_newest(gs).target].name,

@@ -110,16 +110,3 @@ def test_an_agents_edit_format_prompt_written_into_an_instruction_file_gives_no_
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-a", turns)])))
     assert "prefer named exports over default exports" in conventions, conventions
     assert "SEARCH/REPLACE" not in conventions and "asterisks" not in conventions, conventions
-
-
-def test_a_rule_of_a_sessions_opening_prompt_leads_the_rules_stated_as_often(tmp_path: Path):
-    from opmem_tui.backend.memory.brief import project_brief
-
-    turns = [
-        Turn("Build the importer. Never write to the shared configuration directory from a test."),
-        Turn("Fix the parser."),
-        Turn("Never use print."),
-    ]
-    memory = distil_history(tmp_path / "m", [Session("s-o", turns)])
-    line = next(line.text for line in project_brief(memory, "demo") if line.part == "convention")
-    assert line.index("never write to the shared") < line.index("never use print"), line
