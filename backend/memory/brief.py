@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 
 from . import relations
-from .brief_rules import folded, rule_key
+from .brief_rules import ranked_rules
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
 from .store import MemoryStore
@@ -199,7 +199,7 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += _commands(by_rel, refs)
     state = _state(by_rel, refs, fixed_at)
     out += state
-    out += _rule_lines(_ranked_rules(by_rel.get("convention", []), refs))
+    out += _rule_lines(ranked_rules(by_rel.get("convention", []), refs, _newest, CONVENTIONS))
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
@@ -327,30 +327,6 @@ def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
         sessions.setdefault(g.edge.provenance.session_id, []).append(g)
     rows = [sorted(gs, key=lambda g: -round(g.confidence, 2)) for gs in sessions.values()]
     return [g for row in zip_longest(*rows) for g in row if g is not None]
-
-
-def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
-    """Conventions, most often stated first (each session that states one again adds an edge),
-    then newest, then shorter (more fit): a file's long list of rules cannot all be shown. A rule
-    reworded (its first words the same) is one rule, in its newest wording."""
-    by_key: dict[str, list[GraphEdge]] = {}
-    for g in edges:
-        if g.target in refs:
-            by_key.setdefault(rule_key(refs[g.target].name), []).append(g)
-
-    def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
-        return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
-
-    ranked = sorted(
-        by_key.values(),
-        key=lambda gs: (
-            -stated(gs),
-            -round(_newest(gs).edge.event_time / 3600),
-            len(refs[_newest(gs).target].name),
-            refs[_newest(gs).target].name,
-        ),
-    )
-    return folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
 
 
 def _stack(
