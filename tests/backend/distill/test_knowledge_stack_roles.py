@@ -308,3 +308,10 @@ def test_a_command_the_user_labels_on_a_line_of_its_own(tmp_path: Path):
     assert "python tests/bench/run_benchmark.py" in _commands(core), core
     core = _core(tmp_path / "prose", Turn("Run: the tests please, then tell me."))
     assert not _commands(core), core
+
+
+def test_an_api_the_user_says_the_project_uses_is_named_by_its_site(tmp_path: Path):
+    said = "The extension should use the API from https://restdocs.example-books.com/ for every call."
+    assert "example-books API" in _stack(_core(tmp_path, Turn(said)))
+    said = "It serves the API at http://localhost:8000/docs now."
+    assert "API" not in _stack(_core(tmp_path / "local", Turn(said)))

@@ -565,3 +565,21 @@ def record_models(k: Knowledge, text: str, prov: Provenance, confidence: float =
         return  # a list of models to choose from, not the one in use
     for model in found[:MODELS]:
         k.stack(vocabulary.Tech(model, "llm"), prov, confidence, slot=False)
+
+
+# "the extension should use the API from https://restdocs.example.com/": the service the project calls
+_API_URL = re.compile(
+    r"\bAPIs?\b[^.?!\n]{0,40}?https?://([\w.-]+)|https?://([\w.-]+)[^\s]*\s+(?:REST\s+)?APIs?\b", re.I
+)
+_SUBDOMAINS = frozenset(word_list("www api apis rest restapi restdocs docs doc developer developers dev sandbox app"))
+
+
+def record_api_url(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """An API the user says the project uses, named by its site (`e-conomic API`)."""
+    if "http" not in sentence:
+        return
+    for m in _API_URL.finditer(sentence):
+        labels = [p for p in (m.group(1) or m.group(2)).lower().split(".") if p]
+        names = [p for p in labels[:-1] if p not in _SUBDOMAINS]  # (the top-level domain off)
+        if names and names[-1] not in ("localhost", "github", "google", "example") and not names[-1].isdigit():
+            k.stack(vocabulary.Tech(f"{names[-1]} API", "integration"), prov, 0.8, slot=False)
