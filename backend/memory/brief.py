@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from itertools import zip_longest
 
 from . import relations
+from .brief_rules import folded, rule_key
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
 from .store import MemoryStore
@@ -196,7 +197,8 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     stack = _stack(memory, by_rel, retired, refs)
     out += stack
     out += _commands(by_rel, refs)
-    out += _state(by_rel, refs, fixed_at)
+    state = _state(by_rel, refs, fixed_at)
+    out += state
     out += _rule_lines(_ranked_rules(by_rel.get("convention", []), refs))
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
@@ -209,17 +211,19 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     layout = _layout(by_rel, refs)
     if layout is not None:
         out.append(layout)
-    out += _progress(by_rel, refs)
+    out += _with_checks(state, _progress(by_rel, refs), out)
     return out
 
 
 PIECES_CHARS = 180  # a layout or progress line takes its newest items while they fit
+PROGRESS_ITEMS = 10
+PROGRESS_CHARS = 150  # of each of done and pending
 
 
-def _take(names: list[str], sep: str) -> list[str]:
+def _take(names: list[str], sep: str, size: int = PIECES_CHARS) -> list[str]:
     taken: list[str] = []
     for name in names:
-        if taken and len(sep.join([*taken, name])) > PIECES_CHARS:
+        if taken and len(sep.join([*taken, name])) > size:
             break
         taken.append(name)
     return taken
@@ -250,19 +254,43 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
             key = (g.edge.event_time, done)  # the same moment: done wins
             if g.target not in latest or key > latest[g.target][:2]:
                 latest[g.target] = (g.edge.event_time, done, g)
-    out = []
-    for done, label, importance in ((False, "pending", 0.84), (True, "done", 0.82)):
-        gs = _by_session(sorted((g for t, d, g in latest.values() if d is done), key=lambda g: -g.edge.event_time))[:6]
-        names = _take(list(dict.fromkeys(_topic(refs[g.target].name) for g in gs)), "; ")
+    parts: list[tuple[str, list[str], list[GraphEdge]]] = []
+    for done, label in ((True, "done"), (False, "pending")):
+        said = sorted((g for t, d, g in latest.values() if d is done), key=lambda g: (-g.edge.event_time, -g.written))
+        gs = _by_session(said)[:PROGRESS_ITEMS]
+        names = _take(list(dict.fromkeys(_short(_topic(refs[g.target].name)) for g in gs)), "; ", PROGRESS_CHARS)
         if names:
-            line = BriefLine(
-                f"· {label}: " + "; ".join(names), _newest(gs).edge.provenance.session_id, importance, "progress"
-            )
-            out.append(line)
-            for n in range(len(names) - 1, 0, -1):  # the newest few, for a block with no room for the whole line
-                short = "; ".join(names[:n])
-                out.append(BriefLine(f"· {label}: {short}", gs[0].edge.provenance.session_id, 0.3, "progress"))
+            parts.append((label, names, gs))
+    if not parts:
+        return []
+    # one line, "· done: A; B · pending: C" (one pointer, at the newest), then the same line cut
+    # after an item, for a block with no room for the whole of it (what is pending is cut first)
+    used = [g for _, _, gs in parts for g in gs]
+    cuts = [[len(names) for _, names, _ in parts]]
+    for i in range(len(parts) - 1, -1, -1):
+        for n in range(len(parts[i][1]) - 1, -1 if i else 0, -1):
+            cuts.append([*cuts[0][:i], n])
+    out = []
+    for rank, cut in enumerate(cuts):
+        pieces = [f"{label}: " + "; ".join(names[:n]) for (label, names, _), n in zip(parts, cut, strict=False) if n]
+        text = "· " + " · ".join(pieces)
+        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.74 if rank == 0 else 0.66, "progress"))
     return out
+
+
+def _with_checks(state: list[BriefLine], progress: list[BriefLine], out: list[BriefLine]) -> list[BriefLine]:
+    """A passing checks line leads the progress line ("· state: tests passing (date) · done: A ·
+    pending: B"): one pointer for both; cut after an item down to the checks alone, the surest part."""
+    checks = next((line for line in state if line.text.startswith("· state: ") and line.importance < 0.9), None)
+    if checks is None or not progress:
+        return progress
+    out.remove(checks)
+    joined = [f"{checks.text} · {line.text[2:]}" for line in progress]
+    return [
+        BriefLine(joined[0], progress[0].session_id, progress[0].importance, "progress"),
+        *(BriefLine(text, progress[0].session_id, checks.importance, "progress") for text in joined[1:]),
+        checks,
+    ]
 
 
 _LEAD = re.compile(r"^(?P<head>[^:;,.!?]{3,60}?)(?::\s|\s[-–—]\s)(?P<rest>.+)$")
@@ -277,30 +305,28 @@ def _topic(task: str) -> str:
     return m.group("head").strip()
 
 
+TASK_SHOWN = 50
+_TASK_BREAK = re.compile(r",\s|;\s|\s[-–—]\s|:\s|\s\(")
+
+
+def _short(task: str) -> str:
+    """A task by its first clause when it is long ("I moved the docs into a tidy docs/ tree, recorded
+    the change, ..." is "I moved the docs into a tidy docs/ tree"): more tasks fit a line."""
+    if len(task) <= TASK_SHOWN:
+        return task
+    cut = next((m.start() for m in _TASK_BREAK.finditer(task) if 12 <= m.start() <= TASK_SHOWN), 0)
+    return task[:cut] if cut else _cut(task, TASK_SHOWN)
+
+
 def _by_session(edges: list[GraphEdge]) -> list[GraphEdge]:
     """Newest first, one from each session before a second from any: a project's progress is what
-    each session got done, not the newest session's whole checklist."""
+    each session got done, not the newest session's whole checklist. Within a session the surest
+    first (the work a heading announced finished, the user's word), then newest."""
     sessions: dict[str, list[GraphEdge]] = {}
     for g in edges:
         sessions.setdefault(g.edge.provenance.session_id, []).append(g)
-    return [g for row in zip_longest(*sessions.values()) for g in row if g is not None]
-
-
-RULE_KEY_WORDS = 4  # a rule reworded later opens with the same words: "write JSDoc comments for all exported ..."
-
-
-# the words a want opens with say nothing of which rule it is ("I only want 1 object ...", "I only want 1 vendor field")
-_WANT_WORDS = frozenset(
-    {"i", "we", "only", "just", "really", "want", "need", "would", "like", "to", "don", "t", "dont"}
-)
-
-
-def _rule_key(name: str) -> str:
-    words = re.findall(r"[^\W_]+", name.lower())
-    start = 0
-    while start < len(words) - RULE_KEY_WORDS and words[start] in _WANT_WORDS:
-        start += 1
-    return " ".join(words[start : start + RULE_KEY_WORDS])
+    rows = [sorted(gs, key=lambda g: -round(g.confidence, 2)) for gs in sessions.values()]
+    return [g for row in zip_longest(*rows) for g in row if g is not None]
 
 
 def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEdge]]:
@@ -310,7 +336,7 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
     by_key: dict[str, list[GraphEdge]] = {}
     for g in edges:
         if g.target in refs:
-            by_key.setdefault(_rule_key(refs[g.target].name), []).append(g)
+            by_key.setdefault(rule_key(refs[g.target].name), []).append(g)
 
     def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
         return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
@@ -324,30 +350,7 @@ def _ranked_rules(edges: list[GraphEdge], refs: dict) -> list[tuple[str, GraphEd
             refs[_newest(gs).target].name,
         ),
     )
-    return _folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
-
-
-_LABEL = re.compile(r"^([^:;]{2,20}): (?=\S)")  # "MCP: brightdata", "instructions: AGENTS.md", "AL code: ..."
-
-
-def _folded(rules: list[tuple[str, GraphEdge]]) -> list[tuple[str, GraphEdge]]:
-    """Rules under one label as one clause, in the place of the first ("MCP: brightdata, sequential
-    thinking"; "instructions: AGENTS.md, CLAUDE.md"): the label is said once."""
-    out: list[tuple[str, GraphEdge]] = []
-    where: dict[str, int] = {}
-    for name, g in rules:
-        m = _LABEL.match(name)
-        label = m.group(1).lower() if m is not None else ""
-        if label and label in where:
-            i = where[label]
-            first, edge = out[i]
-            newest = g if g.edge.event_time > edge.edge.event_time else edge
-            out[i] = (f"{first}, {name[m.end() :]}", newest)
-            continue
-        if label:
-            where[label] = len(out)
-        out.append((name, g))
-    return out
+    return folded([(refs[_newest(gs).target].name, _newest(gs)) for gs in ranked[:CONVENTIONS]])
 
 
 def _stack(
@@ -489,7 +492,7 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
         failing = not states[0][0]
         text = "· state: " + " · ".join(item[1] for item in states)
         out.append(
-            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.6)
+            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.7)
         )
     ran_since = [  # (when, command) the project ran successfully: "mix phx.server doesn't start", then it did
         (g.edge.event_time, refs[g.target].name.lower())
@@ -509,18 +512,28 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
             return False
         return not any(t > g.edge.event_time and len(cmd) > 3 and cmd in said for t, cmd in ran_since)
 
-    problems = sorted(
-        (
-            g
-            for g in by_rel.get("has-problem", [])
+    problems = list(
+        {
+            refs[g.target].name.lower(): g  # said again in a later session: once, its newest
+            for g in sorted(by_rel.get("has-problem", []), key=lambda g: g.edge.event_time)
             if g.edge.event_time > passed_at and g.target in refs and still_open(g)
-        ),
-        key=lambda g: -g.edge.event_time,
-    )[:2]
-    for rank, g in enumerate(problems):
-        text = f"· open problem: {refs[g.target].name} ({_day(g.edge.event_time)})"
-        out.append(BriefLine(text, g.edge.provenance.session_id, 0.88 - rank * 0.02))
+        }.values()
+    )
+    # an error message quoted (surer) before a problem said in a sentence, then newest first
+    problems.sort(key=lambda g: (-g.confidence, -g.edge.event_time))
+    said = [f"{_cut(refs[g.target].name, PROBLEM_SHOWN)} ({_day(g.edge.event_time)})" for g in problems[:OPEN_PROBLEMS]]
+    for n in range(len(said), 0, -1):  # one line; cut after a problem for a block with no room for all
+        text = "· open problem: " + "; ".join(said[:n])
+        out.append(BriefLine(text, _newest(problems[:n]).edge.provenance.session_id, 0.88 - (len(said) - n) * 0.01))
     return out
+
+
+OPEN_PROBLEMS = 3
+PROBLEM_SHOWN = 120  # characters of a problem's words: the session has the rest
+
+
+def _cut(text: str, size: int) -> str:
+    return text if len(text) <= size else text[: size - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:

@@ -173,8 +173,8 @@ def _fill(
 
 
 def _variant(a: str, b: str) -> bool:
-    """One line is the other cut after an item (`· done: X` and `· done: X; Y`)."""
-    return b.startswith(a + "; ") or a.startswith(b + "; ")
+    """One line is the other cut after an item (`· done: X` and `· done: X; Y · pending: Z`)."""
+    return any(b.startswith(a + sep) or a.startswith(b + sep) for sep in ("; ", " · "))
 
 
 def _day_end(day: date) -> float:

@@ -330,6 +330,7 @@ def list_edges(
                 0,
                 retired.valid_to if retired else None,
                 retired.reason if retired else "",
+                row=row,
             )
         )
     return tuple(out)

@@ -130,6 +130,12 @@ class GraphEdge:
     def confidence(self) -> float:
         return self._row[7] if self._edge is None else self._edge.confidence
 
+    @property
+    def written(self) -> int:
+        """The order the store wrote it in (0 when built without a cache row): the order a
+        message listed facts of one moment in."""
+        return self._row[0] if self._row is not None else 0
+
     def _key(self) -> tuple:
         return (self.edge, self.source, self.target, self.hop, self.valid_to, self.superseded_reason)
 

@@ -324,30 +324,43 @@ class Searcher:
         )
         hits: list[SearchHit] = []
         shown: set[tuple[str, str]] = set()
+        above: set[int] = set()  # turn rows already hits
         for cand, score in fused:
             kind, rid = cand.key
             row = (turns if kind == "d" else records).get(rid)
             if row is None:
                 continue
             hit = (
-                self._turn_hit(db, row, score, cand, parsed)
+                self._turn_hit(db, row, score, cand, parsed, above)
                 if kind == "d"
                 else self._record_hit(row, score, cand, parsed)
             )
-            if hit.snippet and (hit.kind, hit.snippet) in shown:
+            if hit is None or (hit.snippet and (hit.kind, hit.snippet) in shown):
                 continue
             shown.add((hit.kind, hit.snippet))
+            if kind == "d":
+                above.add(rid)
             hits.append(hit)
             if len(hits) == k:
                 break
         return tuple(hits)
 
     def _turn_hit(
-        self, db: sqlite3.Connection, row: tuple, score: float, cand: _Candidate, parsed: ParsedQuery
-    ) -> SearchHit:
+        self,
+        db: sqlite3.Connection,
+        row: tuple,
+        score: float,
+        cand: _Candidate,
+        parsed: ParsedQuery,
+        above: set[int],
+    ) -> SearchHit | None:
+        """The hit of a turn row; None for a bare reply to a message already a hit above (it
+        would add a word to that message's snippet)."""
         kind, session_id, node, seq, role, turn, commit, when, scope, speaker, prev = row
         snippet = self.snippets.turn(session_id, node, seq, role, kind, parsed.terms)
         if prev is not None and self.snippets.is_bare_reply(snippet, parsed.terms):
+            if prev in above:
+                return None
             earlier = db.execute("SELECT node, seq, role, kind FROM docs WHERE id = ?", (prev,)).fetchone()
             if earlier is not None:
                 width = self.snippets.earlier_width(snippet)

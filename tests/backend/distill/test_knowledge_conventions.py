@@ -9,8 +9,9 @@ from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 
-from opmem_tui.backend.distill.extract.knowledge.conventions import WRITE_INSTRUCTIONS, clause, is_convention, scope_of
+from opmem_tui.backend.distill.extract.knowledge.conventions import clause, is_convention, scope_of
 from opmem_tui.backend.distill.extract.knowledge.evidence import sentences
+from opmem_tui.backend.distill.extract.knowledge.instructed import WRITE_INSTRUCTIONS
 from opmem_tui.backend.distill.model import SessionBatch
 from opmem_tui.backend.memory.core import render_core
 
@@ -185,7 +186,8 @@ def test_an_instruction_files_prose_and_labelled_items_state_rules(tmp_path: Pat
     turns = [Turn("Look around first.", [Call("read", path="/work/demo/CLAUDE.md", content=claude_md)])]
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-f", turns)]))).lower()
     assert "use 4 spaces for indentation" in conventions and "use black with its defaults" in conventions, conventions
-    assert "make test" not in conventions and "src/api" not in conventions, conventions
+    assert "src/api" not in conventions, conventions
+    assert "run make test before pushing" in conventions, conventions  # a step before another: a rule of the process
     assert "these commands" not in conventions, conventions
 
 
@@ -256,3 +258,21 @@ def test_two_corrections_that_open_alike_are_two_rules_in_the_brief(tmp_path: Pa
     turns = [Turn("I only want 1 log table for this."), Turn("I only want 1 vendor name field.")]
     conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-w", turns)])))
     assert "1 log table" in conventions and "1 vendor name field" in conventions, conventions
+
+
+def test_process_steps_places_tools_and_formatting_ruled_out_are_rules():
+    for sentence, rule in (
+        ("Run `make lint` before pushing.", "run make lint before pushing"),
+        ("Update the changelog after each release.", "update the changelog after each release"),
+        ("Save the reports in reports/ as markdown.", "save the reports in reports/ as markdown"),
+        ("Use the context7 MCP for library docs.", "use the context7 MCP for library docs"),
+        ("No asterisks in the bot's messages.", "no asterisks in the bot's messages"),
+    ):
+        assert is_convention(sentence) and clause(sentence) == rule, sentence
+    for sentence in ("Run the tests.", "I ran the tests before lunch.", "No errors now.", "No, that is wrong."):
+        assert not is_convention(sentence), sentence
+
+
+def test_what_was_never_so_is_no_order():
+    assert not is_convention("Never seen this error before.") and not is_convention("I have never used it.")
+    assert is_convention("Never embed secrets in code.") and is_convention("Never squash merges.")

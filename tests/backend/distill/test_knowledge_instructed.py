@@ -98,3 +98,15 @@ def test_each_line_of_rules_is_offered_cut_for_a_block_with_room_for_part_of_one
     assert len(whole) >= 2, whole  # more rules than one line holds
     assert cut and all(any(w.startswith(c + "; ") for w in whole) for c in cut), (whole, cut)
     assert sum(1 for c in cut if c.count("; ") == 0) == len(whole)  # every line down to its first rule
+
+
+def test_an_agents_edit_format_prompt_written_into_an_instruction_file_gives_no_rule(tmp_path: Path):
+    text = (
+        "# Conventions\n- Prefer named exports over default exports.\n\n# *SEARCH/REPLACE block* Rules:\n\n"
+        "Every *SEARCH/REPLACE block* must use this format:\n"
+        "1. The *FULL* file path alone on a line, verbatim. No bold asterisks, no quotes around it.\n"
+    )
+    turns = [Turn("Tidy the conventions.", [Call("write", path="/work/demo/CONVENTIONS.md", content=text)])]
+    conventions = _conventions(brief_of(distil_history(tmp_path / "m", [Session("s-a", turns)])))
+    assert "prefer named exports over default exports" in conventions, conventions
+    assert "SEARCH/REPLACE" not in conventions and "asterisks" not in conventions, conventions

@@ -124,10 +124,11 @@ def test_the_brief_states_the_layout_and_what_is_left(tmp_path: Path):
     assert "hexagonal layout" in layout and "API: services/api" in layout
     assert "worker: apps/worker" in layout and "services/worker" not in layout  # the newest place said
     assert layout.endswith("↪ session:s-later")
-    pending = next(line for line in lines if line.startswith("· pending: "))
+    progress = next(line for line in lines if "· done: " in line)  # one line: the checks, done, then pending
+    assert progress.startswith("· state: tests passing (")
+    done, pending = progress.split("  ↪")[0].split(" · done: ")[1].split(" · pending: ")
     assert "document the API" in pending and "wire the queue into the API" in pending
     assert "add retries" not in pending  # said done since
-    done = next(line for line in lines if line.startswith("· done: "))
     assert "add retries to the worker" in done and "queue module" in done
 
 
@@ -222,3 +223,37 @@ def test_the_brief_offers_the_newest_few_tasks_when_the_whole_line_does_not_fit(
     memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
     done = [line.text for line in project_brief(memory, "demo") if line.text.startswith("· done: ")]
     assert sorted(len(line.split("; ")) for line in done) == [1, 2, 3], done
+
+
+def test_done_and_pending_share_one_line_cut_after_an_item_for_a_full_block(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    reply = "## Done\n- queue module\n- retry policy\n\n## Next steps\n- dead letter topic\n- metrics"
+    memory = distil_history(tmp_path / "memory", [Session("s-q", [Turn("add the queue", reply=reply)])])
+    lines = [line for line in project_brief(memory, "demo") if line.part == "progress"]
+    assert lines[0].text == "· done: retry policy; queue module · pending: metrics; dead letter topic"
+    assert [line.text for line in lines[1:]] == [
+        "· done: retry policy; queue module · pending: metrics",
+        "· done: retry policy; queue module",
+        "· done: retry policy",
+    ]
+    assert lines[0].importance > lines[1].importance
+
+
+def test_passing_checks_lead_the_progress_line_failing_ones_stand_alone(tmp_path: Path):
+    from opmem_tui.backend.memory.brief import project_brief
+
+    def brief(output: str, code: int) -> list[str]:
+        calls = [Call("bash", command="pytest -q", output=output, exit_code=code)]
+        turns = [Turn("run the tests", calls, reply="## Done\n- the parser\n\n## Next steps\n- the docs")]
+        memory = distil_history(tmp_path / f"m{code}", [Session("s-t", turns)])
+        return [line.text for line in project_brief(memory, "demo") if line.part in ("state", "progress")]
+
+    passing = brief("3 passed in 0.1s", 0)
+    assert passing[0].startswith("· state: tests passing (") and passing[0].endswith(
+        " · done: the parser · pending: the docs"
+    ), passing
+    assert passing[-1].startswith("· state: tests passing (") and "done:" not in passing[-1]  # the last cut
+    failing = brief("1 failed, 2 passed in 0.1s", 1)
+    assert any(t.startswith("· state: tests failing") and "done:" not in t for t in failing), failing
+    assert any(t.startswith("· done: the parser") for t in failing), failing

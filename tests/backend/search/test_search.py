@@ -190,9 +190,19 @@ def test_a_bare_reply_is_shown_after_the_message_it_answers(home: Home) -> None:
     home.sessions.append_message("s1", "user", "Yes", created_at=T0 + 120)
     home.sessions.commit_turn("s1")
     hits = home.search("where is the redis data kept", k=5)
-    by_node = {h.snippet for h in hits}
-    assert "Shall I keep the redis data in ./data beside the compose file? → Yes" in by_node
-    assert "Shall I keep the redis data in ./data beside the compose file?" in by_node  # itself a hit, as it was
+    snippets = [h.snippet for h in hits]
+    # the question ranks first (it holds the words): the reply would add one word to it
+    assert snippets[0] == "Shall I keep the redis data in ./data beside the compose file?"
+    assert not any(s.endswith("Yes") for s in snippets)
+    # a long message's first lines are the reply's context (ctx): there the reply ranks first
+    long = "Redis keeps its data in ./data now, beside the compose file. " + "Filler words here. " * 80
+    add_chat(home, "s2", [("status?", long)])
+    home.sessions.append_message("s2", "user", "Great, thanks", created_at=T0 + 300)
+    home.sessions.commit_turn("s2")
+    home.search_index.update()
+    hits = home.search("redis data compose", k=10)
+    first = next(i for i, h in enumerate(hits) if h.session_id == "s2")
+    assert hits[first].snippet.endswith(" → Great, thanks") and "Redis keeps its data" in hits[first].snippet
 
 
 def test_an_event_hit_shows_its_summary_not_the_entity_words_it_is_matched_by(home: Home) -> None:

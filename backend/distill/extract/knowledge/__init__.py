@@ -37,10 +37,11 @@ written, and what each is, are declared once in memory/relations.py.
 """
 
 from .commands import command_kind, normalize_command
-from .conventions import INSTRUCTION_FILES, is_convention, is_global
+from .conventions import is_convention, is_global
 from .decisions import dropped, replacements
 from .environment import env_names, exposed_ports, routes
 from .facts import CONVENTION, DROPPED, ENDPOINT, ENV_VAR, USES, Knowledge
+from .instructed import INSTRUCTION_FILES
 from .manifests import extension_languages, imports, is_manifest, manifest_facts, script_commands
 from .named import record_named_often
 from .state import layout_facts, progress_items

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 import re
 
 from ..caseless import Caseless
@@ -26,6 +25,16 @@ _CONVENTION = Caseless(
         r"follow (?:\w+ ){0,3}(?:best practices|practices|guidelines?|conventions|standards?|style|rules)|"
         # a reminder: "I remind you the main directive ...", "don't forget to ...", "every time you ..."
         r"(?:i )?remind you|as a reminder|(?:don'?t|do not|never) forget to|every time you|"
+        # a step before or after another: "run `make lint` before pushing", "update the changelog after each release"
+        r"(?:run|test|lint|format|check|build|rebase|update|regenerate|rerun|re-run)\b[^.;]{0,60}?\b(?:before|after)\s+"
+        r"(?:each|every|any|all|committing|pushing|merging|opening|submitting|deploying|releasing|you (?:commit|push|merge)|"
+        r"a (?:commit|push|pr|release|deploy))\b|"
+        # where things of a kind are kept: "save the reports in reports/", "put all scripts under tools/"
+        r"(?:save|put|write|keep|store|place)\s+(?:all\s+|the\s+|any\s+|your\s+)?(?:[\w-]+\s+){0,2}(?:reports?|logs?|"
+        r"notes|plans?|docs|documentation|screenshots|outputs?|results|scripts|migrations|fixtures)\s+(?:in|into|under|inside)"
+        r"\s+(?:the\s+)?[`'\"]?\.?[\w.-]*\w(?=/)|"
+        # a tool to use by its MCP server: "use the context7 MCP for library docs"
+        r"use\s+(?:the\s+)?(?:[\w.-]+\s+){1,2}mcp\b|"
         # the environment work goes to, by its name: "the sandbox environment which is named Sandbox01"
         r"(?:environment|sandbox|tenant|workspace|cluster|namespace|account|instance|database|bucket|region)"
         r"(?:\s+\w+)?\s+(?:which\s+|that\s+)?(?:is\s+)?(?:named|called)\s+[\"'`]?[a-z0-9][\w.-]*\d[\w.-]*)\b",
@@ -41,6 +50,10 @@ _FOLLOWS_NAME = re.compile(r"\bfollows?\s+(?:the\s+)?(?-i:[A-Z])\w*\b", re.I)
 ONE_OFF_PATTERN = r"(?:don'?t|do not) (?:change|touch|modify|edit|alter) (?:the )?(?:contents?|content of|it|this|that|them|anything)\b"
 # an instruction about the edit at hand, neither a rule nor a decision
 ONE_OFF = Caseless(re.compile(rf"\b{ONE_OFF_PATTERN}", re.I))
+_PARTICIPLE = (
+    r"(?:used|tried|tested|worked|noticed|encountered|experienced|needed|wanted|liked|happened|managed|"
+    r"seen|been|done|gone|known|heard|had|got|gotten|thought)"
+)
 _NOT_CONVENTION = Caseless(
     re.compile(
         r"\b(?:don'?t (?:know|think|worry|understand|see|have|get|remember)|never mind|always wanted|"
@@ -63,6 +76,8 @@ _NOT_CONVENTION = Caseless(
         r"(?! (?:be |stay |remain )?(?:kept|updated|up to date|documented|formatted|tested|reviewed|linted|typed|named|"
         r"written in|sorted|short|small)\b)|"
         r"\b(?:which|that) you (?:should|must)\b|"  # "symbols which you should use": not the rule's verb
+        # what was never so ("never seen this error before"): no order
+        rf"^(?:i(?:'ve| have)? )?never\s+{_PARTICIPLE}\b|"
         # a yes to what the agent proposed ("Yes add a role center ..."): the task at hand
         r"^(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect|nice|good)\b[,!. ]*(?:please )?"
         r"(?:add|do|go|implement|make|create|fix|proceed|continue|build|change|update)\b|"
@@ -125,7 +140,9 @@ _CONVENTION_OTHER_NOT = re.compile(r"\b(?:n[ãa]o sei|no s[ée]|не знаю|ni
 _NEGATED_IMPERATIVE = Caseless(
     re.compile(
         r"^(?:(?:also|and|but|so|please|pls|just|again),?\s+)*(?:don'?t|dont|do not|never)\s+(?:ever\s+)?"
-        r"(?!(?:be|have|need|mind|bother|worry|know|think|understand|see|get|remember|care|want|like|forget)\b)"
+        r"(?!(?:be|have|need|mind|bother|worry|know|think|understand|see|get|remember|care|want|like|forget|again|ever)\b)"
+        # (a past participle is no order: "never seen this error before")
+        rf"(?!{_PARTICIPLE}\b|(?:saw|did|was|were|came|went)\b)"
         r"[a-z][\w-]+\b(?!\s+(?:it|this|that|them|these|those|anything|yet|now)\b)",
         re.I,
     )
@@ -164,10 +181,23 @@ def _kept_in_mind(sentence: str) -> str:
     return sentence[m.end() :].strip() if m is not None else ""
 
 
+# a formatting element ruled out: "No emojis.", "No asterisks in the bot's messages." ("No, ..." answers)
+_NO_ELEMENT = Caseless(
+    re.compile(
+        r"^no\s+(?:more\s+)?(?:emojis?|emoticons|asterisks?|markdown|bold|italics?|headings?|headers|bullet points?|"
+        r"comments|docstrings|semicolons|tabs|trailing \w+|todos?|placeholders?|magic numbers|abbreviations|jargon|"
+        r"apologies|filler|console\.log|print statements?)\b",
+        re.I,
+    )
+)
+
+
 def is_convention(sentence: str) -> bool:
     if sentence.endswith(("?", "？")) or _NOT_CONVENTION.found(sentence) or _IDENTIFIER_SUBJECT.match(sentence):
         return False
-    if _NEGATED_IMPERATIVE.found(sentence) or (not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence)):
+    if _NEGATED_IMPERATIVE.found(sentence) or _NO_ELEMENT.found(sentence):
+        return True
+    if not sentence.isascii() and _NEGATED_IMPERATIVE_OTHER.search(sentence):
         return True
     if ("mind" in sentence or not sentence.isascii()) and len(_kept_in_mind(sentence).split()) >= 2:
         return True
@@ -183,70 +213,6 @@ def is_convention(sentence: str) -> bool:
 
 def is_global(sentence: str) -> bool:
     return _GLOBAL.found(sentence) or _GLOBAL_OTHER.search(sentence) is not None
-
-
-# the files a project keeps its instructions for agents in: what they state is the user's word
-# (an agent's `/init` writes one from the code; the user edits it)
-INSTRUCTION_FILES = frozenset(
-    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
-     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
-     "copilot-instructions.md", "CLAUDE.local.md"}
-)  # fmt: skip
-
-
-# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
-# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
-_USER_LEVEL = re.compile(
-    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
-    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
-)
-
-
-def is_user_level(path: str) -> bool:
-    return bool(_USER_LEVEL.match(path))
-
-
-# the instruction files an agent hands the model as context, each under its path ("Contents of
-# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
-_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
-_CONTEXT_END = re.compile(
-    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
-)
-
-
-def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
-    """(path, text, holds in every project) of each instruction file an agent put in its context."""
-    if "Contents of " not in text:
-        return []
-    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
-    out = []
-    for head, after in zip(heads, [*heads[1:], None], strict=True):
-        path = head.group(1)
-        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
-            continue
-        body = text[head.end() : after.start() if after is not None else len(text)]
-        end = _CONTEXT_END.search(body)
-        body = body[: end.start()] if end is not None else body
-        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
-        out.append((path, body, every))
-    return out
-
-
-# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
-# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
-# says what the file should cover, not how the project works; what is written is read from the file
-WRITE_INSTRUCTIONS = Caseless(
-    re.compile(
-        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
-        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
-        + r")(?![\w.-])",
-        re.IGNORECASE,
-    )
-)
-
-
-# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
-OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
 
 
 # -- scope and wording ----------------------------------------------------------------------------
@@ -291,7 +257,7 @@ def scope_of(sentence: str) -> tuple[bool, str]:
     return every, language
 
 
-_LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
+LABELLED = re.compile(r"^[\w /&-]{2,30}:\s+(?=\S)")  # "Error handling: always ..."
 _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|btw|by the way|note|one more thing|important|reminder|please|pls|just|oh|so|"
     r"from now on|going forward|moving forward|in (?:this|the) (?:project|repo)|for (?:this|the) (?:project|repo)|"
@@ -381,7 +347,7 @@ def clause(sentence: str) -> str:
     text = " ".join(re.sub(r"\*\*|__|`", "", sentence).split())
     text = _kept_in_mind(text) or text
     text = _URL.sub(_short_url, text) if "://" in text else text
-    text = _LABELLED.sub("", text) if len(text) > 40 else text
+    text = LABELLED.sub("", text) if len(text) > 40 else text
     topic = _TOPIC.match(text)
     label = f"{topic.group(1)}: " if topic is not None else ""
     text = text[topic.end() :] if topic is not None else text
@@ -414,109 +380,3 @@ def clause(sentence: str) -> str:
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     return text
-
-
-# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
-IMPERATIVES = frozenset(
-    [
-        "use",
-        "write",
-        "add",
-        "avoid",
-        "prefer",
-        "provide",
-        "declare",
-        "keep",
-        "follow",
-        "organize",
-        "organise",
-        "put",
-        "name",
-        "place",
-        "return",
-        "throw",
-        "raise",
-        "handle",
-        "log",
-        "test",
-        "document",
-        "include",
-        "import",
-        "export",
-        "run",
-        "check",
-        "make",
-        "ensure",
-        "limit",
-        "wrap",
-        "split",
-        "extract",
-        "define",
-        "mark",
-        "leave",
-        "remove",
-        "separate",
-        "sort",
-        "group",
-        "start",
-        "end",
-        "validate",
-        "type",
-        "annotate",
-        "comment",
-        "format",
-        "lint",
-        "commit",
-        "store",
-        "favor",
-        "favour",
-        "adhere",
-        "stick",
-        "apply",
-        "treat",
-        "reuse",
-        "create",
-        "do",
-        "don't",
-        "dont",
-        "never",
-        "always",
-        "only",
-    ]
-)
-
-
-def is_rule_item(text: str) -> bool:
-    """A list item of an instruction file that states a rule: it opens with an imperative, or
-    with a label and then one ("**Formatting**: Use black")."""
-    plain = re.sub(r"[*_`]", "", text)
-    plain = _LABELLED.sub("", plain, count=1)
-    first = plain.split(" ", 1)[0].lower().rstrip(":,")
-    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
-
-
-# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
-_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
-
-
-def is_rule_sentence(sentence: str) -> bool:
-    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
-    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
-    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
-
-
-# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
-RULES_HEADING = re.compile(
-    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
-    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
-    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
-    re.I,
-)
-
-
-def is_listed_rule(text: str, heading: str) -> bool:
-    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
-    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
-        return False
-    plain = re.sub(r"[*_`]", "", text)
-    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

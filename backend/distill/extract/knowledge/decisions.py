@@ -317,3 +317,66 @@ def _unknown(name: str, other: vocabulary.Tech | None) -> vocabulary.Tech | None
     if not clean or other is None or not re.fullmatch(r"[\w.+#/@-]{2,40}", clean):
         return None
     return vocabulary.Tech(clean, other.category, "")
+
+
+# an approach the user proposes ("shouldn't I add an initAllTaskFromCache method?", "应该增加一个
+# initAllTaskFromCache方法", "devo criar um `SyncLog`?") that the next answer opens by agreeing with
+_PROPOSE_VERBS = {
+    "add": "add", "create": "create", "use": "use", "introduce": "introduce", "implement": "implement",
+    "extract": "extract", "move": "move", "增加": "add", "添加": "add", "加": "add", "引入": "introduce",
+    "创建": "create", "实现": "implement", "使用": "use", "adicionar": "add", "criar": "create", "usar": "use",
+    "implementar": "implement", "añadir": "add", "agregar": "add", "crear": "create", "добавить": "add",
+    "создать": "create", "использовать": "use", "сделать": "make",
+}  # fmt: skip
+_PROPOSE = re.compile(
+    r"(?:\bshould(?:n'?t| not)?\s+(?:i|we)\s+(?:not\s+)?|应该|應該|\bdevo\s+|\bdeveria\s+|\bdevemos\s+|"
+    r"\bdebería\s+|\bdeberíamos\s+|\bстоит\s+|\bнужно\s+|\bнадо\s+)"
+    r"(?:also\s+)?(?P<verb>" + "|".join(sorted(_PROPOSE_VERBS, key=len, reverse=True)) + r")\s*"
+    r"(?:an?\s+|the\s+|一个\s*|um\s+|uma\s+|un\s+|una\s+)?(?:new\s+)?"
+    r"`?(?P<name>[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?)`?",
+    re.I,
+)
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|_|\(\)|\.\w")  # initAllTaskFromCache, load_cache, Cache.init, run()
+_AGREES = re.compile(
+    r"\b(?:yes|yeah|indeed|exactly|correct|right|absolutely|good idea|great idea)\b|确实|是的|正确|对的|没错|好主意|"
+    r"\bsim\b|exatamente|correto|\bsí\b|exacto|correcto|\bда\b|верно|именно|правильно",
+    re.I,
+)
+_DISAGREES = re.compile(
+    r"\b(?:no|not|don'?t|shouldn'?t|wouldn'?t|instead)\b|不需要|不应该|没必要|不必|\bnão\b|\bнет\b|не нужно", re.I
+)
+
+
+def proposal(text: str) -> tuple[str, str] | None:
+    """(verb, name) of a code element the user proposes to add, create or use; None otherwise."""
+    for m in _PROPOSE.finditer(text[:1000]):
+        name = m.group("name")
+        backticked = text[m.start("name") - 1 : m.start("name")] == "`"
+        if backticked or _IDENTIFIER.search(name):
+            return _PROPOSE_VERBS[m.group("verb").lower()], name
+    return None
+
+
+def record_proposal(k: Knowledge, text: str, prov: Provenance) -> None:
+    found = proposal(text)
+    k.proposal = (found[0], found[1], prov) if found else None
+
+
+def record_agreed(k: Knowledge, answer: str, prov: Provenance) -> None:
+    """The user's proposal, taken as decided when the answer opens by agreeing with it by name."""
+    waiting, k.proposal = k.proposal, None
+    if waiting is None:
+        return
+    verb, name, said = waiting
+    opening = answer[:300]
+    if name not in opening or not _AGREES.search(opening) or _DISAGREES.search(opening[:120]):
+        return
+    k.decided.add(prov.node_ids[0])
+    k.b.event(
+        f"Decided: {verb} {name} (the user's proposal)",
+        "decision",
+        0.8,
+        said,
+        [k.subject],
+        key=f"proposal:{said.session_id}:{said.node_ids[0]}:{name.lower()}",
+    )

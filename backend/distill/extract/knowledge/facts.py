@@ -39,6 +39,7 @@ class Knowledge:
     decided: set[str] = field(default_factory=set)  # nodes whose text gave a replacement or a drop
     told: bool = False  # the current turn's messages gave a fact (its work event need not retell them)
     recommended: list[tuple[vocabulary.Tech, Provenance]] = field(default_factory=list)  # awaiting the user's word
+    proposal: tuple[str, str, Provenance] | None = None  # (verb, name) the user proposed: awaiting the answer
     sources: dict[tuple[str, str, str, str], set[str]] = field(default_factory=dict)  # the kinds of evidence seen
     source: str = ""  # the kind of evidence being read (a tool call, a manifest, a sentence, a list, a block)
     # technologies the messages name: name -> (turns naming it, the technology, first sighting) (named.py)
@@ -95,8 +96,9 @@ class Knowledge:
         return self.user
 
     def flush(self) -> None:
+        # by time, then in the order read (the end of an answer, its closing summary, is its newest)
         for (subject, relation, target, scope), (prov, confidence) in sorted(
-            self.pending.items(), key=lambda item: (item[1][0].event_time, item[0])
+            self.pending.items(), key=lambda item: item[1][0].event_time
         ):
             self.b.edge(subject, relation, target, prov, confidence, scope=scope)
         self.pending.clear()

@@ -1,6 +1,7 @@
-"""Standing instructions a session shows besides a rule's words: the instruction files a project
-keeps ("instructions: AGENTS.md"), the MCP tools the user names and the agent then calls ("use
-MCP: brightdata"), and the Markdown file the user has plans and docs written into."""
+"""Instructions beyond a sentence's words: the instruction files agents read (which they are, what
+their lists and prose state, whose they are), the files a project keeps them in ("instructions:
+AGENTS.md"), the MCP tools the user names and the agent then calls ("MCP: brightdata"), and the
+Markdown file the user has the plan and docs written into ("docs: dev.md")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,72 @@ import posixpath
 import re
 from collections.abc import Iterable
 
-from .conventions import INSTRUCTION_FILES, is_user_level
+from ..caseless import Caseless
+from .conventions import LABELLED
+
+# the files a project keeps its instructions for agents in: what they state is the user's word
+# (an agent's `/init` writes one from the code; the user edits it)
+INSTRUCTION_FILES = frozenset(
+    {"CLAUDE.md", "AGENTS.md", "AGENT.md", "GEMINI.md", "QWEN.md", "CRUSH.md", "OpenCode.md", "opencode.md",
+     "CONVENTIONS.md", ".cursorrules", ".windsurfrules", ".clinerules", ".roorules", ".goosehints",
+     "copilot-instructions.md", "CLAUDE.local.md"}
+)  # fmt: skip
+
+
+# an agent's instruction file in the user's home, not a project's: ~/.claude/CLAUDE.md,
+# ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.config/opencode/AGENTS.md hold for every project
+_USER_LEVEL = re.compile(
+    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|[A-Za-z]:[\\/]Users[\\/][^\\/]+)[\\/]"
+    r"\.(?:claude|codex|gemini|qwen|crush|config[\\/][\w.-]+)[\\/][^\\/]+$"
+)
+
+
+def is_user_level(path: str) -> bool:
+    return bool(_USER_LEVEL.match(path))
+
+
+# the instruction files an agent hands the model as context, each under its path ("Contents of
+# /home/me/.claude/CLAUDE.md (user's private global instructions for all projects):")
+_CONTENTS_OF = re.compile(r"^Contents of (\S+) \(([^)\n]*)\):[ \t]*$", re.MULTILINE)
+_CONTEXT_END = re.compile(
+    r"^\s*(?:IMPORTANT: this context may or may not be relevant|</system-reminder>)", re.MULTILINE
+)
+
+
+def injected_instructions(text: str) -> list[tuple[str, str, bool]]:
+    """(path, text, holds in every project) of each instruction file an agent put in its context."""
+    if "Contents of " not in text:
+        return []
+    heads = list(_CONTENTS_OF.finditer(text[:60_000]))
+    out = []
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        path = head.group(1)
+        if posixpath.basename(path.replace("\\", "/")) not in INSTRUCTION_FILES:
+            continue
+        body = text[head.end() : after.start() if after is not None else len(text)]
+        end = _CONTEXT_END.search(body)
+        body = body[: end.start()] if end is not None else body
+        every = "global" in head.group(2).lower() or "all projects" in head.group(2).lower() or is_user_level(path)
+        out.append((path, body, every))
+    return out
+
+
+# "Please analyze this codebase and create a CLAUDE.md file containing: 1. Build/lint/test
+# commands ... 2. Code style guidelines ..." (an agent's /init prompt, or the user's own): it
+# says what the file should cover, not how the project works; what is written is read from the file
+WRITE_INSTRUCTIONS = Caseless(
+    re.compile(
+        r"\b(?:create|write|generate|produce|draft|update|improve|add|append|init\w*)\b[^\n]{0,80}?(?<![\w.-])(?:"
+        + "|".join(re.escape(name.lower()) for name in sorted(INSTRUCTION_FILES, key=len, reverse=True))
+        + r")(?![\w.-])",
+        re.IGNORECASE,
+    )
+)
+
+
+# what opmem itself keeps in such a file (`opmem core --write`, `opmem connect`): its own output, never read back
+OPMEM_BLOCK = re.compile(r"<!-- opmem:[\w:-]*begin.*?(?:<!-- opmem:[\w:-]*end -->|\Z)", re.DOTALL)
+
 
 # an instruction file named in a message, `-` and `_` alike ("copilot_instructions.md")
 _NAMED_FILE = re.compile(
@@ -147,3 +213,109 @@ def doc_named_by_words(sentence: str, written: Iterable[str]) -> str:
         if stem and (len(stem) >= 2 or len(stem[0]) >= 6) and all(w in words for w in stem):
             return _doc_rule(posixpath.basename(path.replace("\\", "/")))
     return ""
+
+
+# the verbs a rule in an instruction file opens with ("- Write a Vitest file for ...", "- Declare magic numbers as const")
+IMPERATIVES = frozenset(
+    [
+        "use",
+        "write",
+        "add",
+        "avoid",
+        "prefer",
+        "provide",
+        "declare",
+        "keep",
+        "follow",
+        "organize",
+        "organise",
+        "put",
+        "name",
+        "place",
+        "return",
+        "throw",
+        "raise",
+        "handle",
+        "log",
+        "test",
+        "document",
+        "include",
+        "import",
+        "export",
+        "run",
+        "check",
+        "make",
+        "ensure",
+        "limit",
+        "wrap",
+        "split",
+        "extract",
+        "define",
+        "mark",
+        "leave",
+        "remove",
+        "separate",
+        "sort",
+        "group",
+        "start",
+        "end",
+        "validate",
+        "type",
+        "annotate",
+        "comment",
+        "format",
+        "lint",
+        "commit",
+        "store",
+        "favor",
+        "favour",
+        "adhere",
+        "stick",
+        "apply",
+        "treat",
+        "reuse",
+        "create",
+        "do",
+        "don't",
+        "dont",
+        "never",
+        "always",
+        "only",
+    ]
+)
+
+
+def is_rule_item(text: str) -> bool:
+    """A list item of an instruction file that states a rule: it opens with an imperative, or
+    with a label and then one ("**Formatting**: Use black")."""
+    plain = re.sub(r"[*_`]", "", text)
+    plain = LABELLED.sub("", plain, count=1)
+    first = plain.split(" ", 1)[0].lower().rstrip(":,")
+    return first in IMPERATIVES and len(plain.split()) >= 3 and not text.endswith("?")
+
+
+# verbs whose sentences in a file's prose are how to run things (the commands' part), not rules
+_COMMAND_VERBS = frozenset({"run", "check", "start", "test", "lint", "format", "commit", "type", "do", "end"})
+
+
+def is_rule_sentence(sentence: str) -> bool:
+    """A sentence of an instruction file's prose that states a rule: it opens with an imperative."""
+    first = re.sub(r"[*_`]", "", sentence).split(" ", 1)[0].lower()
+    return is_rule_item(sentence) and first not in _COMMAND_VERBS and not sentence.rstrip("*").endswith(":")
+
+
+# a list under such a heading states rules whatever its items open with ("## Code style" / "- 4-space indent")
+RULES_HEADING = re.compile(
+    r"\b(?:rules?|conventions?|guidelines?|code ?style|coding (?:style|standards?)|style guide|preferences|"
+    r"do'?s and don'?ts|don'?ts|regras|conven[çc][õo]es|diretrizes|reglas|convenciones|pautas|"
+    r"правила|соглашения|zasady|konwencje|regu[łl]y|wytyczne)\b|规范|规则|约定|准则",
+    re.I,
+)
+
+
+def is_listed_rule(text: str, heading: str) -> bool:
+    """A list item under a rules heading: a rule if it says something (three words, or a few CJK characters)."""
+    if not heading or not RULES_HEADING.search(heading) or text.endswith(("?", ":")):
+        return False
+    plain = re.sub(r"[*_`]", "", text)
+    return len(plain.split()) >= 3 or (not plain.isascii() and len(plain) >= 4 and " " not in plain.strip())

@@ -19,24 +19,12 @@ from .commands import (
     record_command,
     said_commands,
 )
-from .conventions import (
-    INSTRUCTION_FILES,
-    ONE_OFF,
-    OPMEM_BLOCK,
-    WRITE_INSTRUCTIONS,
-    clause,
-    injected_instructions,
-    is_convention,
-    is_global,
-    is_listed_rule,
-    is_rule_item,
-    is_rule_sentence,
-    is_user_level,
-    scope_of,
-)
+from .conventions import ONE_OFF, clause, is_convention, is_global, scope_of
 from .decisions import (
     may_swap,
+    record_agreed,
     record_drops,
+    record_proposal,
     record_replacement,
     record_set_version,
     record_switch,
@@ -45,11 +33,19 @@ from .decisions import (
 )
 from .environment import env_names, exposed_ports, fenced_env, listed_env, routes, said_endpoints, said_env
 from .evidence import added_files, bullets, edit_blocks, fenced, opening, pasted_output, sentences
-from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, PROBLEM, Knowledge
+from .facts import CONVENTION, ENDPOINT, ENV_VAR, EXPOSES, Knowledge
 from .instructed import (
+    INSTRUCTION_FILES,
+    OPMEM_BLOCK,
+    WRITE_INSTRUCTIONS,
     doc_file_rule,
     doc_named_by_words,
     follow_rule,
+    injected_instructions,
+    is_listed_rule,
+    is_rule_item,
+    is_rule_sentence,
+    is_user_level,
     mcp_servers,
     named_instruction_files,
     named_mcp,
@@ -81,7 +77,17 @@ from .stack import (
     record_what_it_is,
     stated_packages,
 )
-from .state import PROBLEM_SAID, problem_name, record_layout, record_reported_errors, record_tracked_task
+from .state import (
+    one_problem,
+    record_commit,
+    record_doc_written,
+    record_layout,
+    record_problem,
+    record_reported_errors,
+    record_tests_claimed,
+    record_tracked_task,
+    said_problem,
+)
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
 
 
@@ -151,6 +157,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
             if posixpath.basename(path) in INSTRUCTION_FILES:
                 _instructions(k, text, p, every=is_user_level(path))
                 _standing_rule(k, follow_rule(path), p)
+            elif not action.failed:
+                record_doc_written(k, path, p, created=action.kind == "create")
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     elif action.kind == "other" and not action.failed:
@@ -161,6 +169,8 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
         record_command(k, action, p, facts)
         if not action.failed:
             record_tracked_task(k, action.command, p)
+    if action.kind == "git":
+        record_commit(k, action, p)
     if action.command and not action.failed:  # `git rm --cached` is a delete to the tool table
         record_untracked(k, action.command, p)
     if action.kind in ("run", "test") and action.output:
@@ -189,6 +199,7 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
     text = node.content
     if node.role == "user":
         answered(k, text)
+        record_proposal(k, text, prov)
         for path in added_files(text):  # `/add src/app.py`: the project's files
             record_language(k, path, prov, 0.75, languages_seen)
             if posixpath.basename(path) in INSTRUCTION_FILES:  # `/read CONVENTIONS.md`
@@ -212,8 +223,10 @@ def _message(k: Knowledge, node: Node, prov: Provenance, languages_seen: set[str
             _standing_rule(k, follow_rule(path), prov)
     k.source = "edit"
     diff_stack(k, text, prov)
+    record_agreed(k, text, prov)
     _text_facts(k, text, prov, from_user=False)
     record_layout(k, text, prov, from_user=False)
+    record_tests_claimed(k, text, prov)
 
 
 def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = False) -> None:
@@ -222,7 +235,7 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
     text = OPMEM_BLOCK.sub("\n", text[:40_000])
     if "opmem memory · project:" in text:  # a core block pasted in by hand: opmem's words, not the user's
         text = text.split("opmem memory · project:", 1)[0]
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("<")]  # tags, comments
+    lines = [line for line in _own_sections(text) if not line.lstrip().startswith("<")]  # tags, comments
     body = "\n".join(lines)
     if every:
         _rules_for_every_project(k, body, prov)
@@ -240,6 +253,21 @@ def _instructions(k: Knowledge, text: str, prov: Provenance, *, every: bool = Fa
         for sentence in sentences(prose):  # the prose: "Use 4 spaces for indentation."
             if is_rule_sentence(sentence) and not is_convention(sentence):
                 _convention(k, sentence, prov)
+
+
+# an agent's own edit-format prompt a malformed edit wrote into the file ("# *SEARCH/REPLACE block* Rules:")
+_AGENT_FORMAT_HEADING = re.compile(r"^\s*#+.*SEARCH/REPLACE", re.I)
+
+
+def _own_sections(text: str) -> list[str]:
+    """The file's lines less the sections that hold an agent's edit-format prompt."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            skipping = bool(_AGENT_FORMAT_HEADING.match(line))
+        if not skipping:
+            out.append(line)
+    return out
 
 
 def _rules_for_every_project(k: Knowledge, body: str, prov: Provenance) -> None:
@@ -307,11 +335,12 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
     if not from_user:
         _answer_facts(k, text[:20_000], prov)
         return
-    b = k.b
-    record_reported_errors(k, text, prov)
+    told = source == "sentence"  # an instruction file states rules, not the problems the user has
+    record_reported_errors(k, text if told else "", prov)
     pasted = from_user and pasted_output(text[:20_000])  # its "make sure ..." is the tool's advice, not the user's
     _listed_rules(k, text[:20_000], prov, said=source == "sentence" and not pasted)
     k.source = source
+    problems: list[str] = []
     for sentence in sentences(text[:20_000]):
         question = sentence.endswith("?")
         swaps = [] if question else replacements(sentence)
@@ -319,6 +348,8 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             record_replacement(k, old, new, prov, from_user)
         if from_user:
             record_owned(k, sentence, prov)  # "why does the React component re-render?": asked, still the stack
+        # "..., for some reason the text is the same every time, maybe a bug?": a report all the same
+        problems.append(said_problem(sentence, question=True) if told and question else "")
         if not from_user or question:
             continue
         replaced = bool(swaps) or record_switch(k, sentence, prov) or record_drops(k, sentence, prov)  # a decision
@@ -340,12 +371,11 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
             k.decided.add(prov.node_ids[0])  # "DO NOT CHANGE the contents": about this edit, no decision
         if not pasted:
             _said_rule(k, sentence, prov, replaced=replaced)
-        said = PROBLEM_SAID.found(sentence) and not replaced and len(sentence) <= 200
-        if said and len(sentence.split()) >= PROBLEM_WORDS and not is_convention(sentence):
-            name = problem_name(sentence)
-            k.fact(PROBLEM, b.entity("problem", name, prov, key=f"problem:{name.lower()}"), prov, 0.75)
+        if told and not replaced and not is_convention(sentence):
+            problems.append(said_problem(sentence, question=False))
         said_env(k, sentence, prov)
         said_endpoints(k, sentence, prov)
+    record_problem(k, one_problem(problems), prov)
 
 
 def _listed_rules(k: Knowledge, text: str, prov: Provenance, *, said: bool) -> None:
@@ -404,9 +434,6 @@ def _told_while_done(k: Knowledge, text: str, servers: list[str], written: list[
             _standing_rule(k, f"MCP: {words}", prov, key=f"convention:mcp:{key}")
         if written:
             _standing_rule(k, doc_named_by_words(sentence, written), prov)
-
-
-PROBLEM_WORDS = 4  # "Still erroring." says a problem is there, not which
 
 
 # a message with a list in it: a line opening with a bullet or a number
