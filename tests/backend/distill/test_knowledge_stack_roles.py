@@ -315,3 +315,8 @@ def test_an_api_the_user_says_the_project_uses_is_named_by_its_site(tmp_path: Pa
     assert "example-books API" in _stack(_core(tmp_path, Turn(said)))
     said = "It serves the API at http://localhost:8000/docs now."
     assert "API" not in _stack(_core(tmp_path / "local", Turn(said)))
+
+
+def test_a_compose_files_command_key_is_no_labelled_command(tmp_path: Path):
+    said = "My compose file:\n\nservices:\n  bot:\n    command: python bot.py\n\nWhy does it exit?"
+    assert not _commands(_core(tmp_path, Turn(said)))
