@@ -320,3 +320,17 @@ def test_an_api_the_user_says_the_project_uses_is_named_by_its_site(tmp_path: Pa
 def test_a_compose_files_command_key_is_no_labelled_command(tmp_path: Path):
     said = "My compose file:\n\nservices:\n  bot:\n    command: python bot.py\n\nWhy does it exit?"
     assert not _commands(_core(tmp_path, Turn(said)))
+
+
+def test_a_name_two_ecosystems_share_is_read_in_the_lists_own(tmp_path: Path):
+    reply = "Plan:\n\n- **Architecture**: Kotlin + Coroutines + Flow + Room\n- **UI**: Kotlin + Compose\n"
+    stack = _stack(_core(tmp_path, Turn("how should we build it?", reply=reply)))
+    assert "Kotlin Flow" in stack and "Jetpack Compose" in stack
+    assert "Docker Compose" not in stack and not any(part.strip() == "Flow" for part in stack.split(","))
+
+
+def test_a_cjk_sentence_after_a_label_is_no_list_of_names(tmp_path: Path):
+    reply = "特点：\n\n- **Flow批量监听**：使用Flow监听多个任务的进度\n- **架构**：使用Kotlin + Room\n"
+    stack = _stack(_core(tmp_path, Turn("总结一下", reply=reply)))
+    assert "Kotlin" in stack and "Room" in stack
+    assert not any(part.strip().endswith("Flow") for part in stack.split(",")), stack

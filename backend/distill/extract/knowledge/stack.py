@@ -15,7 +15,7 @@ from .environment import env_names, exposed_ports
 from .evidence import Bullet, Fenced, bullets, is_marked, may_hold, word_list
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
 from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
-from .techs import COMMON_WORDS, mentioned_techs, tech_name
+from .techs import COMMON_WORDS, mentioned_techs, spaced, tech_name
 
 CHOOSE = Caseless(
     re.compile(
@@ -463,11 +463,19 @@ _PLUS_JOINED = re.compile(r"[A-Za-z][\w.#-]*(?:\s*\+\s*[A-Za-z][\w.#-]*){2,}")
 
 def _names_only(value: str) -> list[vocabulary.Tech]:
     """The technologies a value is made of, when it is mostly names ("OkHttp + Retrofit")."""
-    parts = [p.strip("`*_ .") for p in _NAME_SEPARATORS.split(value) if p.strip("`*_ .")]
+    raw = [p.strip("`*_ .") for p in _NAME_SEPARATORS.split(value) if p.strip("`*_ .")]
+    parts = [spaced(p).strip() for p in raw]  # "使用Kotlin" (use Kotlin) is Kotlin; a CJK sentence is no name
     if not parts or any(len(p.split()) > 3 for p in parts):
         return []
-    techs = [t for t in (tech_name(p, curated=True) for p in parts) if t is not None]
+    techs = [tech_name(p, curated=True) if 2 * len(p) >= len(r) else None for p, r in zip(parts, raw, strict=True)]
+    techs = [t for t in techs if t is not None]
+    if any(t.name in _KOTLIN for t in techs):  # "Kotlin + Coroutines + Flow": a shared name in the list's ecosystem
+        techs = [vocabulary.lookup(_KOTLIN_READING[t.name]) or t if t.name in _KOTLIN_READING else t for t in techs]
     return techs if len(techs) * 2 >= len(parts) else []
+
+
+_KOTLIN = frozenset({"Kotlin", "Android", "Kotlin Coroutines", "Jetpack Compose"})
+_KOTLIN_READING = {"Flow": "Kotlin Flow", "Docker Compose": "Jetpack Compose"}
 
 
 def labelled_names(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
