@@ -334,3 +334,8 @@ def test_a_cjk_sentence_after_a_label_is_no_list_of_names(tmp_path: Path):
     stack = _stack(_core(tmp_path, Turn("总结一下", reply=reply)))
     assert "Kotlin" in stack and "Room" in stack
     assert not any(part.strip().endswith("Flow") for part in stack.split(",")), stack
+
+
+def test_a_technology_named_only_to_be_ruled_out_is_not_the_stack(tmp_path: Path):
+    turns = [Turn(f"Step {n}: no SQL scripts please, only the extension code.") for n in range(4)]
+    assert "SQL" not in _stack(_core(tmp_path, *turns))
