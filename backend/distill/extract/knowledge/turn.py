@@ -65,6 +65,7 @@ from .stack import (
     path_techs,
     plus_joined,
     recommended,
+    record_api_url,
     record_chosen,
     record_language,
     record_listed,
@@ -362,6 +363,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         elif not replaced:
             stated = record_listed(k, sentence, prov)
         said_commands(k, sentence, prov)
+        record_api_url(k, sentence, prov)
         if not replaced:
             record_tool_for(k, sentence, prov)
         for tech, number in versions(sentence):
