@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.distill.extract.knowledge.state import (
-    claimed_test_count,
-    progress_items,
-    said_written,
-    written_doc,
-)
+from opmem_tui.backend.distill.extract.knowledge.progress import progress_items
+from opmem_tui.backend.distill.extract.knowledge.state import claimed_test_count, said_written, written_doc
 
 from .history import Call, Session, Turn, brief_of, distil_history
 
@@ -194,7 +190,7 @@ def test_a_commit_the_agent_made_is_work_done_by_its_subject(tmp_path: Path):
 
 
 def test_a_commit_subject_from_output_that_lost_its_newlines():
-    from opmem_tui.backend.distill.extract.knowledge.state import commit_subjects
+    from opmem_tui.backend.distill.extract.knowledge.progress import commit_subjects
     from opmem_tui.backend.distill.extract.tools import ToolAction
     from opmem_tui.backend.model import Node
 

@@ -52,6 +52,7 @@ from .instructed import (
 )
 from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
+from .progress import record_commit, record_tracker_file
 from .stack import (
     CHOOSE,
     answer_choices,
@@ -79,14 +80,12 @@ from .stack import (
 )
 from .state import (
     one_problem,
-    record_commit,
     record_doc_written,
     record_layout,
     record_problem,
     record_reported_errors,
     record_tests_claimed,
     record_tracked_task,
-    record_tracker_file,
     said_problem,
 )
 from .techs import VERSIONED_LANGUAGES, mentioned_techs, versions
