@@ -229,7 +229,9 @@ class _Walk:
                 rid = row[1]
                 if rid in seen or rid in found or rid in hidden or not sessions(row[10]):
                     continue
-                retired = None if row[14] is None else view.retirement(db, "edge", "edges", rid, row[5], row[14:17])
+                retired = (
+                    None if row[14] is None else view.retirement(db, "edge", "edges", rid, row[5], row[14:17], sessions)
+                )
                 if retired is not None and not show_retired:
                     hidden.add(rid)
                     continue
@@ -270,7 +272,7 @@ class _Walk:
         )
         hidden: set[str] = set()
         for rid, t, session, *sup in self.db.execute(sql, [member, *self.args, last[5], last[5], last[0]]):
-            retired = self.view.retirement(self.db, "edge", "edges", rid, t, tuple(sup))
+            retired = self.view.retirement(self.db, "edge", "edges", rid, t, tuple(sup), self.sessions)
             if retired is not None and self.sessions(session):
                 hidden.add(rid)
         return hidden
@@ -316,7 +318,7 @@ def list_edges(
     for row in db.execute(sql, sql_args):
         if not sessions(row[10]):
             continue
-        retired = view.retirement(db, "edge", "edges", row[1], row[5], row[14:17])
+        retired = view.retirement(db, "edge", "edges", row[1], row[5], row[14:17], sessions)
         if retired is not None and not view.include_superseded:
             continue
         if limit is not None and len(out) >= limit:

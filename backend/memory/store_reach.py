@@ -44,6 +44,13 @@ class ReachQueries:
             " SELECT m.entity FROM mentions m JOIN events e ON e.seq = m.seq WHERE e.session IN s"
             " UNION SELECT src FROM edges WHERE session IN s UNION SELECT dst FROM edges WHERE session IN s"
             " UNION SELECT id FROM entities WHERE json_extract(data, '$.provenance.session_id') IN s"
+            # what these sessions' records retired: its view says by what (and is current without them)
+            " UNION SELECT o.src FROM edges b JOIN patches p ON p.kind = 'edge' AND p.by = b.id"
+            " JOIN edges o ON o.id = p.id WHERE b.session IN s"
+            " UNION SELECT o.dst FROM edges b JOIN patches p ON p.kind = 'edge' AND p.by = b.id"
+            " JOIN edges o ON o.id = p.id WHERE b.session IN s"
+            " UNION SELECT m.entity FROM events b JOIN patches p ON p.kind = 'event' AND p.by = b.id"
+            " JOIN events o ON o.id = p.id JOIN mentions m ON m.seq = o.seq WHERE b.session IN s"
         )
         with self._reading() as cache:
             found = {r[0] for r in cache.db.execute(sql, (ids,))}

@@ -76,28 +76,51 @@ class View:
         return "(sup_t IS NULL OR sup_t > ?)", [self.as_of]
 
     def retirement(
-        self, db: sqlite3.Connection, kind: str, table: str, row_id: str, t: float, sup: tuple
+        self,
+        db: sqlite3.Connection,
+        kind: str,
+        table: str,
+        row_id: str,
+        t: float,
+        sup: tuple,
+        sessions: SessionFilter | None = None,
     ) -> Retirement | None:
-        """Whether a row (with folded columns `sup` = sup_t, sup_by, sup_reason) is retired in view."""
+        """Whether a row (with folded columns `sup` = sup_t, sup_by, sup_reason) is retired in view.
+        With `sessions`, a row retired only by a record of a session not shown (private, excluded,
+        deleted) is not retired: that record is not there for the reader, and its reason names it."""
         sup_t, sup_by, sup_reason = sup
         if sup_t is None:
             return None
         if self.folded:
             if self.as_of is not None and sup_t > self.as_of:
                 return None
+            if sessions is not None and sessions.filters and not _by_shown(db, table, sup_by, sessions):
+                return self._unfolded(db, kind, table, row_id, t, sessions)
             return Retirement(sup_by, sup_t, sup_reason or "")
+        return self._unfolded(db, kind, table, row_id, t, sessions)
+
+    def _unfolded(
+        self, db: sqlite3.Connection, kind: str, table: str, row_id: str, t: float, sessions: SessionFilter | None
+    ) -> Retirement | None:
         known_at = self.known_at
-        for by, at, reason, bt, bit in db.execute(
-            f"SELECT p.by, p.at, p.reason, b.t, b.it FROM patches p JOIN {table} b ON b.id = p.by"
+        for by, at, reason, bt, bit, session in db.execute(
+            f"SELECT p.by, p.at, p.reason, b.t, b.it, b.session FROM patches p JOIN {table} b ON b.id = p.by"
             " WHERE p.kind = ? AND p.id = ? ORDER BY b.t, p.at, p.by",
             (kind, row_id),
         ):
-            if bt < t or at > known_at or bit > known_at:
+            if bt < t or (known_at is not None and (at > known_at or bit > known_at)):
                 continue
             if self.as_of is not None and bt > self.as_of:
                 continue
+            if sessions is not None and not sessions(session or ""):
+                continue
             return Retirement(by, bt, reason or "")
         return None
+
+
+def _by_shown(db: sqlite3.Connection, table: str, record_id: str, sessions: SessionFilter) -> bool:
+    row = db.execute(f"SELECT session FROM {table} WHERE id = ?", (record_id,)).fetchone()
+    return row is None or sessions(row[0] or "")
 
 
 def newest_first_sql(
@@ -126,6 +149,11 @@ class SessionFilter:
     def __init__(self, exists: SessionExists | None) -> None:
         self._exists = exists
         self._known: dict[str, bool] = {}
+
+    @property
+    def filters(self) -> bool:
+        """Whether any session may be left out (else every record is shown)."""
+        return self._exists is not None
 
     def __call__(self, session_id: str) -> bool:
         if not session_id or self._exists is None:

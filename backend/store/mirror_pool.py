@@ -60,6 +60,7 @@ class Mirrored:
 class StoreSpec:
     """What a worker needs to open the same store the way this process does."""
 
+    store_class: type[SessionStore]  # pickled by name: the worker imports it, this module does not
     root: str
     pack_threshold: int
     durable: bool
@@ -67,7 +68,7 @@ class StoreSpec:
 
     @classmethod
     def of(cls, store: SessionStore) -> StoreSpec:
-        return cls(os.fspath(store.root), store.pack_threshold, store.durable, store.lock_timeout)
+        return cls(type(store), os.fspath(store.root), store.pack_threshold, store.durable, store.lock_timeout)
 
 
 class MirrorProcesses:
@@ -127,9 +128,7 @@ def start_mirror_worker(parent: int, spec: StoreSpec) -> None:
         os.nice(NICE)
     except OSError:
         pass  # not allowed here: the same priority, slower to browsable only
-    from .sessions import SessionStore  # here: the parent imports this module from sessions' side
-
-    _STORE = SessionStore(
+    _STORE = spec.store_class(
         Path(spec.root),
         cache_cap=1,
         pack_threshold=spec.pack_threshold,
