@@ -1,9 +1,10 @@
-"""The conventions' part of the brief: which rules are one rule reworded, and rules under one
-label said as one clause. The brief (brief.py) ranks them and lays them out."""
+"""The conventions' part of the brief: which rules are one rule reworded, how they rank, and rules
+under one label said as one clause. The brief (brief.py) lays them out."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .results import GraphEdge
 
@@ -46,3 +47,30 @@ def folded(rules: list[tuple[str, GraphEdge]]) -> list[tuple[str, GraphEdge]]:
             where[label] = len(out)
         out.append((name, g))
     return out
+
+
+def ranked_rules(
+    edges: list[GraphEdge], refs: dict, newest: Callable[[list[GraphEdge]], GraphEdge], limit: int
+) -> list[tuple[str, GraphEdge]]:
+    """Conventions, most often stated first (each session that states one again adds an edge),
+    then newest, then shorter (more fit): a file's long list of rules cannot all be shown. A rule
+    reworded (its first words the same) is one rule, in its newest wording (`newest`: the brief's
+    choice of an edge among several, the same everywhere)."""
+    by_key: dict[str, list[GraphEdge]] = {}
+    for g in edges:
+        if g.target in refs:
+            by_key.setdefault(rule_key(refs[g.target].name), []).append(g)
+
+    def stated(gs: list[GraphEdge]) -> int:  # how often its most stated wording was (rewording adds none)
+        return max(sum(1 for g in gs if g.target == target) for target in {g.target for g in gs})
+
+    ranked = sorted(
+        by_key.values(),
+        key=lambda gs: (
+            -stated(gs),
+            -round(newest(gs).edge.event_time / 3600),
+            len(refs[newest(gs).target].name),
+            refs[newest(gs).target].name,
+        ),
+    )
+    return folded([(refs[newest(gs).target].name, newest(gs)) for gs in ranked[:limit]])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from opmem_tui.backend.distill.extract import extract_rules
 from opmem_tui.backend.distill.extract.knowledge.commands import project_command
-from opmem_tui.backend.distill.extract.knowledge.state import progress_items
+from opmem_tui.backend.distill.extract.knowledge.progress import progress_items
 from opmem_tui.backend.memory import relations
 from opmem_tui.backend.memory.core import CORE_BUDGET
 

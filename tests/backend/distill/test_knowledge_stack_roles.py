@@ -308,3 +308,34 @@ def test_a_command_the_user_labels_on_a_line_of_its_own(tmp_path: Path):
     assert "python tests/bench/run_benchmark.py" in _commands(core), core
     core = _core(tmp_path / "prose", Turn("Run: the tests please, then tell me."))
     assert not _commands(core), core
+
+
+def test_an_api_the_user_says_the_project_uses_is_named_by_its_site(tmp_path: Path):
+    said = "The extension should use the API from https://restdocs.example-books.com/ for every call."
+    assert "example-books API" in _stack(_core(tmp_path, Turn(said)))
+    said = "It serves the API at http://localhost:8000/docs now."
+    assert "API" not in _stack(_core(tmp_path / "local", Turn(said)))
+
+
+def test_a_compose_files_command_key_is_no_labelled_command(tmp_path: Path):
+    said = "My compose file:\n\nservices:\n  bot:\n    command: python bot.py\n\nWhy does it exit?"
+    assert not _commands(_core(tmp_path, Turn(said)))
+
+
+def test_a_name_two_ecosystems_share_is_read_in_the_lists_own(tmp_path: Path):
+    reply = "Plan:\n\n- **Architecture**: Kotlin + Coroutines + Flow + Room\n- **UI**: Kotlin + Compose\n"
+    stack = _stack(_core(tmp_path, Turn("how should we build it?", reply=reply)))
+    assert "Kotlin Flow" in stack and "Jetpack Compose" in stack
+    assert "Docker Compose" not in stack and not any(part.strip() == "Flow" for part in stack.split(","))
+
+
+def test_a_cjk_sentence_after_a_label_is_no_list_of_names(tmp_path: Path):
+    reply = "特点：\n\n- **Flow批量监听**：使用Flow监听多个任务的进度\n- **架构**：使用Kotlin + Room\n"
+    stack = _stack(_core(tmp_path, Turn("总结一下", reply=reply)))
+    assert "Kotlin" in stack and "Room" in stack
+    assert not any(part.strip().endswith("Flow") for part in stack.split(",")), stack
+
+
+def test_a_technology_named_only_to_be_ruled_out_is_not_the_stack(tmp_path: Path):
+    turns = [Turn(f"Step {n}: no SQL scripts please, only the extension code.") for n in range(4)]
+    assert "SQL" not in _stack(_core(tmp_path, *turns))

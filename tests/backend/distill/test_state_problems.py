@@ -83,3 +83,12 @@ def test_an_instruction_file_states_no_problem(tmp_path: Path):
     calls = [Call("write", path="CLAUDE.md", content=rules)]
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-i", [Turn("write the rules", calls=calls)])]))
     assert not _problems(core), core
+
+
+def test_a_fix_names_its_files_by_their_names():
+    from opmem_tui.backend.memory.brief_history import file_name as _file_name
+
+    assert _file_name("/Users/me/dev/app/.taskmaster/state.json") == "state.json"
+    assert _file_name("C:\\Users\\me\\app\\src\\Sync.al") == "Sync.al"
+    assert _file_name("src/app.py") == "src/app.py"  # the project's own path, as said
+    assert _file_name("pytest -q") == "pytest -q"

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from opmem_tui.backend.distill.extract.knowledge.state import (
-    claimed_test_count,
-    progress_items,
-    said_written,
-    written_doc,
-)
+from opmem_tui.backend.distill.extract.knowledge.progress import progress_items
+from opmem_tui.backend.distill.extract.knowledge.state import claimed_test_count, said_written, written_doc
 
 from .history import Call, Session, Turn, brief_of, distil_history
 
@@ -184,16 +180,17 @@ def test_a_commit_the_agent_made_is_work_done_by_its_subject(tmp_path: Path):
         Call("bash", command='git commit -m "docs: add markdown file conventions"',
              output="[main 77a7264] docs: add markdown file conventions\n 1 file changed, 9 insertions(+)"),
         Call("bash", command='git commit -m "wip"', output="[main 1b2c3d4] wip\n 1 file changed"),
+        Call("bash", command='git commit -m "chore: bump deps"', output="[main 2c3d4e5] chore: bump deps\n 1 file"),
         Call("bash", command='git commit -m "feat(api): paginate"', output="error: nothing to commit", exit_code=1),
     ]  # fmt: skip
     core = brief_of(distil_history(tmp_path / "memory", [Session("s-c", [Turn("commit it", calls)])]))
     done = next(line for line in core.splitlines() if line.startswith("· done: "))
     assert "add markdown file conventions" in done and "docs:" not in done, core
-    assert "wip" not in done and "paginate" not in done, core
+    assert "wip" not in done and "paginate" not in done and "bump deps" not in done, core
 
 
 def test_a_commit_subject_from_output_that_lost_its_newlines():
-    from opmem_tui.backend.distill.extract.knowledge.state import commit_subjects
+    from opmem_tui.backend.distill.extract.knowledge.progress import commit_subjects
     from opmem_tui.backend.distill.extract.tools import ToolAction
     from opmem_tui.backend.model import Node
 
@@ -232,3 +229,26 @@ def test_a_working_checklist_then_a_summary_of_what_got_done_keeps_the_summary()
 )  # fmt: skip
 def test_an_answer_that_says_it_wrote_a_document_or_settings_file(text, expected):
     assert said_written(text) == expected
+
+
+def test_a_heading_over_one_of_the_choices_offered_is_no_news():
+    assert progress_items("Pick one:\n### **Opção A: TIER 3 COMPLETO** 🔥 (Recomendado)\n- 2h") == []
+    assert progress_items("Pick one:\n## Option B - Migration Complete") == []
+
+
+def test_a_trackers_tasks_file_the_agent_wrote_gives_each_task_and_its_status(tmp_path: Path):
+    tasks = (
+        '{"tags": {"dev": {"tasks": [\n'
+        '  {"id": 1, "title": "Review the roadmap", "description": "x", "status": "pending", "dependencies": []},\n'
+        '  {"id": 2, "title": "Write the PRD", "status": "in-progress"},\n'
+        '  {"id": 3, "title": "Set up the tag", "status": "done"},\n'
+        '  {"id": 4, "title": "Old idea", "status": "cancelled"}\n]}}}'
+    )
+    calls = [Call("write", path=".taskmaster/tasks/tasks.json", content=tasks)]
+    core = brief_of(distil_history(tmp_path / "memory", [Session("s-t", [Turn("add the tasks", calls)])]))
+    line = next(line for line in core.splitlines() if "· pending: " in line)
+    assert "Review the roadmap" in line and "Write the PRD" in line and "Set up the tag" in line.split("pending")[0]
+    assert "Old idea" not in core
+    settings = [Call("write", path="package.json", content='{"name": "x", "title": "A thing", "status": "done"}')]
+    core = brief_of(distil_history(tmp_path / "m2", [Session("s-p", [Turn("edit", settings)])]))
+    assert "A thing" not in core  # not a tracker's file

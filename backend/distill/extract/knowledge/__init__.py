@@ -44,7 +44,8 @@ from .facts import CONVENTION, DROPPED, ENDPOINT, ENV_VAR, USES, Knowledge
 from .instructed import INSTRUCTION_FILES
 from .manifests import extension_languages, imports, is_manifest, manifest_facts, script_commands
 from .named import record_named_often
-from .state import layout_facts, progress_items
+from .progress import progress_items
+from .state import layout_facts
 from .techs import IMPLIED_LANGUAGE, mentioned_techs, versions
 from .turn import record_turn
 

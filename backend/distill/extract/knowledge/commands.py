@@ -557,7 +557,7 @@ def may_give_commands(text: str) -> bool:
 
 # a line that labels a command ("Comando: python tests/run_benchmark.py", "**Command:** `make ci`")
 _LABELLED_COMMAND = re.compile(
-    r"^[ \t>*_-]*(?:commands?|run(?:\s+it)?|comandos?|ejecuta(?:r)?|execute|команда|命令|运行)[*_]*\s*[:：][*_]*[ \t]*"
+    r"^(?:[>*_-]+[ \t]*)*(?:commands?|run(?:\s+it)?|comandos?|ejecuta(?:r)?|execute|команда|命令|运行)[*_]*\s*[:：][*_]*[ \t]*"
     r"`?([^`\n]{3,200}?)`?[ \t]*$",
     re.I | re.M,
 )

@@ -64,6 +64,7 @@ _SHELLS = frozenset({"PowerShell", "Bash", "Zsh"})
 # a platform or a model is named in talk of compatibility and of the agent itself ("works on iOS
 # Safari", "as Claude I ..."): the project's only by stronger evidence (a manifest, an import, a setting)
 _NOT_BY_NAME = frozenset({"platform", "llm"})
+_NEGATIONS = frozenset({"no", "not", "without", "never", "avoid", "sem", "sin", "nunca", "без", "не", "нет"})
 _QUOTED = re.compile(r"\"[^\"]{0,80}\"|“[^”]{0,80}”")
 
 
@@ -74,10 +75,12 @@ def _named_as_tool(name: str, line: str) -> bool:
     common = name.lower() in COMMON_WORDS
     for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line, 0 if common else re.I):
         before = line[: m.start()].rstrip()
+        previous = before.rsplit(None, 1)[-1] if before else ""
+        if previous.lower().strip("*_(") in _NEGATIONS:
+            continue  # "No SQL scripts, only AL code": named to be ruled out
         if not common:
             return True
         after = line[m.end() :].lstrip()
-        previous = before.rsplit(None, 1)[-1] if before else ""
         if previous[-1:].isalpha() and previous[:1].islower() and not after[:1].isupper():
             return True
     return False

@@ -15,7 +15,7 @@ from .environment import env_names, exposed_ports
 from .evidence import Bullet, Fenced, bullets, is_marked, may_hold, word_list
 from .facts import CHOSE, ENV_VAR, EXPOSES, Knowledge
 from .manifests import EXTENSION_LANGUAGES, LOCKFILES, imports, manifest_facts, script_commands
-from .techs import COMMON_WORDS, mentioned_techs, tech_name
+from .techs import COMMON_WORDS, mentioned_techs, spaced, tech_name
 
 CHOOSE = Caseless(
     re.compile(
@@ -463,11 +463,19 @@ _PLUS_JOINED = re.compile(r"[A-Za-z][\w.#-]*(?:\s*\+\s*[A-Za-z][\w.#-]*){2,}")
 
 def _names_only(value: str) -> list[vocabulary.Tech]:
     """The technologies a value is made of, when it is mostly names ("OkHttp + Retrofit")."""
-    parts = [p.strip("`*_ .") for p in _NAME_SEPARATORS.split(value) if p.strip("`*_ .")]
+    raw = [p.strip("`*_ .") for p in _NAME_SEPARATORS.split(value) if p.strip("`*_ .")]
+    parts = [spaced(p).strip() for p in raw]  # "使用Kotlin" (use Kotlin) is Kotlin; a CJK sentence is no name
     if not parts or any(len(p.split()) > 3 for p in parts):
         return []
-    techs = [t for t in (tech_name(p, curated=True) for p in parts) if t is not None]
+    techs = [tech_name(p, curated=True) if 2 * len(p) >= len(r) else None for p, r in zip(parts, raw, strict=True)]
+    techs = [t for t in techs if t is not None]
+    if any(t.name in _KOTLIN for t in techs):  # "Kotlin + Coroutines + Flow": a shared name in the list's ecosystem
+        techs = [vocabulary.lookup(_KOTLIN_READING[t.name]) or t if t.name in _KOTLIN_READING else t for t in techs]
     return techs if len(techs) * 2 >= len(parts) else []
+
+
+_KOTLIN = frozenset({"Kotlin", "Android", "Kotlin Coroutines", "Jetpack Compose"})
+_KOTLIN_READING = {"Flow": "Kotlin Flow", "Docker Compose": "Jetpack Compose"}
 
 
 def labelled_names(k: Knowledge, items: Sequence[Bullet], prov: Provenance, *, confidence: float) -> None:
@@ -565,3 +573,21 @@ def record_models(k: Knowledge, text: str, prov: Provenance, confidence: float =
         return  # a list of models to choose from, not the one in use
     for model in found[:MODELS]:
         k.stack(vocabulary.Tech(model, "llm"), prov, confidence, slot=False)
+
+
+# "the extension should use the API from https://restdocs.example.com/": the service the project calls
+_API_URL = re.compile(
+    r"\bAPIs?\b[^.?!\n]{0,40}?https?://([\w.-]+)|https?://([\w.-]+)[^\s]*\s+(?:REST\s+)?APIs?\b", re.I
+)
+_SUBDOMAINS = frozenset(word_list("www api apis rest restapi restdocs docs doc developer developers dev sandbox app"))
+
+
+def record_api_url(k: Knowledge, sentence: str, prov: Provenance) -> None:
+    """An API the user says the project uses, named by its site (`e-conomic API`)."""
+    if "http" not in sentence:
+        return
+    for m in _API_URL.finditer(sentence):
+        labels = [p for p in (m.group(1) or m.group(2)).lower().split(".") if p]
+        names = [p for p in labels[:-1] if p not in _SUBDOMAINS]  # (the top-level domain off)
+        if names and names[-1] not in ("localhost", "github", "google", "example") and not names[-1].isdigit():
+            k.stack(vocabulary.Tech(f"{names[-1]} API", "integration"), prov, 0.8, slot=False)

@@ -52,6 +52,7 @@ from .instructed import (
 )
 from .manifests import LOCKFILES, file_body, imports, is_manifest, local_modules
 from .named import count_named, logged_packages
+from .progress import record_commit, record_tracker_file
 from .stack import (
     CHOOSE,
     answer_choices,
@@ -65,6 +66,7 @@ from .stack import (
     path_techs,
     plus_joined,
     recommended,
+    record_api_url,
     record_chosen,
     record_language,
     record_listed,
@@ -78,7 +80,6 @@ from .stack import (
 )
 from .state import (
     one_problem,
-    record_commit,
     record_doc_written,
     record_layout,
     record_problem,
@@ -158,6 +159,7 @@ def _action_facts(k: Knowledge, action: ToolAction, p: Provenance, facts: TurnFa
                 _standing_rule(k, follow_rule(path), p)
             elif not action.failed:
                 record_doc_written(k, path, p, created=action.kind == "create")
+                record_tracker_file(k, path, text, p)
     elif action.kind == "read" and not action.failed:
         _read_facts(k, action, p, languages_seen)
     elif action.kind == "other" and not action.failed:
@@ -360,6 +362,7 @@ def _text_facts(k: Knowledge, text: str, prov: Provenance, *, from_user: bool, s
         elif not replaced:
             stated = record_listed(k, sentence, prov)
         said_commands(k, sentence, prov)
+        record_api_url(k, sentence, prov)
         if not replaced:
             record_tool_for(k, sentence, prov)
         for tech, number in versions(sentence):
