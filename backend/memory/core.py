@@ -18,7 +18,8 @@ SpecStory id becomes `specstory-b7eb0f5d`), and the bytes go to facts. What goes
   - [Graph · current project] ([Graph · global] in the global core): current knowledge edges
     with confidence >= MIN_CONFIDENCE (0.7) (listens-on, depends-on, prefers, fixed-by, ...; not
     activity: edited, read, ran, part-of, ... which the timeline tells), by confidence, then newest.
-  The timeline gets the first 55% of the room, the graph the rest, the timeline what is left.
+  A project's brief (stack, commands, conventions, decisions, state) takes the room it needs first;
+  of what it leaves the timeline gets the first 55%, the graph the rest, the timeline what is left.
   These numbers were chosen by reading cores, not fitted to any benchmark.
 A project core shows the project's records plus global ones; the global core global ones only
 (the scope rule of §5). Output depends only on the memory and the consolidation date given.
@@ -50,7 +51,7 @@ RULE = "═" * 47
 HALF_LIFE_DAYS = 14.0
 MIN_CONFIDENCE = 0.7
 TIMELINE_SHARE = 0.55
-BRIEF_SHARE = 0.75  # the facts first: recent work gets what they leave
+BRIEF_SHARE = 1.0  # the facts first (the order): recent work gets only what they leave
 EVENT_CANDIDATES = 40
 FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
