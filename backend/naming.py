@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from .model import OpmemError, SessionMeta, SessionNotFound, check_session_id
 from .projects.known import folder_projects, project_of_folder
 from .projects.registry import Project, ProjectNotFound
+from .session_pointers import POINTER_PREFIX
 from .suggestions import did_you_mean
 
 if TYPE_CHECKING:
     from .home import Home
 
-POINTER_PREFIX = "session:"  # core.md's pointer form, accepted as typed
 SHOWN_CANDIDATES = 10
 
 
@@ -57,7 +57,7 @@ def _one(text: str, found: Sequence[str], how: str) -> str | None:
 
 def session_id(home: Home, text: str, *, hidden: Callable[[SessionMeta], bool] | None = None) -> str:
     """The id of the session `text` names: its id (or `session:<id>`), a prefix only one id
-    starts with, or a title only one session has (case aside). `hidden` sessions are not
+    starts with (core.md's short pointers are such prefixes: backend/session_pointers), or a title only one session has (case aside). `hidden` sessions are not
     candidates (recall keeps private ones out)."""
     wanted = text.strip()
     if wanted.startswith(POINTER_PREFIX):

@@ -29,8 +29,8 @@ from .backend.recall.registry import TOOLS, call_json
 SERVER_NAME = "opmem"
 INSTRUCTIONS = (
     "opmem keeps every agent session as a git repository and distils them into memory. "
-    "Pointers such as 'session:<id>' (in core.md and in every result) open with "
-    "memory_open_session; a project's history and the turns behind its commits with "
+    "Pointers such as 'session:<id>' (in core.md and in every result; core.md gives a short "
+    "unique prefix of the id, as git's short hashes) open with memory_open_session; a project's history and the turns behind its commits with "
     "memory_git_log / memory_git_show; memory_search finds what was said or done; memory_usage "
     "sums the tokens and cost the agents recorded. The resource "
     "opmem://core.md is the compact memory block. Every tool is read-only; long replies are paged."

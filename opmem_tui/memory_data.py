@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.home import Home
 from opmem_tui.backend.memory.core_files import (
     CoreFile,
@@ -275,10 +276,18 @@ class MemoryData:
         return core_stamp(file.path)
 
     def core_target(self, line: str) -> CoreLineTarget | None:
+        """Where a core line points; its pointer's short id resolved to the session's whole id (an
+        ambiguous or unknown one: an OpmemError naming the candidates, masked)."""
+        pointer = line_pointer(line)
+        if pointer is None:
+            return None
+        try:
+            session_id = naming.session_id(self.home, pointer[1])
+        except OpmemError as exc:
+            raise OpmemError(mask(str(exc))) from None
         if not self.exists():  # a core.md without its memory (copied, or the logs removed)
-            pointer = line_pointer(line)
-            return CoreLineTarget(pointer[1]) if pointer else None
-        return line_target(self.home.memory, line)
+            return CoreLineTarget(session_id)
+        return line_target(self.home.memory, line, session_id)
 
     # -- jobs (the palette's memory commands) ----------------------------------------------
     @property

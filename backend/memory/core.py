@@ -9,14 +9,17 @@ One renderer, used for the files and by `opmem core`:
 
 The block, rule lines included, is at most CORE_BUDGET (2,048) bytes of UTF-8 whatever the
 memory holds, and every content line ends with `↪ session:<id>`: a record without a valid
-session id has no pointer and is left out. What goes in:
+session id has no pointer and is left out. Given every session id the store holds, a pointer
+names its session by the shortest unique prefix of its id (backend/session_pointers; a 60-byte
+SpecStory id becomes `specstory-b7eb0f5d`), and the bytes go to facts. What goes in:
   - [Timeline · recent]: events ranked by importance x recency, recency halving every
     HALF_LIFE_DAYS (14) before the consolidation date; an importance-1 event of two weeks ago
     ranks with an importance-0.5 event of that day. Shown newest first.
   - [Graph · current project] ([Graph · global] in the global core): current knowledge edges
     with confidence >= MIN_CONFIDENCE (0.7) (listens-on, depends-on, prefers, fixed-by, ...; not
     activity: edited, read, ran, part-of, ... which the timeline tells), by confidence, then newest.
-  The timeline gets the first 55% of the room, the graph the rest, the timeline what is left.
+  A project's brief (stack, commands, conventions, decisions, state) takes the room it needs first;
+  of what it leaves the timeline gets the first 55%, the graph the rest, the timeline what is left.
   These numbers were chosen by reading cores, not fitted to any benchmark.
 A project core shows the project's records plus global ones; the global core global ones only
 (the scope rule of §5). Output depends only on the memory and the consolidation date given.
@@ -28,13 +31,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ..model import SESSION_ID_RE
 from ..safe_text import plain
+from ..session_pointers import short_session_ids
 from ..store.files import write_atomic
 from . import relations
 from .brief import BRIEF_RELATIONS, PREFERENCE_RELATIONS, global_brief, is_brief_relation, project_brief
@@ -47,7 +51,7 @@ RULE = "═" * 47
 HALF_LIFE_DAYS = 14.0
 MIN_CONFIDENCE = 0.7
 TIMELINE_SHARE = 0.55
-BRIEF_SHARE = 0.75  # the facts first: recent work gets what they leave
+BRIEF_SHARE = 1.0  # the facts first (the issue's order): recent work gets only what they leave
 EVENT_CANDIDATES = 40
 FACT_CANDIDATES = 60
 SUMMARY_CHARS = 100
@@ -102,13 +106,17 @@ def compose_core(
     budget: int = CORE_BUDGET,
     brief: Sequence[CoreLine] = (),
     brief_label: str = "",
+    sessions: Collection[str] | None = None,
 ) -> str:
     """Lay out the block within `budget` bytes; candidates come in rank order, best first (a
     brief line's `order` places it: stack, commands, conventions, decisions, state, ...).
 
     `brief` (the project's stack, commands, conventions, state, decisions; best first) leads,
     under `brief_label`, and gets up to BRIEF_SHARE of the room before the timeline and the graph
-    share the rest; the section is left out when there is no brief line."""
+    share the rest; the section is left out when there is no brief line.
+
+    `sessions`: every session id the store holds; a pointer then names its session by the
+    shortest prefix unique among them (backend/session_pointers). None: pointers give whole ids."""
     header = (
         f"opmem memory · project: {clean(title, NAME_CHARS) or '(global)'}, last consolidated {consolidated:%Y-%m-%d}"
     )
@@ -121,18 +129,20 @@ def compose_core(
     if fixed > budget:
         raise ValueError(f"a core.md budget of {budget} bytes cannot hold its frame ({fixed} bytes)")
     room = budget - fixed
+    named = {c.session_id for group in (brief, events, facts) for c in group}
+    pointers = short_session_ids(named, sessions) if sessions is not None else {}
     seen: set[str] = set()
     chosen_brief: list[CoreLine] = []
     chosen_events: list[CoreLine] = []
     chosen_facts: list[CoreLine] = []
-    used = _fill(brief, chosen_brief, seen, int(room * BRIEF_SHARE), BRIEF_LINE_CHARS) if brief else 0
+    used = _fill(brief, chosen_brief, seen, int(room * BRIEF_SHARE), pointers, BRIEF_LINE_CHARS) if brief else 0
     if brief and not chosen_brief:  # nothing fitted: the section's label goes too
         room += sum(_nbytes(line) for line in brief_head)
         brief_head = []
-    used += _fill(events, chosen_events, seen, int((room - used) * TIMELINE_SHARE))
-    used += _fill(facts, chosen_facts, seen, room - used)
-    used += _fill(events, chosen_events, seen, room - used)
-    _fill(brief, chosen_brief, seen, room - used, BRIEF_LINE_CHARS)
+    used += _fill(events, chosen_events, seen, int((room - used) * TIMELINE_SHARE), pointers)
+    used += _fill(facts, chosen_facts, seen, room - used, pointers)
+    used += _fill(events, chosen_events, seen, room - used, pointers)
+    _fill(brief, chosen_brief, seen, room - used, pointers, BRIEF_LINE_CHARS)
     chosen_brief.sort(key=lambda line: -line.order)
     chosen_events.sort(key=lambda line: -line.order)
     lines = [
@@ -149,9 +159,15 @@ def compose_core(
 
 
 def _fill(
-    candidates: Sequence[CoreLine], chosen: list[CoreLine], seen: set[str], room: int, width: int = LINE_CHARS
+    candidates: Sequence[CoreLine],
+    chosen: list[CoreLine],
+    seen: set[str],
+    room: int,
+    pointers: Mapping[str, str],
+    width: int = LINE_CHARS,
 ) -> int:
-    """Take candidates in order while they fit in `room` bytes; returns the bytes taken."""
+    """Take candidates in order while they fit in `room` bytes; returns the bytes taken. A
+    chosen line names its session as `pointers` says (its short id)."""
     used = 0
     for candidate in candidates:
         text = clean(candidate.text, width)  # cleaned here too: the layout trusts no caller
@@ -159,7 +175,7 @@ def _fill(
             continue
         if any(_variant(text, c.text) for c in chosen):
             continue  # a shorter line of the same items (brief.py offers one for a full block) is taken already
-        line = CoreLine(text, candidate.session_id, candidate.order)
+        line = CoreLine(text, pointers.get(candidate.session_id, candidate.session_id), candidate.order)
         size = _nbytes(line.render())
         if used + size > room:
             continue  # a shorter one further down may still fit
@@ -259,11 +275,18 @@ def _summary(line: CoreLine) -> str:
 
 
 def render_core(
-    memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "", *, bound: bool = True
+    memory: MemoryStore,
+    consolidated: date,
+    project_id: str = "",
+    project_name: str = "",
+    *,
+    bound: bool = True,
+    sessions: Collection[str] | None = None,
 ) -> str:
     """The core block for one project (its own records, and the user's global preferences in its
     brief) or, with no project, the global one. `bound`: the project is a bound git repository (a
-    folder known from sessions only has no history, so its footer does not offer memory_git_log)."""
+    folder known from sessions only has no history, so its footer does not offer memory_git_log).
+    `sessions`: every session id the store holds, for short pointers (compose_core)."""
     scope = project_scope(project_id) if project_id else GLOBAL
     if project_id and not project_name:  # a folder no project is bound to: named by its project entity
         subject = entity_id("project", project_id)
@@ -293,6 +316,7 @@ def render_core(
         hint=hint,
         brief=[CoreLine(line.text, line.session_id, line.order) for line in brief],
         brief_label=brief_label,
+        sessions=sessions,
     )
 
 
@@ -303,11 +327,17 @@ def core_path(memory_root: Path, project_id: str = "") -> Path:
 
 
 def write_core(
-    memory: MemoryStore, consolidated: date, project_id: str = "", project_name: str = "", *, bound: bool = True
+    memory: MemoryStore,
+    consolidated: date,
+    project_id: str = "",
+    project_name: str = "",
+    *,
+    bound: bool = True,
+    sessions: Collection[str] | None = None,
 ) -> Path:
     """Regenerate one core.md whole (atomically); an unchanged file is left alone."""
     path = core_path(memory.root, project_id)
-    data = render_core(memory, consolidated, project_id, project_name, bound=bound).encode("utf-8")
+    data = render_core(memory, consolidated, project_id, project_name, bound=bound, sessions=sessions).encode("utf-8")
     try:
         if path.read_bytes() == data:
             return path
@@ -318,13 +348,21 @@ def write_core(
     return path
 
 
-def write_cores(memory: MemoryStore, consolidated: date, project_names: Mapping[str, str] | None = None) -> list[Path]:
-    """The global core and one per project: every project scope in the memory plus those named."""
+def write_cores(
+    memory: MemoryStore,
+    consolidated: date,
+    project_names: Mapping[str, str] | None = None,
+    sessions: Collection[str] | None = None,
+) -> list[Path]:
+    """The global core and one per project: every project scope in the memory plus those named.
+    `sessions`: every session id the store holds, for short pointers."""
     names = dict(project_names or {})
+    known = None if sessions is None else frozenset(sessions)
     projects = {s.split(":", 1)[1] for s in memory.scopes() if s.startswith("project:")} | set(names)
-    paths = [write_core(memory, consolidated)]
+    paths = [write_core(memory, consolidated, sessions=known)]
     paths.extend(
-        write_core(memory, consolidated, pid, names.get(pid, ""), bound=pid in names) for pid in sorted(projects)
+        write_core(memory, consolidated, pid, names.get(pid, ""), bound=pid in names, sessions=known)
+        for pid in sorted(projects)
     )
     return paths
 

@@ -1,7 +1,7 @@
 """The core.md files as the app shows them: which exist, their text and size, and the turn a
 line's pointer leads to.
 
-A core line ends with `↪ session:<id>`; the turn is found by matching the line back to the
+A core line ends with `↪ session:<id>` (a short id: a unique prefix, backend/session_pointers); the turn is found by matching the line back to the
 record it was written from (core.py's own wording): an event of that session on that day with
 that summary, or an edge of that session with that relation between those names. A line whose
 record is gone (or a file edited by hand) still names its session: the target then has no turn.
@@ -92,12 +92,13 @@ def line_pointer(line: str) -> tuple[str, str] | None:
     return text, session_id.strip()
 
 
-def line_target(memory: MemoryStore, line: str) -> CoreLineTarget | None:
-    """The session and, when its record is found, the turn a core line points at."""
+def line_target(memory: MemoryStore, line: str, session_id: str | None = None) -> CoreLineTarget | None:
+    """The session and, when its record is found, the turn a core line points at. `session_id`:
+    the whole id the pointer's short one names (backend/naming resolves it); default, as written."""
     pointer = line_pointer(line)
     if pointer is None:
         return None
-    text, session_id = pointer
+    text, session_id = pointer[0], session_id or pointer[1]
     event = _EVENT_LINE.fullmatch(text)
     if event is not None:
         found = _event_target(memory, session_id, event.group(1), event.group(2))

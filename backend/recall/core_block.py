@@ -14,6 +14,7 @@ import os
 import time
 
 from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
+from ..model import OpmemError
 from ..privacy import redact_text
 from ..projects.known import NOT_HERE, unbound_projects
 from ..safe_text import plain
@@ -41,9 +42,14 @@ def core_block(recall: Recall, project_id: str | None = None) -> str:
     memory = recall.memory
     memory.refresh()
     day = consolidation_day(time.time() if recall.now is None else recall.now)
+    try:  # every session the store holds: a pointer's short id is unique among them
+        sessions = [meta.id for meta in recall.home.sessions.list_sessions().sessions]
+    except OpmemError:
+        sessions = None
     if project is None:
-        return redact_text(render_core(memory, day))
-    return redact_text(render_core(memory, day, project.id, project.name, bound=project.status != "folder"))
+        return redact_text(render_core(memory, day, sessions=sessions))
+    bound = project.status != "folder"
+    return redact_text(render_core(memory, day, project.id, project.name, bound=bound, sessions=sessions))
 
 
 def has_content(block: str) -> bool:

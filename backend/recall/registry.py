@@ -54,7 +54,12 @@ def _schema(properties: dict[str, Any], required: list[str], examples: list[dict
     }
 
 
-_SESSION_ID = {"type": "string", "minLength": 1, "description": "A session id, or the pointer form session:<id>."}
+_SESSION_ID = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A session id, or the pointer form session:<id>; a unique prefix of an id will do "
+    "(core.md's pointers are short: session:cc-5f1c2a9e).",
+}
 _PROJECT_ID = {
     "type": "string",
     "minLength": 1,

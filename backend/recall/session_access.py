@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 
 from ..model import Branch, OpmemError, SessionNotFound, Turn, check_session_id, turn_count
 from ..privacy import RedactedSession, redact_text
+from ..session_pointers import POINTER_PREFIX
 from ..store.reader import SessionReads
 from ..store.session_repo import SessionRepo
 from .errors import PRIVATE, UNKNOWN_BRANCH, UNKNOWN_SESSION, UNKNOWN_TURN, RecallError, did_you_mean
 
 if TYPE_CHECKING:
     from ..home import Home
-
-POINTER_PREFIX = "session:"
 
 
 def session_choices(home: Home) -> dict[str, str]:
@@ -56,8 +55,9 @@ class SessionReader:
         return shown  # type: ignore[return-value]  # the same read methods, secrets masked
 
     def open(self, home: Home, session_id: str) -> SessionRepo:
-        """The session `session_id` (or `session:<id>`, the pointer form), read-only, every text
-        it hands out with its secrets masked (backend/privacy)."""
+        """The session `session_id` (or `session:<id>`, the pointer form; a unique prefix of an id,
+        as core.md's short pointers give, or a title), read-only, every text it hands out with its
+        secrets masked (backend/privacy). An ambiguous prefix is an error naming the candidates."""
         wanted = session_id.strip()
         if wanted.startswith(POINTER_PREFIX):
             wanted = wanted[len(POINTER_PREFIX) :]

@@ -301,8 +301,15 @@ class MemoryTab(Tab, ReportsWorkerErrors, Vertical):
 
     @work(thread=True, exclusive=True, group="core-target", exit_on_error=False, description="Finding the turn")
     def _core_target(self, line: str) -> None:
-        target = self.data.core_target(line)
+        try:
+            target = self.data.core_target(line)
+        except OpmemError as exc:  # a short pointer two sessions now share, or one deleted: say which
+            deliver(self, self._core_target_failed, str(exc))
+            return
         deliver(self, self._open_core_target, target)
+
+    def _core_target_failed(self, message: str) -> None:
+        self.app.notify(one_line(message, 400), title="core.md", severity="error", markup=False)
 
     def _open_core_target(self, target: CoreLineTarget | None) -> None:
         if target is None:

@@ -105,7 +105,7 @@ def test_core_prints_the_block(built: Built) -> None:
     result = run(built, "core", "--project", "shop")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("═") and "opmem memory · project: shop" in result.output
-    assert f"↪ session:{built.session_id}" in result.output
+    assert "↪ session:cc-shop-ses\n" in result.output  # the id's shortest unique prefix
     result = run(built, "core", "--project", "shopp")
     assert result.exit_code == 1 and "no project 'shopp'" in result.output and "did you mean" in result.output
 

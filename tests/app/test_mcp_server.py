@@ -97,7 +97,11 @@ async def test_initialize_list_and_call_every_tool(built: Built) -> None:
         assert core.text.startswith(RULE) and "project: shop," in core.text
         assert len(core.text.encode("utf-8")) <= CORE_BUDGET
         (line,) = [line for line in core.text.splitlines() if "Decided the worker listens on :18109" in line]
-        assert line.endswith(f"↪ session:{built.session_id}")
+        # the line names its session by a short unique prefix; the pointer opens it as written
+        pointer = line.rpartition("↪ ")[2]
+        assert pointer == "session:cc-shop-ses"
+        opened = await client.call_tool("memory_open_session", {"session_id": pointer})
+        assert not opened.is_error and json.loads(opened.content[0].text)["session"]["id"] == built.session_id
         with pytest.raises(MCPError, match="no resource"):
             await client.read_resource("opmem://nothing.md")
     assert snapshot(built.home.path, built.workdir) == before

@@ -185,6 +185,36 @@ async def test_core_preview_budget_lines_and_pointer(memory_home):
         assert "compiler · core.md" in header(app, "#core-header")
 
 
+async def test_core_pointer_by_a_short_id_opens_its_session_or_names_the_candidates(memory_home):
+    # core.md names a session by a unique prefix of its id (backend/session_pointers)
+    path = core_path(memory_home.memory_dir)
+    path.write_text(path.read_text().replace("↪ session:fix-login", "↪ session:fix-lo"))
+    app = make_app(memory_home)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await open_memory(pilot, "c")
+        await press(pilot, "left_square_bracket", "left_square_bracket")  # the global core.md
+        core = app.screen.query_one(CoreView)
+        assert "↪ session:fix-lo" in lines_text(core.lines)
+        core.lines.focus()
+        item = next(line for line in core.lines.lines if "listens-on" in line.text).item
+        core.lines.move_to(item)
+        await press(pilot, "enter")
+        await settle(pilot)
+        replay = app.screen.query_one(ReplayPane)
+        assert replay.session_id == "fix-login" and replay.turn.number == 2
+        # a later session shares the prefix: the jump names both instead of guessing
+        memory_home.sessions.append_message("fix-logout", "user", "Log out", created_at=1.0e9, node_id="x1")
+        memory_home.sessions.commit_turn("fix-logout")
+        await press(pilot, "3", "c")
+        core.lines.focus()
+        core.lines.move_to(item)
+        await press(pilot, "enter")
+        await settle(pilot)
+        await wait_until(pilot, lambda: any("fix-logout" in n.message for n in app.notes), "the candidates named")
+        note = next(n for n in app.notes if "fix-logout" in n.message)
+        assert "fix-login" in note.message and note.severity == "error"
+
+
 async def test_core_preview_follows_the_file(memory_home):
     app = make_app(memory_home, watch=True)
     path = core_path(memory_home.memory_dir)

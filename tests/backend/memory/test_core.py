@@ -97,6 +97,17 @@ def test_short_candidates_fill_the_budget_and_keep_order():
     assert any("uses" in c for c in content)
 
 
+def test_the_brief_takes_the_room_it_needs_before_recent_work():
+    # brief lines filling ~80% of the room all stay; the timeline gets only what they leave
+    brief = [CoreLine(f"· conventions: rule {i} " + "x" * 250, f"s{i}", float(-i)) for i in range(4)]
+    events = [CoreLine(f"· 2026-06-{10 + i:02d} event {i} " + "y" * 60, f"s{i}", float(i)) for i in range(20)]
+    text = compose_core("opmem", CONSOLIDATED, events, [], brief=brief, brief_label="[Project · opmem]")
+    assert len(text.encode("utf-8")) <= CORE_BUDGET
+    content = [line for line in text.splitlines() if "  ↪ session:" in line]
+    assert sum("conventions: rule" in c for c in content) == len(brief)
+    assert 0 < sum("event" in c for c in content) < len(events)
+
+
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.memory.core import CORE_BUDGET, RULE, core_path, write_core
 from opmem_tui.backend.recall.context import Recall, recall_for
 from opmem_tui.backend.recall.core_block import core_block
@@ -32,7 +33,9 @@ def test_rendered_now_when_never_consolidated(recall: Recall, built: Built) -> N
     assert any("Decided the worker listens on :18109" in line for line in lines)
     assert not any("uvicorn needs --reload off" in line for line in lines)  # the global block's (below)
     assert not any("Another project's event" in line for line in lines)
-    assert all(line.endswith(f"↪ session:{built.session_id}") for line in lines)
+    # the pointer names the session by its shortest unique prefix, 8 characters past `cc-`
+    assert all(line.endswith("↪ session:cc-shop-ses") for line in lines)
+    assert naming.session_id(built.home, "session:cc-shop-ses") == built.session_id
     assert f"memory_git_log({built.project_id})" in block
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from opmem_tui.backend import naming
 from opmem_tui.backend.distill.injected import text_reason
 from opmem_tui.backend.distill.pipeline import RunOptions, run
 from opmem_tui.backend.home import Home
@@ -78,7 +79,8 @@ def test_a_projects_search_holds_only_its_own_sessions(spotter: Recall, distille
 def test_a_projects_block_points_only_at_its_own_sessions(spotter: Recall, distilled: Home) -> None:
     block = core_block(spotter)
     pointers = {line.rsplit("↪ session:", 1)[1] for line in block.splitlines() if "↪ session:" in line}
-    assert pointers and pointers <= own_sessions(distilled)
+    # a pointer is the id's shortest unique prefix: each names exactly one session
+    assert pointers and {naming.session_id(distilled, p) for p in pointers} <= own_sessions(distilled)
 
 
 def test_memory_git_log_on_a_project_with_no_repository_here_answers_clearly(spotter: Recall) -> None:
