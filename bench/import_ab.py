@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import sqlite3
 import subprocess
@@ -54,13 +55,20 @@ def child(checkout: str, corpus: str, out: str) -> None:
     assert opmem_tui.backend.__file__.startswith(checkout), opmem_tui.backend.__file__
     home = Home(Path(out) / "home")
     hooks = IngestHooks(after_ingest=(home.search_index.after_ingest,))
-    report = run_import(home, "claude", [Path(corpus)], hooks=hooks, defer_mirror=True)
     search = home.search_index
-    if hasattr(search, "after_mirror"):
-        writer = MirrorWriter(home.sessions, on_commits=search.after_mirror)
-    else:  # a checkout from before issue 41: the index read the sessions back
-        writer = MirrorWriter(home.sessions, on_written=search.after_ingest)
-    writer.add(sorted(report.mirror_pending))
+    if "mirrors" in inspect.signature(run_import).parameters:  # as `opmem import`: worker processes beside it
+        from opmem_tui.backend.store.mirror_pool import default_workers
+
+        writer = MirrorWriter(home.sessions, on_commits=search.after_mirror, workers=default_workers())
+        report = run_import(home, "claude", [Path(corpus)], hooks=hooks, defer_mirror=True, mirrors=writer)
+        writer.add(home.sessions.owed_mirrors())
+    else:
+        report = run_import(home, "claude", [Path(corpus)], hooks=hooks, defer_mirror=True)
+        if hasattr(search, "after_mirror"):
+            writer = MirrorWriter(home.sessions, on_commits=search.after_mirror)
+        else:  # a checkout from before issue 41: the index read the sessions back
+            writer = MirrorWriter(home.sessions, on_written=search.after_ingest)
+        writer.add(sorted(report.mirror_pending))
     mirror = writer.run()
     home.search_index.close()
     print(

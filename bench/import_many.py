@@ -1,6 +1,6 @@
 """A first import of many small Claude Code sessions (issue 41), beside the floor, with peak memory.
 
-  python bench/import_throughput.py --many [N] [--quick] [--base CHECKOUT]
+  python bench/import_throughput.py --many [N] [--quick] [--base CHECKOUT] [--rounds R] [--dir DIR]
 
 The corpus: 3,000 sessions of 20 turns, ~270 KB and ~150 messages each (300 with --quick; the issue's:
 680 MB for 3,000), spread over 40 project folders, from the bench's Claude Code generator
@@ -20,6 +20,7 @@ sessions, 2 cores); peak RSS <= 400 MB.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import resource
@@ -64,15 +65,23 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
 
         home = Home(where / "home")
         hooks = IngestHooks(after_ingest=(home.search_index.after_ingest,))
-        result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True)
+        search = home.search_index
+        workers = int(os.environ.get("BENCH_MIRROR_WORKERS", "-1"))
+        if "mirrors" in inspect.signature(run_import).parameters:  # as `opmem import`: worker processes
+            from opmem_tui.backend.store.mirror_pool import default_workers
+
+            writer = MirrorWriter(
+                home.sessions, on_commits=search.after_mirror, workers=default_workers() if workers < 0 else workers
+            )
+            extra = {"mirrors": writer}
+        elif hasattr(search, "after_mirror"):
+            writer, extra = MirrorWriter(home.sessions, on_commits=search.after_mirror), {}
+        else:  # a checkout from before issue 41
+            writer, extra = MirrorWriter(home.sessions, on_written=search.after_ingest), {}
+        result = run_import(home, "claude", [root / "projects"], hooks=hooks, defer_mirror=True, **extra)
         out["browsable_wall"] = time.perf_counter() - wall
         out["browsable_cpu"] = time.process_time() - cpu
-        search = home.search_index
-        if hasattr(search, "after_mirror"):
-            writer = MirrorWriter(home.sessions, on_commits=search.after_mirror)
-        else:  # a checkout from before issue 41
-            writer = MirrorWriter(home.sessions, on_written=search.after_ingest)
-        writer.add(sorted(result.mirror_pending))
+        writer.add(home.sessions.owed_mirrors() if extra else sorted(result.mirror_pending))
         mirror = writer.run()
         assert not mirror.problems and not home.sessions.pending_mirrors(), mirror.problems
         out.update(
@@ -84,6 +93,7 @@ def child(mode: str, root: Path, where: Path) -> dict[str, float]:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     out["cpu"] = time.process_time() - cpu
     out["cpu_children"] = kids.ru_utime + kids.ru_stime
+    out["sys"], out["sys_children"] = own.ru_stime, kids.ru_stime  # file creation is kernel time
     out["rss_mb"] = own.ru_maxrss / 1024
     out["rss_children_mb"] = kids.ru_maxrss / 1024
     return out
@@ -108,13 +118,26 @@ def run_child(mode: str, root: Path, nodes: int = 0, checkout: str = "") -> dict
 # ------------------------------------------------------------------ the bench
 
 
-def measure(sessions: int, base: str = "") -> None:
+def file_creation_ms(count: int = 500) -> float:
+    """Kernel time to create one empty file where the runs write (tempfile's folder): node files
+    are one each, so this moves every figure (0.02-0.9 ms measured on the shared VM)."""
+    where = Path(tempfile.mkdtemp(prefix="opmem-many-probe-"))
+    try:
+        before = os.times().system
+        for n in range(count):
+            os.close(os.open(where / f"f{n}", os.O_CREAT | os.O_WRONLY, 0o644))
+        return (os.times().system - before) * 1000 / count
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def measure(sessions: int, base: str = "", rounds: int = 2) -> None:
     """`base`: a checkout from before (e.g. `git worktree add --detach /tmp/b <commit>`), imported in
     the same rounds, its figures printed beside (its own parse worker too)."""
     from claude_corpus import many_corpus
 
-    rounds = 2
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print(f"creating a file here costs {file_creation_ms():.3f} ms of kernel time (varies with the disk's load)")
     t0 = time.perf_counter()
     root = many_corpus(sessions)
     files = sorted((root / "projects").rglob("*.jsonl"))
@@ -157,7 +180,8 @@ def measure(sessions: int, base: str = "") -> None:
     for number, (imp, flo) in enumerate(zip(imports, floors, strict=True), 1):
         print(
             f"  round {number}: import browsable {imp['browsable_wall']:.2f} s, whole {imp['wall']:.2f} s "
-            f"({imp['cpu']:.2f} CPU + {imp['cpu_children']:.2f} worker); floor {flo['wall']:.2f} s "
+            f"({imp['cpu']:.2f} CPU, {imp['sys']:.2f} of it kernel, + {imp['cpu_children']:.2f} parse and mirror "
+            f"workers); floor {flo['wall']:.2f} s "
             f"({flo['cpu']:.2f} CPU); ratio {flo['wall'] / imp['browsable_wall']:.2f}"
         )
     whole = min(i["wall"] for i in imports)
@@ -187,7 +211,8 @@ def main() -> None:
         print(json.dumps(child(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))))
         return
     base = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else ""
-    measure(300 if "--quick" in sys.argv else 3000, base)
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 2
+    measure(300 if "--quick" in sys.argv else 3000, base, rounds)
 
 
 if __name__ == "__main__":

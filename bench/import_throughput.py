@@ -247,6 +247,7 @@ def main() -> None:
         help="instead: a first import of N sessions of ~20 turns (default 3,000; 300 with --quick): import_many.py",
     )
     cli.add_argument("--base", default="", metavar="CHECKOUT", help="with --many: also import with this checkout")
+    cli.add_argument("--rounds", type=int, default=2, help="with --many: interleaved rounds (best of each kept)")
     args = cli.parse_args()
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -255,7 +256,7 @@ def main() -> None:
         if args.many is not None:
             import import_many
 
-            import_many.measure(args.many or (300 if args.quick else 3000), args.base)
+            import_many.measure(args.many or (300 if args.quick else 3000), args.base, args.rounds)
         else:
             measure(args.quick)
     finally:

@@ -25,6 +25,7 @@ from .backend.model import OpmemError
 from .backend.projects.autocommit import AutoCommitEvent
 from .backend.safe_text import plain
 from .backend.store.mirror_backlog import MirrorWriter
+from .backend.store.mirror_pool import default_workers
 from .cli_output import print_table
 from .cli_signals import StopRequest, stop_requested_by_signals
 
@@ -251,7 +252,7 @@ def _import_each(
             try:
                 home.ensure()
                 mirrors = mirror_writer(home)
-                report = _import_with_progress(home, name, paths, force, no_bind, stop, exact=exact)
+                report = _import_with_progress(home, name, paths, force, no_bind, stop, mirrors, exact=exact)
                 write_mirrors(mirrors, report, stop)
             except OpmemError as exc:
                 err_console.print(Text(f"opmem import {name}: {plain(str(exc))}", style="red"))
@@ -283,6 +284,7 @@ def _import_with_progress(
     force: bool,
     no_bind: bool,
     stop: StopRequest,
+    mirrors: MirrorWriter | None = None,
     *,
     exact: bool = False,
 ) -> ImportReport:
@@ -303,13 +305,15 @@ def _import_with_progress(
             hooks=ingest_hooks(home),
             defer_mirror=True,  # browsable and searchable first; write_mirrors commits the turns
             exact=exact,
+            mirrors=mirrors,  # written meanwhile by worker processes, session by session
         )
 
 
 def mirror_writer(home: Home) -> MirrorWriter:
     """The git mirrors to write: the ones an earlier, interrupted run left (adopted now), and
-    (added by write_mirrors) the ones this import defers. The search index fills in commit ids."""
-    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror)
+    the ones this import defers (added as their sessions are written). Worker processes, one a
+    core, write them beside the import (mirror_pool.py). The search index fills in commit ids."""
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror, workers=default_workers())
     writer.adopt()
     return writer
 
@@ -320,8 +324,9 @@ def write_mirrors(writer: MirrorWriter, report: ImportReport, stop: StopRequest)
     A signal stops it between two sessions: what is left is written at the next start (an
     import, a watch, the app), since the sessions keep their marker (mirror_backlog.py)."""
     writer.add(writer.store.owed_mirrors())  # report.mirror_pending, and a batch that failed midway
-    total = writer.pending
+    total = writer.pending + writer.written_early  # the workers may have written some already
     if not total or stop.is_set():
+        writer.run(lambda: True)  # the workers finish the session under way; the rest stays queued
         _mirrors_left(writer)
         return 0
     err_console.print(

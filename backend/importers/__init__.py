@@ -26,6 +26,7 @@ from .state import STATE_FILE, FileState, ImportState
 
 if TYPE_CHECKING:
     from ..home import Home
+    from ..store.mirror_backlog import MirrorWriter
 
 Progress = Callable[[int, int, str], Any]
 Cancel = Callable[[], bool]
@@ -67,6 +68,7 @@ def run_import(
     hooks: IngestHooks | None = None,
     defer_mirror: bool = False,
     exact: bool = False,
+    mirrors: MirrorWriter | None = None,
 ) -> ImportReport:
     """Import every session file of `source` under `paths` (default: where the agent keeps them).
 
@@ -83,6 +85,9 @@ def run_import(
 
     defer_mirror (a backlog): sessions are written and indexed without their turn commits, which
     `store.mirror_backlog.MirrorWriter` writes afterwards (report.mirror_pending: the sessions).
+    `mirrors` (with defer_mirror): each file's sessions are added to it once their node files
+    are durable, so a writer with worker processes mirrors them while the next files are written;
+    what it finished is handed on (`poll`) file by file.
     """
     importer = get_importer(source)
     binder = ProjectBinder.for_home(home)
@@ -139,8 +144,7 @@ def run_import(
             )
             _quiet_repeats(importer, Path(path), report, state, warned)
             binder.link_pending(report)  # file by file: a cancelled import keeps its links
-            if hooks is not None:
-                hooks.ingested(report.touched - before, report)
+            _written(report, report.touched - before, hooks, mirrors if defer_mirror else None, syncs)
         else:
             if progress is not None:
                 progress(total, total, "")
@@ -152,6 +156,24 @@ def run_import(
         finally:
             state.save()
     return report
+
+
+def _written(
+    report: ImportReport,
+    fresh: set[str],
+    hooks: IngestHooks | None,
+    mirrors: MirrorWriter | None,
+    syncs: SyncWorker,
+) -> None:
+    """A file's sessions are written: the hooks are told, and its backlog goes to the mirror
+    writer once durable; what the writer finished meanwhile is handed on."""
+    if hooks is not None:
+        hooks.ingested(fresh, report)
+    if mirrors is not None:
+        owed = sorted(fresh & report.mirror_pending)
+        if owed:
+            syncs.when_durable(partial(mirrors.add, owed))
+        mirrors.poll()
 
 
 def _quiet_repeats(importer: Importer, path: Path, report: ImportReport, state: ImportState, start: int) -> None:

@@ -22,12 +22,11 @@ and their labels, parts and importance: memory/relations.py. Everything else sta
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from itertools import zip_longest
 
 from . import relations
+from .brief_history import decision_lines, fix_edges, fix_lines
+from .brief_line import BriefLine, day, newest
 from .brief_rules import ranked_rules
 from .records import GLOBAL, entity_id, project_scope
 from .results import GraphEdge
@@ -43,40 +42,12 @@ STACK_ITEMS = 18
 TOOLS_FROM = "test-framework"  # from here on (test and lint tools, package manager, build, infra): the tools line
 CONVENTIONS = 30
 GROUP_CHARS = 400  # a line of clauses ("· conventions: a; b; c") takes them while they fit
-DECISIONS = 4
 
 
 # the parts of a brief, in the order it states them
-PARTS = ("stack", "command", "convention", "preference", "decision", "state", "environment", "layout", "progress")
-
-
-@dataclass(frozen=True, slots=True)
-class BriefLine:
-    text: str
-    session_id: str
-    importance: float  # the layout takes lines in this order, highest first
-    part: str = "state"  # where the line is shown (PARTS order), whatever its importance
-
-    @property
-    def order(self) -> float:
-        """Display order, highest first: by part, then importance."""
-        rank = PARTS.index(self.part) if self.part in PARTS else len(PARTS)
-        return (len(PARTS) - rank) * 10 + self.importance
-
-
-def _day(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
 is_brief_relation = relations.in_brief
-
-
-def _newest(edges: Iterable[GraphEdge]) -> GraphEdge:
-    # ties broken by what the edge says, not its id (a hash of where the store is): the same
-    # sessions give the same block, byte for byte, wherever they are distilled
-    return max(
-        edges, key=lambda g: (g.edge.event_time, g.edge.provenance.session_id, g.relation, g.edge.provenance.node_ids)
-    )
 
 
 # the bulk of a coding project's edges, none of them the brief's: left in the database, not read and dropped
@@ -94,10 +65,10 @@ def _project_edges(memory: MemoryStore, project_id: str) -> tuple[str, list[Grap
 def project_brief(memory: MemoryStore, project_id: str) -> list[BriefLine]:
     _, edges = _project_edges(memory, project_id)
     scope = project_scope(project_id)
-    fixes = _fix_edges(memory, scope)
+    fixes = fix_edges(memory, scope)
     lines = _brief_from(memory, edges, fixed_at=max((g.edge.event_time for g in fixes), default=0.0))
-    lines += _decisions(memory, scope)
-    lines += _fixes(memory, fixes)
+    lines += decision_lines(memory, scope)
+    lines += fix_lines(memory, fixes)
     languages = {
         g.target
         for g in edges
@@ -173,7 +144,7 @@ def grouped(
 
 def _group_line(label: str, chunk: list[tuple[str, GraphEdge]], importance: float, part: str) -> BriefLine:
     text = f"· {label}: " + "; ".join(n for n, _ in chunk)
-    return BriefLine(text, _newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
+    return BriefLine(text, newest(g for _, g in chunk).edge.provenance.session_id, importance, part)
 
 
 def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float = 0.0) -> list[BriefLine]:
@@ -189,13 +160,13 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += _commands(by_rel, refs)
     state = _state(by_rel, refs, fixed_at)
     out += state
-    rules = ranked_rules(by_rel.get("convention", []), refs, _newest, CONVENTIONS)
+    rules = ranked_rules(by_rel.get("convention", []), refs, newest, CONVENTIONS)
     out += grouped("conventions", rules, 0.85, "convention", cut=0.3)
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
         names = ", ".join(dict.fromkeys(refs[g.target].name for g in sorted(drops, key=lambda g: -g.edge.event_time)))
-        out.append(BriefLine(f"· dropped: {names}", _newest(drops).edge.provenance.session_id, 0.5, "decision"))
+        out.append(BriefLine(f"· dropped: {names}", newest(drops).edge.provenance.session_id, 0.5, "decision"))
     where = _where(by_rel, refs)
     if where is not None:
         out.append(where)
@@ -231,7 +202,7 @@ def _layout(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
     if not used:
         return None
     names = _take(list(dict.fromkeys(refs[g.target].name for g in used)), " · ")
-    return BriefLine("· layout: " + " · ".join(names), _newest(used).edge.provenance.session_id, 0.7, "layout")
+    return BriefLine("· layout: " + " · ".join(names), newest(used).edge.provenance.session_id, 0.7, "layout")
 
 
 def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]:
@@ -265,7 +236,7 @@ def _progress(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
     for rank, cut in enumerate(cuts):
         pieces = [f"{label}: " + "; ".join(names[:n]) for (label, names, _), n in zip(parts, cut, strict=False) if n]
         text = "· " + " · ".join(pieces)
-        out.append(BriefLine(text, _newest(used).edge.provenance.session_id, 0.74 if rank == 0 else 0.66, "progress"))
+        out.append(BriefLine(text, newest(used).edge.provenance.session_id, 0.74 if rank == 0 else 0.66, "progress"))
     return out
 
 
@@ -325,11 +296,11 @@ def _stack(
 ) -> list[BriefLine]:
     """Current technologies by category (a slot's holder beside what it replaced), versions beside
     their language; a technology another value replaced in its slot since is left out."""
-    slot_value = {rel: _newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
+    slot_value = {rel: newest(gs) for rel, gs in by_rel.items() if rel in SLOTS}
     versions = {}
     for rel, gs in by_rel.items():
-        if rel.endswith("-version") and _newest(gs).target in refs:
-            versions[rel[: -len("-version")]] = refs[_newest(gs).target].name
+        if rel.endswith("-version") and newest(gs).target in refs:
+            versions[rel[: -len("-version")]] = refs[newest(gs).target].name
     was: dict[str, str] = {}
     for g in sorted(retired, key=lambda g: -g.edge.event_time):
         holder = slot_value.get(g.relation)
@@ -365,8 +336,8 @@ def _stack(
         for _, _, name, g in group:
             text = versions.get(_slug(name)) or name
             parts.append(text + (f" (was {was[g.target]})" if g.target in was else ""))
-        newest = _newest(g for *_, g in group)
-        out.append(BriefLine(f"· {label}: " + ", ".join(parts), newest.edge.provenance.session_id, importance, "stack"))
+        latest = newest(g for *_, g in group)
+        out.append(BriefLine(f"· {label}: " + ", ".join(parts), latest.edge.provenance.session_id, importance, "stack"))
     return out
 
 
@@ -380,7 +351,7 @@ def _commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> list[BriefLine]
         given = [g for g in by_rel.get(f"{kind}-script", []) if g.target in refs]
         if not ran and not given:
             continue
-        g = _newest(ran) if ran else _most_given(given, refs)  # what ran last, else the way given most
+        g = newest(ran) if ran else _most_given(given, refs)  # what ran last, else the way given most
         piece = f"{kind}: {refs[g.target].name}"
         if chunk and len(" · ".join([*chunk, piece])) > 150:
             out.append(_joined(chunk, chunk_edges, 0.95 - 0.001 * len(out)))
@@ -426,7 +397,7 @@ def _other_commands(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine
     if not names:
         return None
     used = [item[3] for item in ranked]
-    return BriefLine("· other: " + "; ".join(names), _newest(used).edge.provenance.session_id, 0.8, "command")
+    return BriefLine("· other: " + "; ".join(names), newest(used).edge.provenance.session_id, 0.8, "command")
 
 
 def _most_given(edges: list[GraphEdge], refs: dict) -> GraphEdge:
@@ -435,8 +406,8 @@ def _most_given(edges: list[GraphEdge], refs: dict) -> GraphEdge:
     families: dict[str, list[GraphEdge]] = {}
     for g in edges:
         families.setdefault(" ".join(refs[g.target].name.split()[:2]), []).append(g)
-    family = max(families.values(), key=lambda gs: (len(gs), _newest(gs).edge.event_time))
-    return _newest(family)
+    family = max(families.values(), key=lambda gs: (len(gs), newest(gs).edge.event_time))
+    return newest(family)
 
 
 def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0) -> list[BriefLine]:
@@ -448,18 +419,18 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
     passed_at = fixed_at
     for kind in STATUS_KINDS:
         gs = by_rel.get(f"{kind}-status")
-        if gs and _newest(gs).target in refs:
-            g = _newest(gs)
+        if gs and newest(gs).target in refs:
+            g = newest(gs)
             name = refs[g.target].name
             if "passing" in name:
                 passed_at = max(passed_at, g.edge.event_time)
-            states.append(("failing" not in name, f"{name} ({_day(g.edge.event_time)})", g))
+            states.append(("failing" not in name, f"{name} ({day(g.edge.event_time)})", g))
     if states:
         states.sort(key=lambda item: item[0])
         failing = not states[0][0]
         text = "· state: " + " · ".join(item[1] for item in states)
         out.append(
-            BriefLine(text, _newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.7)
+            BriefLine(text, newest(item[2] for item in states).edge.provenance.session_id, 0.9 if failing else 0.7)
         )
     ran_since = [  # (when, command) the project ran successfully: "mix phx.server doesn't start", then it did
         (g.edge.event_time, refs[g.target].name.lower())
@@ -488,10 +459,10 @@ def _state(by_rel: dict[str, list[GraphEdge]], refs: dict, fixed_at: float = 0.0
     )
     # an error message quoted (surer) before a problem said in a sentence, then newest first
     problems.sort(key=lambda g: (-g.confidence, -g.edge.event_time))
-    said = [f"{_cut(refs[g.target].name, PROBLEM_SHOWN)} ({_day(g.edge.event_time)})" for g in problems[:OPEN_PROBLEMS]]
+    said = [f"{_cut(refs[g.target].name, PROBLEM_SHOWN)} ({day(g.edge.event_time)})" for g in problems[:OPEN_PROBLEMS]]
     for n in range(len(said), 0, -1):  # one line; cut after a problem for a block with no room for all
         text = "· open problem: " + "; ".join(said[:n])
-        out.append(BriefLine(text, _newest(problems[:n]).edge.provenance.session_id, 0.88 - (len(said) - n) * 0.01))
+        out.append(BriefLine(text, newest(problems[:n]).edge.provenance.session_id, 0.88 - (len(said) - n) * 0.01))
     return out
 
 
@@ -515,7 +486,7 @@ def _where(by_rel: dict[str, list[GraphEdge]], refs: dict) -> BriefLine | None:
             where += gs
     if not pieces:
         return None
-    return BriefLine("· " + " · ".join(pieces), _newest(where).edge.provenance.session_id, 0.65, "environment")
+    return BriefLine("· " + " · ".join(pieces), newest(where).edge.provenance.session_id, 0.65, "environment")
 
 
 def _slug(name: str) -> str:
@@ -523,75 +494,9 @@ def _slug(name: str) -> str:
 
 
 def _joined(chunk: list[str], edges: list[GraphEdge], importance: float) -> BriefLine:
-    return BriefLine("· " + " · ".join(chunk), _newest(edges).edge.provenance.session_id, importance, "command")
+    return BriefLine("· " + " · ".join(chunk), newest(edges).edge.provenance.session_id, importance, "command")
 
 
 def _category(memory: MemoryStore, eid: str) -> str:
     entity = memory.entity_by_id(eid)
     return str(entity.attrs.get("category", "")) if entity is not None else ""
-
-
-FIXES = 2
-
-
-def _fix_edges(memory: MemoryStore, scope: str) -> list[GraphEdge]:
-    return [g for g in memory.edges(scope=scope, relations=["fixed-by"], limit=200) if g.edge.scope == scope]
-
-
-def _fixes(memory: MemoryStore, edges: list[GraphEdge]) -> list[BriefLine]:
-    """Errors seen and what fixed them (`error ──fixed-by──► file` when the failing command passed
-    again after those edits, or the commands run between), newest first."""
-    if not edges:
-        return []
-    refs = memory.entity_refs({x for g in edges for x in (g.source, g.target)})
-    failing = {  # (command, error): the command failed with it; that command passing again is the fix we know of
-        (g.source, g.target)
-        for g in memory.edges(scope=edges[0].edge.scope, relations=["fails-with"], include_superseded=True, limit=None)
-        if g.target in refs
-    }
-    by_error: dict[str, list[GraphEdge]] = {}
-    for g in edges:
-        by_error.setdefault(g.source, []).append(g)
-    ranked = sorted(by_error.items(), key=lambda item: -_newest(item[1]).edge.event_time)[:FIXES]
-    out = []
-    for rank, (error, gs) in enumerate(ranked):
-        if error not in refs:
-            continue
-        fixes = ", ".join(
-            dict.fromkeys(
-                _file_name(refs[g.target].name) for g in gs if g.target in refs and (g.target, error) not in failing
-            )
-        )
-        passes = ", ".join(dict.fromkeys(refs[g.target].name for g in gs if (g.target, error) in failing))
-        newest = _newest(gs)
-        how = f"by {fixes[:80]}" if fixes else f"{passes[:80]} passes since"
-        text = f"· fixed {_day(newest.edge.event_time)}: {refs[error].name[:90]} ({how})"
-        out.append(BriefLine(text, newest.edge.provenance.session_id, 0.7 - rank * 0.02, "state"))
-    return out
-
-
-def _file_name(name: str) -> str:
-    """A file by its name (`/Users/me/dev/app/.taskmaster/state.json` is `state.json`): the session has the path."""
-    absolute = name.startswith(("/", "~")) or re.match(r"^[A-Za-z]:\\", name) is not None
-    return re.split(r"[/\\]", name.rstrip("/\\"))[-1] if absolute else name
-
-
-def _decisions(memory: MemoryStore, scope: str) -> list[BriefLine]:
-    page = memory.timeline(kinds=["decision"], scope=scope, limit=DECISIONS * 3)
-    out = []
-    said: set[str] = set()
-    events = [ev for ev in page.events if ev.scope != GLOBAL]
-    for rank, ev in enumerate(events[:DECISIONS]):
-        summary = ev.summary
-        for prefix in ("Decided: ", "Changed: "):
-            if summary.startswith(prefix):
-                summary = summary[len(prefix) :]
-        if summary in said:  # planned, then done: "FastAPI replaces Flask" once, its newest
-            continue
-        said.add(summary)
-        out.append(
-            BriefLine(
-                f"· decided {_day(ev.event_time)}: {summary}", ev.provenance.session_id, 0.75 - rank * 0.03, "decision"
-            )
-        )
-    return out

@@ -68,6 +68,18 @@ def fsync_dir(path: Path) -> None:
 
 
 def dump_json(data: Any) -> bytes:
+    """json.dumps(data, ensure_ascii=False, indent=1, default=str), byte for byte (meta.json: once a
+    turn commit, where json's indent is its slow pure-Python encoder): orjson's two-space indent
+    made one-space, under dump_json_line's checks (else json writes it). A newline in orjson's
+    output is always its own (one in a string is escaped), so only indentation follows one."""
+    if orjson is not None:
+        try:
+            out = orjson.dumps(data, default=_refuse, option=_ORJSON_OPTIONS | orjson.OPT_INDENT_2)
+        except TypeError:
+            pass
+        else:
+            if b"0.0000" not in out and not _short_exponent(out) and orjson.loads(out) == data:
+                return b"\n".join([line[(len(line) - len(line.lstrip(b" "))) // 2 :] for line in out.split(b"\n")])
     return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
 
 
@@ -146,8 +158,20 @@ def read_raw(path: Path) -> bytes:
         raise CorruptFile(path, f"cannot read ({exc.strerror})") from None
 
 
+# 19 digits or more: an integer orjson may read as a float (past 64 bits), where json reads it exactly
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def parse_json(raw: bytes, path: Path) -> Any:
-    """The JSON in `raw` (read from `path`); any problem becomes CorruptFile naming the path."""
+    """The JSON in `raw` (read from `path`); any problem becomes CorruptFile naming the path.
+
+    By orjson where it reads what json reads: what it refuses (NaN, a lone surrogate, a BOM,
+    deep nesting, bad bytes) and text with a long digit run go to json, which says what is wrong."""
+    if orjson is not None and isinstance(raw, bytes) and _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(raw)
     except UnicodeDecodeError as exc:

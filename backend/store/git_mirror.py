@@ -41,7 +41,7 @@ from .packwriter import (
     object_id,
     parse_tree,
     tree_entry,
-    write_pack,
+    write_known_pack,
 )
 
 GIT_NAME = "opmem"
@@ -102,11 +102,12 @@ class GitMirror:
 
     def reset(self) -> None:
         self._git: pygit2.Repository | None = None
+        self._disk_tips: dict[str, str] | None = None  # branch -> tip as on disk, while this use lasts
         self._commits: dict[str, str] | None = None  # turn-end node id -> newest commit
         self._turn_no: dict[str, int] = {}  # commit oid -> turn number
         self._commit_history: dict[str, str] = {}  # commit oid -> its history tree oid
         self._tree_cache: dict[str, bytes] = {}
-        self._pending: list[tuple[int, bytes]] = []  # objects of commits not yet written
+        self._pending: list[tuple[int, bytes, bytes]] = []  # objects (type, raw, id) of commits not yet written
         self._pending_trees: dict[str, bytes] = {}
         self._pending_refs: dict[str, str] = {}
         self._pending_head: str | None = None
@@ -119,6 +120,7 @@ class GitMirror:
         """Another process may have committed or packed: read refs and objects afresh."""
         self._commits = None
         self._git = None
+        self._disk_tips = None
 
     def failed(self, exc: BaseException) -> None:
         """Stop using a mirror that cannot be read: drop what waits to be written, say so once."""
@@ -148,12 +150,15 @@ class GitMirror:
         return self._git
 
     def tips(self) -> dict[str, str]:
-        repo = self.repo()
-        tips: dict[str, str] = {}
-        for name in repo.branches.local:
-            ref = repo.references.get(f"refs/heads/{name}")
-            if ref is not None:
-                tips[name] = str(ref.resolve().target)
+        if self._disk_tips is None:  # read once a use (a backfill asked per commit); our ref writes keep it
+            repo = self.repo()
+            disk: dict[str, str] = {}
+            for name in repo.branches.local:
+                ref = repo.references.get(f"refs/heads/{name}")
+                if ref is not None:
+                    disk[name] = str(ref.resolve().target)
+            self._disk_tips = disk
+        tips = dict(self._disk_tips)
         tips.update(self._pending_refs)
         return tips
 
@@ -233,10 +238,10 @@ class GitMirror:
         if not new_nodes:
             return None
 
-        objects: list[tuple[int, bytes]] = []
+        objects: list[tuple[int, bytes, bytes]] = []  # (type, raw, id): each hashed once
         history_raw = self._history_tree(base_raw, new_nodes, objects)
         history_oid = object_id(TREE, history_raw)
-        objects.append((TREE, history_raw))
+        objects.append((TREE, history_raw, history_oid))
 
         turn_no = self._turn_no.get(parent_oid, 0) if parent_oid else 0
         # Turn N counts user nodes; a commit of only a system preface is turn 0.
@@ -244,22 +249,23 @@ class GitMirror:
         meta_for_commit = self._meta_for_commit()
         assert meta_for_commit is not None, "the session repo is gone"
         meta_raw = meta_for_commit(end, turn_no)
-        objects.append((BLOB, meta_raw))
-        root_raw = tree_entry(MODE_TREE, "history", history_oid) + tree_entry(
-            MODE_BLOB, "meta.json", object_id(BLOB, meta_raw)
-        )
-        objects.append((TREE, root_raw))
+        meta_oid = object_id(BLOB, meta_raw)
+        objects.append((BLOB, meta_raw, meta_oid))
+        root_raw = tree_entry(MODE_TREE, "history", history_oid) + tree_entry(MODE_BLOB, "meta.json", meta_oid)
+        root_oid = object_id(TREE, root_raw)
+        objects.append((TREE, root_raw, root_oid))
 
         chain = self.graph.turn_chain(end)
         message = commit_message(turn_no, end, chain, [t for c in chain for t in self.graph.tool_tree(c.id)])
         ident = f"{GIT_NAME} <{GIT_EMAIL}> {int(time.time())} +0000".encode()
-        commit_raw = b"tree " + object_id(TREE, root_raw).hex().encode() + b"\n"
+        commit_raw = b"tree " + root_oid.hex().encode() + b"\n"
         if parent_oid:
             commit_raw += b"parent " + parent_oid.encode() + b"\n"
         # "replace": a lone surrogate in the user's text (valid in a JSON transcript) becomes "?" here
         commit_raw += b"author " + ident + b"\ncommitter " + ident + b"\n\n" + message.encode("utf-8", "replace")
-        objects.append((COMMIT, commit_raw))
-        oid = object_id(COMMIT, commit_raw).hex()
+        commit_oid = object_id(COMMIT, commit_raw)
+        objects.append((COMMIT, commit_raw, commit_oid))
+        oid = commit_oid.hex()
 
         self._pending.extend(objects)
         self._pending_trees[history_oid.hex()] = history_raw
@@ -278,13 +284,14 @@ class GitMirror:
             self.flush_pending()
         return oid
 
-    def _history_tree(self, base_raw: bytes, new_nodes: list[Node], objects: list[tuple[int, bytes]]) -> bytes:
+    def _history_tree(self, base_raw: bytes, new_nodes: list[Node], objects: list[tuple[int, bytes, bytes]]) -> bytes:
         """The raw history/ tree: the parent's plus the new node files (their blobs go to `objects`)."""
         added: list[tuple[bytes, bytes]] = []
         for node in new_nodes:
             data = self.log.bytes_of(node)
-            objects.append((BLOB, data))
-            added.append((node.file_name.encode(), object_id(BLOB, data)))
+            blob_oid = object_id(BLOB, data)
+            objects.append((BLOB, data, blob_oid))
+            added.append((node.file_name.encode(), blob_oid))
         added.sort()
         if base_raw and added[0][0] <= last_entry_name(base_raw):
             merged = {name: (mode, oid) for mode, name, oid in parse_tree(base_raw)}
@@ -305,13 +312,15 @@ class GitMirror:
         if not self._pending:
             return
         objects, self._pending = self._pending, []
-        write_pack(self.packs.pack_dir, objects, durable=False)
+        write_known_pack(self.packs.pack_dir, objects, durable=False)
         for key, raw in self._pending_trees.items():
             self._remember_tree(key, raw)
         self._pending_trees = {}
         refs, self._pending_refs = self._pending_refs, {}
         for branch, oid in refs.items():
             self._set_ref(branch, oid)
+            if self._disk_tips is not None:
+                self._disk_tips[branch] = oid
         head, self._pending_head = self._pending_head, None
         if head is not None:
             self.checkout(head)

@@ -25,19 +25,22 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..model import OpmemError
 from .files import write_atomic
+from .mirror_pool import POOL_ERRORS, Mirrored, MirrorProcesses
 from .writers import process_start
 
 if TYPE_CHECKING:
     from .sessions import SessionStore
 
 SUFFIX = ".mirror"
-HERE, LIVE, ORPHAN = "here", "live", "orphan"  # owner: this process, another live one, none alive
+HERE, LIVE, ORPHAN = "here", "live", "orphan"
+WINDOW = 4  # sessions handed to each worker ahead: the rest wait here, where this process can take them  # owner: this process, another live one, none alive
 
 
 class MirrorMark:
@@ -114,16 +117,24 @@ Progress = Callable[[int, int, str], object]
 
 
 class MirrorWriter:
-    """Writes the git mirror of queued sessions, one session at a time, oldest first.
+    """Writes the git mirror of queued sessions, oldest first.
 
     `run()` drains the queue on the calling thread; `start()` does it on a daemon thread (the
-    app, `opmem watch`), which `stop()` ends after the session under way. `on_written` is told,
-    every few sessions, which mirrors were completed; `on_commits` the commits they got (the
-    search index fills in commit ids from them, reading nothing). Progress is counted, never read.
+    app, `opmem watch`), which `stop()` ends after the session under way. With `workers`, the
+    sessions added are written in that many worker processes as they come (mirror_pool.py), while
+    the caller goes on (an import writing the next sessions); `poll()` hands on what they finished
+    and `run()` waits for the rest. `on_written` is told, every few sessions, which mirrors were
+    completed; `on_commits` the commits they got (the search index fills in commit ids from them,
+    reading nothing); both on the thread calling poll or run. Progress is counted, never read.
     """
 
     def __init__(
-        self, store: SessionStore, on_written: Written | None = None, *, on_commits: Commits | None = None
+        self,
+        store: SessionStore,
+        on_written: Written | None = None,
+        *,
+        on_commits: Commits | None = None,
+        workers: int = 0,
     ) -> None:
         self.store = store
         self.on_written = on_written
@@ -131,6 +142,10 @@ class MirrorWriter:
         self.on_problems: Problems | None = None  # the app says a background run's problems
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
+        self._procs = MirrorProcesses(store, workers) if workers > 0 else None
+        self._running: dict[str, Future[Mirrored]] = {}  # sessions the workers write
+        self._again: set[str] = set()  # added while a worker wrote them: sent again once it is done
+        self._early = MirrorReport()  # what poll() handed on before run()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -140,19 +155,39 @@ class MirrorWriter:
         self.report = MirrorReport()
 
     def add(self, session_ids: Iterable[str]) -> int:
-        """Queue sessions (ones already queued are skipped); returns how many were added."""
+        """Queue sessions (ones already queued are skipped); returns how many were added.
+        Thread-safe: an import adds each file's sessions from its sync thread once they are durable."""
         added = 0
         with self._lock:
             for sid in session_ids:
-                if sid not in self._queued:
-                    self._queued.add(sid)
-                    self._queue.append(sid)
-                    added += 1
+                if sid in self._queued:
+                    continue
+                if sid in self._running:
+                    self._again.add(sid)
+                    continue
+                added += 1
+                self._queued.add(sid)
+                self._queue.append(sid)
             if added:
                 self._idle.clear()
+            self._feed()
         if added:
             self._wake.set()
         return added
+
+    def _feed(self) -> None:
+        """Hand the workers the oldest queued sessions, a few each (under self._lock): the rest stay
+        here, for the workers later or for this process (run() takes the newest)."""
+        if self._procs is None or self._procs.broken:
+            return
+        while self._queue and len(self._running) < WINDOW * self._procs.workers:
+            sid = self._queue[0]
+            future = self._procs.submit(sid)
+            if future is None:
+                return
+            self._queue.popleft()
+            self._queued.discard(sid)
+            self._running[sid] = future
 
     def adopt(self) -> int:
         """Queue the mirrors an earlier process left unfinished (killed, or stopped early)."""
@@ -161,13 +196,33 @@ class MirrorWriter:
     @property
     def pending(self) -> int:
         with self._lock:
-            return len(self._queue)
+            return len(self._queue) + len(self._running) + len(self._again)
+
+    @property
+    def written_early(self) -> int:
+        """Sessions the workers finished before run() (poll handed them on; run counts them)."""
+        return self._early.sessions
+
+    @property
+    def workers_broken(self) -> str:
+        """Why the worker processes stopped being used ("" while they are, or with none)."""
+        return self._procs.broken if self._procs is not None else ""
+
+    def poll(self) -> None:
+        """Hand on the mirrors the workers finished so far (on_commits, on_written), without
+        waiting, and hand them more."""
+        done: list[str] = []
+        turns: dict[str, dict[str, tuple[int, str]]] = {}
+        self._reap(self._early, done, turns)
+        self._tell(done, turns, self._early)
 
     def run(self, stop: Callable[[], bool] | None = None, progress: Progress | None = None) -> MirrorReport:
-        """Write every queued mirror (until `stop()` says so, looked at between sessions)."""
+        """Write every queued mirror (until `stop()` says so, looked at between sessions). With
+        workers: they go on with the oldest, this process writes the newest, and what a worker
+        has begun is finished before this returns."""
         started = time.perf_counter()
-        report = MirrorReport()
-        total = self.pending
+        report, self._early = self._early, MirrorReport()
+        total = report.sessions + self.pending
         done: list[str] = []
         turns: dict[str, dict[str, tuple[int, str]]] = {}
         last_told = time.monotonic()
@@ -175,26 +230,33 @@ class MirrorWriter:
             while True:
                 if stop is not None and stop():
                     break
+                self._reap(report, done, turns)
                 with self._lock:
-                    if not self._queue:
-                        break
-                    sid = self._queue.popleft()
-                    self._queued.discard(sid)
-                if progress is not None:
-                    progress(report.sessions, max(total, report.sessions + 1), sid)
-                written: dict[str, tuple[int, str]] | None = {} if self.on_commits is not None else None
-                try:
-                    report.commits += self.store.write_mirror(sid, written)
-                    report.sessions += 1
-                    done.append(sid)
-                    if written:
-                        turns[sid] = written
-                except (OpmemError, OSError) as exc:  # the node files stay; the marker stays, for the next start
-                    report.problems.append(f"session {sid}: the git mirror was not written: {exc}")
+                    sid = None
+                    if self._queue:  # the oldest without workers; with them, the newest
+                        sid = self._queue.popleft() if self._procs is None else self._queue.pop()
+                        self._queued.discard(sid)
+                    running = list(self._running.values())
+                if sid is not None:
+                    if progress is not None:
+                        progress(report.sessions, max(total, report.sessions + 1), sid)
+                    self._write_here(sid, report, done, turns)
+                elif running:
+                    wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+                    if progress is not None:
+                        progress(report.sessions, max(total, report.sessions + 1), "")
+                else:
+                    break
                 if done and time.monotonic() - last_told >= 1.0:
                     self._tell(done, turns, report)
                     done, turns, last_told = [], {}, time.monotonic()
         finally:
+            if self._procs is not None:
+                with self._lock:
+                    running = list(self._running.values())
+                wait(running)  # begun by a worker: finished (a stopped run hands them nothing more)
+                self._reap(report, done, turns, feed=False)
+                self._procs.close()
             self._tell(done, turns, report)
             report.problems.extend(f"{path}: {problem}" for path, problem in self.store.take_hint_failures())
             report.left = self.pending
@@ -203,6 +265,68 @@ class MirrorWriter:
         if report.problems and self.on_problems is not None:
             self.on_problems(list(report.problems))
         return report
+
+    def _write_here(
+        self, sid: str, report: MirrorReport, done: list[str], turns: dict[str, dict[str, tuple[int, str]]]
+    ) -> None:
+        written: dict[str, tuple[int, str]] | None = {} if self.on_commits is not None else None
+        try:
+            report.commits += self.store.write_mirror(sid, written)
+            report.sessions += 1
+            done.append(sid)
+            if written:
+                turns[sid] = written
+        except (OpmemError, OSError) as exc:  # the node files stay; the marker stays, for the next start
+            report.problems.append(f"session {sid}: the git mirror was not written: {exc}")
+
+    def _reap(
+        self,
+        report: MirrorReport,
+        done: list[str],
+        turns: dict[str, dict[str, tuple[int, str]]],
+        *,
+        feed: bool = True,
+    ) -> None:
+        """Take the workers' finished sessions into `report` (and, with `feed`, hand them more). A
+        worker lost (killed, a broken pool) leaves its sessions to this process: queued here."""
+        with self._lock:
+            finished = [(sid, f) for sid, f in self._running.items() if f.done()]
+            for sid, _future in finished:
+                del self._running[sid]
+        again: list[str] = []
+        for sid, future in finished:
+            try:
+                result = future.result()
+            except POOL_ERRORS as exc:
+                if self._procs is not None:
+                    self._procs.stop(exc)
+                self._requeue(sid)
+                continue
+            if result.failed:
+                report.problems.append(f"session {sid}: the git mirror was not written: {result.failed}")
+            else:
+                report.sessions += 1
+                report.commits += result.commits
+                done.append(sid)
+                if result.turns and self.on_commits is not None:
+                    turns[sid] = result.turns
+            report.problems.extend(result.hints)
+            with self._lock:
+                if sid in self._again:
+                    self._again.discard(sid)
+                    again.append(sid)
+        if again:  # still owed (a file written to it meanwhile), not only named twice
+            self.add([sid for sid in again if self.store.mirror_pending(sid) is not None])
+        if feed:
+            with self._lock:
+                self._feed()
+
+    def _requeue(self, sid: str) -> None:
+        with self._lock:
+            self._again.discard(sid)
+            if sid not in self._queued:
+                self._queued.add(sid)
+                self._queue.append(sid)
 
     def _tell(self, done: list[str], turns: dict[str, dict[str, tuple[int, str]]], report: MirrorReport) -> None:
         try:

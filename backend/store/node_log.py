@@ -60,16 +60,18 @@ class NodeLog:
     def scan(self, have: Container[str]) -> list[Node]:
         """Nodes in files not read before, in seq order; unreadable files and duplicate ids are problems."""
         try:
-            names = os.listdir(self.dir)
+            with os.scandir(self.dir) as found:
+                entries = [e for e in found if e.name not in self.known]
         except FileNotFoundError:
             return []
         loaded: dict[str, Node] = {}
-        for name in names:
-            if name in self.known or not name.endswith(".json") or name.startswith("."):
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".json") or name.startswith("."):
                 continue
             self.known.add(name)
             path = self.dir / name
-            if path.is_symlink():  # it may point anywhere: a node is a plain file opmem wrote
+            if entry.is_symlink():  # it may point anywhere: a node is a plain file opmem wrote
                 self.problems.append(f"{path}: a symbolic link, not read (node files are plain files)")
                 continue
             try:
@@ -112,6 +114,13 @@ class NodeLog:
             self._unsynced.append(path)
         self._fresh[node.id] = data
         self.known.add(name)
+
+    def track(self, path: str) -> None:
+        """Another new file of the session (its meta.json, in a batch), synced with the node files."""
+        if self.durable:
+            if not self._unsynced:
+                self._unsynced_since = time.monotonic()
+            self._unsynced.append(path)
 
     def bytes_of(self, node: Node) -> bytes:
         """The node file's bytes (kept from the write, once; else read back)."""
@@ -269,6 +278,8 @@ class SyncWorker:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opmem-sync")
         self._pending: list[Future[None]] = []
         self._settled: list[tuple[list[Future[None]], Callable[[], None], Callable[[OSError], None]]] = []
+        self._later: list[Future[None]] = []  # when_durable's
+        self._last: list[Future[None]] = []  # the syncs of the last `then`
 
     def submit(self, sync: Callable[[], None]) -> None:
         self._pending.append(self._pool.submit(sync))
@@ -276,7 +287,19 @@ class SyncWorker:
     def then(self, on_done: Callable[[], None], on_failed: Callable[[OSError], None]) -> None:
         """Once the syncs submitted since the last `then` are done: on_done, or on_failed(the error)."""
         self._settled.append((self._pending, on_done, on_failed))
-        self._pending = []
+        self._last, self._pending = self._pending, []
+
+    def when_durable(self, then: Callable[[], None]) -> None:
+        """`then()` on the sync thread once the syncs of the last `then` and those submitted since
+        succeeded (not at all if one failed): a backlog's sessions go to their git mirror once
+        their node files are durable."""
+        futures = self._last + self._pending
+
+        def run() -> None:
+            if all(future.exception() is None for future in futures):
+                then()
+
+        self._later.append(self._pool.submit(run))
 
     def settle(self) -> None:
         """Wait for every sync; the callbacks run here, in order, on this thread."""
@@ -292,6 +315,9 @@ class SyncWorker:
         for future in self._pending:  # submitted with no `then`: waited for all the same
             future.result()
         self._pending = []
+        later, self._later = self._later, []
+        for future in later:
+            future.result()
 
     def close(self) -> None:
         try:

@@ -69,13 +69,17 @@ def _pack_header(kind: int, size: int) -> bytes:
 
 def write_pack(pack_dir: Path, objects: list[tuple[int, bytes]], *, durable: bool = True) -> list[bytes]:
     """Write `objects` (type, raw content) as one pack with its index; return their ids."""
-    ids: list[bytes] = []
+    known = [(kind, data, object_id(kind, data)) for kind, data in objects]
+    write_known_pack(pack_dir, known, durable=durable)
+    return [oid for _kind, _data, oid in known]
+
+
+def write_known_pack(pack_dir: Path, objects: list[tuple[int, bytes, bytes]], *, durable: bool = True) -> None:
+    """write_pack of objects whose ids the caller has computed already (type, raw content, id)."""
     body = bytearray(b"PACK\0\0\0\0\0\0\0\0")
     entries: list[tuple[bytes, int, int]] = []  # (oid, crc32, offset)
     seen: set[bytes] = set()
-    for kind, data in objects:
-        oid = object_id(kind, data)
-        ids.append(oid)
+    for kind, data, oid in objects:
         if oid in seen:
             continue
         seen.add(oid)
@@ -83,7 +87,6 @@ def write_pack(pack_dir: Path, objects: list[tuple[int, bytes]], *, durable: boo
         entries.append((oid, zlib.crc32(packed) & 0xFFFFFFFF, len(body)))
         body += packed
     _finish_pack(pack_dir, body, entries, durable)
-    return ids
 
 
 def _finish_pack(pack_dir: Path, body: bytearray, entries: list[tuple[bytes, int, int]], durable: bool) -> str:

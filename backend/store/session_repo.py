@@ -209,9 +209,13 @@ class SessionRepo:
         for sub in ("history", "context/commits", "workdir"):
             (staging / sub).mkdir(parents=True)
         init_session_git(staging)
-        write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable)
+        # in a batch, made durable with its node files at the batch end (an fsync a session was a
+        # tenth of a backlog import's own time): until then, nothing of the batch is reported written
+        write_atomic(staging / "meta.json", dump_json(self._meta), durable=self.durable and not self._in_batch)
         self._writes += 1
         os.rename(staging, self.path)
+        if self.durable and self._in_batch:
+            self.log.track(os.fspath(self.meta_path))
         if self.durable and self._in_batch:
             self._parent_behind = True  # one flush at the batch end, with its node files'
         elif self.durable:

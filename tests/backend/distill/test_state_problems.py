@@ -86,7 +86,7 @@ def test_an_instruction_file_states_no_problem(tmp_path: Path):
 
 
 def test_a_fix_names_its_files_by_their_names():
-    from opmem_tui.backend.memory.brief import _file_name
+    from opmem_tui.backend.memory.brief_history import file_name as _file_name
 
     assert _file_name("/Users/me/dev/app/.taskmaster/state.json") == "state.json"
     assert _file_name("C:\\Users\\me\\app\\src\\Sync.al") == "Sync.al"

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -263,3 +264,97 @@ def test_the_index_hook_asks_for_the_cursors_of_its_batch_only(tmp_path: Path) -
     index = home.search_index.index
     assert set(index.cursors()) == report.mirror_pending
     assert set(index.cursors([one, "cc-not-indexed"])) == {one}
+
+
+def fsck_clean(home: Home) -> None:
+    for meta in home.sessions.list_sessions().sessions:
+        fsck = subprocess.run(["git", "-C", meta.path, "fsck", "--strict"], capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stderr
+
+
+def test_worker_processes_write_the_mirror_beside_the_import_as_an_inline_import_would(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 6, 3)
+    inline = Home(tmp_path / "inline")
+    run_import(inline, "claude", [source], bind=False)
+    home = Home(tmp_path / "home")
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror, workers=2)
+    report = run_import(
+        home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True, mirrors=writer
+    )
+    writer.add(home.sessions.owed_mirrors())  # as `opmem import`: those the workers have not finished
+    done = writer.run()
+    assert (done.sessions, done.commits, done.left, done.problems) == (6, 18, 0, [])
+    assert writer.workers_broken == ""
+    assert commits(home) == commits(inline) and home.sessions.pending_mirrors() == []
+    hits = home.search_index.search("zeppelin", k=50)
+    assert hits and all(hit.commit for hit in hits)  # the workers' commits reached the index
+    assert home.sessions.verify(repair=False).ok
+    fsck_clean(home)
+    again = run_import(home, "claude", [source], bind=False, defer_mirror=True, mirrors=writer)
+    assert (again.nodes, again.mirror_pending, writer.pending) == (0, set(), 0)
+    assert len(report.mirror_pending) == 6
+
+
+def test_a_worker_killed_leaves_its_sessions_to_the_import_process(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 5, 3)
+    home = Home(tmp_path / "home")
+    report = run_import(home, "claude", [source], bind=False, defer_mirror=True)
+    writer = MirrorWriter(home.sessions, workers=1)
+    writer.add(sorted(report.mirror_pending))
+    executor = writer._procs._executor  # the pool starts with the first session sent to it
+    assert executor is not None
+    while not executor._processes:  # the pool starts its workers on submit; wait to see them
+        time.sleep(0.01)
+    for pid in list(executor._processes):
+        os.kill(pid, signal.SIGKILL)
+    done = writer.run()
+    assert writer.workers_broken  # said, and every session written here instead
+    assert (done.sessions, done.commits, done.left) == (5, 15, 0)
+    assert home.sessions.pending_mirrors() == [] and sum(commits(home).values()) == 15
+    assert home.sessions.verify(repair=False).ok
+    fsck_clean(home)
+
+
+KILLED_IMPORT = r"""
+import os, signal, sys
+from pathlib import Path
+from opmem_tui.backend.home import Home
+from opmem_tui.backend.importers import run_import
+from opmem_tui.backend.store.mirror_backlog import MirrorWriter
+
+if __name__ == "__main__":
+    home = Home(Path(sys.argv[1]))
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror, workers=2)
+
+    def progress(done, total, label):
+        if done == 4:  # files written, their mirrors under way in the workers: killed
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    run_import(home, "claude", [Path(sys.argv[2])], hooks=home.ingest_hooks(), bind=False, defer_mirror=True,
+               mirrors=writer, progress=progress)
+"""
+
+
+def test_sigkill_of_an_import_whose_workers_mirror_loses_nothing(tmp_path: Path) -> None:
+    source = corpus(tmp_path / "claude", 8, 3)
+    home_path = tmp_path / "home"
+    script = tmp_path / "killed_import.py"  # a file: the spawned workers import the parent's __main__
+    script.write_text(KILLED_IMPORT)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.run([sys.executable, str(script), str(home_path), str(source)], env=env, timeout=120)
+    assert child.returncode == -signal.SIGKILL
+    home = Home(home_path)
+    writer = MirrorWriter(home.sessions, on_commits=home.search_index.after_mirror, workers=1)
+    writer.adopt()  # the workers are gone with their parent (or finish first: the session lock orders them)
+    again = run_import(
+        home, "claude", [source], hooks=home.ingest_hooks(), bind=False, defer_mirror=True, mirrors=writer
+    )
+    writer.add(home.sessions.owed_mirrors())
+    done = writer.run()
+    assert done.left == 0 and done.problems == [] and again.nodes + 4 * 12 >= 8 * 12
+    assert home.sessions.pending_mirrors() == [] and sum(commits(home).values()) == 8 * 3
+    report = home.sessions.verify(repair=False)
+    assert report.ok and not report.writing, report.problems
+    fsck_clean(home)
+    hits = home.search_index.search("zeppelin", k=100)
+    assert {hit.session_id for hit in hits} == set(commits(home)) and all(hit.commit for hit in hits)

@@ -19,7 +19,7 @@ import pytest
 
 from opmem_tui.backend.importers import run_import
 from opmem_tui.backend.model import Node
-from opmem_tui.backend.store.files import _short_exponent, dump_compact_json, dump_json_line
+from opmem_tui.backend.store.files import _short_exponent, _utf8, dump_compact_json, dump_json, dump_json_line
 from opmem_tui.backend.store.sessions import SessionStore
 
 from ...conftest import FIXTURES as SHARED_FIXTURES
@@ -161,3 +161,41 @@ def test_short_exponent_finds_a_digit_e_minus_one_digit_and_nothing_else() -> No
     samples += [bytes(rng.choice(b"09e-.x") for _ in range(rng.randrange(12))) for _ in range(20_000)]
     for sample in samples:
         assert _short_exponent(sample) == (spec.search(sample) is not None), sample
+
+
+def _indented(data: Any) -> bytes:
+    """What dump_json wrote before orjson (a lone surrogate escaped, as _utf8 does)."""
+    return _utf8(json.dumps(data, ensure_ascii=False, indent=1, default=str))
+
+
+@pytest.mark.parametrize("value", ODD, ids=lambda v: repr(v)[:30])
+def test_meta_json_is_written_as_json_indents_it(value: Any) -> None:
+    """dump_json (meta.json, once a turn commit) is json.dumps(indent=1)'s bytes, by orjson where it can."""
+    for data in (value, [value, {}, []], {"title": "a\n  b", "extra": {"k": [value, {"n": {}}]}, "at": 1.5}):
+        assert dump_json(data) == _indented(data)
+
+
+def test_meta_json_random_documents() -> None:
+    rng = random.Random(26)
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(8 if depth < 4 else 5)
+        if kind == 0:
+            return rng.randrange(-(10**20), 10**20)
+        if kind == 1:
+            return rng.choice([rng.random() * 10 ** rng.randrange(-30, 30), 1e-5, 2.5e-7, 1e16, -0.0])
+        if kind == 2:
+            return "".join(chr(rng.choice([rng.randrange(200), 0x2028, 0x1F600, 10, 34, 92])) for _ in range(6))
+        if kind == 3:
+            return rng.choice([True, False, None, "  \n  x"])
+        if kind == 4:
+            return rng.randrange(100)
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        if kind == 6:
+            return {f"k{i}": value(depth + 1) for i in range(rng.randrange(4))}
+        return (value(depth + 1), value(depth + 1))
+
+    for _ in range(5_000):
+        data = {"id": "s", "x": value(0)}
+        assert dump_json(data) == _indented(data), data
