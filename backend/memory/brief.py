@@ -120,35 +120,25 @@ def _language_of(memory: MemoryStore, eid: str) -> str:
     return str(entity.attrs.get("language", "")) if entity is not None else ""
 
 
-def grouped(label: str, items: list[tuple[str, GraphEdge]], importance: float, part: str) -> list[BriefLine]:
+def grouped(
+    label: str, items: list[tuple[str, GraphEdge]], importance: float, part: str, cut: float = 0.0
+) -> list[BriefLine]:
     """Short items as few lines as fit (`· conventions: a; b; c`), newest first; each line points
-    at the session of its newest item."""
-    out: list[BriefLine] = []
+    at the session of its newest item. With `cut`, each line is also offered cut to its first
+    items at that importance, for a block with room for part of one."""
+    chunks: list[list[tuple[str, GraphEdge]]] = []
     chunk: list[tuple[str, GraphEdge]] = []
     for name, g in items:
         if any(name == n for n, _ in chunk):
             continue
         if chunk and len("; ".join(n for n, _ in [*chunk, (name, g)])) > GROUP_CHARS:
-            out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
+            chunks.append(chunk)
             chunk = []
         chunk.append((name, g))
-    if chunk:
-        out.append(_group_line(label, chunk, importance - 0.02 * len(out), part))
-    return out
-
-
-def _rule_lines(rules: list[tuple[str, GraphEdge]]) -> list[BriefLine]:
-    """The conventions' lines, and each cut to its first rules for a block with room for part of
-    one (the layout takes a cut line only where the whole one did not fit)."""
-    lines = grouped("conventions", rules, 0.85, "convention")
-    out = list(lines)
-    start = 0
-    for line in lines:
-        n = line.text.count("; ") + 1
-        chunk = rules[start : start + n]
-        for k in range(n - 1, 0, -1):
-            out.append(_group_line("conventions", chunk[:k], 0.3, "convention"))
-        start += n
+    chunks += [chunk] if chunk else []
+    out = [_group_line(label, c, importance - 0.02 * i, part) for i, c in enumerate(chunks)]
+    if cut:
+        out += [_group_line(label, c[:k], cut, part) for c in chunks for k in range(len(c) - 1, 0, -1)]
     return out
 
 
@@ -170,7 +160,8 @@ def _brief_from(memory: MemoryStore, edges: list[GraphEdge], *, fixed_at: float 
     out += _commands(by_rel, refs)
     state = _state(by_rel, refs, fixed_at)
     out += state
-    out += _rule_lines(ranked_rules(by_rel.get("convention", []), refs, newest, CONVENTIONS))
+    rules = ranked_rules(by_rel.get("convention", []), refs, newest, CONVENTIONS)
+    out += grouped("conventions", rules, 0.85, "convention", cut=0.3)
     shown = " ".join(line.text for line in stack)
     drops = [g for g in by_rel.get("dropped", []) if g.target in refs and refs[g.target].name not in shown]
     if drops:
