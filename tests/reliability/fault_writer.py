@@ -28,7 +28,15 @@ def main() -> None:
     paths = os.environ["FAULT_UNDER"]  # only writes under this folder fail (not the interpreter's own)
 
     def fault(target: object) -> None:
-        if not str(target).startswith(paths) and not isinstance(target, int):
+        if isinstance(target, int):  # a descriptor: a file under the folder, not a pipe (a full disk leaves pipes be)
+            try:
+                target = os.readlink(f"/proc/self/fd/{target}")
+            except OSError:
+                pass  # no /proc: every descriptor counts, as before
+            else:
+                if not target.startswith(paths):
+                    return
+        elif not str(target).startswith(paths):
             return
         calls["n"] += 1
         if after >= 0 and calls["n"] > after:
