@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
+from typing import Any
+
+from .model import OpmemError
 
 POINTER_PREFIX = "session:"  # core.md's pointer form, accepted as typed wherever a session id is
 SHORT_ID_CHARS = 8
@@ -44,3 +47,13 @@ def short_session_ids(wanted: Iterable[str], known: Iterable[str]) -> dict[str, 
             n += 1
         short[sid] = sid[:n]
     return short
+
+
+def known_session_ids(store: Any) -> list[str] | None:
+    """Every session id `store` (a SessionStore) holds, private ones too, for short pointers; None
+    when the store cannot be listed (the pointers then keep whole ids: never a prefix another
+    session may share)."""
+    try:
+        return [meta.id for meta in store.list_sessions().sessions]
+    except OpmemError:
+        return None

@@ -29,6 +29,7 @@ from ..memory.logs import FileStamp, log_names
 from ..memory.store import MemoryStore
 from ..memory.views import write_views
 from ..model import OpmemError
+from ..session_pointers import known_session_ids
 from ..store.files import write_atomic
 from .collect import change_token
 
@@ -108,14 +109,6 @@ def meta_key(home: Home) -> Callable[[str], str]:
     return key
 
 
-def _session_ids(home: Home) -> list[str]:
-    """Every session id the store holds (private ones too): core.md's short pointers are unique among them."""
-    try:
-        return [meta.id for meta in home.sessions.list_sessions().sessions]
-    except OpmemError:
-        return []
-
-
 def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: Iterable[str] = ()) -> list[str]:
     """Rebuild core.md files and entity views (all of them when `entity_ids` is None) and bring
     the search index up to the memory (and to `sessions`' turns); returns notes."""
@@ -130,7 +123,7 @@ def project_all(home: Home, entity_ids: Iterable[str] | None = None, sessions: I
         if key and key == _read_cores_key(home):  # nothing a block depends on changed: none rendered
             cores = [*sorted(home.memory_dir.glob("projects/*/core.md")), home.memory_dir / "core.md"]
         else:
-            cores = write_cores(memory, day, names, _session_ids(home))
+            cores = write_cores(memory, day, names, known_session_ids(home.sessions))
             _write_cores_key(home, _cores_key(home, stamp, visibility, day, names))
         wanted = None if entity_ids is None else sorted(set(entity_ids))
         views = write_views(memory, wanted, stamp, visibility, meta_key(home))

@@ -14,10 +14,10 @@ import os
 import time
 
 from ..memory.core import CORE_BUDGET, RULE, consolidation_day, core_path, render_core
-from ..model import OpmemError
 from ..privacy import redact_text
 from ..projects.known import NOT_HERE, unbound_projects
 from ..safe_text import plain
+from ..session_pointers import known_session_ids
 from .context import Recall
 
 
@@ -42,10 +42,7 @@ def core_block(recall: Recall, project_id: str | None = None) -> str:
     memory = recall.memory
     memory.refresh()
     day = consolidation_day(time.time() if recall.now is None else recall.now)
-    try:  # every session the store holds: a pointer's short id is unique among them
-        sessions = [meta.id for meta in recall.home.sessions.list_sessions().sessions]
-    except OpmemError:
-        sessions = None
+    sessions = known_session_ids(recall.home.sessions)  # a pointer's short id is unique among them
     if project is None:
         return redact_text(render_core(memory, day, sessions=sessions))
     bound = project.status != "folder"
